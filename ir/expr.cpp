@@ -1,0 +1,446 @@
+/// \file
+/// Expr construction, structural equality and printing.
+#include "ir/expr.h"
+
+#include "ir/status.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <set>
+#include <sstream>
+
+namespace aotc {
+
+const char *binOpName(BinOp op) {
+  switch (op) {
+  case BinOp::Add: return "+";
+  case BinOp::Sub: return "-";
+  case BinOp::Mul: return "*";
+  case BinOp::Div: return "/";
+  case BinOp::FloorDiv: return "floordiv";
+  case BinOp::Mod: return "mod";
+  case BinOp::Min: return "min";
+  case BinOp::Max: return "max";
+  case BinOp::Pow: return "pow";
+  case BinOp::EQ: return "==";
+  case BinOp::NE: return "!=";
+  case BinOp::LT: return "<";
+  case BinOp::LE: return "<=";
+  case BinOp::GT: return ">";
+  case BinOp::GE: return ">=";
+  case BinOp::And: return "&&";
+  case BinOp::Or: return "||";
+  }
+  return "?";
+}
+
+bool isComparison(BinOp op) {
+  return op == BinOp::EQ || op == BinOp::NE || op == BinOp::LT ||
+         op == BinOp::LE || op == BinOp::GT || op == BinOp::GE;
+}
+
+Expr::Expr(int64_t v) : Expr(IntImm::make(v)) {}
+
+ExprKind Expr::kind() const { return node_->kind; }
+DType Expr::type() const { return node_->type; }
+
+bool Expr::isConst(int64_t &v) const {
+  if (const IntImm *i = as<IntImm>()) {
+    v = i->value;
+    return true;
+  }
+  return false;
+}
+
+bool Expr::isConstValue(int64_t v) const {
+  int64_t c;
+  return isConst(c) && c == v;
+}
+
+Expr IntImm::make(int64_t v, DType t) {
+  return Expr(std::make_shared<IntImm>(t, v));
+}
+Expr FloatImm::make(double v, DType t) {
+  return Expr(std::make_shared<FloatImm>(t, v));
+}
+Expr Var::make(const std::string &name, DType t) {
+  return Expr(std::make_shared<Var>(t, name));
+}
+
+Expr Binary::make(BinOp op, Expr a, Expr b) {
+  AOTC_CHECK(a.defined() && b.defined(), "binary operand undefined");
+  AOTC_CHECK(a.type() == b.type(), "binary " << binOpName(op) << " of "
+                                             << dtypeName(a.type()) << " and "
+                                             << dtypeName(b.type()));
+  DType t = (isComparison(op) || op == BinOp::And || op == BinOp::Or)
+                ? DType::Bool
+                : a.type();
+  return Expr(std::make_shared<Binary>(t, op, std::move(a), std::move(b)));
+}
+
+Expr Not::make(Expr a) { return Expr(std::make_shared<Not>(std::move(a))); }
+
+Expr Select::make(Expr c, Expr t, Expr f) {
+  AOTC_CHECK(c.type() == DType::Bool, "select condition must be bool");
+  AOTC_CHECK(t.type() == f.type(), "select branches differ in type");
+  return Expr(std::make_shared<Select>(std::move(c), std::move(t), std::move(f)));
+}
+
+Expr Cast::make(DType t, Expr v) {
+  if (v.type() == t)
+    return v;
+  if (const IntImm *i = v.as<IntImm>()) {
+    if (!isFloat(t))
+      return IntImm::make(i->value, t);
+  }
+  return Expr(std::make_shared<Cast>(t, std::move(v)));
+}
+
+Expr Call::make(DType t, const std::string &name, std::vector<Expr> args) {
+  return Expr(std::make_shared<Call>(t, name, std::move(args)));
+}
+
+Expr Load::make(DType t, const std::string &buffer, Expr index) {
+  return Expr(std::make_shared<Load>(t, buffer, std::move(index)));
+}
+
+Expr Access::make(DType t, int tensor, std::vector<Expr> indices) {
+  return Expr(std::make_shared<Access>(t, tensor, std::move(indices)));
+}
+
+namespace {
+
+Expr foldInt(BinOp op, const Expr &a, const Expr &b) {
+  int64_t x, y;
+  if (!a.isConst(x) || !b.isConst(y))
+    return Expr();
+  switch (op) {
+  case BinOp::Add: return IntImm::make(x + y, a.type());
+  case BinOp::Sub: return IntImm::make(x - y, a.type());
+  case BinOp::Mul: return IntImm::make(x * y, a.type());
+  case BinOp::FloorDiv:
+    if (y == 0)
+      return Expr();
+    return IntImm::make(x / y - ((x % y != 0) && ((x < 0) != (y < 0))), a.type());
+  case BinOp::Mod: {
+    if (y == 0)
+      return Expr();
+    int64_t r = x % y;
+    if (r != 0 && ((r < 0) != (y < 0)))
+      r += y;
+    return IntImm::make(r, a.type());
+  }
+  case BinOp::Min: return IntImm::make(std::min(x, y), a.type());
+  case BinOp::Max: return IntImm::make(std::max(x, y), a.type());
+  default: return Expr();
+  }
+}
+
+Expr intBinary(BinOp op, const Expr &a, const Expr &b) {
+  if (Expr f = foldInt(op, a, b); f.defined())
+    return f;
+  return Binary::make(op, a, b);
+}
+
+} // namespace
+
+Expr operator+(const Expr &a, const Expr &b) {
+  if (a.isConstValue(0) && !isFloat(b.type()))
+    return b;
+  if (b.isConstValue(0) && !isFloat(a.type()))
+    return a;
+  return intBinary(BinOp::Add, a, b);
+}
+Expr operator-(const Expr &a, const Expr &b) {
+  if (b.isConstValue(0) && !isFloat(a.type()))
+    return a;
+  return intBinary(BinOp::Sub, a, b);
+}
+Expr operator*(const Expr &a, const Expr &b) {
+  if (a.isConstValue(1))
+    return b;
+  if (b.isConstValue(1))
+    return a;
+  return intBinary(BinOp::Mul, a, b);
+}
+Expr operator-(const Expr &a) {
+  return IntImm::make(0, a.type()) - a;
+}
+Expr floorDiv(const Expr &a, const Expr &b) {
+  if (b.isConstValue(1))
+    return a;
+  return intBinary(BinOp::FloorDiv, a, b);
+}
+Expr mod(const Expr &a, const Expr &b) {
+  if (b.isConstValue(1))
+    return IntImm::make(0, a.type());
+  return intBinary(BinOp::Mod, a, b);
+}
+Expr minExpr(const Expr &a, const Expr &b) { return intBinary(BinOp::Min, a, b); }
+Expr maxExpr(const Expr &a, const Expr &b) { return intBinary(BinOp::Max, a, b); }
+Expr cmp(BinOp op, const Expr &a, const Expr &b) {
+  return Binary::make(op, a, b);
+}
+Expr logicalAnd(const Expr &a, const Expr &b) {
+  if (!a.defined())
+    return b;
+  if (!b.defined())
+    return a;
+  return Binary::make(BinOp::And, a, b);
+}
+Expr product(const std::vector<Expr> &dims) {
+  Expr p = IntImm::make(1);
+  for (const Expr &d : dims)
+    p = p * d;
+  return p;
+}
+
+bool structurallyEqual(const Expr &a, const Expr &b) {
+  if (a.sameAs(b))
+    return true;
+  if (!a.defined() || !b.defined())
+    return false;
+  if (a.kind() != b.kind() || a.type() != b.type())
+    return false;
+  switch (a.kind()) {
+  case ExprKind::IntImm:
+    return a.as<IntImm>()->value == b.as<IntImm>()->value;
+  case ExprKind::FloatImm:
+    return a.as<FloatImm>()->value == b.as<FloatImm>()->value;
+  case ExprKind::Var:
+    return a.as<Var>()->name == b.as<Var>()->name;
+  case ExprKind::Binary: {
+    auto *x = a.as<Binary>(), *y = b.as<Binary>();
+    return x->op == y->op && structurallyEqual(x->a, y->a) &&
+           structurallyEqual(x->b, y->b);
+  }
+  case ExprKind::Not:
+    return structurallyEqual(a.as<Not>()->a, b.as<Not>()->a);
+  case ExprKind::Select: {
+    auto *x = a.as<Select>(), *y = b.as<Select>();
+    return structurallyEqual(x->cond, y->cond) &&
+           structurallyEqual(x->trueValue, y->trueValue) &&
+           structurallyEqual(x->falseValue, y->falseValue);
+  }
+  case ExprKind::Cast:
+    return structurallyEqual(a.as<Cast>()->value, b.as<Cast>()->value);
+  case ExprKind::Call: {
+    auto *x = a.as<Call>(), *y = b.as<Call>();
+    if (x->name != y->name || x->args.size() != y->args.size())
+      return false;
+    for (size_t i = 0; i < x->args.size(); ++i)
+      if (!structurallyEqual(x->args[i], y->args[i]))
+        return false;
+    return true;
+  }
+  case ExprKind::Load: {
+    auto *x = a.as<Load>(), *y = b.as<Load>();
+    return x->buffer == y->buffer && structurallyEqual(x->index, y->index);
+  }
+  case ExprKind::Access: {
+    auto *x = a.as<Access>(), *y = b.as<Access>();
+    if (x->tensor != y->tensor || x->indices.size() != y->indices.size())
+      return false;
+    for (size_t i = 0; i < x->indices.size(); ++i)
+      if (!structurallyEqual(x->indices[i], y->indices[i]))
+        return false;
+    return true;
+  }
+  }
+  return false;
+}
+
+namespace {
+
+std::string floatLiteral(double v, DType t, PrintDialect d) {
+  if (std::isnan(v))
+    return d == PrintDialect::OpenCL ? "NAN" : "nan";
+  if (std::isinf(v)) {
+    if (d == PrintDialect::OpenCL)
+      return v > 0 ? "INFINITY" : "(-INFINITY)";
+    return v > 0 ? "inf" : "-inf";
+  }
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.9g", v);
+  std::string s = buf;
+  if (t == DType::Float64)
+    std::snprintf(buf, sizeof buf, "%.17g", v), s = buf;
+  if (s.find_first_of(".eEn") == std::string::npos)
+    s += ".0";
+  if (d != PrintDialect::Text && t == DType::Float32)
+    s += "f";
+  if (v < 0)
+    s = "(" + s + ")";
+  return s;
+}
+
+class Printer {
+public:
+  explicit Printer(PrintDialect d) : d_(d) {}
+
+  std::string print(const Expr &e) {
+    switch (e.kind()) {
+    case ExprKind::IntImm: {
+      int64_t v = e.as<IntImm>()->value;
+      std::string s = std::to_string(v);
+      if (d_ != PrintDialect::Text && e.type() == DType::Int64 &&
+          (v > INT32_MAX || v < INT32_MIN))
+        s += "L";
+      if (v < 0 && d_ != PrintDialect::Text)
+        s = "(" + s + ")";
+      return s;
+    }
+    case ExprKind::FloatImm:
+      return floatLiteral(e.as<FloatImm>()->value, e.type(), d_);
+    case ExprKind::Var:
+      return e.as<Var>()->name;
+    case ExprKind::Binary:
+      return printBinary(e.as<Binary>());
+    case ExprKind::Not:
+      return "!(" + print(e.as<Not>()->a) + ")";
+    case ExprKind::Select: {
+      auto *s = e.as<Select>();
+      if (d_ == PrintDialect::Text)
+        return "select(" + print(s->cond) + ", " + print(s->trueValue) + ", " +
+               print(s->falseValue) + ")";
+      return "(" + print(s->cond) + " ? " + print(s->trueValue) + " : " +
+             print(s->falseValue) + ")";
+    }
+    case ExprKind::Cast: {
+      auto *c = e.as<Cast>();
+      if (d_ == PrintDialect::Text)
+        return std::string(dtypeName(c->type)) + "(" + print(c->value) + ")";
+      if (c->type == DType::Bool)
+        return "((" + print(c->value) + ") != 0)";
+      return "((" + typeName(c->type) + ")(" + print(c->value) + "))";
+    }
+    case ExprKind::Call: {
+      auto *c = e.as<Call>();
+      std::string s = c->name + "(";
+      for (size_t i = 0; i < c->args.size(); ++i)
+        s += (i ? ", " : "") + print(c->args[i]);
+      return s + ")";
+    }
+    case ExprKind::Load: {
+      auto *l = e.as<Load>();
+      return l->buffer + "[" + print(l->index) + "]";
+    }
+    case ExprKind::Access: {
+      auto *a = e.as<Access>();
+      std::string s = "%t" + std::to_string(a->tensor) + "[";
+      for (size_t i = 0; i < a->indices.size(); ++i)
+        s += (i ? ", " : "") + print(a->indices[i]);
+      return s + "]";
+    }
+    }
+    return "?";
+  }
+
+private:
+  std::string typeName(DType t) {
+    if (d_ == PrintDialect::OpenCL)
+      return dtypeCLName(t);
+    switch (t) {
+    case DType::Float32: return "float";
+    case DType::Float64: return "double";
+    case DType::Int8: return "int8_t";
+    case DType::UInt8: return "uint8_t";
+    case DType::Int32: return "int32_t";
+    case DType::Int64: return "int64_t";
+    case DType::Bool: return "uint8_t";
+    }
+    return "?";
+  }
+
+  std::string printBinary(const Binary *b) {
+    std::string x = print(b->a), y = print(b->b);
+    bool flt = isFloat(b->a.type());
+    switch (b->op) {
+    case BinOp::FloorDiv:
+      if (d_ == PrintDialect::Text)
+        return "(" + x + " floordiv " + y + ")";
+      return "(" + x + " / " + y + ")";
+    case BinOp::Mod:
+      if (d_ == PrintDialect::Text)
+        return "(" + x + " mod " + y + ")";
+      return "(" + x + " % " + y + ")";
+    case BinOp::Min:
+    case BinOp::Max: {
+      const char *n = b->op == BinOp::Min ? "min" : "max";
+      if (d_ == PrintDialect::OpenCL && flt)
+        return std::string(b->op == BinOp::Min ? "fmin" : "fmax") + "(" + x +
+               ", " + y + ")";
+      if (d_ == PrintDialect::Cxx)
+        return std::string("aotc_") + n + "(" + x + ", " + y + ")";
+      return std::string(n) + "(" + x + ", " + y + ")";
+    }
+    case BinOp::Pow:
+      return "pow(" + x + ", " + y + ")";
+    default:
+      return "(" + x + " " + binOpName(b->op) + " " + y + ")";
+    }
+  }
+
+  PrintDialect d_;
+};
+
+void collectVars(const Expr &e, std::set<std::string> &out) {
+  switch (e.kind()) {
+  case ExprKind::IntImm:
+  case ExprKind::FloatImm:
+    return;
+  case ExprKind::Var:
+    out.insert(e.as<Var>()->name);
+    return;
+  case ExprKind::Binary:
+    collectVars(e.as<Binary>()->a, out);
+    collectVars(e.as<Binary>()->b, out);
+    return;
+  case ExprKind::Not:
+    collectVars(e.as<Not>()->a, out);
+    return;
+  case ExprKind::Select:
+    collectVars(e.as<Select>()->cond, out);
+    collectVars(e.as<Select>()->trueValue, out);
+    collectVars(e.as<Select>()->falseValue, out);
+    return;
+  case ExprKind::Cast:
+    collectVars(e.as<Cast>()->value, out);
+    return;
+  case ExprKind::Call:
+    for (const Expr &a : e.as<Call>()->args)
+      collectVars(a, out);
+    return;
+  case ExprKind::Load:
+    collectVars(e.as<Load>()->index, out);
+    return;
+  case ExprKind::Access:
+    for (const Expr &a : e.as<Access>()->indices)
+      collectVars(a, out);
+    return;
+  }
+}
+
+} // namespace
+
+std::string printExpr(const Expr &e, PrintDialect d) {
+  if (!e.defined())
+    return "<undef>";
+  return Printer(d).print(e);
+}
+
+std::string printExprs(const std::vector<Expr> &es, PrintDialect d) {
+  std::string s;
+  for (size_t i = 0; i < es.size(); ++i)
+    s += (i ? "," : "") + printExpr(es[i], d);
+  return s;
+}
+
+std::vector<std::string> freeVars(const Expr &e) {
+  std::set<std::string> s;
+  collectVars(e, s);
+  return {s.begin(), s.end()};
+}
+
+} // namespace aotc

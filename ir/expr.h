@@ -1,0 +1,217 @@
+/// \file
+/// Expressions of the Loop IR, which are also the symbolic dimensions of the
+/// Graph IR: immutable, reference-counted nodes behind the value handle Expr.
+///
+/// Integer expressions over named symbols (`batch`) and loop variables use
+/// + - * floordiv mod min max; the simplifier (simplify.h) rewrites them. The
+/// same expressions print as C++ (wrapper) and OpenCL C (kernels) through
+/// printExpr, so both sides always agree on a size or an index.
+#pragma once
+
+#include "ir/dtype.h"
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace aotc {
+
+#define AOTC_FOR_EACH_EXPR(X)                                                  \
+  X(IntImm)                                                                    \
+  X(FloatImm)                                                                  \
+  X(Var)                                                                       \
+  X(Binary)                                                                    \
+  X(Not)                                                                       \
+  X(Select)                                                                    \
+  X(Cast)                                                                      \
+  X(Call)                                                                      \
+  X(Load)                                                                      \
+  X(Access)
+
+enum class ExprKind {
+#define AOTC_X(n) n,
+  AOTC_FOR_EACH_EXPR(AOTC_X)
+#undef AOTC_X
+};
+
+/// Binary operators. Div is C division for floats; FloorDiv/Mod are floor
+/// division and its remainder on integers (index math only divides
+/// non-negative values, so they print as / and %).
+enum class BinOp {
+  Add,
+  Sub,
+  Mul,
+  Div,
+  FloorDiv,
+  Mod,
+  Min,
+  Max,
+  Pow,
+  EQ,
+  NE,
+  LT,
+  LE,
+  GT,
+  GE,
+  And,
+  Or,
+};
+
+const char *binOpName(BinOp op);
+bool isComparison(BinOp op);
+
+struct ExprNode;
+class ExprVisitor;
+
+/// A value handle to an immutable expression node. Copies share the node.
+class Expr {
+public:
+  Expr() = default;
+  explicit Expr(std::shared_ptr<const ExprNode> n) : node_(std::move(n)) {}
+  /// Integer literal of type i64.
+  Expr(int64_t v);
+  Expr(int v) : Expr(static_cast<int64_t>(v)) {}
+
+  bool defined() const { return node_ != nullptr; }
+  const ExprNode *get() const { return node_.get(); }
+  const ExprNode *operator->() const { return node_.get(); }
+  bool sameAs(const Expr &o) const { return node_ == o.node_; }
+  ExprKind kind() const;
+  DType type() const;
+  template <typename T> const T *as() const;
+  /// True for an IntImm; sets \p v.
+  bool isConst(int64_t &v) const;
+  bool isConstValue(int64_t v) const;
+
+private:
+  std::shared_ptr<const ExprNode> node_;
+};
+
+struct ExprNode {
+  ExprNode(ExprKind k, DType t) : kind(k), type(t) {}
+  virtual ~ExprNode() = default;
+  const ExprKind kind;
+  const DType type;
+};
+
+struct IntImm : ExprNode {
+  static constexpr ExprKind kKind = ExprKind::IntImm;
+  IntImm(DType t, int64_t v) : ExprNode(kKind, t), value(v) {}
+  int64_t value;
+  static Expr make(int64_t v, DType t = DType::Int64);
+};
+
+struct FloatImm : ExprNode {
+  static constexpr ExprKind kKind = ExprKind::FloatImm;
+  FloatImm(DType t, double v) : ExprNode(kKind, t), value(v) {}
+  double value;
+  static Expr make(double v, DType t = DType::Float32);
+};
+
+/// A named scalar: a symbolic size (`batch`), a loop variable or a local.
+struct Var : ExprNode {
+  static constexpr ExprKind kKind = ExprKind::Var;
+  Var(DType t, std::string n) : ExprNode(kKind, t), name(std::move(n)) {}
+  std::string name;
+  static Expr make(const std::string &name, DType t = DType::Int64);
+};
+
+struct Binary : ExprNode {
+  static constexpr ExprKind kKind = ExprKind::Binary;
+  Binary(DType t, BinOp o, Expr x, Expr y)
+      : ExprNode(kKind, t), op(o), a(std::move(x)), b(std::move(y)) {}
+  BinOp op;
+  Expr a, b;
+  /// Operands must have the same type; comparisons and logic yield Bool.
+  static Expr make(BinOp op, Expr a, Expr b);
+};
+
+struct Not : ExprNode {
+  static constexpr ExprKind kKind = ExprKind::Not;
+  explicit Not(Expr x) : ExprNode(kKind, DType::Bool), a(std::move(x)) {}
+  Expr a;
+  static Expr make(Expr a);
+};
+
+struct Select : ExprNode {
+  static constexpr ExprKind kKind = ExprKind::Select;
+  Select(Expr c, Expr t, Expr f)
+      : ExprNode(kKind, t.type()), cond(std::move(c)), trueValue(std::move(t)),
+        falseValue(std::move(f)) {}
+  Expr cond, trueValue, falseValue;
+  static Expr make(Expr cond, Expr t, Expr f);
+};
+
+struct Cast : ExprNode {
+  static constexpr ExprKind kKind = ExprKind::Cast;
+  Cast(DType t, Expr v) : ExprNode(kKind, t), value(std::move(v)) {}
+  Expr value;
+  static Expr make(DType t, Expr v);
+};
+
+/// A pure math function: exp, log, sqrt, erf, tanh, fabs, floor, ceil, ...
+struct Call : ExprNode {
+  static constexpr ExprKind kKind = ExprKind::Call;
+  Call(DType t, std::string n, std::vector<Expr> a)
+      : ExprNode(kKind, t), name(std::move(n)), args(std::move(a)) {}
+  std::string name;
+  std::vector<Expr> args;
+  static Expr make(DType t, const std::string &name, std::vector<Expr> args);
+};
+
+/// A read of element \p index (flat, in elements) of a materialized buffer.
+struct Load : ExprNode {
+  static constexpr ExprKind kKind = ExprKind::Load;
+  Load(DType t, std::string b, Expr i)
+      : ExprNode(kKind, t), buffer(std::move(b)), index(std::move(i)) {}
+  std::string buffer;
+  Expr index;
+  static Expr make(DType t, const std::string &buffer, Expr index);
+};
+
+/// A read of tensor \p tensor (an id of the lowering) at a multi-dimensional
+/// index. Exists only between lowering and scheduling: the scheduler either
+/// inlines the tensor's definition or turns the access into a Load.
+struct Access : ExprNode {
+  static constexpr ExprKind kKind = ExprKind::Access;
+  Access(DType t, int id, std::vector<Expr> i)
+      : ExprNode(kKind, t), tensor(id), indices(std::move(i)) {}
+  int tensor;
+  std::vector<Expr> indices;
+  static Expr make(DType t, int tensor, std::vector<Expr> indices);
+};
+
+template <typename T> const T *Expr::as() const {
+  if (!node_ || node_->kind != T::kKind)
+    return nullptr;
+  return static_cast<const T *>(node_.get());
+}
+
+// Builders. Integer builders fold constants on the spot; everything else is
+// left to simplify().
+Expr operator+(const Expr &a, const Expr &b);
+Expr operator-(const Expr &a, const Expr &b);
+Expr operator*(const Expr &a, const Expr &b);
+Expr operator-(const Expr &a);
+Expr floorDiv(const Expr &a, const Expr &b);
+Expr mod(const Expr &a, const Expr &b);
+Expr minExpr(const Expr &a, const Expr &b);
+Expr maxExpr(const Expr &a, const Expr &b);
+Expr cmp(BinOp op, const Expr &a, const Expr &b);
+Expr logicalAnd(const Expr &a, const Expr &b);
+Expr product(const std::vector<Expr> &dims);
+
+/// Structural equality (same tree, same leaves).
+bool structurallyEqual(const Expr &a, const Expr &b);
+
+/// How printExpr spells things that differ between the wrapper and kernels.
+enum class PrintDialect { Text, Cxx, OpenCL };
+std::string printExpr(const Expr &e, PrintDialect d = PrintDialect::Text);
+std::string printExprs(const std::vector<Expr> &es,
+                       PrintDialect d = PrintDialect::Text);
+
+/// Names of the Vars an expression reads, sorted.
+std::vector<std::string> freeVars(const Expr &e);
+
+} // namespace aotc

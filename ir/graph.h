@@ -1,0 +1,235 @@
+/// \file
+/// The Graph IR: a dataflow graph of Nodes over Values.
+///
+/// A Graph owns its nodes (kept in topological order), its values and its
+/// constants. Values have a TensorType whose dims are symbolic Exprs over
+/// named symbols (`batch`), each with a declared range. Constants (ONNX
+/// initializers) are values with data; they keep their ONNX names because
+/// users update weights by name. Small integer tensors that hold shapes may
+/// carry `symbolicData`: their elements as Exprs, so shape arithmetic
+/// (Shape -> Gather -> Concat -> Reshape) is evaluated at compile time.
+#pragma once
+
+#include "ir/dtype.h"
+#include "ir/expr.h"
+#include "ir/simplify.h"
+#include "ir/status.h"
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+namespace aotc {
+
+enum class OpKind {
+#define AOTC_OP(kind, onnxName) kind,
+#include "ir/ops.def"
+#undef AOTC_OP
+};
+
+const char *opName(OpKind k);
+/// Maps an ONNX op_type (default domain) to an OpKind.
+std::optional<OpKind> opFromOnnxName(const std::string &onnxName);
+
+struct TensorType {
+  DType dtype = DType::Float32;
+  std::vector<Expr> dims;
+
+  int rank() const { return static_cast<int>(dims.size()); }
+  Expr numel() const { return product(dims); }
+  /// True if every dim is an integer constant.
+  bool isStatic() const;
+  /// Static dims; only valid when isStatic().
+  std::vector<int64_t> staticDims() const;
+  std::string str() const; ///< "f32[batch,64]"
+};
+
+/// Raw little-endian bytes of a constant tensor, shared between copies.
+struct TensorData {
+  std::shared_ptr<const std::vector<uint8_t>> bytes;
+  int64_t size() const { return bytes ? (int64_t)bytes->size() : 0; }
+  const uint8_t *data() const { return bytes ? bytes->data() : nullptr; }
+  template <typename T> const T *as() const {
+    return reinterpret_cast<const T *>(data());
+  }
+};
+
+/// Reads element \p i of \p data with type \p t as int64 / double.
+int64_t tensorDataInt(const TensorData &data, DType t, int64_t i);
+double tensorDataFloat(const TensorData &data, DType t, int64_t i);
+
+class Node;
+
+/// A tensor-valued edge: a graph input, a constant, or a node result.
+class Value {
+public:
+  enum class Kind { Input, Constant, NodeResult };
+
+  Value(int id, std::string name, TensorType type, Kind kind)
+      : id_(id), name_(std::move(name)), type_(std::move(type)), kind_(kind) {}
+
+  int id() const { return id_; }
+  const std::string &name() const { return name_; }
+  void setName(std::string n) { name_ = std::move(n); }
+  const TensorType &type() const { return type_; }
+  void setType(TensorType t) { type_ = std::move(t); }
+  Kind kind() const { return kind_; }
+  bool isConstant() const { return kind_ == Kind::Constant; }
+  bool isInput() const { return kind_ == Kind::Input; }
+
+  Node *producer() const { return producer_; }
+  int producerIndex() const { return producerIndex_; }
+  const std::vector<Node *> &users() const { return users_; }
+
+  /// Data of a Constant value.
+  const TensorData &data() const { return data_; }
+  /// ONNX name of a constant (initializer); empty for a folded constant.
+  const std::string &onnxName() const { return onnxName_; }
+  bool folded() const { return folded_; }
+
+  /// Compile-time known elements (Exprs) of a small 1-D or 0-D int tensor.
+  const std::optional<std::vector<Expr>> &symbolicData() const {
+    return symbolicData_;
+  }
+  void setSymbolicData(std::optional<std::vector<Expr>> d) {
+    symbolicData_ = std::move(d);
+  }
+
+private:
+  friend class Graph;
+  friend class Node;
+  int id_;
+  std::string name_;
+  TensorType type_;
+  Kind kind_;
+  Node *producer_ = nullptr;
+  int producerIndex_ = -1;
+  std::vector<Node *> users_;
+  TensorData data_;
+  std::string onnxName_;
+  bool folded_ = false;
+  std::optional<std::vector<Expr>> symbolicData_;
+};
+
+/// An attribute value, as in ONNX.
+struct Attribute {
+  std::variant<int64_t, double, std::string, std::vector<int64_t>,
+               std::vector<double>, std::vector<std::string>>
+      value;
+  /// A tensor-valued attribute (Constant's `value`) is stored as a constant.
+  std::optional<std::pair<TensorType, TensorData>> tensor;
+};
+
+class Node {
+public:
+  Node(int id, OpKind op, std::string name) : id_(id), op_(op), name_(std::move(name)) {}
+
+  int id() const { return id_; }
+  OpKind op() const { return op_; }
+  const std::string &name() const { return name_; }
+  /// "node 'conv1' (Conv)": how error messages name a node.
+  std::string describe() const;
+
+  /// Inputs; an omitted optional input is nullptr.
+  const std::vector<Value *> &inputs() const { return inputs_; }
+  Value *input(size_t i) const { return i < inputs_.size() ? inputs_[i] : nullptr; }
+  size_t numInputs() const { return inputs_.size(); }
+  const std::vector<Value *> &outputs() const { return outputs_; }
+  Value *output(size_t i) const { return outputs_.at(i); }
+
+  void replaceInput(size_t i, Value *v);
+
+  const std::map<std::string, Attribute> &attrs() const { return attrs_; }
+  void setAttr(const std::string &name, Attribute a) { attrs_[name] = std::move(a); }
+  bool hasAttr(const std::string &name) const { return attrs_.count(name) != 0; }
+  /// Typed attribute access: returns \p def if absent; an error if present
+  /// with another type.
+  Expected<int64_t> attrInt(const std::string &name, int64_t def) const;
+  Expected<double> attrFloat(const std::string &name, double def) const;
+  Expected<std::string> attrString(const std::string &name, const std::string &def) const;
+  Expected<std::vector<int64_t>> attrInts(const std::string &name,
+                                          std::vector<int64_t> def) const;
+
+  /// Structural checks: input/output counts, dtypes, ranks, attributes.
+  Status verify() const;
+
+private:
+  friend class Graph;
+  int id_;
+  OpKind op_;
+  std::string name_;
+  std::vector<Value *> inputs_;
+  std::vector<Value *> outputs_;
+  std::map<std::string, Attribute> attrs_;
+};
+
+/// A symbolic size and its declared range.
+struct Symbol {
+  std::string name;
+  Range range;
+};
+
+class Graph {
+public:
+  Graph() = default;
+  Graph(const Graph &) = delete;
+  Graph &operator=(const Graph &) = delete;
+
+  std::string name;
+
+  // Construction.
+  Value *addInput(const std::string &name, TensorType type);
+  Value *addConstant(const std::string &name, TensorType type, TensorData data,
+                     const std::string &onnxName, bool folded);
+  /// Appends a node; results get the given names (types filled by shape
+  /// inference later).
+  Node *addNode(OpKind op, const std::string &name,
+                const std::vector<Value *> &inputs,
+                const std::vector<std::string> &outputNames);
+  void addOutput(Value *v) { outputs_.push_back(v); }
+  void setOutput(size_t i, Value *v) { outputs_.at(i) = v; }
+
+  /// Declares a symbol; re-declaring narrows nothing (keeps the first range).
+  Expr addSymbol(const std::string &name, Range range);
+  const std::vector<Symbol> &symbols() const { return symbols_; }
+  const Symbol *findSymbol(const std::string &name) const;
+  void setSymbolRange(const std::string &name, Range r);
+  RangeEnv rangeEnv() const;
+
+  // Access. nodes() is in topological order.
+  const std::vector<std::unique_ptr<Node>> &nodes() const { return nodes_; }
+  const std::vector<Value *> &inputs() const { return inputs_; }
+  const std::vector<Value *> &outputs() const { return outputs_; }
+  std::vector<Value *> constants() const;
+  Value *findValue(const std::string &name) const;
+  bool isOutput(const Value *v) const;
+
+  // Editing.
+  /// Points every use of \p from (and graph outputs) at \p to.
+  void replaceAllUsesWith(Value *from, Value *to);
+  /// Removes nodes whose results are unused and not outputs; and unused
+  /// constants. Returns the number of nodes removed.
+  int removeDeadNodes();
+  /// Replaces a node result by a new constant with the given data.
+  Value *foldToConstant(Value *v, TensorData data);
+
+  /// Runs Node::verify on every node and checks use lists and order.
+  Status verify() const;
+  /// Stable text form used by tests and --emit=graph.
+  std::string print() const;
+
+private:
+  Value *newValue(const std::string &name, TensorType type, Value::Kind kind);
+
+  std::vector<std::unique_ptr<Value>> values_;
+  std::vector<std::unique_ptr<Node>> nodes_;
+  std::vector<Value *> inputs_;
+  std::vector<Value *> outputs_;
+  std::vector<Symbol> symbols_;
+  int nextId_ = 0;
+};
+
+} // namespace aotc

@@ -1,0 +1,620 @@
+/// \file
+/// The integer simplifier: canonical linear forms, floordiv/mod splitting,
+/// delinearize/relinearize recombination, and range-based proofs.
+#include "ir/simplify.h"
+
+#include "ir/visitor.h"
+
+#include <algorithm>
+#include <climits>
+#include <map>
+
+namespace aotc {
+
+namespace {
+
+bool isIntType(DType t) { return !isFloat(t) && t != DType::Bool; }
+
+int64_t floorDivInt(int64_t a, int64_t b) {
+  int64_t q = a / b;
+  if ((a % b != 0) && ((a < 0) != (b < 0)))
+    --q;
+  return q;
+}
+
+// Saturating arithmetic for bounds.
+int64_t satAdd(int64_t a, int64_t b) {
+  int64_t r;
+  if (__builtin_add_overflow(a, b, &r))
+    return (a > 0) ? INT64_MAX : INT64_MIN;
+  return r;
+}
+int64_t satMul(int64_t a, int64_t b) {
+  int64_t r;
+  if (__builtin_mul_overflow(a, b, &r))
+    return ((a > 0) == (b > 0)) ? INT64_MAX : INT64_MIN;
+  return r;
+}
+
+} // namespace
+
+std::optional<Range> boundsOf(const Expr &e, const RangeEnv &env) {
+  if (!e.defined())
+    return std::nullopt;
+  switch (e.kind()) {
+  case ExprKind::IntImm: {
+    int64_t v = e.as<IntImm>()->value;
+    return Range{v, v};
+  }
+  case ExprKind::Var: {
+    if (const Range *r = env.find(e.as<Var>()->name))
+      return *r;
+    return std::nullopt;
+  }
+  case ExprKind::Cast:
+    if (isFloat(e.type()))
+      return std::nullopt;
+    return boundsOf(e.as<Cast>()->value, env);
+  case ExprKind::Select: {
+    auto *s = e.as<Select>();
+    auto a = boundsOf(s->trueValue, env), b = boundsOf(s->falseValue, env);
+    if (!a || !b)
+      return std::nullopt;
+    return Range{std::min(a->min, b->min), std::max(a->max, b->max)};
+  }
+  case ExprKind::Binary:
+    break;
+  default:
+    return std::nullopt;
+  }
+  auto *b = e.as<Binary>();
+  if (!isIntType(b->a.type()))
+    return std::nullopt;
+  auto x = boundsOf(b->a, env);
+  auto y = boundsOf(b->b, env);
+  switch (b->op) {
+  case BinOp::Add:
+    if (!x || !y)
+      return std::nullopt;
+    return Range{satAdd(x->min, y->min), satAdd(x->max, y->max)};
+  case BinOp::Sub:
+    if (!x || !y)
+      return std::nullopt;
+    return Range{satAdd(x->min, -y->max), satAdd(x->max, -y->min)};
+  case BinOp::Mul: {
+    if (!x || !y)
+      return std::nullopt;
+    int64_t c[4] = {satMul(x->min, y->min), satMul(x->min, y->max),
+                    satMul(x->max, y->min), satMul(x->max, y->max)};
+    return Range{*std::min_element(c, c + 4), *std::max_element(c, c + 4)};
+  }
+  case BinOp::FloorDiv: {
+    if (!x || !y || y->min <= 0)
+      return std::nullopt;
+    if (y->min == y->max)
+      return Range{floorDivInt(x->min, y->min), floorDivInt(x->max, y->min)};
+    if (x->min >= 0)
+      return Range{0, x->max / y->min};
+    return std::nullopt;
+  }
+  case BinOp::Mod: {
+    if (!y || y->min <= 0)
+      return std::nullopt;
+    if (x && x->min >= 0 && x->max < y->min)
+      return *x;
+    return Range{0, y->max - 1};
+  }
+  case BinOp::Min:
+    if (!x || !y)
+      return std::nullopt;
+    return Range{std::min(x->min, y->min), std::min(x->max, y->max)};
+  case BinOp::Max:
+    if (!x || !y)
+      return std::nullopt;
+    return Range{std::max(x->min, y->min), std::max(x->max, y->max)};
+  default:
+    return std::nullopt;
+  }
+}
+
+namespace {
+
+/// sum(coef * atom) + constant, terms keyed by the atom's printed text so the
+/// order is deterministic.
+struct Linear {
+  struct Term {
+    Expr atom;
+    int64_t coef;
+  };
+  std::map<std::string, Term> terms;
+  int64_t constant = 0;
+  DType type = DType::Int64;
+
+  void addTerm(const Expr &atom, int64_t coef) {
+    if (coef == 0)
+      return;
+    std::string key = printExpr(atom);
+    auto it = terms.find(key);
+    if (it == terms.end()) {
+      terms.emplace(key, Term{atom, coef});
+      return;
+    }
+    it->second.coef += coef;
+    if (it->second.coef == 0)
+      terms.erase(it);
+  }
+  void add(const Linear &o, int64_t scale) {
+    constant += o.constant * scale;
+    for (const auto &[k, t] : o.terms)
+      addTerm(t.atom, t.coef * scale);
+  }
+};
+
+class Simplifier {
+public:
+  explicit Simplifier(const RangeEnv &env) : env_(env) {}
+
+  Expr simplify(const Expr &e) {
+    if (!e.defined())
+      return e;
+    switch (e.kind()) {
+    case ExprKind::IntImm:
+    case ExprKind::FloatImm:
+    case ExprKind::Var:
+      return e;
+    case ExprKind::Binary:
+      return simplifyBinary(e);
+    case ExprKind::Not: {
+      Expr a = simplify(e.as<Not>()->a);
+      int64_t v;
+      if (a.isConst(v))
+        return IntImm::make(!v, DType::Bool);
+      if (const Not *n = a.as<Not>())
+        return n->a;
+      return Not::make(a);
+    }
+    case ExprKind::Select: {
+      auto *s = e.as<Select>();
+      Expr c = simplify(s->cond);
+      Expr t = simplify(s->trueValue), f = simplify(s->falseValue);
+      int64_t v;
+      if (c.isConst(v))
+        return v ? t : f;
+      if (structurallyEqual(t, f))
+        return t;
+      return Select::make(c, t, f);
+    }
+    case ExprKind::Cast: {
+      auto *c = e.as<Cast>();
+      Expr v = simplify(c->value);
+      if (const Cast *inner = v.as<Cast>()) {
+        // int widening chains: i64(i32(x)) where x is i64 and fits.
+        if (isIntType(c->type) && isIntType(inner->type) &&
+            inner->value.type() == c->type) {
+          auto r = boundsOf(inner->value, env_);
+          if (r && r->min >= INT32_MIN && r->max <= INT32_MAX)
+            return inner->value;
+        }
+      }
+      return Cast::make(c->type, v);
+    }
+    case ExprKind::Call: {
+      auto *c = e.as<Call>();
+      std::vector<Expr> args;
+      for (const Expr &a : c->args)
+        args.push_back(simplify(a));
+      return Call::make(c->type, c->name, args);
+    }
+    case ExprKind::Load: {
+      auto *l = e.as<Load>();
+      return Load::make(l->type, l->buffer, simplify(l->index));
+    }
+    case ExprKind::Access: {
+      auto *a = e.as<Access>();
+      std::vector<Expr> idx;
+      for (const Expr &i : a->indices)
+        idx.push_back(simplify(i));
+      return Access::make(a->type, a->tensor, idx);
+    }
+    }
+    return e;
+  }
+
+private:
+  Linear toLinear(const Expr &e) {
+    Linear l;
+    l.type = e.type();
+    int64_t v;
+    if (e.isConst(v)) {
+      l.constant = v;
+      return l;
+    }
+    if (const Binary *b = e.as<Binary>()) {
+      if (b->op == BinOp::Add || b->op == BinOp::Sub) {
+        l.add(toLinear(b->a), 1);
+        l.add(toLinear(b->b), b->op == BinOp::Add ? 1 : -1);
+        return l;
+      }
+      if (b->op == BinOp::Mul) {
+        int64_t c;
+        if (b->a.isConst(c)) {
+          l.add(toLinear(b->b), c);
+          return l;
+        }
+        if (b->b.isConst(c)) {
+          l.add(toLinear(b->a), c);
+          return l;
+        }
+      }
+    }
+    l.addTerm(e, 1);
+    return l;
+  }
+
+  /// Rewrites k*c*(x floordiv c) + k*(x mod c) -> k*x and
+  /// k*c*((x floordiv c) mod m) + k*(x mod c) -> k*(x mod (c*m)).
+  bool recombine(Linear &l) {
+    for (auto &[key, t] : l.terms) {
+      const Binary *m = t.atom.as<Binary>();
+      int64_t c;
+      if (!m || m->op != BinOp::Mod || !m->b.isConst(c) || c <= 0)
+        continue;
+      const Expr &x = m->a;
+      int64_t k = t.coef;
+      for (auto &[key2, t2] : l.terms) {
+        if (key2 == key || t2.coef != k * c)
+          continue;
+        const Binary *o = t2.atom.as<Binary>();
+        if (!o)
+          continue;
+        int64_t c2;
+        if (o->op == BinOp::FloorDiv && o->b.isConst(c2) && c2 == c &&
+            structurallyEqual(o->a, x)) {
+          std::string k1 = key, k2 = key2;
+          l.terms.erase(k1);
+          l.terms.erase(k2);
+          l.add(toLinear(x), k);
+          return true;
+        }
+        const Binary *fd = o->op == BinOp::Mod ? o->a.as<Binary>() : nullptr;
+        int64_t mm;
+        if (fd && fd->op == BinOp::FloorDiv && fd->b.isConst(c2) && c2 == c &&
+            o->b.isConst(mm) && structurallyEqual(fd->a, x)) {
+          std::string k1 = key, k2 = key2;
+          l.terms.erase(k1);
+          l.terms.erase(k2);
+          l.addTerm(simplifyMod(x, IntImm::make(c * mm, x.type())), k);
+          return true;
+        }
+      }
+    }
+    return false;
+  }
+
+  Expr fromLinear(Linear l) {
+    while (recombine(l)) {
+    }
+    DType t = l.type;
+    Expr pos, neg;
+    auto termExpr = [&](const Linear::Term &term, int64_t coef) {
+      return coef == 1 ? term.atom : IntImm::make(coef, t) * term.atom;
+    };
+    for (const auto &[k, term] : l.terms) {
+      if (term.coef > 0) {
+        Expr x = termExpr(term, term.coef);
+        pos = pos.defined() ? Binary::make(BinOp::Add, pos, x) : x;
+      } else {
+        Expr x = termExpr(term, -term.coef);
+        neg = neg.defined() ? Binary::make(BinOp::Add, neg, x) : x;
+      }
+    }
+    Expr r = pos;
+    if (!r.defined()) {
+      r = IntImm::make(l.constant, t);
+      if (neg.defined())
+        r = Binary::make(BinOp::Sub, r, neg);
+      return r;
+    }
+    if (neg.defined())
+      r = Binary::make(BinOp::Sub, r, neg);
+    if (l.constant > 0)
+      r = Binary::make(BinOp::Add, r, IntImm::make(l.constant, t));
+    else if (l.constant < 0)
+      r = Binary::make(BinOp::Sub, r, IntImm::make(-l.constant, t));
+    return r;
+  }
+
+  Expr simplifyFloorDiv(const Expr &a, const Expr &b) {
+    int64_t c;
+    if (b.isConst(c) && c > 0) {
+      if (c == 1)
+        return a;
+      int64_t av;
+      if (a.isConst(av))
+        return IntImm::make(floorDivInt(av, c), a.type());
+      // (x floordiv a) floordiv c -> x floordiv (a*c)
+      if (const Binary *in = a.as<Binary>()) {
+        int64_t c1;
+        if (in->op == BinOp::FloorDiv && in->b.isConst(c1) && c1 > 0)
+          return simplifyFloorDiv(in->a, IntImm::make(c1 * c, a.type()));
+        // (x mod (c*m)) floordiv c -> (x floordiv c) mod m
+        if (in->op == BinOp::Mod && in->b.isConst(c1) && c1 > 0 && c1 % c == 0)
+          return simplifyMod(simplifyFloorDiv(in->a, b),
+                             IntImm::make(c1 / c, a.type()));
+      }
+      Linear l = toLinear(a), q, r;
+      q.type = r.type = a.type();
+      for (const auto &[k, t] : l.terms) {
+        if (t.coef % c == 0)
+          q.addTerm(t.atom, t.coef / c);
+        else
+          r.addTerm(t.atom, t.coef);
+      }
+      q.constant = floorDivInt(l.constant, c);
+      r.constant = l.constant - q.constant * c;
+      if (q.terms.empty() && q.constant == 0)
+        return divRest(r, b, c);
+      Linear sum = q;
+      Expr rest = divRest(r, b, c);
+      sum.add(toLinear(rest), 1);
+      return fromLinear(sum);
+    }
+    int64_t av;
+    if (a.isConst(av) && av == 0)
+      return a;
+    auto ra = boundsOf(a, env_);
+    if (ra && ra->min >= 0 && proveLT(a, b))
+      return IntImm::make(0, a.type());
+    if (structurallyEqual(a, b)) {
+      auto rb = boundsOf(b, env_);
+      if (rb && rb->min > 0)
+        return IntImm::make(1, a.type());
+    }
+    return Binary::make(BinOp::FloorDiv, a, b);
+  }
+
+  /// floordiv(r, c) of the remainder part of a split.
+  Expr divRest(const Linear &r, const Expr &b, int64_t c) {
+    Expr re = fromLinear(r);
+    if (auto br = boundsOf(re, env_)) {
+      int64_t lo = floorDivInt(br->min, c), hi = floorDivInt(br->max, c);
+      if (lo == hi)
+        return IntImm::make(lo, re.type());
+    }
+    return Binary::make(BinOp::FloorDiv, re, b);
+  }
+
+  Expr simplifyMod(const Expr &a, const Expr &b) {
+    int64_t c;
+    if (b.isConst(c) && c > 0) {
+      if (c == 1)
+        return IntImm::make(0, a.type());
+      Linear l = toLinear(a), r;
+      r.type = a.type();
+      for (const auto &[k, t] : l.terms) {
+        int64_t m = t.coef % c;
+        if (m != 0)
+          r.addTerm(t.atom, m);
+      }
+      r.constant = l.constant % c;
+      if (r.constant < 0)
+        r.constant += c;
+      Expr re = fromLinear(r);
+      int64_t v;
+      if (re.isConst(v))
+        return IntImm::make(((v % c) + c) % c, a.type());
+      if (auto br = boundsOf(re, env_))
+        if (br->min >= 0 && br->max < c)
+          return re;
+      // (x mod (c*m)) mod c -> x mod c
+      if (const Binary *in = re.as<Binary>()) {
+        int64_t c1;
+        if (in->op == BinOp::Mod && in->b.isConst(c1) && c1 > 0 && c1 % c == 0)
+          return simplifyMod(in->a, b);
+      }
+      return Binary::make(BinOp::Mod, re, b);
+    }
+    auto ra = boundsOf(a, env_);
+    if (ra && ra->min >= 0 && proveLT(a, b))
+      return a;
+    return Binary::make(BinOp::Mod, a, b);
+  }
+
+public:
+  bool proveLT(const Expr &a, const Expr &b) {
+    Expr d = fromLinear(diff(b, a));
+    auto r = boundsOf(d, env_);
+    return r && r->min >= 1;
+  }
+
+  Linear diff(const Expr &a, const Expr &b) {
+    Linear l = toLinear(simplify(a));
+    l.add(toLinear(simplify(b)), -1);
+    return l;
+  }
+
+private:
+  Expr simplifyBinary(const Expr &e) {
+    auto *b = e.as<Binary>();
+    Expr x = simplify(b->a), y = simplify(b->b);
+    DType t = x.type();
+    if (!isIntType(t) && t != DType::Bool)
+      return Binary::make(b->op, x, y);
+    switch (b->op) {
+    case BinOp::Add:
+    case BinOp::Sub: {
+      Linear l = toLinear(x);
+      l.add(toLinear(y), b->op == BinOp::Add ? 1 : -1);
+      return fromLinear(l);
+    }
+    case BinOp::Mul: {
+      int64_t c;
+      if (x.isConst(c) || y.isConst(c)) {
+        Linear l;
+        l.type = t;
+        l.add(toLinear(x.isConst(c) ? y : x), c);
+        return fromLinear(l);
+      }
+      if (printExpr(y) < printExpr(x))
+        std::swap(x, y);
+      return Binary::make(BinOp::Mul, x, y);
+    }
+    case BinOp::FloorDiv:
+      return simplifyFloorDiv(x, y);
+    case BinOp::Mod:
+      return simplifyMod(x, y);
+    case BinOp::Min:
+    case BinOp::Max: {
+      bool isMin = b->op == BinOp::Min;
+      auto d = boundsOf(fromLinear(diff(y, x)), env_);
+      if (d && d->min >= 0)
+        return isMin ? x : y; // x <= y
+      if (d && d->max <= 0)
+        return isMin ? y : x;
+      return Binary::make(b->op, x, y);
+    }
+    case BinOp::EQ:
+    case BinOp::NE:
+    case BinOp::LT:
+    case BinOp::LE:
+    case BinOp::GT:
+    case BinOp::GE: {
+      if (t == DType::Bool)
+        return Binary::make(b->op, x, y);
+      auto d = boundsOf(fromLinear(diff(x, y)), env_); // x - y
+      std::optional<bool> v;
+      if (d) {
+        switch (b->op) {
+        case BinOp::LT:
+          if (d->max < 0) v = true;
+          else if (d->min >= 0) v = false;
+          break;
+        case BinOp::LE:
+          if (d->max <= 0) v = true;
+          else if (d->min > 0) v = false;
+          break;
+        case BinOp::GT:
+          if (d->min > 0) v = true;
+          else if (d->max <= 0) v = false;
+          break;
+        case BinOp::GE:
+          if (d->min >= 0) v = true;
+          else if (d->max < 0) v = false;
+          break;
+        case BinOp::EQ:
+          if (d->min == 0 && d->max == 0) v = true;
+          else if (d->min > 0 || d->max < 0) v = false;
+          break;
+        case BinOp::NE:
+          if (d->min == 0 && d->max == 0) v = false;
+          else if (d->min > 0 || d->max < 0) v = true;
+          break;
+        default:
+          break;
+        }
+      }
+      if (v)
+        return IntImm::make(*v ? 1 : 0, DType::Bool);
+      return Binary::make(b->op, x, y);
+    }
+    case BinOp::And:
+    case BinOp::Or: {
+      int64_t c;
+      bool isAnd = b->op == BinOp::And;
+      if (x.isConst(c))
+        return (c != 0) == isAnd ? y : x;
+      if (y.isConst(c))
+        return (c != 0) == isAnd ? x : y;
+      return Binary::make(b->op, x, y);
+    }
+    default:
+      return Binary::make(b->op, x, y);
+    }
+  }
+
+  const RangeEnv &env_;
+};
+
+class StmtSimplifier : public IRMutator {
+public:
+  explicit StmtSimplifier(RangeEnv env) : env_(std::move(env)) {}
+
+protected:
+  Expr mutateBinary(const Binary *, const Expr &self) override { return run(self); }
+  Expr mutateSelect(const Select *, const Expr &self) override { return run(self); }
+  Expr mutateCast(const Cast *, const Expr &self) override { return run(self); }
+  Expr mutateLoad(const Load *, const Expr &self) override { return run(self); }
+  Expr mutateCall(const Call *, const Expr &self) override { return run(self); }
+  Expr mutateNot(const Not *, const Expr &self) override { return run(self); }
+
+  Stmt mutateFor(const For *op, const Stmt &self) override {
+    Expr mn = run(op->min), ext = run(op->extent);
+    auto rm = boundsOf(mn, env_), re = boundsOf(ext, env_);
+    RangeEnv saved = env_;
+    if (rm && re && re->max >= 1)
+      env_.set(op->var, Range{rm->min, satAdd(rm->max, re->max - 1)});
+    Stmt body = mutate(op->body);
+    env_ = saved;
+    if (mn.sameAs(op->min) && ext.sameAs(op->extent) && body.sameAs(op->body))
+      return self;
+    return For::make(op->var, mn, ext, op->forKind, op->dim, body);
+  }
+
+  Stmt mutateLetStmt(const LetStmt *op, const Stmt &self) override {
+    Expr v = run(op->value);
+    RangeEnv saved = env_;
+    if (auto r = boundsOf(v, env_))
+      env_.set(op->name, *r);
+    Stmt body = mutate(op->body);
+    env_ = saved;
+    if (v.sameAs(op->value) && body.sameAs(op->body))
+      return self;
+    return LetStmt::make(op->name, v, body);
+  }
+
+private:
+  Expr run(const Expr &e) { return Simplifier(env_).simplify(e); }
+  RangeEnv env_;
+};
+
+} // namespace
+
+Expr simplify(const Expr &e, const RangeEnv &env) {
+  return Simplifier(env).simplify(e);
+}
+
+Stmt simplify(const Stmt &s, const RangeEnv &env) {
+  return StmtSimplifier(env).mutate(s);
+}
+
+bool proveLE(const Expr &a, const Expr &b, const RangeEnv &env) {
+  Simplifier s(env);
+  Expr d = simplify(b - a, env);
+  auto r = boundsOf(d, env);
+  return r && r->min >= 0;
+}
+
+bool proveEqual(const Expr &a, const Expr &b, const RangeEnv &env) {
+  if (structurallyEqual(a, b))
+    return true;
+  if (a.type() != b.type() || isFloat(a.type()))
+    return false;
+  Expr d = simplify(a - b, env);
+  return d.isConstValue(0);
+}
+
+std::optional<int64_t> evaluate(const Expr &e,
+                                const std::map<std::string, int64_t> &values) {
+  RangeEnv env;
+  for (const auto &[k, v] : values)
+    env.set(k, Range{v, v});
+  Expr s = simplify(e, env);
+  int64_t v;
+  if (s.isConst(v))
+    return v;
+  if (auto r = boundsOf(s, env); r && r->min == r->max)
+    return r->min;
+  return std::nullopt;
+}
+
+} // namespace aotc

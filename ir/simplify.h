@@ -1,0 +1,61 @@
+/// \file
+/// The symbolic simplifier for integer (index and size) expressions, and the
+/// bounds reasoning behind it.
+///
+/// Integer sums are put in a canonical linear form (terms sorted by their
+/// printed text, constants folded); floordiv and mod by constants are split
+/// over the linear form; `a*(x floordiv a) + x mod a -> x` and friends undo the
+/// delinearize/relinearize pairs that reshapes create. Symbols carry ranges,
+/// loop variables carry their extents, and those ranges let the simplifier
+/// drop `x mod n` and `x floordiv n` when 0 <= x < n is provable.
+#pragma once
+
+#include "ir/expr.h"
+#include "ir/stmt.h"
+
+#include <map>
+#include <optional>
+#include <string>
+
+namespace aotc {
+
+/// Inclusive integer range of a symbol or loop variable.
+struct Range {
+  int64_t min = 0;
+  int64_t max = 0;
+};
+
+/// Ranges known for named Vars. Loop variables get [min, min+extent-1] with
+/// the extent's own bounds.
+class RangeEnv {
+public:
+  void set(const std::string &name, Range r) { ranges_[name] = r; }
+  const Range *find(const std::string &name) const {
+    auto it = ranges_.find(name);
+    return it == ranges_.end() ? nullptr : &it->second;
+  }
+
+private:
+  std::map<std::string, Range> ranges_;
+};
+
+/// Constant bounds of an integer expression, if derivable.
+std::optional<Range> boundsOf(const Expr &e, const RangeEnv &env);
+
+/// Simplifies an expression; the result is equal for every value of its free
+/// variables within their ranges.
+Expr simplify(const Expr &e, const RangeEnv &env = RangeEnv());
+/// Simplifies every expression of a statement, learning loop ranges.
+Stmt simplify(const Stmt &s, const RangeEnv &env = RangeEnv());
+
+/// True if a <= b holds for every value in range (conservative: false when
+/// unknown).
+bool proveLE(const Expr &a, const Expr &b, const RangeEnv &env = RangeEnv());
+/// True if a == b for every value (structurally after simplification).
+bool proveEqual(const Expr &a, const Expr &b, const RangeEnv &env = RangeEnv());
+
+/// Evaluates an integer expression whose Vars are all bound in \p values.
+std::optional<int64_t> evaluate(const Expr &e,
+                                const std::map<std::string, int64_t> &values);
+
+} // namespace aotc

@@ -1,0 +1,159 @@
+/// \file
+/// Statements of the Loop IR and the Kernel they form.
+///
+/// A kernel body is a tree of For loops (Parallel ones map to OpenCL work-item
+/// ids), Stores into buffers, local scalar declarations and assignments (the
+/// accumulators of reductions) and conditionals. Nodes are immutable and
+/// shared, like Expr nodes.
+#pragma once
+
+#include "ir/expr.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace aotc {
+
+#define AOTC_FOR_EACH_STMT(X)                                                  \
+  X(Store)                                                                     \
+  X(For)                                                                       \
+  X(Block)                                                                     \
+  X(LetStmt)                                                                   \
+  X(LocalDecl)                                                                 \
+  X(LocalAssign)                                                               \
+  X(IfThenElse)
+
+enum class StmtKind {
+#define AOTC_X(n) n,
+  AOTC_FOR_EACH_STMT(AOTC_X)
+#undef AOTC_X
+};
+
+struct StmtNode {
+  explicit StmtNode(StmtKind k) : kind(k) {}
+  virtual ~StmtNode() = default;
+  const StmtKind kind;
+};
+
+class Stmt {
+public:
+  Stmt() = default;
+  explicit Stmt(std::shared_ptr<const StmtNode> n) : node_(std::move(n)) {}
+  bool defined() const { return node_ != nullptr; }
+  const StmtNode *get() const { return node_.get(); }
+  bool sameAs(const Stmt &o) const { return node_ == o.node_; }
+  StmtKind kind() const { return node_->kind; }
+  template <typename T> const T *as() const {
+    if (!node_ || node_->kind != T::kKind)
+      return nullptr;
+    return static_cast<const T *>(node_.get());
+  }
+
+private:
+  std::shared_ptr<const StmtNode> node_;
+};
+
+/// buffer[index] = value (index in elements).
+struct Store : StmtNode {
+  static constexpr StmtKind kKind = StmtKind::Store;
+  Store(std::string b, Expr i, Expr v)
+      : StmtNode(kKind), buffer(std::move(b)), index(std::move(i)),
+        value(std::move(v)) {}
+  std::string buffer;
+  Expr index, value;
+  static Stmt make(const std::string &buffer, Expr index, Expr value);
+};
+
+/// Serial: an ordinary loop. Parallel: the loop is the ND-range dimension
+/// `dim` (get_global_id(dim)); min must be 0.
+enum class ForKind { Serial, Parallel };
+
+struct For : StmtNode {
+  static constexpr StmtKind kKind = StmtKind::For;
+  For(std::string v, Expr mn, Expr ext, ForKind k, int d, Stmt b)
+      : StmtNode(kKind), var(std::move(v)), min(std::move(mn)),
+        extent(std::move(ext)), forKind(k), dim(d), body(std::move(b)) {}
+  std::string var;
+  Expr min, extent;
+  ForKind forKind;
+  int dim;
+  Stmt body;
+  static Stmt make(const std::string &var, Expr min, Expr extent,
+                   ForKind kind, int dim, Stmt body);
+};
+
+struct Block : StmtNode {
+  static constexpr StmtKind kKind = StmtKind::Block;
+  explicit Block(std::vector<Stmt> s) : StmtNode(kKind), stmts(std::move(s)) {}
+  std::vector<Stmt> stmts;
+  static Stmt make(std::vector<Stmt> stmts);
+};
+
+/// An immutable scalar binding visible in body.
+struct LetStmt : StmtNode {
+  static constexpr StmtKind kKind = StmtKind::LetStmt;
+  LetStmt(std::string n, Expr v, Stmt b)
+      : StmtNode(kKind), name(std::move(n)), value(std::move(v)),
+        body(std::move(b)) {}
+  std::string name;
+  Expr value;
+  Stmt body;
+  static Stmt make(const std::string &name, Expr value, Stmt body);
+};
+
+/// A mutable scalar local (an accumulator), initialized, visible in body.
+struct LocalDecl : StmtNode {
+  static constexpr StmtKind kKind = StmtKind::LocalDecl;
+  LocalDecl(std::string n, DType t, Expr i, Stmt b)
+      : StmtNode(kKind), name(std::move(n)), type(t), init(std::move(i)),
+        body(std::move(b)) {}
+  std::string name;
+  DType type;
+  Expr init;
+  Stmt body;
+  static Stmt make(const std::string &name, DType type, Expr init, Stmt body);
+};
+
+struct LocalAssign : StmtNode {
+  static constexpr StmtKind kKind = StmtKind::LocalAssign;
+  LocalAssign(std::string n, Expr v)
+      : StmtNode(kKind), name(std::move(n)), value(std::move(v)) {}
+  std::string name;
+  Expr value;
+  static Stmt make(const std::string &name, Expr value);
+};
+
+struct IfThenElse : StmtNode {
+  static constexpr StmtKind kKind = StmtKind::IfThenElse;
+  IfThenElse(Expr c, Stmt t, Stmt e)
+      : StmtNode(kKind), cond(std::move(c)), thenCase(std::move(t)),
+        elseCase(std::move(e)) {}
+  Expr cond;
+  Stmt thenCase, elseCase; // elseCase may be undefined
+  static Stmt make(Expr cond, Stmt thenCase, Stmt elseCase = Stmt());
+};
+
+/// How a kernel uses one of its buffer parameters.
+enum class BufferRole { Input, Output, Constant, Arena };
+
+struct KernelBuffer {
+  std::string name; ///< the name Loads/Stores use
+  DType dtype;
+  bool written;
+};
+
+/// One OpenCL kernel: buffers, the symbols it reads, and its body. The body's
+/// Parallel loops are the ND-range; their extents are the global sizes.
+struct Kernel {
+  std::string name;
+  std::vector<KernelBuffer> buffers;
+  std::vector<std::string> symbols; ///< symbolic sizes passed as long args
+  Stmt body;
+  bool wideIndex = false; ///< index math in 64 bits
+};
+
+std::string printStmt(const Stmt &s, int indent = 0);
+std::string printKernel(const Kernel &k);
+
+} // namespace aotc

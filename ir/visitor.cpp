@@ -1,0 +1,214 @@
+/// \file
+/// Default traversals of IRVisitor and IRMutator, and substitute().
+#include "ir/visitor.h"
+
+#include <map>
+
+namespace aotc {
+
+void IRVisitor::visit(const Expr &e) {
+  if (!e.defined())
+    return;
+  switch (e.kind()) {
+#define AOTC_X(n)                                                              \
+  case ExprKind::n:                                                            \
+    return visit##n(e.as<n>());
+    AOTC_FOR_EACH_EXPR(AOTC_X)
+#undef AOTC_X
+  }
+}
+
+void IRVisitor::visit(const Stmt &s) {
+  if (!s.defined())
+    return;
+  switch (s.kind()) {
+#define AOTC_X(n)                                                              \
+  case StmtKind::n:                                                            \
+    return visit##n(s.as<n>());
+    AOTC_FOR_EACH_STMT(AOTC_X)
+#undef AOTC_X
+  }
+}
+
+void IRVisitor::visitIntImm(const IntImm *) {}
+void IRVisitor::visitFloatImm(const FloatImm *) {}
+void IRVisitor::visitVar(const Var *) {}
+void IRVisitor::visitBinary(const Binary *op) { visit(op->a), visit(op->b); }
+void IRVisitor::visitNot(const Not *op) { visit(op->a); }
+void IRVisitor::visitSelect(const Select *op) {
+  visit(op->cond), visit(op->trueValue), visit(op->falseValue);
+}
+void IRVisitor::visitCast(const Cast *op) { visit(op->value); }
+void IRVisitor::visitCall(const Call *op) {
+  for (const Expr &a : op->args)
+    visit(a);
+}
+void IRVisitor::visitLoad(const Load *op) { visit(op->index); }
+void IRVisitor::visitAccess(const Access *op) {
+  for (const Expr &i : op->indices)
+    visit(i);
+}
+void IRVisitor::visitStore(const Store *op) { visit(op->index), visit(op->value); }
+void IRVisitor::visitFor(const For *op) {
+  visit(op->min), visit(op->extent), visit(op->body);
+}
+void IRVisitor::visitBlock(const Block *op) {
+  for (const Stmt &s : op->stmts)
+    visit(s);
+}
+void IRVisitor::visitLetStmt(const LetStmt *op) { visit(op->value), visit(op->body); }
+void IRVisitor::visitLocalDecl(const LocalDecl *op) { visit(op->init), visit(op->body); }
+void IRVisitor::visitLocalAssign(const LocalAssign *op) { visit(op->value); }
+void IRVisitor::visitIfThenElse(const IfThenElse *op) {
+  visit(op->cond), visit(op->thenCase), visit(op->elseCase);
+}
+
+Expr IRMutator::mutate(const Expr &e) {
+  if (!e.defined())
+    return e;
+  switch (e.kind()) {
+#define AOTC_X(n)                                                              \
+  case ExprKind::n:                                                            \
+    return mutate##n(e.as<n>(), e);
+    AOTC_FOR_EACH_EXPR(AOTC_X)
+#undef AOTC_X
+  }
+  return e;
+}
+
+Stmt IRMutator::mutate(const Stmt &s) {
+  if (!s.defined())
+    return s;
+  switch (s.kind()) {
+#define AOTC_X(n)                                                              \
+  case StmtKind::n:                                                            \
+    return mutate##n(s.as<n>(), s);
+    AOTC_FOR_EACH_STMT(AOTC_X)
+#undef AOTC_X
+  }
+  return s;
+}
+
+Expr IRMutator::mutateIntImm(const IntImm *, const Expr &self) { return self; }
+Expr IRMutator::mutateFloatImm(const FloatImm *, const Expr &self) { return self; }
+Expr IRMutator::mutateVar(const Var *, const Expr &self) { return self; }
+Expr IRMutator::mutateBinary(const Binary *op, const Expr &self) {
+  Expr a = mutate(op->a), b = mutate(op->b);
+  if (a.sameAs(op->a) && b.sameAs(op->b))
+    return self;
+  return Binary::make(op->op, a, b);
+}
+Expr IRMutator::mutateNot(const Not *op, const Expr &self) {
+  Expr a = mutate(op->a);
+  return a.sameAs(op->a) ? self : Not::make(a);
+}
+Expr IRMutator::mutateSelect(const Select *op, const Expr &self) {
+  Expr c = mutate(op->cond), t = mutate(op->trueValue), f = mutate(op->falseValue);
+  if (c.sameAs(op->cond) && t.sameAs(op->trueValue) && f.sameAs(op->falseValue))
+    return self;
+  return Select::make(c, t, f);
+}
+Expr IRMutator::mutateCast(const Cast *op, const Expr &self) {
+  Expr v = mutate(op->value);
+  return v.sameAs(op->value) ? self : Cast::make(op->type, v);
+}
+Expr IRMutator::mutateCall(const Call *op, const Expr &self) {
+  std::vector<Expr> args;
+  bool changed = false;
+  for (const Expr &a : op->args) {
+    args.push_back(mutate(a));
+    changed |= !args.back().sameAs(a);
+  }
+  return changed ? Call::make(op->type, op->name, args) : self;
+}
+Expr IRMutator::mutateLoad(const Load *op, const Expr &self) {
+  Expr i = mutate(op->index);
+  return i.sameAs(op->index) ? self : Load::make(op->type, op->buffer, i);
+}
+Expr IRMutator::mutateAccess(const Access *op, const Expr &self) {
+  std::vector<Expr> idx;
+  bool changed = false;
+  for (const Expr &a : op->indices) {
+    idx.push_back(mutate(a));
+    changed |= !idx.back().sameAs(a);
+  }
+  return changed ? Access::make(op->type, op->tensor, idx) : self;
+}
+
+Stmt IRMutator::mutateStore(const Store *op, const Stmt &self) {
+  Expr i = mutate(op->index), v = mutate(op->value);
+  if (i.sameAs(op->index) && v.sameAs(op->value))
+    return self;
+  return Store::make(op->buffer, i, v);
+}
+Stmt IRMutator::mutateFor(const For *op, const Stmt &self) {
+  Expr mn = mutate(op->min), ext = mutate(op->extent);
+  Stmt b = mutate(op->body);
+  if (mn.sameAs(op->min) && ext.sameAs(op->extent) && b.sameAs(op->body))
+    return self;
+  return For::make(op->var, mn, ext, op->forKind, op->dim, b);
+}
+Stmt IRMutator::mutateBlock(const Block *op, const Stmt &self) {
+  std::vector<Stmt> out;
+  bool changed = false;
+  for (const Stmt &s : op->stmts) {
+    out.push_back(mutate(s));
+    changed |= !out.back().sameAs(s);
+  }
+  return changed ? Block::make(out) : self;
+}
+Stmt IRMutator::mutateLetStmt(const LetStmt *op, const Stmt &self) {
+  Expr v = mutate(op->value);
+  Stmt b = mutate(op->body);
+  if (v.sameAs(op->value) && b.sameAs(op->body))
+    return self;
+  return LetStmt::make(op->name, v, b);
+}
+Stmt IRMutator::mutateLocalDecl(const LocalDecl *op, const Stmt &self) {
+  Expr i = mutate(op->init);
+  Stmt b = mutate(op->body);
+  if (i.sameAs(op->init) && b.sameAs(op->body))
+    return self;
+  return LocalDecl::make(op->name, op->type, i, b);
+}
+Stmt IRMutator::mutateLocalAssign(const LocalAssign *op, const Stmt &self) {
+  Expr v = mutate(op->value);
+  return v.sameAs(op->value) ? self : LocalAssign::make(op->name, v);
+}
+Stmt IRMutator::mutateIfThenElse(const IfThenElse *op, const Stmt &self) {
+  Expr c = mutate(op->cond);
+  Stmt t = mutate(op->thenCase), e = mutate(op->elseCase);
+  if (c.sameAs(op->cond) && t.sameAs(op->thenCase) && e.sameAs(op->elseCase))
+    return self;
+  return IfThenElse::make(c, t, e);
+}
+
+namespace {
+class Substituter : public IRMutator {
+public:
+  explicit Substituter(const std::vector<std::pair<std::string, Expr>> &b) {
+    for (const auto &[k, v] : b)
+      map_[k] = v;
+  }
+
+protected:
+  Expr mutateVar(const Var *op, const Expr &self) override {
+    auto it = map_.find(op->name);
+    return it == map_.end() ? self : it->second;
+  }
+
+private:
+  std::map<std::string, Expr> map_;
+};
+} // namespace
+
+Expr substitute(const Expr &e,
+                const std::vector<std::pair<std::string, Expr>> &bindings) {
+  return Substituter(bindings).mutate(e);
+}
+Stmt substitute(const Stmt &s,
+                const std::vector<std::pair<std::string, Expr>> &bindings) {
+  return Substituter(bindings).mutate(s);
+}
+
+} // namespace aotc

@@ -1,0 +1,46 @@
+/// \file
+/// ExprVisitor walks an expression or statement tree; IRMutator rebuilds one,
+/// returning the original node wherever no child changed (so unchanged
+/// subtrees stay shared). Passes override only the node kinds they care about.
+#pragma once
+
+#include "ir/expr.h"
+#include "ir/stmt.h"
+
+namespace aotc {
+
+class IRVisitor {
+public:
+  virtual ~IRVisitor() = default;
+  void visit(const Expr &e);
+  void visit(const Stmt &s);
+
+protected:
+#define AOTC_X(n) virtual void visit##n(const n *op);
+  AOTC_FOR_EACH_EXPR(AOTC_X)
+  AOTC_FOR_EACH_STMT(AOTC_X)
+#undef AOTC_X
+};
+
+class IRMutator {
+public:
+  virtual ~IRMutator() = default;
+  Expr mutate(const Expr &e);
+  Stmt mutate(const Stmt &s);
+
+protected:
+#define AOTC_X(n) virtual Expr mutate##n(const n *op, const Expr &self);
+  AOTC_FOR_EACH_EXPR(AOTC_X)
+#undef AOTC_X
+#define AOTC_X(n) virtual Stmt mutate##n(const n *op, const Stmt &self);
+  AOTC_FOR_EACH_STMT(AOTC_X)
+#undef AOTC_X
+};
+
+/// Replaces Vars by name (loop variables, symbols) with expressions.
+Expr substitute(const Expr &e,
+                const std::vector<std::pair<std::string, Expr>> &bindings);
+Stmt substitute(const Stmt &s,
+                const std::vector<std::pair<std::string, Expr>> &bindings);
+
+} // namespace aotc

@@ -1,0 +1,155 @@
+/*
+ * \file
+ * The internal contract between a generated model wrapper and the aotc
+ * runtime library that is linked beside it into every model .so.
+ *
+ * The compiler emits C++ that fills one AotcModelDesc and exports it as
+ * aotc_model_desc(); the runtime (runtime/src) reads it to build kernels,
+ * validate inputs, allocate the arena and call run(). Host applications never
+ * see this header: they use aotc_runtime.h. The wrapper is compiled without
+ * any system header, so this file uses only compiler builtin types when
+ * AOTC_FREESTANDING is defined.
+ */
+#ifndef AOTC_MODEL_DESC_H
+#define AOTC_MODEL_DESC_H
+
+#ifdef AOTC_FREESTANDING
+typedef __INT8_TYPE__ int8_t;
+typedef __INT32_TYPE__ int32_t;
+typedef __INT64_TYPE__ int64_t;
+typedef __UINT8_TYPE__ uint8_t;
+typedef __UINT32_TYPE__ uint32_t;
+typedef __UINT64_TYPE__ uint64_t;
+#else
+#include <stdint.h>
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Bumped whenever a struct below changes layout. */
+#define AOTC_MODEL_DESC_VERSION 1
+
+/* Element types; values match aotc_dtype_t in aotc_runtime.h. */
+enum {
+  AOTC_DT_FLOAT32 = 1,
+  AOTC_DT_UINT8 = 2,
+  AOTC_DT_INT8 = 3,
+  AOTC_DT_INT32 = 6,
+  AOTC_DT_INT64 = 7,
+  AOTC_DT_BOOL = 9,
+  AOTC_DT_FLOAT64 = 11,
+};
+
+/* A dimension: static (symbol < 0, value holds the size) or exactly the
+ * symbol with index `symbol` (input dims are always one of the two). `text`
+ * is the printed expression ("3", "batch", "batch*16") for introspection. */
+typedef struct AotcDimDesc {
+  int64_t value;
+  int32_t symbol;
+  const char *text;
+} AotcDimDesc;
+
+typedef struct AotcTensorDesc {
+  const char *name;
+  int32_t dtype;
+  int32_t rank;
+  const AotcDimDesc *dims;
+} AotcTensorDesc;
+
+/* A symbolic size with its declared range (inclusive). */
+typedef struct AotcSymbolDesc {
+  const char *name;
+  int64_t min;
+  int64_t max;
+} AotcSymbolDesc;
+
+/* A constant (weight) inside the constants blob. `name` is the constant's
+ * name in aotc, `onnx_name` the initializer's ONNX name (what users update
+ * by). offset is in bytes from the start of the blob, 64-byte aligned. */
+typedef struct AotcConstantDesc {
+  const char *name;
+  const char *onnx_name;
+  int32_t dtype;
+  int32_t rank;
+  const int64_t *shape;
+  uint64_t offset;
+  uint64_t nbytes;
+  int32_t folded;
+} AotcConstantDesc;
+
+/* A kernel argument, set by the wrapper for aotc_rt_launch(). A buffer
+ * argument becomes two OpenCL kernel arguments: the cl_mem and a ulong byte
+ * offset into it. */
+enum {
+  AOTC_ARG_INPUT = 1,    /* index: input number, value: byte offset */
+  AOTC_ARG_OUTPUT = 2,   /* index: output number, value: byte offset */
+  AOTC_ARG_CONSTANT = 3, /* value: byte offset into the constants buffer */
+  AOTC_ARG_ARENA = 4,    /* value: byte offset into the instance's arena */
+  AOTC_ARG_I64 = 5,      /* value: a long scalar */
+  AOTC_ARG_I32 = 6,      /* value: an int scalar */
+};
+
+typedef struct AotcArg {
+  int32_t kind;
+  int32_t index;
+  int64_t value;
+} AotcArg;
+
+/* Opaque to the wrapper: one run on one model instance. */
+typedef struct AotcRunCtx AotcRunCtx;
+
+/* Enqueues kernel `kernel` with `nargs` arguments over an ND-range of `dims`
+ * dimensions. `global` is the number of work-items needed per dimension (the
+ * runtime rounds it up to a multiple of `local`; kernels guard against the
+ * excess); `local` may be null to let the runtime choose. A zero-sized range
+ * launches nothing. Returns 0 or an aotc_status_t error code (the runtime has
+ * recorded the message). Implemented by the runtime library. */
+int32_t aotc_rt_launch(AotcRunCtx *ctx, int32_t kernel, const AotcArg *args,
+                       int32_t nargs, int32_t dims, const uint64_t *global,
+                       const uint64_t *local);
+
+typedef struct AotcModelDesc {
+  uint32_t desc_version; /* AOTC_MODEL_DESC_VERSION */
+  const char *model_name;
+
+  /* OpenCL C source of every kernel, and its build options. */
+  const char *cl_source;
+  uint64_t cl_source_size;
+  const char *cl_build_options;
+  int32_t num_kernels;
+  const char *const *kernel_names;
+
+  int32_t num_symbols;
+  const AotcSymbolDesc *symbols;
+  int32_t num_inputs;
+  const AotcTensorDesc *inputs;
+  int32_t num_outputs;
+  const AotcTensorDesc *outputs;
+  int32_t num_constants;
+  const AotcConstantDesc *constants;
+  const uint8_t *constants_blob; /* null in a weightless .so */
+  uint64_t constants_blob_size;
+
+  /* Key/value pairs: metadata[2*i] is a key, metadata[2*i+1] its value. */
+  int32_t num_metadata;
+  const char *const *metadata;
+
+  /* Bytes of arena one run needs, given the symbol values. */
+  int64_t (*arena_bytes)(const int64_t *symbols);
+  /* Writes every output's dims, concatenated in output order. */
+  void (*output_shapes)(const int64_t *symbols, int64_t *dims);
+  /* Enqueues every kernel of one run. Inputs, outputs and the arena are
+   * already bound in ctx. Returns 0 or the first launch error. */
+  int32_t (*run)(AotcRunCtx *ctx, const int64_t *symbols);
+} AotcModelDesc;
+
+/* Exported by the generated wrapper. */
+const AotcModelDesc *aotc_model_desc(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* AOTC_MODEL_DESC_H */

@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Installs every Debian package aotc needs on a fresh Debian 12 machine, then configures and builds.
+# Usage: scripts/setup.sh [--no-build]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+SUDO=""
+if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
+
+PACKAGES=(
+  # build
+  cmake ninja-build ccache g++ pkg-config
+  # in-process toolchain: clang + lld libraries (14), LLVM for object emission, FileCheck
+  llvm-14-dev libclang-14-dev libclang-cpp14-dev clang-14 liblld-14-dev lld-14 llvm-14-tools
+  # ONNX frontend
+  libonnx-dev libprotobuf-dev protobuf-compiler libonnx-testdata
+  # OpenCL: headers, ICD loader, PoCL CPU device
+  opencl-headers ocl-icd-opencl-dev ocl-icd-libopencl1 pocl-opencl-icd clinfo
+  # libraries
+  libfmt-dev libcli11-dev nlohmann-json3-dev libzip-dev
+  # tests
+  libgtest-dev libgmock-dev googletest
+  # test tooling (readelf) and the Python oracle
+  binutils python3 python3-numpy
+)
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "setup: installing ${missing[*]}"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+if [ "${1:-}" != "--no-build" ]; then
+  cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release
+  cmake --build build
+fi

@@ -1,0 +1,87 @@
+// Unit tests for the symbolic simplifier: check(input, expected) pairs in the
+// Halide style, plus range-based proofs and evaluation.
+#include "ir/simplify.h"
+
+#include <gtest/gtest.h>
+
+using namespace aotc;
+
+namespace {
+
+Expr v(const char *n) { return Var::make(n); }
+
+RangeEnv env() {
+  RangeEnv e;
+  e.set("batch", Range{1, 64});
+  e.set("i", Range{0, 15});
+  e.set("j", Range{0, 3});
+  e.set("n", Range{0, 1000});
+  return e;
+}
+
+void check(const Expr &in, const std::string &expected) {
+  EXPECT_EQ(printExpr(simplify(in, env())), expected) << printExpr(in);
+}
+
+TEST(Simplify, ConstantsAndIdentities) {
+  check(Expr(3) + Expr(4), "7");
+  check(v("x") + 0, "x");
+  check((v("x") + 3) + 4, "(x + 7)");
+  check(v("x") * 2 + v("x") * 3, "(5 * x)");
+  check(v("x") - v("x"), "0");
+  check((v("x") + v("y")) - v("y"), "x");
+  check(v("y") + v("x"), "(x + y)");
+}
+
+TEST(Simplify, FloorDivAndModByConstants) {
+  check(floorDiv(v("x") * 8 + 4, 4), "((2 * x) + 1)");
+  check(mod(v("x") * 8 + 5, 4), "1");
+  check(floorDiv(v("i"), 16), "0");  // i in [0,15]
+  check(mod(v("i"), 16), "i");
+  check(floorDiv(v("j") + 4 * v("n"), 4), "n");  // j in [0,3]
+  check(mod(v("j") + 4 * v("n"), 4), "j");
+  check(floorDiv(floorDiv(v("x"), 4), 8), "(x floordiv 32)");
+  check(mod(mod(v("x"), 32), 8), "(x mod 8)");
+  check(floorDiv(mod(v("x"), 32), 8), "((x floordiv 8) mod 4)");
+}
+
+TEST(Simplify, RelinearizeUndoesDelinearize) {
+  Expr x = v("x");
+  // A reshape [N,64] -> [N,4,16] read back as flat: 64*(x/64) + 16*((x/16)%4) + x%16
+  Expr flat = floorDiv(x, 64) * 64 + mod(floorDiv(x, 16), 4) * 16 + mod(x, 16);
+  check(flat, "x");
+  check(floorDiv(x, 16) * 16 + mod(x, 16), "x");
+  check(mod(floorDiv(x, 16), 4) * 16 + mod(x, 16), "(x mod 64)");
+}
+
+TEST(Simplify, SymbolicRangeProofs) {
+  RangeEnv e = env();
+  EXPECT_TRUE(proveLE(v("i"), Expr(15), e));
+  EXPECT_FALSE(proveLE(v("i"), Expr(14), e));
+  EXPECT_TRUE(proveLE(v("batch"), v("batch") * 2, e));
+  EXPECT_TRUE(proveEqual(v("batch") * 12, v("batch") * 3 * 4, e));
+  EXPECT_FALSE(proveEqual(v("batch"), v("n"), e));
+  check(minExpr(v("i"), Expr(20)), "i");
+  check(maxExpr(v("i"), Expr(20)), "20");
+  check(cmp(BinOp::LT, v("i"), Expr(16)), "1");
+  check(cmp(BinOp::GE, v("i"), Expr(0)), "1");
+}
+
+TEST(Simplify, Evaluate) {
+  Expr e = floorDiv(v("batch") * 3 + 7, 2);
+  EXPECT_EQ(evaluate(e, {{"batch", 5}}), 11);
+  EXPECT_EQ(evaluate(mod(Expr(-3), Expr(4)), {}), 1);
+  EXPECT_EQ(evaluate(floorDiv(Expr(-3), Expr(4)), {}), -1);
+  EXPECT_FALSE(evaluate(v("unbound") + 1, {}).has_value());
+}
+
+TEST(Simplify, BoundsOf) {
+  RangeEnv e = env();
+  auto r = boundsOf(v("batch") * 4 - 1, e);
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->min, 3);
+  EXPECT_EQ(r->max, 255);
+  EXPECT_FALSE(boundsOf(v("unknown"), e).has_value());
+}
+
+} // namespace
