@@ -179,6 +179,9 @@ public:
   Graph &operator=(const Graph &) = delete;
 
   std::string name;
+  /// Default-domain (ai.onnx) opset version of the imported model; 0 if
+  /// unknown.
+  int64_t opsetVersion = 0;
 
   // Construction.
   Value *addInput(const std::string &name, TensorType type);

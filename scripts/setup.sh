@@ -11,7 +11,7 @@ PACKAGES=(
   # build
   cmake ninja-build ccache g++ pkg-config
   # in-process toolchain: clang + lld libraries (14), LLVM for object emission, FileCheck
-  llvm-14-dev libclang-14-dev libclang-cpp14-dev clang-14 liblld-14-dev lld-14 llvm-14-tools
+  llvm-14-dev libclang-14-dev libclang-cpp14-dev clang-14 liblld-14-dev libpolly-14-dev lld-14 lld llvm-14-tools
   # ONNX frontend
   libonnx-dev libprotobuf-dev protobuf-compiler libonnx-testdata
   # OpenCL: headers, ICD loader, PoCL CPU device

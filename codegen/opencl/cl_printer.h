@@ -1,0 +1,34 @@
+/// \file
+/// OpenCL C printing of a LoopModule's kernels (--emit=cl).
+///
+/// Every Kernel becomes one `__kernel` function. A buffer parameter `x` is
+/// passed as two arguments, `__global T *x_base` and `ulong x_off` (a byte
+/// offset), and the kernel derives `x` from them; symbolic sizes follow the
+/// buffers as `long` arguments in Kernel::symbols order. The outermost
+/// Parallel loops read get_global_id(dim) and return when past their extent,
+/// because the runtime rounds the global size up. Names are sanitized with
+/// the rules of identifiers.h (symbols print as symbolIdent(name)).
+#pragma once
+
+#include "ir/module.h"
+#include "ir/status.h"
+
+#include <string>
+
+namespace aotc {
+
+/// Prints every kernel of \p m as OpenCL C, in launch order, with a header
+/// comment and the fp64 pragma when a kernel uses f64. Deterministic: the
+/// same module gives the same bytes. Returns an error naming the kernel when
+/// a kernel holds something that cannot be printed: an Access node (the
+/// scheduler did not resolve it), a variable or buffer that is not bound, a
+/// Parallel loop outside the outermost loop nest or with a bad dimension, a
+/// store into a read-only buffer or of a value of another type, or a kernel
+/// name that is not a usable identifier.
+Expected<std::string> emitOpenCL(const LoopModule &m);
+
+/// The options to build the program from emitOpenCL with. Never fast-math:
+/// results must match the reference implementation to 1e-4.
+std::string buildOptions(const LoopModule &m);
+
+} // namespace aotc

@@ -1,0 +1,503 @@
+/// \file
+/// LoopModule -> the C++ wrapper. The emitter prints, top to bottom: the
+/// prelude, the descriptor tables, arena_bytes(), output_shapes(), run() and
+/// the AotcModelDesc. Every symbolic expression is checked to read only
+/// symbols and printed in the Cxx dialect with symbols renamed to
+/// symbolIdent(name); each function binds just the symbols it reads.
+#include "codegen/wrapper/wrapper_emitter.h"
+
+#include "codegen/opencl/identifiers.h"
+#include "ir/visitor.h"
+
+#include <climits>
+#include <map>
+#include <set>
+
+namespace aotc {
+
+namespace {
+
+const char *dtypeEnum(DType t) {
+  switch (t) {
+  case DType::Float32:
+    return "AOTC_DT_FLOAT32";
+  case DType::UInt8:
+    return "AOTC_DT_UINT8";
+  case DType::Int8:
+    return "AOTC_DT_INT8";
+  case DType::Int32:
+    return "AOTC_DT_INT32";
+  case DType::Int64:
+    return "AOTC_DT_INT64";
+  case DType::Bool:
+    return "AOTC_DT_BOOL";
+  case DType::Float64:
+    return "AOTC_DT_FLOAT64";
+  }
+  return "0";
+}
+
+/// An int64_t literal that any C++ compiler reads back exactly.
+std::string i64(int64_t v) {
+  if (v == INT64_MIN)
+    return "(-9223372036854775807LL - 1)";
+  std::string s = std::to_string(v);
+  return (v > INT32_MAX || v < INT32_MIN) ? s + "LL" : s;
+}
+
+std::string u64(uint64_t v) {
+  std::string s = std::to_string(v);
+  return v > INT32_MAX ? s + "ULL" : s;
+}
+
+/// True if an expression reads memory (a Load or an Access).
+class MemoryReadFinder : public IRVisitor {
+public:
+  bool found = false;
+
+protected:
+  void visitLoad(const Load *) override { found = true; }
+  void visitAccess(const Access *) override { found = true; }
+};
+
+class WrapperEmitter {
+public:
+  WrapperEmitter(const LoopModule &m, const WrapperOptions &o)
+      : m_(m), opts_(o) {}
+
+  Expected<std::string> emit();
+
+private:
+  /// \p e in the Cxx dialect, over symbol identifiers; adds the symbols it
+  /// reads to \p used. \p what names the expression in errors.
+  Expected<std::string> cxx(const Expr &e, const std::string &what,
+                            std::set<int> &used) const;
+  /// `const int64_t s_x = s[i];` for each used symbol, or `(void)s;`.
+  std::string bindSymbols(const std::set<int> &used) const;
+
+  Status checkSymbols();
+  Status emitTensors(const std::vector<ModuleTensor> &ts, bool inputs);
+  Status emitConstants();
+  void emitKernelNamesAndMetadata();
+  Status emitArenaBytes();
+  Status emitOutputShapes();
+  Status emitRun();
+  Expected<std::string> emitLaunch(size_t index, std::set<int> &used) const;
+  Expected<std::string> launchArg(const KernelBuffer &kb,
+                                  std::set<int> &used) const;
+  void emitDesc();
+
+  const LoopModule &m_;
+  const WrapperOptions &opts_;
+  std::map<std::string, int> symbolIndex_;
+  size_t numMetadata_ = 0; ///< key/value pairs
+  std::string out_;
+};
+
+Expected<std::string> WrapperEmitter::cxx(const Expr &e,
+                                          const std::string &what,
+                                          std::set<int> &used) const {
+  if (!e.defined())
+    return makeError(what, " is undefined");
+  MemoryReadFinder reads;
+  reads.visit(e);
+  if (reads.found)
+    return makeError(what, " reads a buffer: ", printExpr(e));
+  std::vector<std::pair<std::string, Expr>> renames;
+  for (const std::string &v : freeVars(e)) {
+    auto it = symbolIndex_.find(v);
+    if (it == symbolIndex_.end())
+      return makeError(what, " depends on '", v,
+                       "', which is not a symbol: ", printExpr(e));
+    used.insert(it->second);
+    renames.emplace_back(v, Var::make(symbolIdent(v), DType::Int64));
+  }
+  return printExpr(substitute(e, renames), PrintDialect::Cxx);
+}
+
+std::string WrapperEmitter::bindSymbols(const std::set<int> &used) const {
+  if (used.empty())
+    return "  (void)s;\n";
+  std::string out;
+  for (int i : used)
+    out += "  const int64_t " + symbolIdent(m_.symbols[i].name) + " = s[" +
+           std::to_string(i) + "];\n";
+  return out;
+}
+
+Status WrapperEmitter::checkSymbols() {
+  std::map<std::string, std::string> idents;
+  for (size_t i = 0; i < m_.symbols.size(); ++i) {
+    const Symbol &s = m_.symbols[i];
+    if (symbolIndex_.count(s.name))
+      return makeError("symbol '", s.name, "' is declared twice");
+    auto [it, fresh] = idents.emplace(symbolIdent(s.name), s.name);
+    if (!fresh)
+      return makeError("symbols '", it->second, "' and '", s.name,
+                       "' both print as '", it->first, "'");
+    symbolIndex_[s.name] = static_cast<int>(i);
+  }
+  if (m_.symbols.empty())
+    return Status::ok();
+  out_ += "// Symbolic sizes: name, min, max.\n";
+  out_ += "static const AotcSymbolDesc kSymbols[" +
+          std::to_string(m_.symbols.size()) + "] = {\n";
+  for (const Symbol &s : m_.symbols)
+    out_ += "    {" + cStringLiteral(s.name) + ", " + i64(s.range.min) + ", " +
+            i64(s.range.max) + "},\n";
+  out_ += "};\n\n";
+  return Status::ok();
+}
+
+Status WrapperEmitter::emitTensors(const std::vector<ModuleTensor> &ts,
+                                   bool inputs) {
+  const char *kind = inputs ? "input" : "output";
+  const char *table = inputs ? "kInput" : "kOutput";
+  for (size_t i = 0; i < ts.size(); ++i) {
+    const ModuleTensor &t = ts[i];
+    out_ += std::string("// ") + (inputs ? "Input " : "Output ") +
+            std::to_string(i) + ": '" + commentText(t.name) + "' " +
+            dtypeName(t.dtype) + "[" + commentText(printExprs(t.dims)) + "]\n";
+    if (t.dims.empty())
+      continue;
+    out_ += "static const AotcDimDesc " + std::string(table) +
+            std::to_string(i) + "Dims[" + std::to_string(t.dims.size()) +
+            "] = {\n";
+    for (size_t d = 0; d < t.dims.size(); ++d) {
+      const Expr &dim = t.dims[d];
+      if (!dim.defined())
+        return makeError(kind, " '", t.name, "' dim ", d, " is undefined");
+      std::string text = cStringLiteral(printExpr(dim, PrintDialect::Text));
+      int64_t v;
+      const Var *var = dim.as<Var>();
+      if (dim.isConst(v)) {
+        out_ += "    {" + i64(v) + ", -1, " + text + "},\n";
+      } else if (var && symbolIndex_.count(var->name)) {
+        out_ += "    {0, " + std::to_string(symbolIndex_.at(var->name)) + ", " +
+                text + "},\n";
+      } else if (inputs) {
+        return makeError("input '", t.name, "' dim ", d, " is '",
+                         printExpr(dim),
+                         "', which is neither a constant nor a symbol");
+      } else {
+        std::set<int> used;
+        AOTC_RETURN_IF_ERROR(
+            cxx(dim, "output '" + t.name + "' dim " + std::to_string(d), used)
+                .status());
+        out_ += "    {-1, -1, " + text + "},\n";
+      }
+    }
+    out_ += "};\n";
+  }
+  if (ts.empty())
+    return Status::ok();
+  out_ += "static const AotcTensorDesc " + std::string(table) + "s[" +
+          std::to_string(ts.size()) + "] = {\n";
+  for (size_t i = 0; i < ts.size(); ++i) {
+    const ModuleTensor &t = ts[i];
+    std::string dims = t.dims.empty() ? std::string("nullptr")
+                                      : table + std::to_string(i) + "Dims";
+    out_ += "    {" + cStringLiteral(t.name) + ", " + dtypeEnum(t.dtype) +
+            ", " + std::to_string(t.dims.size()) + ", " + dims + "},\n";
+  }
+  out_ += "};\n\n";
+  return Status::ok();
+}
+
+Status WrapperEmitter::emitConstants() {
+  if (m_.constants.empty())
+    return Status::ok();
+  out_ += "// Constants: name, ONNX name, dtype, rank, shape, offset in the "
+          "blob, bytes, folded.\n";
+  std::string table;
+  for (size_t i = 0; i < m_.constants.size(); ++i) {
+    const ModuleConstant &c = m_.constants[i];
+    uint64_t bytes = static_cast<uint64_t>(dtypeSize(c.dtype));
+    for (int64_t d : c.shape) {
+      if (d < 0)
+        return makeError("constant '", c.name, "' has a negative dim");
+      bytes *= static_cast<uint64_t>(d);
+    }
+    if (c.data.size() > 0 && static_cast<uint64_t>(c.data.size()) != bytes)
+      return makeError("constant '", c.name, "' holds ", c.data.size(),
+                       " bytes, its shape needs ", bytes);
+    if (c.offset % LoopModule::kConstantAlignment != 0 ||
+        c.offset > m_.constantsBytes || bytes > m_.constantsBytes - c.offset)
+      return makeError("constant '", c.name, "' at offset ", c.offset, " (",
+                       bytes, " bytes) is misaligned or outside the ",
+                       m_.constantsBytes, "-byte blob");
+    std::string shape = "nullptr";
+    if (!c.shape.empty()) {
+      shape = "kConstant" + std::to_string(i) + "Shape";
+      out_ += "static const int64_t " + shape + "[" +
+              std::to_string(c.shape.size()) + "] = {";
+      for (size_t d = 0; d < c.shape.size(); ++d)
+        out_ += (d ? ", " : "") + i64(c.shape[d]);
+      out_ += "};\n";
+    }
+    table += "    {" + cStringLiteral(c.name) + ", " +
+             cStringLiteral(c.onnxName) + ", " + dtypeEnum(c.dtype) + ", " +
+             std::to_string(c.shape.size()) + ", " + shape + ", " +
+             u64(c.offset) + ", " + u64(bytes) + ", " + (c.folded ? "1" : "0") +
+             "},\n";
+  }
+  out_ += "static const AotcConstantDesc kConstants[" +
+          std::to_string(m_.constants.size()) + "] = {\n" + table + "};\n\n";
+  return Status::ok();
+}
+
+void WrapperEmitter::emitKernelNamesAndMetadata() {
+  if (!m_.kernels.empty()) {
+    out_ += "static const char *const kKernelNames[" +
+            std::to_string(m_.kernels.size()) + "] = {\n";
+    for (const Kernel &k : m_.kernels)
+      out_ += "    " + cStringLiteral(k.name) + ",\n";
+    out_ += "};\n\n";
+  }
+  std::map<std::string, std::string> meta = m_.metadata;
+  meta["aotc.version"] = kAotcVersion;
+  meta["aotc.num_kernels"] = std::to_string(m_.kernels.size());
+  numMetadata_ = meta.size();
+  out_ += "// Metadata: key, value pairs.\n";
+  out_ += "static const char *const kMetadata[" +
+          std::to_string(2 * meta.size()) + "] = {\n";
+  for (const auto &[key, value] : meta)
+    out_ += "    " + cStringLiteral(key) + ", " + cStringLiteral(value) + ",\n";
+  out_ += "};\n\n";
+}
+
+Status WrapperEmitter::emitArenaBytes() {
+  std::set<int> used;
+  std::string value = "0";
+  if (m_.arenaBytes.defined()) {
+    AOTC_ASSIGN_OR_RETURN(value, cxx(m_.arenaBytes, "arena size", used));
+  }
+  out_ += "static int64_t arena_bytes(const int64_t *s) {\n" +
+          bindSymbols(used) + "  return " + value + ";\n}\n\n";
+  return Status::ok();
+}
+
+Status WrapperEmitter::emitOutputShapes() {
+  std::set<int> used;
+  std::string body;
+  size_t n = 0;
+  for (size_t i = 0; i < m_.outputs.size(); ++i) {
+    const ModuleTensor &t = m_.outputs[i];
+    body += "  // Output " + std::to_string(i) + ": '" + commentText(t.name) +
+            "'\n";
+    for (size_t d = 0; d < t.dims.size(); ++d) {
+      AOTC_ASSIGN_OR_RETURN(
+          std::string v,
+          cxx(t.dims[d], "output '" + t.name + "' dim " + std::to_string(d),
+              used));
+      body += "  dims[" + std::to_string(n++) + "] = " + v + ";\n";
+    }
+  }
+  if (n == 0)
+    body += "  (void)dims;\n";
+  out_ += "static void output_shapes(const int64_t *s, int64_t *dims) {\n" +
+          bindSymbols(used) + body + "}\n\n";
+  return Status::ok();
+}
+
+Expected<std::string> WrapperEmitter::launchArg(const KernelBuffer &kb,
+                                                std::set<int> &used) const {
+  const ModuleBuffer *b = m_.findBuffer(kb.name);
+  if (!b)
+    return makeError("buffer '", kb.name, "' is not declared by the module");
+  std::string comment = "  // " + commentText(kb.name) + "\n";
+  auto checkTensor = [&](const std::vector<ModuleTensor> &ts,
+                         const char *kind) -> Status {
+    if (b->index < 0 || b->index >= static_cast<int>(ts.size()))
+      return makeError("buffer '", kb.name, "' is ", kind, " ", b->index,
+                       " of ", ts.size());
+    if (ts[b->index].buffer != kb.name)
+      return makeError("buffer '", kb.name, "' is ", kind, " ", b->index,
+                       ", which is held by buffer '", ts[b->index].buffer, "'");
+    return Status::ok();
+  };
+  switch (b->role) {
+  case BufferRole::Input:
+    AOTC_RETURN_IF_ERROR(checkTensor(m_.inputs, "input"));
+    return "{AOTC_ARG_INPUT, " + std::to_string(b->index) + ", 0}," + comment;
+  case BufferRole::Output:
+    AOTC_RETURN_IF_ERROR(checkTensor(m_.outputs, "output"));
+    return "{AOTC_ARG_OUTPUT, " + std::to_string(b->index) + ", 0}," + comment;
+  case BufferRole::Constant:
+    if (b->index < 0 || b->index >= static_cast<int>(m_.constants.size()))
+      return makeError("buffer '", kb.name, "' is constant ", b->index, " of ",
+                       m_.constants.size());
+    return "{AOTC_ARG_CONSTANT, " + std::to_string(b->index) + ", " +
+           i64(static_cast<int64_t>(m_.constants[b->index].offset)) + "}," +
+           comment;
+  case BufferRole::Arena: {
+    AOTC_ASSIGN_OR_RETURN(
+        std::string off,
+        cxx(b->arenaOffset, "arena offset of buffer '" + kb.name + "'", used));
+    return "{AOTC_ARG_ARENA, 0, " + off + "}," + comment;
+  }
+  }
+  return makeError("buffer '", kb.name, "' has an unknown role");
+}
+
+Expected<std::string> WrapperEmitter::emitLaunch(size_t index,
+                                                 std::set<int> &used) const {
+  const Kernel &k = m_.kernels[index];
+  auto fail = [&](const Status &s) {
+    return s.withContext("kernel '" + k.name + "'");
+  };
+  if (!isCIdentifier(k.name) || isReservedIdentifier(k.name))
+    return fail(Status::error("the name is not a usable OpenCL identifier"));
+
+  // The ND-range: the outermost Parallel loops, with the LetStmts between
+  // them substituted into their extents.
+  std::vector<std::pair<std::string, Expr>> lets;
+  std::vector<Expr> extents;
+  std::set<int> dims;
+  for (Stmt s = k.body; s.defined();) {
+    if (const LetStmt *l = s.as<LetStmt>()) {
+      lets.emplace_back(l->name, l->value);
+      s = l->body;
+      continue;
+    }
+    const For *f = s.as<For>();
+    if (!f || f->forKind != ForKind::Parallel)
+      break;
+    if (f->dim < 0 || f->dim > 2 || !dims.insert(f->dim).second)
+      return fail(Status::error("bad or repeated parallel dimension " +
+                                std::to_string(f->dim)));
+    s = f->body;
+  }
+  if (!dims.empty() && *dims.rbegin() != static_cast<int>(dims.size()) - 1)
+    return fail(Status::error("parallel loop dimensions are not contiguous"));
+  std::vector<std::string> global;
+  for (Expr e : LoopModule::globalSize(k)) {
+    for (auto it = lets.rbegin(); it != lets.rend(); ++it)
+      e = substitute(e, {*it});
+    auto v = cxx(e, "global size " + std::to_string(global.size()), used);
+    if (!v)
+      return fail(v.status());
+    global.push_back("(uint64_t)(" + *v + ")");
+  }
+  if (global.empty())
+    global.push_back("1"); // a single work-item
+
+  std::string args;
+  for (const KernelBuffer &kb : k.buffers) {
+    auto a = launchArg(kb, used);
+    if (!a)
+      return fail(a.status());
+    args += "        " + *a;
+  }
+  for (const std::string &name : k.symbols) {
+    auto it = symbolIndex_.find(name);
+    if (it == symbolIndex_.end())
+      return fail(
+          Status::error("symbol '" + name + "' is not declared by the module"));
+    used.insert(it->second);
+    args += "        {AOTC_ARG_I64, " + std::to_string(it->second) + ", " +
+            symbolIdent(name) + "},  // " + commentText(name) + "\n";
+  }
+  size_t nargs = k.buffers.size() + k.symbols.size();
+
+  std::string out =
+      "  // Kernel " + std::to_string(index) + ": " + k.name + "\n  {\n";
+  if (nargs > 0)
+    out += "    const AotcArg args[" + std::to_string(nargs) + "] = {\n" +
+           args + "    };\n";
+  out += "    const uint64_t global[" + std::to_string(global.size()) + "] = {";
+  for (size_t i = 0; i < global.size(); ++i)
+    out += (i ? ", " : "") + global[i];
+  out += "};\n";
+  out += "    if (int32_t err = aotc_rt_launch(ctx, " + std::to_string(index) +
+         ", " + (nargs ? "args" : "nullptr") + ", " + std::to_string(nargs) +
+         ", " + std::to_string(global.size()) + ", global, nullptr))\n";
+  out += "      return err;\n  }\n";
+  return out;
+}
+
+Status WrapperEmitter::emitRun() {
+  std::set<int> used;
+  std::string body;
+  for (size_t i = 0; i < m_.kernels.size(); ++i) {
+    AOTC_ASSIGN_OR_RETURN(std::string launch, emitLaunch(i, used));
+    body += launch;
+  }
+  out_ +=
+      "// Enqueues every kernel in order; returns the first launch error.\n";
+  out_ += "static int32_t run(AotcRunCtx *ctx, const int64_t *s) {\n" +
+          bindSymbols(used);
+  if (m_.kernels.empty())
+    out_ += "  (void)ctx;\n";
+  out_ += body + "  return 0;\n}\n\n";
+  return Status::ok();
+}
+
+void WrapperEmitter::emitDesc() {
+  auto count = [](size_t n, const char *table) {
+    return std::to_string(n) + ", " + (n ? table : "nullptr");
+  };
+  out_ += "static const AotcModelDesc kModelDesc = {\n";
+  out_ += "    AOTC_MODEL_DESC_VERSION,\n";
+  out_ += "    " + cStringLiteral(m_.name) + ",  // model_name\n";
+  out_ += "    " + std::string(kKernelsSourceSymbol) + ", " +
+          u64(opts_.clSourceSize) + ",  // cl_source, cl_source_size\n";
+  out_ += "    " + cStringLiteral(opts_.clBuildOptions) +
+          ",  // cl_build_options\n";
+  out_ += "    " + count(m_.kernels.size(), "kKernelNames") + ",\n";
+  out_ += "    " + count(m_.symbols.size(), "kSymbols") + ",\n";
+  out_ += "    " + count(m_.inputs.size(), "kInputs") + ",\n";
+  out_ += "    " + count(m_.outputs.size(), "kOutputs") + ",\n";
+  out_ += "    " + count(m_.constants.size(), "kConstants") + ",\n";
+  out_ += "    " +
+          std::string(opts_.weightless ? "nullptr" : kConstantsBlobSymbol) +
+          ", " + u64(m_.constantsBytes) +
+          ",  // constants_blob, constants_blob_size\n";
+  out_ += "    " + std::to_string(numMetadata_) + ", kMetadata,\n";
+  out_ += "    arena_bytes,\n    output_shapes,\n    run,\n};\n\n";
+  out_ +=
+      "extern \"C\" __attribute__((visibility(\"hidden\"))) const "
+      "AotcModelDesc *\naotc_model_desc(void) {\n  return &kModelDesc;\n}\n";
+}
+
+Expected<std::string> WrapperEmitter::emit() {
+  out_ = "// C++ wrapper of model '" + commentText(m_.name) +
+         "', generated by aotc. Do not edit.\n";
+  out_ += "// Kernels: " + std::to_string(m_.kernels.size()) +
+          ", symbols: " + std::to_string(m_.symbols.size()) +
+          ", inputs: " + std::to_string(m_.inputs.size()) +
+          ", outputs: " + std::to_string(m_.outputs.size()) +
+          ", constants: " + std::to_string(m_.constants.size()) + ".\n";
+  out_ += "#include <aotc/model_desc.h>\n\n";
+  out_ += "// Defined by the data object linked beside this wrapper.\n";
+  if (!opts_.weightless)
+    out_ += "extern \"C\" __attribute__((visibility(\"hidden\"))) const "
+            "uint8_t " +
+            std::string(kConstantsBlobSymbol) + "[];\n";
+  out_ += "extern \"C\" __attribute__((visibility(\"hidden\"))) const char " +
+          std::string(kKernelsSourceSymbol) + "[];\n\n";
+  out_ += "// Integer min/max of the printed size expressions.\n";
+  out_ += "__attribute__((unused)) static inline int64_t aotc_min(int64_t a, "
+          "int64_t b) {\n  return a < b ? a : b;\n}\n";
+  out_ += "__attribute__((unused)) static inline int64_t aotc_max(int64_t a, "
+          "int64_t b) {\n  return a > b ? a : b;\n}\n\n";
+  AOTC_RETURN_IF_ERROR(checkSymbols());
+  AOTC_RETURN_IF_ERROR(emitTensors(m_.inputs, true));
+  AOTC_RETURN_IF_ERROR(emitTensors(m_.outputs, false));
+  AOTC_RETURN_IF_ERROR(emitConstants());
+  emitKernelNamesAndMetadata();
+  AOTC_RETURN_IF_ERROR(emitArenaBytes());
+  AOTC_RETURN_IF_ERROR(emitOutputShapes());
+  AOTC_RETURN_IF_ERROR(emitRun());
+  emitDesc();
+  return out_;
+}
+
+} // namespace
+
+Expected<std::string> emitWrapper(const LoopModule &m,
+                                  const WrapperOptions &opts) {
+  return WrapperEmitter(m, opts).emit();
+}
+
+} // namespace aotc

@@ -1,0 +1,52 @@
+/// \file
+/// C++ wrapper emission (--emit=cpp): the descriptor tables and launch code
+/// that the runtime reads through aotc_model_desc().
+///
+/// The wrapper includes only <aotc/model_desc.h> and is compiled with
+/// -ffreestanding -nostdinc -DAOTC_FREESTANDING -fno-exceptions -fno-rtti
+/// -fvisibility=hidden, so it is plain constant tables and a few functions: no
+/// standard headers, templates or static constructors. The data object linked
+/// beside it defines the two symbols named below.
+#pragma once
+
+#include "ir/module.h"
+#include "ir/status.h"
+
+#include <cstdint>
+#include <string>
+
+namespace aotc {
+
+/// `extern "C" const uint8_t aotc_constants_blob[]`: the weights,
+/// 64-byte aligned, LoopModule::constantsBytes long. Absent in a weightless
+/// model, whose wrapper does not reference it.
+constexpr const char *kConstantsBlobSymbol = "aotc_constants_blob";
+/// `extern "C" const char aotc_kernels_source[]`: the OpenCL C source from
+/// emitOpenCL, WrapperOptions::clSourceSize bytes plus a terminating NUL.
+constexpr const char *kKernelsSourceSymbol = "aotc_kernels_source";
+
+/// The value of the "aotc.version" metadata key of every model.
+constexpr const char *kAotcVersion = "0.1.0";
+
+struct WrapperOptions {
+  /// Bytes of the OpenCL source, without the terminating NUL.
+  uint64_t clSourceSize = 0;
+  /// Build options of the OpenCL program (buildOptions() of cl_printer.h).
+  std::string clBuildOptions;
+  /// Weights are supplied at load: constants_blob is null.
+  bool weightless = false;
+};
+
+/// Emits the C++ wrapper of \p m: symbol, input, output, constant, kernel and
+/// metadata tables, arena_bytes(), output_shapes(), run() (one
+/// aotc_rt_launch per kernel, in order, returning the first error) and
+/// `aotc_model_desc()`. Symbols print as symbolIdent(name). Deterministic.
+/// Returns an error when the module is inconsistent: a kernel buffer or
+/// symbol the module does not declare, an expression over something other
+/// than symbols, an input dim that is neither a constant nor a symbol, a
+/// constant outside the blob, two symbols with one identifier, or a kernel
+/// name that is not a usable identifier.
+Expected<std::string> emitWrapper(const LoopModule &m,
+                                  const WrapperOptions &opts);
+
+} // namespace aotc

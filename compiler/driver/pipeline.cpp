@@ -1,0 +1,250 @@
+/// \file
+/// The compile pipeline. Reads top to bottom as the list of stages.
+#include "compiler/driver/pipeline.h"
+
+#include "codegen/opencl/cl_printer.h"
+#include "codegen/toolchain/clang_compile.h"
+#include "codegen/toolchain/data_object.h"
+#include "codegen/toolchain/lld_link.h"
+#include "codegen/wrapper/wrapper_emitter.h"
+#include "compiler/lowering/lowering.h"
+#include "compiler/passes/shape_inference.h"
+#include "compiler/schedule/schedule.h"
+
+#include "aotc_runtime_link.h"
+
+#include <chrono>
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace aotc {
+
+namespace {
+
+class StageTimer {
+public:
+  explicit StageTimer(std::vector<StageTime> &out) : out_(out) {}
+  template <typename F> auto run(const std::string &stage, F &&f) {
+    auto start = std::chrono::steady_clock::now();
+    auto r = f();
+    double ms = std::chrono::duration<double, std::milli>(
+                    std::chrono::steady_clock::now() - start)
+                    .count();
+    out_.push_back({stage, ms});
+    return r;
+  }
+
+private:
+  std::vector<StageTime> &out_;
+};
+
+bool endsWith(const std::string &s, const std::string &suffix) {
+  return s.size() >= suffix.size() &&
+         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+Expected<std::unique_ptr<Graph>> importModel(const CompileOptions &opts) {
+  if (endsWith(opts.modelPath, ".onnxtxt")) {
+    std::ifstream in(opts.modelPath);
+    if (!in)
+      return makeError(opts.modelPath, ": cannot open file");
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return importOnnxText(ss.str(), opts.import);
+  }
+  return importOnnxFile(opts.modelPath, opts.import);
+}
+
+std::string baseName(const std::string &path) {
+  size_t s = path.find_last_of('/');
+  std::string b = s == std::string::npos ? path : path.substr(s + 1);
+  size_t dot = b.find_last_of('.');
+  return dot == std::string::npos ? b : b.substr(0, dot);
+}
+
+/// A private temporary directory removed on destruction.
+class TempDir {
+public:
+  TempDir() {
+    const char *tmp = std::getenv("TMPDIR");
+    std::string tmpl = std::string(tmp && *tmp ? tmp : "/tmp") + "/aotc-XXXXXX";
+    std::vector<char> buf(tmpl.begin(), tmpl.end());
+    buf.push_back('\0');
+    if (mkdtemp(buf.data()))
+      path_ = buf.data();
+  }
+  ~TempDir() {
+    for (const std::string &f : files_)
+      unlink(f.c_str());
+    if (!path_.empty())
+      rmdir(path_.c_str());
+  }
+  bool ok() const { return !path_.empty(); }
+  Expected<std::string> write(const std::string &name, const std::string &bytes) {
+    std::string p = path_ + "/" + name;
+    std::ofstream out(p, std::ios::binary);
+    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    if (!out)
+      return makeError(p, ": cannot write temporary file");
+    files_.push_back(p);
+    return p;
+  }
+
+private:
+  std::string path_;
+  std::vector<std::string> files_;
+};
+
+/// Only the C ABI (aotc_*) is exported from a model .so.
+const char kVersionScript[] = "{\n  global:\n    aotc_*;\n  local:\n    *;\n};\n";
+
+} // namespace
+
+Expected<std::string> findRuntimeArchive() {
+  struct stat st;
+  if (const char *env = std::getenv("AOTC_RUNTIME_ARCHIVE")) {
+    if (stat(env, &st) == 0)
+      return std::string(env);
+    return makeError("AOTC_RUNTIME_ARCHIVE: no such file '", env, "'");
+  }
+  std::vector<std::string> candidates;
+  char exe[4096];
+  ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+  if (n > 0) {
+    exe[n] = '\0';
+    std::string dir(exe);
+    dir = dir.substr(0, dir.find_last_of('/'));
+    candidates.push_back(dir + "/libaotc_model_runtime.a");
+    candidates.push_back(dir + "/../lib/aotc/libaotc_model_runtime.a");
+  }
+  candidates.push_back(AOTC_MODEL_RUNTIME_ARCHIVE);
+  for (const std::string &c : candidates)
+    if (stat(c.c_str(), &st) == 0)
+      return c;
+  return makeError("cannot find the model runtime archive "
+                   "libaotc_model_runtime.a (looked in ",
+                   candidates.front(), " and ", candidates.back(),
+                   "; set AOTC_RUNTIME_ARCHIVE)");
+}
+
+Expected<CompileResult> compileModel(const CompileOptions &opts) {
+  CompileResult result;
+  StageTimer timer(result.times);
+  auto dumpGraph = [&](const char *pass, const Graph &g) {
+    if (opts.printAfterAll)
+      std::cerr << "// ----- graph after " << pass << " -----\n" << g.print();
+  };
+
+  // 1. Frontend: ONNX -> Graph IR (checker, ONNX and symbolic shape inference).
+  auto imported = timer.run("import", [&] { return importModel(opts); });
+  if (!imported)
+    return imported.status();
+  std::unique_ptr<Graph> graph = imported.take();
+  dumpGraph("import", *graph);
+
+  // 2. Graph passes.
+  Status passes = timer.run("passes", [&] {
+    graph->removeDeadNodes();
+    dumpGraph("dce", *graph);
+    return graph->verify();
+  });
+  AOTC_RETURN_IF_ERROR(passes);
+  if (opts.emit == "graph") {
+    result.emitted = graph->print();
+    return result;
+  }
+
+  // 3. Lowering: ops -> compute definitions.
+  auto lowered = timer.run("lowering", [&] { return lowerGraph(*graph); });
+  if (!lowered)
+    return lowered.status();
+  if (opts.emit == "lowered") {
+    result.emitted = lowered->print();
+    return result;
+  }
+
+  // 4. Scheduling: fusion, kernels, memory plan.
+  auto scheduled =
+      timer.run("schedule", [&] { return scheduleGraph(*graph, lowered.take()); });
+  if (!scheduled)
+    return scheduled.status();
+  LoopModule module = scheduled.take();
+  module.metadata["source"] = baseName(opts.modelPath);
+  result.numKernels = module.kernels.size();
+  result.arenaBytes = printExpr(module.arenaBytes);
+  result.constantsBytes = module.constantsBytes;
+  if (opts.emit == "loop") {
+    result.emitted = module.print();
+    return result;
+  }
+
+  // 5. Code generation: OpenCL C and the C++ wrapper.
+  std::string clSource, wrapper;
+  Status gen = timer.run("codegen", [&]() -> Status {
+    AOTC_ASSIGN_OR_RETURN(clSource, emitOpenCL(module));
+    WrapperOptions wo;
+    wo.clSourceSize = clSource.size();
+    wo.clBuildOptions = buildOptions(module);
+    AOTC_ASSIGN_OR_RETURN(wrapper, emitWrapper(module, wo));
+    return Status::ok();
+  });
+  AOTC_RETURN_IF_ERROR(gen);
+  if (opts.emit == "cl") {
+    result.emitted = clSource;
+    return result;
+  }
+  if (opts.emit == "cpp") {
+    result.emitted = wrapper;
+    return result;
+  }
+  if (!opts.emit.empty())
+    return makeError("unknown --emit kind '", opts.emit,
+                     "' (expected graph, lowered, loop, cl or cpp)");
+  if (opts.outputPath.empty())
+    return makeError("no output file given (-o)");
+
+  // 6. Toolchain: clang (wrapper), LLVM (constants + kernel source), lld.
+  TempDir tmp;
+  if (!tmp.ok())
+    return makeError("cannot create a temporary directory");
+  auto wrapperObj = timer.run("clang", [&] {
+    toolchain::CompileOptions co;
+    co.optLevel = opts.wrapperOptLevel;
+    return toolchain::compileCxxToObject(wrapper, module.name + "_wrapper.cpp", co);
+  });
+  if (!wrapperObj)
+    return wrapperObj.status().withContext("compiling the wrapper");
+  auto dataObj = timer.run("constants", [&] {
+    std::string blob(module.constantsBytes, '\0');
+    for (const ModuleConstant &c : module.constants)
+      if (c.data.size())
+        std::copy(c.data.data(), c.data.data() + c.data.size(), blob.begin() + c.offset);
+    std::string src = clSource;
+    std::vector<toolchain::DataSymbol> syms = {
+        {kConstantsBlobSymbol, blob.data(), blob.size(), 64, true},
+        {kKernelsSourceSymbol, src.c_str(), src.size() + 1, 16, false}};
+    return toolchain::writeDataObject(syms);
+  });
+  if (!dataObj)
+    return dataObj.status().withContext("writing the constants object");
+  AOTC_ASSIGN_OR_RETURN(std::string runtimeArchive, findRuntimeArchive());
+  Status linked = timer.run("lld", [&]() -> Status {
+    AOTC_ASSIGN_OR_RETURN(std::string wrapperPath, tmp.write("wrapper.o", *wrapperObj));
+    AOTC_ASSIGN_OR_RETURN(std::string dataPath, tmp.write("constants.o", *dataObj));
+    AOTC_ASSIGN_OR_RETURN(std::string mapPath, tmp.write("model.map", kVersionScript));
+    toolchain::LinkOptions lo;
+    lo.inputs = {wrapperPath, dataPath};
+    lo.wholeArchives = {runtimeArchive};
+    lo.output = opts.outputPath;
+    lo.versionScript = mapPath;
+    return toolchain::linkSharedObject(lo);
+  });
+  AOTC_RETURN_IF_ERROR(linked);
+  return result;
+}
+
+} // namespace aotc

@@ -1,0 +1,48 @@
+/// \file
+/// The compile pipeline, top to bottom: import, graph passes, lowering,
+/// scheduling, code generation, in-process clang and lld. Every stage is
+/// timed (--time-passes) and every IR can be dumped (--emit).
+#pragma once
+
+#include "compiler/frontend/onnx_import.h"
+#include "ir/module.h"
+#include "ir/status.h"
+
+#include <string>
+#include <vector>
+
+namespace aotc {
+
+struct CompileOptions {
+  std::string modelPath;  ///< .onnx (binary) or .onnxtxt (ONNX textual syntax)
+  std::string outputPath; ///< the model .so; may be empty with --emit
+  ImportOptions import;
+  /// Stop after producing this artifact and return its text:
+  /// graph | lowered | loop | cl | cpp. Empty: build the .so.
+  std::string emit;
+  bool printAfterAll = false; ///< print the graph after every graph pass
+  int wrapperOptLevel = 1;
+};
+
+struct StageTime {
+  std::string stage;
+  double ms;
+};
+
+struct CompileResult {
+  std::string emitted; ///< the --emit artifact
+  std::vector<StageTime> times;
+  size_t numKernels = 0;
+  std::string arenaBytes; ///< symbolic arena size
+  uint64_t constantsBytes = 0;
+};
+
+/// Compiles a model. Every failure names the file, node or stage.
+Expected<CompileResult> compileModel(const CompileOptions &opts);
+
+/// Where the model runtime archive linked into every .so lives: env
+/// AOTC_RUNTIME_ARCHIVE, beside the aotc executable, ../lib/aotc, or the
+/// build tree.
+Expected<std::string> findRuntimeArchive();
+
+} // namespace aotc

@@ -1,0 +1,51 @@
+/// \file
+/// Helpers shared by the ONNX importer's files: dtype, tensor and attribute
+/// conversion (onnx_tensor.cpp) and the per-op attribute tables
+/// (onnx_op_attrs.cpp). Not a public header.
+#pragma once
+
+#include "ir/graph.h"
+#include "ir/status.h"
+
+#include <onnx/onnx_pb.h>
+
+#include <string>
+#include <utility>
+
+namespace aotc {
+namespace onnx_import {
+
+/// ONNX's name of a TensorProto.DataType ("float16", "string", ...).
+std::string onnxDTypeName(int32_t elemType);
+
+/// Maps an ONNX element type to a DType; an error "unsupported dtype
+/// 'float16'" for types aotc does not handle.
+Expected<DType> dtypeFromOnnx(int32_t elemType);
+
+/// Converts a tensor (raw_data or the typed *_data fields) into a type and
+/// little-endian bytes. Errors name the tensor; external data is an error.
+Expected<std::pair<TensorType, TensorData>>
+convertTensor(const onnx::TensorProto &t);
+
+/// The shortest decimal double that reads back as \p f: 0.01f -> 0.01.
+double floatToDouble(float f);
+
+/// Converts an attribute's value; graph- and sparse-valued attributes are
+/// errors.
+Expected<Attribute> convertAttribute(const onnx::AttributeProto &a);
+
+/// Checks attribute names and kinds of \p node against the table of
+/// attributes aotc supports for \p op. Errors name the node and attribute.
+Status checkAttributeNames(OpKind op, const onnx::NodeProto &node,
+                           const std::string &nodeDesc);
+
+/// Checks attribute values that aotc supports only in part (3-D convolution,
+/// unknown auto_pad, training-mode BatchNormalization, unsupported dtypes).
+Status checkAttributeValues(const Node &n, int64_t opset);
+
+/// Fills the symbolic data of a small (<= 64 elements) 0-D/1-D int32/int64
+/// constant.
+void setConstantSymbolicData(Value *v);
+
+} // namespace onnx_import
+} // namespace aotc

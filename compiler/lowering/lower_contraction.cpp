@@ -1,0 +1,198 @@
+/// \file
+/// Lowering of contractions (MatMul, Gemm, Conv) to reductions whose
+/// epilogue carries the bias; the scheduler fuses pointwise consumers into
+/// that epilogue.
+#include "compiler/lowering/lowering.h"
+
+namespace aotc {
+
+namespace {
+
+Expr bin(BinOp op, const Expr &a, const Expr &b) { return Binary::make(op, a, b); }
+
+TensorDef contraction(const Value *out) {
+  TensorDef d;
+  d.kind = TensorDef::Kind::Reduction;
+  d.name = out->name();
+  d.dtype = out->type().dtype;
+  d.shape = out->type().dims;
+  d.combiner = Combiner::Sum;
+  d.rereadsInputs = true;
+  return d;
+}
+
+Status lowerMatMul(const Node &n, LowerCtx &ctx) {
+  const Value *a = n.input(0), *b = n.input(1), *out = n.output(0);
+  int ra = a->type().rank(), rb = b->type().rank(), ro = out->type().rank();
+  if (ra < 1 || rb < 1)
+    return makeError(n.describe(), ": MatMul of a scalar");
+  std::vector<Expr> o = LowerCtx::idxVars(ro);
+  Expr k = LowerCtx::rvar(0);
+  // Output layout: batch..., [m if ra > 1], [n if rb > 1].
+  int nb = ro - (ra > 1) - (rb > 1);
+  auto batchIdx = [&](const Value *v, int r) {
+    std::vector<Expr> idx;
+    int vb = r - 2; // batch dims of the operand
+    for (int j = 0; j < vb; ++j) {
+      int oj = nb - vb + j;
+      const Expr &dim = v->type().dims[j];
+      idx.push_back(dim.isConstValue(1) && !out->type().dims[oj].isConstValue(1)
+                        ? Expr(0)
+                        : o[oj]);
+    }
+    return idx;
+  };
+  std::vector<Expr> ai, bi;
+  if (ra == 1) {
+    ai = {k};
+  } else {
+    ai = batchIdx(a, ra);
+    ai.push_back(o[nb]);
+    ai.push_back(k);
+  }
+  if (rb == 1) {
+    bi = {k};
+  } else {
+    bi = batchIdx(b, rb);
+    bi.push_back(k);
+    bi.push_back(o[ro - 1]);
+  }
+  TensorDef d = contraction(out);
+  d.reduceExtents = {a->type().dims[ra - 1]};
+  d.body = bin(BinOp::Mul, ctx.readValue(a, ai), ctx.readValue(b, bi));
+  ctx.bind(out, ctx.add(std::move(d)));
+  return Status::ok();
+}
+
+Status lowerGemm(const Node &n, LowerCtx &ctx) {
+  AOTC_ASSIGN_OR_RETURN(double alpha, n.attrFloat("alpha", 1.0));
+  AOTC_ASSIGN_OR_RETURN(double beta, n.attrFloat("beta", 1.0));
+  AOTC_ASSIGN_OR_RETURN(int64_t transA, n.attrInt("transA", 0));
+  AOTC_ASSIGN_OR_RETURN(int64_t transB, n.attrInt("transB", 0));
+  const Value *a = n.input(0), *b = n.input(1), *c = n.input(2);
+  const Value *out = n.output(0);
+  DType t = out->type().dtype;
+  Expr i = LowerCtx::idx(0), j = LowerCtx::idx(1), k = LowerCtx::rvar(0);
+  TensorDef d = contraction(out);
+  d.reduceExtents = {a->type().dims[transA ? 0 : 1]};
+  d.body = bin(BinOp::Mul, ctx.readValue(a, transA ? std::vector<Expr>{k, i} : std::vector<Expr>{i, k}),
+               ctx.readValue(b, transB ? std::vector<Expr>{j, k} : std::vector<Expr>{k, j}));
+  Expr acc = Var::make("acc", t);
+  Expr e = alpha == 1.0 ? acc : bin(BinOp::Mul, literal(t, alpha), acc);
+  if (c && beta != 0.0) {
+    Expr cv = ctx.readBroadcast(ctx.defOf(c), out->type().dims, {i, j});
+    e = bin(BinOp::Add, e, beta == 1.0 ? cv : bin(BinOp::Mul, literal(t, beta), cv));
+  }
+  if (!e.sameAs(acc))
+    d.epilogue = e;
+  ctx.bind(out, ctx.add(std::move(d)));
+  return Status::ok();
+}
+
+} // namespace
+
+/// Begin pads per spatial dim of a Conv/Pool node with static input sizes
+/// where auto_pad needs them.
+Expected<std::vector<Expr>> beginPads(const Node &n, const std::vector<Expr> &inSpatial,
+                                      const std::vector<int64_t> &kernel,
+                                      const std::vector<int64_t> &strides,
+                                      const std::vector<int64_t> &dilations) {
+  size_t s = inSpatial.size();
+  AOTC_ASSIGN_OR_RETURN(std::string autoPad, n.attrString("auto_pad", "NOTSET"));
+  std::vector<Expr> out;
+  if (autoPad == "NOTSET") {
+    AOTC_ASSIGN_OR_RETURN(std::vector<int64_t> pads,
+                          n.attrInts("pads", std::vector<int64_t>(2 * s, 0)));
+    if (pads.size() != 2 * s)
+      return makeError(n.describe(), ": 'pads' has ", pads.size(),
+                       " values, expected ", 2 * s);
+    for (size_t k = 0; k < s; ++k)
+      out.push_back(Expr(pads[k]));
+    return out;
+  }
+  if (autoPad == "VALID")
+    return std::vector<Expr>(s, Expr(0));
+  if (autoPad != "SAME_UPPER" && autoPad != "SAME_LOWER")
+    return makeError(n.describe(), ": unsupported auto_pad '", autoPad, "'");
+  for (size_t k = 0; k < s; ++k) {
+    int64_t in;
+    if (!inSpatial[k].isConst(in))
+      return makeError(n.describe(), ": auto_pad ", autoPad,
+                       " needs static spatial sizes");
+    int64_t outSz = (in + strides[k] - 1) / strides[k];
+    int64_t total = std::max<int64_t>(
+        0, (outSz - 1) * strides[k] + (kernel[k] - 1) * dilations[k] + 1 - in);
+    out.push_back(Expr(autoPad == "SAME_UPPER" ? total / 2 : total - total / 2));
+  }
+  return out;
+}
+
+namespace {
+
+Status lowerConv(const Node &n, LowerCtx &ctx) {
+  const Value *x = n.input(0), *w = n.input(1), *bias = n.input(2);
+  const Value *out = n.output(0);
+  const TensorType &xt = x->type();
+  int s = xt.rank() - 2;
+  if (s < 1)
+    return makeError(n.describe(), ": input rank ", xt.rank(), " is below 3");
+  std::vector<int64_t> kernel;
+  for (int k = 0; k < s; ++k) {
+    int64_t v;
+    if (!w->type().dims[2 + k].isConst(v))
+      return makeError(n.describe(), ": weight spatial dims must be static");
+    kernel.push_back(v);
+  }
+  AOTC_ASSIGN_OR_RETURN(std::vector<int64_t> strides,
+                        n.attrInts("strides", std::vector<int64_t>(s, 1)));
+  AOTC_ASSIGN_OR_RETURN(std::vector<int64_t> dil,
+                        n.attrInts("dilations", std::vector<int64_t>(s, 1)));
+  AOTC_ASSIGN_OR_RETURN(int64_t group, n.attrInt("group", 1));
+  std::vector<Expr> inSpatial(xt.dims.begin() + 2, xt.dims.end());
+  AOTC_ASSIGN_OR_RETURN(std::vector<Expr> pads,
+                        beginPads(n, inSpatial, kernel, strides, dil));
+  int64_t m;
+  if (!w->type().dims[0].isConst(m) || m % group != 0)
+    return makeError(n.describe(), ": output channels must be static and divisible by group");
+  Expr cg = w->type().dims[1]; // input channels per group
+  std::vector<Expr> o = LowerCtx::idxVars(out->type().rank());
+  Expr g = floorDiv(o[1], Expr(m / group));
+  Expr ci = g * cg + LowerCtx::rvar(0);
+  std::vector<Expr> xi = {o[0], ci}, wi = {o[1], LowerCtx::rvar(0)};
+  Expr inBounds;
+  TensorDef d = contraction(out);
+  d.reduceExtents.push_back(cg);
+  for (int k = 0; k < s; ++k) {
+    Expr r = LowerCtx::rvar(1 + k);
+    Expr pos = o[2 + k] * Expr(strides[k]) - pads[k] + r * Expr(dil[k]);
+    xi.push_back(pos);
+    wi.push_back(r);
+    d.reduceExtents.push_back(Expr(kernel[k]));
+    inBounds = logicalAnd(inBounds, logicalAnd(cmp(BinOp::GE, pos, Expr(0)),
+                                               cmp(BinOp::LT, pos, inSpatial[k])));
+  }
+  DType t = out->type().dtype;
+  Expr xv = Select::make(inBounds, ctx.readValue(x, xi), literal(t, 0));
+  d.body = bin(BinOp::Mul, xv, ctx.readValue(w, wi));
+  if (bias)
+    d.epilogue = bin(BinOp::Add, Var::make("acc", t), ctx.readValue(bias, {o[1]}));
+  ctx.bind(out, ctx.add(std::move(d)));
+  return Status::ok();
+}
+
+} // namespace
+
+Status lowerContraction(const Node &n, LowerCtx &ctx) {
+  switch (n.op()) {
+  case OpKind::MatMul:
+    return lowerMatMul(n, ctx);
+  case OpKind::Gemm:
+    return lowerGemm(n, ctx);
+  case OpKind::Conv:
+    return lowerConv(n, ctx);
+  default:
+    return makeError(n.describe(), ": not a contraction");
+  }
+}
+
+} // namespace aotc

@@ -1,0 +1,233 @@
+/// \file
+/// Lowering of reductions: ReduceSum/Mean/Max/Min, Softmax and LogSoftmax
+/// (max, then sum of exp, then a pointwise normalization), and pooling.
+#include "compiler/lowering/lowering.h"
+
+#include <algorithm>
+
+namespace aotc {
+
+namespace {
+
+Expr bin(BinOp op, const Expr &a, const Expr &b) { return Binary::make(op, a, b); }
+
+Expected<std::vector<int>> normalizeAxes(const Node &n, std::vector<int64_t> axes,
+                                         int rank) {
+  std::vector<int> out;
+  for (int64_t a : axes) {
+    if (a < -rank || a >= rank)
+      return makeError(n.describe(), ": axis ", a, " out of range for rank ", rank);
+    out.push_back(static_cast<int>(a < 0 ? a + rank : a));
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+/// Axes of a Reduce* node: from the `axes` input (when present) or attribute.
+Expected<std::vector<int64_t>> reduceAxes(const Node &n, bool &present) {
+  present = false;
+  if (const Value *ax = n.input(1)) {
+    const auto &sym = ax->symbolicData();
+    if (!sym)
+      return makeError(n.describe(), ": 'axes' input must be a compile-time constant");
+    std::vector<int64_t> axes;
+    for (const Expr &e : *sym) {
+      int64_t v;
+      if (!e.isConst(v))
+        return makeError(n.describe(), ": 'axes' must be constant");
+      axes.push_back(v);
+    }
+    present = true;
+    return axes;
+  }
+  if (n.hasAttr("axes")) {
+    present = true;
+    return n.attrInts("axes", {});
+  }
+  return std::vector<int64_t>{};
+}
+
+Status lowerReduce(const Node &n, LowerCtx &ctx) {
+  const Value *x = n.input(0), *out = n.output(0);
+  int rank = x->type().rank();
+  bool present;
+  AOTC_ASSIGN_OR_RETURN(std::vector<int64_t> raw, reduceAxes(n, present));
+  AOTC_ASSIGN_OR_RETURN(int64_t keepdims, n.attrInt("keepdims", 1));
+  AOTC_ASSIGN_OR_RETURN(int64_t noop, n.attrInt("noop_with_empty_axes", 0));
+  int xid = ctx.defOf(x);
+  if (raw.empty() && noop) {
+    ctx.bind(out, xid);
+    return Status::ok();
+  }
+  std::vector<int> axes;
+  if (raw.empty()) {
+    for (int k = 0; k < rank; ++k)
+      axes.push_back(k);
+  } else {
+    AOTC_ASSIGN_OR_RETURN(axes, normalizeAxes(n, raw, rank));
+  }
+  DType t = out->type().dtype;
+  Combiner comb = n.op() == OpKind::ReduceMax   ? Combiner::Max
+                  : n.op() == OpKind::ReduceMin ? Combiner::Min
+                                                : Combiner::Sum;
+  Expr epi;
+  if (n.op() == OpKind::ReduceMean) {
+    std::vector<Expr> ext;
+    for (int a : axes)
+      ext.push_back(x->type().dims[a]);
+    epi = bin(BinOp::Div, Var::make("acc", t), Cast::make(t, product(ext)));
+  }
+  int id = addAxisReduction(
+      ctx, out->name(), t, x->type().dims, axes, keepdims != 0, comb,
+      [&](const std::vector<Expr> &idx) { return ctx.read(xid, idx); }, epi);
+  ctx.bind(out, id);
+  return Status::ok();
+}
+
+Status lowerSoftmax(const Node &n, LowerCtx &ctx) {
+  const Value *x = n.input(0), *out = n.output(0);
+  int rank = x->type().rank();
+  int64_t opset = ctx.graph().opsetVersion;
+  AOTC_ASSIGN_OR_RETURN(int64_t axis, n.attrInt("axis", opset >= 13 ? -1 : 1));
+  if (axis < -rank || axis >= rank)
+    return makeError(n.describe(), ": axis ", axis, " out of range");
+  if (axis < 0)
+    axis += rank;
+  std::vector<int> axes;
+  if (opset >= 13)
+    axes = {static_cast<int>(axis)};
+  else
+    for (int k = static_cast<int>(axis); k < rank; ++k)
+      axes.push_back(k); // coerced to 2-D: normalize over all trailing dims
+  DType t = out->type().dtype;
+  int xid = ctx.defOf(x);
+  const std::vector<Expr> &shape = x->type().dims;
+  int mx = addAxisReduction(
+      ctx, out->name() + "_max", t, shape, axes, true, Combiner::Max,
+      [&](const std::vector<Expr> &idx) { return ctx.read(xid, idx); }, Expr());
+  // The max at the position of a full-rank index (reduced axes read 0).
+  auto maxAt = [&](const std::vector<Expr> &idx) {
+    std::vector<Expr> m = idx;
+    for (int a : axes)
+      m[a] = Expr(0);
+    return ctx.read(mx, m);
+  };
+  auto shifted = [&](const std::vector<Expr> &idx) {
+    return bin(BinOp::Sub, ctx.read(xid, idx), maxAt(idx));
+  };
+  int sum = addAxisReduction(
+      ctx, out->name() + "_sum", t, shape, axes, true, Combiner::Sum,
+      [&](const std::vector<Expr> &idx) {
+        return Call::make(t, "exp", {shifted(idx)});
+      },
+      Expr());
+  std::vector<Expr> iv = LowerCtx::idxVars(rank);
+  std::vector<Expr> si = iv;
+  for (int a : axes)
+    si[a] = Expr(0);
+  Expr s = ctx.read(sum, si);
+  Expr body = n.op() == OpKind::Softmax
+                  ? bin(BinOp::Div, Call::make(t, "exp", {shifted(iv)}), s)
+                  : bin(BinOp::Sub, shifted(iv), Call::make(t, "log", {s}));
+  ctx.addPointwise(out, body);
+  return Status::ok();
+}
+
+Status lowerPool(const Node &n, LowerCtx &ctx) {
+  const Value *x = n.input(0), *out = n.output(0);
+  for (size_t i = 1; i < n.outputs().size(); ++i)
+    if (!n.output(i)->users().empty() || ctx.graph().isOutput(n.output(i)))
+      return makeError(n.describe(), ": the 'Indices' output is not supported");
+  const TensorType &xt = x->type();
+  int s = xt.rank() - 2;
+  if (s < 1)
+    return makeError(n.describe(), ": input rank ", xt.rank(), " is below 3");
+  DType t = out->type().dtype;
+  bool global = n.op() == OpKind::GlobalAveragePool || n.op() == OpKind::GlobalMaxPool;
+  bool isMax = n.op() == OpKind::MaxPool || n.op() == OpKind::GlobalMaxPool;
+  std::vector<Expr> o = LowerCtx::idxVars(out->type().rank());
+  std::vector<Expr> inSpatial(xt.dims.begin() + 2, xt.dims.end());
+  TensorDef d;
+  d.kind = TensorDef::Kind::Reduction;
+  d.name = out->name();
+  d.dtype = t;
+  d.shape = out->type().dims;
+  d.combiner = isMax ? Combiner::Max : Combiner::Sum;
+  int xid = ctx.defOf(x);
+  Expr acc = Var::make("acc", t);
+  if (global) {
+    std::vector<Expr> xi = {o[0], o[1]};
+    for (int k = 0; k < s; ++k) {
+      xi.push_back(LowerCtx::rvar(k));
+      d.reduceExtents.push_back(inSpatial[k]);
+    }
+    d.body = ctx.read(xid, xi);
+    if (!isMax)
+      d.epilogue = bin(BinOp::Div, acc, Cast::make(t, product(inSpatial)));
+    ctx.bind(out, ctx.add(std::move(d)));
+    return Status::ok();
+  }
+  AOTC_ASSIGN_OR_RETURN(std::vector<int64_t> kernel, n.attrInts("kernel_shape", {}));
+  if ((int)kernel.size() != s)
+    return makeError(n.describe(), ": 'kernel_shape' has ", kernel.size(),
+                     " values, expected ", s);
+  AOTC_ASSIGN_OR_RETURN(std::vector<int64_t> strides,
+                        n.attrInts("strides", std::vector<int64_t>(s, 1)));
+  AOTC_ASSIGN_OR_RETURN(std::vector<int64_t> dil,
+                        n.attrInts("dilations", std::vector<int64_t>(s, 1)));
+  AOTC_ASSIGN_OR_RETURN(std::vector<Expr> pads,
+                        beginPads(n, inSpatial, kernel, strides, dil));
+  AOTC_ASSIGN_OR_RETURN(int64_t includePad, n.attrInt("count_include_pad", 0));
+  AOTC_ASSIGN_OR_RETURN(std::vector<int64_t> allPads,
+                        n.attrInts("pads", std::vector<int64_t>(2 * s, 0)));
+  std::vector<Expr> xi = {o[0], o[1]};
+  Expr inBounds, count = Expr(1);
+  for (int k = 0; k < s; ++k) {
+    Expr r = LowerCtx::rvar(k);
+    Expr start = o[2 + k] * Expr(strides[k]) - pads[k];
+    Expr pos = start + r * Expr(dil[k]);
+    xi.push_back(pos);
+    d.reduceExtents.push_back(Expr(kernel[k]));
+    inBounds = logicalAnd(inBounds, logicalAnd(cmp(BinOp::GE, pos, Expr(0)),
+                                               cmp(BinOp::LT, pos, inSpatial[k])));
+    if (!isMax) {
+      if (dil[k] != 1)
+        return makeError(n.describe(), ": AveragePool with dilations is not supported");
+      // Window taps inside the input (or inside the padded input).
+      Expr hi = includePad
+                    ? minExpr(start + Expr(kernel[k]),
+                              inSpatial[k] + Expr(allPads.size() == 2 * (size_t)s
+                                                      ? allPads[s + k]
+                                                      : 0))
+                    : minExpr(start + Expr(kernel[k]), inSpatial[k]);
+      Expr lo = includePad ? start : maxExpr(start, Expr(0));
+      count = count * (hi - lo);
+    }
+  }
+  Expr fill = isMax ? lowestValue(t) : literal(t, 0);
+  d.body = Select::make(inBounds, ctx.read(xid, xi), fill);
+  if (!isMax)
+    d.epilogue = bin(BinOp::Div, acc, Cast::make(t, count));
+  ctx.bind(out, ctx.add(std::move(d)));
+  return Status::ok();
+}
+
+} // namespace
+
+Status lowerReduction(const Node &n, LowerCtx &ctx) {
+  switch (n.op()) {
+  case OpKind::ReduceSum:
+  case OpKind::ReduceMean:
+  case OpKind::ReduceMax:
+  case OpKind::ReduceMin:
+    return lowerReduce(n, ctx);
+  case OpKind::Softmax:
+  case OpKind::LogSoftmax:
+    return lowerSoftmax(n, ctx);
+  default:
+    return lowerPool(n, ctx);
+  }
+}
+
+} // namespace aotc

@@ -1,0 +1,282 @@
+/// \file
+/// Lowering of data-movement ops. Reshape, Flatten, Squeeze, Unsqueeze,
+/// Transpose, Expand and Identity are views (pure index remapping, no
+/// kernel once inlined); Concat, Gather, Slice and Pad are pointwise selects
+/// and re-indexings.
+#include "compiler/lowering/lowering.h"
+
+namespace aotc {
+
+namespace {
+
+/// Row-major flat index of \p idx in \p shape.
+Expr linearize(const std::vector<Expr> &idx, const std::vector<Expr> &shape) {
+  Expr flat = Expr(0);
+  for (size_t k = 0; k < idx.size(); ++k)
+    flat = flat * shape[k] + idx[k];
+  return flat;
+}
+
+/// Multi-index of flat index \p flat in \p shape (outermost without mod).
+std::vector<Expr> delinearize(const Expr &flat, const std::vector<Expr> &shape) {
+  std::vector<Expr> idx(shape.size());
+  Expr stride = Expr(1);
+  for (int k = (int)shape.size() - 1; k >= 0; --k) {
+    Expr q = floorDiv(flat, stride);
+    idx[k] = k == 0 ? q : mod(q, shape[k]);
+    stride = stride * shape[k];
+  }
+  return idx;
+}
+
+Expected<std::vector<int64_t>> constInts(const Node &n, const Value *v,
+                                         const char *what) {
+  if (!v)
+    return std::vector<int64_t>{};
+  const auto &sym = v->symbolicData();
+  if (!sym)
+    return makeError(n.describe(), ": '", what, "' must be a compile-time constant");
+  std::vector<int64_t> out;
+  for (const Expr &e : *sym) {
+    int64_t c;
+    if (!e.isConst(c))
+      return makeError(n.describe(), ": '", what, "' must be constant, got ",
+                       printExpr(e));
+    out.push_back(c);
+  }
+  return out;
+}
+
+Status lowerReshapeLike(const Node &n, LowerCtx &ctx) {
+  const Value *x = n.input(0), *out = n.output(0);
+  std::vector<Expr> o = LowerCtx::idxVars(out->type().rank());
+  std::vector<Expr> in =
+      delinearize(linearize(o, out->type().dims), x->type().dims);
+  ctx.addPointwise(out, ctx.readValue(x, in), /*isView=*/true);
+  return Status::ok();
+}
+
+Status lowerSqueezeLike(const Node &n, LowerCtx &ctx) {
+  // Squeeze/Unsqueeze only drop or insert size-1 dims: map the non-unit dims
+  // in order and read index 0 on the input's size-1 dims.
+  const Value *x = n.input(0), *out = n.output(0);
+  const auto &xd = x->type().dims, &od = out->type().dims;
+  std::vector<Expr> o = LowerCtx::idxVars(od.size());
+  std::vector<Expr> in;
+  size_t j = 0;
+  for (size_t k = 0; k < xd.size(); ++k) {
+    if (xd[k].isConstValue(1)) {
+      in.push_back(Expr(0));
+      continue;
+    }
+    while (j < od.size() && od[j].isConstValue(1))
+      ++j;
+    if (j >= od.size())
+      return lowerReshapeLike(n, ctx);
+    in.push_back(o[j++]);
+  }
+  ctx.addPointwise(out, ctx.readValue(x, in), /*isView=*/true);
+  return Status::ok();
+}
+
+Status lowerTranspose(const Node &n, LowerCtx &ctx) {
+  const Value *x = n.input(0), *out = n.output(0);
+  int r = x->type().rank();
+  std::vector<int64_t> def;
+  for (int k = r - 1; k >= 0; --k)
+    def.push_back(k);
+  AOTC_ASSIGN_OR_RETURN(std::vector<int64_t> perm, n.attrInts("perm", def));
+  if ((int)perm.size() != r)
+    return makeError(n.describe(), ": 'perm' has ", perm.size(), " values for rank ", r);
+  std::vector<Expr> o = LowerCtx::idxVars(r), in(r);
+  for (int k = 0; k < r; ++k) {
+    if (perm[k] < 0 || perm[k] >= r)
+      return makeError(n.describe(), ": bad 'perm' value ", perm[k]);
+    in[perm[k]] = o[k];
+  }
+  ctx.addPointwise(out, ctx.readValue(x, in), /*isView=*/true);
+  return Status::ok();
+}
+
+Status lowerConcat(const Node &n, LowerCtx &ctx) {
+  const Value *out = n.output(0);
+  int r = out->type().rank();
+  AOTC_ASSIGN_OR_RETURN(int64_t axis, n.attrInt("axis", 0));
+  if (axis < 0)
+    axis += r;
+  if (axis < 0 || axis >= r)
+    return makeError(n.describe(), ": axis out of range");
+  std::vector<Expr> o = LowerCtx::idxVars(r);
+  // Walk the inputs backwards, building select(i < start_k, earlier, x_k).
+  std::vector<Expr> starts;
+  Expr start = Expr(0);
+  std::vector<const Value *> parts;
+  for (const Value *v : n.inputs()) {
+    if (!v)
+      continue;
+    if (v->type().dims[axis].isConstValue(0))
+      continue;
+    starts.push_back(start);
+    parts.push_back(v);
+    start = simplify(start + v->type().dims[axis], ctx.env());
+  }
+  if (parts.empty())
+    return makeError(n.describe(), ": all inputs are empty");
+  Expr body;
+  for (size_t p = 0; p < parts.size(); ++p) {
+    std::vector<Expr> in = o;
+    in[axis] = o[axis] - starts[p];
+    Expr v = ctx.readValue(parts[p], in);
+    body = p == 0 ? v : Select::make(cmp(BinOp::LT, o[axis], starts[p]), body, v);
+  }
+  ctx.addPointwise(out, body);
+  return Status::ok();
+}
+
+Status lowerGather(const Node &n, LowerCtx &ctx) {
+  const Value *data = n.input(0), *indices = n.input(1), *out = n.output(0);
+  int rd = data->type().rank(), ri = indices->type().rank();
+  AOTC_ASSIGN_OR_RETURN(int64_t axis, n.attrInt("axis", 0));
+  if (axis < 0)
+    axis += rd;
+  if (axis < 0 || axis >= rd)
+    return makeError(n.describe(), ": axis out of range");
+  std::vector<Expr> o = LowerCtx::idxVars(out->type().rank());
+  std::vector<Expr> ii(o.begin() + axis, o.begin() + axis + ri);
+  Expr raw = Cast::make(DType::Int64, ctx.readValue(indices, ii));
+  Expr dim = data->type().dims[axis];
+  Expr index = Select::make(cmp(BinOp::LT, raw, Expr(0)), raw + dim, raw);
+  std::vector<Expr> in(o.begin(), o.begin() + axis);
+  in.push_back(index);
+  in.insert(in.end(), o.begin() + axis + ri, o.end());
+  ctx.addPointwise(out, ctx.readValue(data, in));
+  return Status::ok();
+}
+
+Status lowerSlice(const Node &n, LowerCtx &ctx) {
+  const Value *x = n.input(0), *out = n.output(0);
+  int r = x->type().rank();
+  std::vector<int64_t> starts, ends, axes, steps;
+  if (n.numInputs() > 1) {
+    AOTC_ASSIGN_OR_RETURN(starts, constInts(n, n.input(1), "starts"));
+    AOTC_ASSIGN_OR_RETURN(ends, constInts(n, n.input(2), "ends"));
+    AOTC_ASSIGN_OR_RETURN(axes, constInts(n, n.input(3), "axes"));
+    AOTC_ASSIGN_OR_RETURN(steps, constInts(n, n.input(4), "steps"));
+  } else { // opset < 10
+    AOTC_ASSIGN_OR_RETURN(starts, n.attrInts("starts", {}));
+    AOTC_ASSIGN_OR_RETURN(ends, n.attrInts("ends", {}));
+    AOTC_ASSIGN_OR_RETURN(axes, n.attrInts("axes", {}));
+  }
+  if (axes.empty())
+    for (size_t k = 0; k < starts.size(); ++k)
+      axes.push_back(static_cast<int64_t>(k));
+  if (steps.empty())
+    steps.assign(starts.size(), 1);
+  std::vector<Expr> o = LowerCtx::idxVars(r), in = o;
+  for (size_t k = 0; k < axes.size(); ++k) {
+    int64_t a = axes[k] < 0 ? axes[k] + r : axes[k];
+    if (a < 0 || a >= r || steps[k] == 0)
+      return makeError(n.describe(), ": bad slice axis or step");
+    Expr dim = x->type().dims[a];
+    int64_t s = starts[k];
+    // Clamp the start like ONNX: [0, dim] for positive steps, [0, dim-1] else.
+    Expr start = s < 0 ? dim + Expr(s) : Expr(s);
+    Expr hi = steps[k] > 0 ? dim : dim - Expr(1);
+    start = simplify(maxExpr(Expr(0), minExpr(start, hi)), ctx.env());
+    in[a] = start + o[a] * Expr(steps[k]);
+  }
+  ctx.addPointwise(out, ctx.readValue(x, in), /*isView=*/true);
+  return Status::ok();
+}
+
+Status lowerPad(const Node &n, LowerCtx &ctx) {
+  const Value *x = n.input(0), *out = n.output(0);
+  int r = x->type().rank();
+  AOTC_ASSIGN_OR_RETURN(std::string mode, n.attrString("mode", "constant"));
+  if (mode != "constant")
+    return makeError(n.describe(), ": Pad mode '", mode, "' is not supported");
+  std::vector<int64_t> pads;
+  if (n.numInputs() > 1) {
+    AOTC_ASSIGN_OR_RETURN(pads, constInts(n, n.input(1), "pads"));
+  } else {
+    AOTC_ASSIGN_OR_RETURN(pads, n.attrInts("pads", {}));
+  }
+  if (n.input(3))
+    return makeError(n.describe(), ": Pad 'axes' input is not supported");
+  if ((int)pads.size() != 2 * r)
+    return makeError(n.describe(), ": 'pads' has ", pads.size(), " values for rank ", r);
+  DType t = out->type().dtype;
+  Expr fill = literal(t, 0);
+  if (const Value *cv = n.input(2))
+    fill = ctx.readValue(cv, std::vector<Expr>(cv->type().rank(), Expr(0)));
+  else if (n.hasAttr("value")) {
+    AOTC_ASSIGN_OR_RETURN(double v, n.attrFloat("value", 0.0));
+    fill = literal(t, v);
+  }
+  std::vector<Expr> o = LowerCtx::idxVars(r), in;
+  Expr inBounds;
+  for (int k = 0; k < r; ++k) {
+    Expr p = o[k] - Expr(pads[k]);
+    in.push_back(p);
+    if (pads[k] != 0 || pads[r + k] != 0)
+      inBounds = logicalAnd(inBounds, logicalAnd(cmp(BinOp::GE, p, Expr(0)),
+                                                 cmp(BinOp::LT, p, x->type().dims[k])));
+  }
+  Expr v = ctx.readValue(x, in);
+  ctx.addPointwise(out, inBounds.defined() ? Select::make(inBounds, v, fill) : v,
+                   /*isView=*/!inBounds.defined());
+  return Status::ok();
+}
+
+} // namespace
+
+Status lowerShapeOp(const Node &n, LowerCtx &ctx) {
+  switch (n.op()) {
+  case OpKind::Identity:
+    ctx.bind(n.output(0), ctx.defOf(n.input(0)));
+    return Status::ok();
+  case OpKind::Reshape:
+  case OpKind::Flatten:
+    return lowerReshapeLike(n, ctx);
+  case OpKind::Squeeze:
+  case OpKind::Unsqueeze:
+    return lowerSqueezeLike(n, ctx);
+  case OpKind::Transpose:
+    return lowerTranspose(n, ctx);
+  case OpKind::Expand: {
+    const Value *out = n.output(0);
+    ctx.addPointwise(out,
+                     ctx.readBroadcast(ctx.defOf(n.input(0)), out->type().dims,
+                                       LowerCtx::idxVars(out->type().rank())),
+                     /*isView=*/true);
+    return Status::ok();
+  }
+  case OpKind::Concat:
+    return lowerConcat(n, ctx);
+  case OpKind::Gather:
+    return lowerGather(n, ctx);
+  case OpKind::Slice:
+    return lowerSlice(n, ctx);
+  case OpKind::Pad:
+    return lowerPad(n, ctx);
+  case OpKind::ConstantOfShape: {
+    const Value *out = n.output(0);
+    DType t = out->type().dtype;
+    Expr v = literal(t, 0);
+    auto it = n.attrs().find("value");
+    if (it != n.attrs().end() && it->second.tensor) {
+      const auto &[tt, data] = *it->second.tensor;
+      v = isFloat(tt.dtype) ? literal(t, tensorDataFloat(data, tt.dtype, 0))
+                            : literal(t, (double)tensorDataInt(data, tt.dtype, 0));
+    }
+    ctx.addPointwise(out, v);
+    return Status::ok();
+  }
+  case OpKind::Shape:
+  case OpKind::Constant:
+  default:
+    return makeError(n.describe(), ": value is not known at compile time");
+  }
+}
+
+} // namespace aotc

@@ -1,0 +1,305 @@
+/// \file
+/// The lowering driver: leaves for inputs and constants, then each node in
+/// topological order through its op family.
+#include "compiler/lowering/lowering.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace aotc {
+
+int LowerCtx::defOf(const Value *v) const {
+  auto it = valueDefs_.find(v);
+  return it == valueDefs_.end() ? -1 : it->second;
+}
+
+int LowerCtx::add(TensorDef d) {
+  out_.defs.push_back(std::move(d));
+  return static_cast<int>(out_.defs.size()) - 1;
+}
+
+std::vector<Expr> LowerCtx::idxVars(int rank) {
+  std::vector<Expr> v;
+  for (int k = 0; k < rank; ++k)
+    v.push_back(idx(k));
+  return v;
+}
+
+Expr LowerCtx::read(int id, std::vector<Expr> indices) const {
+  AOTC_CHECK(id >= 0, "read of an unlowered value");
+  const TensorDef &d = def(id);
+  AOTC_CHECK((int)indices.size() == d.rank(),
+             "rank mismatch reading " << d.name << ": " << indices.size()
+                                      << " vs " << d.rank());
+  return Access::make(d.dtype, id, std::move(indices));
+}
+
+Expr LowerCtx::readBroadcast(int id, const std::vector<Expr> &outShape,
+                             const std::vector<Expr> &outIdx) const {
+  const TensorDef &d = def(id);
+  int off = static_cast<int>(outShape.size()) - d.rank();
+  AOTC_CHECK(off >= 0, "broadcast of " << d.name << " to a lower rank");
+  std::vector<Expr> in;
+  for (int k = 0; k < d.rank(); ++k) {
+    const Expr &dim = d.shape[k];
+    if (dim.isConstValue(1) && !outShape[off + k].isConstValue(1))
+      in.push_back(Expr(0));
+    else
+      in.push_back(outIdx[off + k]);
+  }
+  return read(id, in);
+}
+
+int LowerCtx::addPointwise(const Value *out, Expr body, bool isView) {
+  TensorDef d;
+  d.kind = TensorDef::Kind::Pointwise;
+  d.name = out->name();
+  d.dtype = out->type().dtype;
+  d.shape = out->type().dims;
+  d.body = std::move(body);
+  d.isView = isView;
+  AOTC_CHECK(d.body.type() == d.dtype, "pointwise body type "
+                                           << dtypeName(d.body.type())
+                                           << " != " << dtypeName(d.dtype)
+                                           << " for " << out->name());
+  int id = add(std::move(d));
+  bind(out, id);
+  return id;
+}
+
+Expr literal(DType t, double v) {
+  if (isFloat(t))
+    return FloatImm::make(v, t);
+  return IntImm::make(static_cast<int64_t>(v), t);
+}
+
+Expr lowestValue(DType t) {
+  switch (t) {
+  case DType::Float32:
+  case DType::Float64:
+    return FloatImm::make(-std::numeric_limits<double>::infinity(), t);
+  case DType::Int8: return IntImm::make(-128, t);
+  case DType::Int32: return IntImm::make(std::numeric_limits<int32_t>::min(), t);
+  case DType::Int64: return IntImm::make(std::numeric_limits<int64_t>::min(), t);
+  case DType::UInt8:
+  case DType::Bool: return IntImm::make(0, t);
+  }
+  return Expr();
+}
+
+Expr highestValue(DType t) {
+  switch (t) {
+  case DType::Float32:
+  case DType::Float64:
+    return FloatImm::make(std::numeric_limits<double>::infinity(), t);
+  case DType::Int8: return IntImm::make(127, t);
+  case DType::Int32: return IntImm::make(std::numeric_limits<int32_t>::max(), t);
+  case DType::Int64: return IntImm::make(std::numeric_limits<int64_t>::max(), t);
+  case DType::UInt8: return IntImm::make(255, t);
+  case DType::Bool: return IntImm::make(1, t);
+  }
+  return Expr();
+}
+
+int addAxisReduction(LowerCtx &ctx, const std::string &name, DType dtype,
+                     const std::vector<Expr> &inShape,
+                     const std::vector<int> &axes, bool keepdims,
+                     Combiner combiner,
+                     const std::function<Expr(const std::vector<Expr> &)> &term,
+                     Expr epilogue) {
+  TensorDef d;
+  d.kind = TensorDef::Kind::Reduction;
+  d.name = name;
+  d.dtype = dtype;
+  d.combiner = combiner;
+  std::vector<Expr> inIdx;
+  int outPos = 0, r = 0;
+  for (int k = 0; k < (int)inShape.size(); ++k) {
+    bool reduced = std::find(axes.begin(), axes.end(), k) != axes.end();
+    if (reduced) {
+      inIdx.push_back(LowerCtx::rvar(r++));
+      d.reduceExtents.push_back(inShape[k]);
+      if (keepdims) {
+        d.shape.push_back(Expr(1));
+        ++outPos;
+      }
+    } else {
+      inIdx.push_back(LowerCtx::idx(outPos++));
+      d.shape.push_back(inShape[k]);
+    }
+  }
+  d.body = term(inIdx);
+  d.epilogue = std::move(epilogue);
+  return ctx.add(std::move(d));
+}
+
+namespace {
+
+/// A value whose elements are all known at compile time (shape arithmetic)
+/// becomes a select chain over its elements: no kernel reads data for it.
+bool lowerKnownValue(const Value *v, LowerCtx &ctx) {
+  const auto &sym = v->symbolicData();
+  if (!sym || v->type().rank() > 1 || isFloat(v->type().dtype))
+    return false;
+  DType t = v->type().dtype;
+  const std::vector<Expr> &elems = *sym;
+  if (elems.empty() || (v->type().rank() == 1 &&
+                        !v->type().dims[0].isConstValue((int64_t)elems.size())))
+    return false;
+  Expr body = Cast::make(t, elems.back());
+  for (int k = (int)elems.size() - 2; k >= 0; --k)
+    body = Select::make(cmp(BinOp::EQ, LowerCtx::idx(0), Expr(k)),
+                        Cast::make(t, elems[k]), body);
+  if (v->type().rank() == 0)
+    body = Cast::make(t, elems[0]);
+  ctx.addPointwise(v, body);
+  return true;
+}
+
+Status lowerNode(const Node &n, LowerCtx &ctx) {
+  switch (n.op()) {
+  case OpKind::Add:
+  case OpKind::Sub:
+  case OpKind::Mul:
+  case OpKind::Div:
+  case OpKind::Pow:
+  case OpKind::Max:
+  case OpKind::Min:
+  case OpKind::Equal:
+  case OpKind::Less:
+  case OpKind::Greater:
+  case OpKind::Where:
+  case OpKind::Neg:
+  case OpKind::Abs:
+  case OpKind::Exp:
+  case OpKind::Log:
+  case OpKind::Sqrt:
+  case OpKind::Reciprocal:
+  case OpKind::Erf:
+  case OpKind::Relu:
+  case OpKind::LeakyRelu:
+  case OpKind::Sigmoid:
+  case OpKind::Tanh:
+  case OpKind::Floor:
+  case OpKind::Ceil:
+  case OpKind::Clip:
+  case OpKind::Cast:
+  case OpKind::Not:
+  case OpKind::BatchNormalization:
+    return lowerElementwise(n, ctx);
+  case OpKind::MatMul:
+  case OpKind::Gemm:
+  case OpKind::Conv:
+    return lowerContraction(n, ctx);
+  case OpKind::Softmax:
+  case OpKind::LogSoftmax:
+  case OpKind::ReduceSum:
+  case OpKind::ReduceMean:
+  case OpKind::ReduceMax:
+  case OpKind::ReduceMin:
+  case OpKind::MaxPool:
+  case OpKind::AveragePool:
+  case OpKind::GlobalAveragePool:
+  case OpKind::GlobalMaxPool:
+    return lowerReduction(n, ctx);
+  case OpKind::Identity:
+  case OpKind::Reshape:
+  case OpKind::Flatten:
+  case OpKind::Transpose:
+  case OpKind::Squeeze:
+  case OpKind::Unsqueeze:
+  case OpKind::Concat:
+  case OpKind::Gather:
+  case OpKind::Slice:
+  case OpKind::Pad:
+  case OpKind::Expand:
+  case OpKind::Shape:
+  case OpKind::Constant:
+  case OpKind::ConstantOfShape:
+    return lowerShapeOp(n, ctx);
+  }
+  return makeError(n.describe(), ": no lowering");
+}
+
+} // namespace
+
+Expected<LoweredGraph> lowerGraph(const Graph &g) {
+  LoweredGraph out;
+  out.env = g.rangeEnv();
+  LowerCtx ctx(g, out);
+  for (size_t i = 0; i < g.inputs().size(); ++i) {
+    const Value *v = g.inputs()[i];
+    TensorDef d;
+    d.kind = TensorDef::Kind::Input;
+    d.name = v->name();
+    d.dtype = v->type().dtype;
+    d.shape = v->type().dims;
+    d.inputIndex = static_cast<int>(i);
+    int id = ctx.add(std::move(d));
+    ctx.bind(v, id);
+    out.inputs.push_back(id);
+  }
+  for (const Value *v : g.constants()) {
+    TensorDef d;
+    d.kind = TensorDef::Kind::Constant;
+    d.name = v->name();
+    d.dtype = v->type().dtype;
+    d.shape = v->type().dims;
+    d.constant = v;
+    ctx.bind(v, ctx.add(std::move(d)));
+  }
+  for (const auto &node : g.nodes()) {
+    bool dead = true;
+    for (const Value *o : node->outputs())
+      dead &= o->users().empty() && !g.isOutput(o);
+    if (dead)
+      continue; // nothing reads its results
+    bool folded = true;
+    for (const Value *o : node->outputs())
+      folded &= lowerKnownValue(o, ctx);
+    if (folded)
+      continue;
+    AOTC_RETURN_IF_ERROR(lowerNode(*node, ctx));
+  }
+  for (const Value *v : g.outputs()) {
+    int id = ctx.defOf(v);
+    if (id < 0)
+      return makeError("output '", v->name(), "' has no definition");
+    out.outputs.push_back(id);
+    out.outputNames.push_back(v->name());
+  }
+  return out;
+}
+
+std::string LoweredGraph::print() const {
+  std::string s;
+  for (size_t i = 0; i < defs.size(); ++i) {
+    const TensorDef &d = defs[i];
+    s += "%t" + std::to_string(i) + " " + d.name + ": " + dtypeName(d.dtype) +
+         "[" + printExprs(d.shape) + "] = ";
+    switch (d.kind) {
+    case TensorDef::Kind::Input:
+      s += "input " + std::to_string(d.inputIndex);
+      break;
+    case TensorDef::Kind::Constant:
+      s += "constant";
+      break;
+    case TensorDef::Kind::Pointwise:
+      s += std::string(d.isView ? "view " : "pointwise ") + printExpr(d.body);
+      break;
+    case TensorDef::Kind::Reduction:
+      s += std::string(d.combiner == Combiner::Sum   ? "sum"
+                       : d.combiner == Combiner::Max ? "max"
+                                                     : "min") +
+           "(r in [" + printExprs(d.reduceExtents) + "]) " + printExpr(d.body);
+      if (d.epilogue.defined())
+        s += " then " + printExpr(d.epilogue);
+      break;
+    }
+    s += "\n";
+  }
+  return s;
+}
+
+} // namespace aotc

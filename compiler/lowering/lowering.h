@@ -1,0 +1,136 @@
+/// \file
+/// Lowering: every Graph IR node becomes one or more TensorDefs, compute
+/// definitions in Loop IR terms.
+///
+/// A TensorDef defines a tensor as a function of its output index (variables
+/// i0, i1, ...): pointwise (one expression), reduction (an expression over the
+/// output index and reduction variables r0, r1, ..., folded by a combiner,
+/// then an epilogue over `acc`), or a leaf (graph input, constant). Reads of
+/// other tensors are Access nodes; views (reshape, transpose, squeeze, ...) are
+/// pointwise defs that only re-index another tensor, so they cost no kernel
+/// once the scheduler inlines them. The scheduler (compiler/schedule) decides
+/// what is materialized and fuses the rest.
+#pragma once
+
+#include "ir/graph.h"
+#include "ir/status.h"
+
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace aotc {
+
+enum class Combiner { Sum, Max, Min };
+
+struct TensorDef {
+  enum class Kind { Input, Constant, Pointwise, Reduction };
+  Kind kind = Kind::Pointwise;
+  std::string name; ///< a readable name (the value or node it came from)
+  DType dtype = DType::Float32;
+  std::vector<Expr> shape;
+
+  int inputIndex = -1;             ///< Input: graph input number
+  const Value *constant = nullptr; ///< Constant: the graph constant
+
+  /// Pointwise: value over i0..; Reduction: the term over i0.. and r0..
+  Expr body;
+  /// Pointwise that only re-indexes one other tensor (free when inlined).
+  bool isView = false;
+
+  // Reductions.
+  std::vector<Expr> reduceExtents;
+  Combiner combiner = Combiner::Sum;
+  /// Over i0.. and the accumulator Var "acc"; undefined means acc itself.
+  Expr epilogue;
+  /// A contraction (MatMul, Conv) reads each input element many times, so its
+  /// producers are materialized rather than recomputed per read.
+  bool rereadsInputs = false;
+
+  int rank() const { return static_cast<int>(shape.size()); }
+};
+
+struct LoweredGraph {
+  std::vector<TensorDef> defs;
+  std::vector<int> inputs;  ///< def of each graph input
+  std::vector<int> outputs; ///< def of each graph output
+  std::vector<std::string> outputNames;
+  RangeEnv env; ///< symbol ranges
+
+  std::string print() const;
+};
+
+/// Lowers every node reachable from the outputs. Fails with an error naming
+/// the node for anything the lowering does not support.
+Expected<LoweredGraph> lowerGraph(const Graph &g);
+
+/// The state op lowerings share.
+class LowerCtx {
+public:
+  LowerCtx(const Graph &g, LoweredGraph &out) : graph_(g), out_(out) {}
+
+  const Graph &graph() const { return graph_; }
+  const RangeEnv &env() const { return out_.env; }
+
+  /// The def holding a value; -1 if the value has none (unlowered).
+  int defOf(const Value *v) const;
+  const TensorDef &def(int id) const { return out_.defs.at(id); }
+  int add(TensorDef d);
+  void bind(const Value *v, int id) { valueDefs_[v] = id; }
+
+  static Expr idx(int k) { return Var::make("i" + std::to_string(k)); }
+  static Expr rvar(int k) { return Var::make("r" + std::to_string(k)); }
+  static std::vector<Expr> idxVars(int rank);
+
+  /// Access to \p id at a full multi-index.
+  Expr read(int id, std::vector<Expr> indices) const;
+  /// Access to \p id broadcast (NumPy, right-aligned) to an output of shape
+  /// \p outShape indexed by \p outIdx: size-1 dims read index 0.
+  Expr readBroadcast(int id, const std::vector<Expr> &outShape,
+                     const std::vector<Expr> &outIdx) const;
+  /// Same, for a graph value.
+  Expr readValue(const Value *v, const std::vector<Expr> &indices) const {
+    return read(defOf(v), indices);
+  }
+
+  /// Adds a pointwise def for node output \p out with the given body.
+  int addPointwise(const Value *out, Expr body, bool isView = false);
+
+private:
+  const Graph &graph_;
+  LoweredGraph &out_;
+  std::map<const Value *, int> valueDefs_;
+};
+
+/// Literal of type \p t with value \p v (float or integer).
+Expr literal(DType t, double v);
+/// The lowest / highest value of a type (-inf / +inf for floats).
+Expr lowestValue(DType t);
+Expr highestValue(DType t);
+
+// Op families, one file each. Each lowers one node and binds its outputs.
+Status lowerElementwise(const Node &n, LowerCtx &ctx);
+Status lowerContraction(const Node &n, LowerCtx &ctx);
+Status lowerReduction(const Node &n, LowerCtx &ctx);
+Status lowerShapeOp(const Node &n, LowerCtx &ctx);
+
+/// Begin pads per spatial dim of a Conv or pooling node (pads or auto_pad).
+Expected<std::vector<Expr>> beginPads(const Node &n,
+                                      const std::vector<Expr> &inSpatial,
+                                      const std::vector<int64_t> &kernel,
+                                      const std::vector<int64_t> &strides,
+                                      const std::vector<int64_t> &dilations);
+
+/// Builds a reduction of \p input over \p axes (sorted, non-negative) with
+/// keepdims semantics. \p term maps the input multi-index (with r-vars on the
+/// reduced axes) to the reduced term; \p epilogue maps acc (may be
+/// undefined).
+int addAxisReduction(LowerCtx &ctx, const std::string &name, DType dtype,
+                     const std::vector<Expr> &inShape,
+                     const std::vector<int> &axes, bool keepdims,
+                     Combiner combiner,
+                     const std::function<Expr(const std::vector<Expr> &)> &term,
+                     Expr epilogue);
+
+} // namespace aotc

@@ -1,0 +1,282 @@
+/// \file
+/// Shape inference: the driver over the graph and the helpers every op family
+/// shares (broadcasting, axes, compile-time known shape data).
+#include "compiler/passes/shape_inference.h"
+
+#include "compiler/passes/shape_inference_internal.h"
+
+#include <algorithm>
+#include <set>
+
+namespace aotc {
+namespace shape_inference {
+
+Expr simplifyDim(const Context &c, const Expr &e) {
+  return simplify(e, c.env);
+}
+
+const TensorType &inputType(const Node &n, size_t i) {
+  AOTC_CHECK(n.input(i), n.describe() << ": input " << i << " is missing");
+  return n.input(i)->type();
+}
+
+std::string inputLabel(const Node &n, size_t i) {
+  std::string s = "input " + std::to_string(i);
+  if (n.input(i))
+    s += " ('" + n.input(i)->name() + "')";
+  return s;
+}
+
+void setResult(const Context &c, Node &n, size_t i, DType dtype,
+               std::vector<Expr> dims) {
+  for (Expr &d : dims)
+    d = simplifyDim(c, d);
+  Value *out = n.output(i);
+  out->setType(TensorType{dtype, std::move(dims)});
+  out->setSymbolicData(std::nullopt);
+}
+
+void setResultData(const Context &c, Node &n, size_t i,
+                   std::vector<Expr> data) {
+  for (Expr &d : data)
+    d = simplifyDim(c, d);
+  n.output(i)->setSymbolicData(std::move(data));
+}
+
+Expected<int64_t> normalizeAxis(const Node &n, int64_t axis, int64_t rank,
+                                const std::string &what) {
+  if (axis < -rank || axis >= rank)
+    return makeError(n.describe(), ": ", what, " ", axis,
+                     " is out of range for rank ", rank);
+  return axis < 0 ? axis + rank : axis;
+}
+
+Expected<std::vector<int64_t>> normalizeAxes(const Node &n,
+                                             std::vector<int64_t> axes,
+                                             int64_t rank, bool sort,
+                                             const std::string &what) {
+  std::set<int64_t> seen;
+  for (int64_t &a : axes) {
+    AOTC_ASSIGN_OR_RETURN(a, normalizeAxis(n, a, rank, what));
+    if (!seen.insert(a).second)
+      return makeError(n.describe(), ": ", what, " has axis ", a, " twice");
+  }
+  if (sort)
+    std::sort(axes.begin(), axes.end());
+  return axes;
+}
+
+Expected<std::vector<Expr>> broadcastShapes(const Context &c, const Node &n,
+                                            const std::vector<Expr> &a,
+                                            const std::vector<Expr> &b) {
+  size_t rank = std::max(a.size(), b.size());
+  std::vector<Expr> out(rank);
+  for (size_t i = 0; i < rank; ++i) {
+    // Align from the right.
+    bool hasA = i + a.size() >= rank, hasB = i + b.size() >= rank;
+    Expr x = hasA ? a[i + a.size() - rank] : Expr(1);
+    Expr y = hasB ? b[i + b.size() - rank] : Expr(1);
+    if (x.isConstValue(1))
+      out[i] = y;
+    else if (y.isConstValue(1))
+      out[i] = x;
+    else if (proveEqual(x, y, c.env))
+      out[i] = x;
+    else
+      return makeError(n.describe(), ": cannot broadcast shapes [",
+                       printExprs(a), "] and [", printExprs(b), "]: dim ",
+                       printExpr(x), " vs ", printExpr(y));
+  }
+  return out;
+}
+
+Status requireEqual(const Context &c, const Node &n, const Expr &a,
+                    const Expr &b, const std::string &what) {
+  if (proveEqual(a, b, c.env))
+    return Status::ok();
+  return makeError(n.describe(), ": ", what, " differ: ", printExpr(a),
+                   " vs ", printExpr(b));
+}
+
+Expr minOf(const Context &c, const Expr &a, const Expr &b) {
+  if (proveLE(a, b, c.env))
+    return a;
+  if (proveLE(b, a, c.env))
+    return b;
+  return minExpr(a, b);
+}
+
+Expr maxOf(const Context &c, const Expr &a, const Expr &b) {
+  if (proveLE(a, b, c.env))
+    return b;
+  if (proveLE(b, a, c.env))
+    return a;
+  return maxExpr(a, b);
+}
+
+Expected<std::vector<Expr>> knownData(const Node &n, size_t i,
+                                      const std::string &what) {
+  const Value *v = n.input(i);
+  if (!v)
+    return makeError(n.describe(), ": input ", i, " (", what,
+                     ") is missing");
+  if (!v->symbolicData())
+    return makeError(n.describe(), ": ", inputLabel(n, i), " (", what,
+                     ") must be known at compile time");
+  return *v->symbolicData();
+}
+
+Expected<std::vector<int64_t>> knownInts(const Node &n, size_t i,
+                                         const std::string &what) {
+  AOTC_ASSIGN_OR_RETURN(std::vector<Expr> data, knownData(n, i, what));
+  std::vector<int64_t> r;
+  for (const Expr &e : data) {
+    int64_t v;
+    if (!e.isConst(v))
+      return makeError(n.describe(), ": ", inputLabel(n, i), " (", what,
+                       ") must be constant, has element ", printExpr(e));
+    r.push_back(v);
+  }
+  return r;
+}
+
+namespace {
+
+/// Splits an expression into multiplicative factors: a*(b*c) -> a, b, c.
+void collectFactors(const Expr &e, std::vector<Expr> &out) {
+  if (const Binary *b = e.as<Binary>()) {
+    if (b->op == BinOp::Mul) {
+      collectFactors(b->a, out);
+      collectFactors(b->b, out);
+      return;
+    }
+  }
+  out.push_back(e);
+}
+
+} // namespace
+
+Expr divideProducts(const Context &c, const std::vector<Expr> &numer,
+                    const std::vector<Expr> &denom) {
+  std::vector<Expr> num, den;
+  for (const Expr &e : numer)
+    collectFactors(simplifyDim(c, e), num);
+  for (const Expr &e : denom)
+    collectFactors(simplifyDim(c, e), den);
+  int64_t numConst = 1, denConst = 1;
+  std::vector<Expr> numRest, denRest;
+  for (const Expr &e : num) {
+    int64_t v;
+    if (e.isConst(v))
+      numConst *= v;
+    else
+      numRest.push_back(e);
+  }
+  for (const Expr &e : den) {
+    int64_t v;
+    if (e.isConst(v)) {
+      denConst *= v;
+      continue;
+    }
+    auto it = std::find_if(numRest.begin(), numRest.end(), [&](const Expr &x) {
+      return proveEqual(x, e, c.env);
+    });
+    if (it != numRest.end())
+      numRest.erase(it);
+    else
+      denRest.push_back(e);
+  }
+  if (denConst != 0 && numConst % denConst == 0) {
+    numConst /= denConst;
+    denConst = 1;
+  }
+  numRest.push_back(Expr(numConst));
+  denRest.push_back(Expr(denConst));
+  return simplifyDim(c, floorDiv(product(numRest), product(denRest)));
+}
+
+} // namespace shape_inference
+
+using namespace shape_inference;
+
+namespace {
+
+Status inferNode(Context &c, Node &n) {
+  switch (n.op()) {
+  case OpKind::Add:
+  case OpKind::Sub:
+  case OpKind::Mul:
+  case OpKind::Div:
+  case OpKind::Pow:
+  case OpKind::Max:
+  case OpKind::Min:
+  case OpKind::Equal:
+  case OpKind::Less:
+  case OpKind::Greater:
+  case OpKind::Where:
+  case OpKind::Neg:
+  case OpKind::Abs:
+  case OpKind::Exp:
+  case OpKind::Log:
+  case OpKind::Sqrt:
+  case OpKind::Reciprocal:
+  case OpKind::Erf:
+  case OpKind::Relu:
+  case OpKind::LeakyRelu:
+  case OpKind::Sigmoid:
+  case OpKind::Tanh:
+  case OpKind::Floor:
+  case OpKind::Ceil:
+  case OpKind::Clip:
+  case OpKind::Cast:
+  case OpKind::Identity:
+  case OpKind::Not:
+    return inferElementwise(c, n);
+  case OpKind::MatMul:
+  case OpKind::Gemm:
+  case OpKind::Conv:
+  case OpKind::Softmax:
+  case OpKind::LogSoftmax:
+  case OpKind::ReduceSum:
+  case OpKind::ReduceMean:
+  case OpKind::ReduceMax:
+  case OpKind::ReduceMin:
+  case OpKind::MaxPool:
+  case OpKind::AveragePool:
+  case OpKind::GlobalAveragePool:
+  case OpKind::GlobalMaxPool:
+  case OpKind::BatchNormalization:
+    return inferNN(c, n);
+  case OpKind::Reshape:
+  case OpKind::Flatten:
+  case OpKind::Transpose:
+  case OpKind::Squeeze:
+  case OpKind::Unsqueeze:
+  case OpKind::Concat:
+  case OpKind::Gather:
+  case OpKind::Slice:
+  case OpKind::Pad:
+  case OpKind::Expand:
+  case OpKind::Shape:
+  case OpKind::Constant:
+  case OpKind::ConstantOfShape:
+    return inferTensorOp(c, n);
+  }
+  return makeError(n.describe(), ": no shape inference for this op");
+}
+
+} // namespace
+
+Status inferShapes(Graph &g) {
+  Context c{g, g.rangeEnv(), g.opsetVersion > 0 ? g.opsetVersion : 17};
+  for (const auto &node : g.nodes()) {
+    Node &n = *node;
+    AOTC_RETURN_IF_ERROR(n.verify());
+    for (Value *out : n.outputs())
+      out->setSymbolicData(std::nullopt);
+    AOTC_RETURN_IF_ERROR(inferNode(c, n));
+  }
+  return Status::ok();
+}
+
+} // namespace aotc

@@ -1,0 +1,224 @@
+/// \file
+/// Shape inference of element-wise ops: NumPy broadcasting, result dtypes,
+/// and symbolic data of integer shape arithmetic.
+#include "compiler/passes/shape_inference_internal.h"
+
+namespace aotc {
+namespace shape_inference {
+
+namespace {
+
+bool isIntegral(DType t) { return !isFloat(t) && t != DType::Bool; }
+
+Status requireSameDType(const Node &n, size_t i, size_t j) {
+  DType a = inputType(n, i).dtype, b = inputType(n, j).dtype;
+  if (a == b)
+    return Status::ok();
+  return makeError(n.describe(), ": ", inputLabel(n, i), " is ", dtypeName(a),
+                   " but ", inputLabel(n, j), " is ", dtypeName(b));
+}
+
+/// Broadcast shape of all inputs.
+Expected<std::vector<Expr>> broadcastInputs(const Context &c, const Node &n) {
+  std::vector<Expr> dims = inputType(n, 0).dims;
+  for (size_t i = 1; i < n.numInputs(); ++i) {
+    AOTC_ASSIGN_OR_RETURN(dims,
+                          broadcastShapes(c, n, dims, inputType(n, i).dims));
+  }
+  return dims;
+}
+
+/// Element \p i of the symbolic data \p d broadcast to \p count elements.
+const Expr &elementAt(const std::vector<Expr> &d, size_t i) {
+  return d.size() == 1 ? d[0] : d[i];
+}
+
+/// Symbolic data of an element-wise op over small integer tensors, when all
+/// inputs have it and the output is small.
+void propagateData(const Context &c, Node &n) {
+  const TensorType &outType = n.output(0)->type();
+  if (outType.rank() > 1 || !outType.isStatic())
+    return;
+  size_t count = outType.rank() == 0 ? 1 : outType.staticDims()[0];
+  std::vector<const std::vector<Expr> *> ins;
+  for (const Value *v : n.inputs()) {
+    if (!v || !v->symbolicData() || v->type().rank() > 1)
+      return;
+    size_t sz = v->symbolicData()->size();
+    if (sz != 1 && sz != count)
+      return;
+    ins.push_back(&*v->symbolicData());
+  }
+  std::vector<Expr> out;
+  for (size_t i = 0; i < count; ++i) {
+    std::vector<Expr> args;
+    for (const auto *d : ins)
+      args.push_back(simplifyDim(c, elementAt(*d, i)));
+    Expr r;
+    int64_t x, y;
+    switch (n.op()) {
+    case OpKind::Add:
+      r = args[0] + args[1];
+      break;
+    case OpKind::Sub:
+      r = args[0] - args[1];
+      break;
+    case OpKind::Mul:
+      r = args[0] * args[1];
+      break;
+    case OpKind::Div: {
+      if (args[0].isConst(x) && args[1].isConst(y)) {
+        if (y == 0)
+          return;
+        r = Expr(x / y); // ONNX integer division truncates.
+        break;
+      }
+      auto ba = boundsOf(args[0], c.env), bb = boundsOf(args[1], c.env);
+      if (!ba || !bb || ba->min < 0 || bb->min <= 0)
+        return;
+      r = floorDiv(args[0], args[1]);
+      break;
+    }
+    case OpKind::Max:
+    case OpKind::Min:
+      r = args[0];
+      for (size_t k = 1; k < args.size(); ++k)
+        r = n.op() == OpKind::Max ? maxOf(c, r, args[k]) : minOf(c, r, args[k]);
+      break;
+    case OpKind::Equal:
+      if (proveEqual(args[0], args[1], c.env))
+        r = Expr(1);
+      else if (args[0].isConst(x) && args[1].isConst(y))
+        r = Expr(x == y ? 1 : 0);
+      else
+        return;
+      break;
+    case OpKind::Where:
+      if (!args[0].isConst(x))
+        return;
+      r = x ? args[1] : args[2];
+      break;
+    case OpKind::Cast:
+    case OpKind::Identity:
+      r = args[0];
+      break;
+    default:
+      return;
+    }
+    out.push_back(r);
+  }
+  setResultData(c, n, 0, std::move(out));
+}
+
+} // namespace
+
+Status inferElementwise(Context &c, Node &n) {
+  const TensorType &x = inputType(n, 0);
+  switch (n.op()) {
+  case OpKind::Add:
+  case OpKind::Sub:
+  case OpKind::Mul:
+  case OpKind::Div:
+  case OpKind::Max:
+  case OpKind::Min: {
+    for (size_t i = 1; i < n.numInputs(); ++i)
+      AOTC_RETURN_IF_ERROR(requireSameDType(n, 0, i));
+    AOTC_ASSIGN_OR_RETURN(std::vector<Expr> dims, broadcastInputs(c, n));
+    setResult(c, n, 0, x.dtype, std::move(dims));
+    if (isIntegral(x.dtype))
+      propagateData(c, n);
+    return Status::ok();
+  }
+  case OpKind::Pow: {
+    AOTC_ASSIGN_OR_RETURN(std::vector<Expr> dims, broadcastInputs(c, n));
+    setResult(c, n, 0, x.dtype, std::move(dims));
+    return Status::ok();
+  }
+  case OpKind::Equal:
+  case OpKind::Less:
+  case OpKind::Greater: {
+    AOTC_RETURN_IF_ERROR(requireSameDType(n, 0, 1));
+    AOTC_ASSIGN_OR_RETURN(std::vector<Expr> dims, broadcastInputs(c, n));
+    setResult(c, n, 0, DType::Bool, std::move(dims));
+    if (n.op() == OpKind::Equal && isIntegral(x.dtype))
+      propagateData(c, n);
+    return Status::ok();
+  }
+  case OpKind::Where: {
+    if (x.dtype != DType::Bool)
+      return makeError(n.describe(), ": ", inputLabel(n, 0),
+                       " (condition) must be bool, got ", dtypeName(x.dtype));
+    AOTC_RETURN_IF_ERROR(requireSameDType(n, 1, 2));
+    AOTC_ASSIGN_OR_RETURN(std::vector<Expr> dims, broadcastInputs(c, n));
+    DType dt = inputType(n, 1).dtype;
+    setResult(c, n, 0, dt, std::move(dims));
+    if (isIntegral(dt))
+      propagateData(c, n);
+    return Status::ok();
+  }
+  case OpKind::Not:
+    if (x.dtype != DType::Bool)
+      return makeError(n.describe(), ": ", inputLabel(n, 0),
+                       " must be bool, got ", dtypeName(x.dtype));
+    setResult(c, n, 0, DType::Bool, x.dims);
+    return Status::ok();
+  case OpKind::Cast: {
+    AOTC_ASSIGN_OR_RETURN(int64_t to, n.attrInt("to", 0));
+    DType dt;
+    switch (to) {
+    case 1:
+    case 2:
+    case 3:
+    case 6:
+    case 7:
+    case 9:
+    case 11:
+      dt = static_cast<DType>(to);
+      break;
+    default:
+      return makeError(n.describe(), ": attribute 'to': unsupported dtype ",
+                       to);
+    }
+    setResult(c, n, 0, dt, x.dims);
+    if (isIntegral(x.dtype) && (dt == DType::Int64 || dt == DType::Int32))
+      propagateData(c, n);
+    return Status::ok();
+  }
+  case OpKind::Identity:
+    setResult(c, n, 0, x.dtype, x.dims);
+    if (n.input(0)->symbolicData())
+      setResultData(c, n, 0, *n.input(0)->symbolicData());
+    return Status::ok();
+  case OpKind::Clip:
+    for (size_t i = 1; i < n.numInputs(); ++i) {
+      if (!n.input(i))
+        continue;
+      AOTC_RETURN_IF_ERROR(requireSameDType(n, 0, i));
+      if (inputType(n, i).rank() != 0 && !inputType(n, i).numel().isConstValue(1))
+        return makeError(n.describe(), ": ", inputLabel(n, i),
+                         " must be a scalar, got ", inputType(n, i).str());
+    }
+    setResult(c, n, 0, x.dtype, x.dims);
+    return Status::ok();
+  case OpKind::Neg:
+  case OpKind::Abs:
+  case OpKind::Exp:
+  case OpKind::Log:
+  case OpKind::Sqrt:
+  case OpKind::Reciprocal:
+  case OpKind::Erf:
+  case OpKind::Relu:
+  case OpKind::LeakyRelu:
+  case OpKind::Sigmoid:
+  case OpKind::Tanh:
+  case OpKind::Floor:
+  case OpKind::Ceil:
+    setResult(c, n, 0, x.dtype, x.dims);
+    return Status::ok();
+  default:
+    return makeError(n.describe(), ": not an element-wise op");
+  }
+}
+
+} // namespace shape_inference
+} // namespace aotc

@@ -1,0 +1,79 @@
+/// \file
+/// Shared helpers of the shape inference pass and the per-family entry points
+/// (shape_inference_{elementwise,nn,tensor}.cpp). Not a public header.
+#pragma once
+
+#include "ir/graph.h"
+#include "ir/simplify.h"
+#include "ir/status.h"
+
+#include <string>
+#include <vector>
+
+namespace aotc {
+namespace shape_inference {
+
+struct Context {
+  Graph &graph;
+  RangeEnv env;
+  int64_t opset;
+};
+
+Expr simplifyDim(const Context &c, const Expr &e);
+
+/// The type of input \p i, which must be present.
+const TensorType &inputType(const Node &n, size_t i);
+/// "input 1 ('shape_out')": how errors name an input.
+std::string inputLabel(const Node &n, size_t i);
+
+/// Sets result \p i of \p n (dims simplified) and clears its symbolic data.
+void setResult(const Context &c, Node &n, size_t i, DType dtype,
+               std::vector<Expr> dims);
+/// Sets the symbolic data of result \p i (elements simplified).
+void setResultData(const Context &c, Node &n, size_t i,
+                   std::vector<Expr> data);
+
+/// Normalizes a possibly negative \p axis into [0, rank); an error naming
+/// the node and \p what otherwise.
+Expected<int64_t> normalizeAxis(const Node &n, int64_t axis, int64_t rank,
+                                const std::string &what = "axis");
+/// Normalizes a list of axes, rejecting duplicates; sorted when \p sort.
+Expected<std::vector<int64_t>> normalizeAxes(const Node &n,
+                                             std::vector<int64_t> axes,
+                                             int64_t rank, bool sort,
+                                             const std::string &what = "axes");
+
+/// NumPy broadcasting of two shapes: a dim against 1 gives the dim; two
+/// other dims must be provably equal.
+Expected<std::vector<Expr>> broadcastShapes(const Context &c, const Node &n,
+                                            const std::vector<Expr> &a,
+                                            const std::vector<Expr> &b);
+
+/// Fails unless \p a and \p b are provably equal; \p what names them.
+Status requireEqual(const Context &c, const Node &n, const Expr &a,
+                    const Expr &b, const std::string &what);
+
+/// min/max that decide by bounds where they can.
+Expr minOf(const Context &c, const Expr &a, const Expr &b);
+Expr maxOf(const Context &c, const Expr &a, const Expr &b);
+
+/// Compile-time known elements of input \p i; an error naming \p what if the
+/// input is not known at compile time.
+Expected<std::vector<Expr>> knownData(const Node &n, size_t i,
+                                      const std::string &what);
+/// Like knownData, but every element must be an integer constant.
+Expected<std::vector<int64_t>> knownInts(const Node &n, size_t i,
+                                         const std::string &what);
+
+/// \p numer's product divided by \p denom's product, cancelling common
+/// factors first: [batch,3,4] / [batch] -> 12.
+Expr divideProducts(const Context &c, const std::vector<Expr> &numer,
+                    const std::vector<Expr> &denom);
+
+// Per-family inference.
+Status inferElementwise(Context &c, Node &n);
+Status inferNN(Context &c, Node &n);
+Status inferTensorOp(Context &c, Node &n);
+
+} // namespace shape_inference
+} // namespace aotc

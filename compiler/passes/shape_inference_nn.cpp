@@ -1,0 +1,289 @@
+/// \file
+/// Shape inference of contractions (MatMul, Gemm, Conv), pooling,
+/// normalization, softmax and reductions.
+#include "compiler/passes/shape_inference_internal.h"
+
+#include <algorithm>
+
+namespace aotc {
+namespace shape_inference {
+
+namespace {
+
+Status requireRank(const Node &n, size_t i, int minRank, int maxRank = -1) {
+  int r = inputType(n, i).rank();
+  if (r >= minRank && (maxRank < 0 || r <= maxRank))
+    return Status::ok();
+  std::string want = maxRank == minRank ? std::to_string(minRank)
+                     : maxRank < 0      ? "at least " + std::to_string(minRank)
+                                        : std::to_string(minRank) + " to " +
+                                         std::to_string(maxRank);
+  return makeError(n.describe(), ": ", inputLabel(n, i), " must have rank ",
+                   want, ", got ", inputType(n, i).str());
+}
+
+Status inferMatMul(Context &c, Node &n) {
+  const TensorType &ta = inputType(n, 0), &tb = inputType(n, 1);
+  AOTC_RETURN_IF_ERROR(requireRank(n, 0, 1));
+  AOTC_RETURN_IF_ERROR(requireRank(n, 1, 1));
+  if (ta.dtype != tb.dtype)
+    return makeError(n.describe(), ": inputs differ in dtype: ",
+                     dtypeName(ta.dtype), " vs ", dtypeName(tb.dtype));
+  std::vector<Expr> a = ta.dims, b = tb.dims;
+  bool aVec = a.size() == 1, bVec = b.size() == 1;
+  if (aVec)
+    a.insert(a.begin(), Expr(1));
+  if (bVec)
+    b.push_back(Expr(1));
+  AOTC_RETURN_IF_ERROR(requireEqual(c, n, a[a.size() - 1], b[b.size() - 2],
+                                    "contracted dims"));
+  std::vector<Expr> batchA(a.begin(), a.end() - 2);
+  std::vector<Expr> batchB(b.begin(), b.end() - 2);
+  AOTC_ASSIGN_OR_RETURN(std::vector<Expr> out,
+                        broadcastShapes(c, n, batchA, batchB));
+  if (!aVec)
+    out.push_back(a[a.size() - 2]);
+  if (!bVec)
+    out.push_back(b[b.size() - 1]);
+  setResult(c, n, 0, ta.dtype, std::move(out));
+  return Status::ok();
+}
+
+Status inferGemm(Context &c, Node &n) {
+  AOTC_RETURN_IF_ERROR(requireRank(n, 0, 2, 2));
+  AOTC_RETURN_IF_ERROR(requireRank(n, 1, 2, 2));
+  const TensorType &ta = inputType(n, 0), &tb = inputType(n, 1);
+  AOTC_ASSIGN_OR_RETURN(int64_t transA, n.attrInt("transA", 0));
+  AOTC_ASSIGN_OR_RETURN(int64_t transB, n.attrInt("transB", 0));
+  Expr m = ta.dims[transA ? 1 : 0], k = ta.dims[transA ? 0 : 1];
+  Expr kb = tb.dims[transB ? 1 : 0], nn = tb.dims[transB ? 0 : 1];
+  AOTC_RETURN_IF_ERROR(requireEqual(c, n, k, kb, "contracted dims"));
+  std::vector<Expr> out = {m, nn};
+  if (n.input(2)) {
+    AOTC_RETURN_IF_ERROR(requireRank(n, 2, 0, 2));
+    AOTC_ASSIGN_OR_RETURN(std::vector<Expr> bc,
+                          broadcastShapes(c, n, out, inputType(n, 2).dims));
+    for (size_t i = 0; i < 2; ++i)
+      AOTC_RETURN_IF_ERROR(requireEqual(
+          c, n, bc[i], out[i], "C must broadcast to the output: dims"));
+  }
+  setResult(c, n, 0, ta.dtype, std::move(out));
+  return Status::ok();
+}
+
+/// Output sizes of a sliding window (Conv, MaxPool, AveragePool) over the
+/// spatial dims of input 0, with explicit pads written back for auto_pad.
+Expected<std::vector<Expr>> windowDims(Context &c, Node &n,
+                                       const std::vector<int64_t> &kernel) {
+  const TensorType &x = inputType(n, 0);
+  size_t spatial = kernel.size();
+  std::vector<int64_t> ones(spatial, 1), zeros(2 * spatial, 0);
+  AOTC_ASSIGN_OR_RETURN(std::vector<int64_t> strides,
+                        n.attrInts("strides", ones));
+  AOTC_ASSIGN_OR_RETURN(std::vector<int64_t> dilations,
+                        n.attrInts("dilations", ones));
+  AOTC_ASSIGN_OR_RETURN(std::vector<int64_t> pads, n.attrInts("pads", zeros));
+  AOTC_ASSIGN_OR_RETURN(std::string autoPad,
+                        n.attrString("auto_pad", "NOTSET"));
+  AOTC_ASSIGN_OR_RETURN(int64_t ceilMode, n.attrInt("ceil_mode", 0));
+  if (strides.size() != spatial || dilations.size() != spatial ||
+      pads.size() != 2 * spatial)
+    return makeError(n.describe(), ": strides/dilations/pads do not match a ",
+                     spatial, "-D window");
+  std::vector<Expr> out;
+  for (size_t i = 0; i < spatial; ++i) {
+    Expr in = x.dims[2 + i];
+    int64_t s = strides[i], ek = dilations[i] * (kernel[i] - 1) + 1;
+    if (autoPad == "VALID") {
+      pads[i] = pads[i + spatial] = 0;
+    } else if (autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER") {
+      int64_t inSize = 0, total;
+      if (s == 1) {
+        total = ek - 1;
+      } else if (in.isConst(inSize)) {
+        int64_t outSize = (inSize + s - 1) / s;
+        total = std::max<int64_t>(0, (outSize - 1) * s + ek - inSize);
+      } else {
+        return makeError(n.describe(), ": auto_pad '", autoPad,
+                         "' with stride ", s,
+                         " needs a static input size, spatial dim ", i,
+                         " is ", printExpr(in));
+      }
+      int64_t small = total / 2, big = total - small;
+      pads[i] = autoPad == "SAME_UPPER" ? small : big;
+      pads[i + spatial] = autoPad == "SAME_UPPER" ? big : small;
+    }
+    Expr span = in + Expr(pads[i] + pads[i + spatial] - ek);
+    Expr o = ceilMode ? floorDiv(span + Expr(s - 1), Expr(s)) + Expr(1)
+                      : floorDiv(span, Expr(s)) + Expr(1);
+    o = simplifyDim(c, o);
+    int64_t v;
+    if (o.isConst(v) && v < 1)
+      return makeError(n.describe(), ": window of size ", ek,
+                       " does not fit spatial dim ", i, " of input ",
+                       x.str(), " (output size ", v, ")");
+    out.push_back(o);
+  }
+  if (autoPad != "NOTSET") {
+    n.setAttr("pads", Attribute{pads, std::nullopt});
+    n.setAttr("auto_pad", Attribute{std::string("NOTSET"), std::nullopt});
+  }
+  return out;
+}
+
+Status inferConv(Context &c, Node &n) {
+  const TensorType &x = inputType(n, 0), &w = inputType(n, 1);
+  AOTC_RETURN_IF_ERROR(requireRank(n, 0, 3));
+  size_t spatial = x.rank() - 2;
+  if (spatial > 2)
+    return makeError(n.describe(), ": unsupported ", spatial,
+                     "-D convolution (input ", x.str(),
+                     "); only 1-D and 2-D are supported");
+  if (w.rank() != x.rank())
+    return makeError(n.describe(), ": weight ", w.str(),
+                     " does not match input ", x.str());
+  if (w.dtype != x.dtype)
+    return makeError(n.describe(), ": weight is ", dtypeName(w.dtype),
+                     " but input is ", dtypeName(x.dtype));
+  std::vector<int64_t> kernel;
+  for (size_t i = 0; i < spatial; ++i) {
+    int64_t k;
+    if (!w.dims[2 + i].isConst(k))
+      return makeError(n.describe(), ": weight ", w.str(),
+                       " must have a static kernel size");
+    kernel.push_back(k);
+  }
+  AOTC_ASSIGN_OR_RETURN(std::vector<int64_t> kAttr,
+                        n.attrInts("kernel_shape", kernel));
+  if (kAttr != kernel)
+    return makeError(n.describe(), ": attribute 'kernel_shape' does not ",
+                     "match weight ", w.str());
+  AOTC_ASSIGN_OR_RETURN(int64_t group, n.attrInt("group", 1));
+  AOTC_RETURN_IF_ERROR(requireEqual(c, n, x.dims[1], w.dims[1] * Expr(group),
+                                    "input channels and weight channels "
+                                    "times group"));
+  int64_t m;
+  if (w.dims[0].isConst(m) && m % group != 0)
+    return makeError(n.describe(), ": output channels ", m,
+                     " are not divisible by group ", group);
+  if (n.input(2)) {
+    AOTC_RETURN_IF_ERROR(requireRank(n, 2, 1, 1));
+    AOTC_RETURN_IF_ERROR(requireEqual(c, n, inputType(n, 2).dims[0],
+                                      w.dims[0], "bias and output channels"));
+  }
+  AOTC_ASSIGN_OR_RETURN(std::vector<Expr> sp, windowDims(c, n, kernel));
+  std::vector<Expr> out = {x.dims[0], w.dims[0]};
+  out.insert(out.end(), sp.begin(), sp.end());
+  setResult(c, n, 0, x.dtype, std::move(out));
+  return Status::ok();
+}
+
+Status inferPool(Context &c, Node &n) {
+  const TensorType &x = inputType(n, 0);
+  AOTC_RETURN_IF_ERROR(requireRank(n, 0, 3));
+  AOTC_ASSIGN_OR_RETURN(std::vector<int64_t> kernel,
+                        n.attrInts("kernel_shape", {}));
+  if (kernel.size() != static_cast<size_t>(x.rank() - 2))
+    return makeError(n.describe(), ": attribute 'kernel_shape' has ",
+                     kernel.size(), " dims but input ", x.str(), " has ",
+                     x.rank() - 2, " spatial dims");
+  AOTC_ASSIGN_OR_RETURN(std::vector<Expr> sp, windowDims(c, n, kernel));
+  std::vector<Expr> out = {x.dims[0], x.dims[1]};
+  out.insert(out.end(), sp.begin(), sp.end());
+  setResult(c, n, 0, x.dtype, std::move(out));
+  return Status::ok();
+}
+
+Status inferSoftmax(Context &c, Node &n) {
+  const TensorType &x = inputType(n, 0);
+  int64_t defaultAxis = c.opset >= 13 ? -1 : 1;
+  AOTC_ASSIGN_OR_RETURN(int64_t axis, n.attrInt("axis", defaultAxis));
+  int64_t rank = std::max<int64_t>(x.rank(), 1);
+  AOTC_ASSIGN_OR_RETURN(axis, normalizeAxis(n, axis, rank));
+  n.setAttr("axis", Attribute{axis, std::nullopt});
+  if (c.opset < 13 && axis != rank - 1)
+    n.setAttr("aotc_opset", Attribute{c.opset, std::nullopt});
+  setResult(c, n, 0, x.dtype, x.dims);
+  return Status::ok();
+}
+
+Status inferReduce(Context &c, Node &n) {
+  const TensorType &x = inputType(n, 0);
+  std::vector<int64_t> axes;
+  if (n.input(1)) {
+    AOTC_ASSIGN_OR_RETURN(axes, knownInts(n, 1, "axes"));
+  } else {
+    AOTC_ASSIGN_OR_RETURN(axes, n.attrInts("axes", {}));
+  }
+  AOTC_ASSIGN_OR_RETURN(int64_t keepdims, n.attrInt("keepdims", 1));
+  AOTC_ASSIGN_OR_RETURN(int64_t noop, n.attrInt("noop_with_empty_axes", 0));
+  if (axes.empty() && !noop)
+    for (int64_t i = 0; i < x.rank(); ++i)
+      axes.push_back(i);
+  AOTC_ASSIGN_OR_RETURN(axes, normalizeAxes(n, axes, x.rank(), /*sort=*/true));
+  std::vector<Expr> out;
+  for (int64_t i = 0; i < x.rank(); ++i) {
+    bool reduced = std::binary_search(axes.begin(), axes.end(), i);
+    if (!reduced)
+      out.push_back(x.dims[i]);
+    else if (keepdims)
+      out.push_back(Expr(1));
+  }
+  n.setAttr("axes", Attribute{axes, std::nullopt});
+  n.setAttr("keepdims", Attribute{keepdims, std::nullopt});
+  setResult(c, n, 0, x.dtype, std::move(out));
+  return Status::ok();
+}
+
+Status inferBatchNorm(Context &c, Node &n) {
+  const TensorType &x = inputType(n, 0);
+  AOTC_RETURN_IF_ERROR(requireRank(n, 0, 2));
+  for (size_t i = 1; i < 5; ++i) {
+    AOTC_RETURN_IF_ERROR(requireRank(n, i, 1, 1));
+    AOTC_RETURN_IF_ERROR(requireEqual(c, n, inputType(n, i).dims[0],
+                                      x.dims[1],
+                                      inputLabel(n, i) + " and channels"));
+  }
+  setResult(c, n, 0, x.dtype, x.dims);
+  return Status::ok();
+}
+
+} // namespace
+
+Status inferNN(Context &c, Node &n) {
+  switch (n.op()) {
+  case OpKind::MatMul:
+    return inferMatMul(c, n);
+  case OpKind::Gemm:
+    return inferGemm(c, n);
+  case OpKind::Conv:
+    return inferConv(c, n);
+  case OpKind::MaxPool:
+  case OpKind::AveragePool:
+    return inferPool(c, n);
+  case OpKind::GlobalAveragePool:
+  case OpKind::GlobalMaxPool: {
+    const TensorType &x = inputType(n, 0);
+    AOTC_RETURN_IF_ERROR(requireRank(n, 0, 3));
+    std::vector<Expr> out = {x.dims[0], x.dims[1]};
+    out.resize(x.rank(), Expr(1));
+    setResult(c, n, 0, x.dtype, std::move(out));
+    return Status::ok();
+  }
+  case OpKind::BatchNormalization:
+    return inferBatchNorm(c, n);
+  case OpKind::Softmax:
+  case OpKind::LogSoftmax:
+    return inferSoftmax(c, n);
+  case OpKind::ReduceSum:
+  case OpKind::ReduceMean:
+  case OpKind::ReduceMax:
+  case OpKind::ReduceMin:
+    return inferReduce(c, n);
+  default:
+    return makeError(n.describe(), ": not a contraction/pool/reduction op");
+  }
+}
+
+} // namespace shape_inference
+} // namespace aotc

@@ -1,0 +1,505 @@
+/// \file
+/// Shape inference of shape and data-movement ops (Reshape, Flatten,
+/// Transpose, Squeeze, Unsqueeze, Concat, Gather, Slice, Expand, Shape,
+/// Constant, ConstantOfShape), with the symbolic data that carries shape
+/// arithmetic through them.
+#include "compiler/passes/shape_inference_internal.h"
+
+#include <algorithm>
+#include <climits>
+
+namespace aotc {
+namespace shape_inference {
+
+namespace {
+
+/// The symbolic data of input \p i if it is a small 0-D/1-D tensor that has
+/// it.
+const std::vector<Expr> *dataOf(const Node &n, size_t i) {
+  const Value *v = n.input(i);
+  if (!v || !v->symbolicData() || v->type().rank() > 1)
+    return nullptr;
+  return &*v->symbolicData();
+}
+
+Status inferReshape(Context &c, Node &n) {
+  const TensorType &x = inputType(n, 0);
+  AOTC_ASSIGN_OR_RETURN(std::vector<Expr> shape, knownData(n, 1, "shape"));
+  AOTC_ASSIGN_OR_RETURN(int64_t allowZero, n.attrInt("allowzero", 0));
+  std::vector<Expr> out;
+  int inferred = -1;
+  for (size_t i = 0; i < shape.size(); ++i) {
+    Expr s = simplifyDim(c, shape[i]);
+    int64_t v;
+    if (s.isConst(v)) {
+      if (v == 0 && !allowZero) {
+        if (i >= static_cast<size_t>(x.rank()))
+          return makeError(n.describe(), ": shape element ", i,
+                           " is 0 (copy) but the input ", x.str(),
+                           " has no dim ", i);
+        s = x.dims[i];
+      } else if (v == -1) {
+        if (inferred >= 0)
+          return makeError(n.describe(), ": shape has more than one -1");
+        inferred = static_cast<int>(i);
+      } else if (v < -1) {
+        return makeError(n.describe(), ": shape element ", i, " is ", v);
+      }
+    }
+    out.push_back(s);
+  }
+  if (inferred >= 0) {
+    std::vector<Expr> known;
+    for (size_t i = 0; i < out.size(); ++i)
+      if (static_cast<int>(i) != inferred)
+        known.push_back(out[i]);
+    Expr knownNumel = simplifyDim(c, product(known));
+    if (knownNumel.isConstValue(0))
+      return makeError(n.describe(), ": cannot infer the -1 dim of a shape "
+                                     "with a 0 dim");
+    out[inferred] = divideProducts(c, x.dims, known);
+    int64_t total, part;
+    if (simplifyDim(c, x.numel()).isConst(total) && knownNumel.isConst(part) &&
+        total % part != 0)
+      return makeError(n.describe(), ": cannot reshape ", x.str(), " into [",
+                       printExprs(out), "]: ", total,
+                       " elements are not divisible by ", part);
+  }
+  int64_t a, b;
+  if (simplifyDim(c, x.numel()).isConst(a) &&
+      simplifyDim(c, product(out)).isConst(b) && a != b)
+    return makeError(n.describe(), ": cannot reshape ", x.str(), " (", a,
+                     " elements) into [", printExprs(out), "] (", b,
+                     " elements)");
+  setResult(c, n, 0, x.dtype, out);
+  if (const std::vector<Expr> *d = dataOf(n, 0))
+    if (out.size() <= 1)
+      setResultData(c, n, 0, *d);
+  return Status::ok();
+}
+
+Status inferFlatten(Context &c, Node &n) {
+  const TensorType &x = inputType(n, 0);
+  AOTC_ASSIGN_OR_RETURN(int64_t axis, n.attrInt("axis", 1));
+  if (axis < -x.rank() || axis > x.rank())
+    return makeError(n.describe(), ": axis ", axis,
+                     " is out of range for rank ", x.rank());
+  if (axis < 0)
+    axis += x.rank();
+  n.setAttr("axis", Attribute{axis, std::nullopt});
+  std::vector<Expr> outer(x.dims.begin(), x.dims.begin() + axis);
+  std::vector<Expr> inner(x.dims.begin() + axis, x.dims.end());
+  setResult(c, n, 0, x.dtype, {product(outer), product(inner)});
+  return Status::ok();
+}
+
+Status inferTranspose(Context &c, Node &n) {
+  const TensorType &x = inputType(n, 0);
+  std::vector<int64_t> reversed;
+  for (int64_t i = x.rank() - 1; i >= 0; --i)
+    reversed.push_back(i);
+  AOTC_ASSIGN_OR_RETURN(std::vector<int64_t> perm,
+                        n.attrInts("perm", reversed));
+  if (static_cast<int64_t>(perm.size()) != x.rank())
+    return makeError(n.describe(), ": attribute 'perm' has ", perm.size(),
+                     " entries for input ", x.str());
+  AOTC_ASSIGN_OR_RETURN(perm, normalizeAxes(n, perm, x.rank(),
+                                            /*sort=*/false, "perm"));
+  n.setAttr("perm", Attribute{perm, std::nullopt});
+  std::vector<Expr> out;
+  for (int64_t p : perm)
+    out.push_back(x.dims[p]);
+  setResult(c, n, 0, x.dtype, std::move(out));
+  return Status::ok();
+}
+
+/// Axes of Squeeze/Unsqueeze: an attribute before opset 13, an input after.
+Expected<std::optional<std::vector<int64_t>>> squeezeAxes(const Context &c,
+                                                          const Node &n) {
+  if (n.input(1)) {
+    AOTC_ASSIGN_OR_RETURN(std::vector<int64_t> axes, knownInts(n, 1, "axes"));
+    return std::optional<std::vector<int64_t>>(axes);
+  }
+  if (!n.hasAttr("axes"))
+    return std::optional<std::vector<int64_t>>();
+  AOTC_ASSIGN_OR_RETURN(std::vector<int64_t> axes, n.attrInts("axes", {}));
+  return std::optional<std::vector<int64_t>>(axes);
+}
+
+Status inferSqueeze(Context &c, Node &n) {
+  const TensorType &x = inputType(n, 0);
+  AOTC_ASSIGN_OR_RETURN(auto axes, squeezeAxes(c, n));
+  std::vector<bool> drop(x.rank(), false);
+  if (axes) {
+    AOTC_ASSIGN_OR_RETURN(std::vector<int64_t> norm,
+                          normalizeAxes(n, *axes, x.rank(), /*sort=*/true));
+    for (int64_t a : norm) {
+      auto b = boundsOf(x.dims[a], c.env);
+      if (b && (b->min > 1 || b->max < 1))
+        return makeError(n.describe(), ": cannot squeeze dim ", a, " of ",
+                         x.str(), ": it is not 1");
+      drop[a] = true;
+    }
+  } else {
+    for (int64_t i = 0; i < x.rank(); ++i) {
+      if (x.dims[i].isConstValue(1)) {
+        drop[i] = true;
+        continue;
+      }
+      auto b = boundsOf(x.dims[i], c.env);
+      if (!b || (b->min <= 1 && b->max >= 1))
+        return makeError(n.describe(), ": cannot squeeze ", x.str(),
+                         " without axes: dim ", i, " may or may not be 1");
+    }
+  }
+  std::vector<Expr> out;
+  for (int64_t i = 0; i < x.rank(); ++i)
+    if (!drop[i])
+      out.push_back(x.dims[i]);
+  setResult(c, n, 0, x.dtype, std::move(out));
+  if (const std::vector<Expr> *d = dataOf(n, 0))
+    setResultData(c, n, 0, *d);
+  return Status::ok();
+}
+
+Status inferUnsqueeze(Context &c, Node &n) {
+  const TensorType &x = inputType(n, 0);
+  AOTC_ASSIGN_OR_RETURN(auto axes, squeezeAxes(c, n));
+  if (!axes)
+    return makeError(n.describe(), ": axes are missing");
+  int64_t rank = x.rank() + static_cast<int64_t>(axes->size());
+  AOTC_ASSIGN_OR_RETURN(std::vector<int64_t> norm,
+                        normalizeAxes(n, *axes, rank, /*sort=*/true));
+  std::vector<Expr> out;
+  size_t next = 0;
+  for (int64_t i = 0; i < rank; ++i) {
+    if (std::binary_search(norm.begin(), norm.end(), i))
+      out.push_back(Expr(1));
+    else
+      out.push_back(x.dims[next++]);
+  }
+  setResult(c, n, 0, x.dtype, std::move(out));
+  if (const std::vector<Expr> *d = dataOf(n, 0))
+    if (rank <= 1)
+      setResultData(c, n, 0, *d);
+  return Status::ok();
+}
+
+Status inferConcat(Context &c, Node &n) {
+  const TensorType &x = inputType(n, 0);
+  // Concat-1 defaults to axis 1; later versions require the attribute.
+  if (!n.hasAttr("axis") && c.opset >= 4)
+    return makeError(n.describe(), ": missing attribute 'axis'");
+  AOTC_ASSIGN_OR_RETURN(int64_t axis, n.attrInt("axis", 1));
+  AOTC_ASSIGN_OR_RETURN(axis, normalizeAxis(n, axis, x.rank()));
+  n.setAttr("axis", Attribute{axis, std::nullopt});
+  std::vector<Expr> out = x.dims;
+  bool allData = true;
+  std::vector<Expr> data;
+  for (size_t i = 0; i < n.numInputs(); ++i) {
+    const TensorType &t = inputType(n, i);
+    if (t.dtype != x.dtype || t.rank() != x.rank())
+      return makeError(n.describe(), ": ", inputLabel(n, i), " ", t.str(),
+                       " does not match ", inputLabel(n, 0), " ", x.str());
+    for (int64_t d = 0; d < x.rank(); ++d) {
+      if (d == axis)
+        continue;
+      AOTC_RETURN_IF_ERROR(requireEqual(
+          c, n, t.dims[d], x.dims[d],
+          "dims " + std::to_string(d) + " of the inputs"));
+    }
+    if (i > 0)
+      out[axis] = out[axis] + t.dims[axis];
+    const std::vector<Expr> *d = dataOf(n, i);
+    if (d && t.rank() == 1)
+      data.insert(data.end(), d->begin(), d->end());
+    else
+      allData = false;
+  }
+  setResult(c, n, 0, x.dtype, std::move(out));
+  if (allData)
+    setResultData(c, n, 0, std::move(data));
+  return Status::ok();
+}
+
+Status inferGather(Context &c, Node &n) {
+  const TensorType &x = inputType(n, 0), &idx = inputType(n, 1);
+  if (idx.dtype != DType::Int64 && idx.dtype != DType::Int32)
+    return makeError(n.describe(), ": indices must be int32 or int64, got ",
+                     dtypeName(idx.dtype));
+  AOTC_ASSIGN_OR_RETURN(int64_t axis, n.attrInt("axis", 0));
+  AOTC_ASSIGN_OR_RETURN(axis, normalizeAxis(n, axis, x.rank()));
+  n.setAttr("axis", Attribute{axis, std::nullopt});
+  std::vector<Expr> out(x.dims.begin(), x.dims.begin() + axis);
+  out.insert(out.end(), idx.dims.begin(), idx.dims.end());
+  out.insert(out.end(), x.dims.begin() + axis + 1, x.dims.end());
+  setResult(c, n, 0, x.dtype, std::move(out));
+  const std::vector<Expr> *d = dataOf(n, 0);
+  const std::vector<Expr> *id = dataOf(n, 1);
+  if (!d || !id || x.rank() != 1)
+    return Status::ok();
+  std::vector<Expr> r;
+  int64_t len = static_cast<int64_t>(d->size());
+  for (const Expr &e : *id) {
+    int64_t i;
+    if (!e.isConst(i))
+      return Status::ok();
+    if (i < -len || i >= len)
+      return makeError(n.describe(), ": index ", i,
+                       " is out of range for input ", x.str());
+    r.push_back((*d)[i < 0 ? i + len : i]);
+  }
+  setResultData(c, n, 0, std::move(r));
+  return Status::ok();
+}
+
+/// Normalizes a Slice start or end against \p dim and clamps it to
+/// [lo, dim + hiOffset].
+Expr clampIndex(const Context &c, const Expr &value, const Expr &dim,
+                int64_t lo, int64_t hiOffset) {
+  // Keep INT64_MAX-style "to the end" constants far from overflow.
+  constexpr int64_t kHuge = int64_t(1) << 48;
+  Expr v = simplifyDim(c, value);
+  int64_t k;
+  if (v.isConst(k))
+    v = Expr(std::min(std::max(k, -kHuge), kHuge));
+  auto b = boundsOf(v, c.env);
+  Expr adjusted;
+  if (b && b->min >= 0)
+    adjusted = v;
+  else if (b && b->max < 0)
+    adjusted = dim + v;
+  else
+    adjusted = Select::make(cmp(BinOp::LT, v, Expr(0)), dim + v, v);
+  Expr hi = simplifyDim(c, dim + Expr(hiOffset));
+  return simplifyDim(c, minOf(c, maxOf(c, simplifyDim(c, adjusted), Expr(lo)),
+                              hi));
+}
+
+Status inferSlice(Context &c, Node &n) {
+  const TensorType &x = inputType(n, 0);
+  std::vector<Expr> starts, ends;
+  std::vector<int64_t> axes, steps;
+  bool hasAxes = false;
+  if (c.opset < 10 && n.numInputs() == 1) {
+    AOTC_ASSIGN_OR_RETURN(std::vector<int64_t> s, n.attrInts("starts", {}));
+    AOTC_ASSIGN_OR_RETURN(std::vector<int64_t> e, n.attrInts("ends", {}));
+    starts.assign(s.begin(), s.end());
+    ends.assign(e.begin(), e.end());
+    hasAxes = n.hasAttr("axes");
+    AOTC_ASSIGN_OR_RETURN(axes, n.attrInts("axes", {}));
+  } else {
+    AOTC_ASSIGN_OR_RETURN(starts, knownData(n, 1, "starts"));
+    AOTC_ASSIGN_OR_RETURN(ends, knownData(n, 2, "ends"));
+    if (n.input(3)) {
+      hasAxes = true;
+      AOTC_ASSIGN_OR_RETURN(axes, knownInts(n, 3, "axes"));
+    }
+    if (n.input(4)) {
+      AOTC_ASSIGN_OR_RETURN(steps, knownInts(n, 4, "steps"));
+    }
+  }
+  if (!hasAxes)
+    for (size_t i = 0; i < starts.size(); ++i)
+      axes.push_back(static_cast<int64_t>(i));
+  if (steps.empty())
+    steps.assign(starts.size(), 1);
+  if (ends.size() != starts.size() || axes.size() != starts.size() ||
+      steps.size() != starts.size())
+    return makeError(n.describe(), ": starts, ends, axes and steps differ in "
+                                   "length");
+  AOTC_ASSIGN_OR_RETURN(axes, normalizeAxes(n, axes, x.rank(), false));
+  std::vector<Expr> out = x.dims;
+  // Per axis: start, step; used for symbolic data of a 1-D input.
+  Expr dataStart = Expr(0);
+  int64_t dataStep = 1;
+  for (size_t i = 0; i < axes.size(); ++i) {
+    const Expr &dim = x.dims[axes[i]];
+    int64_t step = steps[i];
+    if (step == 0)
+      return makeError(n.describe(), ": step of axis ", axes[i], " is 0");
+    Expr start, end, size;
+    if (step > 0) {
+      start = clampIndex(c, starts[i], dim, 0, 0);
+      end = clampIndex(c, ends[i], dim, 0, 0);
+      size = floorDiv(end - start + Expr(step - 1), Expr(step));
+    } else {
+      start = clampIndex(c, starts[i], dim, 0, -1);
+      end = clampIndex(c, ends[i], dim, -1, -1);
+      size = floorDiv(start - end + Expr(-step - 1), Expr(-step));
+    }
+    out[axes[i]] = maxOf(c, simplifyDim(c, size), Expr(0));
+    dataStart = start;
+    dataStep = step;
+  }
+  setResult(c, n, 0, x.dtype, out);
+  const std::vector<Expr> *d = dataOf(n, 0);
+  int64_t first, count;
+  if (d && x.rank() == 1 && simplifyDim(c, dataStart).isConst(first) &&
+      simplifyDim(c, out[0]).isConst(count)) {
+    std::vector<Expr> r;
+    for (int64_t k = 0; k < count; ++k) {
+      int64_t i = first + k * dataStep;
+      if (i < 0 || i >= static_cast<int64_t>(d->size()))
+        return Status::ok();
+      r.push_back((*d)[i]);
+    }
+    setResultData(c, n, 0, std::move(r));
+  }
+  return Status::ok();
+}
+
+Status inferPad(Context &c, Node &n) {
+  const TensorType &x = inputType(n, 0);
+  std::vector<int64_t> pads;
+  if (n.input(1)) {
+    AOTC_ASSIGN_OR_RETURN(pads, knownInts(n, 1, "pads"));
+  } else {
+    AOTC_ASSIGN_OR_RETURN(pads, n.attrInts("pads", {}));
+  }
+  std::vector<int64_t> axes;
+  if (n.input(3)) {
+    AOTC_ASSIGN_OR_RETURN(axes, knownInts(n, 3, "axes"));
+    AOTC_ASSIGN_OR_RETURN(axes, normalizeAxes(n, axes, x.rank(), false));
+  } else {
+    for (int64_t i = 0; i < x.rank(); ++i)
+      axes.push_back(i);
+  }
+  if (pads.size() != 2 * axes.size())
+    return makeError(n.describe(), ": pads has ", pads.size(),
+                     " values, expected ", 2 * axes.size(), " for input ",
+                     x.str());
+  if (n.input(2)) {
+    const TensorType &v = inputType(n, 2);
+    if (v.dtype != x.dtype || !simplifyDim(c, v.numel()).isConstValue(1))
+      return makeError(n.describe(), ": ", inputLabel(n, 2),
+                       " (constant_value) must be a one-element ",
+                       dtypeName(x.dtype), " tensor, got ", v.str());
+  }
+  // Explicit pads for every axis, begins then ends.
+  std::vector<int64_t> full(2 * x.rank(), 0);
+  for (size_t i = 0; i < axes.size(); ++i) {
+    full[axes[i]] = pads[i];
+    full[axes[i] + x.rank()] = pads[i + axes.size()];
+  }
+  std::vector<Expr> out;
+  for (int64_t i = 0; i < x.rank(); ++i) {
+    Expr d = simplifyDim(c, x.dims[i] + Expr(full[i] + full[i + x.rank()]));
+    int64_t v;
+    if (d.isConst(v) && v < 0)
+      return makeError(n.describe(), ": pads make dim ", i, " of ", x.str(),
+                       " negative");
+    out.push_back(d);
+  }
+  n.setAttr("pads", Attribute{full, std::nullopt});
+  setResult(c, n, 0, x.dtype, std::move(out));
+  return Status::ok();
+}
+
+Status inferShape(Context &c, Node &n) {
+  const TensorType &x = inputType(n, 0);
+  int64_t rank = x.rank();
+  AOTC_ASSIGN_OR_RETURN(int64_t start, n.attrInt("start", 0));
+  AOTC_ASSIGN_OR_RETURN(int64_t end, n.attrInt("end", rank));
+  auto clamp = [&](int64_t v) {
+    if (v < 0)
+      v += rank;
+    return std::min(std::max<int64_t>(v, 0), rank);
+  };
+  start = clamp(start);
+  end = std::max(clamp(end), start);
+  std::vector<Expr> dims(x.dims.begin() + start, x.dims.begin() + end);
+  setResult(c, n, 0, DType::Int64, {Expr(end - start)});
+  setResultData(c, n, 0, std::move(dims));
+  return Status::ok();
+}
+
+/// Sets the result of a Constant node from its tensor attribute.
+void setTensorResult(Context &c, Node &n, const Attribute &a) {
+  const auto &[type, data] = *a.tensor;
+  setResult(c, n, 0, type.dtype, type.dims);
+  if ((type.dtype == DType::Int64 || type.dtype == DType::Int32) &&
+      type.rank() <= 1 && type.isStatic()) {
+    int64_t count = type.rank() == 0 ? 1 : type.staticDims()[0];
+    if (count > 64)
+      return;
+    std::vector<Expr> r;
+    for (int64_t i = 0; i < count; ++i)
+      r.push_back(Expr(tensorDataInt(data, type.dtype, i)));
+    setResultData(c, n, 0, std::move(r));
+  }
+}
+
+Status inferConstantOfShape(Context &c, Node &n) {
+  const TensorType &s = inputType(n, 0);
+  if (s.dtype != DType::Int64 || s.rank() != 1)
+    return makeError(n.describe(), ": ", inputLabel(n, 0),
+                     " must be a 1-D int64 shape, got ", s.str());
+  AOTC_ASSIGN_OR_RETURN(std::vector<Expr> dims, knownData(n, 0, "shape"));
+  DType dt = DType::Float32;
+  std::optional<int64_t> fill = 0;
+  auto it = n.attrs().find("value");
+  if (it != n.attrs().end()) {
+    if (!it->second.tensor)
+      return makeError(n.describe(), ": attribute 'value' must be a tensor");
+    const auto &[type, data] = *it->second.tensor;
+    dt = type.dtype;
+    fill = isFloat(dt) ? std::nullopt
+                       : std::optional<int64_t>(tensorDataInt(data, dt, 0));
+  }
+  setResult(c, n, 0, dt, dims);
+  int64_t count;
+  if (fill && (dt == DType::Int64 || dt == DType::Int32) && dims.size() == 1 &&
+      simplifyDim(c, dims[0]).isConst(count) && count <= 64)
+    setResultData(c, n, 0, std::vector<Expr>(count, Expr(*fill)));
+  return Status::ok();
+}
+
+} // namespace
+
+Status inferTensorOp(Context &c, Node &n) {
+  switch (n.op()) {
+  case OpKind::Reshape:
+    return inferReshape(c, n);
+  case OpKind::Flatten:
+    return inferFlatten(c, n);
+  case OpKind::Transpose:
+    return inferTranspose(c, n);
+  case OpKind::Squeeze:
+    return inferSqueeze(c, n);
+  case OpKind::Unsqueeze:
+    return inferUnsqueeze(c, n);
+  case OpKind::Concat:
+    return inferConcat(c, n);
+  case OpKind::Gather:
+    return inferGather(c, n);
+  case OpKind::Slice:
+    return inferSlice(c, n);
+  case OpKind::Pad:
+    return inferPad(c, n);
+  case OpKind::Expand: {
+    const TensorType &x = inputType(n, 0);
+    AOTC_ASSIGN_OR_RETURN(std::vector<Expr> shape, knownData(n, 1, "shape"));
+    AOTC_ASSIGN_OR_RETURN(std::vector<Expr> out,
+                          broadcastShapes(c, n, x.dims, shape));
+    setResult(c, n, 0, x.dtype, std::move(out));
+    return Status::ok();
+  }
+  case OpKind::Shape:
+    return inferShape(c, n);
+  case OpKind::Constant: {
+    auto it = n.attrs().find("value");
+    if (it == n.attrs().end() || !it->second.tensor)
+      return makeError(n.describe(), ": attribute 'value' must be a tensor");
+    setTensorResult(c, n, it->second);
+    return Status::ok();
+  }
+  case OpKind::ConstantOfShape:
+    return inferConstantOfShape(c, n);
+  default:
+    return makeError(n.describe(), ": not a shape or data-movement op");
+  }
+}
+
+} // namespace shape_inference
+} // namespace aotc

@@ -1,0 +1,252 @@
+/// \file
+/// Fusion decisions: which defs get a buffer, which are inlined into their
+/// consumers, and which reductions run inside their consumer's kernel.
+///
+/// Rules (after Inductor's): views are always inlined (pure index math);
+/// pointwise defs are inlined unless they are outputs, feed a contraction
+/// (which would recompute them per read), have more than two consumers, or
+/// grow too large when inlined; reductions are materialized, except that a
+/// reduction whose only kernel-level consumer is a pointwise def of the same
+/// shape reading it at the same index is computed in that consumer's kernel
+/// (an epilogue: Gemm + bias + GELU is one kernel).
+#include "compiler/schedule/schedule.h"
+
+#include "ir/visitor.h"
+
+#include <map>
+
+namespace aotc {
+
+namespace {
+
+using Decision = FusionPlan::Decision;
+
+/// Distinct defs accessed by an expression, in first-seen order.
+std::vector<int> accessedDefs(const Expr &e) {
+  struct V : IRVisitor {
+    std::vector<int> ids;
+    void visitAccess(const Access *op) override {
+      if (std::find(ids.begin(), ids.end(), op->tensor) == ids.end())
+        ids.push_back(op->tensor);
+      IRVisitor::visitAccess(op);
+    }
+  } v;
+  v.visit(e);
+  return v.ids;
+}
+
+std::vector<int> accessedDefs(const TensorDef &d) {
+  std::vector<int> ids = accessedDefs(d.body);
+  for (int t : accessedDefs(d.epilogue))
+    if (std::find(ids.begin(), ids.end(), t) == ids.end())
+      ids.push_back(t);
+  return ids;
+}
+
+int nodeCount(const Expr &e) {
+  struct V : IRVisitor {
+    int n = 0;
+    void visitAccess(const Access *op) override {
+      ++n;
+      IRVisitor::visitAccess(op);
+    }
+    void visitBinary(const Binary *op) override {
+      ++n;
+      IRVisitor::visitBinary(op);
+    }
+    void visitCall(const Call *op) override {
+      ++n;
+      IRVisitor::visitCall(op);
+    }
+    void visitSelect(const Select *op) override {
+      ++n;
+      IRVisitor::visitSelect(op);
+    }
+  } v;
+  v.visit(e);
+  return v.n;
+}
+
+/// True if every access to \p r in \p e reads the element at the output
+/// index i0, i1, ... of a tensor of rank \p rank.
+bool readsAtIdentity(const Expr &e, int r, const TensorDef &consumer,
+                     const RangeEnv &symbols) {
+  // Index variables range over the consumer's shape.
+  RangeEnv env = symbols;
+  for (int k = 0; k < consumer.rank(); ++k)
+    if (auto b = boundsOf(consumer.shape[k], symbols); b && b->max >= 1)
+      env.set("i" + std::to_string(k), Range{0, b->max - 1});
+  int rank = consumer.rank();
+  struct V : IRVisitor {
+    int r, rank;
+    const RangeEnv *env;
+    bool ok = true;
+    void visitAccess(const Access *op) override {
+      if (op->tensor == r) {
+        if ((int)op->indices.size() != rank)
+          ok = false;
+        for (int k = 0; ok && k < rank; ++k)
+          ok = structurallyEqual(simplify(op->indices[k], *env), LowerCtx::idx(k));
+      }
+      IRVisitor::visitAccess(op);
+    }
+  } v;
+  v.r = r;
+  v.rank = rank;
+  v.env = &env;
+  v.visit(e);
+  return v.ok;
+}
+
+constexpr int kMaxInlineSize = 400;
+
+} // namespace
+
+void separateOutputs(LoweredGraph &lg) {
+  std::vector<bool> taken(lg.defs.size(), false);
+  for (size_t k = 0; k < lg.outputs.size(); ++k) {
+    int id = lg.outputs[k];
+    const TensorDef src = lg.defs[id];
+    bool leaf = src.kind == TensorDef::Kind::Input ||
+                src.kind == TensorDef::Kind::Constant;
+    if (leaf || taken[id]) {
+      TensorDef copy;
+      copy.kind = TensorDef::Kind::Pointwise;
+      copy.name = lg.outputNames[k];
+      copy.dtype = src.dtype;
+      copy.shape = src.shape;
+      copy.body = Access::make(src.dtype, id, LowerCtx::idxVars(src.rank()));
+      lg.defs.push_back(std::move(copy));
+      id = static_cast<int>(lg.defs.size()) - 1;
+      lg.outputs[k] = id;
+      taken.push_back(false);
+    }
+    taken[id] = true;
+  }
+}
+
+FusionPlan planFusion(const LoweredGraph &lg) {
+  size_t n = lg.defs.size();
+  FusionPlan plan;
+  plan.decisions.assign(n, Decision::Unused);
+  plan.fusedReduction.assign(n, -1);
+
+  // Liveness from the outputs, and consumer lists.
+  std::vector<bool> live(n, false), isOutput(n, false);
+  std::vector<int> stack(lg.outputs.begin(), lg.outputs.end());
+  for (int o : lg.outputs)
+    isOutput[o] = true;
+  while (!stack.empty()) {
+    int d = stack.back();
+    stack.pop_back();
+    if (live[d])
+      continue;
+    live[d] = true;
+    for (int t : accessedDefs(lg.defs[d]))
+      stack.push_back(t);
+  }
+  std::vector<std::vector<int>> consumers(n);
+  for (size_t d = 0; d < n; ++d)
+    if (live[d])
+      for (int t : accessedDefs(lg.defs[d]))
+        consumers[t].push_back(static_cast<int>(d));
+
+  // Consumers seen through inlined views.
+  std::function<void(int, std::vector<int> &)> effective = [&](int d, std::vector<int> &out) {
+    for (int c : consumers[d]) {
+      const TensorDef &cd = lg.defs[c];
+      if (cd.kind == TensorDef::Kind::Pointwise && cd.isView && !isOutput[c])
+        effective(c, out);
+      else
+        out.push_back(c);
+    }
+  };
+
+  std::vector<int> inlinedSize(n, 0);
+  for (size_t d = 0; d < n; ++d) {
+    if (!live[d])
+      continue;
+    const TensorDef &def = lg.defs[d];
+    switch (def.kind) {
+    case TensorDef::Kind::Input:
+    case TensorDef::Kind::Constant:
+      plan.decisions[d] = Decision::Leaf;
+      continue;
+    case TensorDef::Kind::Reduction:
+      plan.decisions[d] = Decision::Materialize;
+      continue;
+    case TensorDef::Kind::Pointwise:
+      break;
+    }
+    int size = nodeCount(def.body);
+    for (int t : accessedDefs(def.body))
+      if (plan.decisions[t] == Decision::Inline)
+        size += inlinedSize[t];
+    inlinedSize[d] = size;
+    if (isOutput[d]) {
+      plan.decisions[d] = Decision::Materialize;
+      continue;
+    }
+    if (def.isView) {
+      plan.decisions[d] = Decision::Inline;
+      continue;
+    }
+    std::vector<int> eff;
+    effective(static_cast<int>(d), eff);
+    bool feedsContraction = false;
+    for (int c : eff)
+      feedsContraction |= lg.defs[c].kind == TensorDef::Kind::Reduction &&
+                          lg.defs[c].rereadsInputs;
+    bool tooBig = eff.size() > 1 && size > kMaxInlineSize;
+    plan.decisions[d] = (feedsContraction || eff.size() > 2 || tooBig)
+                            ? Decision::Materialize
+                            : Decision::Inline;
+  }
+
+  // Kernel-level consumers: materialized defs whose inlined code reads each
+  // materialized reduction.
+  std::map<int, std::vector<int>> kernelConsumers;
+  std::vector<Expr> inlined(n);
+  for (size_t d = 0; d < n; ++d) {
+    if (plan.decisions[d] != Decision::Materialize)
+      continue;
+    inlined[d] = inlineProducers(lg, plan, lg.defs[d].body);
+    Expr epi = lg.defs[d].epilogue.defined()
+                   ? inlineProducers(lg, plan, lg.defs[d].epilogue)
+                   : Expr();
+    std::vector<int> reads = accessedDefs(inlined[d]);
+    for (int t : accessedDefs(epi))
+      if (std::find(reads.begin(), reads.end(), t) == reads.end())
+        reads.push_back(t);
+    for (int t : reads)
+      kernelConsumers[t].push_back(static_cast<int>(d));
+  }
+  for (size_t r = 0; r < n; ++r) {
+    const TensorDef &rd = lg.defs[r];
+    if (plan.decisions[r] != Decision::Materialize ||
+        rd.kind != TensorDef::Kind::Reduction || isOutput[r])
+      continue;
+    const std::vector<int> &kc = kernelConsumers[static_cast<int>(r)];
+    if (kc.size() != 1)
+      continue;
+    int m = kc[0];
+    const TensorDef &md = lg.defs[m];
+    if (md.kind != TensorDef::Kind::Pointwise || plan.fusedReduction[m] >= 0 ||
+        md.rank() != rd.rank())
+      continue;
+    bool sameShape = true;
+    for (int k = 0; k < md.rank(); ++k)
+      sameShape &= proveEqual(md.shape[k], rd.shape[k], lg.env);
+    if (!sameShape || !readsAtIdentity(inlined[m], static_cast<int>(r), md, lg.env))
+      continue;
+    plan.decisions[r] = Decision::FuseIntoConsumer;
+    plan.fusedReduction[m] = static_cast<int>(r);
+  }
+
+  for (size_t d = 0; d < n; ++d)
+    if (plan.decisions[d] == Decision::Materialize)
+      plan.kernelOrder.push_back(static_cast<int>(d));
+  return plan;
+}
+
+} // namespace aotc

@@ -1,0 +1,70 @@
+/// \file
+/// The scheduler driver: fusion plan, buffers, kernels, memory plan.
+#include "compiler/schedule/schedule.h"
+
+namespace aotc {
+
+Expected<LoopModule> scheduleGraph(const Graph &g, LoweredGraph lg) {
+  separateOutputs(lg);
+  FusionPlan plan = planFusion(lg);
+
+  LoopModule m;
+  m.name = g.name.empty() ? "model" : g.name;
+  m.symbols = g.symbols();
+  std::set<std::string> symbols;
+  for (const Symbol &s : m.symbols)
+    symbols.insert(s.name);
+
+  for (size_t k = 0; k < lg.inputs.size(); ++k) {
+    const TensorDef &d = lg.defs[lg.inputs[k]];
+    std::string buf = bufferName(lg, lg.inputs[k]);
+    m.inputs.push_back(ModuleTensor{d.name, d.dtype, d.shape, buf});
+    m.buffers.push_back(ModuleBuffer{buf, d.dtype, d.shape, BufferRole::Input,
+                                     static_cast<int>(k), Expr()});
+  }
+  for (size_t id = 0; id < lg.defs.size(); ++id) {
+    const TensorDef &d = lg.defs[id];
+    if (d.kind != TensorDef::Kind::Constant ||
+        plan.decisions[id] != FusionPlan::Decision::Leaf)
+      continue;
+    const Value *v = d.constant;
+    ModuleConstant c;
+    c.name = bufferName(lg, static_cast<int>(id));
+    c.onnxName = v->onnxName();
+    c.dtype = d.dtype;
+    c.shape = v->type().staticDims();
+    c.data = v->data();
+    c.folded = v->folded();
+    c.offset = m.constantsBytes;
+    m.constantsBytes += (c.data.size() + LoopModule::kConstantAlignment - 1) /
+                        LoopModule::kConstantAlignment *
+                        LoopModule::kConstantAlignment;
+    m.buffers.push_back(ModuleBuffer{c.name, d.dtype, d.shape, BufferRole::Constant,
+                                     static_cast<int>(m.constants.size()), Expr()});
+    m.constants.push_back(std::move(c));
+  }
+  for (size_t k = 0; k < lg.outputs.size(); ++k) {
+    const TensorDef &d = lg.defs[lg.outputs[k]];
+    std::string buf = bufferName(lg, lg.outputs[k]);
+    m.outputs.push_back(ModuleTensor{lg.outputNames[k], d.dtype, d.shape, buf});
+    m.buffers.push_back(ModuleBuffer{buf, d.dtype, d.shape, BufferRole::Output,
+                                     static_cast<int>(k), Expr()});
+  }
+  for (int id : plan.kernelOrder) {
+    std::string buf = bufferName(lg, id);
+    if (m.findBuffer(buf))
+      continue;
+    const TensorDef &d = lg.defs[id];
+    m.buffers.push_back(ModuleBuffer{buf, d.dtype, d.shape, BufferRole::Arena, -1, Expr()});
+  }
+  for (int id : plan.kernelOrder) {
+    AOTC_ASSIGN_OR_RETURN(Kernel k, buildKernel(lg, plan, id,
+                                                static_cast<int>(m.kernels.size()),
+                                                symbols));
+    m.kernels.push_back(std::move(k));
+  }
+  planMemory(m, lg.env);
+  return m;
+}
+
+} // namespace aotc

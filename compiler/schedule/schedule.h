@@ -1,0 +1,60 @@
+/// \file
+/// The scheduler: from lowered TensorDefs to a LoopModule of kernels.
+///
+/// Three steps, one file each:
+///  - fusion (fusion.cpp) decides which defs are materialized in buffers and
+///    which are inlined into their consumers (pointwise chains, views), and
+///    which reductions are fused with their single pointwise consumer;
+///  - kernel building (kernel_builder.cpp) writes each materialized def as a
+///    Loop IR kernel, inlining producers;
+///  - memory planning (memory_plan.cpp) places intermediate buffers in one
+///    arena, reusing space by liveness.
+#pragma once
+
+#include "compiler/lowering/lowering.h"
+#include "ir/module.h"
+
+#include <set>
+#include <vector>
+
+namespace aotc {
+
+/// What fusion decided for each def.
+struct FusionPlan {
+  enum class Decision { Leaf, Materialize, Inline, FuseIntoConsumer, Unused };
+  std::vector<Decision> decisions;
+  /// For a materialized pointwise def: the reduction computed in its kernel
+  /// (its epilogue producer), or -1.
+  std::vector<int> fusedReduction;
+  /// Materialized defs in kernel order.
+  std::vector<int> kernelOrder;
+};
+
+/// Adds copy defs where a graph output is a leaf or repeats another output,
+/// so every output has its own materialized def.
+void separateOutputs(LoweredGraph &lg);
+
+/// Decides materialization and fusion.
+FusionPlan planFusion(const LoweredGraph &lg);
+
+/// Names kernels and buffers use for a def.
+std::string bufferName(const LoweredGraph &lg, int def);
+
+/// Expands every Access to an inlined def in \p e with that def's body.
+Expr inlineProducers(const LoweredGraph &lg, const FusionPlan &plan,
+                     const Expr &e);
+
+/// Builds the kernel that computes materialized def \p def (and its fused
+/// reduction, if any).
+Expected<Kernel> buildKernel(const LoweredGraph &lg, const FusionPlan &plan,
+                             int def, int kernelIndex,
+                             const std::set<std::string> &symbols);
+
+/// Assigns arena offsets to the Arena buffers of \p m by liveness over
+/// m.kernels and sets m.arenaBytes.
+void planMemory(LoopModule &m, const RangeEnv &env);
+
+/// The whole scheduler.
+Expected<LoopModule> scheduleGraph(const Graph &g, LoweredGraph lg);
+
+} // namespace aotc

@@ -1,0 +1,142 @@
+/// \file
+/// `aotc test CASE_DIR...`: compiles and runs directories in ONNX's
+/// backend-test layout (model.onnx, test_data_set_*/input_*.pb, output_*.pb)
+/// and compares with tolerances. The last line is `N passed, N failed`.
+#include "compiler/tools/commands.h"
+#include "compiler/tools/tensor_io.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <dirent.h>
+#include <fstream>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace aotc::cli {
+
+namespace {
+
+std::vector<std::string> listDir(const std::string &dir, const std::string &prefix) {
+  std::vector<std::string> out;
+  if (DIR *d = opendir(dir.c_str())) {
+    while (dirent *e = readdir(d)) {
+      std::string n = e->d_name;
+      if (n.rfind(prefix, 0) == 0)
+        out.push_back(n);
+    }
+    closedir(d);
+  }
+  // input_10 after input_9: sort by length, then text.
+  std::sort(out.begin(), out.end(), [](const std::string &a, const std::string &b) {
+    return a.size() != b.size() ? a.size() < b.size() : a < b;
+  });
+  return out;
+}
+
+std::string caseName(const std::string &dir) {
+  std::string d = dir;
+  while (d.size() > 1 && d.back() == '/')
+    d.pop_back();
+  size_t s = d.find_last_of('/');
+  return s == std::string::npos ? d : d.substr(s + 1);
+}
+
+/// Runs one case; returns an empty string when it passed, else why not.
+std::string runCase(const std::string &dir, const TestArgs &args, const std::string &tmpDir,
+                    int index) {
+  CompileOptions co;
+  co.modelPath = dir + "/model.onnx";
+  co.outputPath = tmpDir + "/case" + std::to_string(index) + ".so";
+  auto compiled = compileModel(co);
+  if (!compiled)
+    return "compile: " + compiled.status().message();
+  struct Cleanup {
+    std::string path;
+    ~Cleanup() { unlink(path.c_str()); }
+  } cleanup{co.outputPath};
+  try {
+    aotc::ModelOptions mo;
+    if (!args.device.empty())
+      mo.device = args.device;
+    aotc::Model model = aotc::Model::load(co.outputPath, mo);
+    std::vector<std::string> sets = listDir(dir, "test_data_set_");
+    if (sets.empty())
+      return "no test_data_set_* directories";
+    std::string worst;
+    for (const std::string &set : sets) {
+      std::string sd = dir + "/" + set;
+      std::vector<aotc::HostTensor> inputs, expected;
+      for (const std::string &f : listDir(sd, "input_")) {
+        auto t = readTensorFile(sd + "/" + f);
+        if (!t)
+          return t.status().message();
+        inputs.push_back(t.take());
+      }
+      for (const std::string &f : listDir(sd, "output_")) {
+        auto t = readTensorFile(sd + "/" + f);
+        if (!t)
+          return t.status().message();
+        expected.push_back(t.take());
+      }
+      std::vector<aotc::HostTensor> got = model.run(inputs);
+      if (got.size() != expected.size())
+        return set + ": " + std::to_string(got.size()) + " outputs, expected " +
+               std::to_string(expected.size());
+      for (size_t i = 0; i < got.size(); ++i) {
+        Comparison c = compareTensors(got[i], expected[i], args.rtol, args.atol);
+        if (!c.ok)
+          return set + " output " + std::to_string(i) + ": " + c.message +
+                 " (worst |error| " + std::to_string(c.worstError) + ")";
+      }
+    }
+    return "";
+  } catch (const std::exception &e) {
+    return std::string("run: ") + e.what();
+  }
+}
+
+} // namespace
+
+int testCommand(const TestArgs &args) {
+  std::vector<std::string> cases = args.cases;
+  if (!args.casesFrom.empty()) {
+    std::ifstream in(args.casesFrom);
+    if (!in) {
+      std::fprintf(stderr, "aotc: error: %s: cannot open file\n", args.casesFrom.c_str());
+      return 1;
+    }
+    std::string line;
+    while (std::getline(in, line)) {
+      if (line.empty() || line[0] == '#')
+        continue;
+      cases.push_back(line[0] == '/' || args.root.empty() ? line : args.root + "/" + line);
+    }
+  }
+  const char *tmp = std::getenv("TMPDIR");
+  std::string tmpl = std::string(tmp && *tmp ? tmp : "/tmp") + "/aotc-test-XXXXXX";
+  std::vector<char> buf(tmpl.begin(), tmpl.end());
+  buf.push_back('\0');
+  if (!mkdtemp(buf.data())) {
+    std::fprintf(stderr, "aotc: error: cannot create a temporary directory\n");
+    return 1;
+  }
+  std::string tmpDir = buf.data();
+  int passed = 0, failed = 0;
+  for (size_t i = 0; i < cases.size(); ++i) {
+    std::string why = runCase(cases[i], args, tmpDir, static_cast<int>(i));
+    if (why.empty()) {
+      ++passed;
+      if (args.verbose)
+        std::printf("PASS %s\n", caseName(cases[i]).c_str());
+    } else {
+      ++failed;
+      std::printf("FAIL %s: %s\n", caseName(cases[i]).c_str(), why.c_str());
+    }
+    std::fflush(stdout);
+  }
+  rmdir(tmpDir.c_str());
+  std::printf("%d passed, %d failed\n", passed, failed);
+  return failed == 0 ? 0 : 1;
+}
+
+} // namespace aotc::cli

@@ -1,0 +1,41 @@
+/// \file
+/// The aotc subcommands; each returns the process exit code.
+#pragma once
+
+#include "compiler/driver/pipeline.h"
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace aotc::cli {
+
+struct RunArgs {
+  std::string model;
+  std::vector<std::string> inputs; ///< .pb TensorProto files
+  std::string device;
+  int repeat = 1;
+  std::map<std::string, int64_t> dims; ///< symbol values for random inputs
+  uint64_t seed = 1;
+};
+
+struct TestArgs {
+  std::vector<std::string> cases;
+  std::string casesFrom; ///< a file listing case dirs, one a line
+  std::string root;      ///< prefix for relative entries of casesFrom
+  std::string device;
+  double rtol = 1e-3;
+  double atol = 1e-5;
+  bool verbose = false;
+};
+
+int compileCommand(const CompileOptions &opts, bool timePasses);
+int runCommand(const RunArgs &args);
+int inspectCommand(const std::string &model, const std::string &device);
+int devicesCommand();
+int testCommand(const TestArgs &args);
+
+/// Parses NAME=MIN:MAX (or NAME=VALUE) into a range.
+bool parseDimRange(const std::string &s, std::string &name, Range &r);
+
+} // namespace aotc::cli

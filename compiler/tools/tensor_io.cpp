@@ -1,0 +1,128 @@
+/// \file
+/// TensorProto reading, random tensors and tolerant comparison.
+#include "compiler/tools/tensor_io.h"
+
+#include "compiler/frontend/onnx_internal.h"
+
+#include <onnx/onnx_pb.h>
+
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <random>
+#include <sstream>
+
+namespace aotc::cli {
+
+Expected<aotc::HostTensor> readTensorFile(const std::string &path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    return makeError(path, ": cannot open file");
+  onnx::TensorProto proto;
+  if (!proto.ParseFromIstream(&in))
+    return makeError(path, ": not a valid TensorProto");
+  auto converted = onnx_import::convertTensor(proto);
+  if (!converted)
+    return converted.status().withContext(path);
+  const auto &[type, data] = *converted;
+  aotc::HostTensor t(static_cast<aotc_dtype_t>(type.dtype), type.staticDims());
+  if (t.nbytes() != static_cast<size_t>(data.size()))
+    return makeError(path, ": tensor holds ", data.size(), " bytes, expected ",
+                     t.nbytes());
+  if (t.nbytes())
+    std::memcpy(t.raw(), data.data(), t.nbytes());
+  return t;
+}
+
+aotc::HostTensor randomTensor(aotc_dtype_t dtype, std::vector<int64_t> shape,
+                              uint64_t seed) {
+  aotc::HostTensor t(dtype, std::move(shape));
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<double> normal(0.0, 1.0);
+  std::uniform_int_distribution<int> small(-5, 5);
+  int64_t n = t.numel();
+  auto *bytes = static_cast<uint8_t *>(t.raw());
+  for (int64_t i = 0; i < n; ++i) {
+    switch (dtype) {
+    case AOTC_DTYPE_FLOAT32: reinterpret_cast<float *>(bytes)[i] = (float)normal(rng); break;
+    case AOTC_DTYPE_FLOAT64: reinterpret_cast<double *>(bytes)[i] = normal(rng); break;
+    case AOTC_DTYPE_INT64: reinterpret_cast<int64_t *>(bytes)[i] = small(rng); break;
+    case AOTC_DTYPE_INT32: reinterpret_cast<int32_t *>(bytes)[i] = small(rng); break;
+    case AOTC_DTYPE_INT8: reinterpret_cast<int8_t *>(bytes)[i] = (int8_t)small(rng); break;
+    case AOTC_DTYPE_UINT8: bytes[i] = (uint8_t)(small(rng) + 5); break;
+    case AOTC_DTYPE_BOOL: bytes[i] = (uint8_t)(small(rng) > 0); break;
+    default: break;
+    }
+  }
+  return t;
+}
+
+namespace {
+
+double elementAsDouble(const aotc::HostTensor &t, int64_t i) {
+  const auto *b = static_cast<const uint8_t *>(t.raw());
+  switch (t.dtype()) {
+  case AOTC_DTYPE_FLOAT32: return reinterpret_cast<const float *>(b)[i];
+  case AOTC_DTYPE_FLOAT64: return reinterpret_cast<const double *>(b)[i];
+  case AOTC_DTYPE_INT64: return (double)reinterpret_cast<const int64_t *>(b)[i];
+  case AOTC_DTYPE_INT32: return reinterpret_cast<const int32_t *>(b)[i];
+  case AOTC_DTYPE_INT8: return reinterpret_cast<const int8_t *>(b)[i];
+  case AOTC_DTYPE_UINT8:
+  case AOTC_DTYPE_BOOL: return b[i];
+  default: return NAN;
+  }
+}
+
+std::string shapeText(const std::vector<int64_t> &s) {
+  std::string out = "[";
+  for (size_t i = 0; i < s.size(); ++i)
+    out += (i ? "," : "") + std::to_string(s[i]);
+  return out + "]";
+}
+
+} // namespace
+
+std::string describeTensor(const aotc::HostTensor &t, size_t maxValues) {
+  std::ostringstream os;
+  os << aotc::dtypeName(t.dtype()) << shapeText(t.shape());
+  int64_t n = t.numel();
+  for (int64_t i = 0; i < n && i < (int64_t)maxValues; ++i)
+    os << " " << elementAsDouble(t, i);
+  if (n > (int64_t)maxValues)
+    os << " ...";
+  return os.str();
+}
+
+Comparison compareTensors(const aotc::HostTensor &got, const aotc::HostTensor &want,
+                          double rtol, double atol) {
+  Comparison c;
+  if (got.dtype() != want.dtype() || got.shape() != want.shape()) {
+    c.ok = false;
+    c.message = std::string("got ") + aotc::dtypeName(got.dtype()) + shapeText(got.shape()) +
+                ", expected " + aotc::dtypeName(want.dtype()) + shapeText(want.shape());
+    return c;
+  }
+  bool flt = got.dtype() == AOTC_DTYPE_FLOAT32 || got.dtype() == AOTC_DTYPE_FLOAT64;
+  for (int64_t i = 0; i < got.numel(); ++i) {
+    double g = elementAsDouble(got, i), w = elementAsDouble(want, i);
+    if (std::isnan(g) && std::isnan(w))
+      continue;
+    double err = std::fabs(g - w);
+    if (std::isnan(err) || (std::isinf(w) && g != w))
+      err = INFINITY;
+    bool bad = flt ? !(err <= atol + rtol * std::fabs(w)) : g != w;
+    if (err > c.worstError || (bad && c.ok)) {
+      c.worstError = err;
+      c.worstIndex = i;
+    }
+    if (bad && c.ok) {
+      c.ok = false;
+      std::ostringstream os;
+      os << "element " << i << ": got " << g << ", expected " << w;
+      c.message = os.str();
+    }
+  }
+  return c;
+}
+
+} // namespace aotc::cli

@@ -1,0 +1,61 @@
+/// \file
+/// Names of the element types: the short form every printer uses and the
+/// OpenCL C spelling.
+#include "ir/dtype.h"
+
+namespace aotc {
+
+const char *dtypeName(DType t) {
+  switch (t) {
+  case DType::Float32:
+    return "f32";
+  case DType::UInt8:
+    return "u8";
+  case DType::Int8:
+    return "i8";
+  case DType::Int32:
+    return "i32";
+  case DType::Int64:
+    return "i64";
+  case DType::Bool:
+    return "bool";
+  case DType::Float64:
+    return "f64";
+  }
+  return "?";
+}
+
+const char *dtypeCLName(DType t) {
+  switch (t) {
+  case DType::Float32:
+    return "float";
+  case DType::UInt8:
+    return "uchar";
+  case DType::Int8:
+    return "char";
+  case DType::Int32:
+    return "int";
+  case DType::Int64:
+    return "long";
+  case DType::Bool:
+    return "uchar";
+  case DType::Float64:
+    return "double";
+  }
+  return "?";
+}
+
+bool parseDType(const std::string &s, DType &out) {
+  static const DType kAll[] = {DType::Float32, DType::UInt8, DType::Int8,
+                               DType::Int32,   DType::Int64, DType::Bool,
+                               DType::Float64};
+  for (DType t : kAll) {
+    if (s == dtypeName(t)) {
+      out = t;
+      return true;
+    }
+  }
+  return false;
+}
+
+} // namespace aotc

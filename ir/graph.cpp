@@ -1,0 +1,611 @@
+/// \file
+/// The Graph IR: construction, editing, verification and the text printer.
+#include "ir/graph.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <set>
+#include <sstream>
+
+namespace aotc {
+
+//===----------------------------------------------------------------------===//
+// Ops
+//===----------------------------------------------------------------------===//
+
+const char *opName(OpKind k) {
+  switch (k) {
+#define AOTC_OP(kind, onnxName)                                                \
+  case OpKind::kind:                                                           \
+    return onnxName;
+#include "ir/ops.def"
+#undef AOTC_OP
+  }
+  return "?";
+}
+
+std::optional<OpKind> opFromOnnxName(const std::string &onnxName) {
+  static const std::map<std::string, OpKind> kOps = {
+#define AOTC_OP(kind, onnxName) {onnxName, OpKind::kind},
+#include "ir/ops.def"
+#undef AOTC_OP
+  };
+  auto it = kOps.find(onnxName);
+  if (it == kOps.end())
+    return std::nullopt;
+  return it->second;
+}
+
+namespace {
+
+/// How many inputs and outputs an op takes; -1 is "any number".
+struct Arity {
+  int minIn, maxIn, minOut, maxOut;
+};
+
+Arity arityOf(OpKind k) {
+  switch (k) {
+  case OpKind::Add:
+  case OpKind::Sub:
+  case OpKind::Mul:
+  case OpKind::Div:
+  case OpKind::Pow:
+  case OpKind::Equal:
+  case OpKind::Less:
+  case OpKind::Greater:
+  case OpKind::MatMul:
+  case OpKind::Reshape:
+  case OpKind::Gather:
+  case OpKind::Expand:
+    return {2, 2, 1, 1};
+  case OpKind::Max:
+  case OpKind::Min:
+  case OpKind::Concat:
+    return {1, -1, 1, 1};
+  case OpKind::Where:
+    return {3, 3, 1, 1};
+  case OpKind::Neg:
+  case OpKind::Abs:
+  case OpKind::Exp:
+  case OpKind::Log:
+  case OpKind::Sqrt:
+  case OpKind::Reciprocal:
+  case OpKind::Erf:
+  case OpKind::Relu:
+  case OpKind::LeakyRelu:
+  case OpKind::Sigmoid:
+  case OpKind::Tanh:
+  case OpKind::Floor:
+  case OpKind::Ceil:
+  case OpKind::Cast:
+  case OpKind::Identity:
+  case OpKind::Not:
+  case OpKind::Softmax:
+  case OpKind::LogSoftmax:
+  case OpKind::AveragePool:
+  case OpKind::GlobalAveragePool:
+  case OpKind::GlobalMaxPool:
+  case OpKind::Flatten:
+  case OpKind::Transpose:
+  case OpKind::Shape:
+  case OpKind::ConstantOfShape:
+    return {1, 1, 1, 1};
+  case OpKind::MaxPool:
+    return {1, 1, 1, 2};
+  case OpKind::Clip:
+    return {1, 3, 1, 1};
+  case OpKind::Gemm:
+  case OpKind::Conv:
+    return {2, 3, 1, 1};
+  case OpKind::ReduceSum:
+  case OpKind::ReduceMean:
+  case OpKind::ReduceMax:
+  case OpKind::ReduceMin:
+  case OpKind::Squeeze:
+  case OpKind::Unsqueeze:
+    return {1, 2, 1, 1};
+  case OpKind::BatchNormalization:
+    return {5, 5, 1, 1};
+  case OpKind::Slice:
+    return {1, 5, 1, 1};
+  case OpKind::Pad:
+    return {1, 4, 1, 1};
+  case OpKind::Constant:
+    return {0, 0, 1, 1};
+  }
+  return {0, -1, 0, -1};
+}
+
+/// Shortest decimal text that reads back as exactly \p v.
+std::string formatDouble(double v) {
+  if (std::isnan(v))
+    return "nan";
+  if (std::isinf(v))
+    return v > 0 ? "inf" : "-inf";
+  char buf[64];
+  for (int p = 1; p <= 17; ++p) {
+    std::snprintf(buf, sizeof buf, "%.*g", p, v);
+    if (std::strtod(buf, nullptr) == v)
+      break;
+  }
+  return buf;
+}
+
+std::string quote(const std::string &s) {
+  std::string r = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\')
+      r += '\\';
+    r += c;
+  }
+  return r + "\"";
+}
+
+template <typename T, typename F>
+std::string joinList(const std::vector<T> &xs, F fmt) {
+  std::string s = "[";
+  for (size_t i = 0; i < xs.size(); ++i)
+    s += (i ? "," : "") + fmt(xs[i]);
+  return s + "]";
+}
+
+std::string printAttribute(const Attribute &a) {
+  if (a.tensor)
+    return "tensor<" + a.tensor->first.str() + ">";
+  struct Printer {
+    std::string operator()(int64_t v) const { return std::to_string(v); }
+    std::string operator()(double v) const { return formatDouble(v); }
+    std::string operator()(const std::string &v) const { return quote(v); }
+    std::string operator()(const std::vector<int64_t> &v) const {
+      return joinList(v, [](int64_t x) { return std::to_string(x); });
+    }
+    std::string operator()(const std::vector<double> &v) const {
+      return joinList(v, formatDouble);
+    }
+    std::string operator()(const std::vector<std::string> &v) const {
+      return joinList(v, quote);
+    }
+  };
+  return std::visit(Printer(), a.value);
+}
+
+std::string valueRef(const Value *v) { return v ? "%" + v->name() : "none"; }
+
+void removeOneUse(std::vector<Node *> &users, Node *n) {
+  auto it = std::find(users.begin(), users.end(), n);
+  if (it != users.end())
+    users.erase(it);
+}
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// TensorType and TensorData
+//===----------------------------------------------------------------------===//
+
+bool TensorType::isStatic() const {
+  for (const Expr &d : dims) {
+    int64_t v;
+    if (!d.defined() || !d.isConst(v))
+      return false;
+  }
+  return true;
+}
+
+std::vector<int64_t> TensorType::staticDims() const {
+  std::vector<int64_t> r;
+  r.reserve(dims.size());
+  for (const Expr &d : dims) {
+    int64_t v = 0;
+    bool ok = d.defined() && d.isConst(v);
+    AOTC_CHECK(ok, "staticDims() of a symbolic type " << str());
+    r.push_back(v);
+  }
+  return r;
+}
+
+std::string TensorType::str() const {
+  std::string s = dtypeName(dtype);
+  s += "[";
+  for (size_t i = 0; i < dims.size(); ++i) {
+    if (i)
+      s += ",";
+    s += dims[i].defined() ? printExpr(dims[i]) : "?";
+  }
+  return s + "]";
+}
+
+int64_t tensorDataInt(const TensorData &data, DType t, int64_t i) {
+  AOTC_CHECK(i >= 0 && (i + 1) * dtypeSize(t) <= data.size(),
+             "tensor element " << i << " out of range");
+  switch (t) {
+  case DType::Float32:
+    return static_cast<int64_t>(data.as<float>()[i]);
+  case DType::Float64:
+    return static_cast<int64_t>(data.as<double>()[i]);
+  case DType::UInt8:
+    return data.as<uint8_t>()[i];
+  case DType::Bool:
+    return data.as<uint8_t>()[i] != 0;
+  case DType::Int8:
+    return data.as<int8_t>()[i];
+  case DType::Int32:
+    return data.as<int32_t>()[i];
+  case DType::Int64:
+    return data.as<int64_t>()[i];
+  }
+  return 0;
+}
+
+double tensorDataFloat(const TensorData &data, DType t, int64_t i) {
+  AOTC_CHECK(i >= 0 && (i + 1) * dtypeSize(t) <= data.size(),
+             "tensor element " << i << " out of range");
+  switch (t) {
+  case DType::Float32:
+    return data.as<float>()[i];
+  case DType::Float64:
+    return data.as<double>()[i];
+  case DType::UInt8:
+  case DType::Bool:
+  case DType::Int8:
+  case DType::Int32:
+  case DType::Int64:
+    return static_cast<double>(tensorDataInt(data, t, i));
+  }
+  return 0;
+}
+
+//===----------------------------------------------------------------------===//
+// Node
+//===----------------------------------------------------------------------===//
+
+std::string Node::describe() const {
+  return "node '" + name_ + "' (" + opName(op_) + ")";
+}
+
+void Node::replaceInput(size_t i, Value *v) {
+  AOTC_CHECK(i < inputs_.size(), "input index " << i << " out of range");
+  if (inputs_[i])
+    removeOneUse(inputs_[i]->users_, this);
+  inputs_[i] = v;
+  if (v)
+    v->users_.push_back(this);
+}
+
+Expected<int64_t> Node::attrInt(const std::string &name, int64_t def) const {
+  auto it = attrs_.find(name);
+  if (it == attrs_.end())
+    return def;
+  if (auto *v = std::get_if<int64_t>(&it->second.value))
+    return *v;
+  return makeError(describe(), ": attribute '", name, "' must be an int");
+}
+
+Expected<double> Node::attrFloat(const std::string &name, double def) const {
+  auto it = attrs_.find(name);
+  if (it == attrs_.end())
+    return def;
+  if (auto *v = std::get_if<double>(&it->second.value))
+    return *v;
+  if (auto *v = std::get_if<int64_t>(&it->second.value))
+    return static_cast<double>(*v);
+  return makeError(describe(), ": attribute '", name, "' must be a float");
+}
+
+Expected<std::string> Node::attrString(const std::string &name,
+                                       const std::string &def) const {
+  auto it = attrs_.find(name);
+  if (it == attrs_.end())
+    return def;
+  if (auto *v = std::get_if<std::string>(&it->second.value))
+    return *v;
+  return makeError(describe(), ": attribute '", name, "' must be a string");
+}
+
+Expected<std::vector<int64_t>>
+Node::attrInts(const std::string &name, std::vector<int64_t> def) const {
+  auto it = attrs_.find(name);
+  if (it == attrs_.end())
+    return def;
+  if (auto *v = std::get_if<std::vector<int64_t>>(&it->second.value))
+    return *v;
+  return makeError(describe(), ": attribute '", name,
+                   "' must be a list of ints");
+}
+
+Status Node::verify() const {
+  Arity a = arityOf(op_);
+  int nIn = static_cast<int>(inputs_.size());
+  int nOut = static_cast<int>(outputs_.size());
+  if (nIn < a.minIn || (a.maxIn >= 0 && nIn > a.maxIn)) {
+    std::string want = std::to_string(a.minIn);
+    if (a.maxIn != a.minIn)
+      want += a.maxIn < 0 ? " or more" : " to " + std::to_string(a.maxIn);
+    return makeError(describe(), ": expected ", want, " inputs, got ", nIn);
+  }
+  if (nOut < a.minOut || (a.maxOut >= 0 && nOut > a.maxOut)) {
+    std::string want = std::to_string(a.minOut);
+    if (a.maxOut != a.minOut)
+      want += a.maxOut < 0 ? " or more" : " to " + std::to_string(a.maxOut);
+    return makeError(describe(), ": expected ", want, " outputs, got ", nOut);
+  }
+  for (int i = 0; i < a.minIn; ++i)
+    if (!inputs_[i])
+      return makeError(describe(), ": required input ", i, " is missing");
+  // Variadic inputs are all required.
+  if (a.maxIn < 0)
+    for (int i = 0; i < nIn; ++i)
+      if (!inputs_[i])
+        return makeError(describe(), ": input ", i, " is missing");
+  for (int i = 0; i < nOut; ++i) {
+    if (!outputs_[i])
+      return makeError(describe(), ": output ", i, " is missing");
+    if (outputs_[i]->producer() != this || outputs_[i]->producerIndex() != i)
+      return makeError(describe(), ": output ", i,
+                       " does not name this node as its producer");
+  }
+  if (op_ == OpKind::Constant && !hasAttr("value"))
+    return makeError(describe(), ": missing attribute 'value'");
+  return Status::ok();
+}
+
+//===----------------------------------------------------------------------===//
+// Graph: construction
+//===----------------------------------------------------------------------===//
+
+Value *Graph::newValue(const std::string &name, TensorType type,
+                       Value::Kind kind) {
+  values_.push_back(
+      std::make_unique<Value>(nextId_++, name, std::move(type), kind));
+  return values_.back().get();
+}
+
+Value *Graph::addInput(const std::string &name, TensorType type) {
+  Value *v = newValue(name, std::move(type), Value::Kind::Input);
+  inputs_.push_back(v);
+  return v;
+}
+
+Value *Graph::addConstant(const std::string &name, TensorType type,
+                          TensorData data, const std::string &onnxName,
+                          bool folded) {
+  Value *v = newValue(name, std::move(type), Value::Kind::Constant);
+  v->data_ = std::move(data);
+  v->onnxName_ = onnxName;
+  v->folded_ = folded;
+  return v;
+}
+
+Node *Graph::addNode(OpKind op, const std::string &name,
+                     const std::vector<Value *> &inputs,
+                     const std::vector<std::string> &outputNames) {
+  nodes_.push_back(std::make_unique<Node>(nextId_++, op, name));
+  Node *n = nodes_.back().get();
+  n->inputs_ = inputs;
+  for (Value *in : inputs)
+    if (in)
+      in->users_.push_back(n);
+  for (size_t i = 0; i < outputNames.size(); ++i) {
+    Value *out =
+        newValue(outputNames[i], TensorType(), Value::Kind::NodeResult);
+    out->producer_ = n;
+    out->producerIndex_ = static_cast<int>(i);
+    n->outputs_.push_back(out);
+  }
+  return n;
+}
+
+Expr Graph::addSymbol(const std::string &name, Range range) {
+  if (!findSymbol(name))
+    symbols_.push_back(Symbol{name, range});
+  return Var::make(name);
+}
+
+const Symbol *Graph::findSymbol(const std::string &name) const {
+  for (const Symbol &s : symbols_)
+    if (s.name == name)
+      return &s;
+  return nullptr;
+}
+
+void Graph::setSymbolRange(const std::string &name, Range r) {
+  for (Symbol &s : symbols_) {
+    if (s.name == name) {
+      s.range = r;
+      return;
+    }
+  }
+  symbols_.push_back(Symbol{name, r});
+}
+
+RangeEnv Graph::rangeEnv() const {
+  RangeEnv env;
+  for (const Symbol &s : symbols_)
+    env.set(s.name, s.range);
+  return env;
+}
+
+//===----------------------------------------------------------------------===//
+// Graph: access and editing
+//===----------------------------------------------------------------------===//
+
+std::vector<Value *> Graph::constants() const {
+  std::vector<Value *> r;
+  for (const auto &v : values_)
+    if (v->isConstant())
+      r.push_back(v.get());
+  return r;
+}
+
+Value *Graph::findValue(const std::string &name) const {
+  // Latest first: a folded constant shadows the result it replaced.
+  for (auto it = values_.rbegin(); it != values_.rend(); ++it)
+    if ((*it)->name() == name)
+      return it->get();
+  return nullptr;
+}
+
+bool Graph::isOutput(const Value *v) const {
+  return std::find(outputs_.begin(), outputs_.end(), v) != outputs_.end();
+}
+
+void Graph::replaceAllUsesWith(Value *from, Value *to) {
+  if (from == to)
+    return;
+  std::vector<Node *> users = from->users_;
+  for (Node *n : users)
+    for (size_t i = 0; i < n->inputs_.size(); ++i)
+      if (n->inputs_[i] == from)
+        n->replaceInput(i, to);
+  for (Value *&o : outputs_)
+    if (o == from)
+      o = to;
+}
+
+int Graph::removeDeadNodes() {
+  int removed = 0;
+  std::set<const Node *> dead;
+  for (auto it = nodes_.rbegin(); it != nodes_.rend(); ++it) {
+    Node *n = it->get();
+    bool used = false;
+    for (Value *out : n->outputs_)
+      used |= !out->users_.empty() || isOutput(out);
+    if (used)
+      continue;
+    for (Value *in : n->inputs_)
+      if (in)
+        removeOneUse(in->users_, n);
+    dead.insert(n);
+    ++removed;
+  }
+  std::set<const Value *> deadValues;
+  for (const auto &v : values_) {
+    bool deadResult = v->producer_ && dead.count(v->producer_);
+    bool deadConst = v->isConstant() && v->users_.empty() && !isOutput(v.get());
+    if (deadResult || deadConst)
+      deadValues.insert(v.get());
+  }
+  nodes_.erase(std::remove_if(nodes_.begin(), nodes_.end(),
+                              [&](const std::unique_ptr<Node> &n) {
+                                return dead.count(n.get()) != 0;
+                              }),
+               nodes_.end());
+  values_.erase(std::remove_if(values_.begin(), values_.end(),
+                               [&](const std::unique_ptr<Value> &v) {
+                                 return deadValues.count(v.get()) != 0;
+                               }),
+                values_.end());
+  return removed;
+}
+
+Value *Graph::foldToConstant(Value *v, TensorData data) {
+  Value *c = addConstant(v->name(), v->type(), std::move(data), "",
+                         /*folded=*/true);
+  c->symbolicData_ = v->symbolicData_;
+  replaceAllUsesWith(v, c);
+  return c;
+}
+
+//===----------------------------------------------------------------------===//
+// Graph: verification and printing
+//===----------------------------------------------------------------------===//
+
+Status Graph::verify() const {
+  std::map<const Value *, int> owned; // value -> index of its producer or -1
+  for (const auto &v : values_)
+    owned[v.get()] = -1;
+  std::map<const Node *, int> position;
+  for (size_t i = 0; i < nodes_.size(); ++i)
+    position[nodes_[i].get()] = static_cast<int>(i);
+  // Uses each value should list: node -> count.
+  std::map<const Value *, std::map<const Node *, int>> expectedUses;
+  for (size_t i = 0; i < nodes_.size(); ++i) {
+    const Node &n = *nodes_[i];
+    AOTC_RETURN_IF_ERROR(n.verify());
+    for (const Value *in : n.inputs()) {
+      if (!in)
+        continue;
+      if (!owned.count(in))
+        return makeError(n.describe(), ": input '", in->name(),
+                         "' is not a value of this graph");
+      if (in->producer()) {
+        auto p = position.find(in->producer());
+        if (p == position.end() || p->second >= static_cast<int>(i))
+          return makeError(n.describe(), ": input '", in->name(),
+                           "' is not produced by an earlier node");
+      }
+      ++expectedUses[in][&n];
+    }
+  }
+  for (const auto &v : values_) {
+    std::map<const Node *, int> actual;
+    for (const Node *u : v->users())
+      ++actual[u];
+    if (actual != expectedUses[v.get()])
+      return makeError("value '", v->name(), "': use list is out of date");
+    if (v->kind() == Value::Kind::NodeResult &&
+        (!v->producer() || !position.count(v->producer())))
+      return makeError("value '", v->name(), "': producer is not in the graph");
+  }
+  for (const Value *o : outputs_)
+    if (!o || !owned.count(o))
+      return makeError("graph output is not a value of this graph");
+  for (const Value *in : inputs_)
+    if (!owned.count(in) || !in->isInput())
+      return makeError("graph input is not an input value of this graph");
+  return Status::ok();
+}
+
+std::string Graph::print() const {
+  std::ostringstream os;
+  os << "graph " << quote(name);
+  if (opsetVersion)
+    os << " opset " << opsetVersion;
+  os << " {\n";
+  for (const Symbol &s : symbols_)
+    os << "  symbol " << s.name << " in [" << s.range.min << ", "
+       << s.range.max << "]\n";
+  for (const Value *v : inputs_)
+    os << "  input %" << v->name() << ": " << v->type().str() << "\n";
+  for (const Value *v : constants()) {
+    os << "  const %" << v->name() << ": " << v->type().str();
+    if (!v->onnxName().empty())
+      os << " onnx=" << quote(v->onnxName());
+    if (v->folded())
+      os << " folded";
+    os << "\n";
+  }
+  for (const auto &n : nodes_) {
+    os << "  ";
+    for (size_t i = 0; i < n->outputs().size(); ++i) {
+      const Value *out = n->outputs()[i];
+      os << (i ? ", " : "") << "%" << out->name() << ": " << out->type().str();
+    }
+    os << " = " << opName(n->op()) << "(";
+    for (size_t i = 0; i < n->inputs().size(); ++i)
+      os << (i ? ", " : "") << valueRef(n->inputs()[i]);
+    os << ")";
+    if (!n->attrs().empty()) {
+      os << " {";
+      bool first = true;
+      for (const auto &[key, attr] : n->attrs()) {
+        os << (first ? "" : ", ") << key << "=" << printAttribute(attr);
+        first = false;
+      }
+      os << "}";
+    }
+    // Compile-time known contents of shape tensors help reading shape chains.
+    if (n->outputs().size() == 1 && n->output(0)->symbolicData())
+      os << "  # value=[" << printExprs(*n->output(0)->symbolicData()) << "]";
+    os << "\n";
+  }
+  for (const Value *v : outputs_)
+    os << "  output " << valueRef(v) << "\n";
+  os << "}\n";
+  return os.str();
+}
+
+} // namespace aotc

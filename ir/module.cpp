@@ -1,0 +1,66 @@
+/// \file
+/// LoopModule helpers and printer.
+#include "ir/module.h"
+
+#include <algorithm>
+
+namespace aotc {
+
+const ModuleBuffer *LoopModule::findBuffer(const std::string &name) const {
+  for (const ModuleBuffer &b : buffers)
+    if (b.name == name)
+      return &b;
+  return nullptr;
+}
+
+std::vector<Expr> LoopModule::globalSize(const Kernel &k) {
+  std::vector<std::pair<int, Expr>> dims;
+  Stmt s = k.body;
+  while (s.defined()) {
+    if (const LetStmt *l = s.as<LetStmt>()) {
+      s = l->body;
+      continue;
+    }
+    const For *f = s.as<For>();
+    if (!f || f->forKind != ForKind::Parallel)
+      break;
+    dims.emplace_back(f->dim, f->extent);
+    s = f->body;
+  }
+  std::sort(dims.begin(), dims.end(),
+            [](const auto &a, const auto &b) { return a.first < b.first; });
+  std::vector<Expr> out;
+  for (auto &d : dims)
+    out.push_back(d.second);
+  return out;
+}
+
+static const char *roleName(BufferRole r) {
+  switch (r) {
+  case BufferRole::Input: return "input";
+  case BufferRole::Output: return "output";
+  case BufferRole::Constant: return "constant";
+  case BufferRole::Arena: return "arena";
+  }
+  return "?";
+}
+
+std::string LoopModule::print() const {
+  std::string out = "module " + name + "\n";
+  for (const Symbol &s : symbols)
+    out += "symbol " + s.name + " in [" + std::to_string(s.range.min) + ", " +
+           std::to_string(s.range.max) + "]\n";
+  for (const ModuleBuffer &b : buffers) {
+    out += "buffer " + b.name + ": " + roleName(b.role) + " " +
+           dtypeName(b.dtype) + "[" + printExprs(b.shape) + "]";
+    if (b.role == BufferRole::Arena)
+      out += " @ " + printExpr(b.arenaOffset);
+    out += "\n";
+  }
+  out += "arena bytes = " + printExpr(arenaBytes) + "\n";
+  for (const Kernel &k : kernels)
+    out += printKernel(k);
+  return out;
+}
+
+} // namespace aotc

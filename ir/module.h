@@ -1,0 +1,82 @@
+/// \file
+/// LoopModule: the scheduled program that code generation consumes.
+///
+/// The scheduler turns a lowered graph into kernels (Loop IR) over named
+/// buffers; the memory planner gives every intermediate buffer a byte offset
+/// in one arena per model instance. Code generation prints the kernels as
+/// OpenCL C and the rest (tables, launch sequence, arena size, output shapes)
+/// as the C++ wrapper. Everything symbolic is an Expr over the module's
+/// symbols, so the wrapper evaluates it at run time from the input shapes.
+#pragma once
+
+#include "ir/graph.h"
+#include "ir/stmt.h"
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace aotc {
+
+/// A buffer that kernels read or write, referenced by name from
+/// KernelBuffer::name, Load::buffer and Store::buffer.
+struct ModuleBuffer {
+  std::string name;
+  DType dtype = DType::Float32;
+  std::vector<Expr> shape;
+  BufferRole role = BufferRole::Arena;
+  /// Input/Output: the model input/output number. Constant: index into
+  /// LoopModule::constants.
+  int index = -1;
+  /// Arena: byte offset of this buffer in the instance arena (a multiple of
+  /// kArenaAlignment for every symbol value).
+  Expr arenaOffset;
+
+  Expr bytes() const { return product(shape) * Expr(dtypeSize(dtype)); }
+};
+
+/// A weight in the constants blob.
+struct ModuleConstant {
+  std::string name;     ///< buffer name in kernels
+  std::string onnxName; ///< initializer name users update by; may be empty
+  DType dtype = DType::Float32;
+  std::vector<int64_t> shape;
+  TensorData data;
+  uint64_t offset = 0; ///< byte offset in the blob, kConstantAlignment-aligned
+  bool folded = false;
+};
+
+/// A model input or output.
+struct ModuleTensor {
+  std::string name;
+  DType dtype = DType::Float32;
+  std::vector<Expr> dims; ///< inputs: constants or single symbols
+  std::string buffer;     ///< the ModuleBuffer holding it
+};
+
+struct LoopModule {
+  static constexpr int64_t kArenaAlignment = 256;
+  static constexpr int64_t kConstantAlignment = 64;
+
+  std::string name;
+  std::vector<Symbol> symbols;
+  std::vector<ModuleTensor> inputs;
+  std::vector<ModuleTensor> outputs;
+  std::vector<ModuleConstant> constants;
+  uint64_t constantsBytes = 0; ///< size of the blob
+  std::vector<ModuleBuffer> buffers;
+  /// Kernels in launch order. Each kernel's body is a nest whose outermost
+  /// Parallel loops (dims 0, 1, 2) form its ND-range.
+  std::vector<Kernel> kernels;
+  Expr arenaBytes;
+  std::map<std::string, std::string> metadata;
+
+  const ModuleBuffer *findBuffer(const std::string &name) const;
+  /// Global size of each ND-range dimension of a kernel, from its Parallel
+  /// loops (dimension order).
+  static std::vector<Expr> globalSize(const Kernel &k);
+  /// Stable text form for --emit=loop and FileCheck tests.
+  std::string print() const;
+};
+
+} // namespace aotc

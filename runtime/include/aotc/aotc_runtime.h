@@ -1,0 +1,345 @@
+/*
+ * \file
+ * The public C ABI of an aotc model shared object.
+ *
+ * Every model .so produced by aotc exports exactly these functions (all with
+ * the prefix aotc_). A host application dlopen()s the .so (RTLD_LOCAL, so
+ * that several models can live in one process), resolves the functions with
+ * dlsym() (the *_fn typedefs at the end of this file help) or links the .so
+ * directly, and runs the model through an opaque container.
+ *
+ * Conventions (after IREE's runtime API):
+ *  - Every fallible call returns an aotc_status_t (AOTC_OK == 0) and writes
+ *    its results through trailing out_ pointers. On failure the out_ values
+ *    are left unspecified unless the function says otherwise, and
+ *    aotc_last_error() returns a message that names the offending input,
+ *    output, device or file.
+ *  - No call aborts the process or throws: bad input, a missing device, a
+ *    failed OpenCL build or an allocation failure is an error status.
+ *  - Strings returned by the container (names, metadata, device name) live
+ *    as long as the container.
+ *
+ * Thread safety: aotc_container_run, aotc_container_output_shapes and every
+ * introspection call may be used concurrently from any number of threads on
+ * one container. aotc_container_delete must not race with any other call on
+ * the same container.
+ *
+ * This header is plain C99 and depends on no OpenCL header.
+ */
+#ifndef AOTC_RUNTIME_H
+#define AOTC_RUNTIME_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Marks a function of the C ABI: exported from the model .so even though the
+ * runtime is compiled with -fvisibility=hidden. */
+#if defined(_WIN32)
+#define AOTC_API
+#else
+#define AOTC_API __attribute__((visibility("default")))
+#endif
+
+/* Version of this C ABI; bumped on any incompatible change of a signature or
+ * of a struct layout below. Hosts compare it with aotc_abi_version(). */
+#define AOTC_ABI_VERSION 1
+
+/* The largest tensor rank of a model input or output. */
+#define AOTC_MAX_RANK 8
+
+typedef enum aotc_status_t {
+  AOTC_OK = 0,
+  /* A null pointer, a bad count, an input that does not match the model. */
+  AOTC_ERROR_INVALID_ARGUMENT = 1,
+  /* No such device, metadata key, file or symbol. */
+  AOTC_ERROR_NOT_FOUND = 2,
+  /* OpenCL reported an error (build failure, lost device, ...). */
+  AOTC_ERROR_DEVICE_ERROR = 3,
+  /* Host or device memory could not be allocated. */
+  AOTC_ERROR_OUT_OF_MEMORY = 4,
+  /* An output buffer is smaller than the output; shapes are filled. */
+  AOTC_ERROR_BUFFER_TOO_SMALL = 5,
+  /* The model or device needs something this runtime cannot do. */
+  AOTC_ERROR_UNSUPPORTED = 6,
+  /* A bug in aotc (or a corrupt model .so). */
+  AOTC_ERROR_INTERNAL = 7,
+} aotc_status_t;
+
+/* Element types. Values follow ONNX TensorProto.DataType and equal the
+ * AOTC_DT_* values of the compiler's model descriptor. */
+typedef enum aotc_dtype_t {
+  AOTC_DTYPE_FLOAT32 = 1,
+  AOTC_DTYPE_UINT8 = 2,
+  AOTC_DTYPE_INT8 = 3,
+  AOTC_DTYPE_INT32 = 6,
+  AOTC_DTYPE_INT64 = 7,
+  AOTC_DTYPE_BOOL = 9, /* one byte per element, 0 or 1 */
+  AOTC_DTYPE_FLOAT64 = 11,
+} aotc_dtype_t;
+
+/* Returns AOTC_ABI_VERSION as compiled into the model .so. */
+AOTC_API uint32_t aotc_abi_version(void);
+
+/* Returns the message of the last failed aotc_ call on the calling thread
+ * ("" if none failed yet). Successful calls leave it unchanged. The pointer is
+ * valid until the next failing aotc_ call on this thread. Messages longer
+ * than 16 KiB are truncated. */
+AOTC_API const char *aotc_last_error(void);
+
+/* Returns a static name for a status ("AOTC_ERROR_NOT_FOUND"), or
+ * "AOTC_ERROR_UNKNOWN". */
+AOTC_API const char *aotc_status_name(aotc_status_t status);
+
+/* Returns a static name for a dtype ("float32", "int64", ...), or "unknown".
+ * Takes an int32_t so that the dtype fields below can be passed directly. */
+AOTC_API const char *aotc_dtype_name(int32_t dtype);
+
+/* Returns the size of one element in bytes, or 0 for an unknown dtype. */
+AOTC_API size_t aotc_dtype_size(int32_t dtype);
+
+/*===------------------------------------------------------------------------===
+ * Container: one loaded model on one device with N instances
+ *===------------------------------------------------------------------------===*/
+
+/* A loaded model: one OpenCL context and program on one device, the
+ * constants uploaded once, and num_instances model instances (each with its
+ * own kernels, in-order queue and memory arena), so that up to num_instances
+ * runs proceed concurrently. Opaque. */
+typedef struct aotc_container_t aotc_container_t;
+
+typedef struct aotc_container_options_t {
+  /* sizeof(aotc_container_options_t), set by aotc_container_options_init. */
+  uint32_t struct_size;
+  /* Which OpenCL device to use:
+   *   NULL        the environment variable AOTC_DEVICE if set, else as "";
+   *   ""          the first GPU of any platform, else the first device;
+   *   "cpu" "gpu" the first CPU / GPU device;
+   *   "cpu:N" "gpu:N"  the N-th (from 0) CPU / GPU device over all platforms;
+   *   other       the first device whose "platform name / device name"
+   *               contains the string, compared case-insensitively.
+   * Default: NULL. */
+  const char *device;
+  /* Number of model instances (concurrent runs), at least 1. Default: 1. */
+  uint32_t num_instances;
+  /* Directory of the OpenCL program-binary cache. NULL or "": $AOTC_CACHE_DIR,
+   * else $XDG_CACHE_HOME/aotc, else $HOME/.cache/aotc. A directory that cannot
+   * be created or written only disables caching. Default: NULL. */
+  const char *cache_dir;
+} aotc_container_options_t;
+
+/* Fills *out_options with the defaults above. Does nothing if null. */
+AOTC_API void
+aotc_container_options_init(aotc_container_options_t *out_options);
+
+/* Loads the model of this .so onto a device: selects the device, uploads the
+ * constants, builds the OpenCL program (or loads it from the binary cache)
+ * and creates every kernel of every instance. Nothing is compiled later.
+ * options may be null (defaults). On success *out_container owns everything
+ * and must be released with aotc_container_delete; on failure it is set to
+ * null. Errors: AOTC_ERROR_NOT_FOUND (no matching device; the message lists
+ * the available ones), AOTC_ERROR_DEVICE_ERROR (the build log is in the
+ * message), AOTC_ERROR_OUT_OF_MEMORY, AOTC_ERROR_INVALID_ARGUMENT. */
+AOTC_API aotc_status_t aotc_container_create(
+    const aotc_container_options_t *options, aotc_container_t **out_container);
+
+/* Waits for the container's device work and releases it. Null is ignored.
+ * Must not be called while another thread uses the container. */
+AOTC_API void aotc_container_delete(aotc_container_t *container);
+
+/* Sets *out_from_cache to 1 if this container's OpenCL program was loaded
+ * from the binary cache (no OpenCL C compilation happened), 0 if it was built
+ * from source. */
+AOTC_API aotc_status_t aotc_container_program_source(
+    const aotc_container_t *container, int32_t *out_from_cache);
+
+/*===------------------------------------------------------------------------===
+ * Running with host memory
+ *===------------------------------------------------------------------------===*/
+
+/* A tensor in host memory, dense and row-major.
+ * As an input: every field is set by the caller; nbytes must be at least the
+ * tensor's size (data may be null when the size is 0).
+ * As an output: the caller sets data and nbytes (the capacity in bytes); the
+ * runtime writes dtype, rank, shape and the data. */
+typedef struct aotc_tensor_t {
+  void *data;
+  uint64_t nbytes;
+  int32_t dtype; /* aotc_dtype_t */
+  int32_t rank;
+  int64_t shape[AOTC_MAX_RANK];
+} aotc_tensor_t;
+
+/* Runs the model once. Validates the inputs against the model (count, dtype,
+ * rank, static dims, symbolic dims equal wherever the same symbol appears and
+ * inside the symbol's range), binds the symbolic sizes, takes a free instance
+ * (waiting if all are busy), copies the inputs to the device, enqueues every
+ * kernel and copies the outputs back. The caller's buffers are not used
+ * after the call returns.
+ * Errors: AOTC_ERROR_INVALID_ARGUMENT with a message naming the input;
+ * AOTC_ERROR_BUFFER_TOO_SMALL if an output's capacity is too small (nothing
+ * ran; every output's dtype, rank and shape are filled, so a call with
+ * data = NULL, nbytes = 0 queries the sizes); AOTC_ERROR_OUT_OF_MEMORY;
+ * AOTC_ERROR_DEVICE_ERROR. Output data is unspecified after an error. */
+AOTC_API aotc_status_t aotc_container_run(aotc_container_t *container,
+                                          const aotc_tensor_t *inputs,
+                                          size_t num_inputs,
+                                          aotc_tensor_t *outputs,
+                                          size_t num_outputs);
+
+/* Validates the inputs like aotc_container_run (their data is not read and
+ * may be null) and writes each output's dtype, rank and shape. data and
+ * nbytes of the outputs are left alone. Runs nothing. */
+AOTC_API aotc_status_t aotc_container_output_shapes(
+    const aotc_container_t *container, const aotc_tensor_t *inputs,
+    size_t num_inputs, aotc_tensor_t *outputs, size_t num_outputs);
+
+/*===------------------------------------------------------------------------===
+ * Introspection
+ *===------------------------------------------------------------------------===*/
+
+/* An input or output of the model. */
+typedef struct aotc_tensor_info_t {
+  const char *name;
+  int32_t dtype; /* aotc_dtype_t */
+  int32_t rank;
+  /* The static size of each dim, or -1 for a symbolic one. */
+  int64_t dims[AOTC_MAX_RANK];
+  /* The symbol index of a dim that is exactly one symbol, else -1. */
+  int32_t dim_symbols[AOTC_MAX_RANK];
+  /* Each dim as text: "4", "batch", "batch*2+1". */
+  const char *dim_texts[AOTC_MAX_RANK];
+} aotc_tensor_info_t;
+
+/* A constant (weight) of the model. */
+typedef struct aotc_constant_info_t {
+  const char *name;      /* aotc's name */
+  const char *onnx_name; /* the ONNX initializer's name */
+  int32_t dtype;         /* aotc_dtype_t */
+  int32_t rank;
+  const int64_t *shape; /* rank entries, lives as long as the container */
+  uint64_t nbytes;
+  int32_t folded; /* 1 if computed from other constants by constant folding */
+} aotc_constant_info_t;
+
+/* A symbolic size and its inclusive range. */
+typedef struct aotc_symbol_info_t {
+  const char *name;
+  int64_t min;
+  int64_t max;
+} aotc_symbol_info_t;
+
+AOTC_API aotc_status_t aotc_container_model_name(
+    const aotc_container_t *container, const char **out_name);
+/* "platform name / device name" of the container's device. */
+AOTC_API aotc_status_t aotc_container_device_name(
+    const aotc_container_t *container, const char **out_name);
+AOTC_API aotc_status_t aotc_container_num_instances(
+    const aotc_container_t *container, size_t *out_count);
+
+AOTC_API aotc_status_t
+aotc_container_num_inputs(const aotc_container_t *container, size_t *out_count);
+AOTC_API aotc_status_t aotc_container_num_outputs(
+    const aotc_container_t *container, size_t *out_count);
+AOTC_API aotc_status_t aotc_container_num_constants(
+    const aotc_container_t *container, size_t *out_count);
+AOTC_API aotc_status_t aotc_container_num_symbols(
+    const aotc_container_t *container, size_t *out_count);
+AOTC_API aotc_status_t aotc_container_num_kernels(
+    const aotc_container_t *container, size_t *out_count);
+AOTC_API aotc_status_t aotc_container_num_metadata(
+    const aotc_container_t *container, size_t *out_count);
+
+/* The index-th input / output; AOTC_ERROR_INVALID_ARGUMENT if out of range. */
+AOTC_API aotc_status_t
+aotc_container_input_info(const aotc_container_t *container, size_t index,
+                          aotc_tensor_info_t *out_info);
+AOTC_API aotc_status_t
+aotc_container_output_info(const aotc_container_t *container, size_t index,
+                           aotc_tensor_info_t *out_info);
+AOTC_API aotc_status_t
+aotc_container_constant_info(const aotc_container_t *container, size_t index,
+                             aotc_constant_info_t *out_info);
+AOTC_API aotc_status_t
+aotc_container_symbol_info(const aotc_container_t *container, size_t index,
+                           aotc_symbol_info_t *out_info);
+/* The OpenCL kernel name of the index-th kernel. */
+AOTC_API aotc_status_t aotc_container_kernel_name(
+    const aotc_container_t *container, size_t index, const char **out_name);
+
+/* The index-th metadata pair. */
+AOTC_API aotc_status_t
+aotc_container_metadata(const aotc_container_t *container, size_t index,
+                        const char **out_key, const char **out_value);
+/* The value of a metadata key; AOTC_ERROR_NOT_FOUND if absent. */
+AOTC_API aotc_status_t aotc_container_metadata_lookup(
+    const aotc_container_t *container, const char *key, const char **out_value);
+
+/* The arena bytes one run needs for the given symbol values (num_symbols
+ * values in symbol order, each inside its range). */
+AOTC_API aotc_status_t aotc_container_arena_bytes(
+    const aotc_container_t *container, const int64_t *symbol_values,
+    size_t num_symbols, uint64_t *out_bytes);
+
+/*===------------------------------------------------------------------------===
+ * Function pointer types, for hosts that resolve the ABI with dlsym()
+ *===------------------------------------------------------------------------===*/
+
+typedef uint32_t (*aotc_abi_version_fn)(void);
+typedef const char *(*aotc_last_error_fn)(void);
+typedef const char *(*aotc_status_name_fn)(aotc_status_t);
+typedef const char *(*aotc_dtype_name_fn)(int32_t);
+typedef size_t (*aotc_dtype_size_fn)(int32_t);
+typedef void (*aotc_container_options_init_fn)(aotc_container_options_t *);
+typedef aotc_status_t (*aotc_container_create_fn)(
+    const aotc_container_options_t *, aotc_container_t **);
+typedef void (*aotc_container_delete_fn)(aotc_container_t *);
+typedef aotc_status_t (*aotc_container_program_source_fn)(
+    const aotc_container_t *, int32_t *);
+typedef aotc_status_t (*aotc_container_run_fn)(aotc_container_t *,
+                                               const aotc_tensor_t *, size_t,
+                                               aotc_tensor_t *, size_t);
+typedef aotc_status_t (*aotc_container_output_shapes_fn)(
+    const aotc_container_t *, const aotc_tensor_t *, size_t, aotc_tensor_t *,
+    size_t);
+typedef aotc_status_t (*aotc_container_string_fn)(const aotc_container_t *,
+                                                  const char **);
+typedef aotc_container_string_fn aotc_container_model_name_fn;
+typedef aotc_container_string_fn aotc_container_device_name_fn;
+typedef aotc_status_t (*aotc_container_count_fn)(const aotc_container_t *,
+                                                 size_t *);
+typedef aotc_container_count_fn aotc_container_num_instances_fn;
+typedef aotc_container_count_fn aotc_container_num_inputs_fn;
+typedef aotc_container_count_fn aotc_container_num_outputs_fn;
+typedef aotc_container_count_fn aotc_container_num_constants_fn;
+typedef aotc_container_count_fn aotc_container_num_symbols_fn;
+typedef aotc_container_count_fn aotc_container_num_kernels_fn;
+typedef aotc_container_count_fn aotc_container_num_metadata_fn;
+typedef aotc_status_t (*aotc_container_input_info_fn)(const aotc_container_t *,
+                                                      size_t,
+                                                      aotc_tensor_info_t *);
+typedef aotc_container_input_info_fn aotc_container_output_info_fn;
+typedef aotc_status_t (*aotc_container_constant_info_fn)(
+    const aotc_container_t *, size_t, aotc_constant_info_t *);
+typedef aotc_status_t (*aotc_container_symbol_info_fn)(const aotc_container_t *,
+                                                       size_t,
+                                                       aotc_symbol_info_t *);
+typedef aotc_status_t (*aotc_container_kernel_name_fn)(const aotc_container_t *,
+                                                       size_t, const char **);
+typedef aotc_status_t (*aotc_container_metadata_fn)(const aotc_container_t *,
+                                                    size_t, const char **,
+                                                    const char **);
+typedef aotc_status_t (*aotc_container_metadata_lookup_fn)(
+    const aotc_container_t *, const char *, const char **);
+typedef aotc_status_t (*aotc_container_arena_bytes_fn)(const aotc_container_t *,
+                                                       const int64_t *, size_t,
+                                                       uint64_t *);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* AOTC_RUNTIME_H */

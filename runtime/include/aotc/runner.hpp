@@ -1,0 +1,557 @@
+/// \file
+/// Header-only C++ RAII wrapper over the aotc C ABI.
+///
+///   aotc::ModelOptions options;
+///   options.device = "cpu";
+///   aotc::Model model = aotc::Model::load("model.so", options);
+///   std::vector<aotc::HostTensor> outputs = model.run({x});
+///
+/// Model::load dlopen()s the model .so with RTLD_LOCAL | RTLD_NOW and resolves
+/// every ABI function with dlsym(), so several different models can be used in
+/// one process; nothing needs to be linked but libdl (in libc on recent
+/// glibc).
+///
+/// Errors: every failing operation throws aotc::Error, which carries the
+/// aotc_status_t and the runtime's message. A Model is movable, not copyable;
+/// its methods may be called concurrently from several threads (run() uses
+/// one of the container's instances per call), except that destruction must
+/// not race with other calls.
+#ifndef AOTC_RUNNER_HPP
+#define AOTC_RUNNER_HPP
+
+#include "aotc/aotc_runtime.h"
+
+#include <dlfcn.h>
+
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+namespace aotc {
+
+/// A failed aotc operation.
+class Error : public std::runtime_error {
+public:
+  Error(aotc_status_t status, const std::string &message)
+      : std::runtime_error(message), status_(status) {}
+  aotc_status_t status() const { return status_; }
+
+private:
+  aotc_status_t status_;
+};
+
+/// The C++ type of each dtype, for HostTensor's typed accessors.
+template <typename T> constexpr aotc_dtype_t dtypeOf();
+template <> constexpr aotc_dtype_t dtypeOf<float>() {
+  return AOTC_DTYPE_FLOAT32;
+}
+template <> constexpr aotc_dtype_t dtypeOf<double>() {
+  return AOTC_DTYPE_FLOAT64;
+}
+template <> constexpr aotc_dtype_t dtypeOf<uint8_t>() {
+  return AOTC_DTYPE_UINT8;
+}
+template <> constexpr aotc_dtype_t dtypeOf<int8_t>() { return AOTC_DTYPE_INT8; }
+template <> constexpr aotc_dtype_t dtypeOf<int32_t>() {
+  return AOTC_DTYPE_INT32;
+}
+template <> constexpr aotc_dtype_t dtypeOf<int64_t>() {
+  return AOTC_DTYPE_INT64;
+}
+template <> constexpr aotc_dtype_t dtypeOf<bool>() { return AOTC_DTYPE_BOOL; }
+
+/// Bytes per element of \p dtype; 0 if unknown.
+inline size_t dtypeSize(aotc_dtype_t dtype) {
+  switch (dtype) {
+  case AOTC_DTYPE_FLOAT32:
+  case AOTC_DTYPE_INT32:
+    return 4;
+  case AOTC_DTYPE_UINT8:
+  case AOTC_DTYPE_INT8:
+  case AOTC_DTYPE_BOOL:
+    return 1;
+  case AOTC_DTYPE_INT64:
+  case AOTC_DTYPE_FLOAT64:
+    return 8;
+  }
+  return 0;
+}
+
+/// The name of \p dtype ("float32"), or "unknown".
+inline const char *dtypeName(aotc_dtype_t dtype) {
+  switch (dtype) {
+  case AOTC_DTYPE_FLOAT32:
+    return "float32";
+  case AOTC_DTYPE_UINT8:
+    return "uint8";
+  case AOTC_DTYPE_INT8:
+    return "int8";
+  case AOTC_DTYPE_INT32:
+    return "int32";
+  case AOTC_DTYPE_INT64:
+    return "int64";
+  case AOTC_DTYPE_BOOL:
+    return "bool";
+  case AOTC_DTYPE_FLOAT64:
+    return "float64";
+  }
+  return "unknown";
+}
+
+/// A dense row-major tensor that owns its host memory.
+class HostTensor {
+public:
+  HostTensor() = default;
+  /// A zero-filled tensor.
+  HostTensor(aotc_dtype_t dtype, std::vector<int64_t> shape)
+      : dtype_(dtype), shape_(std::move(shape)) {
+    storage_.assign(nbytes(), 0);
+  }
+  /// A tensor holding \p values (numel must match \p shape).
+  template <typename T>
+  static HostTensor fromVector(std::vector<int64_t> shape,
+                               const std::vector<T> &values) {
+    HostTensor t(dtypeOf<T>(), std::move(shape));
+    if (static_cast<size_t>(t.numel()) != values.size())
+      throw Error(AOTC_ERROR_INVALID_ARGUMENT,
+                  "HostTensor::fromVector: shape and value count differ");
+    if constexpr (std::is_same_v<T, bool>) {
+      for (size_t i = 0; i < values.size(); ++i)
+        t.storage_[i] = values[i] ? 1 : 0;
+    } else if (!values.empty()) {
+      std::memcpy(t.storage_.data(), values.data(), t.nbytes());
+    }
+    return t;
+  }
+
+  aotc_dtype_t dtype() const { return dtype_; }
+  const std::vector<int64_t> &shape() const { return shape_; }
+  int64_t rank() const { return static_cast<int64_t>(shape_.size()); }
+  int64_t numel() const {
+    int64_t n = 1;
+    for (int64_t d : shape_)
+      n *= d;
+    return n;
+  }
+  size_t nbytes() const {
+    return static_cast<size_t>(numel()) * dtypeSize(dtype_);
+  }
+  void *raw() { return storage_.data(); }
+  const void *raw() const { return storage_.data(); }
+
+  /// Typed element access; throws if T does not match the dtype.
+  template <typename T> T *data() {
+    checkType<T>();
+    return reinterpret_cast<T *>(storage_.data());
+  }
+  template <typename T> const T *data() const {
+    checkType<T>();
+    return reinterpret_cast<const T *>(storage_.data());
+  }
+  template <typename T> std::vector<T> toVector() const {
+    checkType<T>();
+    std::vector<T> values(static_cast<size_t>(numel()));
+    if (!values.empty())
+      std::memcpy(values.data(), storage_.data(), nbytes());
+    return values;
+  }
+
+  /// Reshapes (and reallocates) the storage; the contents become zero.
+  void reset(aotc_dtype_t dtype, std::vector<int64_t> shape) {
+    dtype_ = dtype;
+    shape_ = std::move(shape);
+    storage_.assign(nbytes(), 0);
+  }
+
+private:
+  template <typename T> void checkType() const {
+    static_assert(!std::is_same_v<T, bool>,
+                  "read bool tensors as uint8_t (one byte per element)");
+    if (dtypeOf<T>() != dtype_ &&
+        !(dtype_ == AOTC_DTYPE_BOOL && std::is_same_v<T, uint8_t>))
+      throw Error(AOTC_ERROR_INVALID_ARGUMENT,
+                  "HostTensor: element type does not match the dtype");
+  }
+
+  aotc_dtype_t dtype_ = AOTC_DTYPE_FLOAT32;
+  std::vector<int64_t> shape_;
+  /// Allocated by operator new: aligned for every dtype.
+  std::vector<uint8_t> storage_;
+};
+
+/// An input or output of a model.
+struct TensorInfo {
+  std::string name;
+  aotc_dtype_t dtype = AOTC_DTYPE_FLOAT32;
+  /// Static size per dim, -1 where symbolic.
+  std::vector<int64_t> dims;
+  /// Each dim as text ("4", "batch", "batch*2").
+  std::vector<std::string> dimTexts;
+  /// The symbol index of a dim that is exactly a symbol, else -1.
+  std::vector<int32_t> dimSymbols;
+};
+
+struct ConstantInfo {
+  std::string name;
+  std::string onnxName;
+  aotc_dtype_t dtype = AOTC_DTYPE_FLOAT32;
+  std::vector<int64_t> shape;
+  uint64_t nbytes = 0;
+  bool folded = false;
+};
+
+struct SymbolInfo {
+  std::string name;
+  int64_t min = 0;
+  int64_t max = 0;
+};
+
+struct ModelOptions {
+  /// Device string (see aotc_container_options_t); nullopt reads AOTC_DEVICE.
+  std::optional<std::string> device;
+  uint32_t numInstances = 1;
+  /// Program-binary cache directory; empty for the default.
+  std::string cacheDir;
+};
+
+namespace detail {
+
+#define AOTC_RUNNER_ABI_FUNCTIONS(X)                                           \
+  X(aotc_abi_version)                                                          \
+  X(aotc_last_error)                                                           \
+  X(aotc_status_name)                                                          \
+  X(aotc_container_options_init)                                               \
+  X(aotc_container_create)                                                     \
+  X(aotc_container_delete)                                                     \
+  X(aotc_container_program_source)                                             \
+  X(aotc_container_run)                                                        \
+  X(aotc_container_output_shapes)                                              \
+  X(aotc_container_model_name)                                                 \
+  X(aotc_container_device_name)                                                \
+  X(aotc_container_num_instances)                                              \
+  X(aotc_container_num_inputs)                                                 \
+  X(aotc_container_num_outputs)                                                \
+  X(aotc_container_num_constants)                                              \
+  X(aotc_container_num_symbols)                                                \
+  X(aotc_container_num_kernels)                                                \
+  X(aotc_container_num_metadata)                                               \
+  X(aotc_container_input_info)                                                 \
+  X(aotc_container_output_info)                                                \
+  X(aotc_container_constant_info)                                              \
+  X(aotc_container_symbol_info)                                                \
+  X(aotc_container_kernel_name)                                                \
+  X(aotc_container_metadata)                                                   \
+  X(aotc_container_metadata_lookup)                                            \
+  X(aotc_container_arena_bytes)
+
+/// The ABI of one loaded model .so.
+struct Library {
+#define AOTC_RUNNER_MEMBER(name) name##_fn name = nullptr;
+  AOTC_RUNNER_ABI_FUNCTIONS(AOTC_RUNNER_MEMBER)
+#undef AOTC_RUNNER_MEMBER
+  void *handle = nullptr;
+  std::string path;
+
+  Library() = default;
+  Library(const Library &) = delete;
+  Library &operator=(const Library &) = delete;
+  ~Library() {
+    if (handle)
+      dlclose(handle);
+  }
+
+  /// Throws aotc::Error with the model's last error if \p status failed.
+  void check(aotc_status_t status, const char *what) const {
+    if (status == AOTC_OK)
+      return;
+    throw Error(status, path + ": " + what + ": " + aotc_last_error());
+  }
+};
+
+inline std::shared_ptr<Library> openLibrary(const std::string &path) {
+  auto lib = std::make_shared<Library>();
+  lib->path = path;
+  lib->handle = dlopen(path.c_str(), RTLD_LOCAL | RTLD_NOW);
+  if (!lib->handle) {
+    const char *why = dlerror();
+    throw Error(AOTC_ERROR_NOT_FOUND,
+                "cannot load model '" + path + "': " + (why ? why : "?"));
+  }
+#define AOTC_RUNNER_RESOLVE(name)                                              \
+  lib->name = reinterpret_cast<name##_fn>(dlsym(lib->handle, #name));          \
+  if (!lib->name)                                                              \
+    throw Error(AOTC_ERROR_NOT_FOUND,                                          \
+                "'" + path + "' is not an aotc model: no symbol " #name);
+  AOTC_RUNNER_RESOLVE(aotc_abi_version)
+  uint32_t version = lib->aotc_abi_version();
+  if (version != AOTC_ABI_VERSION)
+    throw Error(AOTC_ERROR_UNSUPPORTED, "'" + path + "' has aotc ABI version " +
+                                            std::to_string(version) +
+                                            ", this host expects " +
+                                            std::to_string(AOTC_ABI_VERSION));
+  AOTC_RUNNER_ABI_FUNCTIONS(AOTC_RUNNER_RESOLVE)
+#undef AOTC_RUNNER_RESOLVE
+  return lib;
+}
+
+inline TensorInfo toTensorInfo(const aotc_tensor_info_t &info) {
+  TensorInfo result;
+  result.name = info.name;
+  result.dtype = static_cast<aotc_dtype_t>(info.dtype);
+  for (int32_t d = 0; d < info.rank; ++d) {
+    result.dims.push_back(info.dims[d]);
+    result.dimTexts.push_back(info.dim_texts[d] ? info.dim_texts[d] : "");
+    result.dimSymbols.push_back(info.dim_symbols[d]);
+  }
+  return result;
+}
+
+} // namespace detail
+
+/// A model .so loaded onto one device (one container).
+class Model {
+public:
+  /// Loads the model .so at \p path and creates its container. Throws
+  /// aotc::Error (NOT_FOUND for a missing file or device, UNSUPPORTED for an
+  /// ABI version mismatch, ...).
+  static Model load(const std::string &path, const ModelOptions &options = {}) {
+    Model model;
+    model.lib_ = detail::openLibrary(path);
+    aotc_container_options_t opts;
+    model.lib_->aotc_container_options_init(&opts);
+    opts.device = options.device ? options.device->c_str() : nullptr;
+    opts.num_instances = options.numInstances;
+    opts.cache_dir =
+        options.cacheDir.empty() ? nullptr : options.cacheDir.c_str();
+    aotc_container_t *container = nullptr;
+    model.lib_->check(model.lib_->aotc_container_create(&opts, &container),
+                      "aotc_container_create");
+    model.container_ = container;
+    return model;
+  }
+
+  Model() = default;
+  Model(Model &&other) noexcept
+      : lib_(std::move(other.lib_)),
+        container_(std::exchange(other.container_, nullptr)) {}
+  Model &operator=(Model &&other) noexcept {
+    if (this != &other) {
+      reset();
+      lib_ = std::move(other.lib_);
+      container_ = std::exchange(other.container_, nullptr);
+    }
+    return *this;
+  }
+  Model(const Model &) = delete;
+  Model &operator=(const Model &) = delete;
+  ~Model() { reset(); }
+
+  /// Runs the model; returns newly allocated outputs.
+  std::vector<HostTensor> run(const std::vector<HostTensor> &inputs) const {
+    std::vector<HostTensor> outputs;
+    run(inputs, outputs);
+    return outputs;
+  }
+
+  /// Runs the model into \p outputs, reusing their storage when the shapes
+  /// did not change.
+  void run(const std::vector<HostTensor> &inputs,
+           std::vector<HostTensor> &outputs) const {
+    std::vector<aotc_tensor_t> in = toCTensors(inputs);
+    std::vector<aotc_tensor_t> out(numOutputs());
+    lib().check(lib().aotc_container_output_shapes(
+                    container_, in.data(), in.size(), out.data(), out.size()),
+                "aotc_container_output_shapes");
+    outputs.resize(out.size());
+    for (size_t i = 0; i < out.size(); ++i) {
+      std::vector<int64_t> shape(out[i].shape, out[i].shape + out[i].rank);
+      auto dtype = static_cast<aotc_dtype_t>(out[i].dtype);
+      if (outputs[i].dtype() != dtype || outputs[i].shape() != shape)
+        outputs[i].reset(dtype, std::move(shape));
+      out[i].data = outputs[i].raw();
+      out[i].nbytes = outputs[i].nbytes();
+    }
+    lib().check(lib().aotc_container_run(container_, in.data(), in.size(),
+                                         out.data(), out.size()),
+                "aotc_container_run");
+  }
+
+  /// The output shapes for \p inputs, without running.
+  std::vector<std::vector<int64_t>>
+  outputShapes(const std::vector<HostTensor> &inputs) const {
+    std::vector<aotc_tensor_t> in = toCTensors(inputs);
+    std::vector<aotc_tensor_t> out(numOutputs());
+    lib().check(lib().aotc_container_output_shapes(
+                    container_, in.data(), in.size(), out.data(), out.size()),
+                "aotc_container_output_shapes");
+    std::vector<std::vector<int64_t>> shapes;
+    for (const aotc_tensor_t &t : out)
+      shapes.emplace_back(t.shape, t.shape + t.rank);
+    return shapes;
+  }
+
+  std::string name() const { return string(lib().aotc_container_model_name); }
+  std::string deviceName() const {
+    return string(lib().aotc_container_device_name);
+  }
+  /// True if the OpenCL program came from the binary cache.
+  bool programFromCache() const {
+    int32_t fromCache = 0;
+    lib().check(lib().aotc_container_program_source(container_, &fromCache),
+                "aotc_container_program_source");
+    return fromCache != 0;
+  }
+  size_t numInstances() const {
+    return count(lib().aotc_container_num_instances);
+  }
+  size_t numInputs() const { return count(lib().aotc_container_num_inputs); }
+  size_t numOutputs() const { return count(lib().aotc_container_num_outputs); }
+
+  std::vector<TensorInfo> inputs() const {
+    return tensorInfos(numInputs(), lib().aotc_container_input_info);
+  }
+  std::vector<TensorInfo> outputs() const {
+    return tensorInfos(numOutputs(), lib().aotc_container_output_info);
+  }
+  std::vector<ConstantInfo> constants() const {
+    std::vector<ConstantInfo> result;
+    size_t n = count(lib().aotc_container_num_constants);
+    for (size_t i = 0; i < n; ++i) {
+      aotc_constant_info_t c;
+      lib().check(lib().aotc_container_constant_info(container_, i, &c),
+                  "aotc_container_constant_info");
+      ConstantInfo info;
+      info.name = c.name;
+      info.onnxName = c.onnx_name;
+      info.dtype = static_cast<aotc_dtype_t>(c.dtype);
+      info.shape.assign(c.shape, c.shape + c.rank);
+      info.nbytes = c.nbytes;
+      info.folded = c.folded != 0;
+      result.push_back(std::move(info));
+    }
+    return result;
+  }
+  std::vector<SymbolInfo> symbols() const {
+    std::vector<SymbolInfo> result;
+    size_t n = count(lib().aotc_container_num_symbols);
+    for (size_t i = 0; i < n; ++i) {
+      aotc_symbol_info_t s;
+      lib().check(lib().aotc_container_symbol_info(container_, i, &s),
+                  "aotc_container_symbol_info");
+      result.push_back({s.name, s.min, s.max});
+    }
+    return result;
+  }
+  std::vector<std::string> kernelNames() const {
+    std::vector<std::string> result;
+    size_t n = count(lib().aotc_container_num_kernels);
+    for (size_t i = 0; i < n; ++i) {
+      const char *name = nullptr;
+      lib().check(lib().aotc_container_kernel_name(container_, i, &name),
+                  "aotc_container_kernel_name");
+      result.emplace_back(name);
+    }
+    return result;
+  }
+  std::vector<std::pair<std::string, std::string>> metadata() const {
+    std::vector<std::pair<std::string, std::string>> result;
+    size_t n = count(lib().aotc_container_num_metadata);
+    for (size_t i = 0; i < n; ++i) {
+      const char *key = nullptr;
+      const char *value = nullptr;
+      lib().check(lib().aotc_container_metadata(container_, i, &key, &value),
+                  "aotc_container_metadata");
+      result.emplace_back(key, value);
+    }
+    return result;
+  }
+  /// The value of a metadata key, or nullopt.
+  std::optional<std::string> metadata(const std::string &key) const {
+    const char *value = nullptr;
+    aotc_status_t status =
+        lib().aotc_container_metadata_lookup(container_, key.c_str(), &value);
+    if (status == AOTC_ERROR_NOT_FOUND)
+      return std::nullopt;
+    lib().check(status, "aotc_container_metadata_lookup");
+    return std::string(value);
+  }
+  uint64_t arenaBytes(const std::vector<int64_t> &symbolValues) const {
+    uint64_t bytes = 0;
+    lib().check(lib().aotc_container_arena_bytes(container_,
+                                                 symbolValues.data(),
+                                                 symbolValues.size(), &bytes),
+                "aotc_container_arena_bytes");
+    return bytes;
+  }
+
+  /// The underlying C handle (owned by this Model).
+  aotc_container_t *handle() const { return container_; }
+  /// The message of the model's last failed call on this thread.
+  std::string lastError() const { return lib().aotc_last_error(); }
+
+private:
+  const detail::Library &lib() const {
+    if (!lib_ || !container_)
+      throw Error(AOTC_ERROR_INVALID_ARGUMENT, "aotc::Model is empty");
+    return *lib_;
+  }
+  void reset() {
+    if (lib_ && container_)
+      lib_->aotc_container_delete(container_);
+    container_ = nullptr;
+    lib_.reset();
+  }
+  size_t count(aotc_container_count_fn fn) const {
+    size_t n = 0;
+    lib().check(fn(container_, &n), "introspection");
+    return n;
+  }
+  std::string string(aotc_container_string_fn fn) const {
+    const char *text = nullptr;
+    lib().check(fn(container_, &text), "introspection");
+    return text ? text : "";
+  }
+  std::vector<TensorInfo> tensorInfos(size_t n,
+                                      aotc_container_input_info_fn fn) const {
+    std::vector<TensorInfo> result;
+    for (size_t i = 0; i < n; ++i) {
+      aotc_tensor_info_t info;
+      lib().check(fn(container_, i, &info), "tensor info");
+      result.push_back(detail::toTensorInfo(info));
+    }
+    return result;
+  }
+  static std::vector<aotc_tensor_t>
+  toCTensors(const std::vector<HostTensor> &tensors) {
+    std::vector<aotc_tensor_t> result(tensors.size());
+    for (size_t i = 0; i < tensors.size(); ++i) {
+      const HostTensor &t = tensors[i];
+      if (t.rank() > AOTC_MAX_RANK)
+        throw Error(AOTC_ERROR_INVALID_ARGUMENT,
+                    "input " + std::to_string(i) + " has rank " +
+                        std::to_string(t.rank()) + ", more than AOTC_MAX_RANK");
+      aotc_tensor_t &c = result[i];
+      std::memset(&c, 0, sizeof(c));
+      c.data = const_cast<void *>(t.raw());
+      c.nbytes = t.nbytes();
+      c.dtype = t.dtype();
+      c.rank = static_cast<int32_t>(t.rank());
+      for (int64_t d = 0; d < t.rank(); ++d)
+        c.shape[d] = t.shape()[static_cast<size_t>(d)];
+    }
+    return result;
+  }
+
+  std::shared_ptr<detail::Library> lib_;
+  aotc_container_t *container_ = nullptr;
+};
+
+} // namespace aotc
+
+#endif // AOTC_RUNNER_HPP

@@ -1,0 +1,431 @@
+/// \file
+/// The exported C ABI (aotc_runtime.h). Every function checks its pointers,
+/// catches every exception and reports failures through the thread-local
+/// last error: nothing aborts and nothing throws across the boundary.
+#include "aotc/aotc_runtime.h"
+
+#include "container.h"
+#include "error.h"
+
+#include <cstring>
+#include <new>
+#include <type_traits>
+
+using aotc::rt::fail;
+
+namespace {
+
+// The public dtype enum mirrors the descriptor's.
+constexpr bool sameDtype(aotc_dtype_t a, int b) {
+  return static_cast<int>(a) == b;
+}
+static_assert(sameDtype(AOTC_DTYPE_FLOAT32, AOTC_DT_FLOAT32) &&
+                  sameDtype(AOTC_DTYPE_UINT8, AOTC_DT_UINT8) &&
+                  sameDtype(AOTC_DTYPE_INT8, AOTC_DT_INT8) &&
+                  sameDtype(AOTC_DTYPE_INT32, AOTC_DT_INT32) &&
+                  sameDtype(AOTC_DTYPE_INT64, AOTC_DT_INT64) &&
+                  sameDtype(AOTC_DTYPE_BOOL, AOTC_DT_BOOL) &&
+                  sameDtype(AOTC_DTYPE_FLOAT64, AOTC_DT_FLOAT64),
+              "aotc_dtype_t must match AOTC_DT_*");
+
+// The *_fn typedefs must match the declarations.
+#define AOTC_CHECK_FN(name)                                                    \
+  static_assert(std::is_same_v<decltype(&::name), name##_fn>,                  \
+                #name "_fn does not match " #name);
+AOTC_CHECK_FN(aotc_abi_version)
+AOTC_CHECK_FN(aotc_last_error)
+AOTC_CHECK_FN(aotc_status_name)
+AOTC_CHECK_FN(aotc_dtype_name)
+AOTC_CHECK_FN(aotc_dtype_size)
+AOTC_CHECK_FN(aotc_container_options_init)
+AOTC_CHECK_FN(aotc_container_create)
+AOTC_CHECK_FN(aotc_container_delete)
+AOTC_CHECK_FN(aotc_container_program_source)
+AOTC_CHECK_FN(aotc_container_run)
+AOTC_CHECK_FN(aotc_container_output_shapes)
+AOTC_CHECK_FN(aotc_container_model_name)
+AOTC_CHECK_FN(aotc_container_device_name)
+AOTC_CHECK_FN(aotc_container_num_instances)
+AOTC_CHECK_FN(aotc_container_num_inputs)
+AOTC_CHECK_FN(aotc_container_num_outputs)
+AOTC_CHECK_FN(aotc_container_num_constants)
+AOTC_CHECK_FN(aotc_container_num_symbols)
+AOTC_CHECK_FN(aotc_container_num_kernels)
+AOTC_CHECK_FN(aotc_container_num_metadata)
+AOTC_CHECK_FN(aotc_container_input_info)
+AOTC_CHECK_FN(aotc_container_output_info)
+AOTC_CHECK_FN(aotc_container_constant_info)
+AOTC_CHECK_FN(aotc_container_symbol_info)
+AOTC_CHECK_FN(aotc_container_kernel_name)
+AOTC_CHECK_FN(aotc_container_metadata)
+AOTC_CHECK_FN(aotc_container_metadata_lookup)
+AOTC_CHECK_FN(aotc_container_arena_bytes)
+#undef AOTC_CHECK_FN
+
+/// Runs \p body, turning every escaping exception into a status.
+template <typename Body>
+aotc_status_t guarded(const char *function, Body body) {
+  try {
+    return body(function);
+  } catch (const std::bad_alloc &) {
+    return fail(AOTC_ERROR_OUT_OF_MEMORY, "%s: out of host memory", function);
+  } catch (const std::exception &e) {
+    return fail(AOTC_ERROR_INTERNAL, "%s: internal error: %s", function,
+                e.what());
+  } catch (...) {
+    return fail(AOTC_ERROR_INTERNAL, "%s: internal error", function);
+  }
+}
+
+#define AOTC_REQUIRE(pointer)                                                  \
+  do {                                                                         \
+    if (!(pointer))                                                            \
+      return fail(AOTC_ERROR_INVALID_ARGUMENT, "%s: " #pointer " is null",     \
+                  fn);                                                         \
+  } while (false)
+
+aotc_status_t indexError(const char *function, const char *what, size_t index,
+                         size_t count) {
+  return fail(AOTC_ERROR_INVALID_ARGUMENT,
+              "%s: %s index %zu is out of range "
+              "(%zu %ss)",
+              function, what, index, count, what);
+}
+
+aotc_status_t countOf(const char *function, const aotc_container_t *container,
+                      size_t *outCount, int32_t count) {
+  if (!container)
+    return fail(AOTC_ERROR_INVALID_ARGUMENT, "%s: container is null", function);
+  if (!outCount)
+    return fail(AOTC_ERROR_INVALID_ARGUMENT, "%s: out_count is null", function);
+  *outCount = static_cast<size_t>(count);
+  return AOTC_OK;
+}
+
+} // namespace
+
+extern "C" {
+
+AOTC_API uint32_t aotc_abi_version(void) { return AOTC_ABI_VERSION; }
+
+AOTC_API const char *aotc_last_error(void) { return aotc::rt::lastError(); }
+
+AOTC_API const char *aotc_status_name(aotc_status_t status) {
+  switch (status) {
+  case AOTC_OK:
+    return "AOTC_OK";
+  case AOTC_ERROR_INVALID_ARGUMENT:
+    return "AOTC_ERROR_INVALID_ARGUMENT";
+  case AOTC_ERROR_NOT_FOUND:
+    return "AOTC_ERROR_NOT_FOUND";
+  case AOTC_ERROR_DEVICE_ERROR:
+    return "AOTC_ERROR_DEVICE_ERROR";
+  case AOTC_ERROR_OUT_OF_MEMORY:
+    return "AOTC_ERROR_OUT_OF_MEMORY";
+  case AOTC_ERROR_BUFFER_TOO_SMALL:
+    return "AOTC_ERROR_BUFFER_TOO_SMALL";
+  case AOTC_ERROR_UNSUPPORTED:
+    return "AOTC_ERROR_UNSUPPORTED";
+  case AOTC_ERROR_INTERNAL:
+    return "AOTC_ERROR_INTERNAL";
+  }
+  return "AOTC_ERROR_UNKNOWN";
+}
+
+AOTC_API const char *aotc_dtype_name(int32_t dtype) {
+  switch (dtype) {
+  case AOTC_DTYPE_FLOAT32:
+    return "float32";
+  case AOTC_DTYPE_UINT8:
+    return "uint8";
+  case AOTC_DTYPE_INT8:
+    return "int8";
+  case AOTC_DTYPE_INT32:
+    return "int32";
+  case AOTC_DTYPE_INT64:
+    return "int64";
+  case AOTC_DTYPE_BOOL:
+    return "bool";
+  case AOTC_DTYPE_FLOAT64:
+    return "float64";
+  }
+  return "unknown";
+}
+
+AOTC_API size_t aotc_dtype_size(int32_t dtype) {
+  switch (dtype) {
+  case AOTC_DTYPE_FLOAT32:
+  case AOTC_DTYPE_INT32:
+    return 4;
+  case AOTC_DTYPE_UINT8:
+  case AOTC_DTYPE_INT8:
+  case AOTC_DTYPE_BOOL:
+    return 1;
+  case AOTC_DTYPE_INT64:
+  case AOTC_DTYPE_FLOAT64:
+    return 8;
+  }
+  return 0;
+}
+
+AOTC_API void
+aotc_container_options_init(aotc_container_options_t *out_options) {
+  if (!out_options)
+    return;
+  std::memset(out_options, 0, sizeof(*out_options));
+  out_options->struct_size = sizeof(*out_options);
+  out_options->device = nullptr;
+  out_options->num_instances = 1;
+  out_options->cache_dir = nullptr;
+}
+
+AOTC_API aotc_status_t aotc_container_create(
+    const aotc_container_options_t *options, aotc_container_t **out_container) {
+  return guarded(__func__, [&](const char *fn) -> aotc_status_t {
+    AOTC_REQUIRE(out_container);
+    *out_container = nullptr;
+    aotc_container_options_t effective;
+    aotc_container_options_init(&effective);
+    if (options) {
+      // Version 1 of the struct ends after cache_dir; newer callers may pass a
+      // larger struct whose extra fields this runtime does not know.
+      size_t v1Size = offsetof(aotc_container_options_t, cache_dir) +
+                      sizeof(options->cache_dir);
+      if (options->struct_size < v1Size)
+        return fail(AOTC_ERROR_INVALID_ARGUMENT,
+                    "%s: options->struct_size is %u, expected at least %zu "
+                    "(call aotc_container_options_init)",
+                    fn, options->struct_size, v1Size);
+      effective.device = options->device;
+      effective.num_instances = options->num_instances;
+      effective.cache_dir = options->cache_dir;
+    }
+    auto container = std::make_unique<aotc_container_t>();
+    aotc_status_t status = container->init(aotc_model_desc(), effective);
+    if (status != AOTC_OK)
+      return status;
+    *out_container = container.release();
+    return AOTC_OK;
+  });
+}
+
+AOTC_API void aotc_container_delete(aotc_container_t *container) {
+  try {
+    delete container;
+  } catch (...) {
+    // Destructors do not throw; nothing can be reported here anyway.
+  }
+}
+
+AOTC_API aotc_status_t aotc_container_program_source(
+    const aotc_container_t *container, int32_t *out_from_cache) {
+  const char *fn = __func__;
+  AOTC_REQUIRE(container);
+  AOTC_REQUIRE(out_from_cache);
+  *out_from_cache = container->programFromCache() ? 1 : 0;
+  return AOTC_OK;
+}
+
+AOTC_API aotc_status_t aotc_container_run(aotc_container_t *container,
+                                          const aotc_tensor_t *inputs,
+                                          size_t num_inputs,
+                                          aotc_tensor_t *outputs,
+                                          size_t num_outputs) {
+  return guarded(__func__, [&](const char *fn) -> aotc_status_t {
+    AOTC_REQUIRE(container);
+    return container->run(inputs, num_inputs, outputs, num_outputs);
+  });
+}
+
+AOTC_API aotc_status_t aotc_container_output_shapes(
+    const aotc_container_t *container, const aotc_tensor_t *inputs,
+    size_t num_inputs, aotc_tensor_t *outputs, size_t num_outputs) {
+  return guarded(__func__, [&](const char *fn) -> aotc_status_t {
+    AOTC_REQUIRE(container);
+    return container->outputShapes(inputs, num_inputs, outputs, num_outputs);
+  });
+}
+
+AOTC_API aotc_status_t aotc_container_model_name(
+    const aotc_container_t *container, const char **out_name) {
+  const char *fn = __func__;
+  AOTC_REQUIRE(container);
+  AOTC_REQUIRE(out_name);
+  *out_name = container->desc().model_name;
+  return AOTC_OK;
+}
+
+AOTC_API aotc_status_t aotc_container_device_name(
+    const aotc_container_t *container, const char **out_name) {
+  const char *fn = __func__;
+  AOTC_REQUIRE(container);
+  AOTC_REQUIRE(out_name);
+  *out_name = container->device().fullName.c_str();
+  return AOTC_OK;
+}
+
+AOTC_API aotc_status_t aotc_container_num_instances(
+    const aotc_container_t *container, size_t *out_count) {
+  return countOf(__func__, container, out_count,
+                 container ? static_cast<int32_t>(container->numInstances())
+                           : 0);
+}
+
+AOTC_API aotc_status_t aotc_container_num_inputs(
+    const aotc_container_t *container, size_t *out_count) {
+  return countOf(__func__, container, out_count,
+                 container ? container->desc().num_inputs : 0);
+}
+
+AOTC_API aotc_status_t aotc_container_num_outputs(
+    const aotc_container_t *container, size_t *out_count) {
+  return countOf(__func__, container, out_count,
+                 container ? container->desc().num_outputs : 0);
+}
+
+AOTC_API aotc_status_t aotc_container_num_constants(
+    const aotc_container_t *container, size_t *out_count) {
+  return countOf(__func__, container, out_count,
+                 container ? container->desc().num_constants : 0);
+}
+
+AOTC_API aotc_status_t aotc_container_num_symbols(
+    const aotc_container_t *container, size_t *out_count) {
+  return countOf(__func__, container, out_count,
+                 container ? container->desc().num_symbols : 0);
+}
+
+AOTC_API aotc_status_t aotc_container_num_kernels(
+    const aotc_container_t *container, size_t *out_count) {
+  return countOf(__func__, container, out_count,
+                 container ? container->desc().num_kernels : 0);
+}
+
+AOTC_API aotc_status_t aotc_container_num_metadata(
+    const aotc_container_t *container, size_t *out_count) {
+  return countOf(__func__, container, out_count,
+                 container ? container->desc().num_metadata : 0);
+}
+
+AOTC_API aotc_status_t
+aotc_container_input_info(const aotc_container_t *container, size_t index,
+                          aotc_tensor_info_t *out_info) {
+  const char *fn = __func__;
+  AOTC_REQUIRE(container);
+  AOTC_REQUIRE(out_info);
+  const auto &infos = container->inputInfos();
+  if (index >= infos.size())
+    return indexError(__func__, "input", index, infos.size());
+  *out_info = infos[index];
+  return AOTC_OK;
+}
+
+AOTC_API aotc_status_t
+aotc_container_output_info(const aotc_container_t *container, size_t index,
+                           aotc_tensor_info_t *out_info) {
+  const char *fn = __func__;
+  AOTC_REQUIRE(container);
+  AOTC_REQUIRE(out_info);
+  const auto &infos = container->outputInfos();
+  if (index >= infos.size())
+    return indexError(__func__, "output", index, infos.size());
+  *out_info = infos[index];
+  return AOTC_OK;
+}
+
+AOTC_API aotc_status_t
+aotc_container_constant_info(const aotc_container_t *container, size_t index,
+                             aotc_constant_info_t *out_info) {
+  const char *fn = __func__;
+  AOTC_REQUIRE(container);
+  AOTC_REQUIRE(out_info);
+  const AotcModelDesc &desc = container->desc();
+  if (index >= static_cast<size_t>(desc.num_constants))
+    return indexError(__func__, "constant", index,
+                      static_cast<size_t>(desc.num_constants));
+  const AotcConstantDesc &c = desc.constants[index];
+  out_info->name = c.name;
+  out_info->onnx_name = c.onnx_name;
+  out_info->dtype = c.dtype;
+  out_info->rank = c.rank;
+  out_info->shape = c.shape;
+  out_info->nbytes = c.nbytes;
+  out_info->folded = c.folded ? 1 : 0;
+  return AOTC_OK;
+}
+
+AOTC_API aotc_status_t
+aotc_container_symbol_info(const aotc_container_t *container, size_t index,
+                           aotc_symbol_info_t *out_info) {
+  const char *fn = __func__;
+  AOTC_REQUIRE(container);
+  AOTC_REQUIRE(out_info);
+  const AotcModelDesc &desc = container->desc();
+  if (index >= static_cast<size_t>(desc.num_symbols))
+    return indexError(__func__, "symbol", index,
+                      static_cast<size_t>(desc.num_symbols));
+  const AotcSymbolDesc &s = desc.symbols[index];
+  out_info->name = s.name;
+  out_info->min = s.min;
+  out_info->max = s.max;
+  return AOTC_OK;
+}
+
+AOTC_API aotc_status_t aotc_container_kernel_name(
+    const aotc_container_t *container, size_t index, const char **out_name) {
+  const char *fn = __func__;
+  AOTC_REQUIRE(container);
+  AOTC_REQUIRE(out_name);
+  const AotcModelDesc &desc = container->desc();
+  if (index >= static_cast<size_t>(desc.num_kernels))
+    return indexError(__func__, "kernel", index,
+                      static_cast<size_t>(desc.num_kernels));
+  *out_name = desc.kernel_names[index];
+  return AOTC_OK;
+}
+
+AOTC_API aotc_status_t
+aotc_container_metadata(const aotc_container_t *container, size_t index,
+                        const char **out_key, const char **out_value) {
+  const char *fn = __func__;
+  AOTC_REQUIRE(container);
+  AOTC_REQUIRE(out_key);
+  AOTC_REQUIRE(out_value);
+  const AotcModelDesc &desc = container->desc();
+  if (index >= static_cast<size_t>(desc.num_metadata))
+    return indexError(__func__, "metadata", index,
+                      static_cast<size_t>(desc.num_metadata));
+  *out_key = desc.metadata[2 * index];
+  *out_value = desc.metadata[2 * index + 1];
+  return AOTC_OK;
+}
+
+AOTC_API aotc_status_t
+aotc_container_metadata_lookup(const aotc_container_t *container,
+                               const char *key, const char **out_value) {
+  const char *fn = __func__;
+  AOTC_REQUIRE(container);
+  AOTC_REQUIRE(key);
+  AOTC_REQUIRE(out_value);
+  const AotcModelDesc &desc = container->desc();
+  for (int32_t i = 0; i < desc.num_metadata; ++i) {
+    if (std::strcmp(desc.metadata[2 * i], key) == 0) {
+      *out_value = desc.metadata[2 * i + 1];
+      return AOTC_OK;
+    }
+  }
+  return fail(AOTC_ERROR_NOT_FOUND, "model '%s' has no metadata key '%s'",
+              desc.model_name, key);
+}
+
+AOTC_API aotc_status_t aotc_container_arena_bytes(
+    const aotc_container_t *container, const int64_t *symbol_values,
+    size_t num_symbols, uint64_t *out_bytes) {
+  return guarded(__func__, [&](const char *fn) -> aotc_status_t {
+    AOTC_REQUIRE(container);
+    AOTC_REQUIRE(out_bytes);
+    return container->arenaBytes(symbol_values, num_symbols, out_bytes);
+  });
+}
+
+} // extern "C"

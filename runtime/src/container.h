@@ -1,0 +1,165 @@
+/// \file
+/// The model container behind aotc_container_t: one device, one program,
+/// the shared constants and N model instances.
+#ifndef AOTC_RUNTIME_SRC_CONTAINER_H
+#define AOTC_RUNTIME_SRC_CONTAINER_H
+
+#include "aotc/model_desc.h"
+#include "device.h"
+
+#include <condition_variable>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace aotc::rt {
+
+/// A device buffer that only grows.
+class DeviceBuffer {
+public:
+  DeviceBuffer() = default;
+  DeviceBuffer(const DeviceBuffer &) = delete;
+  DeviceBuffer &operator=(const DeviceBuffer &) = delete;
+  ~DeviceBuffer() { release(); }
+
+  cl_mem mem() const { return mem_; }
+  uint64_t capacity() const { return capacity_; }
+  /// Makes the buffer hold at least \p bytes (at least a small placeholder
+  /// for 0 bytes, since OpenCL has no empty buffers). \p what names the
+  /// buffer in error messages.
+  aotc_status_t ensure(cl_context context, const DeviceInfo &device,
+                       cl_mem_flags flags, uint64_t bytes, const char *what);
+  void release();
+
+private:
+  cl_mem mem_ = nullptr;
+  uint64_t capacity_ = 0;
+};
+
+/// A set of constants on the device: one buffer read by every instance.
+/// Runs hold it by shared_ptr, so that a later weight swap can replace the
+/// active set while runs that read the old one are still in flight.
+struct ConstantBuffer {
+  cl_mem mem = nullptr;
+  uint64_t bytes = 0;
+  ~ConstantBuffer();
+};
+
+/// What the runtime knows about a kernel (the same for every instance).
+struct KernelInfo {
+  std::string name;
+  size_t maxWorkGroupSize = 1;
+  cl_uint numArgs = 0;
+  /// The work-group size used for dimension 0 when the wrapper passes none.
+  size_t defaultLocalSize = 1;
+};
+
+/// One model instance: what a single in-flight run uses exclusively.
+struct Instance {
+  cl_command_queue queue = nullptr;
+  std::vector<cl_kernel> kernels;
+  std::vector<DeviceBuffer> inputs;
+  std::vector<DeviceBuffer> outputs;
+  DeviceBuffer arena;
+  Instance() = default;
+  Instance(const Instance &) = delete;
+  Instance &operator=(const Instance &) = delete;
+  ~Instance();
+};
+
+/// Inputs checked against the model, with the symbol values they bind.
+struct Binding {
+  std::vector<int64_t> symbols;
+  std::vector<uint64_t> inputBytes;
+};
+
+class Container {
+public:
+  Container() = default;
+  Container(const Container &) = delete;
+  Container &operator=(const Container &) = delete;
+  ~Container();
+
+  /// Loads \p desc onto the device chosen by \p options.
+  aotc_status_t init(const AotcModelDesc *desc,
+                     const aotc_container_options_t &options);
+
+  aotc_status_t run(const aotc_tensor_t *inputs, size_t numInputs,
+                    aotc_tensor_t *outputs, size_t numOutputs);
+  aotc_status_t outputShapes(const aotc_tensor_t *inputs, size_t numInputs,
+                             aotc_tensor_t *outputs, size_t numOutputs) const;
+  aotc_status_t arenaBytes(const int64_t *symbols, size_t numSymbols,
+                           uint64_t *outBytes) const;
+
+  /// Enqueues one kernel of a run (aotc_rt_launch).
+  aotc_status_t launch(AotcRunCtx &ctx, int32_t kernel, const AotcArg *args,
+                       int32_t nargs, int32_t dims, const uint64_t *global,
+                       const uint64_t *local) const;
+
+  const AotcModelDesc &desc() const { return *desc_; }
+  const DeviceInfo &device() const { return device_; }
+  bool programFromCache() const { return programFromCache_; }
+  size_t numInstances() const { return instances_.size(); }
+  const std::vector<aotc_tensor_info_t> &inputInfos() const {
+    return inputInfos_;
+  }
+  const std::vector<aotc_tensor_info_t> &outputInfos() const {
+    return outputInfos_;
+  }
+
+private:
+  friend class InstanceLease;
+
+  aotc_status_t validateDesc();
+  aotc_status_t describeTensor(const char *kind, const AotcTensorDesc &tensor,
+                               aotc_tensor_info_t &out);
+  aotc_status_t createInstance(Instance &instance);
+  aotc_status_t bindInputs(const aotc_tensor_t *inputs, size_t numInputs,
+                           bool checkData, Binding &out) const;
+  aotc_status_t fillOutputShapes(const Binding &binding, aotc_tensor_t *outputs,
+                                 size_t numOutputs,
+                                 std::vector<uint64_t> &outBytes) const;
+  aotc_status_t enqueueRun(Instance &instance, const ConstantBuffer &constants,
+                           const Binding &binding, const aotc_tensor_t *inputs,
+                           aotc_tensor_t *outputs,
+                           const std::vector<uint64_t> &outputBytes);
+  std::shared_ptr<ConstantBuffer> activeConstants() const;
+
+  const AotcModelDesc *desc_ = nullptr;
+  DeviceInfo device_;
+  cl_context context_ = nullptr;
+  cl_program program_ = nullptr;
+  bool programFromCache_ = false;
+  std::vector<KernelInfo> kernels_;
+
+  mutable std::mutex constantsMutex_;
+  std::shared_ptr<ConstantBuffer> activeConstants_;
+
+  std::vector<std::unique_ptr<Instance>> instances_;
+  std::mutex instancesMutex_;
+  std::condition_variable instanceFree_;
+  std::vector<Instance *> freeInstances_;
+
+  std::vector<aotc_tensor_info_t> inputInfos_;
+  std::vector<aotc_tensor_info_t> outputInfos_;
+  /// Owns strings handed out through the ABI (stable addresses).
+  std::deque<std::string> strings_;
+};
+
+} // namespace aotc::rt
+
+/// One run on one instance; what the wrapper passes back to aotc_rt_launch.
+struct AotcRunCtx {
+  const aotc::rt::Container *container = nullptr;
+  aotc::rt::Instance *instance = nullptr;
+  const aotc::rt::ConstantBuffer *constants = nullptr;
+  /// The first launch error (its message is already recorded).
+  aotc_status_t status = AOTC_OK;
+};
+
+/// The opaque handle of the C ABI.
+struct aotc_container_t : aotc::rt::Container {};
+
+#endif // AOTC_RUNTIME_SRC_CONTAINER_H

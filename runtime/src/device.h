@@ -1,0 +1,40 @@
+/// \file
+/// OpenCL device discovery and selection by a device string.
+#ifndef AOTC_RUNTIME_SRC_DEVICE_H
+#define AOTC_RUNTIME_SRC_DEVICE_H
+
+#include "error.h"
+
+#include <string>
+
+namespace aotc::rt {
+
+/// What the runtime needs to know about the device it runs on.
+struct DeviceInfo {
+  cl_platform_id platform = nullptr;
+  cl_device_id device = nullptr;
+  bool isCpu = false;
+  bool isGpu = false;
+  std::string platformName;
+  std::string platformVersion;
+  std::string deviceName;
+  std::string deviceVersion;
+  std::string driverVersion;
+  /// "platform name / device name": what device strings match against.
+  std::string fullName;
+  size_t maxWorkGroupSize = 1;
+  size_t maxWorkItemSizes[3] = {1, 1, 1};
+  cl_uint memBaseAddrAlignBits = 0;
+  cl_uint addressBits = 0;
+  cl_ulong maxMemAllocSize = 0;
+};
+
+/// Selects the device named by \p spec (see aotc_container_options_t::device;
+/// a null \p spec reads AOTC_DEVICE) and fills \p out. Returns
+/// AOTC_ERROR_NOT_FOUND with the list of available devices if nothing
+/// matches.
+aotc_status_t selectDevice(const char *spec, DeviceInfo &out);
+
+} // namespace aotc::rt
+
+#endif // AOTC_RUNTIME_SRC_DEVICE_H

@@ -1,0 +1,327 @@
+/// \file
+/// The on-disk cache of OpenCL program binaries.
+///
+/// A cache entry is one file, named by a hash of its key, that holds the key
+/// text itself (to rule out hash collisions), the binary and a checksum of the
+/// binary:
+///
+///   "AOTCBIN" 0x01 | u64 keyLength | u64 binaryLength | u64 binaryHashA |
+///   u64 binaryHashB | key bytes | binary bytes
+///
+/// The key covers the OpenCL C source (by two hashes and its length), the
+/// build options, the platform name and version, the device name and version
+/// and the driver version. Entries are written to a temporary file and
+/// renamed into place, so readers never see a partial entry.
+#include "program_cache.h"
+
+#include <atomic>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace aotc::rt {
+namespace {
+
+constexpr char kMagic[8] = {'A', 'O', 'T', 'C', 'B', 'I', 'N', 1};
+constexpr size_t kHeaderSize = 8 + 4 * 8;
+/// Larger files are not cache entries of ours.
+constexpr uint64_t kMaxEntrySize = uint64_t(1) << 31;
+
+std::string hex64(uint64_t value) {
+  char text[17];
+  std::snprintf(text, sizeof(text), "%016llx",
+                static_cast<unsigned long long>(value));
+  return text;
+}
+
+/// Keeps [A-Za-z0-9_-] of a model name, at most 40 characters.
+std::string sanitize(const char *name) {
+  std::string result;
+  for (const char *p = name; p && *p && result.size() < 40; ++p) {
+    char c = *p;
+    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+              (c >= '0' && c <= '9') || c == '_' || c == '-';
+    result += ok ? c : '_';
+  }
+  return result.empty() ? "model" : result;
+}
+
+/// mkdir -p; returns false if the directory does not exist afterwards.
+bool makeDirectories(const std::string &path) {
+  if (path.empty())
+    return false;
+  std::string prefix;
+  size_t pos = 0;
+  while (pos != std::string::npos) {
+    pos = path.find('/', pos + 1);
+    prefix = path.substr(0, pos);
+    if (prefix.empty())
+      continue;
+    if (::mkdir(prefix.c_str(), 0755) != 0 && errno != EEXIST)
+      return false;
+  }
+  struct stat st;
+  return ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+bool readFile(const std::string &path, std::vector<unsigned char> &out) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return false;
+  struct stat st;
+  bool ok = ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
+            static_cast<uint64_t>(st.st_size) <= kMaxEntrySize;
+  if (ok) {
+    out.resize(static_cast<size_t>(st.st_size));
+    size_t done = 0;
+    while (done < out.size()) {
+      ssize_t n = ::read(fd, out.data() + done, out.size() - done);
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n <= 0) {
+        ok = false;
+        break;
+      }
+      done += static_cast<size_t>(n);
+    }
+  }
+  ::close(fd);
+  return ok;
+}
+
+bool writeAll(int fd, const void *data, size_t size) {
+  const unsigned char *p = static_cast<const unsigned char *>(data);
+  while (size > 0) {
+    ssize_t n = ::write(fd, p, size);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0)
+      return false;
+    p += n;
+    size -= static_cast<size_t>(n);
+  }
+  return true;
+}
+
+/// Writes a cache entry atomically; failures are ignored (caching is an
+/// optimization, never a reason to fail a load).
+void writeEntry(const std::string &dir, const std::string &path,
+                const std::string &key, const unsigned char *binary,
+                size_t binarySize) {
+  if (!makeDirectories(dir))
+    return;
+  static std::atomic<unsigned> counter{0};
+  std::string temp = path + ".tmp." + std::to_string(::getpid()) + "." +
+                     std::to_string(counter.fetch_add(1));
+  int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd < 0)
+    return;
+  uint64_t header[4] = {key.size(), binarySize, hashFnv1a(binary, binarySize),
+                        hashMix(binary, binarySize)};
+  bool ok = writeAll(fd, kMagic, sizeof(kMagic)) &&
+            writeAll(fd, header, sizeof(header)) &&
+            writeAll(fd, key.data(), key.size()) &&
+            writeAll(fd, binary, binarySize);
+  ok = (::close(fd) == 0) && ok;
+  if (!ok || ::rename(temp.c_str(), path.c_str()) != 0)
+    ::unlink(temp.c_str());
+}
+
+/// Reads a cache entry; false if it is missing, corrupt or for another key.
+bool readEntry(const std::string &path, const std::string &key,
+               std::vector<unsigned char> &file, size_t &binaryOffset,
+               size_t &binarySize) {
+  if (!readFile(path, file) || file.size() < kHeaderSize ||
+      std::memcmp(file.data(), kMagic, sizeof(kMagic)) != 0)
+    return false;
+  uint64_t header[4];
+  std::memcpy(header, file.data() + sizeof(kMagic), sizeof(header));
+  uint64_t keySize = header[0], size = header[1];
+  if (keySize != key.size() || size == 0 ||
+      file.size() - kHeaderSize < keySize ||
+      file.size() - kHeaderSize - keySize != size)
+    return false;
+  if (std::memcmp(file.data() + kHeaderSize, key.data(), keySize) != 0)
+    return false;
+  binaryOffset = kHeaderSize + keySize;
+  binarySize = size;
+  const unsigned char *binary = file.data() + binaryOffset;
+  return hashFnv1a(binary, binarySize) == header[2] &&
+         hashMix(binary, binarySize) == header[3];
+}
+
+std::string buildLog(cl_program program, cl_device_id device) {
+  size_t size = 0;
+  if (clGetProgramBuildInfo(program, device, CL_PROGRAM_BUILD_LOG, 0, nullptr,
+                            &size) != CL_SUCCESS ||
+      size == 0)
+    return "(no build log)";
+  std::string log(size, '\0');
+  if (clGetProgramBuildInfo(program, device, CL_PROGRAM_BUILD_LOG, size,
+                            log.data(), nullptr) != CL_SUCCESS)
+    return "(no build log)";
+  log.resize(std::strlen(log.c_str()));
+  while (!log.empty() && (log.back() == '\n' || log.back() == ' '))
+    log.pop_back();
+  return log;
+}
+
+bool programBinary(cl_program program, std::vector<unsigned char> &out) {
+  size_t size = 0;
+  if (clGetProgramInfo(program, CL_PROGRAM_BINARY_SIZES, sizeof(size), &size,
+                       nullptr) != CL_SUCCESS ||
+      size == 0)
+    return false;
+  out.resize(size);
+  unsigned char *pointers[1] = {out.data()};
+  return clGetProgramInfo(program, CL_PROGRAM_BINARIES, sizeof(pointers),
+                          pointers, nullptr) == CL_SUCCESS;
+}
+
+/// Tries to create and build the program from a cached binary.
+cl_program loadFromBinary(cl_context context, const DeviceInfo &device,
+                          const unsigned char *binary, size_t size,
+                          const char *options) {
+  cl_int binaryStatus = CL_SUCCESS;
+  cl_int err = CL_SUCCESS;
+  cl_program program = clCreateProgramWithBinary(
+      context, 1, &device.device, &size, &binary, &binaryStatus, &err);
+  if (err != CL_SUCCESS || binaryStatus != CL_SUCCESS || !program) {
+    if (program)
+      clReleaseProgram(program);
+    return nullptr;
+  }
+  if (clBuildProgram(program, 1, &device.device, options, nullptr, nullptr) !=
+      CL_SUCCESS) {
+    clReleaseProgram(program);
+    return nullptr;
+  }
+  return program;
+}
+
+} // namespace
+
+uint64_t hashFnv1a(const void *data, size_t size) {
+  const unsigned char *p = static_cast<const unsigned char *>(data);
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (size_t i = 0; i < size; ++i) {
+    h ^= p[i];
+    h *= 0x100000001b3ull;
+  }
+  return h;
+}
+
+uint64_t hashMix(const void *data, size_t size) {
+  const unsigned char *p = static_cast<const unsigned char *>(data);
+  uint64_t h = 0x9e3779b97f4a7c15ull ^ (size * 0xff51afd7ed558ccdull);
+  size_t i = 0;
+  for (; i + 8 <= size; i += 8) {
+    uint64_t w;
+    std::memcpy(&w, p + i, 8);
+    h ^= w * 0x87c37b91114253d5ull;
+    h = (h << 31) | (h >> 33);
+    h *= 0x4cf5ad432745937full;
+  }
+  for (; i < size; ++i) {
+    h ^= p[i];
+    h *= 0x100000001b3ull;
+  }
+  // splitmix64 finalizer.
+  h ^= h >> 30;
+  h *= 0xbf58476d1ce4e5b9ull;
+  h ^= h >> 27;
+  h *= 0x94d049bb133111ebull;
+  h ^= h >> 31;
+  return h;
+}
+
+std::string resolveCacheDir(const char *option) {
+  if (option && *option)
+    return option;
+  if (const char *env = std::getenv("AOTC_CACHE_DIR"); env && *env)
+    return env;
+  if (const char *xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg)
+    return std::string(xdg) + "/aotc";
+  if (const char *home = std::getenv("HOME"); home && *home)
+    return std::string(home) + "/.cache/aotc";
+  return std::string();
+}
+
+aotc_status_t buildProgram(cl_context context, const DeviceInfo &device,
+                           const ProgramRequest &request, ProgramResult &out) {
+  const char *options = request.options ? request.options : "";
+  std::string key = "aotc program cache v1\n";
+  key +=
+      formatString("source: %zu bytes, %s%s\n", request.sourceSize,
+                   hex64(hashFnv1a(request.source, request.sourceSize)).c_str(),
+                   hex64(hashMix(request.source, request.sourceSize)).c_str());
+  key += "options: " + std::string(options) + "\n";
+  key += "platform: " + device.platformName + "\n";
+  key += "platform version: " + device.platformVersion + "\n";
+  key += "device: " + device.deviceName + "\n";
+  key += "device version: " + device.deviceVersion + "\n";
+  key += "driver version: " + device.driverVersion + "\n";
+  key += formatString("address bits: %u\n", device.addressBits);
+
+  std::string dir = resolveCacheDir(request.cacheDirOption);
+  std::string path;
+  if (!dir.empty())
+    path = dir + "/" + sanitize(request.modelName) + "-" +
+           hex64(hashFnv1a(key.data(), key.size())) +
+           hex64(hashMix(key.data(), key.size())) + ".clbin";
+  out.cachePath = path;
+
+  if (!path.empty()) {
+    std::vector<unsigned char> file;
+    size_t offset = 0, size = 0;
+    if (readEntry(path, key, file, offset, size)) {
+      if (cl_program program = loadFromBinary(
+              context, device, file.data() + offset, size, options)) {
+        out.program = program;
+        out.fromCache = true;
+        return AOTC_OK;
+      }
+    }
+  }
+
+  // Build from source.
+  cl_int err = CL_SUCCESS;
+  const char *source = request.source;
+  size_t sourceSize = request.sourceSize;
+  cl_program program =
+      clCreateProgramWithSource(context, 1, &source, &sourceSize, &err);
+  if (err != CL_SUCCESS || !program)
+    return fail(statusForClError(err),
+                "clCreateProgramWithSource failed for model '%s': %s",
+                request.modelName, clErrorName(err));
+  err = clBuildProgram(program, 1, &device.device, options, nullptr, nullptr);
+  if (err != CL_SUCCESS) {
+    std::string log = buildLog(program, device.device);
+    clReleaseProgram(program);
+    return fail(err == CL_BUILD_PROGRAM_FAILURE ||
+                        err == CL_INVALID_BUILD_OPTIONS
+                    ? AOTC_ERROR_DEVICE_ERROR
+                    : statusForClError(err),
+                "building the OpenCL program of model '%s' for '%s' failed "
+                "(%s, options '%s'); build log:\n%s",
+                request.modelName, device.fullName.c_str(), clErrorName(err),
+                options, log.c_str());
+  }
+  out.program = program;
+  out.fromCache = false;
+
+  if (!path.empty()) {
+    std::vector<unsigned char> binary;
+    if (programBinary(program, binary))
+      writeEntry(dir, path, key, binary.data(), binary.size());
+  }
+  return AOTC_OK;
+}
+
+} // namespace aotc::rt

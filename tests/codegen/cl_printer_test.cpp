@@ -1,0 +1,301 @@
+// OpenCL C printing: the text of the test modules, identifier sanitizing,
+// the fp64 pragma, build options, and the errors for IR the printer cannot
+// print.
+#include "codegen/opencl/cl_printer.h"
+#include "codegen/opencl/identifiers.h"
+#include "test_modules.h"
+
+#include <gtest/gtest.h>
+
+using namespace aotc;
+using namespace aotc::test;
+
+namespace {
+
+std::string emitOk(const LoopModule &m) {
+  Expected<std::string> s = emitOpenCL(m);
+  EXPECT_TRUE(s.isOk()) << s.status().message();
+  return s ? *s : std::string();
+}
+
+std::string emitError(const LoopModule &m) {
+  Expected<std::string> s = emitOpenCL(m);
+  EXPECT_FALSE(s.isOk()) << *s;
+  return s ? std::string() : s.status().message();
+}
+
+/// A one-kernel module: `out[i] = value` over parallel i < n, plus whatever
+/// the test changes.
+LoopModule oneKernel(Stmt body, std::vector<KernelBuffer> buffers = {},
+                     std::vector<std::string> symbols = {"n"}) {
+  LoopModule m;
+  m.name = "one";
+  m.symbols = {{"n", {1, 8}}};
+  if (buffers.empty())
+    buffers = {{"in", DType::Float32, false}, {"out", DType::Float32, true}};
+  m.kernels = {Kernel{"k", std::move(buffers), std::move(symbols),
+                      std::move(body), false}};
+  return m;
+}
+
+Stmt overN(Stmt body) {
+  return For::make("i", 0, Var::make("n"), ForKind::Parallel, 0,
+                   std::move(body));
+}
+
+Expr in(const Expr &i) { return Load::make(DType::Float32, "in", i); }
+
+TEST(Identifiers, SanitizeAndReserve) {
+  EXPECT_TRUE(isCIdentifier("a_b9"));
+  EXPECT_FALSE(isCIdentifier("9a"));
+  EXPECT_FALSE(isCIdentifier("a.b"));
+  EXPECT_FALSE(isCIdentifier(""));
+  EXPECT_EQ(symbolIdent("batch"), "s_batch");
+  EXPECT_EQ(symbolIdent("seq.len"), "s_seq_len");
+  EXPECT_EQ(symbolIdent("unk__3"), "s_unk__3");
+  EXPECT_EQ(symbolIdent("a-b/c d"), "s_a_b_c_d");
+  EXPECT_EQ(sanitizeIdentifier("fc.weight"), "fc_weight");
+  EXPECT_EQ(sanitizeIdentifier("0x"), "v_0x");
+  EXPECT_EQ(sanitizeIdentifier(""), "v_");
+  for (const char *r :
+       {"global",   "constant", "local",   "kernel",      "float",
+        "float4",   "long16",   "min",     "exp",         "get_global_id",
+        "int",      "return",   "__x",     "convert_int", "aotc_min",
+        "INFINITY", "M_PI",     "FLT_MAX", "HUGE_VALF",   "_Bool",
+        "xor",      "uchar",    "size_t"})
+    EXPECT_TRUE(isReservedIdentifier(r)) << r;
+  for (const char *ok : {"x", "input", "weight", "s_batch", "t12", "float5",
+                         "minimum", "expected", "Global"})
+    EXPECT_FALSE(isReservedIdentifier(ok)) << ok;
+}
+
+TEST(Identifiers, StringLiteralsAndComments) {
+  EXPECT_EQ(cStringLiteral("a\"b\\c"), "\"a\\\"b\\\\c\"");
+  EXPECT_EQ(cStringLiteral("x\n1"), "\"x\\0121\"");
+  EXPECT_EQ(cStringLiteral("?"
+                           "?="),
+            "\"\\?\\?=\"");
+  EXPECT_EQ(commentText("a\nb\tc"), "a b c");
+}
+
+TEST(CLPrinter, PointwiseKernel) {
+  std::string s = emitOk(pointwiseModule());
+  EXPECT_EQ(s.find("// OpenCL C kernels of model 'pointwise'"), 0u) << s;
+  EXPECT_EQ(s.find("#pragma OPENCL EXTENSION cl_khr_fp64"), std::string::npos);
+  const char *expected = R"(// Kernel 0: pointwise_0
+__kernel void pointwise_0(
+    __global const float *x_base, ulong x_off,
+    __global float *y_base, ulong y_off,
+    __global uchar *mask_base, ulong mask_off,
+    const long s_batch) {
+  __global const float *x = (__global const float *)((__global const char *)x_base + x_off);
+  __global float *y = (__global float *)((__global char *)y_base + y_off);
+  __global uchar *mask = (__global uchar *)((__global char *)mask_base + mask_off);
+  const long i = get_global_id(1);
+  if (i >= s_batch) return;
+  const long row = (i * 16);
+  const long j = get_global_id(0);
+  if (j >= 16) return;
+  const long idx = min((row + j), ((s_batch * 16) - 1));
+)";
+  EXPECT_NE(s.find(expected), std::string::npos) << s;
+  EXPECT_NE(s.find("  y[idx] = ((x[idx] > 0.0f) ? ((x[idx] * 2.0f) + 1.0f) : "
+                   "(exp(x[idx]) - 1.0f));\n"),
+            std::string::npos)
+      << s;
+  EXPECT_NE(s.find("  mask[idx] = (uchar)(x[idx] > 0.5f);\n"),
+            std::string::npos)
+      << s;
+  // Deterministic.
+  EXPECT_EQ(s, emitOk(pointwiseModule()));
+}
+
+TEST(CLPrinter, ReductionKernelSanitizesNames) {
+  std::string s = emitOk(reductionModule());
+  // `max` is an OpenCL builtin, `seq.len` is no identifier.
+  EXPECT_NE(s.find("__global float *max_1_base, ulong max_1_off,"),
+            std::string::npos)
+      << s;
+  EXPECT_NE(s.find("    const long s_seq_len) {"), std::string::npos) << s;
+  EXPECT_NE(s.find("  float sum = 0.0f;\n  float best = (-INFINITY);\n"
+                   "  uchar neg = 0;\n"),
+            std::string::npos)
+      << s;
+  EXPECT_NE(s.find("  for (long k = 0; k < s_seq_len; ++k) {\n"
+                   "    const float v = x[((r * s_seq_len) + k)];\n"
+                   "    sum = (sum + v);\n"
+                   "    best = fmax(best, v);\n"
+                   "    neg = (neg || (v < 0.0f));\n"
+                   "  }\n"),
+            std::string::npos)
+      << s;
+  EXPECT_NE(s.find("  if (s_seq_len > 0) {\n"
+                   "    mean[r] = (sum / ((float)(s_seq_len)));\n"
+                   "  } else {\n"
+                   "    mean[r] = 0.0f;\n"
+                   "  }\n"
+                   "  max_1[r] = best;\n"
+                   "  any_neg[r] = (uchar)(neg);\n"),
+            std::string::npos)
+      << s;
+}
+
+TEST(CLPrinter, ConstantArenaKernels) {
+  std::string s = emitOk(constArenaModule());
+  EXPECT_NE(s.find("// Kernel 0: scale_shift\n__kernel void scale_shift("),
+            std::string::npos);
+  EXPECT_NE(s.find("// Kernel 1: row_sum\n__kernel void row_sum("),
+            std::string::npos);
+  EXPECT_NE(s.find("// Kernel 2: relu_out\n__kernel void relu_out("),
+            std::string::npos);
+  EXPECT_LT(s.find("scale_shift("), s.find("row_sum("));
+  EXPECT_LT(s.find("row_sum("), s.find("relu_out("));
+  EXPECT_NE(s.find("__global const float *fc_weight_base, ulong fc_weight_off"),
+            std::string::npos)
+      << s;
+  EXPECT_NE(s.find("t[i] = ((x[i] * fc_weight[(i % 8)]) + fc_bias[(i % 8)]);"),
+            std::string::npos)
+      << s;
+  EXPECT_NE(s.find("y[r] = fmax(u[r], 0.0f);"), std::string::npos) << s;
+}
+
+TEST(CLPrinter, Float64Pragma) {
+  Expr i = Var::make("i");
+  LoopModule m = oneKernel(overN(Store::make(
+      "out", i,
+      Cast::make(DType::Float32, Cast::make(DType::Float64, in(i))))));
+  std::string s = emitOk(m);
+  EXPECT_NE(s.find("#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n"),
+            std::string::npos)
+      << s;
+  EXPECT_NE(s.find("out[i] = ((float)(((double)(in[i]))));"), std::string::npos)
+      << s;
+}
+
+TEST(CLPrinter, BuildOptionsAreStrict) {
+  std::string o = buildOptions(pointwiseModule());
+  EXPECT_EQ(o, "-cl-std=CL1.2");
+  EXPECT_EQ(o.find("fast"), std::string::npos);
+  EXPECT_EQ(o.find("mad"), std::string::npos);
+}
+
+TEST(CLPrinter, RenamesShadowingAndReservedNames) {
+  // A loop variable named like a builtin, two sibling loops with one name,
+  // a let shadowing an outer let, and a buffer clashing with another's
+  // derived name.
+  Expr i = Var::make("i"), k = Var::make("exp");
+  Stmt loop1 = For::make("exp", 0, 2, ForKind::Serial, 0,
+                         Store::make("out", i + k, in(k)));
+  Stmt loop2 = For::make("exp", 0, 3, ForKind::Serial, 0,
+                         Store::make("out_base", i + k, in(k)));
+  Stmt inner = LetStmt::make(
+      "t", Var::make("t") + 1,
+      Store::make("out", Var::make("t"),
+                  Call::make(DType::Float32, "exp", {in(Var::make("t"))})));
+  Stmt body =
+      overN(Block::make({loop1, loop2, LetStmt::make("t", i * 2, inner)}));
+  LoopModule m = oneKernel(body, {{"in", DType::Float32, false},
+                                  {"out", DType::Float32, true},
+                                  {"out_base", DType::Float32, true}});
+  std::string s = emitOk(m);
+  EXPECT_NE(s.find("for (long exp_1 = 0; exp_1 < 2; ++exp_1) {"),
+            std::string::npos)
+      << s;
+  EXPECT_NE(s.find("for (long exp_1 = 0; exp_1 < 3; ++exp_1) {"),
+            std::string::npos)
+      << s;
+  EXPECT_NE(s.find("__global float *out_base_1_base, ulong out_base_1_off"),
+            std::string::npos)
+      << s;
+  EXPECT_NE(s.find("const long t = (i * 2);\n  const long t_1 = (t + 1);\n"
+                   "  out[t_1] = exp(in[t_1]);"),
+            std::string::npos)
+      << s;
+}
+
+TEST(CLPrinter, TypesIntegerLiteralsOfOverloadedBuiltins) {
+  // OpenCL's min(long, int) is ambiguous: the literal gets the long type.
+  Expr i = Var::make("i");
+  LoopModule m = oneKernel(overN(Store::make(
+      "out", maxExpr(minExpr(i, Expr(5)), Expr(1)),
+      in(Call::make(DType::Int64, "clamp", {i, Expr(0), Expr(3)})))));
+  std::string s = emitOk(m);
+  EXPECT_NE(s.find("out[max(min(i, ((long)(5))), ((long)(1)))] = "
+                   "in[clamp(i, ((long)(0)), ((long)(3)))];"),
+            std::string::npos)
+      << s;
+}
+
+TEST(CLPrinter, RejectsAccess) {
+  Expr i = Var::make("i");
+  LoopModule m = oneKernel(
+      overN(Store::make("out", i, Access::make(DType::Float32, 3, {i}))));
+  std::string e = emitError(m);
+  EXPECT_NE(e.find("kernel 'k'"), std::string::npos) << e;
+  EXPECT_NE(e.find("%t3"), std::string::npos) << e;
+  EXPECT_NE(e.find("scheduler"), std::string::npos) << e;
+}
+
+TEST(CLPrinter, RejectsUnboundVariable) {
+  Expr i = Var::make("i");
+  LoopModule m = oneKernel(overN(Store::make("out", i, in(Var::make("j")))));
+  std::string e = emitError(m);
+  EXPECT_NE(e.find("kernel 'k': variable 'j'"), std::string::npos) << e;
+  // A module symbol the kernel does not list is just as unbound.
+  m = oneKernel(overN(Store::make("out", i, in(i))), {}, {});
+  e = emitError(m);
+  EXPECT_NE(e.find("variable 'n'"), std::string::npos) << e;
+}
+
+TEST(CLPrinter, RejectsMisplacedParallelLoops) {
+  Expr i = Var::make("i"), j = Var::make("j");
+  Stmt inner = For::make("j", 0, 4, ForKind::Parallel, 1,
+                         Store::make("out", i + j, in(j)));
+  LoopModule m = oneKernel(For::make("i", 0, 4, ForKind::Serial, 0, inner));
+  EXPECT_NE(emitError(m).find("parallel loop 'j' is not in the kernel's "
+                              "outermost loop nest"),
+            std::string::npos);
+  // Dimensions 0 and 2 without 1.
+  m = oneKernel(For::make("i", 0, 4, ForKind::Parallel, 0,
+                          For::make("j", 0, 4, ForKind::Parallel, 2,
+                                    Store::make("out", i + j, in(j)))));
+  EXPECT_NE(emitError(m).find("not 0..1"), std::string::npos);
+  m = oneKernel(
+      For::make("i", 0, 4, ForKind::Parallel, 3, Store::make("out", i, in(i))));
+  EXPECT_NE(emitError(m).find("dimension 3"), std::string::npos);
+}
+
+TEST(CLPrinter, RejectsBadStores) {
+  Expr i = Var::make("i");
+  LoopModule m = oneKernel(overN(Store::make("in", i, in(i))));
+  EXPECT_NE(emitError(m).find("read-only"), std::string::npos);
+  m = oneKernel(overN(Store::make("nowhere", i, in(i))));
+  EXPECT_NE(emitError(m).find("'nowhere' that is not a parameter"),
+            std::string::npos);
+  m = oneKernel(overN(Store::make("out", i, i)));
+  EXPECT_NE(emitError(m).find("store of a i64 value into buffer 'out'"),
+            std::string::npos);
+  m = oneKernel(overN(LocalAssign::make("i", i)));
+  EXPECT_NE(emitError(m).find("assignment to 'i'"), std::string::npos);
+}
+
+TEST(CLPrinter, RejectsBadKernelNames) {
+  Expr i = Var::make("i");
+  LoopModule m = oneKernel(overN(Store::make("out", i, in(i))));
+  m.kernels[0].name = "global";
+  EXPECT_NE(emitError(m).find("kernel 'global': the name is not a usable"),
+            std::string::npos);
+  m.kernels[0].name = "k";
+  m.kernels.push_back(m.kernels[0]);
+  EXPECT_NE(emitError(m).find("kernel 'k' is defined twice"),
+            std::string::npos);
+}
+
+TEST(CLPrinter, RejectsCollidingSymbols) {
+  Expr i = Var::make("i");
+  LoopModule m =
+      oneKernel(overN(Store::make("out", i, in(i))), {}, {"n", "a.b", "a_b"});
+  EXPECT_NE(emitError(m).find("both print as 's_a_b'"), std::string::npos);
+}
+
+} // namespace

@@ -1,0 +1,728 @@
+/// \file
+/// Tests of the C ABI (aotc_runtime.h) on the scale_shift fixture model, which
+/// this test binary links directly:
+///   x [batch, 4] f32, batch in [0, 64]; y = x * w + 1 with w = {0.5, -2, 3,
+///   0.25}; arena = batch * 16 bytes.
+#include "aotc/aotc_runtime.h"
+#include "test_util.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <optional>
+#include <random>
+#include <thread>
+
+#include <dirent.h>
+#include <sys/stat.h>
+
+namespace aotc::test {
+namespace {
+
+const float kW[4] = {0.5f, -2.0f, 3.0f, 0.25f};
+
+ContainerPtr create(const char *device = testDevice(), uint32_t instances = 1,
+                    const char *cacheDir = sharedCacheDir()) {
+  aotc_container_options_t options;
+  aotc_container_options_init(&options);
+  options.device = device;
+  options.num_instances = instances;
+  options.cache_dir = cacheDir;
+  aotc_container_t *c = nullptr;
+  aotc_status_t status = aotc_container_create(&options, &c);
+  EXPECT_EQ(status, AOTC_OK) << aotc_last_error();
+  return ContainerPtr(c);
+}
+
+aotc_tensor_t tensor(void *data, uint64_t nbytes, int32_t dtype,
+                     std::vector<int64_t> shape) {
+  aotc_tensor_t t;
+  std::memset(&t, 0, sizeof(t));
+  t.data = data;
+  t.nbytes = nbytes;
+  t.dtype = dtype;
+  t.rank = static_cast<int32_t>(shape.size());
+  for (size_t i = 0; i < shape.size(); ++i)
+    t.shape[i] = shape[i];
+  return t;
+}
+
+std::vector<float> randomValues(size_t n, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> dist(-10.0f, 10.0f);
+  std::vector<float> values(n);
+  for (float &v : values)
+    v = dist(rng);
+  return values;
+}
+
+/// Runs scale_shift at \p batch with random inputs into a NaN-poisoned
+/// output (with spare capacity) and checks every element and the shape.
+void runAndCheck(aotc_container_t *c, int64_t batch, uint32_t seed) {
+  SCOPED_TRACE("batch " + std::to_string(batch));
+  const size_t n = static_cast<size_t>(batch) * 4;
+  std::vector<float> x = randomValues(n, seed);
+  std::vector<float> y(n + 8, std::nanf(""));
+  aotc_tensor_t in =
+      tensor(n ? x.data() : nullptr, n * 4, AOTC_DTYPE_FLOAT32, {batch, 4});
+  aotc_tensor_t out = tensor(y.data(), n * 4, 0, {});
+  ASSERT_EQ(aotc_container_run(c, &in, 1, &out, 1), AOTC_OK)
+      << aotc_last_error();
+  EXPECT_EQ(out.dtype, AOTC_DTYPE_FLOAT32);
+  ASSERT_EQ(out.rank, 2);
+  EXPECT_EQ(out.shape[0], batch);
+  EXPECT_EQ(out.shape[1], 4);
+  for (size_t i = 0; i < n; ++i) {
+    float expected = x[i] * kW[i % 4] + 1.0f;
+    ASSERT_FLOAT_EQ(y[i], expected) << "element " << i;
+  }
+  // Nothing written beyond the output.
+  for (size_t i = n; i < y.size(); ++i)
+    ASSERT_TRUE(std::isnan(y[i])) << "element " << i << " was overwritten";
+}
+
+/// One container for the tests that need a working model.
+class ScaleShiftTest : public ::testing::Test {
+protected:
+  static void SetUpTestSuite() { container_ = create().release(); }
+  static void TearDownTestSuite() {
+    aotc_container_delete(container_);
+    container_ = nullptr;
+  }
+  void SetUp() override { ASSERT_NE(container_, nullptr); }
+
+  /// Expects \p status and a last-error message containing each of \p parts,
+  /// then proves the container still runs correctly.
+  void expectError(aotc_status_t got, aotc_status_t want,
+                   std::vector<std::string> parts) {
+    EXPECT_EQ(got, want) << aotc_status_name(got) << ": " << aotc_last_error();
+    std::string message = aotc_last_error();
+    for (const std::string &part : parts)
+      EXPECT_NE(message.find(part), std::string::npos)
+          << "message '" << message << "' lacks '" << part << "'";
+    runAndCheck(container_, 3, 99);
+  }
+
+  static aotc_container_t *container_;
+};
+
+aotc_container_t *ScaleShiftTest::container_ = nullptr;
+
+TEST(Abi, VersionAndEnums) {
+  EXPECT_EQ(aotc_abi_version(), static_cast<uint32_t>(AOTC_ABI_VERSION));
+  EXPECT_EQ(aotc_dtype_size(AOTC_DTYPE_FLOAT32), 4u);
+  EXPECT_EQ(aotc_dtype_size(AOTC_DTYPE_INT64), 8u);
+  EXPECT_EQ(aotc_dtype_size(AOTC_DTYPE_BOOL), 1u);
+  EXPECT_EQ(aotc_dtype_size(AOTC_DTYPE_FLOAT64), 8u);
+  EXPECT_EQ(aotc_dtype_size(12345), 0u);
+  EXPECT_STREQ(aotc_dtype_name(AOTC_DTYPE_INT32), "int32");
+  EXPECT_STREQ(aotc_dtype_name(-1), "unknown");
+  EXPECT_STREQ(aotc_status_name(AOTC_ERROR_BUFFER_TOO_SMALL),
+               "AOTC_ERROR_BUFFER_TOO_SMALL");
+  EXPECT_STREQ(aotc_status_name(static_cast<aotc_status_t>(99)),
+               "AOTC_ERROR_UNKNOWN");
+  aotc_container_options_t options;
+  std::memset(&options, 0xff, sizeof(options));
+  aotc_container_options_init(&options);
+  EXPECT_EQ(options.struct_size, sizeof(options));
+  EXPECT_EQ(options.device, nullptr);
+  EXPECT_EQ(options.num_instances, 1u);
+  EXPECT_EQ(options.cache_dir, nullptr);
+  aotc_container_options_init(nullptr); // Must not crash.
+}
+
+TEST(Container, CreateDeleteOnCpu) {
+  ContainerPtr c = create(testDevice());
+  ASSERT_NE(c, nullptr);
+  const char *name = nullptr;
+  ASSERT_EQ(aotc_container_device_name(c.get(), &name), AOTC_OK);
+  EXPECT_NE(std::string(name).find(" / "), std::string::npos) << name;
+  c.reset();
+  aotc_container_delete(nullptr); // Ignored.
+}
+
+TEST(Container, BadOptions) {
+  aotc_container_options_t options;
+  aotc_container_options_init(&options);
+  options.device = testDevice();
+  options.num_instances = 0;
+  aotc_container_t *c = reinterpret_cast<aotc_container_t *>(0x1);
+  EXPECT_EQ(aotc_container_create(&options, &c), AOTC_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(c, nullptr);
+  EXPECT_NE(std::string(aotc_last_error()).find("num_instances"),
+            std::string::npos);
+  aotc_container_options_init(&options);
+  options.struct_size = 4;
+  EXPECT_EQ(aotc_container_create(&options, &c), AOTC_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(aotc_last_error()).find("struct_size"),
+            std::string::npos);
+}
+
+TEST(Container, BadDeviceListsDevices) {
+  for (const char *device :
+       {"no-such-device-xyz", "cpu:99", "gpu:99", "cpu:x"}) {
+    SCOPED_TRACE(device);
+    aotc_container_options_t options;
+    aotc_container_options_init(&options);
+    options.device = device;
+    options.cache_dir = sharedCacheDir();
+    aotc_container_t *c = nullptr;
+    EXPECT_EQ(aotc_container_create(&options, &c), AOTC_ERROR_NOT_FOUND);
+    EXPECT_EQ(c, nullptr);
+    std::string message = aotc_last_error();
+    EXPECT_NE(message.find(device), std::string::npos) << message;
+    EXPECT_NE(message.find("available devices:"), std::string::npos) << message;
+    EXPECT_TRUE(message.find("cpu:0  ") != std::string::npos ||
+                message.find("gpu:0  ") != std::string::npos)
+        << message;
+  }
+}
+
+TEST(Container, DeviceStrings) {
+  ContainerPtr first = create(testDevice());
+  ASSERT_NE(first, nullptr);
+  const char *full = nullptr;
+  ASSERT_EQ(aotc_container_device_name(first.get(), &full), AOTC_OK);
+  std::string fullName = full;
+  // A case-changed substring of "platform / device" selects the same device.
+  std::string part = fullName.substr(fullName.find(" / ") + 3, 6);
+  for (char &ch : part)
+    ch = static_cast<char>(std::isupper(static_cast<unsigned char>(ch))
+                               ? std::tolower(static_cast<unsigned char>(ch))
+                               : std::toupper(static_cast<unsigned char>(ch)));
+  // The test device's kind in upper case, and its first index.
+  std::string kind = std::string(testDevice()).substr(0, 3);
+  std::string upper = kind == "gpu" ? "GPU" : "CPU";
+  std::string indexed = kind + ":0";
+  for (const char *device :
+       {upper.c_str(), indexed.c_str(), "", part.c_str()}) {
+    SCOPED_TRACE(device);
+    ContainerPtr c = create(device);
+    ASSERT_NE(c, nullptr);
+    const char *name = nullptr;
+    ASSERT_EQ(aotc_container_device_name(c.get(), &name), AOTC_OK);
+    if (std::strcmp(device, "") != 0) { // "" prefers a GPU if there is one.
+      EXPECT_EQ(fullName, name);
+    }
+    runAndCheck(c.get(), 2, 5);
+  }
+}
+
+/// Sets an environment variable for one scope, restoring the old value.
+class ScopedEnv {
+public:
+  ScopedEnv(const char *name, const char *value) : name_(name) {
+    if (const char *old = std::getenv(name))
+      old_ = old;
+    setenv(name, value, 1);
+  }
+  ~ScopedEnv() {
+    if (old_)
+      setenv(name_, old_->c_str(), 1);
+    else
+      unsetenv(name_);
+  }
+
+private:
+  const char *name_;
+  std::optional<std::string> old_;
+};
+
+TEST(Container, EnvDeviceOverridesNullOnly) {
+  ScopedEnv env("AOTC_DEVICE", "no-such-device-from-env");
+  aotc_container_options_t options;
+  aotc_container_options_init(&options);
+  options.cache_dir = sharedCacheDir();
+  aotc_container_t *c = nullptr;
+  EXPECT_EQ(aotc_container_create(&options, &c), AOTC_ERROR_NOT_FOUND);
+  EXPECT_NE(std::string(aotc_last_error()).find("no-such-device-from-env"),
+            std::string::npos);
+  options.device = testDevice(); // An explicit device ignores the variable.
+  EXPECT_EQ(aotc_container_create(&options, &c), AOTC_OK) << aotc_last_error();
+  aotc_container_delete(c);
+  ScopedEnv device("AOTC_DEVICE", testDevice());
+  options.device = nullptr;
+  c = nullptr;
+  EXPECT_EQ(aotc_container_create(&options, &c), AOTC_OK) << aotc_last_error();
+  aotc_container_delete(c);
+}
+
+TEST_F(ScaleShiftTest, RunsEveryBatchSize) {
+  uint32_t seed = 1;
+  for (int64_t batch : {1, 7, 64, 0, 2, 64})
+    runAndCheck(container_, batch, seed++);
+}
+
+TEST_F(ScaleShiftTest, ZeroBatchWithNullData) {
+  aotc_tensor_t in = tensor(nullptr, 0, AOTC_DTYPE_FLOAT32, {0, 4});
+  aotc_tensor_t out = tensor(nullptr, 0, 0, {});
+  ASSERT_EQ(aotc_container_run(container_, &in, 1, &out, 1), AOTC_OK)
+      << aotc_last_error();
+  EXPECT_EQ(out.rank, 2);
+  EXPECT_EQ(out.shape[0], 0);
+  EXPECT_EQ(out.shape[1], 4);
+}
+
+TEST_F(ScaleShiftTest, RepeatedRunsStayCorrect) {
+  for (int i = 0; i < 50; ++i)
+    runAndCheck(container_, 1 + (i * 7) % 64, 1000 + i);
+}
+
+TEST_F(ScaleShiftTest, WrongInputCount) {
+  std::vector<float> x(8);
+  aotc_tensor_t in[2] = {tensor(x.data(), 32, AOTC_DTYPE_FLOAT32, {2, 4}),
+                         tensor(x.data(), 32, AOTC_DTYPE_FLOAT32, {2, 4})};
+  std::vector<float> y(8);
+  aotc_tensor_t out = tensor(y.data(), 32, 0, {});
+  expectError(aotc_container_run(container_, in, 2, &out, 1),
+              AOTC_ERROR_INVALID_ARGUMENT, {"takes 1 input", "got 2"});
+  expectError(aotc_container_run(container_, in, 0, &out, 1),
+              AOTC_ERROR_INVALID_ARGUMENT, {"takes 1 input", "got 0"});
+  expectError(aotc_container_run(container_, in, 1, &out, 0),
+              AOTC_ERROR_INVALID_ARGUMENT, {"1 output", "got 0"});
+}
+
+TEST_F(ScaleShiftTest, WrongDtype) {
+  std::vector<int32_t> x(8);
+  aotc_tensor_t in = tensor(x.data(), 32, AOTC_DTYPE_INT32, {2, 4});
+  std::vector<float> y(8);
+  aotc_tensor_t out = tensor(y.data(), 32, 0, {});
+  expectError(aotc_container_run(container_, &in, 1, &out, 1),
+              AOTC_ERROR_INVALID_ARGUMENT,
+              {"input 'x'", "expected dtype float32, got int32"});
+}
+
+TEST_F(ScaleShiftTest, WrongRank) {
+  std::vector<float> x(8);
+  aotc_tensor_t in = tensor(x.data(), 32, AOTC_DTYPE_FLOAT32, {2, 4, 1});
+  std::vector<float> y(8);
+  aotc_tensor_t out = tensor(y.data(), 32, 0, {});
+  expectError(aotc_container_run(container_, &in, 1, &out, 1),
+              AOTC_ERROR_INVALID_ARGUMENT,
+              {"input 'x'", "expected rank 2, got 3"});
+}
+
+TEST_F(ScaleShiftTest, WrongStaticDim) {
+  std::vector<float> x(2 * 783);
+  aotc_tensor_t in =
+      tensor(x.data(), x.size() * 4, AOTC_DTYPE_FLOAT32, {2, 783});
+  std::vector<float> y(8);
+  aotc_tensor_t out = tensor(y.data(), 32, 0, {});
+  expectError(aotc_container_run(container_, &in, 1, &out, 1),
+              AOTC_ERROR_INVALID_ARGUMENT,
+              {"input 'x' dim 1: expected 4, got 783"});
+}
+
+TEST_F(ScaleShiftTest, SymbolOutOfRangeOrNegative) {
+  std::vector<float> x(65 * 4);
+  std::vector<float> y(65 * 4);
+  aotc_tensor_t in =
+      tensor(x.data(), x.size() * 4, AOTC_DTYPE_FLOAT32, {65, 4});
+  aotc_tensor_t out = tensor(y.data(), y.size() * 4, 0, {});
+  expectError(aotc_container_run(container_, &in, 1, &out, 1),
+              AOTC_ERROR_INVALID_ARGUMENT,
+              {"input 'x' dim 0: batch = 65 is outside its range [0, 64]"});
+  in.shape[0] = -1;
+  expectError(aotc_container_run(container_, &in, 1, &out, 1),
+              AOTC_ERROR_INVALID_ARGUMENT,
+              {"input 'x' dim 0: negative size -1"});
+}
+
+TEST_F(ScaleShiftTest, InputBufferTooSmallOrNull) {
+  std::vector<float> x(12);
+  std::vector<float> y(12);
+  aotc_tensor_t in = tensor(x.data(), 40, AOTC_DTYPE_FLOAT32, {3, 4});
+  aotc_tensor_t out = tensor(y.data(), 48, 0, {});
+  expectError(aotc_container_run(container_, &in, 1, &out, 1),
+              AOTC_ERROR_INVALID_ARGUMENT,
+              {"input 'x'", "holds 40 bytes", "[3,4]", "needs 48"});
+  in = tensor(nullptr, 48, AOTC_DTYPE_FLOAT32, {3, 4});
+  expectError(aotc_container_run(container_, &in, 1, &out, 1),
+              AOTC_ERROR_INVALID_ARGUMENT, {"input 'x'", "data is null"});
+}
+
+TEST_F(ScaleShiftTest, OutputBufferTooSmall) {
+  std::vector<float> x = randomValues(28, 3);
+  std::vector<float> y(28, std::nanf(""));
+  aotc_tensor_t in = tensor(x.data(), 112, AOTC_DTYPE_FLOAT32, {7, 4});
+  aotc_tensor_t out = tensor(y.data(), 100, 0, {});
+  expectError(aotc_container_run(container_, &in, 1, &out, 1),
+              AOTC_ERROR_BUFFER_TOO_SMALL,
+              {"output 'y'", "holds 100 bytes", "needs 112"});
+  EXPECT_EQ(out.dtype, AOTC_DTYPE_FLOAT32);
+  ASSERT_EQ(out.rank, 2);
+  EXPECT_EQ(out.shape[0], 7);
+  EXPECT_EQ(out.shape[1], 4);
+  for (float v : y)
+    EXPECT_TRUE(std::isnan(v)); // Nothing ran.
+  // A size query: no buffer at all.
+  aotc_tensor_t query = tensor(nullptr, 0, 0, {});
+  EXPECT_EQ(aotc_container_run(container_, &in, 1, &query, 1),
+            AOTC_ERROR_BUFFER_TOO_SMALL);
+  EXPECT_EQ(query.rank, 2);
+  EXPECT_EQ(query.shape[0], 7);
+  // Capacity but no pointer is a caller bug.
+  aotc_tensor_t bad = tensor(nullptr, 112, 0, {});
+  expectError(aotc_container_run(container_, &in, 1, &bad, 1),
+              AOTC_ERROR_INVALID_ARGUMENT, {"output 'y'", "data is null"});
+}
+
+TEST_F(ScaleShiftTest, OutputShapesWithoutRunning) {
+  aotc_tensor_t in = tensor(nullptr, 0, AOTC_DTYPE_FLOAT32, {9, 4});
+  aotc_tensor_t out = tensor(nullptr, 0, 0, {});
+  ASSERT_EQ(aotc_container_output_shapes(container_, &in, 1, &out, 1), AOTC_OK)
+      << aotc_last_error();
+  EXPECT_EQ(out.dtype, AOTC_DTYPE_FLOAT32);
+  EXPECT_EQ(out.rank, 2);
+  EXPECT_EQ(out.shape[0], 9);
+  EXPECT_EQ(out.shape[1], 4);
+  in.shape[1] = 5;
+  expectError(aotc_container_output_shapes(container_, &in, 1, &out, 1),
+              AOTC_ERROR_INVALID_ARGUMENT, {"input 'x' dim 1"});
+}
+
+TEST_F(ScaleShiftTest, NullPointers) {
+  aotc_container_t *c = container_;
+  const char *text = nullptr;
+  size_t count = 0;
+  int32_t flag = 0;
+  uint64_t bytes = 0;
+  int64_t sym = 1;
+  aotc_tensor_info_t tinfo;
+  aotc_constant_info_t cinfo;
+  aotc_symbol_info_t sinfo;
+  aotc_tensor_t out = tensor(nullptr, 0, 0, {});
+  const auto bad = AOTC_ERROR_INVALID_ARGUMENT;
+
+  EXPECT_EQ(aotc_container_create(nullptr, nullptr), bad);
+  EXPECT_NE(std::string(aotc_last_error()).find("out_container is null"),
+            std::string::npos)
+      << aotc_last_error();
+  EXPECT_EQ(aotc_container_run(nullptr, nullptr, 0, nullptr, 0), bad);
+  EXPECT_NE(std::string(aotc_last_error()).find("container is null"),
+            std::string::npos);
+  EXPECT_EQ(aotc_container_run(c, nullptr, 1, &out, 1), bad);
+  EXPECT_NE(std::string(aotc_last_error()).find("inputs is null"),
+            std::string::npos);
+  aotc_tensor_t in = tensor(nullptr, 0, AOTC_DTYPE_FLOAT32, {0, 4});
+  EXPECT_EQ(aotc_container_run(c, &in, 1, nullptr, 1), bad);
+  EXPECT_NE(std::string(aotc_last_error()).find("outputs is null"),
+            std::string::npos);
+  EXPECT_EQ(aotc_container_output_shapes(nullptr, &in, 1, &out, 1), bad);
+  EXPECT_EQ(aotc_container_output_shapes(c, nullptr, 1, &out, 1), bad);
+  EXPECT_EQ(aotc_container_program_source(nullptr, &flag), bad);
+  EXPECT_EQ(aotc_container_program_source(c, nullptr), bad);
+  EXPECT_EQ(aotc_container_model_name(nullptr, &text), bad);
+  EXPECT_EQ(aotc_container_model_name(c, nullptr), bad);
+  EXPECT_EQ(aotc_container_device_name(nullptr, &text), bad);
+  EXPECT_EQ(aotc_container_device_name(c, nullptr), bad);
+  for (auto fn : {aotc_container_num_instances, aotc_container_num_inputs,
+                  aotc_container_num_outputs, aotc_container_num_constants,
+                  aotc_container_num_symbols, aotc_container_num_kernels,
+                  aotc_container_num_metadata}) {
+    EXPECT_EQ(fn(nullptr, &count), bad);
+    EXPECT_EQ(fn(c, nullptr), bad);
+  }
+  EXPECT_EQ(aotc_container_input_info(nullptr, 0, &tinfo), bad);
+  EXPECT_EQ(aotc_container_input_info(c, 0, nullptr), bad);
+  EXPECT_EQ(aotc_container_output_info(nullptr, 0, &tinfo), bad);
+  EXPECT_EQ(aotc_container_output_info(c, 0, nullptr), bad);
+  EXPECT_EQ(aotc_container_constant_info(nullptr, 0, &cinfo), bad);
+  EXPECT_EQ(aotc_container_constant_info(c, 0, nullptr), bad);
+  EXPECT_EQ(aotc_container_symbol_info(nullptr, 0, &sinfo), bad);
+  EXPECT_EQ(aotc_container_symbol_info(c, 0, nullptr), bad);
+  EXPECT_EQ(aotc_container_kernel_name(nullptr, 0, &text), bad);
+  EXPECT_EQ(aotc_container_kernel_name(c, 0, nullptr), bad);
+  EXPECT_EQ(aotc_container_metadata(nullptr, 0, &text, &text), bad);
+  EXPECT_EQ(aotc_container_metadata(c, 0, nullptr, &text), bad);
+  EXPECT_EQ(aotc_container_metadata(c, 0, &text, nullptr), bad);
+  EXPECT_EQ(aotc_container_metadata_lookup(nullptr, "opset", &text), bad);
+  EXPECT_EQ(aotc_container_metadata_lookup(c, nullptr, &text), bad);
+  EXPECT_EQ(aotc_container_metadata_lookup(c, "opset", nullptr), bad);
+  EXPECT_EQ(aotc_container_arena_bytes(nullptr, &sym, 1, &bytes), bad);
+  EXPECT_EQ(aotc_container_arena_bytes(c, nullptr, 1, &bytes), bad);
+  EXPECT_EQ(aotc_container_arena_bytes(c, &sym, 1, nullptr), bad);
+  runAndCheck(c, 5, 17); // Unharmed.
+}
+
+TEST_F(ScaleShiftTest, Introspection) {
+  aotc_container_t *c = container_;
+  size_t n = 0;
+  ASSERT_EQ(aotc_container_num_inputs(c, &n), AOTC_OK);
+  EXPECT_EQ(n, 1u);
+  ASSERT_EQ(aotc_container_num_outputs(c, &n), AOTC_OK);
+  EXPECT_EQ(n, 1u);
+  ASSERT_EQ(aotc_container_num_constants(c, &n), AOTC_OK);
+  EXPECT_EQ(n, 1u);
+  ASSERT_EQ(aotc_container_num_symbols(c, &n), AOTC_OK);
+  EXPECT_EQ(n, 1u);
+  ASSERT_EQ(aotc_container_num_kernels(c, &n), AOTC_OK);
+  EXPECT_EQ(n, 2u);
+  ASSERT_EQ(aotc_container_num_metadata(c, &n), AOTC_OK);
+  EXPECT_EQ(n, 2u);
+  ASSERT_EQ(aotc_container_num_instances(c, &n), AOTC_OK);
+  EXPECT_EQ(n, 1u);
+
+  const char *text = nullptr;
+  ASSERT_EQ(aotc_container_model_name(c, &text), AOTC_OK);
+  EXPECT_STREQ(text, "scale_shift");
+
+  aotc_tensor_info_t info;
+  ASSERT_EQ(aotc_container_input_info(c, 0, &info), AOTC_OK);
+  EXPECT_STREQ(info.name, "x");
+  EXPECT_EQ(info.dtype, AOTC_DTYPE_FLOAT32);
+  ASSERT_EQ(info.rank, 2);
+  EXPECT_EQ(info.dims[0], -1);
+  EXPECT_EQ(info.dims[1], 4);
+  EXPECT_EQ(info.dim_symbols[0], 0);
+  EXPECT_EQ(info.dim_symbols[1], -1);
+  EXPECT_STREQ(info.dim_texts[0], "batch");
+  EXPECT_STREQ(info.dim_texts[1], "4");
+  ASSERT_EQ(aotc_container_output_info(c, 0, &info), AOTC_OK);
+  EXPECT_STREQ(info.name, "y");
+  EXPECT_EQ(info.rank, 2);
+  EXPECT_EQ(info.dims[0], -1);
+  EXPECT_STREQ(info.dim_texts[0], "batch");
+  EXPECT_EQ(aotc_container_input_info(c, 1, &info),
+            AOTC_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(aotc_last_error()).find("input index 1"),
+            std::string::npos);
+  EXPECT_EQ(aotc_container_output_info(c, 7, &info),
+            AOTC_ERROR_INVALID_ARGUMENT);
+
+  aotc_constant_info_t constant;
+  ASSERT_EQ(aotc_container_constant_info(c, 0, &constant), AOTC_OK);
+  EXPECT_STREQ(constant.name, "w");
+  EXPECT_STREQ(constant.onnx_name, "onnx::Mul_w");
+  EXPECT_EQ(constant.dtype, AOTC_DTYPE_FLOAT32);
+  ASSERT_EQ(constant.rank, 1);
+  EXPECT_EQ(constant.shape[0], 4);
+  EXPECT_EQ(constant.nbytes, 16u);
+  EXPECT_EQ(constant.folded, 0);
+  EXPECT_EQ(aotc_container_constant_info(c, 1, &constant),
+            AOTC_ERROR_INVALID_ARGUMENT);
+
+  aotc_symbol_info_t symbol;
+  ASSERT_EQ(aotc_container_symbol_info(c, 0, &symbol), AOTC_OK);
+  EXPECT_STREQ(symbol.name, "batch");
+  EXPECT_EQ(symbol.min, 0);
+  EXPECT_EQ(symbol.max, 64);
+  EXPECT_EQ(aotc_container_symbol_info(c, 1, &symbol),
+            AOTC_ERROR_INVALID_ARGUMENT);
+
+  ASSERT_EQ(aotc_container_kernel_name(c, 0, &text), AOTC_OK);
+  EXPECT_STREQ(text, "scale_mul");
+  ASSERT_EQ(aotc_container_kernel_name(c, 1, &text), AOTC_OK);
+  EXPECT_STREQ(text, "add_one");
+  EXPECT_EQ(aotc_container_kernel_name(c, 2, &text),
+            AOTC_ERROR_INVALID_ARGUMENT);
+
+  const char *key = nullptr;
+  const char *value = nullptr;
+  ASSERT_EQ(aotc_container_metadata(c, 1, &key, &value), AOTC_OK);
+  EXPECT_STREQ(key, "opset");
+  EXPECT_STREQ(value, "17");
+  ASSERT_EQ(aotc_container_metadata_lookup(c, "producer", &value), AOTC_OK);
+  EXPECT_STREQ(value, "aotc test fixture");
+  EXPECT_EQ(aotc_container_metadata_lookup(c, "nope", &value),
+            AOTC_ERROR_NOT_FOUND);
+  EXPECT_NE(std::string(aotc_last_error()).find("'nope'"), std::string::npos);
+  EXPECT_EQ(aotc_container_metadata(c, 2, &key, &value),
+            AOTC_ERROR_INVALID_ARGUMENT);
+
+  uint64_t bytes = 0;
+  int64_t batch = 7;
+  ASSERT_EQ(aotc_container_arena_bytes(c, &batch, 1, &bytes), AOTC_OK);
+  EXPECT_EQ(bytes, 112u);
+  batch = 0;
+  ASSERT_EQ(aotc_container_arena_bytes(c, &batch, 1, &bytes), AOTC_OK);
+  EXPECT_EQ(bytes, 0u);
+  batch = 65;
+  EXPECT_EQ(aotc_container_arena_bytes(c, &batch, 1, &bytes),
+            AOTC_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(aotc_last_error()).find("batch"), std::string::npos);
+  EXPECT_EQ(aotc_container_arena_bytes(c, &batch, 2, &bytes),
+            AOTC_ERROR_INVALID_ARGUMENT);
+}
+
+TEST(Concurrency, FourThreadsOnTwoInstances) {
+  ContainerPtr c = create(testDevice(), 2);
+  ASSERT_NE(c, nullptr);
+  size_t instances = 0;
+  ASSERT_EQ(aotc_container_num_instances(c.get(), &instances), AOTC_OK);
+  EXPECT_EQ(instances, 2u);
+  std::atomic<int> failures{0};
+  std::atomic<int> runs{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < 40; ++i) {
+        int64_t batch = 1 + (t * 17 + i * 5) % 64;
+        size_t n = static_cast<size_t>(batch) * 4;
+        std::vector<float> x =
+            randomValues(n, static_cast<uint32_t>(t * 1000 + i));
+        std::vector<float> y(n, std::nanf(""));
+        aotc_tensor_t in =
+            tensor(x.data(), n * 4, AOTC_DTYPE_FLOAT32, {batch, 4});
+        aotc_tensor_t out = tensor(y.data(), n * 4, 0, {});
+        if (aotc_container_run(c.get(), &in, 1, &out, 1) != AOTC_OK ||
+            out.shape[0] != batch) {
+          ++failures;
+          continue;
+        }
+        for (size_t k = 0; k < n; ++k) {
+          if (std::fabs(y[k] - (x[k] * kW[k % 4] + 1.0f)) > 1e-5f) {
+            ++failures;
+            break;
+          }
+        }
+        ++runs;
+      }
+    });
+  }
+  for (std::thread &thread : threads)
+    thread.join();
+  EXPECT_EQ(failures.load(), 0);
+  EXPECT_EQ(runs.load(), 160);
+}
+
+TEST(Errors, LastErrorIsPerThread) {
+  size_t n = 0;
+  ASSERT_EQ(aotc_container_num_inputs(nullptr, &n),
+            AOTC_ERROR_INVALID_ARGUMENT);
+  std::string mainMessage = aotc_last_error();
+  EXPECT_NE(mainMessage.find("aotc_container_num_inputs"), std::string::npos);
+  std::string otherBefore, otherAfter;
+  std::thread other([&] {
+    otherBefore = aotc_last_error();
+    aotc_container_num_outputs(nullptr, &n);
+    otherAfter = aotc_last_error();
+  });
+  other.join();
+  EXPECT_EQ(otherBefore, "");
+  EXPECT_NE(otherAfter.find("aotc_container_num_outputs"), std::string::npos);
+  EXPECT_EQ(mainMessage, aotc_last_error());
+}
+
+//===----------------------------------------------------------------------===//
+// Program binary cache
+//===----------------------------------------------------------------------===//
+
+std::vector<std::string> cacheFiles(const std::string &dir) {
+  std::vector<std::string> files;
+  if (DIR *d = opendir(dir.c_str())) {
+    while (dirent *e = readdir(d)) {
+      std::string name = e->d_name;
+      if (name.size() > 6 && name.substr(name.size() - 6) == ".clbin")
+        files.push_back(dir + "/" + name);
+    }
+    closedir(d);
+  }
+  return files;
+}
+
+std::string readAll(const std::string &path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in),
+                     std::istreambuf_iterator<char>());
+}
+
+void writeAll(const std::string &path, const std::string &bytes) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out << bytes;
+}
+
+bool fromCache(aotc_container_t *c) {
+  int32_t flag = -1;
+  EXPECT_EQ(aotc_container_program_source(c, &flag), AOTC_OK);
+  return flag == 1;
+}
+
+TEST(ProgramCache, SecondLoadCompilesNothing) {
+  TempDir dir;
+  ASSERT_FALSE(dir.path().empty());
+  std::string cache = dir.path() + "/nested/cache";
+  ContainerPtr first = create(testDevice(), 1, cache.c_str());
+  ASSERT_NE(first, nullptr);
+  EXPECT_FALSE(fromCache(first.get()));
+  std::vector<std::string> files = cacheFiles(cache);
+  ASSERT_EQ(files.size(), 1u);
+  EXPECT_NE(files[0].find("scale_shift-"), std::string::npos) << files[0];
+
+  ContainerPtr second = create(testDevice(), 1, cache.c_str());
+  ASSERT_NE(second, nullptr);
+  EXPECT_TRUE(fromCache(second.get()));
+  runAndCheck(second.get(), 9, 4);
+  EXPECT_EQ(cacheFiles(cache).size(), 1u);
+}
+
+TEST(ProgramCache, CorruptOrMismatchingEntryIsRebuilt) {
+  TempDir dir;
+  ContainerPtr first = create(testDevice(), 1, dir.path().c_str());
+  ASSERT_NE(first, nullptr);
+  std::vector<std::string> files = cacheFiles(dir.path());
+  ASSERT_EQ(files.size(), 1u);
+  const std::string path = files[0];
+  const std::string good = readAll(path);
+  ASSERT_GT(good.size(), 100u);
+
+  size_t keyAt = good.find("driver version: ");
+  ASSERT_NE(keyAt, std::string::npos);
+  std::string flippedBinary = good;
+  flippedBinary[flippedBinary.size() - 10] ^= 0x5a;
+  std::string otherKey = good;
+  otherKey[keyAt] = 'D';
+  struct Case {
+    const char *what;
+    std::string bytes;
+  } cases[] = {
+      {"garbage", "this is not a program binary"},
+      {"truncated", good.substr(0, good.size() / 2)},
+      {"flipped binary byte", flippedBinary},
+      {"other key", otherKey},
+      {"empty", ""},
+  };
+  for (const Case &cs : cases) {
+    SCOPED_TRACE(cs.what);
+    writeAll(path, cs.bytes);
+    ContainerPtr c = create(testDevice(), 1, dir.path().c_str());
+    ASSERT_NE(c, nullptr);
+    EXPECT_FALSE(fromCache(c.get()));
+    runAndCheck(c.get(), 6, 8);
+    // The entry was rewritten and is good again.
+    EXPECT_EQ(readAll(path), good);
+    ContainerPtr again = create(testDevice(), 1, dir.path().c_str());
+    ASSERT_NE(again, nullptr);
+    EXPECT_TRUE(fromCache(again.get()));
+  }
+  EXPECT_EQ(cacheFiles(dir.path()).size(), 1u); // No stray temp files.
+}
+
+TEST(ProgramCache, UnwritableDirectoryIsNotAnError) {
+  TempDir dir;
+  std::string file = dir.path() + "/a-file";
+  writeAll(file, "x");
+  std::string cache = file + "/cache"; // Below a regular file: uncreatable.
+  ContainerPtr c = create(testDevice(), 1, cache.c_str());
+  ASSERT_NE(c, nullptr);
+  EXPECT_FALSE(fromCache(c.get()));
+  runAndCheck(c.get(), 4, 2);
+}
+
+TEST(ProgramCache, EnvironmentSelectsDirectory) {
+  TempDir dir;
+  ScopedEnv env("AOTC_CACHE_DIR", dir.path().c_str());
+  ContainerPtr c = create(testDevice(), 1, nullptr);
+  ASSERT_NE(c, nullptr);
+  EXPECT_EQ(cacheFiles(dir.path()).size(), 1u);
+  ContainerPtr again = create(testDevice(), 1, "");
+  ASSERT_NE(again, nullptr);
+  EXPECT_TRUE(fromCache(again.get()));
+}
+
+} // namespace
+} // namespace aotc::test
