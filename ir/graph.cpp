@@ -305,8 +305,8 @@ Expected<std::string> Node::attrString(const std::string &name,
   return makeError(describe(), ": attribute '", name, "' must be a string");
 }
 
-Expected<std::vector<int64_t>>
-Node::attrInts(const std::string &name, std::vector<int64_t> def) const {
+Expected<std::vector<int64_t>> Node::attrInts(const std::string &name,
+                                              std::vector<int64_t> def) const {
   auto it = attrs_.find(name);
   if (it == attrs_.end())
     return def;
@@ -566,8 +566,8 @@ std::string Graph::print() const {
     os << " opset " << opsetVersion;
   os << " {\n";
   for (const Symbol &s : symbols_)
-    os << "  symbol " << s.name << " in [" << s.range.min << ", "
-       << s.range.max << "]\n";
+    os << "  symbol " << s.name << " in [" << s.range.min << ", " << s.range.max
+       << "]\n";
   for (const Value *v : inputs_)
     os << "  input %" << v->name() << ": " << v->type().str() << "\n";
   for (const Value *v : constants()) {

@@ -259,8 +259,9 @@ private:
       int64_t c;
       if (!m || m->op != BinOp::Mod || !m->b.isConst(c) || c <= 0)
         continue;
-      const Expr &x = m->a;
-      int64_t k = t.coef;
+      // Held by value: the terms (and the nodes they own) are erased below.
+      const Expr x = m->a;
+      const int64_t k = t.coef;
       for (auto &[key2, t2] : l.terms) {
         if (key2 == key || t2.coef != k * c)
           continue;

@@ -11,6 +11,7 @@
 #include <onnx/defs/parser.h>
 #include <onnx/shape_inference/implementation.h>
 
+#include <cctype>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -140,8 +141,8 @@ Status Importer::checkModel() {
   // Ops and attributes first: aotc's messages are clearer than the checker's.
   for (int i = 0; i < g.node_size(); ++i) {
     const onnx::NodeProto &node = g.node(i);
-    std::string desc = "node '" + describeOnnxNode(node, i) + "' (" +
-                       node.op_type() + ")";
+    std::string desc =
+        "node '" + describeOnnxNode(node, i) + "' (" + node.op_type() + ")";
     std::optional<OpKind> op;
     if (isDefaultDomain(node.domain()))
       op = opFromOnnxName(node.op_type());
@@ -160,11 +161,11 @@ Status Importer::checkModel() {
   if (!found)
     return error("model imports no opset of the default ONNX domain");
   if (opset_ < kMinOpset || opset_ > kMaxOpset)
-    return error("unsupported opset version ", opset_, " (supported: ",
-                 kMinOpset, " to ", kMaxOpset, ")");
+    return error("unsupported opset version ", opset_,
+                 " (supported: ", kMinOpset, " to ", kMaxOpset, ")");
   if (g.sparse_initializer_size() > 0)
-    return error("sparse initializer '", g.sparse_initializer(0).values().name(),
-                 "' is not supported");
+    return error("sparse initializer '",
+                 g.sparse_initializer(0).values().name(), "' is not supported");
   for (const onnx::TensorProto &t : g.initializer())
     if (t.data_location() == onnx::TensorProto_DataLocation_EXTERNAL)
       return error("initializer '", t.name(),
@@ -214,8 +215,8 @@ Status Importer::runOnnxShapeInference() {
     onnx::ShapeInferenceOptions options(/*check_type=*/true,
                                         /*strict_mode=*/0,
                                         /*data_prop=*/false);
-    onnx::shape_inference::InferShapes(
-        copy, onnx::OpSchemaRegistry::Instance(), options);
+    onnx::shape_inference::InferShapes(copy, onnx::OpSchemaRegistry::Instance(),
+                                       options);
   } catch (const std::exception &e) {
     return error("ONNX shape inference failed: ", firstLine(e.what()));
   }
@@ -230,8 +231,8 @@ Expected<Range> Importer::rangeFor(const std::string &dimName) const {
   auto it = opts_.dimRanges.find(dimName);
   Range r = it == opts_.dimRanges.end() ? opts_.defaultRange : it->second;
   if (r.min < 0 || r.min > r.max)
-    return error("invalid range [", r.min, ", ", r.max, "] for dim '",
-                 dimName, "'");
+    return error("invalid range [", r.min, ", ", r.max, "] for dim '", dimName,
+                 "'");
   return r;
 }
 
@@ -461,15 +462,16 @@ Expected<std::unique_ptr<Graph>> Importer::run() {
   AOTC_RETURN_IF_ERROR(withOrigin(inferShapes(*graph_)));
   AOTC_RETURN_IF_ERROR(runOnnxShapeInference());
   AOTC_RETURN_IF_ERROR(crossCheckTypes());
-  AOTC_RETURN_IF_ERROR(withOrigin(graph_->verify().withContext("internal error")));
+  AOTC_RETURN_IF_ERROR(
+      withOrigin(graph_->verify().withContext("internal error")));
   return std::move(graph_);
 }
 
 } // namespace
 
-Expected<std::unique_ptr<Graph>>
-importOnnxModel(const onnx::ModelProto &model, const std::string &origin,
-                const ImportOptions &opts) {
+Expected<std::unique_ptr<Graph>> importOnnxModel(const onnx::ModelProto &model,
+                                                 const std::string &origin,
+                                                 const ImportOptions &opts) {
   return Importer(model, origin, opts).run();
 }
 
@@ -497,8 +499,8 @@ Expected<std::unique_ptr<Graph>> importOnnxText(const std::string &text,
   try {
     auto status = onnx::OnnxParser::Parse(model, text.c_str());
     if (!status.IsOK())
-      return makeError(origin, ": parse error: ",
-                       oneLine(status.ErrorMessage()));
+      return makeError(origin,
+                       ": parse error: ", oneLine(status.ErrorMessage()));
   } catch (const std::exception &e) {
     return makeError(origin, ": parse error: ", oneLine(e.what()));
   }

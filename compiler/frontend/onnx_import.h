@@ -44,8 +44,8 @@ Expected<std::unique_ptr<Graph>> importOnnxText(const std::string &text,
 
 /// Imports a parsed model; \p origin (a file name) prefixes every error.
 /// The result has inferred types (inferShapes has run) and verifies.
-Expected<std::unique_ptr<Graph>>
-importOnnxModel(const onnx::ModelProto &model, const std::string &origin,
-                const ImportOptions &opts);
+Expected<std::unique_ptr<Graph>> importOnnxModel(const onnx::ModelProto &model,
+                                                 const std::string &origin,
+                                                 const ImportOptions &opts);
 
 } // namespace aotc

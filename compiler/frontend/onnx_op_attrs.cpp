@@ -32,23 +32,20 @@ const AttrSpecs &attributeTable(OpKind op) {
   static const AttrSpecs kLeakyRelu = {{"alpha", kFloat}};
   static const AttrSpecs kClip = {{"min", kFloat}, {"max", kFloat}};
   static const AttrSpecs kCast = {{"to", kInt}};
-  static const AttrSpecs kGemm = {{"alpha", kFloat},
-                                  {"beta", kFloat},
-                                  {"transA", kInt},
-                                  {"transB", kInt}};
+  static const AttrSpecs kGemm = {
+      {"alpha", kFloat}, {"beta", kFloat}, {"transA", kInt}, {"transB", kInt}};
   static const AttrSpecs kConv = {
-      {"auto_pad", kString}, {"dilations", kInts}, {"group", kInt},
-      {"kernel_shape", kInts}, {"pads", kInts},    {"strides", kInts}};
+      {"auto_pad", kString},   {"dilations", kInts}, {"group", kInt},
+      {"kernel_shape", kInts}, {"pads", kInts},      {"strides", kInts}};
   static const AttrSpecs kAxis = {{"axis", kInt}};
-  static const AttrSpecs kReduce = {{"axes", kInts},
-                                    {"keepdims", kInt},
-                                    {"noop_with_empty_axes", kInt}};
+  static const AttrSpecs kReduce = {
+      {"axes", kInts}, {"keepdims", kInt}, {"noop_with_empty_axes", kInt}};
   static const AttrSpecs kMaxPool = {
-      {"auto_pad", kString}, {"ceil_mode", kInt},     {"dilations", kInts},
-      {"kernel_shape", kInts}, {"pads", kInts},       {"storage_order", kInt},
+      {"auto_pad", kString},   {"ceil_mode", kInt}, {"dilations", kInts},
+      {"kernel_shape", kInts}, {"pads", kInts},     {"storage_order", kInt},
       {"strides", kInts}};
   static const AttrSpecs kAveragePool = {
-      {"auto_pad", kString},     {"ceil_mode", kInt}, {"count_include_pad", kInt},
+      {"auto_pad", kString},   {"ceil_mode", kInt}, {"count_include_pad", kInt},
       {"kernel_shape", kInts}, {"pads", kInts},     {"strides", kInts}};
   static const AttrSpecs kBatchNorm = {{"epsilon", kFloat},
                                        {"momentum", kFloat},
@@ -64,9 +61,9 @@ const AttrSpecs &attributeTable(OpKind op) {
       {"mode", kString}, {"pads", kInts}, {"value", kFloat}};
   static const AttrSpecs kShape = {{"start", kInt}, {"end", kInt}};
   static const AttrSpecs kConstant = {
-      {"value", kTensor},         {"value_float", kFloat},
-      {"value_floats", kFloats},  {"value_int", kInt},
-      {"value_ints", kInts},      {"value_string", kString},
+      {"value", kTensor},          {"value_float", kFloat},
+      {"value_floats", kFloats},   {"value_int", kInt},
+      {"value_ints", kInts},       {"value_string", kString},
       {"value_strings", kStrings}, {"sparse_value", kSparseTensor}};
   static const AttrSpecs kConstantOfShape = {{"value", kTensor}};
 
@@ -189,7 +186,8 @@ Status checkFlag(const Node &n, const std::string &attr) {
 /// Conv, MaxPool, AveragePool: 1-D and 2-D windows, known auto_pad values,
 /// consistent list lengths.
 Status checkWindowAttrs(const Node &n) {
-  AOTC_ASSIGN_OR_RETURN(std::string autoPad, n.attrString("auto_pad", "NOTSET"));
+  AOTC_ASSIGN_OR_RETURN(std::string autoPad,
+                        n.attrString("auto_pad", "NOTSET"));
   if (autoPad != "NOTSET" && autoPad != "VALID" && autoPad != "SAME_UPPER" &&
       autoPad != "SAME_LOWER")
     return attrError(n, "auto_pad", "has unsupported value '", autoPad, "'");
@@ -200,8 +198,8 @@ Status checkWindowAttrs(const Node &n) {
                         n.attrInts("kernel_shape", {}));
   if (kernel.size() > 2)
     return makeError(n.describe(), ": unsupported ", kernel.size(),
-                     "-D window (attribute 'kernel_shape' has ",
-                     kernel.size(), " dims); only 1-D and 2-D are supported");
+                     "-D window (attribute 'kernel_shape' has ", kernel.size(),
+                     " dims); only 1-D and 2-D are supported");
   for (int64_t k : kernel)
     if (k < 1)
       return attrError(n, "kernel_shape", "has a non-positive value ", k);

@@ -86,8 +86,7 @@ std::vector<uint8_t> packField(const Field &field) {
 }
 
 std::string tensorLabel(const onnx::TensorProto &t) {
-  return t.name().empty() ? std::string("tensor")
-                          : "tensor '" + t.name() + "'";
+  return t.name().empty() ? std::string("tensor") : "tensor '" + t.name() + "'";
 }
 
 } // namespace
@@ -97,9 +96,8 @@ convertTensor(const onnx::TensorProto &t) {
   std::string label = tensorLabel(t);
   if (t.data_location() == onnx::TensorProto_DataLocation_EXTERNAL ||
       t.external_data_size() > 0)
-    return makeError(label,
-                     ": external data (a separate weights file) is not "
-                     "supported yet");
+    return makeError(label, ": external data (a separate weights file) is not "
+                            "supported yet");
   if (t.has_segment())
     return makeError(label, ": segmented tensors are not supported");
   auto dtype = dtypeFromOnnx(t.data_type());

@@ -11,9 +11,7 @@
 namespace aotc {
 namespace shape_inference {
 
-Expr simplifyDim(const Context &c, const Expr &e) {
-  return simplify(e, c.env);
-}
+Expr simplifyDim(const Context &c, const Expr &e) { return simplify(e, c.env); }
 
 const TensorType &inputType(const Node &n, size_t i) {
   AOTC_CHECK(n.input(i), n.describe() << ": input " << i << " is missing");
@@ -94,8 +92,8 @@ Status requireEqual(const Context &c, const Node &n, const Expr &a,
                     const Expr &b, const std::string &what) {
   if (proveEqual(a, b, c.env))
     return Status::ok();
-  return makeError(n.describe(), ": ", what, " differ: ", printExpr(a),
-                   " vs ", printExpr(b));
+  return makeError(n.describe(), ": ", what, " differ: ", printExpr(a), " vs ",
+                   printExpr(b));
 }
 
 Expr minOf(const Context &c, const Expr &a, const Expr &b) {
@@ -118,8 +116,7 @@ Expected<std::vector<Expr>> knownData(const Node &n, size_t i,
                                       const std::string &what) {
   const Value *v = n.input(i);
   if (!v)
-    return makeError(n.describe(), ": input ", i, " (", what,
-                     ") is missing");
+    return makeError(n.describe(), ": input ", i, " (", what, ") is missing");
   if (!v->symbolicData())
     return makeError(n.describe(), ": ", inputLabel(n, i), " (", what,
                      ") must be known at compile time");

@@ -194,7 +194,8 @@ Status inferElementwise(Context &c, Node &n) {
       if (!n.input(i))
         continue;
       AOTC_RETURN_IF_ERROR(requireSameDType(n, 0, i));
-      if (inputType(n, i).rank() != 0 && !inputType(n, i).numel().isConstValue(1))
+      if (inputType(n, i).rank() != 0 &&
+          !inputType(n, i).numel().isConstValue(1))
         return makeError(n.describe(), ": ", inputLabel(n, i),
                          " must be a scalar, got ", inputType(n, i).str());
     }

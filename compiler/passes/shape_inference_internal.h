@@ -30,8 +30,7 @@ std::string inputLabel(const Node &n, size_t i);
 void setResult(const Context &c, Node &n, size_t i, DType dtype,
                std::vector<Expr> dims);
 /// Sets the symbolic data of result \p i (elements simplified).
-void setResultData(const Context &c, Node &n, size_t i,
-                   std::vector<Expr> data);
+void setResultData(const Context &c, Node &n, size_t i, std::vector<Expr> data);
 
 /// Normalizes a possibly negative \p axis into [0, rank); an error naming
 /// the node and \p what otherwise.

@@ -27,16 +27,17 @@ Status inferMatMul(Context &c, Node &n) {
   AOTC_RETURN_IF_ERROR(requireRank(n, 0, 1));
   AOTC_RETURN_IF_ERROR(requireRank(n, 1, 1));
   if (ta.dtype != tb.dtype)
-    return makeError(n.describe(), ": inputs differ in dtype: ",
-                     dtypeName(ta.dtype), " vs ", dtypeName(tb.dtype));
+    return makeError(n.describe(),
+                     ": inputs differ in dtype: ", dtypeName(ta.dtype), " vs ",
+                     dtypeName(tb.dtype));
   std::vector<Expr> a = ta.dims, b = tb.dims;
   bool aVec = a.size() == 1, bVec = b.size() == 1;
   if (aVec)
     a.insert(a.begin(), Expr(1));
   if (bVec)
     b.push_back(Expr(1));
-  AOTC_RETURN_IF_ERROR(requireEqual(c, n, a[a.size() - 1], b[b.size() - 2],
-                                    "contracted dims"));
+  AOTC_RETURN_IF_ERROR(
+      requireEqual(c, n, a[a.size() - 1], b[b.size() - 2], "contracted dims"));
   std::vector<Expr> batchA(a.begin(), a.end() - 2);
   std::vector<Expr> batchB(b.begin(), b.end() - 2);
   AOTC_ASSIGN_OR_RETURN(std::vector<Expr> out,
@@ -106,8 +107,8 @@ Expected<std::vector<Expr>> windowDims(Context &c, Node &n,
       } else {
         return makeError(n.describe(), ": auto_pad '", autoPad,
                          "' with stride ", s,
-                         " needs a static input size, spatial dim ", i,
-                         " is ", printExpr(in));
+                         " needs a static input size, spatial dim ", i, " is ",
+                         printExpr(in));
       }
       int64_t small = total / 2, big = total - small;
       pads[i] = autoPad == "SAME_UPPER" ? small : big;
@@ -120,8 +121,8 @@ Expected<std::vector<Expr>> windowDims(Context &c, Node &n,
     int64_t v;
     if (o.isConst(v) && v < 1)
       return makeError(n.describe(), ": window of size ", ek,
-                       " does not fit spatial dim ", i, " of input ",
-                       x.str(), " (output size ", v, ")");
+                       " does not fit spatial dim ", i, " of input ", x.str(),
+                       " (output size ", v, ")");
     out.push_back(o);
   }
   if (autoPad != "NOTSET") {
@@ -168,8 +169,8 @@ Status inferConv(Context &c, Node &n) {
                      " are not divisible by group ", group);
   if (n.input(2)) {
     AOTC_RETURN_IF_ERROR(requireRank(n, 2, 1, 1));
-    AOTC_RETURN_IF_ERROR(requireEqual(c, n, inputType(n, 2).dims[0],
-                                      w.dims[0], "bias and output channels"));
+    AOTC_RETURN_IF_ERROR(requireEqual(c, n, inputType(n, 2).dims[0], w.dims[0],
+                                      "bias and output channels"));
   }
   AOTC_ASSIGN_OR_RETURN(std::vector<Expr> sp, windowDims(c, n, kernel));
   std::vector<Expr> out = {x.dims[0], w.dims[0]};
@@ -240,8 +241,7 @@ Status inferBatchNorm(Context &c, Node &n) {
   AOTC_RETURN_IF_ERROR(requireRank(n, 0, 2));
   for (size_t i = 1; i < 5; ++i) {
     AOTC_RETURN_IF_ERROR(requireRank(n, i, 1, 1));
-    AOTC_RETURN_IF_ERROR(requireEqual(c, n, inputType(n, i).dims[0],
-                                      x.dims[1],
+    AOTC_RETURN_IF_ERROR(requireEqual(c, n, inputType(n, i).dims[0], x.dims[1],
                                       inputLabel(n, i) + " and channels"));
   }
   setResult(c, n, 0, x.dtype, x.dims);

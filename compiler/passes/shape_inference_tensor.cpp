@@ -62,7 +62,7 @@ Status inferReshape(Context &c, Node &n) {
     if (simplifyDim(c, x.numel()).isConst(total) && knownNumel.isConst(part) &&
         total % part != 0)
       return makeError(n.describe(), ": cannot reshape ", x.str(), " into [",
-                       printExprs(out), "]: ", total,
+                       printExprs(shape), "]: ", total,
                        " elements are not divisible by ", part);
   }
   int64_t a, b;
@@ -204,9 +204,9 @@ Status inferConcat(Context &c, Node &n) {
     for (int64_t d = 0; d < x.rank(); ++d) {
       if (d == axis)
         continue;
-      AOTC_RETURN_IF_ERROR(requireEqual(
-          c, n, t.dims[d], x.dims[d],
-          "dims " + std::to_string(d) + " of the inputs"));
+      AOTC_RETURN_IF_ERROR(
+          requireEqual(c, n, t.dims[d], x.dims[d],
+                       "dims " + std::to_string(d) + " of the inputs"));
     }
     if (i > 0)
       out[axis] = out[axis] + t.dims[axis];
@@ -272,8 +272,8 @@ Expr clampIndex(const Context &c, const Expr &value, const Expr &dim,
   else
     adjusted = Select::make(cmp(BinOp::LT, v, Expr(0)), dim + v, v);
   Expr hi = simplifyDim(c, dim + Expr(hiOffset));
-  return simplifyDim(c, minOf(c, maxOf(c, simplifyDim(c, adjusted), Expr(lo)),
-                              hi));
+  return simplifyDim(
+      c, minOf(c, maxOf(c, simplifyDim(c, adjusted), Expr(lo)), hi));
 }
 
 Status inferSlice(Context &c, Node &n) {

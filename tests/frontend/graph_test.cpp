@@ -67,9 +67,8 @@ TEST(Graph, PrintsAttributeKindsAndOmittedInputs) {
   n->setAttr("s", Attribute{std::string("SAME_UPPER"), {}});
   n->setAttr("fs", Attribute{std::vector<double>{0.5, -2}, {}});
   n->setAttr("i", Attribute{int64_t(-3), {}});
-  EXPECT_NE(g.print().find(
-                "= Clip(%x, none, none) {f=0.01, fs=[0.5,-2], i=-3, "
-                "s=\"SAME_UPPER\"}"),
+  EXPECT_NE(g.print().find("= Clip(%x, none, none) {f=0.01, fs=[0.5,-2], i=-3, "
+                           "s=\"SAME_UPPER\"}"),
             std::string::npos)
       << g.print();
 }

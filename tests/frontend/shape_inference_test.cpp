@@ -114,6 +114,32 @@ agraph (float[batch, 7] x, bool[batch] b) => (int32[batch, 7] y) {
   EXPECT_EQ(typeOf(*g, "y"), "i32[batch,7]");
 }
 
+TEST(ShapeInference, EveryElementwiseOp) {
+  auto g = importOk(model(R"(
+agraph (float[batch, 7] x, float[7] v) => (float[batch, 7] y) {
+  a = Neg(x)
+  b = Abs(a)
+  c = Exp(b)
+  d = Log(c)
+  e = Sqrt(d)
+  f = Reciprocal(e)
+  h = Floor(f)
+  i = Ceil(h)
+  j = Identity(i)
+  k = Div(j, v)
+  l = Pow(k, v)
+  m = Min(l, v)
+  gt = Greater(m, v)
+  y = Sub(m, v)
+}
+)"));
+  ASSERT_TRUE(g);
+  for (const char *name :
+       {"a", "b", "c", "d", "e", "f", "h", "i", "j", "k", "l", "m", "y"})
+    EXPECT_EQ(typeOf(*g, name), "f32[batch,7]") << name;
+  EXPECT_EQ(typeOf(*g, "gt"), "bool[batch,7]");
+}
+
 //===----------------------------------------------------------------------===//
 // Contractions
 //===----------------------------------------------------------------------===//
@@ -328,7 +354,7 @@ agraph (float[2, 3, 4] x) => (float[5, 5] y) {
 }
 )")),
             "<text>: node 'y' (Reshape): cannot reshape f32[2,3,4] into "
-            "[5,(24 floordiv 5)]: 24 elements are not divisible by 5");
+            "[5,-1]: 24 elements are not divisible by 5");
   EXPECT_EQ(importError(model(R"(
 agraph (float[batch, 3, 4] x) => (float[batch, 12] y) {
   s = Constant <value = int64[2] {-1, -1}> ()
@@ -444,7 +470,7 @@ agraph (float[batch, 1, 4, 1] x) => (float[batch, 4] y) {
   EXPECT_EQ(importError(model(R"(
 agraph (float[batch, 1, 4] x) => (float[4] y) { y = Squeeze(x) }
 )",
-                                13)),
+                              13)),
             "<text>: node 'y' (Squeeze): cannot squeeze f32[batch,1,4] "
             "without axes: dim 0 may or may not be 1");
   EXPECT_EQ(importError(model(R"(
@@ -453,7 +479,7 @@ agraph (float[batch, 2, 4] x) => (float[batch, 4] y) {
   y = Squeeze(x, a)
 }
 )",
-                                13)),
+                              13)),
             "<text>: node 'y' (Squeeze): cannot squeeze dim 1 of "
             "f32[batch,2,4]: it is not 1");
 }

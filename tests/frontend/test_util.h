@@ -10,7 +10,7 @@
 
 /// A starts-with check that prints the full string on failure.
 #define EXPECT_STARTS_WITH(str, prefix)                                        \
-  EXPECT_EQ(std::string(str).substr(0, std::string(prefix).size()), prefix)   \
+  EXPECT_EQ(std::string(str).substr(0, std::string(prefix).size()), prefix)    \
       << "full message: " << (str)
 
 namespace aotc {

@@ -85,3 +85,20 @@ TEST(Simplify, BoundsOf) {
 }
 
 } // namespace
+
+namespace {
+
+// Regression: recombination erased the term that owned the expression it was
+// still reading (a use-after-free that crashed later compiles).
+TEST(Simplify, RecombineOwnsItsOperands) {
+  for (int i = 0; i < 50; ++i) {
+    Expr x = Var::make("x") * Expr(3) + Var::make("y");
+    Expr e = mod(floorDiv(x, 4), 5) * 4 + mod(x, 4);
+    Expr s = simplify(e);
+    EXPECT_EQ(printExpr(s), "(((3 * x) + y) mod 20)");
+    Expr f = floorDiv(x, 4) * 4 + mod(x, 4);
+    EXPECT_EQ(printExpr(simplify(f)), "((3 * x) + y)");
+  }
+}
+
+} // namespace

@@ -1,0 +1,77 @@
+"""A minimal Python binding of the aotc C ABI through ctypes (no build step).
+
+Used to check and time model .so files on machines that have Python and an
+OpenCL driver but no aotc build (the lent GPU machine).
+"""
+import ctypes
+import os
+
+import numpy as np
+
+MAX_RANK = 8
+DTYPES = {1: np.float32, 2: np.uint8, 3: np.int8, 6: np.int32, 7: np.int64, 9: np.bool_, 11: np.float64}
+CODES = {np.dtype(v): k for k, v in DTYPES.items()}
+
+
+class Tensor(ctypes.Structure):
+    _fields_ = [("data", ctypes.c_void_p), ("nbytes", ctypes.c_uint64), ("dtype", ctypes.c_int32),
+                ("rank", ctypes.c_int32), ("shape", ctypes.c_int64 * MAX_RANK)]
+
+
+class Options(ctypes.Structure):
+    _fields_ = [("struct_size", ctypes.c_uint32), ("device", ctypes.c_char_p),
+                ("num_instances", ctypes.c_uint32), ("cache_dir", ctypes.c_char_p)]
+
+
+class Model:
+    def __init__(self, path, device="gpu", cache_dir=None):
+        self.lib = ctypes.CDLL(os.path.abspath(path), mode=os.RTLD_LOCAL | os.RTLD_NOW)
+        self.lib.aotc_last_error.restype = ctypes.c_char_p
+        opts = Options()
+        self.lib.aotc_container_options_init(ctypes.byref(opts))
+        opts.device = device.encode()
+        if cache_dir:
+            opts.cache_dir = cache_dir.encode()
+        self.c = ctypes.c_void_p()
+        self._check(self.lib.aotc_container_create(ctypes.byref(opts), ctypes.byref(self.c)))
+        name = ctypes.c_char_p()
+        self._check(self.lib.aotc_container_device_name(self.c, ctypes.byref(name)))
+        self.device_name = name.value.decode()
+        n = ctypes.c_size_t()
+        self._check(self.lib.aotc_container_num_outputs(self.c, ctypes.byref(n)))
+        self.num_outputs = n.value
+        from_cache = ctypes.c_int32()
+        self._check(self.lib.aotc_container_program_source(self.c, ctypes.byref(from_cache)))
+        self.program_from_cache = bool(from_cache.value)
+
+    def _check(self, status):
+        if status != 0:
+            raise RuntimeError(f"aotc status {status}: {self.lib.aotc_last_error().decode()}")
+
+    def run(self, inputs, capacity=1 << 26):
+        ins = (Tensor * len(inputs))()
+        keep = []
+        for t, a in zip(ins, inputs):
+            a = np.ascontiguousarray(a)
+            keep.append(a)
+            t.data, t.nbytes, t.dtype, t.rank = a.ctypes.data, a.nbytes, CODES[a.dtype], a.ndim
+            for i, d in enumerate(a.shape):
+                t.shape[i] = d
+        outs = (Tensor * self.num_outputs)()
+        bufs = []
+        for t in outs:
+            b = np.empty(capacity, dtype=np.uint8)
+            bufs.append(b)
+            t.data, t.nbytes = b.ctypes.data, b.nbytes
+        self._check(self.lib.aotc_container_run(self.c, ins, len(inputs), outs, self.num_outputs))
+        result = []
+        for t, b in zip(outs, bufs):
+            dt = np.dtype(DTYPES[t.dtype])
+            shape = tuple(t.shape[i] for i in range(t.rank))
+            n = int(np.prod(shape)) if shape else 1
+            result.append(b[: n * dt.itemsize].view(dt).reshape(shape).copy())
+        return result
+
+    def __del__(self):
+        if getattr(self, "c", None):
+            self.lib.aotc_container_delete(self.c)
