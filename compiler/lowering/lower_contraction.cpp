@@ -91,39 +91,23 @@ Status lowerGemm(const Node &n, LowerCtx &ctx) {
 
 } // namespace
 
-/// Begin pads per spatial dim of a Conv/Pool node with static input sizes
-/// where auto_pad needs them.
+/// Begin pads per spatial dim of a Conv/Pool node. Shape inference has
+/// already turned auto_pad into explicit pads.
 Expected<std::vector<Expr>> beginPads(const Node &n, const std::vector<Expr> &inSpatial,
-                                      const std::vector<int64_t> &kernel,
-                                      const std::vector<int64_t> &strides,
-                                      const std::vector<int64_t> &dilations) {
+                                      const std::vector<int64_t> &,
+                                      const std::vector<int64_t> &,
+                                      const std::vector<int64_t> &) {
   size_t s = inSpatial.size();
   AOTC_ASSIGN_OR_RETURN(std::string autoPad, n.attrString("auto_pad", "NOTSET"));
+  AOTC_CHECK(autoPad == "NOTSET", n.describe() << ": auto_pad " << autoPad
+                                               << " survived shape inference");
+  AOTC_ASSIGN_OR_RETURN(std::vector<int64_t> pads,
+                        n.attrInts("pads", std::vector<int64_t>(2 * s, 0)));
+  if (pads.size() != 2 * s)
+    return makeError(n.describe(), ": 'pads' has ", pads.size(), " values, expected ", 2 * s);
   std::vector<Expr> out;
-  if (autoPad == "NOTSET") {
-    AOTC_ASSIGN_OR_RETURN(std::vector<int64_t> pads,
-                          n.attrInts("pads", std::vector<int64_t>(2 * s, 0)));
-    if (pads.size() != 2 * s)
-      return makeError(n.describe(), ": 'pads' has ", pads.size(),
-                       " values, expected ", 2 * s);
-    for (size_t k = 0; k < s; ++k)
-      out.push_back(Expr(pads[k]));
-    return out;
-  }
-  if (autoPad == "VALID")
-    return std::vector<Expr>(s, Expr(0));
-  if (autoPad != "SAME_UPPER" && autoPad != "SAME_LOWER")
-    return makeError(n.describe(), ": unsupported auto_pad '", autoPad, "'");
-  for (size_t k = 0; k < s; ++k) {
-    int64_t in;
-    if (!inSpatial[k].isConst(in))
-      return makeError(n.describe(), ": auto_pad ", autoPad,
-                       " needs static spatial sizes");
-    int64_t outSz = (in + strides[k] - 1) / strides[k];
-    int64_t total = std::max<int64_t>(
-        0, (outSz - 1) * strides[k] + (kernel[k] - 1) * dilations[k] + 1 - in);
-    out.push_back(Expr(autoPad == "SAME_UPPER" ? total / 2 : total - total / 2));
-  }
+  for (size_t k = 0; k < s; ++k)
+    out.push_back(Expr(pads[k]));
   return out;
 }
 

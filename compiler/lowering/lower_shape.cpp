@@ -5,29 +5,12 @@
 /// and re-indexings.
 #include "compiler/lowering/lowering.h"
 
+#include "ir/indexing.h"
+
 namespace aotc {
 
 namespace {
 
-/// Row-major flat index of \p idx in \p shape.
-Expr linearize(const std::vector<Expr> &idx, const std::vector<Expr> &shape) {
-  Expr flat = Expr(0);
-  for (size_t k = 0; k < idx.size(); ++k)
-    flat = flat * shape[k] + idx[k];
-  return flat;
-}
-
-/// Multi-index of flat index \p flat in \p shape (outermost without mod).
-std::vector<Expr> delinearize(const Expr &flat, const std::vector<Expr> &shape) {
-  std::vector<Expr> idx(shape.size());
-  Expr stride = Expr(1);
-  for (int k = (int)shape.size() - 1; k >= 0; --k) {
-    Expr q = floorDiv(flat, stride);
-    idx[k] = k == 0 ? q : mod(q, shape[k]);
-    stride = stride * shape[k];
-  }
-  return idx;
-}
 
 Expected<std::vector<int64_t>> constInts(const Node &n, const Value *v,
                                          const char *what) {

@@ -4,6 +4,8 @@
 /// Loads, and for reductions an accumulator over serial reduction loops.
 #include "compiler/schedule/schedule.h"
 
+#include "ir/indexing.h"
+
 #include "ir/visitor.h"
 
 #include <cctype>
@@ -41,23 +43,6 @@ private:
   const FusionPlan &plan_;
 };
 
-Expr linearize(const std::vector<Expr> &idx, const std::vector<Expr> &shape) {
-  Expr flat = Expr(0);
-  for (size_t k = 0; k < idx.size(); ++k)
-    flat = flat * shape[k] + idx[k];
-  return flat;
-}
-
-std::vector<Expr> delinearize(const Expr &flat, const std::vector<Expr> &shape) {
-  std::vector<Expr> idx(shape.size());
-  Expr stride = Expr(1);
-  for (int k = (int)shape.size() - 1; k >= 0; --k) {
-    Expr q = floorDiv(flat, stride);
-    idx[k] = k == 0 ? q : mod(q, shape[k]);
-    stride = stride * shape[k];
-  }
-  return idx;
-}
 
 /// Turns accesses to materialized defs into Loads, and accesses to the fused
 /// reduction into its result variable.

@@ -77,9 +77,9 @@ int runCommand(const RunArgs &args) {
     std::vector<aotc::TensorInfo> outs = model.outputs();
     for (size_t i = 0; i < outputs.size(); ++i)
       std::printf("output %s: %s\n", outs[i].name.c_str(), describeTensor(outputs[i]).c_str());
+    double first = times.front();
     std::sort(times.begin(), times.end());
-    std::printf("time: first %.3f ms, median %.3f ms, min %.3f ms over %zu runs\n",
-                times.front() == times.back() ? times[0] : times[0],
+    std::printf("time: first %.3f ms, median %.3f ms, min %.3f ms over %zu runs\n", first,
                 times[times.size() / 2], times.front(), times.size());
     return 0;
   } catch (const std::exception &e) {

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# ONNX backend node tests: runs every case whose ops aotc supports
+# (onnx_node_cases.txt, from scripts/onnx_node_candidates.py) and checks that
+#  - the run completes (no crash: `aotc test` prints its summary line),
+#  - every case in onnx_node_expected_pass.txt passes (no regression),
+#  - every other case fails with a compile-time "unsupported"/"must be known"
+#    error, never a wrong result or a run-time failure.
+# Usage: check_conformance.sh AOTC NODE_DIR
+set -u
+aotc=$1; root=$2
+here=$(cd "$(dirname "$0")" && pwd)
+log=$(mktemp); trap 'rm -f "$log"' EXIT
+"$aotc" test --cases-from "$here/onnx_node_cases.txt" --root "$root" -v > "$log" 2>&1
+summary=$(tail -n 1 "$log")
+echo "$summary"
+if ! [[ "$summary" =~ ^[0-9]+\ passed,\ [0-9]+\ failed$ ]]; then
+  echo "error: aotc test did not finish (crash?)"; tail -n 5 "$log"; exit 1
+fi
+status=0
+missing=$(comm -23 "$here/onnx_node_expected_pass.txt" <(grep '^PASS ' "$log" | awk '{print $2}' | sort))
+if [ -n "$missing" ]; then
+  echo "error: expected to pass but did not:"; for c in $missing; do grep " $c:" "$log"; done; status=1
+fi
+unexpected=$(grep '^FAIL ' "$log" | grep -v -E ': compile: .*(unsupported|not supported|must be known at compile time)' || true)
+if [ -n "$unexpected" ]; then
+  echo "error: failures that are not clean unsupported-feature errors:"; echo "$unexpected"; status=1
+fi
+newly=$(comm -13 "$here/onnx_node_expected_pass.txt" <(grep '^PASS ' "$log" | awk '{print $2}' | sort))
+[ -z "$newly" ] || echo "note: now passing, add to onnx_node_expected_pass.txt: $newly"
+echo "$(wc -l < "$here/onnx_node_expected_pass.txt") expected passes checked"
+exit $status
