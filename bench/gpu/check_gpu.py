@@ -43,26 +43,17 @@ def median_ms(fn, warmup=10, reps=100, sync=None):
     return statistics.median(times)
 
 
-def torch_peers(case, x):
-    import torch
+def torch_peers(case, batch):
+    """Times the peers in a child process (bench/gpu/peers.py): a crash there
+    costs only the peer figures, and CUDA and OpenCL do not share a process."""
+    import subprocess
     here = os.path.dirname(os.path.abspath(__file__))
-    sys.path.insert(0, os.path.join(here, "..", "..", "scripts"))
-    import export_torch_models as e
-    cls = {"mlp_gelu": e.MlpGelu, "cnn_small": e.CnnSmall, "mlp_tanh_sigmoid": e.MlpTanhSigmoid}[case]
-    m = cls().eval().cuda()
-    xt = torch.from_numpy(x).cuda()
-    out = {}
-    with torch.no_grad():
-        out["torch_eager_ms"] = median_ms(lambda: m(xt), sync=torch.cuda.synchronize)
-        out["torch_eager_with_copies_ms"] = median_ms(
-            lambda: [t.cpu() for t in (m(torch.from_numpy(x).cuda()),) if torch.is_tensor(t)],
-            sync=torch.cuda.synchronize)
-        try:
-            mc = torch.compile(m)
-            mc(xt)
-            out["torch_compile_ms"] = median_ms(lambda: mc(xt), sync=torch.cuda.synchronize)
-        except Exception as ex:  # report, don't hide
-            out["torch_compile_error"] = str(ex)[:200]
+    p = subprocess.run([sys.executable, os.path.join(here, "peers.py"), case, str(batch)],
+                       capture_output=True, text=True, timeout=500)
+    lines = [l for l in p.stdout.splitlines() if l.startswith("{")]
+    out = json.loads(lines[-1]) if lines else {}
+    if p.returncode != 0:
+        out["peers_error"] = f"exit {p.returncode}: " + p.stderr.strip().splitlines()[-1][:300] if p.stderr.strip() else f"exit {p.returncode}"
     return out
 
 
@@ -93,14 +84,14 @@ def main():
         again = Model(so, device="gpu", cache_dir=os.path.join(out_dir, "cache"))
         entry["second_load_from_cache"] = again.program_from_cache
         try:
-            entry.update(torch_peers(case, ins[0]))
+            entry.update(torch_peers(case, ins[0].shape[0]))
         except Exception as ex:
             entry["torch_error"] = str(ex)[:300]
         report.append(entry)
         print(json.dumps(entry), flush=True)
     with open(os.path.join(out_dir, "gpu_report.json"), "w") as f:
         json.dump(report, f, indent=1)
-    print("\ncase              batch  ok   max|err|   aotc ms  eager ms  compile ms  (batch 64, host->host for aotc)")
+    print("\ncase              batch  ok   max|err|   aotc ms  eager ms  compile ms  aoti ms   aoti compile s  inductor 1st call s")
     bad = 0
     for e in report:
         for s in e["sets"]:
@@ -109,7 +100,9 @@ def main():
             print(f"{e['case']:<17} {s['batch']:>5}  {'yes' if ok else 'NO ':<4} "
                   f"{max(o['max_abs'] for o in s['outputs']):.2e}")
         print(f"{'':<17} {'':>5}  {'':<4} {'':<10} {e['aotc_run_ms']:>7.3f} "
-              f"{e.get('torch_eager_ms', float('nan')):>9.3f} {e.get('torch_compile_ms', float('nan')):>11.3f}")
+              f"{e.get('torch_eager_ms', float('nan')):>9.3f} {e.get('torch_compile_ms', float('nan')):>11.3f}"
+              f" {e.get('aoti_ms', float('nan')):>8.3f} {e.get('aoti_compile_s', float('nan')):>15.1f}"
+              f" {e.get('torch_compile_first_call_s', float('nan')):>19.1f}")
     print(f"\n{bad} mismatching data sets")
     sys.exit(1 if bad else 0)
 

@@ -4,6 +4,7 @@
 # loader: the Debian package travels in .devcarry/ and is unpacked here.
 # Carried: .devcarry/{ocl-icd-libopencl1_*.deb,*.so}. Writes $OUT/gpu_report.json.
 set -euo pipefail
+export TORCHINDUCTOR_FORCE_DISABLE_CACHES=1  # time real compiles, not cache hits
 mkdir -p /tmp/ocl /tmp/icd
 dpkg -x .devcarry/ocl-icd-libopencl1_*.deb /tmp/ocl
 export LD_LIBRARY_PATH=/tmp/ocl/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
