@@ -18,7 +18,7 @@ namespace aotc {
 
 const char *opName(OpKind k) {
   switch (k) {
-#define AOTC_OP(kind, onnxName)                                                \
+#define AOTC_OP(kind, onnxName, ...)                                           \
   case OpKind::kind:                                                           \
     return onnxName;
 #include "ir/ops.def"
@@ -27,9 +27,31 @@ const char *opName(OpKind k) {
   return "?";
 }
 
+OpFamily opFamily(OpKind k) {
+  switch (k) {
+#define AOTC_OP(kind, onnxName, family, ...)                                   \
+  case OpKind::kind:                                                           \
+    return OpFamily::family;
+#include "ir/ops.def"
+#undef AOTC_OP
+  }
+  return OpFamily::Elementwise;
+}
+
+OpArity opArity(OpKind k) {
+  switch (k) {
+#define AOTC_OP(kind, onnxName, family, minIn, maxIn, minOut, maxOut)          \
+  case OpKind::kind:                                                           \
+    return {minIn, maxIn, minOut, maxOut};
+#include "ir/ops.def"
+#undef AOTC_OP
+  }
+  return {0, -1, 0, -1};
+}
+
 std::optional<OpKind> opFromOnnxName(const std::string &onnxName) {
   static const std::map<std::string, OpKind> kOps = {
-#define AOTC_OP(kind, onnxName) {onnxName, OpKind::kind},
+#define AOTC_OP(kind, onnxName, ...) {onnxName, OpKind::kind},
 #include "ir/ops.def"
 #undef AOTC_OP
   };
@@ -40,84 +62,6 @@ std::optional<OpKind> opFromOnnxName(const std::string &onnxName) {
 }
 
 namespace {
-
-/// How many inputs and outputs an op takes; -1 is "any number".
-struct Arity {
-  int minIn, maxIn, minOut, maxOut;
-};
-
-Arity arityOf(OpKind k) {
-  switch (k) {
-  case OpKind::Add:
-  case OpKind::Sub:
-  case OpKind::Mul:
-  case OpKind::Div:
-  case OpKind::Pow:
-  case OpKind::Equal:
-  case OpKind::Less:
-  case OpKind::Greater:
-  case OpKind::MatMul:
-  case OpKind::Reshape:
-  case OpKind::Gather:
-  case OpKind::Expand:
-    return {2, 2, 1, 1};
-  case OpKind::Max:
-  case OpKind::Min:
-  case OpKind::Concat:
-    return {1, -1, 1, 1};
-  case OpKind::Where:
-    return {3, 3, 1, 1};
-  case OpKind::Neg:
-  case OpKind::Abs:
-  case OpKind::Exp:
-  case OpKind::Log:
-  case OpKind::Sqrt:
-  case OpKind::Reciprocal:
-  case OpKind::Erf:
-  case OpKind::Relu:
-  case OpKind::LeakyRelu:
-  case OpKind::Sigmoid:
-  case OpKind::Tanh:
-  case OpKind::Floor:
-  case OpKind::Ceil:
-  case OpKind::Cast:
-  case OpKind::Identity:
-  case OpKind::Not:
-  case OpKind::Softmax:
-  case OpKind::LogSoftmax:
-  case OpKind::AveragePool:
-  case OpKind::GlobalAveragePool:
-  case OpKind::GlobalMaxPool:
-  case OpKind::Flatten:
-  case OpKind::Transpose:
-  case OpKind::Shape:
-  case OpKind::ConstantOfShape:
-    return {1, 1, 1, 1};
-  case OpKind::MaxPool:
-    return {1, 1, 1, 2};
-  case OpKind::Clip:
-    return {1, 3, 1, 1};
-  case OpKind::Gemm:
-  case OpKind::Conv:
-    return {2, 3, 1, 1};
-  case OpKind::ReduceSum:
-  case OpKind::ReduceMean:
-  case OpKind::ReduceMax:
-  case OpKind::ReduceMin:
-  case OpKind::Squeeze:
-  case OpKind::Unsqueeze:
-    return {1, 2, 1, 1};
-  case OpKind::BatchNormalization:
-    return {5, 5, 1, 1};
-  case OpKind::Slice:
-    return {1, 5, 1, 1};
-  case OpKind::Pad:
-    return {1, 4, 1, 1};
-  case OpKind::Constant:
-    return {0, 0, 1, 1};
-  }
-  return {0, -1, 0, -1};
-}
 
 /// Shortest decimal text that reads back as exactly \p v.
 std::string formatDouble(double v) {
@@ -317,7 +261,7 @@ Expected<std::vector<int64_t>> Node::attrInts(const std::string &name,
 }
 
 Status Node::verify() const {
-  Arity a = arityOf(op_);
+  OpArity a = opArity(op_);
   int nIn = static_cast<int>(inputs_.size());
   int nOut = static_cast<int>(outputs_.size());
   if (nIn < a.minIn || (a.maxIn >= 0 && nIn > a.maxIn)) {

@@ -25,12 +25,22 @@
 namespace aotc {
 
 enum class OpKind {
-#define AOTC_OP(kind, onnxName) kind,
+#define AOTC_OP(kind, onnxName, ...) kind,
 #include "ir/ops.def"
 #undef AOTC_OP
 };
 
+/// Which shape-inference and lowering code handles an op (ops.def).
+enum class OpFamily { Elementwise, Contraction, Reduction, DataMovement };
+
+/// How many inputs and outputs an op takes; -1 is "any number".
+struct OpArity {
+  int minIn, maxIn, minOut, maxOut;
+};
+
 const char *opName(OpKind k);
+OpFamily opFamily(OpKind k);
+OpArity opArity(OpKind k);
 /// Maps an ONNX op_type (default domain) to an OpKind.
 std::optional<OpKind> opFromOnnxName(const std::string &onnxName);
 
@@ -125,7 +135,8 @@ struct Attribute {
 
 class Node {
 public:
-  Node(int id, OpKind op, std::string name) : id_(id), op_(op), name_(std::move(name)) {}
+  Node(int id, OpKind op, std::string name)
+      : id_(id), op_(op), name_(std::move(name)) {}
 
   int id() const { return id_; }
   OpKind op() const { return op_; }
@@ -135,7 +146,9 @@ public:
 
   /// Inputs; an omitted optional input is nullptr.
   const std::vector<Value *> &inputs() const { return inputs_; }
-  Value *input(size_t i) const { return i < inputs_.size() ? inputs_[i] : nullptr; }
+  Value *input(size_t i) const {
+    return i < inputs_.size() ? inputs_[i] : nullptr;
+  }
   size_t numInputs() const { return inputs_.size(); }
   const std::vector<Value *> &outputs() const { return outputs_; }
   Value *output(size_t i) const { return outputs_.at(i); }
@@ -143,13 +156,18 @@ public:
   void replaceInput(size_t i, Value *v);
 
   const std::map<std::string, Attribute> &attrs() const { return attrs_; }
-  void setAttr(const std::string &name, Attribute a) { attrs_[name] = std::move(a); }
-  bool hasAttr(const std::string &name) const { return attrs_.count(name) != 0; }
+  void setAttr(const std::string &name, Attribute a) {
+    attrs_[name] = std::move(a);
+  }
+  bool hasAttr(const std::string &name) const {
+    return attrs_.count(name) != 0;
+  }
   /// Typed attribute access: returns \p def if absent; an error if present
   /// with another type.
   Expected<int64_t> attrInt(const std::string &name, int64_t def) const;
   Expected<double> attrFloat(const std::string &name, double def) const;
-  Expected<std::string> attrString(const std::string &name, const std::string &def) const;
+  Expected<std::string> attrString(const std::string &name,
+                                   const std::string &def) const;
   Expected<std::vector<int64_t>> attrInts(const std::string &name,
                                           std::vector<int64_t> def) const;
 

@@ -13,7 +13,9 @@ Expr call(const char *name, const Expr &x) {
   return Call::make(x.type(), name, {x});
 }
 
-Expr bin(BinOp op, const Expr &a, const Expr &b) { return Binary::make(op, a, b); }
+Expr bin(BinOp op, const Expr &a, const Expr &b) {
+  return Binary::make(op, a, b);
+}
 
 /// Reads input \p i of \p n broadcast to the output's shape.
 Expr operand(const Node &n, size_t i, LowerCtx &ctx) {
@@ -40,24 +42,35 @@ Expected<Expr> unary(const Node &n, const Expr &x) {
     return bin(BinOp::Sub, zero, x);
   case OpKind::Abs:
     return flt ? call("fabs", x)
-               : Select::make(bin(BinOp::LT, x, zero), bin(BinOp::Sub, zero, x), x);
-  case OpKind::Exp: return call("exp", x);
-  case OpKind::Log: return call("log", x);
-  case OpKind::Sqrt: return call("sqrt", x);
-  case OpKind::Erf: return call("erf", x);
-  case OpKind::Tanh: return call("tanh", x);
-  case OpKind::Floor: return flt ? call("floor", x) : x;
-  case OpKind::Ceil: return flt ? call("ceil", x) : x;
-  case OpKind::Reciprocal: return bin(BinOp::Div, one, x);
+               : Select::make(bin(BinOp::LT, x, zero), bin(BinOp::Sub, zero, x),
+                              x);
+  case OpKind::Exp:
+    return call("exp", x);
+  case OpKind::Log:
+    return call("log", x);
+  case OpKind::Sqrt:
+    return call("sqrt", x);
+  case OpKind::Erf:
+    return call("erf", x);
+  case OpKind::Tanh:
+    return call("tanh", x);
+  case OpKind::Floor:
+    return flt ? call("floor", x) : x;
+  case OpKind::Ceil:
+    return flt ? call("ceil", x) : x;
+  case OpKind::Reciprocal:
+    return bin(BinOp::Div, one, x);
   case OpKind::Relu:
     // x < 0 ? 0 : x keeps NaN, as PyTorch does.
     return Select::make(bin(BinOp::LT, x, zero), zero, x);
   case OpKind::LeakyRelu: {
     AOTC_ASSIGN_OR_RETURN(double alpha, n.attrFloat("alpha", 0.01));
-    return Select::make(bin(BinOp::LT, x, zero), bin(BinOp::Mul, literal(t, alpha), x), x);
+    return Select::make(bin(BinOp::LT, x, zero),
+                        bin(BinOp::Mul, literal(t, alpha), x), x);
   }
   case OpKind::Sigmoid:
-    return bin(BinOp::Div, one, bin(BinOp::Add, one, call("exp", bin(BinOp::Sub, zero, x))));
+    return bin(BinOp::Div, one,
+               bin(BinOp::Add, one, call("exp", bin(BinOp::Sub, zero, x))));
   case OpKind::Not:
     return Not::make(x);
   default:
@@ -79,9 +92,9 @@ Status lowerElementwise(const Node &n, LowerCtx &ctx) {
   case OpKind::Less:
   case OpKind::Greater: {
     static const std::map<OpKind, BinOp> ops = {
-        {OpKind::Add, BinOp::Add},     {OpKind::Sub, BinOp::Sub},
-        {OpKind::Mul, BinOp::Mul},     {OpKind::Div, BinOp::Div},
-        {OpKind::Equal, BinOp::EQ},    {OpKind::Less, BinOp::LT},
+        {OpKind::Add, BinOp::Add},   {OpKind::Sub, BinOp::Sub},
+        {OpKind::Mul, BinOp::Mul},   {OpKind::Div, BinOp::Div},
+        {OpKind::Equal, BinOp::EQ},  {OpKind::Less, BinOp::LT},
         {OpKind::Greater, BinOp::GT}};
     Expr a = operand(n, 0, ctx), b = operand(n, 1, ctx);
     Expr v = bin(ops.at(n.op()), a, b);
@@ -149,26 +162,9 @@ Status lowerElementwise(const Node &n, LowerCtx &ctx) {
     ctx.addPointwise(out, Cast::make(outT, x));
     return Status::ok();
   }
-  case OpKind::BatchNormalization: {
-    if (n.outputs().size() > 1)
-      for (size_t i = 1; i < n.outputs().size(); ++i)
-        if (!n.output(i)->users().empty() || ctx.graph().isOutput(n.output(i)))
-          return makeError(n.describe(),
-                           ": training-mode outputs are not supported");
-    AOTC_ASSIGN_OR_RETURN(double eps, n.attrFloat("epsilon", 1e-5));
-    const TensorType &t = out->type();
-    std::vector<Expr> iv = LowerCtx::idxVars(t.rank());
-    Expr c = t.rank() > 1 ? iv[1] : Expr(0);
-    auto param = [&](size_t i) { return ctx.readValue(n.input(i), {c}); };
-    Expr x = ctx.readValue(n.input(0), iv);
-    Expr denom = call("sqrt", bin(BinOp::Add, param(4), literal(outT, eps)));
-    Expr v = bin(BinOp::Add,
-                 bin(BinOp::Mul, bin(BinOp::Div, bin(BinOp::Sub, x, param(3)), denom),
-                     param(1)),
-                 param(2));
-    ctx.addPointwise(out, v);
+  case OpKind::Identity:
+    ctx.bind(out, ctx.defOf(n.input(0)));
     return Status::ok();
-  }
   default: {
     AOTC_ASSIGN_OR_RETURN(Expr v, unary(n, operand(n, 0, ctx)));
     if (v.type() != outT)

@@ -9,14 +9,17 @@ namespace aotc {
 
 namespace {
 
-Expr bin(BinOp op, const Expr &a, const Expr &b) { return Binary::make(op, a, b); }
+Expr bin(BinOp op, const Expr &a, const Expr &b) {
+  return Binary::make(op, a, b);
+}
 
-Expected<std::vector<int>> normalizeAxes(const Node &n, std::vector<int64_t> axes,
-                                         int rank) {
+Expected<std::vector<int>> normalizeAxes(const Node &n,
+                                         std::vector<int64_t> axes, int rank) {
   std::vector<int> out;
   for (int64_t a : axes) {
     if (a < -rank || a >= rank)
-      return makeError(n.describe(), ": axis ", a, " out of range for rank ", rank);
+      return makeError(n.describe(), ": axis ", a, " out of range for rank ",
+                       rank);
     out.push_back(static_cast<int>(a < 0 ? a + rank : a));
   }
   std::sort(out.begin(), out.end());
@@ -30,7 +33,8 @@ Expected<std::vector<int64_t>> reduceAxes(const Node &n, bool &present) {
   if (const Value *ax = n.input(1)) {
     const auto &sym = ax->symbolicData();
     if (!sym)
-      return makeError(n.describe(), ": 'axes' input must be a compile-time constant");
+      return makeError(n.describe(),
+                       ": 'axes' input must be a compile-time constant");
     std::vector<int64_t> axes;
     for (const Expr &e : *sym) {
       int64_t v;
@@ -144,7 +148,8 @@ Status lowerPool(const Node &n, LowerCtx &ctx) {
   if (s < 1)
     return makeError(n.describe(), ": input rank ", xt.rank(), " is below 3");
   DType t = out->type().dtype;
-  bool global = n.op() == OpKind::GlobalAveragePool || n.op() == OpKind::GlobalMaxPool;
+  bool global =
+      n.op() == OpKind::GlobalAveragePool || n.op() == OpKind::GlobalMaxPool;
   bool isMax = n.op() == OpKind::MaxPool || n.op() == OpKind::GlobalMaxPool;
   std::vector<Expr> o = LowerCtx::idxVars(out->type().rank());
   std::vector<Expr> inSpatial(xt.dims.begin() + 2, xt.dims.end());
@@ -168,7 +173,8 @@ Status lowerPool(const Node &n, LowerCtx &ctx) {
     ctx.bind(out, ctx.add(std::move(d)));
     return Status::ok();
   }
-  AOTC_ASSIGN_OR_RETURN(std::vector<int64_t> kernel, n.attrInts("kernel_shape", {}));
+  AOTC_ASSIGN_OR_RETURN(std::vector<int64_t> kernel,
+                        n.attrInts("kernel_shape", {}));
   if ((int)kernel.size() != s)
     return makeError(n.describe(), ": 'kernel_shape' has ", kernel.size(),
                      " values, expected ", s);
@@ -189,18 +195,21 @@ Status lowerPool(const Node &n, LowerCtx &ctx) {
     Expr pos = start + r * Expr(dil[k]);
     xi.push_back(pos);
     d.reduceExtents.push_back(Expr(kernel[k]));
-    inBounds = logicalAnd(inBounds, logicalAnd(cmp(BinOp::GE, pos, Expr(0)),
-                                               cmp(BinOp::LT, pos, inSpatial[k])));
+    inBounds =
+        logicalAnd(inBounds, logicalAnd(cmp(BinOp::GE, pos, Expr(0)),
+                                        cmp(BinOp::LT, pos, inSpatial[k])));
     if (!isMax) {
       if (dil[k] != 1)
-        return makeError(n.describe(), ": AveragePool with dilations is not supported");
+        return makeError(n.describe(),
+                         ": AveragePool with dilations is not supported");
       // Window taps inside the input (or inside the padded input).
-      Expr hi = includePad
-                    ? minExpr(start + Expr(kernel[k]),
-                              inSpatial[k] + Expr(allPads.size() == 2 * (size_t)s
-                                                      ? allPads[s + k]
-                                                      : 0))
-                    : minExpr(start + Expr(kernel[k]), inSpatial[k]);
+      Expr hi =
+          includePad
+              ? minExpr(start + Expr(kernel[k]),
+                        inSpatial[k] + Expr(allPads.size() == 2 * (size_t)s
+                                                ? allPads[s + k]
+                                                : 0))
+              : minExpr(start + Expr(kernel[k]), inSpatial[k]);
       Expr lo = includePad ? start : maxExpr(start, Expr(0));
       count = count * (hi - lo);
     }
@@ -210,6 +219,32 @@ Status lowerPool(const Node &n, LowerCtx &ctx) {
   if (!isMax)
     d.epilogue = bin(BinOp::Div, acc, Cast::make(t, count));
   ctx.bind(out, ctx.add(std::move(d)));
+  return Status::ok();
+}
+
+/// Inference-mode BatchNormalization: a pointwise normalization per channel.
+Status lowerBatchNorm(const Node &n, LowerCtx &ctx) {
+  const Value *out = n.output(0);
+  DType outT = out->type().dtype;
+  if (n.outputs().size() > 1)
+    for (size_t i = 1; i < n.outputs().size(); ++i)
+      if (!n.output(i)->users().empty() || ctx.graph().isOutput(n.output(i)))
+        return makeError(n.describe(),
+                         ": training-mode outputs are not supported");
+  AOTC_ASSIGN_OR_RETURN(double eps, n.attrFloat("epsilon", 1e-5));
+  const TensorType &t = out->type();
+  std::vector<Expr> iv = LowerCtx::idxVars(t.rank());
+  Expr c = t.rank() > 1 ? iv[1] : Expr(0);
+  auto param = [&](size_t i) { return ctx.readValue(n.input(i), {c}); };
+  Expr x = ctx.readValue(n.input(0), iv);
+  Expr denom =
+      Call::make(outT, "sqrt", {bin(BinOp::Add, param(4), literal(outT, eps))});
+  Expr v =
+      bin(BinOp::Add,
+          bin(BinOp::Mul, bin(BinOp::Div, bin(BinOp::Sub, x, param(3)), denom),
+              param(1)),
+          param(2));
+  ctx.addPointwise(out, v);
   return Status::ok();
 }
 
@@ -225,6 +260,8 @@ Status lowerReduction(const Node &n, LowerCtx &ctx) {
   case OpKind::Softmax:
   case OpKind::LogSoftmax:
     return lowerSoftmax(n, ctx);
+  case OpKind::BatchNormalization:
+    return lowerBatchNorm(n, ctx);
   default:
     return lowerPool(n, ctx);
   }

@@ -1,6 +1,6 @@
 /// \file
 /// Lowering of data-movement ops. Reshape, Flatten, Squeeze, Unsqueeze,
-/// Transpose, Expand and Identity are views (pure index remapping, no
+/// Transpose and Expand are views (pure index remapping, no
 /// kernel once inlined); Concat, Gather, Slice and Pad are pointwise selects
 /// and re-indexings.
 #include "compiler/lowering/lowering.h"
@@ -215,9 +215,6 @@ Status lowerPad(const Node &n, LowerCtx &ctx) {
 
 Status lowerShapeOp(const Node &n, LowerCtx &ctx) {
   switch (n.op()) {
-  case OpKind::Identity:
-    ctx.bind(n.output(0), ctx.defOf(n.input(0)));
-    return Status::ok();
   case OpKind::Reshape:
   case OpKind::Flatten:
     return lowerReshapeLike(n, ctx);

@@ -79,11 +79,15 @@ Expr lowestValue(DType t) {
   case DType::Float32:
   case DType::Float64:
     return FloatImm::make(-std::numeric_limits<double>::infinity(), t);
-  case DType::Int8: return IntImm::make(-128, t);
-  case DType::Int32: return IntImm::make(std::numeric_limits<int32_t>::min(), t);
-  case DType::Int64: return IntImm::make(std::numeric_limits<int64_t>::min(), t);
+  case DType::Int8:
+    return IntImm::make(-128, t);
+  case DType::Int32:
+    return IntImm::make(std::numeric_limits<int32_t>::min(), t);
+  case DType::Int64:
+    return IntImm::make(std::numeric_limits<int64_t>::min(), t);
   case DType::UInt8:
-  case DType::Bool: return IntImm::make(0, t);
+  case DType::Bool:
+    return IntImm::make(0, t);
   }
   return Expr();
 }
@@ -93,11 +97,16 @@ Expr highestValue(DType t) {
   case DType::Float32:
   case DType::Float64:
     return FloatImm::make(std::numeric_limits<double>::infinity(), t);
-  case DType::Int8: return IntImm::make(127, t);
-  case DType::Int32: return IntImm::make(std::numeric_limits<int32_t>::max(), t);
-  case DType::Int64: return IntImm::make(std::numeric_limits<int64_t>::max(), t);
-  case DType::UInt8: return IntImm::make(255, t);
-  case DType::Bool: return IntImm::make(1, t);
+  case DType::Int8:
+    return IntImm::make(127, t);
+  case DType::Int32:
+    return IntImm::make(std::numeric_limits<int32_t>::max(), t);
+  case DType::Int64:
+    return IntImm::make(std::numeric_limits<int64_t>::max(), t);
+  case DType::UInt8:
+    return IntImm::make(255, t);
+  case DType::Bool:
+    return IntImm::make(1, t);
   }
   return Expr();
 }
@@ -158,65 +167,14 @@ bool lowerKnownValue(const Value *v, LowerCtx &ctx) {
 }
 
 Status lowerNode(const Node &n, LowerCtx &ctx) {
-  switch (n.op()) {
-  case OpKind::Add:
-  case OpKind::Sub:
-  case OpKind::Mul:
-  case OpKind::Div:
-  case OpKind::Pow:
-  case OpKind::Max:
-  case OpKind::Min:
-  case OpKind::Equal:
-  case OpKind::Less:
-  case OpKind::Greater:
-  case OpKind::Where:
-  case OpKind::Neg:
-  case OpKind::Abs:
-  case OpKind::Exp:
-  case OpKind::Log:
-  case OpKind::Sqrt:
-  case OpKind::Reciprocal:
-  case OpKind::Erf:
-  case OpKind::Relu:
-  case OpKind::LeakyRelu:
-  case OpKind::Sigmoid:
-  case OpKind::Tanh:
-  case OpKind::Floor:
-  case OpKind::Ceil:
-  case OpKind::Clip:
-  case OpKind::Cast:
-  case OpKind::Not:
-  case OpKind::BatchNormalization:
+  switch (opFamily(n.op())) {
+  case OpFamily::Elementwise:
     return lowerElementwise(n, ctx);
-  case OpKind::MatMul:
-  case OpKind::Gemm:
-  case OpKind::Conv:
+  case OpFamily::Contraction:
     return lowerContraction(n, ctx);
-  case OpKind::Softmax:
-  case OpKind::LogSoftmax:
-  case OpKind::ReduceSum:
-  case OpKind::ReduceMean:
-  case OpKind::ReduceMax:
-  case OpKind::ReduceMin:
-  case OpKind::MaxPool:
-  case OpKind::AveragePool:
-  case OpKind::GlobalAveragePool:
-  case OpKind::GlobalMaxPool:
+  case OpFamily::Reduction:
     return lowerReduction(n, ctx);
-  case OpKind::Identity:
-  case OpKind::Reshape:
-  case OpKind::Flatten:
-  case OpKind::Transpose:
-  case OpKind::Squeeze:
-  case OpKind::Unsqueeze:
-  case OpKind::Concat:
-  case OpKind::Gather:
-  case OpKind::Slice:
-  case OpKind::Pad:
-  case OpKind::Expand:
-  case OpKind::Shape:
-  case OpKind::Constant:
-  case OpKind::ConstantOfShape:
+  case OpFamily::DataMovement:
     return lowerShapeOp(n, ctx);
   }
   return makeError(n.describe(), ": no lowering");

@@ -199,64 +199,13 @@ using namespace shape_inference;
 namespace {
 
 Status inferNode(Context &c, Node &n) {
-  switch (n.op()) {
-  case OpKind::Add:
-  case OpKind::Sub:
-  case OpKind::Mul:
-  case OpKind::Div:
-  case OpKind::Pow:
-  case OpKind::Max:
-  case OpKind::Min:
-  case OpKind::Equal:
-  case OpKind::Less:
-  case OpKind::Greater:
-  case OpKind::Where:
-  case OpKind::Neg:
-  case OpKind::Abs:
-  case OpKind::Exp:
-  case OpKind::Log:
-  case OpKind::Sqrt:
-  case OpKind::Reciprocal:
-  case OpKind::Erf:
-  case OpKind::Relu:
-  case OpKind::LeakyRelu:
-  case OpKind::Sigmoid:
-  case OpKind::Tanh:
-  case OpKind::Floor:
-  case OpKind::Ceil:
-  case OpKind::Clip:
-  case OpKind::Cast:
-  case OpKind::Identity:
-  case OpKind::Not:
+  switch (opFamily(n.op())) {
+  case OpFamily::Elementwise:
     return inferElementwise(c, n);
-  case OpKind::MatMul:
-  case OpKind::Gemm:
-  case OpKind::Conv:
-  case OpKind::Softmax:
-  case OpKind::LogSoftmax:
-  case OpKind::ReduceSum:
-  case OpKind::ReduceMean:
-  case OpKind::ReduceMax:
-  case OpKind::ReduceMin:
-  case OpKind::MaxPool:
-  case OpKind::AveragePool:
-  case OpKind::GlobalAveragePool:
-  case OpKind::GlobalMaxPool:
-  case OpKind::BatchNormalization:
+  case OpFamily::Contraction:
+  case OpFamily::Reduction:
     return inferNN(c, n);
-  case OpKind::Reshape:
-  case OpKind::Flatten:
-  case OpKind::Transpose:
-  case OpKind::Squeeze:
-  case OpKind::Unsqueeze:
-  case OpKind::Concat:
-  case OpKind::Gather:
-  case OpKind::Slice:
-  case OpKind::Pad:
-  case OpKind::Expand:
-  case OpKind::Shape:
-  case OpKind::Constant:
-  case OpKind::ConstantOfShape:
+  case OpFamily::DataMovement:
     return inferTensorOp(c, n);
   }
   return makeError(n.describe(), ": no shape inference for this op");
