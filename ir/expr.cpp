@@ -14,23 +14,40 @@ namespace aotc {
 
 const char *binOpName(BinOp op) {
   switch (op) {
-  case BinOp::Add: return "+";
-  case BinOp::Sub: return "-";
-  case BinOp::Mul: return "*";
-  case BinOp::Div: return "/";
-  case BinOp::FloorDiv: return "floordiv";
-  case BinOp::Mod: return "mod";
-  case BinOp::Min: return "min";
-  case BinOp::Max: return "max";
-  case BinOp::Pow: return "pow";
-  case BinOp::EQ: return "==";
-  case BinOp::NE: return "!=";
-  case BinOp::LT: return "<";
-  case BinOp::LE: return "<=";
-  case BinOp::GT: return ">";
-  case BinOp::GE: return ">=";
-  case BinOp::And: return "&&";
-  case BinOp::Or: return "||";
+  case BinOp::Add:
+    return "+";
+  case BinOp::Sub:
+    return "-";
+  case BinOp::Mul:
+    return "*";
+  case BinOp::Div:
+    return "/";
+  case BinOp::FloorDiv:
+    return "floordiv";
+  case BinOp::Mod:
+    return "mod";
+  case BinOp::Min:
+    return "min";
+  case BinOp::Max:
+    return "max";
+  case BinOp::Pow:
+    return "pow";
+  case BinOp::EQ:
+    return "==";
+  case BinOp::NE:
+    return "!=";
+  case BinOp::LT:
+    return "<";
+  case BinOp::LE:
+    return "<=";
+  case BinOp::GT:
+    return ">";
+  case BinOp::GE:
+    return ">=";
+  case BinOp::And:
+    return "&&";
+  case BinOp::Or:
+    return "||";
   }
   return "?";
 }
@@ -84,7 +101,8 @@ Expr Not::make(Expr a) { return Expr(std::make_shared<Not>(std::move(a))); }
 Expr Select::make(Expr c, Expr t, Expr f) {
   AOTC_CHECK(c.type() == DType::Bool, "select condition must be bool");
   AOTC_CHECK(t.type() == f.type(), "select branches differ in type");
-  return Expr(std::make_shared<Select>(std::move(c), std::move(t), std::move(f)));
+  return Expr(
+      std::make_shared<Select>(std::move(c), std::move(t), std::move(f)));
 }
 
 Expr Cast::make(DType t, Expr v) {
@@ -116,13 +134,17 @@ Expr foldInt(BinOp op, const Expr &a, const Expr &b) {
   if (!a.isConst(x) || !b.isConst(y))
     return Expr();
   switch (op) {
-  case BinOp::Add: return IntImm::make(x + y, a.type());
-  case BinOp::Sub: return IntImm::make(x - y, a.type());
-  case BinOp::Mul: return IntImm::make(x * y, a.type());
+  case BinOp::Add:
+    return IntImm::make(x + y, a.type());
+  case BinOp::Sub:
+    return IntImm::make(x - y, a.type());
+  case BinOp::Mul:
+    return IntImm::make(x * y, a.type());
   case BinOp::FloorDiv:
     if (y == 0)
       return Expr();
-    return IntImm::make(x / y - ((x % y != 0) && ((x < 0) != (y < 0))), a.type());
+    return IntImm::make(x / y - ((x % y != 0) && ((x < 0) != (y < 0))),
+                        a.type());
   case BinOp::Mod: {
     if (y == 0)
       return Expr();
@@ -131,9 +153,12 @@ Expr foldInt(BinOp op, const Expr &a, const Expr &b) {
       r += y;
     return IntImm::make(r, a.type());
   }
-  case BinOp::Min: return IntImm::make(std::min(x, y), a.type());
-  case BinOp::Max: return IntImm::make(std::max(x, y), a.type());
-  default: return Expr();
+  case BinOp::Min:
+    return IntImm::make(std::min(x, y), a.type());
+  case BinOp::Max:
+    return IntImm::make(std::max(x, y), a.type());
+  default:
+    return Expr();
   }
 }
 
@@ -164,9 +189,7 @@ Expr operator*(const Expr &a, const Expr &b) {
     return a;
   return intBinary(BinOp::Mul, a, b);
 }
-Expr operator-(const Expr &a) {
-  return IntImm::make(0, a.type()) - a;
-}
+Expr operator-(const Expr &a) { return IntImm::make(0, a.type()) - a; }
 Expr floorDiv(const Expr &a, const Expr &b) {
   if (b.isConstValue(1))
     return a;
@@ -177,8 +200,12 @@ Expr mod(const Expr &a, const Expr &b) {
     return IntImm::make(0, a.type());
   return intBinary(BinOp::Mod, a, b);
 }
-Expr minExpr(const Expr &a, const Expr &b) { return intBinary(BinOp::Min, a, b); }
-Expr maxExpr(const Expr &a, const Expr &b) { return intBinary(BinOp::Max, a, b); }
+Expr minExpr(const Expr &a, const Expr &b) {
+  return intBinary(BinOp::Min, a, b);
+}
+Expr maxExpr(const Expr &a, const Expr &b) {
+  return intBinary(BinOp::Max, a, b);
+}
 Expr cmp(BinOp op, const Expr &a, const Expr &b) {
   return Binary::make(op, a, b);
 }
@@ -342,13 +369,20 @@ private:
     if (d_ == PrintDialect::OpenCL)
       return dtypeCLName(t);
     switch (t) {
-    case DType::Float32: return "float";
-    case DType::Float64: return "double";
-    case DType::Int8: return "int8_t";
-    case DType::UInt8: return "uint8_t";
-    case DType::Int32: return "int32_t";
-    case DType::Int64: return "int64_t";
-    case DType::Bool: return "uint8_t";
+    case DType::Float32:
+      return "float";
+    case DType::Float64:
+      return "double";
+    case DType::Int8:
+      return "int8_t";
+    case DType::UInt8:
+      return "uint8_t";
+    case DType::Int32:
+      return "int32_t";
+    case DType::Int64:
+      return "int64_t";
+    case DType::Bool:
+      return "uint8_t";
     }
     return "?";
   }

@@ -11,7 +11,8 @@ Expr linearize(const std::vector<Expr> &idx, const std::vector<Expr> &shape) {
   return flat;
 }
 
-std::vector<Expr> delinearize(const Expr &flat, const std::vector<Expr> &shape) {
+std::vector<Expr> delinearize(const Expr &flat,
+                              const std::vector<Expr> &shape) {
   std::vector<Expr> idx(shape.size());
   Expr stride = Expr(1);
   for (int k = static_cast<int>(shape.size()) - 1; k >= 0; --k) {

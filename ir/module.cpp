@@ -37,10 +37,14 @@ std::vector<Expr> LoopModule::globalSize(const Kernel &k) {
 
 static const char *roleName(BufferRole r) {
   switch (r) {
-  case BufferRole::Input: return "input";
-  case BufferRole::Output: return "output";
-  case BufferRole::Constant: return "constant";
-  case BufferRole::Arena: return "arena";
+  case BufferRole::Input:
+    return "input";
+  case BufferRole::Output:
+    return "output";
+  case BufferRole::Constant:
+    return "constant";
+  case BufferRole::Arena:
+    return "arena";
   }
   return "?";
 }

@@ -487,28 +487,40 @@ private:
       if (d) {
         switch (b->op) {
         case BinOp::LT:
-          if (d->max < 0) v = true;
-          else if (d->min >= 0) v = false;
+          if (d->max < 0)
+            v = true;
+          else if (d->min >= 0)
+            v = false;
           break;
         case BinOp::LE:
-          if (d->max <= 0) v = true;
-          else if (d->min > 0) v = false;
+          if (d->max <= 0)
+            v = true;
+          else if (d->min > 0)
+            v = false;
           break;
         case BinOp::GT:
-          if (d->min > 0) v = true;
-          else if (d->max <= 0) v = false;
+          if (d->min > 0)
+            v = true;
+          else if (d->max <= 0)
+            v = false;
           break;
         case BinOp::GE:
-          if (d->min >= 0) v = true;
-          else if (d->max < 0) v = false;
+          if (d->min >= 0)
+            v = true;
+          else if (d->max < 0)
+            v = false;
           break;
         case BinOp::EQ:
-          if (d->min == 0 && d->max == 0) v = true;
-          else if (d->min > 0 || d->max < 0) v = false;
+          if (d->min == 0 && d->max == 0)
+            v = true;
+          else if (d->min > 0 || d->max < 0)
+            v = false;
           break;
         case BinOp::NE:
-          if (d->min == 0 && d->max == 0) v = false;
-          else if (d->min > 0 || d->max < 0) v = true;
+          if (d->min == 0 && d->max == 0)
+            v = false;
+          else if (d->min > 0 || d->max < 0)
+            v = true;
           break;
         default:
           break;
@@ -541,8 +553,12 @@ public:
   explicit StmtSimplifier(RangeEnv env) : env_(std::move(env)) {}
 
 protected:
-  Expr mutateBinary(const Binary *, const Expr &self) override { return run(self); }
-  Expr mutateSelect(const Select *, const Expr &self) override { return run(self); }
+  Expr mutateBinary(const Binary *, const Expr &self) override {
+    return run(self);
+  }
+  Expr mutateSelect(const Select *, const Expr &self) override {
+    return run(self);
+  }
   Expr mutateCast(const Cast *, const Expr &self) override { return run(self); }
   Expr mutateLoad(const Load *, const Expr &self) override { return run(self); }
   Expr mutateCall(const Call *, const Expr &self) override { return run(self); }

@@ -7,7 +7,8 @@
 namespace aotc {
 
 Stmt Store::make(const std::string &buffer, Expr index, Expr value) {
-  return Stmt(std::make_shared<Store>(buffer, std::move(index), std::move(value)));
+  return Stmt(
+      std::make_shared<Store>(buffer, std::move(index), std::move(value)));
 }
 Stmt For::make(const std::string &var, Expr min, Expr extent, ForKind kind,
                int dim, Stmt body) {
@@ -31,10 +32,13 @@ Stmt Block::make(std::vector<Stmt> stmts) {
   return Stmt(std::make_shared<Block>(std::move(flat)));
 }
 Stmt LetStmt::make(const std::string &name, Expr value, Stmt body) {
-  return Stmt(std::make_shared<LetStmt>(name, std::move(value), std::move(body)));
+  return Stmt(
+      std::make_shared<LetStmt>(name, std::move(value), std::move(body)));
 }
-Stmt LocalDecl::make(const std::string &name, DType type, Expr init, Stmt body) {
-  return Stmt(std::make_shared<LocalDecl>(name, type, std::move(init), std::move(body)));
+Stmt LocalDecl::make(const std::string &name, DType type, Expr init,
+                     Stmt body) {
+  return Stmt(std::make_shared<LocalDecl>(name, type, std::move(init),
+                                          std::move(body)));
 }
 Stmt LocalAssign::make(const std::string &name, Expr value) {
   return Stmt(std::make_shared<LocalAssign>(name, std::move(value)));

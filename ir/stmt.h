@@ -79,8 +79,8 @@ struct For : StmtNode {
   ForKind forKind;
   int dim;
   Stmt body;
-  static Stmt make(const std::string &var, Expr min, Expr extent,
-                   ForKind kind, int dim, Stmt body);
+  static Stmt make(const std::string &var, Expr min, Expr extent, ForKind kind,
+                   int dim, Stmt body);
 };
 
 struct Block : StmtNode {

@@ -48,7 +48,9 @@ void IRVisitor::visitAccess(const Access *op) {
   for (const Expr &i : op->indices)
     visit(i);
 }
-void IRVisitor::visitStore(const Store *op) { visit(op->index), visit(op->value); }
+void IRVisitor::visitStore(const Store *op) {
+  visit(op->index), visit(op->value);
+}
 void IRVisitor::visitFor(const For *op) {
   visit(op->min), visit(op->extent), visit(op->body);
 }
@@ -56,8 +58,12 @@ void IRVisitor::visitBlock(const Block *op) {
   for (const Stmt &s : op->stmts)
     visit(s);
 }
-void IRVisitor::visitLetStmt(const LetStmt *op) { visit(op->value), visit(op->body); }
-void IRVisitor::visitLocalDecl(const LocalDecl *op) { visit(op->init), visit(op->body); }
+void IRVisitor::visitLetStmt(const LetStmt *op) {
+  visit(op->value), visit(op->body);
+}
+void IRVisitor::visitLocalDecl(const LocalDecl *op) {
+  visit(op->init), visit(op->body);
+}
 void IRVisitor::visitLocalAssign(const LocalAssign *op) { visit(op->value); }
 void IRVisitor::visitIfThenElse(const IfThenElse *op) {
   visit(op->cond), visit(op->thenCase), visit(op->elseCase);
@@ -90,7 +96,9 @@ Stmt IRMutator::mutate(const Stmt &s) {
 }
 
 Expr IRMutator::mutateIntImm(const IntImm *, const Expr &self) { return self; }
-Expr IRMutator::mutateFloatImm(const FloatImm *, const Expr &self) { return self; }
+Expr IRMutator::mutateFloatImm(const FloatImm *, const Expr &self) {
+  return self;
+}
 Expr IRMutator::mutateVar(const Var *, const Expr &self) { return self; }
 Expr IRMutator::mutateBinary(const Binary *op, const Expr &self) {
   Expr a = mutate(op->a), b = mutate(op->b);
@@ -103,7 +111,8 @@ Expr IRMutator::mutateNot(const Not *op, const Expr &self) {
   return a.sameAs(op->a) ? self : Not::make(a);
 }
 Expr IRMutator::mutateSelect(const Select *op, const Expr &self) {
-  Expr c = mutate(op->cond), t = mutate(op->trueValue), f = mutate(op->falseValue);
+  Expr c = mutate(op->cond), t = mutate(op->trueValue),
+       f = mutate(op->falseValue);
   if (c.sameAs(op->cond) && t.sameAs(op->trueValue) && f.sameAs(op->falseValue))
     return self;
   return Select::make(c, t, f);

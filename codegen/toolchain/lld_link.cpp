@@ -66,30 +66,15 @@ std::vector<std::string> lldArgs(const LinkOptions &opts,
   std::string soname = opts.soname.empty()
                            ? fs::path(opts.output).filename().string()
                            : opts.soname;
-  std::vector<std::string> args = {"ld.lld",
-                                   "-m",
-                                   "elf_x86_64",
-                                   "-shared",
-                                   "-o",
-                                   opts.output,
-                                   "-soname",
-                                   soname,
-                                   "--hash-style=gnu",
-                                   "--build-id",
-                                   "--eh-frame-hdr",
-                                   "-z",
-                                   "now",
-                                   // The runtime calls aotc_model_desc(); bind
-                                   // it (and every own symbol) within this .so
-                                   // even when another model is loaded
-                                   // globally.
-                                   "-Bsymbolic",
-                                   "-z",
-                                   "relro",
-                                   "-z",
-                                   "noexecstack",
-                                   "-z",
-                                   opts.allowUndefined ? "undefs" : "defs"};
+  std::vector<std::string> args = {
+      "ld.lld", "-m", "elf_x86_64", "-shared", "-o", opts.output, "-soname",
+      soname, "--hash-style=gnu", "--build-id", "--eh-frame-hdr", "-z", "now",
+      // The runtime calls aotc_model_desc(); bind
+      // it (and every own symbol) within this .so
+      // even when another model is loaded
+      // globally.
+      "-Bsymbolic", "-z", "relro", "-z", "noexecstack", "-z",
+      opts.allowUndefined ? "undefs" : "defs"};
   for (const std::string &dir : sys.librarySearchDirs)
     args.push_back("-L" + dir);
   if (!opts.versionScript.empty())
@@ -101,7 +86,8 @@ std::vector<std::string> lldArgs(const LinkOptions &opts,
   args.insert(args.end(), opts.inputs.begin(), opts.inputs.end());
   if (!opts.wholeArchives.empty()) {
     args.push_back("--whole-archive");
-    args.insert(args.end(), opts.wholeArchives.begin(), opts.wholeArchives.end());
+    args.insert(args.end(), opts.wholeArchives.begin(),
+                opts.wholeArchives.end());
     args.push_back("--no-whole-archive");
   }
   for (const std::string *lib : {&sys.libOpenCL, &sys.libStdCxx, &sys.libM,

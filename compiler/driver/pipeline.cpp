@@ -84,7 +84,8 @@ public:
       rmdir(path_.c_str());
   }
   bool ok() const { return !path_.empty(); }
-  Expected<std::string> write(const std::string &name, const std::string &bytes) {
+  Expected<std::string> write(const std::string &name,
+                              const std::string &bytes) {
     std::string p = path_ + "/" + name;
     std::ofstream out(p, std::ios::binary);
     out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
@@ -100,7 +101,8 @@ private:
 };
 
 /// Only the C ABI (aotc_*) is exported from a model .so.
-const char kVersionScript[] = "{\n  global:\n    aotc_*;\n  local:\n    *;\n};\n";
+const char kVersionScript[] =
+    "{\n  global:\n    aotc_*;\n  local:\n    *;\n};\n";
 
 } // namespace
 
@@ -168,8 +170,8 @@ Expected<CompileResult> compileModel(const CompileOptions &opts) {
   }
 
   // 4. Scheduling: fusion, kernels, memory plan.
-  auto scheduled =
-      timer.run("schedule", [&] { return scheduleGraph(*graph, lowered.take()); });
+  auto scheduled = timer.run(
+      "schedule", [&] { return scheduleGraph(*graph, lowered.take()); });
   if (!scheduled)
     return scheduled.status();
   LoopModule module = scheduled.take();
@@ -214,7 +216,8 @@ Expected<CompileResult> compileModel(const CompileOptions &opts) {
   auto wrapperObj = timer.run("clang", [&] {
     toolchain::CompileOptions co;
     co.optLevel = opts.wrapperOptLevel;
-    return toolchain::compileCxxToObject(wrapper, module.name + "_wrapper.cpp", co);
+    return toolchain::compileCxxToObject(wrapper, module.name + "_wrapper.cpp",
+                                         co);
   });
   if (!wrapperObj)
     return wrapperObj.status().withContext("compiling the wrapper");
@@ -222,7 +225,8 @@ Expected<CompileResult> compileModel(const CompileOptions &opts) {
     std::string blob(module.constantsBytes, '\0');
     for (const ModuleConstant &c : module.constants)
       if (c.data.size())
-        std::copy(c.data.data(), c.data.data() + c.data.size(), blob.begin() + c.offset);
+        std::copy(c.data.data(), c.data.data() + c.data.size(),
+                  blob.begin() + c.offset);
     std::string src = clSource;
     std::vector<toolchain::DataSymbol> syms = {
         {kConstantsBlobSymbol, blob.data(), blob.size(), 64, true},
@@ -233,9 +237,12 @@ Expected<CompileResult> compileModel(const CompileOptions &opts) {
     return dataObj.status().withContext("writing the constants object");
   AOTC_ASSIGN_OR_RETURN(std::string runtimeArchive, findRuntimeArchive());
   Status linked = timer.run("lld", [&]() -> Status {
-    AOTC_ASSIGN_OR_RETURN(std::string wrapperPath, tmp.write("wrapper.o", *wrapperObj));
-    AOTC_ASSIGN_OR_RETURN(std::string dataPath, tmp.write("constants.o", *dataObj));
-    AOTC_ASSIGN_OR_RETURN(std::string mapPath, tmp.write("model.map", kVersionScript));
+    AOTC_ASSIGN_OR_RETURN(std::string wrapperPath,
+                          tmp.write("wrapper.o", *wrapperObj));
+    AOTC_ASSIGN_OR_RETURN(std::string dataPath,
+                          tmp.write("constants.o", *dataObj));
+    AOTC_ASSIGN_OR_RETURN(std::string mapPath,
+                          tmp.write("model.map", kVersionScript));
     toolchain::LinkOptions lo;
     lo.inputs = {wrapperPath, dataPath};
     lo.wholeArchives = {runtimeArchive};

@@ -8,7 +8,9 @@ namespace aotc {
 
 namespace {
 
-Expr bin(BinOp op, const Expr &a, const Expr &b) { return Binary::make(op, a, b); }
+Expr bin(BinOp op, const Expr &a, const Expr &b) {
+  return Binary::make(op, a, b);
+}
 
 TensorDef contraction(const Value *out) {
   TensorDef d;
@@ -75,13 +77,17 @@ Status lowerGemm(const Node &n, LowerCtx &ctx) {
   Expr i = LowerCtx::idx(0), j = LowerCtx::idx(1), k = LowerCtx::rvar(0);
   TensorDef d = contraction(out);
   d.reduceExtents = {a->type().dims[transA ? 0 : 1]};
-  d.body = bin(BinOp::Mul, ctx.readValue(a, transA ? std::vector<Expr>{k, i} : std::vector<Expr>{i, k}),
-               ctx.readValue(b, transB ? std::vector<Expr>{j, k} : std::vector<Expr>{k, j}));
+  d.body = bin(BinOp::Mul,
+               ctx.readValue(a, transA ? std::vector<Expr>{k, i}
+                                       : std::vector<Expr>{i, k}),
+               ctx.readValue(b, transB ? std::vector<Expr>{j, k}
+                                       : std::vector<Expr>{k, j}));
   Expr acc = Var::make("acc", t);
   Expr e = alpha == 1.0 ? acc : bin(BinOp::Mul, literal(t, alpha), acc);
   if (c && beta != 0.0) {
     Expr cv = ctx.readBroadcast(ctx.defOf(c), out->type().dims, {i, j});
-    e = bin(BinOp::Add, e, beta == 1.0 ? cv : bin(BinOp::Mul, literal(t, beta), cv));
+    e = bin(BinOp::Add, e,
+            beta == 1.0 ? cv : bin(BinOp::Mul, literal(t, beta), cv));
   }
   if (!e.sameAs(acc))
     d.epilogue = e;
@@ -93,18 +99,21 @@ Status lowerGemm(const Node &n, LowerCtx &ctx) {
 
 /// Begin pads per spatial dim of a Conv/Pool node. Shape inference has
 /// already turned auto_pad into explicit pads.
-Expected<std::vector<Expr>> beginPads(const Node &n, const std::vector<Expr> &inSpatial,
+Expected<std::vector<Expr>> beginPads(const Node &n,
+                                      const std::vector<Expr> &inSpatial,
                                       const std::vector<int64_t> &,
                                       const std::vector<int64_t> &,
                                       const std::vector<int64_t> &) {
   size_t s = inSpatial.size();
-  AOTC_ASSIGN_OR_RETURN(std::string autoPad, n.attrString("auto_pad", "NOTSET"));
+  AOTC_ASSIGN_OR_RETURN(std::string autoPad,
+                        n.attrString("auto_pad", "NOTSET"));
   AOTC_CHECK(autoPad == "NOTSET", n.describe() << ": auto_pad " << autoPad
                                                << " survived shape inference");
   AOTC_ASSIGN_OR_RETURN(std::vector<int64_t> pads,
                         n.attrInts("pads", std::vector<int64_t>(2 * s, 0)));
   if (pads.size() != 2 * s)
-    return makeError(n.describe(), ": 'pads' has ", pads.size(), " values, expected ", 2 * s);
+    return makeError(n.describe(), ": 'pads' has ", pads.size(),
+                     " values, expected ", 2 * s);
   std::vector<Expr> out;
   for (size_t k = 0; k < s; ++k)
     out.push_back(Expr(pads[k]));
@@ -137,7 +146,8 @@ Status lowerConv(const Node &n, LowerCtx &ctx) {
                         beginPads(n, inSpatial, kernel, strides, dil));
   int64_t m;
   if (!w->type().dims[0].isConst(m) || m % group != 0)
-    return makeError(n.describe(), ": output channels must be static and divisible by group");
+    return makeError(n.describe(),
+                     ": output channels must be static and divisible by group");
   Expr cg = w->type().dims[1]; // input channels per group
   std::vector<Expr> o = LowerCtx::idxVars(out->type().rank());
   Expr g = floorDiv(o[1], Expr(m / group));
@@ -152,14 +162,16 @@ Status lowerConv(const Node &n, LowerCtx &ctx) {
     xi.push_back(pos);
     wi.push_back(r);
     d.reduceExtents.push_back(Expr(kernel[k]));
-    inBounds = logicalAnd(inBounds, logicalAnd(cmp(BinOp::GE, pos, Expr(0)),
-                                               cmp(BinOp::LT, pos, inSpatial[k])));
+    inBounds =
+        logicalAnd(inBounds, logicalAnd(cmp(BinOp::GE, pos, Expr(0)),
+                                        cmp(BinOp::LT, pos, inSpatial[k])));
   }
   DType t = out->type().dtype;
   Expr xv = Select::make(inBounds, ctx.readValue(x, xi), literal(t, 0));
   d.body = bin(BinOp::Mul, xv, ctx.readValue(w, wi));
   if (bias)
-    d.epilogue = bin(BinOp::Add, Var::make("acc", t), ctx.readValue(bias, {o[1]}));
+    d.epilogue =
+        bin(BinOp::Add, Var::make("acc", t), ctx.readValue(bias, {o[1]}));
   ctx.bind(out, ctx.add(std::move(d)));
   return Status::ok();
 }

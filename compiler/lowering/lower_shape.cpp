@@ -11,14 +11,14 @@ namespace aotc {
 
 namespace {
 
-
 Expected<std::vector<int64_t>> constInts(const Node &n, const Value *v,
                                          const char *what) {
   if (!v)
     return std::vector<int64_t>{};
   const auto &sym = v->symbolicData();
   if (!sym)
-    return makeError(n.describe(), ": '", what, "' must be a compile-time constant");
+    return makeError(n.describe(), ": '", what,
+                     "' must be a compile-time constant");
   std::vector<int64_t> out;
   for (const Expr &e : *sym) {
     int64_t c;
@@ -70,7 +70,8 @@ Status lowerTranspose(const Node &n, LowerCtx &ctx) {
     def.push_back(k);
   AOTC_ASSIGN_OR_RETURN(std::vector<int64_t> perm, n.attrInts("perm", def));
   if ((int)perm.size() != r)
-    return makeError(n.describe(), ": 'perm' has ", perm.size(), " values for rank ", r);
+    return makeError(n.describe(), ": 'perm' has ", perm.size(),
+                     " values for rank ", r);
   std::vector<Expr> o = LowerCtx::idxVars(r), in(r);
   for (int k = 0; k < r; ++k) {
     if (perm[k] < 0 || perm[k] >= r)
@@ -110,7 +111,8 @@ Status lowerConcat(const Node &n, LowerCtx &ctx) {
     std::vector<Expr> in = o;
     in[axis] = o[axis] - starts[p];
     Expr v = ctx.readValue(parts[p], in);
-    body = p == 0 ? v : Select::make(cmp(BinOp::LT, o[axis], starts[p]), body, v);
+    body =
+        p == 0 ? v : Select::make(cmp(BinOp::LT, o[axis], starts[p]), body, v);
   }
   ctx.addPointwise(out, body);
   return Status::ok();
@@ -187,7 +189,8 @@ Status lowerPad(const Node &n, LowerCtx &ctx) {
   if (n.input(3))
     return makeError(n.describe(), ": Pad 'axes' input is not supported");
   if ((int)pads.size() != 2 * r)
-    return makeError(n.describe(), ": 'pads' has ", pads.size(), " values for rank ", r);
+    return makeError(n.describe(), ": 'pads' has ", pads.size(),
+                     " values for rank ", r);
   DType t = out->type().dtype;
   Expr fill = literal(t, 0);
   if (const Value *cv = n.input(2))
@@ -202,11 +205,13 @@ Status lowerPad(const Node &n, LowerCtx &ctx) {
     Expr p = o[k] - Expr(pads[k]);
     in.push_back(p);
     if (pads[k] != 0 || pads[r + k] != 0)
-      inBounds = logicalAnd(inBounds, logicalAnd(cmp(BinOp::GE, p, Expr(0)),
-                                                 cmp(BinOp::LT, p, x->type().dims[k])));
+      inBounds = logicalAnd(inBounds,
+                            logicalAnd(cmp(BinOp::GE, p, Expr(0)),
+                                       cmp(BinOp::LT, p, x->type().dims[k])));
   }
   Expr v = ctx.readValue(x, in);
-  ctx.addPointwise(out, inBounds.defined() ? Select::make(inBounds, v, fill) : v,
+  ctx.addPointwise(out,
+                   inBounds.defined() ? Select::make(inBounds, v, fill) : v,
                    /*isView=*/!inBounds.defined());
   return Status::ok();
 }
@@ -246,8 +251,9 @@ Status lowerShapeOp(const Node &n, LowerCtx &ctx) {
     auto it = n.attrs().find("value");
     if (it != n.attrs().end() && it->second.tensor) {
       const auto &[tt, data] = *it->second.tensor;
-      v = isFloat(tt.dtype) ? literal(t, tensorDataFloat(data, tt.dtype, 0))
-                            : literal(t, (double)tensorDataInt(data, tt.dtype, 0));
+      v = isFloat(tt.dtype)
+              ? literal(t, tensorDataFloat(data, tt.dtype, 0))
+              : literal(t, (double)tensorDataInt(data, tt.dtype, 0));
     }
     ctx.addPointwise(out, v);
     return Status::ok();

@@ -86,7 +86,8 @@ bool readsAtIdentity(const Expr &e, int r, const TensorDef &consumer,
         if ((int)op->indices.size() != rank)
           ok = false;
         for (int k = 0; ok && k < rank; ++k)
-          ok = structurallyEqual(simplify(op->indices[k], *env), LowerCtx::idx(k));
+          ok = structurallyEqual(simplify(op->indices[k], *env),
+                                 LowerCtx::idx(k));
       }
       IRVisitor::visitAccess(op);
     }
@@ -152,15 +153,17 @@ FusionPlan planFusion(const LoweredGraph &lg) {
         consumers[t].push_back(static_cast<int>(d));
 
   // Consumers seen through inlined views.
-  std::function<void(int, std::vector<int> &)> effective = [&](int d, std::vector<int> &out) {
-    for (int c : consumers[d]) {
-      const TensorDef &cd = lg.defs[c];
-      if (cd.kind == TensorDef::Kind::Pointwise && cd.isView && !isOutput[c])
-        effective(c, out);
-      else
-        out.push_back(c);
-    }
-  };
+  std::function<void(int, std::vector<int> &)> effective =
+      [&](int d, std::vector<int> &out) {
+        for (int c : consumers[d]) {
+          const TensorDef &cd = lg.defs[c];
+          if (cd.kind == TensorDef::Kind::Pointwise && cd.isView &&
+              !isOutput[c])
+            effective(c, out);
+          else
+            out.push_back(c);
+        }
+      };
 
   std::vector<int> inlinedSize(n, 0);
   for (size_t d = 0; d < n; ++d) {
@@ -237,7 +240,8 @@ FusionPlan planFusion(const LoweredGraph &lg) {
     bool sameShape = true;
     for (int k = 0; k < md.rank(); ++k)
       sameShape &= proveEqual(md.shape[k], rd.shape[k], lg.env);
-    if (!sameShape || !readsAtIdentity(inlined[m], static_cast<int>(r), md, lg.env))
+    if (!sameShape ||
+        !readsAtIdentity(inlined[m], static_cast<int>(r), md, lg.env))
       continue;
     plan.decisions[r] = Decision::FuseIntoConsumer;
     plan.fusedReduction[m] = static_cast<int>(r);

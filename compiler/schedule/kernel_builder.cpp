@@ -17,7 +17,8 @@ namespace {
 
 using Decision = FusionPlan::Decision;
 
-std::vector<std::pair<std::string, Expr>> indexBindings(const std::vector<Expr> &idx) {
+std::vector<std::pair<std::string, Expr>>
+indexBindings(const std::vector<Expr> &idx) {
   std::vector<std::pair<std::string, Expr>> b;
   for (size_t k = 0; k < idx.size(); ++k)
     b.emplace_back("i" + std::to_string(k), idx[k]);
@@ -26,7 +27,8 @@ std::vector<std::pair<std::string, Expr>> indexBindings(const std::vector<Expr> 
 
 class Inliner : public IRMutator {
 public:
-  Inliner(const LoweredGraph &lg, const FusionPlan &plan) : lg_(lg), plan_(plan) {}
+  Inliner(const LoweredGraph &lg, const FusionPlan &plan)
+      : lg_(lg), plan_(plan) {}
 
 protected:
   Expr mutateAccess(const Access *op, const Expr &self) override {
@@ -42,7 +44,6 @@ private:
   const LoweredGraph &lg_;
   const FusionPlan &plan_;
 };
-
 
 /// Turns accesses to materialized defs into Loads, and accesses to the fused
 /// reduction into its result variable.
@@ -112,7 +113,8 @@ std::vector<KernelBuffer> kernelBuffers(const Stmt &s) {
       IRVisitor::visitLoad(op);
     }
     void visitStore(const Store *op) override {
-      auto &b = bufs.emplace(op->buffer, KernelBuffer{op->buffer, op->value.type(), true})
+      auto &b = bufs.emplace(op->buffer,
+                             KernelBuffer{op->buffer, op->value.type(), true})
                     .first->second;
       b.written = true;
       IRVisitor::visitStore(op);
@@ -125,7 +127,8 @@ std::vector<KernelBuffer> kernelBuffers(const Stmt &s) {
   return out;
 }
 
-std::vector<std::string> kernelSymbols(const Stmt &s, const std::set<std::string> &symbols) {
+std::vector<std::string> kernelSymbols(const Stmt &s,
+                                       const std::set<std::string> &symbols) {
   struct V : IRVisitor {
     std::set<std::string> names;
     void visitVar(const Var *op) override { names.insert(op->name); }
@@ -140,7 +143,8 @@ std::vector<std::string> kernelSymbols(const Stmt &s, const std::set<std::string
 
 } // namespace
 
-Expr inlineProducers(const LoweredGraph &lg, const FusionPlan &plan, const Expr &e) {
+Expr inlineProducers(const LoweredGraph &lg, const FusionPlan &plan,
+                     const Expr &e) {
   if (!e.defined())
     return e;
   return Inliner(lg, plan).mutate(e);
@@ -158,10 +162,12 @@ std::string bufferName(const LoweredGraph &lg, int def) {
   return "t" + std::to_string(def);
 }
 
-Expected<Kernel> buildKernel(const LoweredGraph &lg, const FusionPlan &plan, int def,
-                             int kernelIndex, const std::set<std::string> &symbols) {
+Expected<Kernel> buildKernel(const LoweredGraph &lg, const FusionPlan &plan,
+                             int def, int kernelIndex,
+                             const std::set<std::string> &symbols) {
   const TensorDef &d = lg.defs[def];
-  int red = d.kind == TensorDef::Kind::Reduction ? def : plan.fusedReduction[def];
+  int red =
+      d.kind == TensorDef::Kind::Reduction ? def : plan.fusedReduction[def];
   Expr x = Var::make("x");
   Expr total = simplify(product(d.shape), lg.env);
   std::vector<Expr> idx = delinearize(x, d.shape);

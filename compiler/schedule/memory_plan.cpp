@@ -73,7 +73,8 @@ void planMemory(LoopModule &m, const RangeEnv &env) {
   Expr offset = Expr(0);
   for (const Slot &s : slots) {
     offsets.push_back(offset);
-    offset = simplify(offset + alignUp(s.size, LoopModule::kArenaAlignment), env);
+    offset =
+        simplify(offset + alignUp(s.size, LoopModule::kArenaAlignment), env);
   }
   for (ModuleBuffer &b : m.buffers)
     if (b.role == BufferRole::Arena)

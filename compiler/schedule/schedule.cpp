@@ -39,8 +39,9 @@ Expected<LoopModule> scheduleGraph(const Graph &g, LoweredGraph lg) {
     m.constantsBytes += (c.data.size() + LoopModule::kConstantAlignment - 1) /
                         LoopModule::kConstantAlignment *
                         LoopModule::kConstantAlignment;
-    m.buffers.push_back(ModuleBuffer{c.name, d.dtype, d.shape, BufferRole::Constant,
-                                     static_cast<int>(m.constants.size()), Expr()});
+    m.buffers.push_back(
+        ModuleBuffer{c.name, d.dtype, d.shape, BufferRole::Constant,
+                     static_cast<int>(m.constants.size()), Expr()});
     m.constants.push_back(std::move(c));
   }
   for (size_t k = 0; k < lg.outputs.size(); ++k) {
@@ -55,12 +56,13 @@ Expected<LoopModule> scheduleGraph(const Graph &g, LoweredGraph lg) {
     if (m.findBuffer(buf))
       continue;
     const TensorDef &d = lg.defs[id];
-    m.buffers.push_back(ModuleBuffer{buf, d.dtype, d.shape, BufferRole::Arena, -1, Expr()});
+    m.buffers.push_back(
+        ModuleBuffer{buf, d.dtype, d.shape, BufferRole::Arena, -1, Expr()});
   }
   for (int id : plan.kernelOrder) {
-    AOTC_ASSIGN_OR_RETURN(Kernel k, buildKernel(lg, plan, id,
-                                                static_cast<int>(m.kernels.size()),
-                                                symbols));
+    AOTC_ASSIGN_OR_RETURN(
+        Kernel k,
+        buildKernel(lg, plan, id, static_cast<int>(m.kernels.size()), symbols));
     m.kernels.push_back(std::move(k));
   }
   planMemory(m, lg.env);

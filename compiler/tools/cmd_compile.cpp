@@ -30,14 +30,18 @@ bool parseDimRange(const std::string &s, std::string &name, Range &r) {
 int compileCommand(const CompileOptions &opts, bool timePasses) {
   auto result = compileModel(opts);
   if (!result) {
-    std::fprintf(stderr, "aotc: error: %s\n", result.status().message().c_str());
+    std::fprintf(stderr, "aotc: error: %s\n",
+                 result.status().message().c_str());
     return 1;
   }
   if (!opts.emit.empty())
     std::cout << result->emitted;
   else
-    std::fprintf(stderr, "aotc: wrote %s (%zu kernels, arena %s bytes, %llu bytes of constants)\n",
-                 opts.outputPath.c_str(), result->numKernels, result->arenaBytes.c_str(),
+    std::fprintf(stderr,
+                 "aotc: wrote %s (%zu kernels, arena %s bytes, %llu bytes of "
+                 "constants)\n",
+                 opts.outputPath.c_str(), result->numKernels,
+                 result->arenaBytes.c_str(),
                  (unsigned long long)result->constantsBytes);
   if (timePasses) {
     double total = 0;

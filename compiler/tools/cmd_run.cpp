@@ -29,20 +29,23 @@ std::string dimsText(const aotc::TensorInfo &t) {
 
 int runCommand(const RunArgs &args) {
   try {
-    aotc::Model model = aotc::Model::load(args.model, modelOptions(args.device));
+    aotc::Model model =
+        aotc::Model::load(args.model, modelOptions(args.device));
     std::vector<aotc::TensorInfo> ins = model.inputs();
     std::vector<aotc::SymbolInfo> syms = model.symbols();
     std::vector<aotc::HostTensor> inputs;
     if (!args.inputs.empty()) {
       if (args.inputs.size() != ins.size()) {
-        std::fprintf(stderr, "aotc: error: the model has %zu inputs, %zu files given\n",
+        std::fprintf(stderr,
+                     "aotc: error: the model has %zu inputs, %zu files given\n",
                      ins.size(), args.inputs.size());
         return 1;
       }
       for (const std::string &f : args.inputs) {
         auto t = readTensorFile(f);
         if (!t) {
-          std::fprintf(stderr, "aotc: error: %s\n", t.status().message().c_str());
+          std::fprintf(stderr, "aotc: error: %s\n",
+                       t.status().message().c_str());
           return 1;
         }
         inputs.push_back(t.take());
@@ -57,30 +60,36 @@ int runCommand(const RunArgs &args) {
             continue;
           }
           auto it = args.dims.find(syms[s].name);
-          shape.push_back(it != args.dims.end() ? it->second
-                                                : std::max<int64_t>(1, syms[s].min));
+          shape.push_back(it != args.dims.end()
+                              ? it->second
+                              : std::max<int64_t>(1, syms[s].min));
         }
         inputs.push_back(randomTensor(ins[i].dtype, shape, args.seed + i));
       }
     }
-    std::printf("model %s on %s\n", model.name().c_str(), model.deviceName().c_str());
+    std::printf("model %s on %s\n", model.name().c_str(),
+                model.deviceName().c_str());
     for (size_t i = 0; i < inputs.size(); ++i)
-      std::printf("input  %s: %s\n", ins[i].name.c_str(), describeTensor(inputs[i]).c_str());
+      std::printf("input  %s: %s\n", ins[i].name.c_str(),
+                  describeTensor(inputs[i]).c_str());
     std::vector<aotc::HostTensor> outputs;
     std::vector<double> times;
     for (int r = 0; r < std::max(1, args.repeat); ++r) {
       auto start = std::chrono::steady_clock::now();
       outputs = model.run(inputs);
       times.push_back(std::chrono::duration<double, std::milli>(
-                          std::chrono::steady_clock::now() - start).count());
+                          std::chrono::steady_clock::now() - start)
+                          .count());
     }
     std::vector<aotc::TensorInfo> outs = model.outputs();
     for (size_t i = 0; i < outputs.size(); ++i)
-      std::printf("output %s: %s\n", outs[i].name.c_str(), describeTensor(outputs[i]).c_str());
+      std::printf("output %s: %s\n", outs[i].name.c_str(),
+                  describeTensor(outputs[i]).c_str());
     double first = times.front();
     std::sort(times.begin(), times.end());
-    std::printf("time: first %.3f ms, median %.3f ms, min %.3f ms over %zu runs\n", first,
-                times[times.size() / 2], times.front(), times.size());
+    std::printf(
+        "time: first %.3f ms, median %.3f ms, min %.3f ms over %zu runs\n",
+        first, times[times.size() / 2], times.front(), times.size());
     return 0;
   } catch (const std::exception &e) {
     std::fprintf(stderr, "aotc: error: %s\n", e.what());
@@ -91,12 +100,13 @@ int runCommand(const RunArgs &args) {
 int inspectCommand(const std::string &path, const std::string &device) {
   try {
     aotc::Model model = aotc::Model::load(path, modelOptions(device));
-    std::printf("model: %s\ndevice: %s\n", model.name().c_str(), model.deviceName().c_str());
+    std::printf("model: %s\ndevice: %s\n", model.name().c_str(),
+                model.deviceName().c_str());
     std::vector<aotc::SymbolInfo> syms = model.symbols();
     std::vector<int64_t> maxSyms;
     for (const auto &s : syms) {
-      std::printf("symbol %s in [%lld, %lld]\n", s.name.c_str(), (long long)s.min,
-                  (long long)s.max);
+      std::printf("symbol %s in [%lld, %lld]\n", s.name.c_str(),
+                  (long long)s.min, (long long)s.max);
       maxSyms.push_back(s.max);
     }
     for (const auto &t : model.inputs())
@@ -111,16 +121,18 @@ int inspectCommand(const std::string &path, const std::string &device) {
       std::string shape;
       for (size_t i = 0; i < c.shape.size(); ++i)
         shape += (i ? "," : "") + std::to_string(c.shape[i]);
-      std::printf("constant %s (onnx '%s'): %s[%s] %llu bytes%s\n", c.name.c_str(),
-                  c.onnxName.c_str(), aotc::dtypeName(c.dtype), shape.c_str(),
-                  (unsigned long long)c.nbytes, c.folded ? " folded" : "");
+      std::printf("constant %s (onnx '%s'): %s[%s] %llu bytes%s\n",
+                  c.name.c_str(), c.onnxName.c_str(), aotc::dtypeName(c.dtype),
+                  shape.c_str(), (unsigned long long)c.nbytes,
+                  c.folded ? " folded" : "");
       constBytes += c.nbytes;
     }
     std::vector<std::string> kernels = model.kernelNames();
     std::printf("kernels: %zu\n", kernels.size());
     for (const std::string &k : kernels)
       std::printf("  %s\n", k.c_str());
-    std::printf("constants: %zu (%llu bytes)\n", consts.size(), (unsigned long long)constBytes);
+    std::printf("constants: %zu (%llu bytes)\n", consts.size(),
+                (unsigned long long)constBytes);
     std::printf("arena bytes at the largest symbol values: %llu\n",
                 (unsigned long long)model.arenaBytes(maxSyms));
     for (const auto &[k, v] : model.metadata())

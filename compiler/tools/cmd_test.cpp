@@ -16,7 +16,8 @@ namespace aotc::cli {
 
 namespace {
 
-std::vector<std::string> listDir(const std::string &dir, const std::string &prefix) {
+std::vector<std::string> listDir(const std::string &dir,
+                                 const std::string &prefix) {
   std::vector<std::string> out;
   if (DIR *d = opendir(dir.c_str())) {
     while (dirent *e = readdir(d)) {
@@ -27,9 +28,10 @@ std::vector<std::string> listDir(const std::string &dir, const std::string &pref
     closedir(d);
   }
   // input_10 after input_9: sort by length, then text.
-  std::sort(out.begin(), out.end(), [](const std::string &a, const std::string &b) {
-    return a.size() != b.size() ? a.size() < b.size() : a < b;
-  });
+  std::sort(out.begin(), out.end(),
+            [](const std::string &a, const std::string &b) {
+              return a.size() != b.size() ? a.size() < b.size() : a < b;
+            });
   return out;
 }
 
@@ -42,8 +44,8 @@ std::string caseName(const std::string &dir) {
 }
 
 /// Runs one case; returns an empty string when it passed, else why not.
-std::string runCase(const std::string &dir, const TestArgs &args, const std::string &tmpDir,
-                    int index) {
+std::string runCase(const std::string &dir, const TestArgs &args,
+                    const std::string &tmpDir, int index) {
   CompileOptions co;
   co.modelPath = dir + "/model.onnx";
   co.outputPath = tmpDir + "/case" + std::to_string(index) + ".so";
@@ -83,7 +85,8 @@ std::string runCase(const std::string &dir, const TestArgs &args, const std::str
         return set + ": " + std::to_string(got.size()) + " outputs, expected " +
                std::to_string(expected.size());
       for (size_t i = 0; i < got.size(); ++i) {
-        Comparison c = compareTensors(got[i], expected[i], args.rtol, args.atol);
+        Comparison c =
+            compareTensors(got[i], expected[i], args.rtol, args.atol);
         if (!c.ok)
           return set + " output " + std::to_string(i) + ": " + c.message +
                  " (worst |error| " + std::to_string(c.worstError) + ")";
@@ -102,18 +105,21 @@ int testCommand(const TestArgs &args) {
   if (!args.casesFrom.empty()) {
     std::ifstream in(args.casesFrom);
     if (!in) {
-      std::fprintf(stderr, "aotc: error: %s: cannot open file\n", args.casesFrom.c_str());
+      std::fprintf(stderr, "aotc: error: %s: cannot open file\n",
+                   args.casesFrom.c_str());
       return 1;
     }
     std::string line;
     while (std::getline(in, line)) {
       if (line.empty() || line[0] == '#')
         continue;
-      cases.push_back(line[0] == '/' || args.root.empty() ? line : args.root + "/" + line);
+      cases.push_back(
+          line[0] == '/' || args.root.empty() ? line : args.root + "/" + line);
     }
   }
   const char *tmp = std::getenv("TMPDIR");
-  std::string tmpl = std::string(tmp && *tmp ? tmp : "/tmp") + "/aotc-test-XXXXXX";
+  std::string tmpl =
+      std::string(tmp && *tmp ? tmp : "/tmp") + "/aotc-test-XXXXXX";
   std::vector<char> buf(tmpl.begin(), tmpl.end());
   buf.push_back('\0');
   if (!mkdtemp(buf.data())) {

@@ -9,29 +9,42 @@
 using namespace aotc;
 
 int main(int argc, char **argv) {
-  CLI::App app{"aotc: ahead-of-time compiler from ONNX to OpenCL shared objects"};
+  CLI::App app{
+      "aotc: ahead-of-time compiler from ONNX to OpenCL shared objects"};
   app.require_subcommand(1);
 
   CompileOptions copts;
   bool timePasses = false;
   std::vector<std::string> dimSpecs;
-  auto *compile = app.add_subcommand("compile", "compile an ONNX model to a model .so");
-  compile->add_option("model", copts.modelPath, "model.onnx or model.onnxtxt")->required();
-  compile->add_option("-o,--output", copts.outputPath, "the model .so to write");
-  compile->add_option("--dim", dimSpecs, "symbol range NAME=MIN:MAX (or NAME=VALUE)");
-  compile->add_option("--emit", copts.emit, "print an artifact instead: graph|lowered|loop|cl|cpp");
-  compile->add_flag("--time-passes", timePasses, "print the time of each stage");
-  compile->add_flag("--print-after-all", copts.printAfterAll, "print the graph after each pass");
-  compile->add_option("--wrapper-opt", copts.wrapperOptLevel, "optimization level of the wrapper (0-3)");
+  auto *compile =
+      app.add_subcommand("compile", "compile an ONNX model to a model .so");
+  compile->add_option("model", copts.modelPath, "model.onnx or model.onnxtxt")
+      ->required();
+  compile->add_option("-o,--output", copts.outputPath,
+                      "the model .so to write");
+  compile->add_option("--dim", dimSpecs,
+                      "symbol range NAME=MIN:MAX (or NAME=VALUE)");
+  compile->add_option("--emit", copts.emit,
+                      "print an artifact instead: graph|lowered|loop|cl|cpp");
+  compile->add_flag("--time-passes", timePasses,
+                    "print the time of each stage");
+  compile->add_flag("--print-after-all", copts.printAfterAll,
+                    "print the graph after each pass");
+  compile->add_option("--wrapper-opt", copts.wrapperOptLevel,
+                      "optimization level of the wrapper (0-3)");
 
   cli::RunArgs rargs;
   std::vector<std::string> runDims;
-  auto *run = app.add_subcommand("run", "run a model .so on random or given inputs");
+  auto *run =
+      app.add_subcommand("run", "run a model .so on random or given inputs");
   run->add_option("model", rargs.model, "the model .so")->required();
-  run->add_option("--inputs", rargs.inputs, "TensorProto .pb files, one per input");
-  run->add_option("--device", rargs.device, "cpu, gpu, gpu:N, or a name substring");
+  run->add_option("--inputs", rargs.inputs,
+                  "TensorProto .pb files, one per input");
+  run->add_option("--device", rargs.device,
+                  "cpu, gpu, gpu:N, or a name substring");
   run->add_option("--repeat", rargs.repeat, "number of timed runs");
-  run->add_option("--dim", runDims, "symbol value for random inputs NAME=VALUE");
+  run->add_option("--dim", runDims,
+                  "symbol value for random inputs NAME=VALUE");
   run->add_option("--seed", rargs.seed, "random seed");
 
   std::string inspectModel, inspectDevice;
@@ -39,13 +52,17 @@ int main(int argc, char **argv) {
   inspect->add_option("model", inspectModel, "the model .so")->required();
   inspect->add_option("--device", inspectDevice, "device to load it on");
 
-  auto *devices = app.add_subcommand("devices", "list OpenCL platforms and devices");
+  auto *devices =
+      app.add_subcommand("devices", "list OpenCL platforms and devices");
 
   cli::TestArgs targs;
-  auto *test = app.add_subcommand("test", "compile and check ONNX backend-test case directories");
+  auto *test = app.add_subcommand(
+      "test", "compile and check ONNX backend-test case directories");
   test->add_option("cases", targs.cases, "case directories");
-  test->add_option("--cases-from", targs.casesFrom, "file listing case directories");
-  test->add_option("--root", targs.root, "directory that --cases-from entries are relative to");
+  test->add_option("--cases-from", targs.casesFrom,
+                   "file listing case directories");
+  test->add_option("--root", targs.root,
+                   "directory that --cases-from entries are relative to");
   test->add_option("--device", targs.device, "device to run on");
   test->add_option("--rtol", targs.rtol, "relative tolerance");
   test->add_option("--atol", targs.atol, "absolute tolerance");
@@ -59,7 +76,9 @@ int main(int argc, char **argv) {
       std::string name;
       Range r;
       if (!cli::parseDimRange(s, name, r)) {
-        std::fprintf(stderr, "aotc: error: bad --dim '%s' (expected NAME=MIN:MAX)\n", s.c_str());
+        std::fprintf(stderr,
+                     "aotc: error: bad --dim '%s' (expected NAME=MIN:MAX)\n",
+                     s.c_str());
         return false;
       }
       out[name] = r;

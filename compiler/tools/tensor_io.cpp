@@ -44,14 +44,29 @@ aotc::HostTensor randomTensor(aotc_dtype_t dtype, std::vector<int64_t> shape,
   auto *bytes = static_cast<uint8_t *>(t.raw());
   for (int64_t i = 0; i < n; ++i) {
     switch (dtype) {
-    case AOTC_DTYPE_FLOAT32: reinterpret_cast<float *>(bytes)[i] = (float)normal(rng); break;
-    case AOTC_DTYPE_FLOAT64: reinterpret_cast<double *>(bytes)[i] = normal(rng); break;
-    case AOTC_DTYPE_INT64: reinterpret_cast<int64_t *>(bytes)[i] = small(rng); break;
-    case AOTC_DTYPE_INT32: reinterpret_cast<int32_t *>(bytes)[i] = small(rng); break;
-    case AOTC_DTYPE_INT8: reinterpret_cast<int8_t *>(bytes)[i] = (int8_t)small(rng); break;
-    case AOTC_DTYPE_UINT8: bytes[i] = (uint8_t)(small(rng) + 5); break;
-    case AOTC_DTYPE_BOOL: bytes[i] = (uint8_t)(small(rng) > 0); break;
-    default: break;
+    case AOTC_DTYPE_FLOAT32:
+      reinterpret_cast<float *>(bytes)[i] = (float)normal(rng);
+      break;
+    case AOTC_DTYPE_FLOAT64:
+      reinterpret_cast<double *>(bytes)[i] = normal(rng);
+      break;
+    case AOTC_DTYPE_INT64:
+      reinterpret_cast<int64_t *>(bytes)[i] = small(rng);
+      break;
+    case AOTC_DTYPE_INT32:
+      reinterpret_cast<int32_t *>(bytes)[i] = small(rng);
+      break;
+    case AOTC_DTYPE_INT8:
+      reinterpret_cast<int8_t *>(bytes)[i] = (int8_t)small(rng);
+      break;
+    case AOTC_DTYPE_UINT8:
+      bytes[i] = (uint8_t)(small(rng) + 5);
+      break;
+    case AOTC_DTYPE_BOOL:
+      bytes[i] = (uint8_t)(small(rng) > 0);
+      break;
+    default:
+      break;
     }
   }
   return t;
@@ -62,14 +77,21 @@ namespace {
 double elementAsDouble(const aotc::HostTensor &t, int64_t i) {
   const auto *b = static_cast<const uint8_t *>(t.raw());
   switch (t.dtype()) {
-  case AOTC_DTYPE_FLOAT32: return reinterpret_cast<const float *>(b)[i];
-  case AOTC_DTYPE_FLOAT64: return reinterpret_cast<const double *>(b)[i];
-  case AOTC_DTYPE_INT64: return (double)reinterpret_cast<const int64_t *>(b)[i];
-  case AOTC_DTYPE_INT32: return reinterpret_cast<const int32_t *>(b)[i];
-  case AOTC_DTYPE_INT8: return reinterpret_cast<const int8_t *>(b)[i];
+  case AOTC_DTYPE_FLOAT32:
+    return reinterpret_cast<const float *>(b)[i];
+  case AOTC_DTYPE_FLOAT64:
+    return reinterpret_cast<const double *>(b)[i];
+  case AOTC_DTYPE_INT64:
+    return (double)reinterpret_cast<const int64_t *>(b)[i];
+  case AOTC_DTYPE_INT32:
+    return reinterpret_cast<const int32_t *>(b)[i];
+  case AOTC_DTYPE_INT8:
+    return reinterpret_cast<const int8_t *>(b)[i];
   case AOTC_DTYPE_UINT8:
-  case AOTC_DTYPE_BOOL: return b[i];
-  default: return NAN;
+  case AOTC_DTYPE_BOOL:
+    return b[i];
+  default:
+    return NAN;
   }
 }
 
@@ -93,16 +115,19 @@ std::string describeTensor(const aotc::HostTensor &t, size_t maxValues) {
   return os.str();
 }
 
-Comparison compareTensors(const aotc::HostTensor &got, const aotc::HostTensor &want,
-                          double rtol, double atol) {
+Comparison compareTensors(const aotc::HostTensor &got,
+                          const aotc::HostTensor &want, double rtol,
+                          double atol) {
   Comparison c;
   if (got.dtype() != want.dtype() || got.shape() != want.shape()) {
     c.ok = false;
-    c.message = std::string("got ") + aotc::dtypeName(got.dtype()) + shapeText(got.shape()) +
-                ", expected " + aotc::dtypeName(want.dtype()) + shapeText(want.shape());
+    c.message = std::string("got ") + aotc::dtypeName(got.dtype()) +
+                shapeText(got.shape()) + ", expected " +
+                aotc::dtypeName(want.dtype()) + shapeText(want.shape());
     return c;
   }
-  bool flt = got.dtype() == AOTC_DTYPE_FLOAT32 || got.dtype() == AOTC_DTYPE_FLOAT64;
+  bool flt =
+      got.dtype() == AOTC_DTYPE_FLOAT32 || got.dtype() == AOTC_DTYPE_FLOAT64;
   for (int64_t i = 0; i < got.numel(); ++i) {
     double g = elementAsDouble(got, i), w = elementAsDouble(want, i);
     if (std::isnan(g) && std::isnan(w))

@@ -15,8 +15,11 @@ TEST(LoopIR, PrintsKernelStably) {
       "out", i,
       Call::make(DType::Float32, "exp", {Load::make(DType::Float32, "in", i)}));
   Stmt loop = For::make("i", 0, Var::make("n"), ForKind::Parallel, 0, body);
-  Kernel k{"k0", {{"in", DType::Float32, false}, {"out", DType::Float32, true}},
-           {"n"}, loop, false};
+  Kernel k{"k0",
+           {{"in", DType::Float32, false}, {"out", DType::Float32, true}},
+           {"n"},
+           loop,
+           false};
   EXPECT_EQ(printKernel(k), "kernel k0(in: f32*, out: out f32*, n: i64) {\n"
                             "  parallel<0> i in [0, 0 + n) {\n"
                             "    out[i] = exp(in[i])\n"
@@ -41,7 +44,8 @@ TEST(LoopIR, StmtSimplifyUsesLoopRanges) {
   Stmt s = For::make("i", 0, 16, ForKind::Serial, 0,
                      Store::make("out", mod(i, 16) + floorDiv(i, 16) * 16,
                                  FloatImm::make(1.0)));
-  EXPECT_EQ(printStmt(simplify(s)), "for i in [0, 0 + 16) {\n  out[i] = 1.0\n}\n");
+  EXPECT_EQ(printStmt(simplify(s)),
+            "for i in [0, 0 + 16) {\n  out[i] = 1.0\n}\n");
 }
 
 TEST(LoopIR, VisitorCountsLoads) {

@@ -36,9 +36,9 @@ TEST(Simplify, ConstantsAndIdentities) {
 TEST(Simplify, FloorDivAndModByConstants) {
   check(floorDiv(v("x") * 8 + 4, 4), "((2 * x) + 1)");
   check(mod(v("x") * 8 + 5, 4), "1");
-  check(floorDiv(v("i"), 16), "0");  // i in [0,15]
+  check(floorDiv(v("i"), 16), "0"); // i in [0,15]
   check(mod(v("i"), 16), "i");
-  check(floorDiv(v("j") + 4 * v("n"), 4), "n");  // j in [0,3]
+  check(floorDiv(v("j") + 4 * v("n"), 4), "n"); // j in [0,3]
   check(mod(v("j") + 4 * v("n"), 4), "j");
   check(floorDiv(floorDiv(v("x"), 4), 8), "(x floordiv 32)");
   check(mod(mod(v("x"), 32), 8), "(x mod 8)");
@@ -47,7 +47,8 @@ TEST(Simplify, FloorDivAndModByConstants) {
 
 TEST(Simplify, RelinearizeUndoesDelinearize) {
   Expr x = v("x");
-  // A reshape [N,64] -> [N,4,16] read back as flat: 64*(x/64) + 16*((x/16)%4) + x%16
+  // A reshape [N,64] -> [N,4,16] read back as flat: 64*(x/64) + 16*((x/16)%4) +
+  // x%16
   Expr flat = floorDiv(x, 64) * 64 + mod(floorDiv(x, 16), 4) * 16 + mod(x, 16);
   check(flat, "x");
   check(floorDiv(x, 16) * 16 + mod(x, 16), "x");
