@@ -116,9 +116,12 @@ Status lowerElementwise(const Node &n, LowerCtx &ctx) {
     Expr v = operand(n, 0, ctx);
     for (size_t i = 1; i < n.numInputs(); ++i) {
       Expr x = operand(n, i, ctx);
-      if (isFloat(outT)) // NaN-propagating, unlike fmax/fmin
-        v = Select::make(bin(op == BinOp::Max ? BinOp::GT : BinOp::LT, x, v), x,
-                         v);
+      if (isFloat(outT)) // NaN-propagating (NumPy), unlike fmax/fmin
+        v = Select::make(
+            Binary::make(BinOp::Or,
+                         bin(op == BinOp::Max ? BinOp::GT : BinOp::LT, x, v),
+                         Call::make(DType::Bool, "isnan", {x})),
+            x, v);
       else
         v = bin(op, v, x);
     }

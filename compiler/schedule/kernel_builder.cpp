@@ -80,14 +80,23 @@ std::string sanitize(const std::string &s, size_t max) {
   return out;
 }
 
+/// max/min that propagate NaN like NumPy and PyTorch: v wins when it is
+/// NaN, so once the accumulator is NaN it stays NaN.
+Expr pickIf(BinOp better, const Expr &acc, const Expr &v) {
+  Expr take = Binary::make(better, v, acc);
+  if (isFloat(v.type()))
+    take = Binary::make(BinOp::Or, take, Call::make(DType::Bool, "isnan", {v}));
+  return Select::make(take, v, acc);
+}
+
 Expr combine(Combiner c, const Expr &acc, const Expr &v) {
   switch (c) {
   case Combiner::Sum:
     return Binary::make(BinOp::Add, acc, v);
   case Combiner::Max:
-    return Select::make(Binary::make(BinOp::GT, v, acc), v, acc);
+    return pickIf(BinOp::GT, acc, v);
   case Combiner::Min:
-    return Select::make(Binary::make(BinOp::LT, v, acc), v, acc);
+    return pickIf(BinOp::LT, acc, v);
   }
   return acc;
 }
