@@ -8,12 +8,25 @@
 
 #include "codegen/opencl/identifiers.h"
 #include "ir/visitor.h"
+#include "runtime/include/aotc/model_desc.h"
 
 #include <climits>
 #include <map>
 #include <set>
 
 namespace aotc {
+
+// The wrapper writes DType values into the descriptor tables: they must be
+// the AOTC_DT_* numbers of the contract (runtime/src/abi.cpp pins the public
+// aotc_dtype_t to the same numbers).
+static_assert(static_cast<int>(DType::Float32) == AOTC_DT_FLOAT32 &&
+                  static_cast<int>(DType::UInt8) == AOTC_DT_UINT8 &&
+                  static_cast<int>(DType::Int8) == AOTC_DT_INT8 &&
+                  static_cast<int>(DType::Int32) == AOTC_DT_INT32 &&
+                  static_cast<int>(DType::Int64) == AOTC_DT_INT64 &&
+                  static_cast<int>(DType::Bool) == AOTC_DT_BOOL &&
+                  static_cast<int>(DType::Float64) == AOTC_DT_FLOAT64,
+              "DType and AOTC_DT_* disagree");
 
 namespace {
 
