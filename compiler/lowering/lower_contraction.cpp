@@ -97,27 +97,20 @@ Status lowerGemm(const Node &n, LowerCtx &ctx) {
 
 } // namespace
 
-/// Begin pads per spatial dim of a Conv/Pool node. Shape inference has
-/// already turned auto_pad into explicit pads.
-Expected<std::vector<Expr>> beginPads(const Node &n,
-                                      const std::vector<Expr> &inSpatial,
-                                      const std::vector<int64_t> &,
-                                      const std::vector<int64_t> &,
-                                      const std::vector<int64_t> &) {
-  size_t s = inSpatial.size();
+/// The explicit pads of a Conv/Pool node: begins, then ends, one per
+/// spatial dim. Shape inference has already turned auto_pad into pads.
+Expected<std::vector<int64_t>> spatialPads(const Node &n, size_t spatialRank) {
   AOTC_ASSIGN_OR_RETURN(std::string autoPad,
                         n.attrString("auto_pad", "NOTSET"));
   AOTC_CHECK(autoPad == "NOTSET", n.describe() << ": auto_pad " << autoPad
                                                << " survived shape inference");
-  AOTC_ASSIGN_OR_RETURN(std::vector<int64_t> pads,
-                        n.attrInts("pads", std::vector<int64_t>(2 * s, 0)));
-  if (pads.size() != 2 * s)
+  AOTC_ASSIGN_OR_RETURN(
+      std::vector<int64_t> pads,
+      n.attrInts("pads", std::vector<int64_t>(2 * spatialRank, 0)));
+  if (pads.size() != 2 * spatialRank)
     return makeError(n.describe(), ": 'pads' has ", pads.size(),
-                     " values, expected ", 2 * s);
-  std::vector<Expr> out;
-  for (size_t k = 0; k < s; ++k)
-    out.push_back(Expr(pads[k]));
-  return out;
+                     " values, expected ", 2 * spatialRank);
+  return pads;
 }
 
 namespace {
@@ -142,8 +135,7 @@ Status lowerConv(const Node &n, LowerCtx &ctx) {
                         n.attrInts("dilations", std::vector<int64_t>(s, 1)));
   AOTC_ASSIGN_OR_RETURN(int64_t group, n.attrInt("group", 1));
   std::vector<Expr> inSpatial(xt.dims.begin() + 2, xt.dims.end());
-  AOTC_ASSIGN_OR_RETURN(std::vector<Expr> pads,
-                        beginPads(n, inSpatial, kernel, strides, dil));
+  AOTC_ASSIGN_OR_RETURN(std::vector<int64_t> pads, spatialPads(n, s));
   int64_t m;
   if (!w->type().dims[0].isConst(m) || m % group != 0)
     return makeError(n.describe(),
@@ -158,7 +150,7 @@ Status lowerConv(const Node &n, LowerCtx &ctx) {
   d.reduceExtents.push_back(cg);
   for (int k = 0; k < s; ++k) {
     Expr r = LowerCtx::rvar(1 + k);
-    Expr pos = o[2 + k] * Expr(strides[k]) - pads[k] + r * Expr(dil[k]);
+    Expr pos = o[2 + k] * Expr(strides[k]) - Expr(pads[k]) + r * Expr(dil[k]);
     xi.push_back(pos);
     wi.push_back(r);
     d.reduceExtents.push_back(Expr(kernel[k]));

@@ -182,16 +182,13 @@ Status lowerPool(const Node &n, LowerCtx &ctx) {
                         n.attrInts("strides", std::vector<int64_t>(s, 1)));
   AOTC_ASSIGN_OR_RETURN(std::vector<int64_t> dil,
                         n.attrInts("dilations", std::vector<int64_t>(s, 1)));
-  AOTC_ASSIGN_OR_RETURN(std::vector<Expr> pads,
-                        beginPads(n, inSpatial, kernel, strides, dil));
+  AOTC_ASSIGN_OR_RETURN(std::vector<int64_t> pads, spatialPads(n, s));
   AOTC_ASSIGN_OR_RETURN(int64_t includePad, n.attrInt("count_include_pad", 0));
-  AOTC_ASSIGN_OR_RETURN(std::vector<int64_t> allPads,
-                        n.attrInts("pads", std::vector<int64_t>(2 * s, 0)));
   std::vector<Expr> xi = {o[0], o[1]};
   Expr inBounds, count = Expr(1);
   for (int k = 0; k < s; ++k) {
     Expr r = LowerCtx::rvar(k);
-    Expr start = o[2 + k] * Expr(strides[k]) - pads[k];
+    Expr start = o[2 + k] * Expr(strides[k]) - Expr(pads[k]);
     Expr pos = start + r * Expr(dil[k]);
     xi.push_back(pos);
     d.reduceExtents.push_back(Expr(kernel[k]));
@@ -204,12 +201,8 @@ Status lowerPool(const Node &n, LowerCtx &ctx) {
                          ": AveragePool with dilations is not supported");
       // Window taps inside the input (or inside the padded input).
       Expr hi =
-          includePad
-              ? minExpr(start + Expr(kernel[k]),
-                        inSpatial[k] + Expr(allPads.size() == 2 * (size_t)s
-                                                ? allPads[s + k]
-                                                : 0))
-              : minExpr(start + Expr(kernel[k]), inSpatial[k]);
+          minExpr(start + Expr(kernel[k]),
+                  includePad ? inSpatial[k] + Expr(pads[s + k]) : inSpatial[k]);
       Expr lo = includePad ? start : maxExpr(start, Expr(0));
       count = count * (hi - lo);
     }

@@ -115,12 +115,9 @@ Status lowerContraction(const Node &n, LowerCtx &ctx);
 Status lowerReduction(const Node &n, LowerCtx &ctx);
 Status lowerShapeOp(const Node &n, LowerCtx &ctx);
 
-/// Begin pads per spatial dim of a Conv or pooling node (pads or auto_pad).
-Expected<std::vector<Expr>> beginPads(const Node &n,
-                                      const std::vector<Expr> &inSpatial,
-                                      const std::vector<int64_t> &kernel,
-                                      const std::vector<int64_t> &strides,
-                                      const std::vector<int64_t> &dilations);
+/// The explicit pads of a Conv or pooling node: the begin pad of each spatial
+/// dim, then the end pad of each.
+Expected<std::vector<int64_t>> spatialPads(const Node &n, size_t spatialRank);
 
 /// Builds a reduction of \p input over \p axes (sorted, non-negative) with
 /// keepdims semantics. \p term maps the input multi-index (with r-vars on the
