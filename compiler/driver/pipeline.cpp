@@ -100,10 +100,6 @@ private:
   std::vector<std::string> files_;
 };
 
-/// Only the C ABI (aotc_*) is exported from a model .so.
-const char kVersionScript[] =
-    "{\n  global:\n    aotc_*;\n  local:\n    *;\n};\n";
-
 } // namespace
 
 Expected<std::string> findRuntimeArchive() {
@@ -242,7 +238,7 @@ Expected<CompileResult> compileModel(const CompileOptions &opts) {
     AOTC_ASSIGN_OR_RETURN(std::string dataPath,
                           tmp.write("constants.o", *dataObj));
     AOTC_ASSIGN_OR_RETURN(std::string mapPath,
-                          tmp.write("model.map", kVersionScript));
+                          tmp.write("model.map", AOTC_MODEL_VERSION_SCRIPT_TEXT));
     toolchain::LinkOptions lo;
     lo.inputs = {wrapperPath, dataPath};
     lo.wholeArchives = {runtimeArchive};
