@@ -5,6 +5,7 @@
 #include "ir/status.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdio>
 #include <set>
@@ -81,8 +82,9 @@ Expr IntImm::make(int64_t v, DType t) {
 Expr FloatImm::make(double v, DType t) {
   return Expr(std::make_shared<FloatImm>(t, v));
 }
-Expr Var::make(const std::string &name, DType t) {
-  return Expr(std::make_shared<Var>(t, name));
+Expr Var::make(const std::string &hint, DType t) {
+  static std::atomic<uint64_t> next{1};
+  return Expr(std::make_shared<Var>(t, hint, next.fetch_add(1)));
 }
 
 Expr Binary::make(BinOp op, Expr a, Expr b) {
@@ -119,8 +121,10 @@ Expr Call::make(DType t, const std::string &name, std::vector<Expr> args) {
   return Expr(std::make_shared<Call>(t, name, std::move(args)));
 }
 
-Expr Load::make(DType t, const std::string &buffer, Expr index) {
-  return Expr(std::make_shared<Load>(t, buffer, std::move(index)));
+Expr Load::make(DType t, const std::string &buffer, std::vector<Expr> indices) {
+  for (const Expr &i : indices)
+    AOTC_CHECK(i.defined(), "load of '" << buffer << "' with undefined index");
+  return Expr(std::make_shared<Load>(t, buffer, std::move(indices)));
 }
 
 Expr Access::make(DType t, int tensor, std::vector<Expr> indices) {
@@ -236,7 +240,7 @@ bool structurallyEqual(const Expr &a, const Expr &b) {
   case ExprKind::FloatImm:
     return a.as<FloatImm>()->value == b.as<FloatImm>()->value;
   case ExprKind::Var:
-    return a.as<Var>()->name == b.as<Var>()->name;
+    return a.as<Var>()->id == b.as<Var>()->id;
   case ExprKind::Binary: {
     auto *x = a.as<Binary>(), *y = b.as<Binary>();
     return x->op == y->op && structurallyEqual(x->a, y->a) &&
@@ -263,7 +267,12 @@ bool structurallyEqual(const Expr &a, const Expr &b) {
   }
   case ExprKind::Load: {
     auto *x = a.as<Load>(), *y = b.as<Load>();
-    return x->buffer == y->buffer && structurallyEqual(x->index, y->index);
+    if (x->buffer != y->buffer || x->indices.size() != y->indices.size())
+      return false;
+    for (size_t i = 0; i < x->indices.size(); ++i)
+      if (!structurallyEqual(x->indices[i], y->indices[i]))
+        return false;
+    return true;
   }
   case ExprKind::Access: {
     auto *x = a.as<Access>(), *y = b.as<Access>();
@@ -304,7 +313,8 @@ std::string floatLiteral(double v, DType t, PrintDialect d) {
 
 class Printer {
 public:
-  explicit Printer(PrintDialect d) : d_(d) {}
+  Printer(PrintDialect d, const VarNamer *namer, bool keys = false)
+      : d_(d), namer_(namer), keys_(keys) {}
 
   std::string print(const Expr &e) {
     switch (e.kind()) {
@@ -320,8 +330,21 @@ public:
     }
     case ExprKind::FloatImm:
       return floatLiteral(e.as<FloatImm>()->value, e.type(), d_);
-    case ExprKind::Var:
-      return e.as<Var>()->name;
+    case ExprKind::Var: {
+      const Var *v = e.as<Var>();
+      if (keys_) {
+        char id[24];
+        std::snprintf(id, sizeof id, "#%020llu",
+                      static_cast<unsigned long long>(v->id));
+        return v->name + id;
+      }
+      if (namer_)
+        return (*namer_)(*v);
+      AOTC_CHECK(d_ == PrintDialect::Text,
+                 "variable '" << v->name
+                              << "' printed as code without a namer");
+      return v->name;
+    }
     case ExprKind::Binary:
       return printBinary(e.as<Binary>());
     case ExprKind::Not:
@@ -351,7 +374,14 @@ public:
     }
     case ExprKind::Load: {
       auto *l = e.as<Load>();
-      return l->buffer + "[" + print(l->index) + "]";
+      // Code printers linearize loads first (one flat index).
+      AOTC_CHECK(d_ == PrintDialect::Text || l->indices.size() == 1,
+                 "multi-dimensional load of '" << l->buffer
+                                               << "' printed as code");
+      std::string s = l->buffer + "[";
+      for (size_t i = 0; i < l->indices.size(); ++i)
+        s += (i ? ", " : "") + print(l->indices[i]);
+      return s + "]";
     }
     case ExprKind::Access: {
       auto *a = e.as<Access>();
@@ -417,15 +447,24 @@ private:
   }
 
   PrintDialect d_;
+  const VarNamer *namer_;
+  bool keys_;
 };
 
-void collectVars(const Expr &e, std::set<std::string> &out) {
+struct VarOrder {
+  bool operator()(const Expr &a, const Expr &b) const {
+    const Var *x = a.as<Var>(), *y = b.as<Var>();
+    return x->name != y->name ? x->name < y->name : x->id < y->id;
+  }
+};
+
+void collectVars(const Expr &e, std::set<Expr, VarOrder> &out) {
   switch (e.kind()) {
   case ExprKind::IntImm:
   case ExprKind::FloatImm:
     return;
   case ExprKind::Var:
-    out.insert(e.as<Var>()->name);
+    out.insert(e);
     return;
   case ExprKind::Binary:
     collectVars(e.as<Binary>()->a, out);
@@ -447,7 +486,8 @@ void collectVars(const Expr &e, std::set<std::string> &out) {
       collectVars(a, out);
     return;
   case ExprKind::Load:
-    collectVars(e.as<Load>()->index, out);
+    for (const Expr &a : e.as<Load>()->indices)
+      collectVars(a, out);
     return;
   case ExprKind::Access:
     for (const Expr &a : e.as<Access>()->indices)
@@ -458,23 +498,38 @@ void collectVars(const Expr &e, std::set<std::string> &out) {
 
 } // namespace
 
-std::string printExpr(const Expr &e, PrintDialect d) {
+std::string printExpr(const Expr &e, PrintDialect d, const VarNamer *namer) {
   if (!e.defined())
     return "<undef>";
-  return Printer(d).print(e);
+  return Printer(d, namer).print(e);
 }
 
-std::string printExprs(const std::vector<Expr> &es, PrintDialect d) {
+std::string printExprs(const std::vector<Expr> &es, PrintDialect d,
+                       const VarNamer *namer) {
   std::string s;
   for (size_t i = 0; i < es.size(); ++i)
-    s += (i ? "," : "") + printExpr(es[i], d);
+    s += (i ? "," : "") + printExpr(es[i], d, namer);
   return s;
 }
 
-std::vector<std::string> freeVars(const Expr &e) {
-  std::set<std::string> s;
-  collectVars(e, s);
+std::string exprKey(const Expr &e) {
+  if (!e.defined())
+    return "<undef>";
+  return Printer(PrintDialect::Text, nullptr, /*keys=*/true).print(e);
+}
+
+std::vector<Expr> freeVars(const Expr &e) {
+  std::set<Expr, VarOrder> s;
+  if (e.defined())
+    collectVars(e, s);
   return {s.begin(), s.end()};
+}
+
+bool usesVar(const Expr &e, const Var *var) {
+  for (const Expr &v : freeVars(e))
+    if (v.as<Var>()->id == var->id)
+      return true;
+  return false;
 }
 
 } // namespace aotc

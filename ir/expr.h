@@ -11,6 +11,7 @@
 #include "ir/dtype.h"
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -109,12 +110,19 @@ struct FloatImm : ExprNode {
   static Expr make(double v, DType t = DType::Float32);
 };
 
-/// A named scalar: a symbolic size (`batch`), a loop variable or a local.
+/// A scalar variable: a symbolic size (`batch`), a loop variable or a local.
+/// A variable is an object: two Vars are the same variable only if they are
+/// the same node (equal `id`), whatever their names. `name` is a hint for
+/// printers, which ask a Namer for the identifier they emit, so no string
+/// from a model ever becomes an identifier and no two variables can clash.
 struct Var : ExprNode {
   static constexpr ExprKind kKind = ExprKind::Var;
-  Var(DType t, std::string n) : ExprNode(kKind, t), name(std::move(n)) {}
+  Var(DType t, std::string n, uint64_t i)
+      : ExprNode(kKind, t), name(std::move(n)), id(i) {}
   std::string name;
-  static Expr make(const std::string &name, DType t = DType::Int64);
+  uint64_t id; ///< unique in the process; creation order within one thread
+  /// A fresh variable, distinct from every other.
+  static Expr make(const std::string &hint, DType t = DType::Int64);
 };
 
 struct Binary : ExprNode {
@@ -160,14 +168,18 @@ struct Call : ExprNode {
   static Expr make(DType t, const std::string &name, std::vector<Expr> args);
 };
 
-/// A read of element \p index (flat, in elements) of a materialized buffer.
+/// A read of one element of a kernel buffer at a multi-dimensional index, one
+/// component per dimension of the buffer's shape in the kernel
+/// (KernelBuffer::shape). Printers linearize it (row-major); the verifier
+/// proves each component inside its dimension.
 struct Load : ExprNode {
   static constexpr ExprKind kKind = ExprKind::Load;
-  Load(DType t, std::string b, Expr i)
-      : ExprNode(kKind, t), buffer(std::move(b)), index(std::move(i)) {}
+  Load(DType t, std::string b, std::vector<Expr> i)
+      : ExprNode(kKind, t), buffer(std::move(b)), indices(std::move(i)) {}
   std::string buffer;
-  Expr index;
-  static Expr make(DType t, const std::string &buffer, Expr index);
+  std::vector<Expr> indices;
+  static Expr make(DType t, const std::string &buffer,
+                   std::vector<Expr> indices);
 };
 
 /// A read of tensor \p tensor (an id of the lowering) at a multi-dimensional
@@ -207,11 +219,22 @@ bool structurallyEqual(const Expr &a, const Expr &b);
 
 /// How printExpr spells things that differ between the wrapper and kernels.
 enum class PrintDialect { Text, Cxx, OpenCL };
-std::string printExpr(const Expr &e, PrintDialect d = PrintDialect::Text);
+/// The identifier a printer emits for a variable. Printers of emitted code
+/// (OpenCL, C++) always pass one; without it, Text prints the name hints.
+using VarNamer = std::function<std::string(const Var &)>;
+std::string printExpr(const Expr &e, PrintDialect d = PrintDialect::Text,
+                      const VarNamer *namer = nullptr);
 std::string printExprs(const std::vector<Expr> &es,
-                       PrintDialect d = PrintDialect::Text);
+                       PrintDialect d = PrintDialect::Text,
+                       const VarNamer *namer = nullptr);
+/// A text key that identifies \p e up to structural equality (variables by
+/// identity): equal keys mean structurally equal expressions. Sorting by keys
+/// orders terms deterministically (by name hints, then creation order).
+std::string exprKey(const Expr &e);
 
-/// Names of the Vars an expression reads, sorted.
-std::vector<std::string> freeVars(const Expr &e);
+/// The Vars an expression reads, sorted by name hint, then creation order.
+std::vector<Expr> freeVars(const Expr &e);
+/// True if \p e reads \p var.
+bool usesVar(const Expr &e, const Var *var);
 
 } // namespace aotc

@@ -343,14 +343,22 @@ Node *Graph::addNode(OpKind op, const std::string &name,
 }
 
 Expr Graph::addSymbol(const std::string &name, Range range) {
-  if (!findSymbol(name))
-    symbols_.push_back(Symbol{name, range});
-  return Var::make(name);
+  if (const Symbol *s = findSymbol(name))
+    return s->var;
+  symbols_.push_back(Symbol{name, range, Var::make(name)});
+  return symbols_.back().var;
 }
 
 const Symbol *Graph::findSymbol(const std::string &name) const {
   for (const Symbol &s : symbols_)
     if (s.name == name)
+      return &s;
+  return nullptr;
+}
+
+const Symbol *Graph::findSymbol(const Var *var) const {
+  for (const Symbol &s : symbols_)
+    if (s.var.as<Var>()->id == var->id)
       return &s;
   return nullptr;
 }
@@ -362,13 +370,13 @@ void Graph::setSymbolRange(const std::string &name, Range r) {
       return;
     }
   }
-  symbols_.push_back(Symbol{name, r});
+  symbols_.push_back(Symbol{name, r, Var::make(name)});
 }
 
 RangeEnv Graph::rangeEnv() const {
   RangeEnv env;
   for (const Symbol &s : symbols_)
-    env.set(s.name, s.range);
+    env.set(s.var, s.range);
   return env;
 }
 

@@ -184,10 +184,13 @@ private:
   std::map<std::string, Attribute> attrs_;
 };
 
-/// A symbolic size and its declared range.
+/// A symbolic size and its declared range. `var` is the one Var that stands
+/// for it in every expression; `name` is the ONNX dim_param (or a generated
+/// name) users refer to it by.
 struct Symbol {
   std::string name;
   Range range;
+  Expr var;
 };
 
 class Graph {
@@ -213,10 +216,13 @@ public:
   void addOutput(Value *v) { outputs_.push_back(v); }
   void setOutput(size_t i, Value *v) { outputs_.at(i) = v; }
 
-  /// Declares a symbol; re-declaring narrows nothing (keeps the first range).
+  /// Declares a symbol and returns its Var; re-declaring returns the same Var
+  /// and narrows nothing (keeps the first range).
   Expr addSymbol(const std::string &name, Range range);
   const std::vector<Symbol> &symbols() const { return symbols_; }
   const Symbol *findSymbol(const std::string &name) const;
+  /// The symbol whose Var is \p var, or null.
+  const Symbol *findSymbol(const Var *var) const;
   void setSymbolRange(const std::string &name, Range r);
   RangeEnv rangeEnv() const;
 

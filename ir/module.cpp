@@ -3,6 +3,7 @@
 #include "ir/module.h"
 
 #include <algorithm>
+#include <map>
 
 namespace aotc {
 
@@ -14,7 +15,7 @@ const ModuleBuffer *LoopModule::findBuffer(const std::string &name) const {
 }
 
 std::vector<Expr> LoopModule::globalSize(const Kernel &k) {
-  std::vector<std::pair<int, Expr>> dims;
+  std::map<int, Expr> dims;
   Stmt s = k.body;
   while (s.defined()) {
     if (const LetStmt *l = s.as<LetStmt>()) {
@@ -24,11 +25,14 @@ std::vector<Expr> LoopModule::globalSize(const Kernel &k) {
     const For *f = s.as<For>();
     if (!f || f->forKind != ForKind::Parallel)
       break;
-    dims.emplace_back(f->dim, f->extent);
+    // Loops that share a dimension are flattened onto it.
+    auto it = dims.find(f->dim);
+    if (it == dims.end())
+      dims.emplace(f->dim, f->extent);
+    else
+      it->second = it->second * f->extent;
     s = f->body;
   }
-  std::sort(dims.begin(), dims.end(),
-            [](const auto &a, const auto &b) { return a.first < b.first; });
   std::vector<Expr> out;
   for (auto &d : dims)
     out.push_back(d.second);

@@ -3,6 +3,7 @@
 /// delinearize/relinearize recombination, and range-based proofs.
 #include "ir/simplify.h"
 
+#include "ir/status.h"
 #include "ir/visitor.h"
 
 #include <algorithm>
@@ -47,7 +48,7 @@ std::optional<Range> boundsOf(const Expr &e, const RangeEnv &env) {
     return Range{v, v};
   }
   case ExprKind::Var: {
-    if (const Range *r = env.find(e.as<Var>()->name))
+    if (const Range *r = env.find(e.as<Var>()))
       return *r;
     return std::nullopt;
   }
@@ -133,7 +134,7 @@ struct Linear {
   void addTerm(const Expr &atom, int64_t coef) {
     if (coef == 0)
       return;
-    std::string key = printExpr(atom);
+    std::string key = exprKey(atom);
     auto it = terms.find(key);
     if (it == terms.end()) {
       terms.emplace(key, Term{atom, coef});
@@ -207,7 +208,10 @@ public:
     }
     case ExprKind::Load: {
       auto *l = e.as<Load>();
-      return Load::make(l->type, l->buffer, simplify(l->index));
+      std::vector<Expr> idx;
+      for (const Expr &i : l->indices)
+        idx.push_back(simplify(i));
+      return Load::make(l->type, l->buffer, idx);
     }
     case ExprKind::Access: {
       auto *a = e.as<Access>();
@@ -456,7 +460,7 @@ private:
         l.add(toLinear(x.isConst(c) ? y : x), c);
         return fromLinear(l);
       }
-      if (printExpr(y) < printExpr(x))
+      if (exprKey(y) < exprKey(x))
         std::swap(x, y);
       return Binary::make(BinOp::Mul, x, y);
     }
@@ -581,12 +585,12 @@ protected:
     Expr v = run(op->value);
     RangeEnv saved = env_;
     if (auto r = boundsOf(v, env_))
-      env_.set(op->name, *r);
+      env_.set(op->var, *r);
     Stmt body = mutate(op->body);
     env_ = saved;
     if (v.sameAs(op->value) && body.sameAs(op->body))
       return self;
-    return LetStmt::make(op->name, v, body);
+    return LetStmt::make(op->var, v, body);
   }
 
 private:
@@ -620,8 +624,14 @@ bool proveEqual(const Expr &a, const Expr &b, const RangeEnv &env) {
   return d.isConstValue(0);
 }
 
-std::optional<int64_t> evaluate(const Expr &e,
-                                const std::map<std::string, int64_t> &values) {
+void RangeEnv::set(const Expr &var, Range r) {
+  const Var *v = var.as<Var>();
+  AOTC_CHECK(v, "range of something that is not a variable");
+  set(v, r);
+}
+
+std::optional<int64_t>
+evaluate(const Expr &e, const std::vector<std::pair<Expr, int64_t>> &values) {
   RangeEnv env;
   for (const auto &[k, v] : values)
     env.set(k, Range{v, v});

@@ -16,6 +16,8 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace aotc {
 
@@ -25,18 +27,20 @@ struct Range {
   int64_t max = 0;
 };
 
-/// Ranges known for named Vars. Loop variables get [min, min+extent-1] with
-/// the extent's own bounds.
+/// Ranges known for variables (by identity). Loop variables get
+/// [min, min+extent-1] with the extent's own bounds.
 class RangeEnv {
 public:
-  void set(const std::string &name, Range r) { ranges_[name] = r; }
-  const Range *find(const std::string &name) const {
-    auto it = ranges_.find(name);
+  void set(const Var *var, Range r) { ranges_[var->id] = r; }
+  /// \p var must be a Var.
+  void set(const Expr &var, Range r);
+  const Range *find(const Var *var) const {
+    auto it = ranges_.find(var->id);
     return it == ranges_.end() ? nullptr : &it->second;
   }
 
 private:
-  std::map<std::string, Range> ranges_;
+  std::map<uint64_t, Range> ranges_;
 };
 
 /// Constant bounds of an integer expression, if derivable.
@@ -54,8 +58,9 @@ bool proveLE(const Expr &a, const Expr &b, const RangeEnv &env = RangeEnv());
 /// True if a == b for every value (structurally after simplification).
 bool proveEqual(const Expr &a, const Expr &b, const RangeEnv &env = RangeEnv());
 
-/// Evaluates an integer expression whose Vars are all bound in \p values.
-std::optional<int64_t> evaluate(const Expr &e,
-                                const std::map<std::string, int64_t> &values);
+/// Evaluates an integer expression whose Vars are all bound in \p values
+/// (Var -> value pairs).
+std::optional<int64_t>
+evaluate(const Expr &e, const std::vector<std::pair<Expr, int64_t>> &values);
 
 } // namespace aotc

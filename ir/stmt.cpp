@@ -6,16 +6,23 @@
 
 namespace aotc {
 
-Stmt Store::make(const std::string &buffer, Expr index, Expr value) {
+Stmt Store::make(const std::string &buffer, std::vector<Expr> indices,
+                 Expr value) {
+  AOTC_CHECK(value.defined(), "store of an undefined value into " << buffer);
+  for (const Expr &i : indices)
+    AOTC_CHECK(i.defined(),
+               "store into '" << buffer << "' with undefined index");
   return Stmt(
-      std::make_shared<Store>(buffer, std::move(index), std::move(value)));
+      std::make_shared<Store>(buffer, std::move(indices), std::move(value)));
 }
-Stmt For::make(const std::string &var, Expr min, Expr extent, ForKind kind,
-               int dim, Stmt body) {
+Stmt For::make(Expr var, Expr min, Expr extent, ForKind kind, int dim,
+               Stmt body) {
+  AOTC_CHECK(var.as<Var>(), "loop variable is not a Var");
   AOTC_CHECK(kind == ForKind::Serial || min.isConstValue(0),
              "parallel loop must start at 0");
-  return Stmt(std::make_shared<For>(var, std::move(min), std::move(extent),
-                                    kind, dim, std::move(body)));
+  return Stmt(std::make_shared<For>(std::move(var), std::move(min),
+                                    std::move(extent), kind, dim,
+                                    std::move(body)));
 }
 Stmt Block::make(std::vector<Stmt> stmts) {
   std::vector<Stmt> flat;
@@ -31,17 +38,28 @@ Stmt Block::make(std::vector<Stmt> stmts) {
     return flat[0];
   return Stmt(std::make_shared<Block>(std::move(flat)));
 }
-Stmt LetStmt::make(const std::string &name, Expr value, Stmt body) {
-  return Stmt(
-      std::make_shared<LetStmt>(name, std::move(value), std::move(body)));
+Stmt LetStmt::make(Expr var, Expr value, Stmt body) {
+  AOTC_CHECK(var.as<Var>(), "let of a non-variable");
+  AOTC_CHECK(value.defined() && value.type() == var.type(),
+             "let " << var.as<Var>()->name << " of another type");
+  return Stmt(std::make_shared<LetStmt>(std::move(var), std::move(value),
+                                        std::move(body)));
 }
-Stmt LocalDecl::make(const std::string &name, DType type, Expr init,
-                     Stmt body) {
-  return Stmt(std::make_shared<LocalDecl>(name, type, std::move(init),
+Stmt LocalDecl::make(Expr var, Expr init, Stmt body) {
+  AOTC_CHECK(var.as<Var>(), "local that is not a variable");
+  return Stmt(std::make_shared<LocalDecl>(std::move(var), std::move(init),
                                           std::move(body)));
 }
-Stmt LocalAssign::make(const std::string &name, Expr value) {
-  return Stmt(std::make_shared<LocalAssign>(name, std::move(value)));
+Stmt LocalAssign::make(Expr var, Expr value) {
+  AOTC_CHECK(var.as<Var>(), "assignment to a non-variable");
+  return Stmt(std::make_shared<LocalAssign>(std::move(var), std::move(value)));
+}
+
+const KernelBuffer *Kernel::findBuffer(const std::string &n) const {
+  for (const KernelBuffer &b : buffers)
+    if (b.name == n)
+      return &b;
+  return nullptr;
 }
 Stmt IfThenElse::make(Expr cond, Stmt thenCase, Stmt elseCase) {
   return Stmt(std::make_shared<IfThenElse>(std::move(cond), std::move(thenCase),
@@ -55,15 +73,17 @@ std::string printStmt(const Stmt &s, int indent) {
   switch (s.kind()) {
   case StmtKind::Store: {
     auto *st = s.as<Store>();
-    return pad + st->buffer + "[" + printExpr(st->index) +
-           "] = " + printExpr(st->value) + "\n";
+    std::string idx;
+    for (size_t i = 0; i < st->indices.size(); ++i)
+      idx += (i ? ", " : "") + printExpr(st->indices[i]);
+    return pad + st->buffer + "[" + idx + "] = " + printExpr(st->value) + "\n";
   }
   case StmtKind::For: {
     auto *f = s.as<For>();
     std::string head = f->forKind == ForKind::Parallel
                            ? "parallel<" + std::to_string(f->dim) + "> "
                            : "for ";
-    return pad + head + f->var + " in [" + printExpr(f->min) + ", " +
+    return pad + head + printExpr(f->var) + " in [" + printExpr(f->min) + ", " +
            printExpr(f->min) + " + " + printExpr(f->extent) + ") {\n" +
            printStmt(f->body, indent + 1) + pad + "}\n";
   }
@@ -75,17 +95,17 @@ std::string printStmt(const Stmt &s, int indent) {
   }
   case StmtKind::LetStmt: {
     auto *l = s.as<LetStmt>();
-    return pad + "let " + l->name + " = " + printExpr(l->value) + "\n" +
-           printStmt(l->body, indent);
+    return pad + "let " + printExpr(l->var) + " = " + printExpr(l->value) +
+           "\n" + printStmt(l->body, indent);
   }
   case StmtKind::LocalDecl: {
     auto *l = s.as<LocalDecl>();
-    return pad + "var " + l->name + ": " + dtypeName(l->type) + " = " +
-           printExpr(l->init) + "\n" + printStmt(l->body, indent);
+    return pad + "var " + printExpr(l->var) + ": " + dtypeName(l->type()) +
+           " = " + printExpr(l->init) + "\n" + printStmt(l->body, indent);
   }
   case StmtKind::LocalAssign: {
     auto *l = s.as<LocalAssign>();
-    return pad + l->name + " = " + printExpr(l->value) + "\n";
+    return pad + printExpr(l->var) + " = " + printExpr(l->value) + "\n";
   }
   case StmtKind::IfThenElse: {
     auto *i = s.as<IfThenElse>();
@@ -104,10 +124,10 @@ std::string printKernel(const Kernel &k) {
   for (size_t i = 0; i < k.buffers.size(); ++i) {
     const KernelBuffer &b = k.buffers[i];
     out += (i ? ", " : "") + b.name + ": " + (b.written ? "out " : "") +
-           dtypeName(b.dtype) + "*";
+           dtypeName(b.dtype) + "[" + printExprs(b.shape) + "]";
   }
-  for (const std::string &s : k.symbols)
-    out += ", " + s + ": i64";
+  for (const Expr &s : k.symbols)
+    out += ", " + printExpr(s) + ": i64";
   out += std::string(")") + (k.wideIndex ? " [index64]" : "") + " {\n";
   out += printStmt(k.body, 1);
   return out + "}\n";

@@ -54,33 +54,38 @@ private:
   std::shared_ptr<const StmtNode> node_;
 };
 
-/// buffer[index] = value (index in elements).
+/// buffer[indices...] = value: one component per dimension of the buffer's
+/// shape in the kernel, like Load.
 struct Store : StmtNode {
   static constexpr StmtKind kKind = StmtKind::Store;
-  Store(std::string b, Expr i, Expr v)
-      : StmtNode(kKind), buffer(std::move(b)), index(std::move(i)),
+  Store(std::string b, std::vector<Expr> i, Expr v)
+      : StmtNode(kKind), buffer(std::move(b)), indices(std::move(i)),
         value(std::move(v)) {}
   std::string buffer;
-  Expr index, value;
-  static Stmt make(const std::string &buffer, Expr index, Expr value);
+  std::vector<Expr> indices;
+  Expr value;
+  static Stmt make(const std::string &buffer, std::vector<Expr> indices,
+                   Expr value);
 };
 
-/// Serial: an ordinary loop. Parallel: the loop is the ND-range dimension
-/// `dim` (get_global_id(dim)); min must be 0.
+/// Serial: an ordinary loop. Parallel: the loop runs on work-items of the
+/// ND-range dimension `dim`; min must be 0. Several nested Parallel loops may
+/// share one dimension: they are flattened onto it, the outermost loop most
+/// significant, so a kernel can iterate over a tensor of any rank.
 enum class ForKind { Serial, Parallel };
 
 struct For : StmtNode {
   static constexpr StmtKind kKind = StmtKind::For;
-  For(std::string v, Expr mn, Expr ext, ForKind k, int d, Stmt b)
+  For(Expr v, Expr mn, Expr ext, ForKind k, int d, Stmt b)
       : StmtNode(kKind), var(std::move(v)), min(std::move(mn)),
         extent(std::move(ext)), forKind(k), dim(d), body(std::move(b)) {}
-  std::string var;
+  Expr var; ///< the loop variable (a Var of type i64) this loop defines
   Expr min, extent;
   ForKind forKind;
   int dim;
   Stmt body;
-  static Stmt make(const std::string &var, Expr min, Expr extent, ForKind kind,
-                   int dim, Stmt body);
+  static Stmt make(Expr var, Expr min, Expr extent, ForKind kind, int dim,
+                   Stmt body);
 };
 
 struct Block : StmtNode {
@@ -90,38 +95,39 @@ struct Block : StmtNode {
   static Stmt make(std::vector<Stmt> stmts);
 };
 
-/// An immutable scalar binding visible in body.
+/// An immutable scalar binding of \p var, visible in body.
 struct LetStmt : StmtNode {
   static constexpr StmtKind kKind = StmtKind::LetStmt;
-  LetStmt(std::string n, Expr v, Stmt b)
-      : StmtNode(kKind), name(std::move(n)), value(std::move(v)),
+  LetStmt(Expr v, Expr val, Stmt b)
+      : StmtNode(kKind), var(std::move(v)), value(std::move(val)),
         body(std::move(b)) {}
-  std::string name;
+  Expr var;
   Expr value;
   Stmt body;
-  static Stmt make(const std::string &name, Expr value, Stmt body);
+  static Stmt make(Expr var, Expr value, Stmt body);
 };
 
-/// A mutable scalar local (an accumulator), initialized, visible in body.
+/// A mutable scalar local (an accumulator) \p var, initialized, visible in
+/// body. Its type is the Var's type.
 struct LocalDecl : StmtNode {
   static constexpr StmtKind kKind = StmtKind::LocalDecl;
-  LocalDecl(std::string n, DType t, Expr i, Stmt b)
-      : StmtNode(kKind), name(std::move(n)), type(t), init(std::move(i)),
+  LocalDecl(Expr v, Expr i, Stmt b)
+      : StmtNode(kKind), var(std::move(v)), init(std::move(i)),
         body(std::move(b)) {}
-  std::string name;
-  DType type;
+  Expr var;
   Expr init;
   Stmt body;
-  static Stmt make(const std::string &name, DType type, Expr init, Stmt body);
+  DType type() const { return var.type(); }
+  static Stmt make(Expr var, Expr init, Stmt body);
 };
 
 struct LocalAssign : StmtNode {
   static constexpr StmtKind kKind = StmtKind::LocalAssign;
-  LocalAssign(std::string n, Expr v)
-      : StmtNode(kKind), name(std::move(n)), value(std::move(v)) {}
-  std::string name;
+  LocalAssign(Expr v, Expr val)
+      : StmtNode(kKind), var(std::move(v)), value(std::move(val)) {}
+  Expr var;
   Expr value;
-  static Stmt make(const std::string &name, Expr value);
+  static Stmt make(Expr var, Expr value);
 };
 
 struct IfThenElse : StmtNode {
@@ -137,10 +143,14 @@ struct IfThenElse : StmtNode {
 /// How a kernel uses one of its buffer parameters.
 enum class BufferRole { Input, Output, Constant, Arena };
 
+/// A buffer parameter of a kernel: the module buffer it names (Loads and
+/// Stores use that name) and the shape the kernel indexes it with, which
+/// must not hold more elements than the module buffer.
 struct KernelBuffer {
-  std::string name; ///< the name Loads/Stores use
+  std::string name;
   DType dtype;
   bool written;
+  std::vector<Expr> shape;
 };
 
 /// One OpenCL kernel: buffers, the symbols it reads, and its body. The body's
@@ -148,9 +158,13 @@ struct KernelBuffer {
 struct Kernel {
   std::string name;
   std::vector<KernelBuffer> buffers;
-  std::vector<std::string> symbols; ///< symbolic sizes passed as long args
+  /// The symbol Vars (of LoopModule::symbols) the kernel reads, passed as
+  /// long arguments in this order.
+  std::vector<Expr> symbols;
   Stmt body;
   bool wideIndex = false; ///< index math in 64 bits
+
+  const KernelBuffer *findBuffer(const std::string &name) const;
 };
 
 std::string printStmt(const Stmt &s, int indent = 0);

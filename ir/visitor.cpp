@@ -2,6 +2,8 @@
 /// Default traversals of IRVisitor and IRMutator, and substitute().
 #include "ir/visitor.h"
 
+#include "ir/status.h"
+
 #include <map>
 
 namespace aotc {
@@ -43,13 +45,18 @@ void IRVisitor::visitCall(const Call *op) {
   for (const Expr &a : op->args)
     visit(a);
 }
-void IRVisitor::visitLoad(const Load *op) { visit(op->index); }
+void IRVisitor::visitLoad(const Load *op) {
+  for (const Expr &i : op->indices)
+    visit(i);
+}
 void IRVisitor::visitAccess(const Access *op) {
   for (const Expr &i : op->indices)
     visit(i);
 }
 void IRVisitor::visitStore(const Store *op) {
-  visit(op->index), visit(op->value);
+  for (const Expr &i : op->indices)
+    visit(i);
+  visit(op->value);
 }
 void IRVisitor::visitFor(const For *op) {
   visit(op->min), visit(op->extent), visit(op->body);
@@ -131,8 +138,13 @@ Expr IRMutator::mutateCall(const Call *op, const Expr &self) {
   return changed ? Call::make(op->type, op->name, args) : self;
 }
 Expr IRMutator::mutateLoad(const Load *op, const Expr &self) {
-  Expr i = mutate(op->index);
-  return i.sameAs(op->index) ? self : Load::make(op->type, op->buffer, i);
+  std::vector<Expr> idx;
+  bool changed = false;
+  for (const Expr &a : op->indices) {
+    idx.push_back(mutate(a));
+    changed |= !idx.back().sameAs(a);
+  }
+  return changed ? Load::make(op->type, op->buffer, idx) : self;
 }
 Expr IRMutator::mutateAccess(const Access *op, const Expr &self) {
   std::vector<Expr> idx;
@@ -145,10 +157,16 @@ Expr IRMutator::mutateAccess(const Access *op, const Expr &self) {
 }
 
 Stmt IRMutator::mutateStore(const Store *op, const Stmt &self) {
-  Expr i = mutate(op->index), v = mutate(op->value);
-  if (i.sameAs(op->index) && v.sameAs(op->value))
+  std::vector<Expr> idx;
+  bool changed = false;
+  for (const Expr &a : op->indices) {
+    idx.push_back(mutate(a));
+    changed |= !idx.back().sameAs(a);
+  }
+  Expr v = mutate(op->value);
+  if (!changed && v.sameAs(op->value))
     return self;
-  return Store::make(op->buffer, i, v);
+  return Store::make(op->buffer, idx, v);
 }
 Stmt IRMutator::mutateFor(const For *op, const Stmt &self) {
   Expr mn = mutate(op->min), ext = mutate(op->extent);
@@ -171,18 +189,18 @@ Stmt IRMutator::mutateLetStmt(const LetStmt *op, const Stmt &self) {
   Stmt b = mutate(op->body);
   if (v.sameAs(op->value) && b.sameAs(op->body))
     return self;
-  return LetStmt::make(op->name, v, b);
+  return LetStmt::make(op->var, v, b);
 }
 Stmt IRMutator::mutateLocalDecl(const LocalDecl *op, const Stmt &self) {
   Expr i = mutate(op->init);
   Stmt b = mutate(op->body);
   if (i.sameAs(op->init) && b.sameAs(op->body))
     return self;
-  return LocalDecl::make(op->name, op->type, i, b);
+  return LocalDecl::make(op->var, i, b);
 }
 Stmt IRMutator::mutateLocalAssign(const LocalAssign *op, const Stmt &self) {
   Expr v = mutate(op->value);
-  return v.sameAs(op->value) ? self : LocalAssign::make(op->name, v);
+  return v.sameAs(op->value) ? self : LocalAssign::make(op->var, v);
 }
 Stmt IRMutator::mutateIfThenElse(const IfThenElse *op, const Stmt &self) {
   Expr c = mutate(op->cond);
@@ -195,28 +213,33 @@ Stmt IRMutator::mutateIfThenElse(const IfThenElse *op, const Stmt &self) {
 namespace {
 class Substituter : public IRMutator {
 public:
-  explicit Substituter(const std::vector<std::pair<std::string, Expr>> &b) {
-    for (const auto &[k, v] : b)
-      map_[k] = v;
+  explicit Substituter(const VarBindings &b) {
+    for (const auto &[k, v] : b) {
+      const Var *var = k.as<Var>();
+      AOTC_CHECK(var, "substitute() of something that is not a variable");
+      map_[var->id] = v;
+    }
   }
 
 protected:
   Expr mutateVar(const Var *op, const Expr &self) override {
-    auto it = map_.find(op->name);
+    auto it = map_.find(op->id);
     return it == map_.end() ? self : it->second;
   }
 
 private:
-  std::map<std::string, Expr> map_;
+  std::map<uint64_t, Expr> map_;
 };
 } // namespace
 
-Expr substitute(const Expr &e,
-                const std::vector<std::pair<std::string, Expr>> &bindings) {
+Expr substitute(const Expr &e, const VarBindings &bindings) {
+  if (bindings.empty())
+    return e;
   return Substituter(bindings).mutate(e);
 }
-Stmt substitute(const Stmt &s,
-                const std::vector<std::pair<std::string, Expr>> &bindings) {
+Stmt substitute(const Stmt &s, const VarBindings &bindings) {
+  if (bindings.empty())
+    return s;
   return Substituter(bindings).mutate(s);
 }
 

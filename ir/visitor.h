@@ -37,10 +37,13 @@ protected:
 #undef AOTC_X
 };
 
-/// Replaces Vars by name (loop variables, symbols) with expressions.
-Expr substitute(const Expr &e,
-                const std::vector<std::pair<std::string, Expr>> &bindings);
-Stmt substitute(const Stmt &s,
-                const std::vector<std::pair<std::string, Expr>> &bindings);
+/// Variable -> replacement pairs for substitute(). The first of each pair is
+/// a Var; it is matched by identity.
+using VarBindings = std::vector<std::pair<Expr, Expr>>;
+
+/// Replaces every use of the bound Vars (all at once: a replacement is not
+/// substituted again) with their expressions.
+Expr substitute(const Expr &e, const VarBindings &bindings);
+Stmt substitute(const Stmt &s, const VarBindings &bindings);
 
 } // namespace aotc

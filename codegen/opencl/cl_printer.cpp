@@ -1,14 +1,19 @@
 /// \file
 /// LoopModule -> OpenCL C. One KernelPrinter per kernel walks the statement
-/// tree, renames every IR name to a sanitized, unique identifier, checks what
-/// the scheduler promised (no Access left, every name bound, parallel loops
-/// outermost) and prints indented C.
+/// tree with one Namer, which issues every identifier the kernel uses: IR
+/// variables are objects, bound by identity, so a model's names never reach
+/// the output and never clash. The printer checks what the scheduler promised
+/// (no Access left, every variable bound before use, parallel loops
+/// outermost), linearizes multi-dimensional loads and stores, and prints
+/// indented C.
 #include "codegen/opencl/cl_printer.h"
 
 #include "codegen/opencl/identifiers.h"
+#include "ir/indexing.h"
 #include "ir/visitor.h"
 
 #include <algorithm>
+#include <cctype>
 #include <map>
 #include <set>
 
@@ -29,10 +34,6 @@ protected:
   }
   AOTC_FOR_EACH_EXPR(AOTC_X)
 #undef AOTC_X
-  void visitLocalDecl(const LocalDecl *op) override {
-    found |= op->type == DType::Float64;
-    IRVisitor::visitLocalDecl(op);
-  }
 };
 
 bool usesF64(const Kernel &k) {
@@ -44,25 +45,23 @@ bool usesF64(const Kernel &k) {
   return f.found;
 }
 
-/// What an IR name is bound to inside a kernel.
+/// What a variable is bound to inside a kernel.
 struct Binding {
   enum Kind { LoopVar, Let, Local, Symbol } kind;
   std::string ident;
-  DType type;
 };
 
 struct BufferInfo {
   std::string ident;
-  DType dtype;
-  bool written;
+  const KernelBuffer *buffer;
 };
 
 class KernelPrinter;
 
-/// Rewrites an expression for printing: IR names become identifiers, integer
-/// literals inside overloaded builtins get an explicit type (OpenCL's
-/// `min(long, int)` is ambiguous), and Access nodes or unbound names are
-/// recorded as errors.
+/// Rewrites an expression for printing: loads are linearized over their
+/// buffer's kernel shape, integer literals inside overloaded builtins get an
+/// explicit type (OpenCL's `min(long, int)` is ambiguous), and Access nodes,
+/// unbound variables and unknown buffers are recorded as errors.
 class ExprRewriter : public IRMutator {
 public:
   explicit ExprRewriter(const KernelPrinter &p) : p_(p) {}
@@ -104,27 +103,33 @@ bool isParenthesized(const std::string &s) {
   return true;
 }
 
-/// \p s in parentheses, without doubling them.
+/// \p s in parentheses, without doubling them; a lone identifier or number
+/// needs none.
 std::string parenthesized(const std::string &s) {
-  return isParenthesized(s) ? s : "(" + s + ")";
+  bool atom = !s.empty() && std::all_of(s.begin(), s.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+  });
+  return atom || isParenthesized(s) ? s : "(" + s + ")";
 }
 
 class KernelPrinter {
 public:
-  explicit KernelPrinter(const Kernel &k) : k_(k) {}
+  KernelPrinter(const Kernel &k, const LoopModule &m) : k_(k), m_(m) {
+    for (const Symbol &s : m.symbols)
+      env_.set(s.var, s.range);
+  }
 
   Status print(std::string &out);
 
-  const Binding *lookup(const std::string &name) const {
-    for (auto it = scope_.rbegin(); it != scope_.rend(); ++it)
-      if (it->first == name)
-        return &it->second;
-    return nullptr;
+  const Binding *lookup(const Var *v) const {
+    auto it = scope_.find(v->id);
+    return it == scope_.end() ? nullptr : &it->second;
   }
   const BufferInfo *buffer(const std::string &name) const {
     auto it = buffers_.find(name);
     return it == buffers_.end() ? nullptr : &it->second;
   }
+  const RangeEnv &env() const { return env_; }
   Status error(const std::string &msg) const {
     return Status::error("kernel '" + k_.name + "': " + msg);
   }
@@ -138,45 +143,36 @@ private:
   Status printIf(const IfThenElse *i);
   Expected<std::string> expr(const Expr &e, const char *what);
 
-  /// A fresh identifier for \p name (and for name+suffix for each suffix)
-  /// that no live name uses and that is not reserved.
-  std::string fresh(const std::string &name,
-                    const std::vector<std::string> &suffixes = {});
-  void bind(const std::string &name, Binding b) {
-    scope_.emplace_back(name, std::move(b));
-  }
-  void unbind() { scope_.pop_back(); }
-  void openBlock() { blocks_.emplace_back(); }
-  void closeBlock() {
-    for (const std::string &id : blocks_.back())
-      live_.erase(id);
-    blocks_.pop_back();
-  }
+  /// Binds \p var to a fresh identifier; fails if it is already bound (a
+  /// variable is defined once).
+  Expected<std::string> bind(const Expr &var, Binding::Kind kind,
+                             const std::string &prefix = "");
+  void unbind(const Expr &var) { scope_.erase(var.as<Var>()->id); }
   void line(const std::string &s) {
     body_ += std::string(2 * indent_, ' ') + s + "\n";
   }
+  /// Range of a loop variable over [min, min + extent), if derivable.
+  void learnLoopRange(const Expr &var, const Expr &min, const Expr &extent);
 
   const Kernel &k_;
+  const LoopModule &m_;
+  Namer namer_;
   std::map<std::string, BufferInfo> buffers_;
-  /// Bindings in IR scope order; the innermost is last.
-  std::vector<std::pair<std::string, Binding>> scope_;
-  /// Identifiers visible in the C code being printed, and those each open C
-  /// block declared.
-  std::set<std::string> live_;
-  std::vector<std::vector<std::string>> blocks_;
+  /// Variables in scope, by identity.
+  std::map<uint64_t, Binding> scope_;
+  /// Every variable ever bound in this kernel (each is defined once).
+  std::set<uint64_t> defined_;
+  RangeEnv env_;
   std::string params_;
   std::string body_;
   int indent_ = 1;
 };
 
 Expr ExprRewriter::mutateVar(const Var *op, const Expr &self) {
-  const Binding *b = p_.lookup(op->name);
-  if (!b) {
+  if (!p_.lookup(op))
     fail(p_.error("variable '" + op->name +
                   "' is neither bound in the kernel nor one of its symbols"));
-    return self;
-  }
-  return b->ident == op->name ? self : Var::make(b->ident, op->type);
+  return self;
 }
 
 Expr ExprRewriter::mutateLoad(const Load *op, const Expr &self) {
@@ -186,14 +182,21 @@ Expr ExprRewriter::mutateLoad(const Load *op, const Expr &self) {
                   "' that is not a parameter of the kernel"));
     return self;
   }
-  if (std::string(dtypeCLName(op->type)) != dtypeCLName(b->dtype))
+  if (std::string(dtypeCLName(op->type)) != dtypeCLName(b->buffer->dtype))
     fail(p_.error(std::string("load of ") + dtypeName(op->type) +
                   " from buffer '" + op->buffer + "' of type " +
-                  dtypeName(b->dtype)));
-  Expr index = mutate(op->index);
-  if (b->ident == op->buffer && index.sameAs(op->index))
+                  dtypeName(b->buffer->dtype)));
+  if (op->indices.size() != b->buffer->shape.size()) {
+    fail(p_.error("load from buffer '" + op->buffer + "' with " +
+                  std::to_string(op->indices.size()) +
+                  " indices; its shape has rank " +
+                  std::to_string(b->buffer->shape.size())));
     return self;
-  return Load::make(op->type, b->ident, index);
+  }
+  // Linearize first: the simplifier would fold the typed literals that the
+  // rewrite adds.
+  Expr flat = simplify(linearize(op->indices, b->buffer->shape), p_.env());
+  return Load::make(op->type, op->buffer, {mutate(flat)});
 }
 
 Expr ExprRewriter::mutateAccess(const Access *op, const Expr &self) {
@@ -227,27 +230,23 @@ Expr ExprRewriter::mutateCall(const Call *op, const Expr &self) {
   return changed ? Call::make(op->type, op->name, args) : self;
 }
 
-std::string KernelPrinter::fresh(const std::string &name,
-                                 const std::vector<std::string> &suffixes) {
-  std::string base = sanitizeIdentifier(name);
-  auto usable = [&](const std::string &id) {
-    if (live_.count(id) || isReservedIdentifier(id))
-      return false;
-    for (const std::string &s : suffixes)
-      if (live_.count(id + s) || isReservedIdentifier(id + s))
-        return false;
-    return true;
-  };
-  std::string id = base;
-  for (int n = 1; !usable(id); ++n)
-    id = base + "_" + std::to_string(n);
-  live_.insert(id);
-  blocks_.back().push_back(id);
-  for (const std::string &s : suffixes) {
-    live_.insert(id + s);
-    blocks_.back().push_back(id + s);
-  }
+Expected<std::string> KernelPrinter::bind(const Expr &var, Binding::Kind kind,
+                                          const std::string &prefix) {
+  const Var *v = var.as<Var>();
+  if (!v)
+    return error("a binding of something that is not a variable");
+  if (!defined_.insert(v->id).second)
+    return error("variable '" + v->name + "' is defined twice");
+  std::string id = namer_.fresh(prefix + v->name);
+  scope_[v->id] = Binding{kind, id};
   return id;
+}
+
+void KernelPrinter::learnLoopRange(const Expr &var, const Expr &min,
+                                   const Expr &extent) {
+  auto rm = boundsOf(min, env_), re = boundsOf(extent, env_);
+  if (rm && re && re->max >= 1)
+    env_.set(var, Range{rm->min, rm->max + re->max - 1});
 }
 
 Expected<std::string> KernelPrinter::expr(const Expr &e, const char *what) {
@@ -257,31 +256,31 @@ Expected<std::string> KernelPrinter::expr(const Expr &e, const char *what) {
   Expr out = r.mutate(e);
   if (!r.status.isOk())
     return r.status;
-  return printExpr(out, PrintDialect::OpenCL);
+  VarNamer names = [this](const Var &v) {
+    const Binding *b = lookup(&v);
+    return b ? b->ident : std::string("<unbound>");
+  };
+  // Loads were rewritten to flat indices over their buffer's identifier.
+  struct BufferRenamer : IRMutator {
+    const KernelPrinter *p;
+    Expr mutateLoad(const Load *op, const Expr &self) override {
+      Expr e = IRMutator::mutateLoad(op, self);
+      const Load *l = e.as<Load>();
+      return Load::make(l->type, p->buffer(l->buffer)->ident, l->indices);
+    }
+  } renamer;
+  renamer.p = this;
+  return printExpr(renamer.mutate(out), PrintDialect::OpenCL, &names);
 }
 
 Status KernelPrinter::declareParams() {
-  // Symbols first: their identifiers are fixed, so buffers and locals give
-  // way to them.
-  std::vector<std::string> symbolParams;
-  for (const std::string &s : k_.symbols) {
-    std::string id = symbolIdent(s);
-    if (lookup(s))
-      return error("symbol '" + s + "' is listed twice");
-    if (live_.count(id))
-      return error("symbols '" + s + "' and another symbol both print as '" +
-                   id + "'");
-    live_.insert(id);
-    blocks_.back().push_back(id);
-    bind(s, {Binding::Symbol, id, DType::Int64});
-    symbolParams.push_back("const long " + id);
-  }
+  namer_.reserve(k_.name);
   std::vector<std::string> params;
   for (const KernelBuffer &b : k_.buffers) {
     if (buffers_.count(b.name))
       return error("buffer '" + b.name + "' is listed twice");
-    std::string id = fresh(b.name, {"_base", "_off"});
-    buffers_[b.name] = {id, b.dtype, b.written};
+    std::string id = namer_.fresh(b.name, {"_base", "_off"});
+    buffers_[b.name] = {id, &b};
     std::string elem =
         std::string(b.written ? "" : "const ") + dtypeCLName(b.dtype);
     params.push_back("__global " + elem + " *" + id + "_base, ulong " + id +
@@ -290,9 +289,30 @@ Status KernelPrinter::declareParams() {
          " *)((__global " + (b.written ? "" : "const ") + "char *)" + id +
          "_base + " + id + "_off);");
   }
-  params.insert(params.end(), symbolParams.begin(), symbolParams.end());
+  // Symbols follow the buffers, in Kernel::symbols order.
+  for (const Expr &s : k_.symbols) {
+    const Var *v = s.as<Var>();
+    if (!v)
+      return error("a symbol that is not a variable");
+    bool known = false;
+    for (const Symbol &sym : m_.symbols)
+      known |= sym.var.as<Var>()->id == v->id;
+    if (!known)
+      return error("symbol '" + v->name + "' is not a symbol of the module");
+    if (lookup(v))
+      return error("symbol '" + v->name + "' is listed twice");
+    AOTC_ASSIGN_OR_RETURN(std::string id, bind(s, Binding::Symbol, "s_"));
+    params.push_back("const long " + id);
+  }
   for (size_t i = 0; i < params.size(); ++i)
     params_ += "    " + params[i] + (i + 1 < params.size() ? ",\n" : "");
+  // Buffer shapes may read symbols; they must be parameters.
+  for (const KernelBuffer &b : k_.buffers)
+    for (const Expr &d : b.shape)
+      for (const Expr &v : freeVars(d))
+        if (!lookup(v.as<Var>()))
+          return error("the shape of buffer '" + b.name + "' reads '" +
+                       v.as<Var>()->name + "', which is not a kernel symbol");
   return Status::ok();
 }
 
@@ -301,28 +321,25 @@ Status KernelPrinter::print(std::string &out) {
     return error("the name is not a usable OpenCL identifier");
   if (!k_.body.defined())
     return error("the kernel has no body");
-  openBlock();
   AOTC_RETURN_IF_ERROR(declareParams());
   AOTC_RETURN_IF_ERROR(printOuter(k_.body));
-  closeBlock();
   out += "__kernel void " + k_.name + "(";
   out += params_.empty() ? "void" : "\n" + params_;
   out += ") {\n" + body_ + "}\n";
   return Status::ok();
 }
 
-/// The outermost nest: LetStmts and Parallel loops, which become work-item
-/// ids. LoopModule::globalSize reads the same nest.
+/// The outermost nest: Parallel loops, which become work-items, and the
+/// LetStmts between them. Loops that share an ND-range dimension are
+/// flattened onto it (the outermost most significant); the variables of one
+/// dimension are all computed where its first loop is, so their extents must
+/// not depend on anything bound later. LoopModule::globalSize reads the same
+/// nest.
 Status KernelPrinter::printOuter(const Stmt &body) {
+  std::map<int, std::vector<const For *>> dims;
   Stmt s = body;
-  std::vector<int> dims;
-  while (s.defined()) {
+  for (;;) {
     if (const LetStmt *l = s.as<LetStmt>()) {
-      AOTC_ASSIGN_OR_RETURN(std::string v, expr(l->value, "let value"));
-      std::string id = fresh(l->name);
-      line("const " + std::string(dtypeCLName(l->value.type())) + " " + id +
-           " = " + v + ";");
-      bind(l->name, {Binding::Let, id, l->value.type()});
       s = l->body;
       continue;
     }
@@ -330,29 +347,68 @@ Status KernelPrinter::printOuter(const Stmt &body) {
     if (!f || f->forKind != ForKind::Parallel)
       break;
     if (f->dim < 0 || f->dim > 2)
-      return error("parallel loop '" + f->var + "' has dimension " +
-                   std::to_string(f->dim) + " (must be 0, 1 or 2)");
-    if (std::find(dims.begin(), dims.end(), f->dim) != dims.end())
-      return error("two parallel loops use dimension " +
-                   std::to_string(f->dim));
+      return error("parallel loop '" + f->var.as<Var>()->name +
+                   "' has dimension " + std::to_string(f->dim) +
+                   " (must be 0, 1 or 2)");
     if (!f->min.isConstValue(0))
-      return error("parallel loop '" + f->var + "' does not start at 0");
-    dims.push_back(f->dim);
-    AOTC_ASSIGN_OR_RETURN(std::string ext, expr(f->extent, "loop extent"));
-    std::string id = fresh(f->var);
-    line("const long " + id + " = get_global_id(" + std::to_string(f->dim) +
-         ");");
-    line("if (" + id + " >= " + ext + ") return;");
-    bind(f->var, {Binding::LoopVar, id, DType::Int64});
+      return error("parallel loop '" + f->var.as<Var>()->name +
+                   "' does not start at 0");
+    dims[f->dim].push_back(f);
     s = f->body;
   }
-  std::sort(dims.begin(), dims.end());
-  for (size_t i = 0; i < dims.size(); ++i)
-    if (dims[i] != static_cast<int>(i))
+  Stmt inner = s;
+  int expect = 0;
+  for (const auto &[d, loops] : dims)
+    if (d != expect++)
       return error("parallel loop dimensions are not 0.." +
                    std::to_string(dims.size() - 1));
+  if (dims.empty()) {
+    // One work-item does the work; the runtime may launch more.
+    line("if (get_global_id(0) != 0) return;");
+  }
+  std::set<int> done;
+  for (s = body; !s.sameAs(inner);) {
+    if (const LetStmt *l = s.as<LetStmt>()) {
+      AOTC_ASSIGN_OR_RETURN(std::string v, expr(l->value, "let value"));
+      AOTC_ASSIGN_OR_RETURN(std::string id, bind(l->var, Binding::Let));
+      line("const " + std::string(dtypeCLName(l->value.type())) + " " + id +
+           " = " + v + ";");
+      s = l->body;
+      continue;
+    }
+    const For *first = s.as<For>();
+    s = first->body;
+    if (!done.insert(first->dim).second)
+      continue;
+    const std::vector<const For *> &loops = dims[first->dim];
+    std::vector<std::string> ext;
+    for (const For *f : loops) {
+      AOTC_ASSIGN_OR_RETURN(std::string e, expr(f->extent, "loop extent"));
+      ext.push_back(parenthesized(e));
+    }
+    std::string d = std::to_string(first->dim);
+    std::string gid = namer_.fresh("gid" + d);
+    std::string total;
+    for (const std::string &e : ext)
+      total += (total.empty() ? "" : " * ") + e;
+    line("const long " + gid + " = get_global_id(" + d + ");");
+    line("if (" + gid + " >= " + total + ") return;");
+    // Innermost first: i_n = g % E_n, then g / E_n for the next.
+    std::string rest = gid;
+    for (size_t j = loops.size(); j-- > 0;) {
+      const For *f = loops[j];
+      AOTC_ASSIGN_OR_RETURN(std::string id, bind(f->var, Binding::LoopVar));
+      learnLoopRange(f->var, f->min, f->extent);
+      if (j == 0) {
+        line("const long " + id + " = " + rest + ";");
+      } else {
+        line("const long " + id + " = " + rest + " % " + ext[j] + ";");
+        rest = "(" + rest + " / " + ext[j] + ")";
+      }
+    }
+  }
   // The kernel returns here, so the outer bindings need no unwinding.
-  return printStmt(s);
+  return printStmt(inner);
 }
 
 Status KernelPrinter::printStore(const Store *st) {
@@ -360,16 +416,22 @@ Status KernelPrinter::printStore(const Store *st) {
   if (!b)
     return error("store into buffer '" + st->buffer +
                  "' that is not a parameter of the kernel");
-  if (!b->written)
+  if (!b->buffer->written)
     return error("store into buffer '" + st->buffer +
                  "' that the kernel declares read-only");
-  AOTC_ASSIGN_OR_RETURN(std::string idx, expr(st->index, "store index"));
+  if (st->indices.size() != b->buffer->shape.size())
+    return error("store into buffer '" + st->buffer + "' with " +
+                 std::to_string(st->indices.size()) +
+                 " indices; its shape has rank " +
+                 std::to_string(b->buffer->shape.size()));
+  Expr flat = simplify(linearize(st->indices, b->buffer->shape), env_);
+  AOTC_ASSIGN_OR_RETURN(std::string idx, expr(flat, "store index"));
   AOTC_ASSIGN_OR_RETURN(std::string val, expr(st->value, "stored value"));
   DType vt = st->value.type();
-  if (std::string(dtypeCLName(vt)) != dtypeCLName(b->dtype))
+  if (std::string(dtypeCLName(vt)) != dtypeCLName(b->buffer->dtype))
     return error(std::string("store of a ") + dtypeName(vt) +
                  " value into buffer '" + st->buffer + "' of type " +
-                 dtypeName(b->dtype));
+                 dtypeName(b->buffer->dtype));
   if (vt == DType::Bool)
     val = "(uchar)" + parenthesized(val);
   line(b->ident + "[" + idx + "] = " + val + ";");
@@ -380,16 +442,16 @@ Status KernelPrinter::printSerialFor(const For *f) {
   AOTC_ASSIGN_OR_RETURN(std::string mn, expr(f->min, "loop min"));
   Expr end = f->min.isConstValue(0) ? f->extent : f->min + f->extent;
   AOTC_ASSIGN_OR_RETURN(std::string bound, expr(end, "loop extent"));
-  openBlock();
-  std::string id = fresh(f->var);
+  AOTC_ASSIGN_OR_RETURN(std::string id, bind(f->var, Binding::LoopVar));
   line("for (long " + id + " = " + mn + "; " + id + " < " + bound + "; ++" +
        id + ") {");
-  bind(f->var, {Binding::LoopVar, id, DType::Int64});
+  RangeEnv saved = env_;
+  learnLoopRange(f->var, f->min, f->extent);
   ++indent_;
   Status st = printStmt(f->body);
   --indent_;
-  unbind();
-  closeBlock();
+  env_ = saved;
+  unbind(f->var);
   line("}");
   return st;
 }
@@ -404,11 +466,9 @@ Status KernelPrinter::printIf(const IfThenElse *i) {
         break;
       line("} else {");
     }
-    openBlock();
     ++indent_;
     Status st = printStmt(cases[n]);
     --indent_;
-    closeBlock();
     AOTC_RETURN_IF_ERROR(st);
   }
   line("}");
@@ -424,7 +484,7 @@ Status KernelPrinter::printStmt(const Stmt &s) {
   case StmtKind::For: {
     const For *f = s.as<For>();
     if (f->forKind == ForKind::Parallel)
-      return error("parallel loop '" + f->var +
+      return error("parallel loop '" + f->var.as<Var>()->name +
                    "' is not in the kernel's outermost loop nest");
     return printSerialFor(f);
   }
@@ -435,40 +495,39 @@ Status KernelPrinter::printStmt(const Stmt &s) {
   case StmtKind::LetStmt: {
     const LetStmt *l = s.as<LetStmt>();
     AOTC_ASSIGN_OR_RETURN(std::string v, expr(l->value, "let value"));
-    std::string id = fresh(l->name);
+    AOTC_ASSIGN_OR_RETURN(std::string id, bind(l->var, Binding::Let));
     line("const " + std::string(dtypeCLName(l->value.type())) + " " + id +
          " = " + v + ";");
-    bind(l->name, {Binding::Let, id, l->value.type()});
     Status st = printStmt(l->body);
-    unbind();
+    unbind(l->var);
     return st;
   }
   case StmtKind::LocalDecl: {
     const LocalDecl *d = s.as<LocalDecl>();
     AOTC_ASSIGN_OR_RETURN(std::string init, expr(d->init, "local init"));
-    if (std::string(dtypeCLName(d->init.type())) != dtypeCLName(d->type))
-      return error(std::string("local '") + d->name + "' of type " +
-                   dtypeName(d->type) + " initialized with a " +
-                   dtypeName(d->init.type()));
-    std::string id = fresh(d->name);
-    line(std::string(dtypeCLName(d->type)) + " " + id + " = " + init + ";");
-    bind(d->name, {Binding::Local, id, d->type});
+    if (std::string(dtypeCLName(d->init.type())) != dtypeCLName(d->type()))
+      return error(std::string("local '") + d->var.as<Var>()->name +
+                   "' of type " + dtypeName(d->type()) +
+                   " initialized with a " + dtypeName(d->init.type()));
+    AOTC_ASSIGN_OR_RETURN(std::string id, bind(d->var, Binding::Local));
+    line(std::string(dtypeCLName(d->type())) + " " + id + " = " + init + ";");
     Status st = printStmt(d->body);
-    unbind();
+    unbind(d->var);
     return st;
   }
   case StmtKind::LocalAssign: {
     const LocalAssign *a = s.as<LocalAssign>();
-    const Binding *b = lookup(a->name);
+    const Var *v = a->var.as<Var>();
+    const Binding *b = v ? lookup(v) : nullptr;
     if (!b || b->kind != Binding::Local)
-      return error("assignment to '" + a->name +
+      return error("assignment to '" + (v ? v->name : std::string("?")) +
                    "', which is not a local in scope");
-    AOTC_ASSIGN_OR_RETURN(std::string v, expr(a->value, "assigned value"));
-    if (std::string(dtypeCLName(a->value.type())) != dtypeCLName(b->type))
+    AOTC_ASSIGN_OR_RETURN(std::string val, expr(a->value, "assigned value"));
+    if (std::string(dtypeCLName(a->value.type())) != dtypeCLName(v->type))
       return error(std::string("assignment of a ") +
-                   dtypeName(a->value.type()) + " to local '" + a->name +
-                   "' of type " + dtypeName(b->type));
-    line(b->ident + " = " + v + ";");
+                   dtypeName(a->value.type()) + " to local '" + v->name +
+                   "' of type " + dtypeName(v->type));
+    line(b->ident + " = " + val + ";");
     return Status::ok();
   }
   case StmtKind::IfThenElse:
@@ -498,7 +557,7 @@ Expected<std::string> emitOpenCL(const LoopModule &m) {
     out += "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n";
   for (size_t i = 0; i < m.kernels.size(); ++i) {
     out += "\n// Kernel " + std::to_string(i) + ": " + m.kernels[i].name + "\n";
-    AOTC_RETURN_IF_ERROR(KernelPrinter(m.kernels[i]).print(out));
+    AOTC_RETURN_IF_ERROR(KernelPrinter(m.kernels[i], m).print(out));
   }
   return out;
 }

@@ -7,7 +7,7 @@
 /// buffers as `long` arguments in Kernel::symbols order. The outermost
 /// Parallel loops read get_global_id(dim) and return when past their extent,
 /// because the runtime rounds the global size up. Names are sanitized with
-/// the rules of identifiers.h (symbols print as symbolIdent(name)).
+/// a Namer (identifiers.h): no name from the model is used as is.
 #pragma once
 
 #include "ir/module.h"

@@ -116,8 +116,26 @@ std::string sanitizeIdentifier(const std::string &s) {
   return out;
 }
 
-std::string symbolIdent(const std::string &name) {
-  return "s_" + replaceNonIdentChars(name);
+std::string Namer::fresh(const std::string &hint,
+                         const std::vector<std::string> &suffixes) {
+  // Long model names make unreadable code; 40 characters keep them
+  // recognizable.
+  std::string base = sanitizeIdentifier(hint.substr(0, 40));
+  auto usable = [&](const std::string &id) {
+    if (used_.count(id) || isReservedIdentifier(id))
+      return false;
+    for (const std::string &s : suffixes)
+      if (used_.count(id + s) || isReservedIdentifier(id + s))
+        return false;
+    return true;
+  };
+  std::string id = base;
+  for (int n = 1; !usable(id); ++n)
+    id = base + "_" + std::to_string(n);
+  used_.insert(id);
+  for (const std::string &s : suffixes)
+    used_.insert(id + s);
+  return id;
 }
 
 std::string cStringLiteral(const std::string &s) {

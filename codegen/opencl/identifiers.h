@@ -8,7 +8,9 @@
 /// emitted languages spell a name the same way.
 #pragma once
 
+#include <set>
 #include <string>
+#include <vector>
 
 namespace aotc {
 
@@ -25,12 +27,25 @@ bool isReservedIdentifier(const std::string &s);
 /// starts with a digit. Not injective; callers uniquify.
 std::string sanitizeIdentifier(const std::string &s);
 
-/// The identifier of a symbolic size in kernels and in the wrapper: "s_"
-/// followed by \p name with every character outside [A-Za-z0-9_] replaced by
-/// '_' (`batch` -> `s_batch`, `seq.len` -> `s_seq_len`). The prefix keeps
-/// symbols apart from keywords and from every other generated name. Distinct
-/// names can map to one identifier; the emitters reject such modules.
-std::string symbolIdent(const std::string &name);
+/// Issues the identifiers of one emitted scope (one kernel, the wrapper): the
+/// only source of names in emitted code. Every identifier it returns is a
+/// valid C identifier, is not reserved (isReservedIdentifier), and differs
+/// from every identifier it issued or was told to reserve, so IR variables
+/// (which are objects, not names) can never clash in the output, whatever
+/// names the model used.
+class Namer {
+public:
+  /// Marks \p ident (a fixed name the emitted code uses) as taken.
+  void reserve(const std::string &ident) { used_.insert(ident); }
+  bool taken(const std::string &ident) const { return used_.count(ident) != 0; }
+  /// A fresh identifier derived from \p hint (sanitized and shortened);
+  /// the identifier followed by each of \p suffixes is fresh and taken too.
+  std::string fresh(const std::string &hint,
+                    const std::vector<std::string> &suffixes = {});
+
+private:
+  std::set<std::string> used_;
+};
 
 /// \p s as a C/C++/OpenCL string literal, quotes included. Quotes, backslashes
 /// and non-printable bytes are escaped (octal, so no escape runs into the next

@@ -2,8 +2,9 @@
 /// LoopModule -> the C++ wrapper. The emitter prints, top to bottom: the
 /// prelude, the descriptor tables, arena_bytes(), output_shapes(), run() and
 /// the AotcModelDesc. Every symbolic expression is checked to read only
-/// symbols and printed in the Cxx dialect with symbols renamed to
-/// symbolIdent(name); each function binds just the symbols it reads.
+/// symbols and printed in the Cxx dialect; one Namer issues the identifier of
+/// every symbol (symbols are Vars, matched by identity), and each function
+/// binds just the symbols it reads.
 #include "codegen/wrapper/wrapper_emitter.h"
 
 #include "codegen/opencl/identifiers.h"
@@ -102,7 +103,11 @@ private:
 
   const LoopModule &m_;
   const WrapperOptions &opts_;
-  std::map<std::string, int> symbolIndex_;
+  /// Symbol Var id -> index in m_.symbols.
+  std::map<uint64_t, int> symbolIndex_;
+  /// The identifier of each symbol (by index).
+  std::vector<std::string> symbolIdents_;
+  Namer namer_;
   size_t numMetadata_ = 0; ///< key/value pairs
   std::string out_;
 };
@@ -116,16 +121,17 @@ Expected<std::string> WrapperEmitter::cxx(const Expr &e,
   reads.visit(e);
   if (reads.found)
     return makeError(what, " reads a buffer: ", printExpr(e));
-  std::vector<std::pair<std::string, Expr>> renames;
-  for (const std::string &v : freeVars(e)) {
-    auto it = symbolIndex_.find(v);
+  for (const Expr &v : freeVars(e)) {
+    auto it = symbolIndex_.find(v.as<Var>()->id);
     if (it == symbolIndex_.end())
-      return makeError(what, " depends on '", v,
+      return makeError(what, " depends on '", v.as<Var>()->name,
                        "', which is not a symbol: ", printExpr(e));
     used.insert(it->second);
-    renames.emplace_back(v, Var::make(symbolIdent(v), DType::Int64));
   }
-  return printExpr(substitute(e, renames), PrintDialect::Cxx);
+  VarNamer names = [this](const Var &v) {
+    return symbolIdents_.at(symbolIndex_.at(v.id));
+  };
+  return printExpr(e, PrintDialect::Cxx, &names);
 }
 
 std::string WrapperEmitter::bindSymbols(const std::set<int> &used) const {
@@ -133,22 +139,30 @@ std::string WrapperEmitter::bindSymbols(const std::set<int> &used) const {
     return "  (void)s;\n";
   std::string out;
   for (int i : used)
-    out += "  const int64_t " + symbolIdent(m_.symbols[i].name) + " = s[" +
-           std::to_string(i) + "];\n";
+    out += "  const int64_t " + symbolIdents_[i] + " = s[" + std::to_string(i) +
+           "];\n";
   return out;
 }
 
 Status WrapperEmitter::checkSymbols() {
-  std::map<std::string, std::string> idents;
+  // The fixed names of the generated code; symbols get fresh ones.
+  for (const char *fixed :
+       {"s",          "dims",         "ctx",           "args",    "global",
+        "err",        "arena_bytes",  "output_shapes", "run",     "int64_t",
+        "uint64_t",   "int32_t",      "uint32_t",      "int8_t",  "uint8_t",
+        "nullptr",    "kModelDesc",   "kSymbols",      "kInputs", "kOutputs",
+        "kConstants", "kKernelNames", "kMetadata"})
+    namer_.reserve(fixed);
+  std::set<std::string> names;
   for (size_t i = 0; i < m_.symbols.size(); ++i) {
     const Symbol &s = m_.symbols[i];
-    if (symbolIndex_.count(s.name))
+    const Var *v = s.var.as<Var>();
+    if (!v)
+      return makeError("symbol '", s.name, "' has no variable");
+    if (symbolIndex_.count(v->id) || !names.insert(s.name).second)
       return makeError("symbol '", s.name, "' is declared twice");
-    auto [it, fresh] = idents.emplace(symbolIdent(s.name), s.name);
-    if (!fresh)
-      return makeError("symbols '", it->second, "' and '", s.name,
-                       "' both print as '", it->first, "'");
-    symbolIndex_[s.name] = static_cast<int>(i);
+    symbolIndex_[v->id] = static_cast<int>(i);
+    symbolIdents_.push_back(namer_.fresh("s_" + s.name));
   }
   if (m_.symbols.empty())
     return Status::ok();
@@ -185,8 +199,8 @@ Status WrapperEmitter::emitTensors(const std::vector<ModuleTensor> &ts,
       const Var *var = dim.as<Var>();
       if (dim.isConst(v)) {
         out_ += "    {" + i64(v) + ", -1, " + text + "},\n";
-      } else if (var && symbolIndex_.count(var->name)) {
-        out_ += "    {0, " + std::to_string(symbolIndex_.at(var->name)) + ", " +
+      } else if (var && symbolIndex_.count(var->id)) {
+        out_ += "    {0, " + std::to_string(symbolIndex_.at(var->id)) + ", " +
                 text + "},\n";
       } else if (inputs) {
         return makeError("input '", t.name, "' dim ", d, " is '",
@@ -364,21 +378,21 @@ Expected<std::string> WrapperEmitter::emitLaunch(size_t index,
 
   // The ND-range: the outermost Parallel loops, with the LetStmts between
   // them substituted into their extents.
-  std::vector<std::pair<std::string, Expr>> lets;
-  std::vector<Expr> extents;
+  VarBindings lets;
   std::set<int> dims;
   for (Stmt s = k.body; s.defined();) {
     if (const LetStmt *l = s.as<LetStmt>()) {
-      lets.emplace_back(l->name, l->value);
+      lets.emplace_back(l->var, l->value);
       s = l->body;
       continue;
     }
     const For *f = s.as<For>();
     if (!f || f->forKind != ForKind::Parallel)
       break;
-    if (f->dim < 0 || f->dim > 2 || !dims.insert(f->dim).second)
-      return fail(Status::error("bad or repeated parallel dimension " +
-                                std::to_string(f->dim)));
+    if (f->dim < 0 || f->dim > 2)
+      return fail(
+          Status::error("bad parallel dimension " + std::to_string(f->dim)));
+    dims.insert(f->dim);
     s = f->body;
   }
   if (!dims.empty() && *dims.rbegin() != static_cast<int>(dims.size()) - 1)
@@ -402,14 +416,16 @@ Expected<std::string> WrapperEmitter::emitLaunch(size_t index,
       return fail(a.status());
     args += "        " + *a;
   }
-  for (const std::string &name : k.symbols) {
-    auto it = symbolIndex_.find(name);
+  for (const Expr &sym : k.symbols) {
+    const Var *v = sym.as<Var>();
+    auto it = v ? symbolIndex_.find(v->id) : symbolIndex_.end();
     if (it == symbolIndex_.end())
-      return fail(
-          Status::error("symbol '" + name + "' is not declared by the module"));
+      return fail(Status::error("symbol '" + (v ? v->name : std::string("?")) +
+                                "' is not declared by the module"));
     used.insert(it->second);
     args += "        {AOTC_ARG_I64, " + std::to_string(it->second) + ", " +
-            symbolIdent(name) + "},  // " + commentText(name) + "\n";
+            symbolIdents_[it->second] + "},  // " +
+            commentText(m_.symbols[it->second].name) + "\n";
   }
   size_t nargs = k.buffers.size() + k.symbols.size();
 

@@ -40,7 +40,7 @@ struct WrapperOptions {
 /// Emits the C++ wrapper of \p m: symbol, input, output, constant, kernel and
 /// metadata tables, arena_bytes(), output_shapes(), run() (one
 /// aotc_rt_launch per kernel, in order, returning the first error) and
-/// `aotc_model_desc()`. Symbols print as symbolIdent(name). Deterministic.
+/// `aotc_model_desc()`. Symbol identifiers come from one Namer. Deterministic.
 /// Returns an error when the module is inconsistent: a kernel buffer or
 /// symbol the module does not declare, an expression over something other
 /// than symbols, an input dim that is neither a constant nor a symbol, a

@@ -28,8 +28,8 @@ Status lowerMatMul(const Node &n, LowerCtx &ctx) {
   int ra = a->type().rank(), rb = b->type().rank(), ro = out->type().rank();
   if (ra < 1 || rb < 1)
     return makeError(n.describe(), ": MatMul of a scalar");
-  std::vector<Expr> o = LowerCtx::idxVars(ro);
-  Expr k = LowerCtx::rvar(0);
+  std::vector<Expr> o = ctx.idxVars(ro);
+  Expr k = ctx.rvar(0);
   // Output layout: batch..., [m if ra > 1], [n if rb > 1].
   int nb = ro - (ra > 1) - (rb > 1);
   auto batchIdx = [&](const Value *v, int r) {
@@ -74,7 +74,7 @@ Status lowerGemm(const Node &n, LowerCtx &ctx) {
   const Value *a = n.input(0), *b = n.input(1), *c = n.input(2);
   const Value *out = n.output(0);
   DType t = out->type().dtype;
-  Expr i = LowerCtx::idx(0), j = LowerCtx::idx(1), k = LowerCtx::rvar(0);
+  Expr i = ctx.idx(0), j = ctx.idx(1), k = ctx.rvar(0);
   TensorDef d = contraction(out);
   d.reduceExtents = {a->type().dims[transA ? 0 : 1]};
   d.body = bin(BinOp::Mul,
@@ -82,7 +82,7 @@ Status lowerGemm(const Node &n, LowerCtx &ctx) {
                                        : std::vector<Expr>{i, k}),
                ctx.readValue(b, transB ? std::vector<Expr>{j, k}
                                        : std::vector<Expr>{k, j}));
-  Expr acc = Var::make("acc", t);
+  Expr acc = ctx.acc(t);
   Expr e = alpha == 1.0 ? acc : bin(BinOp::Mul, literal(t, alpha), acc);
   if (c && beta != 0.0) {
     Expr cv = ctx.readBroadcast(ctx.defOf(c), out->type().dims, {i, j});
@@ -141,15 +141,15 @@ Status lowerConv(const Node &n, LowerCtx &ctx) {
     return makeError(n.describe(),
                      ": output channels must be static and divisible by group");
   Expr cg = w->type().dims[1]; // input channels per group
-  std::vector<Expr> o = LowerCtx::idxVars(out->type().rank());
+  std::vector<Expr> o = ctx.idxVars(out->type().rank());
   Expr g = floorDiv(o[1], Expr(m / group));
-  Expr ci = g * cg + LowerCtx::rvar(0);
-  std::vector<Expr> xi = {o[0], ci}, wi = {o[1], LowerCtx::rvar(0)};
+  Expr ci = g * cg + ctx.rvar(0);
+  std::vector<Expr> xi = {o[0], ci}, wi = {o[1], ctx.rvar(0)};
   Expr inBounds;
   TensorDef d = contraction(out);
   d.reduceExtents.push_back(cg);
   for (int k = 0; k < s; ++k) {
-    Expr r = LowerCtx::rvar(1 + k);
+    Expr r = ctx.rvar(1 + k);
     Expr pos = o[2 + k] * Expr(strides[k]) - Expr(pads[k]) + r * Expr(dil[k]);
     xi.push_back(pos);
     wi.push_back(r);
@@ -162,8 +162,7 @@ Status lowerConv(const Node &n, LowerCtx &ctx) {
   Expr xv = Select::make(inBounds, ctx.readValue(x, xi), literal(t, 0));
   d.body = bin(BinOp::Mul, xv, ctx.readValue(w, wi));
   if (bias)
-    d.epilogue =
-        bin(BinOp::Add, Var::make("acc", t), ctx.readValue(bias, {o[1]}));
+    d.epilogue = bin(BinOp::Add, ctx.acc(t), ctx.readValue(bias, {o[1]}));
   ctx.bind(out, ctx.add(std::move(d)));
   return Status::ok();
 }

@@ -21,7 +21,7 @@ Expr bin(BinOp op, const Expr &a, const Expr &b) {
 Expr operand(const Node &n, size_t i, LowerCtx &ctx) {
   const TensorType &out = n.output(0)->type();
   return ctx.readBroadcast(ctx.defOf(n.input(i)), out.dims,
-                           LowerCtx::idxVars(out.rank()));
+                           ctx.idxVars(out.rank()));
 }
 
 /// A scalar (0-d or single-element) optional input, or \p def when omitted.

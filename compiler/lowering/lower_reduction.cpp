@@ -80,7 +80,7 @@ Status lowerReduce(const Node &n, LowerCtx &ctx) {
     std::vector<Expr> ext;
     for (int a : axes)
       ext.push_back(x->type().dims[a]);
-    epi = bin(BinOp::Div, Var::make("acc", t), Cast::make(t, product(ext)));
+    epi = bin(BinOp::Div, ctx.acc(t), Cast::make(t, product(ext)));
   }
   int id = addAxisReduction(
       ctx, out->name(), t, x->type().dims, axes, keepdims != 0, comb,
@@ -126,7 +126,7 @@ Status lowerSoftmax(const Node &n, LowerCtx &ctx) {
         return Call::make(t, "exp", {shifted(idx)});
       },
       Expr());
-  std::vector<Expr> iv = LowerCtx::idxVars(rank);
+  std::vector<Expr> iv = ctx.idxVars(rank);
   std::vector<Expr> si = iv;
   for (int a : axes)
     si[a] = Expr(0);
@@ -151,7 +151,7 @@ Status lowerPool(const Node &n, LowerCtx &ctx) {
   bool global =
       n.op() == OpKind::GlobalAveragePool || n.op() == OpKind::GlobalMaxPool;
   bool isMax = n.op() == OpKind::MaxPool || n.op() == OpKind::GlobalMaxPool;
-  std::vector<Expr> o = LowerCtx::idxVars(out->type().rank());
+  std::vector<Expr> o = ctx.idxVars(out->type().rank());
   std::vector<Expr> inSpatial(xt.dims.begin() + 2, xt.dims.end());
   TensorDef d;
   d.kind = TensorDef::Kind::Reduction;
@@ -160,11 +160,11 @@ Status lowerPool(const Node &n, LowerCtx &ctx) {
   d.shape = out->type().dims;
   d.combiner = isMax ? Combiner::Max : Combiner::Sum;
   int xid = ctx.defOf(x);
-  Expr acc = Var::make("acc", t);
+  Expr acc = ctx.acc(t);
   if (global) {
     std::vector<Expr> xi = {o[0], o[1]};
     for (int k = 0; k < s; ++k) {
-      xi.push_back(LowerCtx::rvar(k));
+      xi.push_back(ctx.rvar(k));
       d.reduceExtents.push_back(inSpatial[k]);
     }
     d.body = ctx.read(xid, xi);
@@ -187,7 +187,7 @@ Status lowerPool(const Node &n, LowerCtx &ctx) {
   std::vector<Expr> xi = {o[0], o[1]};
   Expr inBounds, count = Expr(1);
   for (int k = 0; k < s; ++k) {
-    Expr r = LowerCtx::rvar(k);
+    Expr r = ctx.rvar(k);
     Expr start = o[2 + k] * Expr(strides[k]) - Expr(pads[k]);
     Expr pos = start + r * Expr(dil[k]);
     xi.push_back(pos);
@@ -226,7 +226,7 @@ Status lowerBatchNorm(const Node &n, LowerCtx &ctx) {
                          ": training-mode outputs are not supported");
   AOTC_ASSIGN_OR_RETURN(double eps, n.attrFloat("epsilon", 1e-5));
   const TensorType &t = out->type();
-  std::vector<Expr> iv = LowerCtx::idxVars(t.rank());
+  std::vector<Expr> iv = ctx.idxVars(t.rank());
   Expr c = t.rank() > 1 ? iv[1] : Expr(0);
   auto param = [&](size_t i) { return ctx.readValue(n.input(i), {c}); };
   Expr x = ctx.readValue(n.input(0), iv);

@@ -32,7 +32,7 @@ Expected<std::vector<int64_t>> constInts(const Node &n, const Value *v,
 
 Status lowerReshapeLike(const Node &n, LowerCtx &ctx) {
   const Value *x = n.input(0), *out = n.output(0);
-  std::vector<Expr> o = LowerCtx::idxVars(out->type().rank());
+  std::vector<Expr> o = ctx.idxVars(out->type().rank());
   std::vector<Expr> in =
       delinearize(linearize(o, out->type().dims), x->type().dims);
   ctx.addPointwise(out, ctx.readValue(x, in), /*isView=*/true);
@@ -44,7 +44,7 @@ Status lowerSqueezeLike(const Node &n, LowerCtx &ctx) {
   // in order and read index 0 on the input's size-1 dims.
   const Value *x = n.input(0), *out = n.output(0);
   const auto &xd = x->type().dims, &od = out->type().dims;
-  std::vector<Expr> o = LowerCtx::idxVars(od.size());
+  std::vector<Expr> o = ctx.idxVars(od.size());
   std::vector<Expr> in;
   size_t j = 0;
   for (size_t k = 0; k < xd.size(); ++k) {
@@ -72,7 +72,7 @@ Status lowerTranspose(const Node &n, LowerCtx &ctx) {
   if ((int)perm.size() != r)
     return makeError(n.describe(), ": 'perm' has ", perm.size(),
                      " values for rank ", r);
-  std::vector<Expr> o = LowerCtx::idxVars(r), in(r);
+  std::vector<Expr> o = ctx.idxVars(r), in(r);
   for (int k = 0; k < r; ++k) {
     if (perm[k] < 0 || perm[k] >= r)
       return makeError(n.describe(), ": bad 'perm' value ", perm[k]);
@@ -90,7 +90,7 @@ Status lowerConcat(const Node &n, LowerCtx &ctx) {
     axis += r;
   if (axis < 0 || axis >= r)
     return makeError(n.describe(), ": axis out of range");
-  std::vector<Expr> o = LowerCtx::idxVars(r);
+  std::vector<Expr> o = ctx.idxVars(r);
   // Walk the inputs backwards, building select(i < start_k, earlier, x_k).
   std::vector<Expr> starts;
   Expr start = Expr(0);
@@ -126,7 +126,7 @@ Status lowerGather(const Node &n, LowerCtx &ctx) {
     axis += rd;
   if (axis < 0 || axis >= rd)
     return makeError(n.describe(), ": axis out of range");
-  std::vector<Expr> o = LowerCtx::idxVars(out->type().rank());
+  std::vector<Expr> o = ctx.idxVars(out->type().rank());
   std::vector<Expr> ii(o.begin() + axis, o.begin() + axis + ri);
   Expr raw = Cast::make(DType::Int64, ctx.readValue(indices, ii));
   Expr dim = data->type().dims[axis];
@@ -157,7 +157,7 @@ Status lowerSlice(const Node &n, LowerCtx &ctx) {
       axes.push_back(static_cast<int64_t>(k));
   if (steps.empty())
     steps.assign(starts.size(), 1);
-  std::vector<Expr> o = LowerCtx::idxVars(r), in = o;
+  std::vector<Expr> o = ctx.idxVars(r), in = o;
   for (size_t k = 0; k < axes.size(); ++k) {
     int64_t a = axes[k] < 0 ? axes[k] + r : axes[k];
     if (a < 0 || a >= r || steps[k] == 0)
@@ -199,7 +199,7 @@ Status lowerPad(const Node &n, LowerCtx &ctx) {
     AOTC_ASSIGN_OR_RETURN(double v, n.attrFloat("value", 0.0));
     fill = literal(t, v);
   }
-  std::vector<Expr> o = LowerCtx::idxVars(r), in;
+  std::vector<Expr> o = ctx.idxVars(r), in;
   Expr inBounds;
   for (int k = 0; k < r; ++k) {
     Expr p = o[k] - Expr(pads[k]);
@@ -232,7 +232,7 @@ Status lowerShapeOp(const Node &n, LowerCtx &ctx) {
     const Value *out = n.output(0);
     ctx.addPointwise(out,
                      ctx.readBroadcast(ctx.defOf(n.input(0)), out->type().dims,
-                                       LowerCtx::idxVars(out->type().rank())),
+                                       ctx.idxVars(out->type().rank())),
                      /*isView=*/true);
     return Status::ok();
   }

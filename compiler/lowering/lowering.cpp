@@ -19,7 +19,22 @@ int LowerCtx::add(TensorDef d) {
   return static_cast<int>(out_.defs.size()) - 1;
 }
 
-std::vector<Expr> LowerCtx::idxVars(int rank) {
+const Expr &FormalVars::get(std::vector<Expr> &v, const char *prefix, int k,
+                            DType t) const {
+  AOTC_CHECK(k >= 0, "negative formal variable index");
+  while (static_cast<int>(v.size()) <= k)
+    v.push_back(Var::make(prefix + std::to_string(v.size()), t));
+  return v[k];
+}
+
+const Expr &FormalVars::acc(DType t) const {
+  auto it = acc_.find(t);
+  if (it == acc_.end())
+    it = acc_.emplace(t, Var::make("acc", t)).first;
+  return it->second;
+}
+
+std::vector<Expr> FormalVars::idxVars(int rank) const {
   std::vector<Expr> v;
   for (int k = 0; k < rank; ++k)
     v.push_back(idx(k));
@@ -127,14 +142,14 @@ int addAxisReduction(LowerCtx &ctx, const std::string &name, DType dtype,
   for (int k = 0; k < (int)inShape.size(); ++k) {
     bool reduced = std::find(axes.begin(), axes.end(), k) != axes.end();
     if (reduced) {
-      inIdx.push_back(LowerCtx::rvar(r++));
+      inIdx.push_back(ctx.rvar(r++));
       d.reduceExtents.push_back(inShape[k]);
       if (keepdims) {
         d.shape.push_back(Expr(1));
         ++outPos;
       }
     } else {
-      inIdx.push_back(LowerCtx::idx(outPos++));
+      inIdx.push_back(ctx.idx(outPos++));
       d.shape.push_back(inShape[k]);
     }
   }
@@ -158,7 +173,7 @@ bool lowerKnownValue(const Value *v, LowerCtx &ctx) {
     return false;
   Expr body = Cast::make(t, elems.back());
   for (int k = (int)elems.size() - 2; k >= 0; --k)
-    body = Select::make(cmp(BinOp::EQ, LowerCtx::idx(0), Expr(k)),
+    body = Select::make(cmp(BinOp::EQ, ctx.idx(0), Expr(k)),
                         Cast::make(t, elems[k]), body);
   if (v->type().rank() == 0)
     body = Cast::make(t, elems[0]);

@@ -2,10 +2,12 @@
 /// Lowering: every Graph IR node becomes one or more TensorDefs, compute
 /// definitions in Loop IR terms.
 ///
-/// A TensorDef defines a tensor as a function of its output index (variables
-/// i0, i1, ...): pointwise (one expression), reduction (an expression over the
-/// output index and reduction variables r0, r1, ..., folded by a combiner,
-/// then an epilogue over `acc`), or a leaf (graph input, constant). Reads of
+/// A TensorDef defines a tensor as a function of its output index (the formal
+/// variables i0, i1, ... of FormalVars): pointwise (one expression), reduction
+/// (an expression over the output index and reduction variables r0, r1, ...,
+/// folded by a combiner, then an epilogue over the accumulator `acc`), or a
+/// leaf (graph input, constant). Formal variables are Vars like any other:
+/// they are distinct from every symbol whatever its name. Reads of
 /// other tensors are Access nodes; views (reshape, transpose, squeeze, ...) are
 /// pointwise defs that only re-index another tensor, so they cost no kernel
 /// once the scheduler inlines them. The scheduler (compiler/schedule) decides
@@ -23,6 +25,24 @@
 namespace aotc {
 
 enum class Combiner { Sum, Max, Min };
+
+/// The formal variables every def is written over, created on first use and
+/// shared by all defs of one LoweredGraph: the output index i<k>, the
+/// reduction index r<k> and the accumulator of an epilogue (one per dtype).
+/// Consumers substitute them (substitute()) to instantiate a def.
+class FormalVars {
+public:
+  const Expr &idx(int k) const { return get(idx_, "i", k, DType::Int64); }
+  const Expr &rvar(int k) const { return get(r_, "r", k, DType::Int64); }
+  const Expr &acc(DType t) const;
+  std::vector<Expr> idxVars(int rank) const;
+
+private:
+  const Expr &get(std::vector<Expr> &v, const char *prefix, int k,
+                  DType t) const;
+  mutable std::vector<Expr> idx_, r_;
+  mutable std::map<DType, Expr> acc_;
+};
 
 struct TensorDef {
   enum class Kind { Input, Constant, Pointwise, Reduction };
@@ -42,7 +62,8 @@ struct TensorDef {
   // Reductions.
   std::vector<Expr> reduceExtents;
   Combiner combiner = Combiner::Sum;
-  /// Over i0.. and the accumulator Var "acc"; undefined means acc itself.
+  /// Over i0.. and the accumulator FormalVars::acc(dtype); undefined means
+  /// the accumulator itself.
   Expr epilogue;
   /// A contraction (MatMul, Conv) reads each input element many times, so its
   /// producers are materialized rather than recomputed per read.
@@ -57,6 +78,7 @@ struct LoweredGraph {
   std::vector<int> outputs; ///< def of each graph output
   std::vector<std::string> outputNames;
   RangeEnv env; ///< symbol ranges
+  FormalVars vars;
 
   std::string print() const;
 };
@@ -79,9 +101,10 @@ public:
   int add(TensorDef d);
   void bind(const Value *v, int id) { valueDefs_[v] = id; }
 
-  static Expr idx(int k) { return Var::make("i" + std::to_string(k)); }
-  static Expr rvar(int k) { return Var::make("r" + std::to_string(k)); }
-  static std::vector<Expr> idxVars(int rank);
+  const Expr &idx(int k) const { return out_.vars.idx(k); }
+  const Expr &rvar(int k) const { return out_.vars.rvar(k); }
+  const Expr &acc(DType t) const { return out_.vars.acc(t); }
+  std::vector<Expr> idxVars(int rank) const { return out_.vars.idxVars(rank); }
 
   /// Access to \p id at a full multi-index.
   Expr read(int id, std::vector<Expr> indices) const;

@@ -69,25 +69,25 @@ int nodeCount(const Expr &e) {
 
 /// True if every access to \p r in \p e reads the element at the output
 /// index i0, i1, ... of a tensor of rank \p rank.
-bool readsAtIdentity(const Expr &e, int r, const TensorDef &consumer,
-                     const RangeEnv &symbols) {
+bool readsAtIdentity(const LoweredGraph &lg, const Expr &e, int r,
+                     const TensorDef &consumer) {
   // Index variables range over the consumer's shape.
-  RangeEnv env = symbols;
+  RangeEnv env = lg.env;
   for (int k = 0; k < consumer.rank(); ++k)
-    if (auto b = boundsOf(consumer.shape[k], symbols); b && b->max >= 1)
-      env.set("i" + std::to_string(k), Range{0, b->max - 1});
+    if (auto b = boundsOf(consumer.shape[k], lg.env); b && b->max >= 1)
+      env.set(lg.vars.idx(k), Range{0, b->max - 1});
   int rank = consumer.rank();
   struct V : IRVisitor {
     int r, rank;
     const RangeEnv *env;
+    const FormalVars *vars;
     bool ok = true;
     void visitAccess(const Access *op) override {
       if (op->tensor == r) {
         if ((int)op->indices.size() != rank)
           ok = false;
         for (int k = 0; ok && k < rank; ++k)
-          ok = structurallyEqual(simplify(op->indices[k], *env),
-                                 LowerCtx::idx(k));
+          ok = structurallyEqual(simplify(op->indices[k], *env), vars->idx(k));
       }
       IRVisitor::visitAccess(op);
     }
@@ -95,6 +95,7 @@ bool readsAtIdentity(const Expr &e, int r, const TensorDef &consumer,
   v.r = r;
   v.rank = rank;
   v.env = &env;
+  v.vars = &lg.vars;
   v.visit(e);
   return v.ok;
 }
@@ -116,7 +117,7 @@ void separateOutputs(LoweredGraph &lg) {
       copy.name = lg.outputNames[k];
       copy.dtype = src.dtype;
       copy.shape = src.shape;
-      copy.body = Access::make(src.dtype, id, LowerCtx::idxVars(src.rank()));
+      copy.body = Access::make(src.dtype, id, lg.vars.idxVars(src.rank()));
       lg.defs.push_back(std::move(copy));
       id = static_cast<int>(lg.defs.size()) - 1;
       lg.outputs[k] = id;
@@ -240,8 +241,7 @@ FusionPlan planFusion(const LoweredGraph &lg) {
     bool sameShape = true;
     for (int k = 0; k < md.rank(); ++k)
       sameShape &= proveEqual(md.shape[k], rd.shape[k], lg.env);
-    if (!sameShape ||
-        !readsAtIdentity(inlined[m], static_cast<int>(r), md, lg.env))
+    if (!sameShape || !readsAtIdentity(lg, inlined[m], static_cast<int>(r), md))
       continue;
     plan.decisions[r] = Decision::FuseIntoConsumer;
     plan.fusedReduction[m] = static_cast<int>(r);

@@ -4,8 +4,6 @@
 /// Loads, and for reductions an accumulator over serial reduction loops.
 #include "compiler/schedule/schedule.h"
 
-#include "ir/indexing.h"
-
 #include "ir/visitor.h"
 
 #include <cctype>
@@ -17,11 +15,12 @@ namespace {
 
 using Decision = FusionPlan::Decision;
 
-std::vector<std::pair<std::string, Expr>>
-indexBindings(const std::vector<Expr> &idx) {
-  std::vector<std::pair<std::string, Expr>> b;
+/// Formal index variables of a def -> the indices it is read at.
+VarBindings indexBindings(const FormalVars &vars,
+                          const std::vector<Expr> &idx) {
+  VarBindings b;
   for (size_t k = 0; k < idx.size(); ++k)
-    b.emplace_back("i" + std::to_string(k), idx[k]);
+    b.emplace_back(vars.idx(static_cast<int>(k)), idx[k]);
   return b;
 }
 
@@ -37,7 +36,7 @@ protected:
     if (plan_.decisions[a->tensor] != Decision::Inline)
       return e;
     const TensorDef &d = lg_.defs[a->tensor];
-    return mutate(substitute(d.body, indexBindings(a->indices)));
+    return mutate(substitute(d.body, indexBindings(lg_.vars, a->indices)));
   }
 
 private:
@@ -60,8 +59,7 @@ protected:
     if (a->tensor == fused_)
       return fusedValue_;
     const TensorDef &d = lg_.defs[a->tensor];
-    return Load::make(d.dtype, bufferName(lg_, a->tensor),
-                      linearize(a->indices, d.shape));
+    return Load::make(d.dtype, bufferName(lg_, a->tensor), a->indices);
   }
 
 private:
@@ -113,40 +111,54 @@ Expr initial(Combiner c, DType t) {
   return Expr();
 }
 
-/// Buffers a statement reads and writes, sorted by name.
-std::vector<KernelBuffer> kernelBuffers(const Stmt &s) {
+/// Buffers a statement reads and writes, sorted by name, with their module
+/// shapes.
+Expected<std::vector<KernelBuffer>> kernelBuffers(const Stmt &s,
+                                                  const LoopModule &m) {
   struct V : IRVisitor {
     std::map<std::string, KernelBuffer> bufs;
     void visitLoad(const Load *op) override {
-      bufs.emplace(op->buffer, KernelBuffer{op->buffer, op->type, false});
+      bufs.emplace(op->buffer, KernelBuffer{op->buffer, op->type, false, {}});
       IRVisitor::visitLoad(op);
     }
     void visitStore(const Store *op) override {
-      auto &b = bufs.emplace(op->buffer,
-                             KernelBuffer{op->buffer, op->value.type(), true})
-                    .first->second;
+      auto &b =
+          bufs.emplace(op->buffer,
+                       KernelBuffer{op->buffer, op->value.type(), true, {}})
+              .first->second;
       b.written = true;
       IRVisitor::visitStore(op);
     }
   } v;
   v.visit(s);
   std::vector<KernelBuffer> out;
-  for (auto &[k, b] : v.bufs)
+  for (auto &[k, b] : v.bufs) {
+    const ModuleBuffer *mb = m.findBuffer(k);
+    if (!mb)
+      return makeError("internal error: kernel reads buffer '", k,
+                       "', which the module does not declare");
+    b.shape = mb->shape;
     out.push_back(b);
+  }
   return out;
 }
 
-std::vector<std::string> kernelSymbols(const Stmt &s,
-                                       const std::set<std::string> &symbols) {
+/// The module symbols a statement reads, in module order.
+std::vector<Expr> kernelSymbols(const Stmt &s,
+                                const std::vector<Symbol> &symbols) {
   struct V : IRVisitor {
-    std::set<std::string> names;
-    void visitVar(const Var *op) override { names.insert(op->name); }
+    std::set<uint64_t> ids;
+    void visitVar(const Var *op) override { ids.insert(op->id); }
+    void visitFor(const For *op) override {
+      ids.insert(op->var.as<Var>()->id);
+      IRVisitor::visitFor(op);
+    }
   } v;
   v.visit(s);
-  std::vector<std::string> out;
-  for (const std::string &n : v.names)
-    if (symbols.count(n))
-      out.push_back(n);
+  std::vector<Expr> out;
+  for (const Symbol &sym : symbols)
+    if (v.ids.count(sym.var.as<Var>()->id))
+      out.push_back(sym.var);
   return out;
 }
 
@@ -172,55 +184,67 @@ std::string bufferName(const LoweredGraph &lg, int def) {
 }
 
 Expected<Kernel> buildKernel(const LoweredGraph &lg, const FusionPlan &plan,
-                             int def, int kernelIndex,
-                             const std::set<std::string> &symbols) {
+                             int def, int kernelIndex, const LoopModule &m) {
   const TensorDef &d = lg.defs[def];
   int red =
       d.kind == TensorDef::Kind::Reduction ? def : plan.fusedReduction[def];
-  Expr x = Var::make("x");
-  Expr total = simplify(product(d.shape), lg.env);
-  std::vector<Expr> idx = delinearize(x, d.shape);
-  auto bindings = indexBindings(idx);
+  // The iteration domain: one loop per output dim, all flattened onto
+  // ND-range dimension 0; every loop variable is new to this kernel.
+  std::vector<Expr> idx;
+  for (int k = 0; k < d.rank(); ++k)
+    idx.push_back(Var::make("i" + std::to_string(k)));
+  VarBindings bindings = indexBindings(lg.vars, idx);
   std::string out = bufferName(lg, def);
+  auto instantiate = [&](const Expr &e, const VarBindings &b, int fused,
+                         const Expr &fusedValue) {
+    Expr v = substitute(inlineProducers(lg, plan, e), b);
+    return Materializer(lg, fused, fusedValue).mutate(v);
+  };
 
   Stmt body;
   if (red < 0) {
-    Expr v = substitute(inlineProducers(lg, plan, d.body), bindings);
-    v = Materializer(lg, -1, Expr()).mutate(v);
-    body = Store::make(out, x, v);
+    body = Store::make(out, idx, instantiate(d.body, bindings, -1, Expr()));
   } else {
     const TensorDef &rd = lg.defs[red];
     Expr acc = Var::make("acc", rd.dtype);
-    Expr term = substitute(inlineProducers(lg, plan, rd.body), bindings);
-    term = Materializer(lg, -1, Expr()).mutate(term);
-    Stmt loop = LocalAssign::make("acc", combine(rd.combiner, acc, term));
+    std::vector<Expr> rvars;
+    VarBindings rb = bindings;
+    for (size_t k = 0; k < rd.reduceExtents.size(); ++k) {
+      rvars.push_back(Var::make("r" + std::to_string(k)));
+      rb.emplace_back(lg.vars.rvar(static_cast<int>(k)), rvars.back());
+    }
+    Expr term = instantiate(rd.body, rb, -1, Expr());
+    Stmt loop = LocalAssign::make(acc, combine(rd.combiner, acc, term));
     for (int k = static_cast<int>(rd.reduceExtents.size()) - 1; k >= 0; --k)
-      loop = For::make("r" + std::to_string(k), Expr(0), rd.reduceExtents[k],
-                       ForKind::Serial, 0, loop);
+      loop = For::make(rvars[k], Expr(0), rd.reduceExtents[k], ForKind::Serial,
+                       0, loop);
     Expr result = acc;
     if (rd.epilogue.defined()) {
-      result = substitute(inlineProducers(lg, plan, rd.epilogue), bindings);
-      result = Materializer(lg, -1, Expr()).mutate(result);
+      VarBindings eb = bindings;
+      eb.emplace_back(lg.vars.acc(rd.dtype), acc);
+      result = instantiate(rd.epilogue, eb, -1, Expr());
     }
     Stmt finish;
     if (red == def) {
-      finish = Store::make(out, x, result);
+      finish = Store::make(out, idx, result);
     } else {
-      Expr v = substitute(inlineProducers(lg, plan, d.body), bindings);
-      v = Materializer(lg, red, Var::make("red", rd.dtype)).mutate(v);
-      finish = LetStmt::make("red", result, Store::make(out, x, v));
+      Expr redVar = Var::make("red", rd.dtype);
+      Expr v = instantiate(d.body, bindings, red, redVar);
+      finish = LetStmt::make(redVar, result, Store::make(out, idx, v));
     }
-    body = LocalDecl::make("acc", rd.dtype, initial(rd.combiner, rd.dtype),
+    body = LocalDecl::make(acc, initial(rd.combiner, rd.dtype),
                            Block::make({loop, finish}));
   }
-  Stmt s = For::make("x", Expr(0), total, ForKind::Parallel, 0, body);
+  Stmt s = body;
+  for (int k = d.rank() - 1; k >= 0; --k)
+    s = For::make(idx[k], Expr(0), d.shape[k], ForKind::Parallel, 0, s);
   s = simplify(s, lg.env);
 
   Kernel k;
   k.name = "k" + std::to_string(kernelIndex) + "_" + sanitize(d.name, 32);
   k.body = s;
-  k.buffers = kernelBuffers(s);
-  k.symbols = kernelSymbols(s, symbols);
+  AOTC_ASSIGN_OR_RETURN(k.buffers, kernelBuffers(s, m));
+  k.symbols = kernelSymbols(s, m.symbols);
   k.wideIndex = true;
   return k;
 }

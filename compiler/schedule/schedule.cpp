@@ -11,9 +11,6 @@ Expected<LoopModule> scheduleGraph(const Graph &g, LoweredGraph lg) {
   LoopModule m;
   m.name = g.name.empty() ? "model" : g.name;
   m.symbols = g.symbols();
-  std::set<std::string> symbols;
-  for (const Symbol &s : m.symbols)
-    symbols.insert(s.name);
 
   for (size_t k = 0; k < lg.inputs.size(); ++k) {
     const TensorDef &d = lg.defs[lg.inputs[k]];
@@ -62,7 +59,7 @@ Expected<LoopModule> scheduleGraph(const Graph &g, LoweredGraph lg) {
   for (int id : plan.kernelOrder) {
     AOTC_ASSIGN_OR_RETURN(
         Kernel k,
-        buildKernel(lg, plan, id, static_cast<int>(m.kernels.size()), symbols));
+        buildKernel(lg, plan, id, static_cast<int>(m.kernels.size()), m));
     m.kernels.push_back(std::move(k));
   }
   planMemory(m, lg.env);

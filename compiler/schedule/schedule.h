@@ -46,9 +46,10 @@ Expr inlineProducers(const LoweredGraph &lg, const FusionPlan &plan,
 
 /// Builds the kernel that computes materialized def \p def (and its fused
 /// reduction, if any).
+/// Buffers must already be declared in \p m (their shapes become the
+/// kernel's buffer shapes).
 Expected<Kernel> buildKernel(const LoweredGraph &lg, const FusionPlan &plan,
-                             int def, int kernelIndex,
-                             const std::set<std::string> &symbols);
+                             int def, int kernelIndex, const LoopModule &m);
 
 /// Assigns arena offsets to the Arena buffers of \p m by liveness over
 /// m.kernels and sets m.arenaBytes.

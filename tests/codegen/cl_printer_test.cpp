@@ -24,36 +24,43 @@ std::string emitError(const LoopModule &m) {
   return s ? std::string() : s.status().message();
 }
 
+/// The module symbol n of oneKernel().
+const Expr &N() {
+  static Expr n = Var::make("n");
+  return n;
+}
+/// The parallel loop variable of overN().
+const Expr &I() {
+  static Expr i = Var::make("i");
+  return i;
+}
+
 /// A one-kernel module: `out[i] = value` over parallel i < n, plus whatever
-/// the test changes.
+/// the test changes. Buffers are 1-D of 16 elements.
 LoopModule oneKernel(Stmt body, std::vector<KernelBuffer> buffers = {},
-                     std::vector<std::string> symbols = {"n"}) {
+                     std::vector<Expr> symbols = {N()}) {
   LoopModule m;
   m.name = "one";
-  m.symbols = {{"n", {1, 8}}};
+  m.symbols = {{"n", {1, 8}, N()}};
   if (buffers.empty())
-    buffers = {{"in", DType::Float32, false}, {"out", DType::Float32, true}};
+    buffers = {{"in", DType::Float32, false, {16}},
+               {"out", DType::Float32, true, {16}}};
   m.kernels = {Kernel{"k", std::move(buffers), std::move(symbols),
                       std::move(body), false}};
   return m;
 }
 
 Stmt overN(Stmt body) {
-  return For::make("i", 0, Var::make("n"), ForKind::Parallel, 0,
-                   std::move(body));
+  return For::make(I(), 0, N(), ForKind::Parallel, 0, std::move(body));
 }
 
-Expr in(const Expr &i) { return Load::make(DType::Float32, "in", i); }
+Expr in(const Expr &i) { return Load::make(DType::Float32, "in", {i}); }
 
 TEST(Identifiers, SanitizeAndReserve) {
   EXPECT_TRUE(isCIdentifier("a_b9"));
   EXPECT_FALSE(isCIdentifier("9a"));
   EXPECT_FALSE(isCIdentifier("a.b"));
   EXPECT_FALSE(isCIdentifier(""));
-  EXPECT_EQ(symbolIdent("batch"), "s_batch");
-  EXPECT_EQ(symbolIdent("seq.len"), "s_seq_len");
-  EXPECT_EQ(symbolIdent("unk__3"), "s_unk__3");
-  EXPECT_EQ(symbolIdent("a-b/c d"), "s_a_b_c_d");
   EXPECT_EQ(sanitizeIdentifier("fc.weight"), "fc_weight");
   EXPECT_EQ(sanitizeIdentifier("0x"), "v_0x");
   EXPECT_EQ(sanitizeIdentifier(""), "v_");
@@ -67,6 +74,23 @@ TEST(Identifiers, SanitizeAndReserve) {
   for (const char *ok : {"x", "input", "weight", "s_batch", "t12", "float5",
                          "minimum", "expected", "Global"})
     EXPECT_FALSE(isReservedIdentifier(ok)) << ok;
+}
+
+TEST(Identifiers, NamerIssuesEachIdentifierOnce) {
+  Namer n;
+  n.reserve("k0");
+  EXPECT_EQ(n.fresh("x"), "x");
+  EXPECT_EQ(n.fresh("x"), "x_1");
+  EXPECT_EQ(n.fresh("k0"), "k0_1");
+  EXPECT_EQ(n.fresh("float"), "float_1");
+  EXPECT_EQ(n.fresh("a.b"), "a_b");
+  EXPECT_EQ(n.fresh("a-b"), "a_b_1");
+  EXPECT_EQ(n.fresh("9"), "v_9");
+  EXPECT_EQ(n.fresh(""), "v_");
+  // A name and its derived forms are taken together.
+  EXPECT_EQ(n.fresh("buf", {"_base", "_off"}), "buf");
+  EXPECT_EQ(n.fresh("buf_base"), "buf_base_1");
+  EXPECT_EQ(n.fresh(std::string(100, 'q')), std::string(40, 'q'));
 }
 
 TEST(Identifiers, StringLiteralsAndComments) {
@@ -91,11 +115,13 @@ __kernel void pointwise_0(
   __global const float *x = (__global const float *)((__global const char *)x_base + x_off);
   __global float *y = (__global float *)((__global char *)y_base + y_off);
   __global uchar *mask = (__global uchar *)((__global char *)mask_base + mask_off);
-  const long i = get_global_id(1);
-  if (i >= s_batch) return;
+  const long gid1 = get_global_id(1);
+  if (gid1 >= s_batch) return;
+  const long i = gid1;
   const long row = (i * 16);
-  const long j = get_global_id(0);
-  if (j >= 16) return;
+  const long gid0 = get_global_id(0);
+  if (gid0 >= 16) return;
+  const long j = gid0;
   const long idx = min((row + j), ((s_batch * 16) - 1));
 )";
   EXPECT_NE(s.find(expected), std::string::npos) << s;
@@ -135,7 +161,7 @@ TEST(CLPrinter, ReductionKernelSanitizesNames) {
                    "    mean[r] = 0.0f;\n"
                    "  }\n"
                    "  max_1[r] = best;\n"
-                   "  any_neg[r] = (uchar)(neg);\n"),
+                   "  any_neg[r] = (uchar)neg;\n"),
             std::string::npos)
       << s;
 }
@@ -156,13 +182,14 @@ TEST(CLPrinter, ConstantArenaKernels) {
   EXPECT_NE(s.find("t[i] = ((x[i] * fc_weight[(i % 8)]) + fc_bias[(i % 8)]);"),
             std::string::npos)
       << s;
+  EXPECT_NE(s.find("acc = (acc + t[(k + (8 * r))]);"), std::string::npos) << s;
   EXPECT_NE(s.find("y[r] = fmax(u[r], 0.0f);"), std::string::npos) << s;
 }
 
 TEST(CLPrinter, Float64Pragma) {
-  Expr i = Var::make("i");
+  Expr i = I();
   LoopModule m = oneKernel(overN(Store::make(
-      "out", i,
+      "out", {i},
       Cast::make(DType::Float32, Cast::make(DType::Float64, in(i))))));
   std::string s = emitOk(m);
   EXPECT_NE(s.find("#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n"),
@@ -179,45 +206,84 @@ TEST(CLPrinter, BuildOptionsAreStrict) {
   EXPECT_EQ(o.find("mad"), std::string::npos);
 }
 
-TEST(CLPrinter, RenamesShadowingAndReservedNames) {
-  // A loop variable named like a builtin, two sibling loops with one name,
-  // a let shadowing an outer let, and a buffer clashing with another's
-  // derived name.
-  Expr i = Var::make("i"), k = Var::make("exp");
-  Stmt loop1 = For::make("exp", 0, 2, ForKind::Serial, 0,
-                         Store::make("out", i + k, in(k)));
-  Stmt loop2 = For::make("exp", 0, 3, ForKind::Serial, 0,
-                         Store::make("out_base", i + k, in(k)));
-  Stmt inner = LetStmt::make(
-      "t", Var::make("t") + 1,
-      Store::make("out", Var::make("t"),
-                  Call::make(DType::Float32, "exp", {in(Var::make("t"))})));
+TEST(CLPrinter, VariablesAreObjectsNotNames) {
+  // Two loops whose variables share a name, a let named like a builtin, a
+  // variable named like a symbol, and a buffer clashing with another's
+  // derived name: every variable gets its own identifier.
+  Expr i = I();
+  Expr k1 = Var::make("exp"), k2 = Var::make("exp");
+  Expr t1 = Var::make("t"), t2 = Var::make("t"), fakeN = Var::make("n");
+  Stmt loop1 = For::make(k1, 0, 2, ForKind::Serial, 0,
+                         Store::make("out", {i + k1}, in(k1)));
+  Stmt loop2 = For::make(k2, 0, 3, ForKind::Serial, 0,
+                         Store::make("out_base", {i + k2}, in(k2)));
+  Stmt inner =
+      LetStmt::make(t2, t1 + 1,
+                    LetStmt::make(fakeN, t2 + N(),
+                                  Store::make("out", {t2},
+                                              Call::make(DType::Float32, "exp",
+                                                         {in(fakeN)}))));
   Stmt body =
-      overN(Block::make({loop1, loop2, LetStmt::make("t", i * 2, inner)}));
-  LoopModule m = oneKernel(body, {{"in", DType::Float32, false},
-                                  {"out", DType::Float32, true},
-                                  {"out_base", DType::Float32, true}});
+      overN(Block::make({loop1, loop2, LetStmt::make(t1, i * 2, inner)}));
+  LoopModule m = oneKernel(body, {{"in", DType::Float32, false, {16}},
+                                  {"out", DType::Float32, true, {16}},
+                                  {"out_base", DType::Float32, true, {16}}});
   std::string s = emitOk(m);
   EXPECT_NE(s.find("for (long exp_1 = 0; exp_1 < 2; ++exp_1) {"),
             std::string::npos)
       << s;
-  EXPECT_NE(s.find("for (long exp_1 = 0; exp_1 < 3; ++exp_1) {"),
+  EXPECT_NE(s.find("for (long exp_2 = 0; exp_2 < 3; ++exp_2) {"),
             std::string::npos)
       << s;
   EXPECT_NE(s.find("__global float *out_base_1_base, ulong out_base_1_off"),
             std::string::npos)
       << s;
   EXPECT_NE(s.find("const long t = (i * 2);\n  const long t_1 = (t + 1);\n"
-                   "  out[t_1] = exp(in[t_1]);"),
+                   "  const long n = (t_1 + s_n);\n"
+                   "  out[t_1] = exp(in[n]);"),
+            std::string::npos)
+      << s;
+}
+
+TEST(CLPrinter, FlattensParallelLoopsOfOneDimension) {
+  // A 3-D iteration space on ND-range dimension 0.
+  Expr a = Var::make("a"), b = Var::make("b"), c = Var::make("c");
+  Stmt store = Store::make("out", {a, b, c},
+                           Load::make(DType::Float32, "in", {c, b, a}));
+  Stmt body =
+      For::make(a, 0, N(), ForKind::Parallel, 0,
+                For::make(b, 0, 3, ForKind::Parallel, 0,
+                          For::make(c, 0, 5, ForKind::Parallel, 0, store)));
+  LoopModule m = oneKernel(body, {{"in", DType::Float32, false, {5, 3, N()}},
+                                  {"out", DType::Float32, true, {N(), 3, 5}}});
+  std::string s = emitOk(m);
+  EXPECT_NE(s.find("  const long gid0 = get_global_id(0);\n"
+                   "  if (gid0 >= s_n * 3 * 5) return;\n"
+                   "  const long c = gid0 % 5;\n"
+                   "  const long b = (gid0 / 5) % 3;\n"
+                   "  const long a = ((gid0 / 5) / 3);\n"),
+            std::string::npos)
+      << s;
+  EXPECT_NE(s.find("out[(((15 * a) + (5 * b)) + c)] = "
+                   "in[(((b + (3 * c)) * s_n) + a)];"),
+            std::string::npos)
+      << s;
+  EXPECT_EQ(LoopModule::globalSize(m.kernels[0]).size(), 1u);
+}
+
+TEST(CLPrinter, KernelWithoutParallelLoopsRunsOnce) {
+  LoopModule m = oneKernel(Store::make("out", {Expr(0)}, in(Expr(1))));
+  std::string s = emitOk(m);
+  EXPECT_NE(s.find("  if (get_global_id(0) != 0) return;\n  out[0] = in[1];"),
             std::string::npos)
       << s;
 }
 
 TEST(CLPrinter, TypesIntegerLiteralsOfOverloadedBuiltins) {
   // OpenCL's min(long, int) is ambiguous: the literal gets the long type.
-  Expr i = Var::make("i");
+  Expr i = I();
   LoopModule m = oneKernel(overN(Store::make(
-      "out", maxExpr(minExpr(i, Expr(5)), Expr(1)),
+      "out", {maxExpr(minExpr(i, Expr(5)), Expr(1))},
       in(Call::make(DType::Int64, "clamp", {i, Expr(0), Expr(3)})))));
   std::string s = emitOk(m);
   EXPECT_NE(s.find("out[max(min(i, ((long)(5))), ((long)(1)))] = "
@@ -227,9 +293,9 @@ TEST(CLPrinter, TypesIntegerLiteralsOfOverloadedBuiltins) {
 }
 
 TEST(CLPrinter, RejectsAccess) {
-  Expr i = Var::make("i");
+  Expr i = I();
   LoopModule m = oneKernel(
-      overN(Store::make("out", i, Access::make(DType::Float32, 3, {i}))));
+      overN(Store::make("out", {i}, Access::make(DType::Float32, 3, {i}))));
   std::string e = emitError(m);
   EXPECT_NE(e.find("kernel 'k'"), std::string::npos) << e;
   EXPECT_NE(e.find("%t3"), std::string::npos) << e;
@@ -237,51 +303,63 @@ TEST(CLPrinter, RejectsAccess) {
 }
 
 TEST(CLPrinter, RejectsUnboundVariable) {
-  Expr i = Var::make("i");
-  LoopModule m = oneKernel(overN(Store::make("out", i, in(Var::make("j")))));
+  Expr i = I();
+  LoopModule m = oneKernel(overN(Store::make("out", {i}, in(Var::make("j")))));
   std::string e = emitError(m);
   EXPECT_NE(e.find("kernel 'k': variable 'j'"), std::string::npos) << e;
   // A module symbol the kernel does not list is just as unbound.
-  m = oneKernel(overN(Store::make("out", i, in(i))), {}, {});
+  m = oneKernel(overN(Store::make("out", {i}, in(i))), {}, {});
   e = emitError(m);
   EXPECT_NE(e.find("variable 'n'"), std::string::npos) << e;
+  // So is a variable that merely shares the symbol's name.
+  m = oneKernel(overN(Store::make("out", {i}, in(Var::make("n")))));
+  e = emitError(m);
+  EXPECT_NE(e.find("variable 'n' is neither bound"), std::string::npos) << e;
+  // A variable bound twice.
+  m = oneKernel(
+      overN(LetStmt::make(I(), Expr(1), Store::make("out", {i}, in(i)))));
+  e = emitError(m);
+  EXPECT_NE(e.find("variable 'i' is defined twice"), std::string::npos) << e;
 }
 
 TEST(CLPrinter, RejectsMisplacedParallelLoops) {
-  Expr i = Var::make("i"), j = Var::make("j");
-  Stmt inner = For::make("j", 0, 4, ForKind::Parallel, 1,
-                         Store::make("out", i + j, in(j)));
-  LoopModule m = oneKernel(For::make("i", 0, 4, ForKind::Serial, 0, inner));
+  Expr i = I(), j = Var::make("j");
+  Stmt inner = For::make(j, 0, 4, ForKind::Parallel, 1,
+                         Store::make("out", {i + j}, in(j)));
+  LoopModule m = oneKernel(For::make(i, 0, 4, ForKind::Serial, 0, inner));
   EXPECT_NE(emitError(m).find("parallel loop 'j' is not in the kernel's "
                               "outermost loop nest"),
             std::string::npos);
   // Dimensions 0 and 2 without 1.
-  m = oneKernel(For::make("i", 0, 4, ForKind::Parallel, 0,
-                          For::make("j", 0, 4, ForKind::Parallel, 2,
-                                    Store::make("out", i + j, in(j)))));
+  m = oneKernel(For::make(i, 0, 4, ForKind::Parallel, 0,
+                          For::make(j, 0, 4, ForKind::Parallel, 2,
+                                    Store::make("out", {i + j}, in(j)))));
   EXPECT_NE(emitError(m).find("not 0..1"), std::string::npos);
   m = oneKernel(
-      For::make("i", 0, 4, ForKind::Parallel, 3, Store::make("out", i, in(i))));
+      For::make(i, 0, 4, ForKind::Parallel, 3, Store::make("out", {i}, in(i))));
   EXPECT_NE(emitError(m).find("dimension 3"), std::string::npos);
 }
 
 TEST(CLPrinter, RejectsBadStores) {
-  Expr i = Var::make("i");
-  LoopModule m = oneKernel(overN(Store::make("in", i, in(i))));
+  Expr i = I();
+  LoopModule m = oneKernel(overN(Store::make("in", {i}, in(i))));
   EXPECT_NE(emitError(m).find("read-only"), std::string::npos);
-  m = oneKernel(overN(Store::make("nowhere", i, in(i))));
+  m = oneKernel(overN(Store::make("nowhere", {i}, in(i))));
   EXPECT_NE(emitError(m).find("'nowhere' that is not a parameter"),
             std::string::npos);
-  m = oneKernel(overN(Store::make("out", i, i)));
+  m = oneKernel(overN(Store::make("out", {i}, i)));
   EXPECT_NE(emitError(m).find("store of a i64 value into buffer 'out'"),
             std::string::npos);
-  m = oneKernel(overN(LocalAssign::make("i", i)));
+  m = oneKernel(overN(LocalAssign::make(i, i)));
   EXPECT_NE(emitError(m).find("assignment to 'i'"), std::string::npos);
+  m = oneKernel(overN(Store::make("out", {i, i}, in(i))));
+  EXPECT_NE(emitError(m).find("with 2 indices; its shape has rank 1"),
+            std::string::npos);
 }
 
 TEST(CLPrinter, RejectsBadKernelNames) {
-  Expr i = Var::make("i");
-  LoopModule m = oneKernel(overN(Store::make("out", i, in(i))));
+  Expr i = I();
+  LoopModule m = oneKernel(overN(Store::make("out", {i}, in(i))));
   m.kernels[0].name = "global";
   EXPECT_NE(emitError(m).find("kernel 'global': the name is not a usable"),
             std::string::npos);
@@ -291,11 +369,20 @@ TEST(CLPrinter, RejectsBadKernelNames) {
             std::string::npos);
 }
 
-TEST(CLPrinter, RejectsCollidingSymbols) {
-  Expr i = Var::make("i");
+TEST(CLPrinter, SymbolsThatPrintAlikeStayApart) {
+  // Symbols named "a.b" and "a_b" sanitize to one spelling; the namer keeps
+  // their identifiers apart.
+  Expr i = I(), ab1 = Var::make("a.b"), ab2 = Var::make("a_b");
   LoopModule m =
-      oneKernel(overN(Store::make("out", i, in(i))), {}, {"n", "a.b", "a_b"});
-  EXPECT_NE(emitError(m).find("both print as 's_a_b'"), std::string::npos);
+      oneKernel(overN(Store::make("out", {i}, in(minExpr(ab1, ab2)))), {},
+                {N(), ab1, ab2});
+  m.symbols.push_back({"a.b", {0, 4}, ab1});
+  m.symbols.push_back({"a_b", {0, 4}, ab2});
+  std::string s = emitOk(m);
+  EXPECT_NE(s.find("const long s_a_b,\n    const long s_a_b_1) {"),
+            std::string::npos)
+      << s;
+  EXPECT_NE(s.find("in[min(s_a_b, s_a_b_1)]"), std::string::npos) << s;
 }
 
 } // namespace

@@ -26,14 +26,15 @@ constexpr uint64_t kPad = 40; // bytes before each tensor in a shared buffer
 
 using Bytes = std::vector<uint8_t>;
 using Symbols = std::map<std::string, int64_t>;
+using Bindings = std::vector<std::pair<Expr, int64_t>>;
 
-int64_t eval(const Expr &e, const Symbols &s) {
+int64_t eval(const Expr &e, const Bindings &s) {
   std::optional<int64_t> v = evaluate(e, s);
   EXPECT_TRUE(v.has_value()) << printExpr(e);
   return v.value_or(0);
 }
 
-uint64_t tensorBytes(const ModuleTensor &t, const Symbols &s) {
+uint64_t tensorBytes(const ModuleTensor &t, const Bindings &s) {
   return static_cast<uint64_t>(eval(product(t.dims), s) * dtypeSize(t.dtype));
 }
 
@@ -87,8 +88,11 @@ struct Packed {
 
 /// Runs every kernel of \p m once, in order, the way the wrapper and the
 /// runtime do, and returns the outputs.
-std::vector<Bytes> runModule(const LoopModule &m, const Symbols &symbols,
+std::vector<Bytes> runModule(const LoopModule &m, const Symbols &byName,
                              const std::vector<Bytes> &inputs) {
+  Bindings symbols;
+  for (const Symbol &sym : m.symbols)
+    symbols.emplace_back(sym.var, byName.at(sym.name));
   Expected<std::string> src = emitOpenCL(m);
   EXPECT_TRUE(src.isOk()) << src.status().message();
   if (!src)
@@ -139,8 +143,8 @@ std::vector<Bytes> runModule(const LoopModule &m, const Symbols &symbols,
         break;
       }
     }
-    for (const std::string &s : k.symbols)
-      args.push_back({nullptr, 0, symbols.at(s)});
+    for (const Expr &s : k.symbols)
+      args.push_back({nullptr, 0, eval(s, symbols)});
     // Rounded up to a multiple of 4, as a runtime with a local size would.
     std::vector<size_t> global;
     for (const Expr &e : LoopModule::globalSize(k))
@@ -276,7 +280,7 @@ TEST(CLRun, IntegerMinMaxWithLiteralsRun) {
   LoopModule m;
   m.name = "minmax";
   Expr n = Var::make("n"), i = Var::make("i");
-  m.symbols = {{"n", {1, 100}}};
+  m.symbols = {{"n", {1, 100}, n}};
   m.inputs = {{"in", DType::Float32, {n}, "in"}};
   m.outputs = {{"out", DType::Float32, {n}, "out"}};
   ModuleBuffer ib, ob;
@@ -289,10 +293,11 @@ TEST(CLRun, IntegerMinMaxWithLiteralsRun) {
                  {minExpr(maxExpr(i, Expr(2)), Expr(5)), Expr(0), Expr(6)});
   m.kernels = {Kernel{
       "gather_clamped",
-      {{"in", DType::Float32, false}, {"out", DType::Float32, true}},
-      {"n"},
-      For::make("i", 0, n, ForKind::Parallel, 0,
-                Store::make("out", i, Load::make(DType::Float32, "in", idx))),
+      {{"in", DType::Float32, false, {n}}, {"out", DType::Float32, true, {n}}},
+      {n},
+      For::make(
+          i, 0, n, ForKind::Parallel, 0,
+          Store::make("out", {i}, Load::make(DType::Float32, "in", {idx}))),
       false}};
   std::vector<float> x = {10, 11, 12, 13, 14, 15, 16, 17};
   std::vector<Bytes> out = runModule(m, {{"n", 8}}, {toBytes(x)});
@@ -305,7 +310,7 @@ TEST(CLRun, Float64KernelBuildsAndRuns) {
   LoopModule m;
   m.name = "f64";
   Expr n = Var::make("n"), i = Var::make("i");
-  m.symbols = {{"n", {1, 100}}};
+  m.symbols = {{"n", {1, 100}, n}};
   m.inputs = {{"x", DType::Float64, {n}, "x"}};
   m.outputs = {{"y", DType::Float64, {n}, "y"}};
   ModuleBuffer xb, yb;
@@ -317,12 +322,12 @@ TEST(CLRun, Float64KernelBuildsAndRuns) {
   m.arenaBytes = Expr(0);
   m.kernels = {Kernel{
       "scale_f64",
-      {{"x", DType::Float64, false}, {"y", DType::Float64, true}},
-      {"n"},
-      For::make("i", 0, n, ForKind::Parallel, 0,
-                Store::make("y", i,
+      {{"x", DType::Float64, false, {n}}, {"y", DType::Float64, true, {n}}},
+      {n},
+      For::make(i, 0, n, ForKind::Parallel, 0,
+                Store::make("y", {i},
                             Binary::make(BinOp::Mul,
-                                         Load::make(DType::Float64, "x", i),
+                                         Load::make(DType::Float64, "x", {i}),
                                          FloatImm::make(0.1, DType::Float64)))),
       false}};
   std::vector<double> x = {1.0, -2.5, 3.25, 1e10, 7.0};

@@ -13,7 +13,9 @@ namespace {
 const DType f32 = DType::Float32;
 
 Expr f(double v) { return FloatImm::make(v, f32); }
-Expr load(const std::string &b, const Expr &i) { return Load::make(f32, b, i); }
+Expr load(const std::string &b, std::vector<Expr> i) {
+  return Load::make(f32, b, std::move(i));
+}
 Expr bin(BinOp op, const Expr &a, const Expr &b) {
   return Binary::make(op, a, b);
 }
@@ -49,7 +51,7 @@ LoopModule pointwiseModule() {
   LoopModule m;
   m.name = "pointwise";
   Expr batch = Var::make("batch");
-  m.symbols = {{"batch", {1, 64}}};
+  m.symbols = {{"batch", {1, 64}, batch}};
   m.inputs = {tensor("x", f32, {batch, 16}, "x")};
   // y is exposed flat, so one output dim is an expression, not a symbol.
   m.outputs = {tensor("y", f32, {batch * 16}, "y"),
@@ -60,22 +62,25 @@ LoopModule pointwiseModule() {
 
   Expr i = Var::make("i"), j = Var::make("j");
   Expr row = Var::make("row"), idx = Var::make("idx");
-  Expr xv = load("x", idx);
+  // The buffers are indexed flat in this kernel (one dimension each).
+  Expr xv = load("x", {idx});
   Expr y = Select::make(bin(BinOp::GT, xv, f(0.0)), xv * f(2.0) + f(1.0),
                         Call::make(f32, "exp", {xv}) - f(1.0));
   Stmt body =
-      Block::make({Store::make("y", idx, y),
-                   Store::make("mask", idx, bin(BinOp::GT, xv, f(0.5)))});
-  body = LetStmt::make("idx", minExpr(row + j, batch * 16 - 1), body);
-  body = For::make("j", 0, 16, ForKind::Parallel, 0, body);
-  body = LetStmt::make("row", i * 16, body);
-  body = For::make("i", 0, batch, ForKind::Parallel, 1, body);
-  m.kernels = {
-      Kernel{"pointwise_0",
-             {{"x", f32, false}, {"y", f32, true}, {"mask", DType::Bool, true}},
-             {"batch"},
-             body,
-             false}};
+      Block::make({Store::make("y", {idx}, y),
+                   Store::make("mask", {idx}, bin(BinOp::GT, xv, f(0.5)))});
+  body = LetStmt::make(idx, minExpr(row + j, batch * 16 - 1), body);
+  body = For::make(j, 0, 16, ForKind::Parallel, 0, body);
+  body = LetStmt::make(row, i * 16, body);
+  body = For::make(i, 0, batch, ForKind::Parallel, 1, body);
+  Expr flat = batch * 16;
+  m.kernels = {Kernel{"pointwise_0",
+                      {{"x", f32, false, {flat}},
+                       {"y", f32, true, {flat}},
+                       {"mask", DType::Bool, true, {flat}}},
+                      {batch},
+                      body,
+                      false}};
   m.arenaBytes = Expr(0);
   return m;
 }
@@ -84,7 +89,7 @@ LoopModule reductionModule() {
   LoopModule m;
   m.name = "reduction";
   Expr seq = Var::make("seq.len");
-  m.symbols = {{"seq.len", {1, 128}}};
+  m.symbols = {{"seq.len", {1, 128}, seq}};
   m.inputs = {tensor("x", f32, {4, seq}, "x")};
   m.outputs = {tensor("mean", f32, {4}, "mean"), tensor("max", f32, {4}, "max"),
                tensor("any_neg", DType::Bool, {4}, "any_neg")};
@@ -99,32 +104,31 @@ LoopModule reductionModule() {
   Expr sum = Var::make("sum", f32), best = Var::make("best", f32);
   Expr neg = Var::make("neg", DType::Bool);
   Stmt update = Block::make({
-      LocalAssign::make("sum", sum + v),
-      LocalAssign::make("best", bin(BinOp::Max, best, v)),
-      LocalAssign::make("neg", bin(BinOp::Or, neg, bin(BinOp::LT, v, f(0.0)))),
+      LocalAssign::make(sum, sum + v),
+      LocalAssign::make(best, bin(BinOp::Max, best, v)),
+      LocalAssign::make(neg, bin(BinOp::Or, neg, bin(BinOp::LT, v, f(0.0)))),
   });
-  Stmt loop = For::make("k", 0, seq, ForKind::Serial, 0,
-                        LetStmt::make("v", load("x", r * seq + k), update));
+  Stmt loop = For::make(k, 0, seq, ForKind::Serial, 0,
+                        LetStmt::make(v, load("x", {r, k}), update));
   Stmt finish = Block::make({
       IfThenElse::make(
           bin(BinOp::GT, seq, Expr(0)),
-          Store::make("mean", r, bin(BinOp::Div, sum, Cast::make(f32, seq))),
-          Store::make("mean", r, f(0.0))),
-      Store::make("max", r, best),
-      Store::make("any_neg", r, neg),
+          Store::make("mean", {r}, bin(BinOp::Div, sum, Cast::make(f32, seq))),
+          Store::make("mean", {r}, f(0.0))),
+      Store::make("max", {r}, best),
+      Store::make("any_neg", {r}, neg),
   });
   Stmt body = Block::make({loop, finish});
-  body =
-      LocalDecl::make("neg", DType::Bool, IntImm::make(0, DType::Bool), body);
-  body = LocalDecl::make("best", f32, f(-INFINITY), body);
-  body = LocalDecl::make("sum", f32, f(0.0), body);
-  body = For::make("r", 0, 4, ForKind::Parallel, 0, body);
+  body = LocalDecl::make(neg, IntImm::make(0, DType::Bool), body);
+  body = LocalDecl::make(best, f(-INFINITY), body);
+  body = LocalDecl::make(sum, f(0.0), body);
+  body = For::make(r, 0, 4, ForKind::Parallel, 0, body);
   m.kernels = {Kernel{"row_stats",
-                      {{"x", f32, false},
-                       {"mean", f32, true},
-                       {"max", f32, true},
-                       {"any_neg", DType::Bool, true}},
-                      {"seq.len"},
+                      {{"x", f32, false, {4, seq}},
+                       {"mean", f32, true, {4}},
+                       {"max", f32, true, {4}},
+                       {"any_neg", DType::Bool, true, {4}}},
+                      {seq},
                       body,
                       false}};
   m.arenaBytes = Expr(0);
@@ -142,7 +146,7 @@ LoopModule constArenaModule() {
   LoopModule m;
   m.name = "const_arena";
   Expr batch = Var::make("batch");
-  m.symbols = {{"batch", {1, 32}}};
+  m.symbols = {{"batch", {1, 32}, batch}};
   m.inputs = {tensor("x", f32, {batch, 8}, "x")};
   m.outputs = {tensor("y", f32, {batch}, "y")};
 
@@ -169,38 +173,40 @@ LoopModule constArenaModule() {
 
   Expr i = Var::make("i"), r = Var::make("r"), k = Var::make("k");
   Expr acc = Var::make("acc", f32);
-  Stmt k0 = For::make("i", 0, batch * 8, ForKind::Parallel, 0,
-                      Store::make("t", i,
-                                  load("x", i) * load("fc.weight", mod(i, 8)) +
-                                      load("fc.bias", mod(i, 8))));
+  // The first kernel indexes x and t flat; the others by [row, k].
+  Expr r2 = Var::make("r");
+  Stmt k0 =
+      For::make(i, 0, batch * 8, ForKind::Parallel, 0,
+                Store::make("t", {i},
+                            load("x", {i}) * load("fc.weight", {mod(i, 8)}) +
+                                load("fc.bias", {mod(i, 8)})));
   Stmt k1 = For::make(
-      "r", 0, batch, ForKind::Parallel, 0,
-      LocalDecl::make(
-          "acc", f32, f(0.0),
-          Block::make(
-              {For::make("k", 0, 8, ForKind::Serial, 0,
-                         LocalAssign::make("acc", acc + load("t", r * 8 + k))),
-               Store::make("u", r, acc)})));
-  Stmt k2 =
-      For::make("r", 0, batch, ForKind::Parallel, 0,
-                Store::make("y", r, bin(BinOp::Max, load("u", r), f(0.0))));
+      r, 0, batch, ForKind::Parallel, 0,
+      LocalDecl::make(acc, f(0.0),
+                      Block::make({For::make(k, 0, 8, ForKind::Serial, 0,
+                                             LocalAssign::make(
+                                                 acc, acc + load("t", {r, k}))),
+                                   Store::make("u", {r}, acc)})));
+  Stmt k2 = For::make(
+      r2, 0, batch, ForKind::Parallel, 0,
+      Store::make("y", {r2}, bin(BinOp::Max, load("u", {r2}), f(0.0))));
   m.kernels = {
       Kernel{"scale_shift",
-             {{"x", f32, false},
-              {"fc.weight", f32, false},
-              {"fc.bias", f32, false},
-              {"t", f32, true}},
-             {"batch"},
+             {{"x", f32, false, {batch * 8}},
+              {"fc.weight", f32, false, {8}},
+              {"fc.bias", f32, false, {8}},
+              {"t", f32, true, {batch * 8}}},
+             {batch},
              k0,
              false},
       Kernel{"row_sum",
-             {{"t", f32, false}, {"u", f32, true}},
-             {"batch"},
+             {{"t", f32, false, {batch, 8}}, {"u", f32, true, {batch}}},
+             {batch},
              k1,
              false},
       Kernel{"relu_out",
-             {{"u", f32, false}, {"y", f32, true}},
-             {"batch"},
+             {{"u", f32, false, {batch}}, {"y", f32, true, {batch}}},
+             {batch},
              k2,
              false},
   };

@@ -179,9 +179,14 @@ TEST(Graph, Symbols) {
   EXPECT_EQ(g.findSymbol("batch")->range.max, 8);
   g.setSymbolRange("batch", Range{2, 4});
   EXPECT_EQ(g.findSymbol("batch")->range.min, 2);
-  ASSERT_NE(g.rangeEnv().find("batch"), nullptr);
-  EXPECT_EQ(g.rangeEnv().find("batch")->max, 4);
+  const Var *batch = g.findSymbol("batch")->var.as<Var>();
+  ASSERT_NE(g.rangeEnv().find(batch), nullptr);
+  EXPECT_EQ(g.rangeEnv().find(batch)->max, 4);
   EXPECT_EQ(g.findSymbol("seq"), nullptr);
+  // One symbol, one variable: declaring it again returns the same Var.
+  EXPECT_TRUE(
+      g.addSymbol("batch", Range{0, 1}).sameAs(g.findSymbol("batch")->var));
+  EXPECT_EQ(g.findSymbol(batch), g.findSymbol("batch"));
 }
 
 TEST(Graph, TensorTypes) {

@@ -89,7 +89,7 @@ std::string checkCase(const std::string &dir, bool symbolic) {
     want += "]";
     std::string got = "[";
     for (int d = 0; d < t.rank(); ++d) {
-      auto v = evaluate(t.dims[d], bindings);
+      auto v = evaluate(t.dims[d], test::symbolValues(**graph, bindings));
       got += (d ? "," : "") +
              (v ? std::to_string(*v) : "?" + printExpr(t.dims[d]));
     }

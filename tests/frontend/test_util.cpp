@@ -52,5 +52,14 @@ std::string writeTempFile(const std::string &name, const std::string &bytes) {
   return path;
 }
 
+std::vector<std::pair<Expr, int64_t>>
+symbolValues(const Graph &g, const std::map<std::string, int64_t> &byName) {
+  std::vector<std::pair<Expr, int64_t>> out;
+  for (const auto &[name, value] : byName)
+    if (const Symbol *s = g.findSymbol(name))
+      out.emplace_back(s->var, value);
+  return out;
+}
+
 } // namespace test
 } // namespace aotc

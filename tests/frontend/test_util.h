@@ -5,8 +5,11 @@
 
 #include "compiler/frontend/onnx_import.h"
 
+#include <map>
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 /// A starts-with check that prints the full string on failure.
 #define EXPECT_STARTS_WITH(str, prefix)                                        \
@@ -33,6 +36,11 @@ std::string dataOf(const Graph &g, const std::string &name);
 /// A model header (`<ir_version: 8, opset_import: ["" : OPSET]>`) followed
 /// by \p graph.
 std::string model(const std::string &graph, int opset = 17);
+
+/// Symbol values by symbol name, as Var bindings of \p g for evaluate().
+/// Names that are not symbols of \p g are ignored.
+std::vector<std::pair<Expr, int64_t>>
+symbolValues(const Graph &g, const std::map<std::string, int64_t> &byName);
 
 /// Writes \p bytes to a fresh temporary file and returns its path.
 std::string writeTempFile(const std::string &name, const std::string &bytes);

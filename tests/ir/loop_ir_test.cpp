@@ -10,17 +10,18 @@ using namespace aotc;
 namespace {
 
 TEST(LoopIR, PrintsKernelStably) {
-  Expr i = Var::make("i");
-  Stmt body = Store::make(
-      "out", i,
-      Call::make(DType::Float32, "exp", {Load::make(DType::Float32, "in", i)}));
-  Stmt loop = For::make("i", 0, Var::make("n"), ForKind::Parallel, 0, body);
-  Kernel k{"k0",
-           {{"in", DType::Float32, false}, {"out", DType::Float32, true}},
-           {"n"},
-           loop,
-           false};
-  EXPECT_EQ(printKernel(k), "kernel k0(in: f32*, out: out f32*, n: i64) {\n"
+  Expr i = Var::make("i"), n = Var::make("n");
+  Stmt body = Store::make("out", {i},
+                          Call::make(DType::Float32, "exp",
+                                     {Load::make(DType::Float32, "in", {i})}));
+  Stmt loop = For::make(i, 0, n, ForKind::Parallel, 0, body);
+  Kernel k{
+      "k0",
+      {{"in", DType::Float32, false, {n}}, {"out", DType::Float32, true, {n}}},
+      {n},
+      loop,
+      false};
+  EXPECT_EQ(printKernel(k), "kernel k0(in: f32[n], out: out f32[n], n: i64) {\n"
                             "  parallel<0> i in [0, 0 + n) {\n"
                             "    out[i] = exp(in[i])\n"
                             "  }\n"
@@ -29,20 +30,25 @@ TEST(LoopIR, PrintsKernelStably) {
 
 TEST(LoopIR, MutatorSharesUnchangedSubtrees) {
   Expr i = Var::make("i");
-  Expr load = Load::make(DType::Float32, "a", i * 2);
-  Stmt s = Block::make({Store::make("b", i, load), Store::make("c", i, load)});
+  Expr load = Load::make(DType::Float32, "a", {i * 2});
+  Stmt s =
+      Block::make({Store::make("b", {i}, load), Store::make("c", {i}, load)});
   IRMutator identity;
   EXPECT_TRUE(identity.mutate(s).sameAs(s));
-  Stmt sub = substitute(s, {{"i", Var::make("j")}});
+  Stmt sub = substitute(s, {{i, Var::make("j")}});
   EXPECT_FALSE(sub.sameAs(s));
   EXPECT_EQ(printStmt(sub), "b[j] = a[(j * 2)]\nc[j] = a[(j * 2)]\n");
+  // Substitution is by identity: another variable named "i" is untouched.
+  Expr other = Var::make("i");
+  Stmt t = Store::make("b", {other}, load);
+  EXPECT_EQ(printStmt(substitute(t, {{i, Expr(7)}})), "b[i] = a[(7 * 2)]\n");
 }
 
 TEST(LoopIR, StmtSimplifyUsesLoopRanges) {
   Expr i = Var::make("i");
   // for i in [0,16): out[i mod 16 + 16 * (i floordiv 16)] -> out[i]
-  Stmt s = For::make("i", 0, 16, ForKind::Serial, 0,
-                     Store::make("out", mod(i, 16) + floorDiv(i, 16) * 16,
+  Stmt s = For::make(i, 0, 16, ForKind::Serial, 0,
+                     Store::make("out", {mod(i, 16) + floorDiv(i, 16) * 16},
                                  FloatImm::make(1.0)));
   EXPECT_EQ(printStmt(simplify(s)),
             "for i in [0, 0 + 16) {\n  out[i] = 1.0\n}\n");
@@ -56,8 +62,8 @@ TEST(LoopIR, VisitorCountsLoads) {
       IRVisitor::visitLoad(op);
     }
   } c;
-  Expr x = Load::make(DType::Float32, "a", Expr(0));
-  c.visit(Store::make("b", 0, Binary::make(BinOp::Add, x, x)));
+  Expr x = Load::make(DType::Float32, "a", {Expr(0)});
+  c.visit(Store::make("b", {Expr(0)}, Binary::make(BinOp::Add, x, x)));
   EXPECT_EQ(c.loads, 2);
 }
 

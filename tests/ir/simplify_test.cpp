@@ -4,23 +4,47 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
+
 using namespace aotc;
 
 namespace {
 
-Expr v(const char *n) { return Var::make(n); }
+/// One variable per name for the whole test (variables are objects: two
+/// Var::make calls give two variables).
+Expr v(const char *n) {
+  static std::map<std::string, Expr> vars;
+  auto it = vars.find(n);
+  if (it == vars.end())
+    it = vars.emplace(n, Var::make(n)).first;
+  return it->second;
+}
 
 RangeEnv env() {
   RangeEnv e;
-  e.set("batch", Range{1, 64});
-  e.set("i", Range{0, 15});
-  e.set("j", Range{0, 3});
-  e.set("n", Range{0, 1000});
+  e.set(v("batch"), Range{1, 64});
+  e.set(v("i"), Range{0, 15});
+  e.set(v("j"), Range{0, 3});
+  e.set(v("n"), Range{0, 1000});
   return e;
 }
 
 void check(const Expr &in, const std::string &expected) {
   EXPECT_EQ(printExpr(simplify(in, env())), expected) << printExpr(in);
+}
+
+TEST(Simplify, VariablesAreObjectsNotNames) {
+  // Two variables that share a name are still two variables.
+  Expr x1 = Var::make("x"), x2 = Var::make("x");
+  EXPECT_FALSE(structurallyEqual(x1, x2));
+  EXPECT_FALSE(simplify(x1 - x2).isConstValue(0));
+  EXPECT_TRUE(simplify(x1 - x1).isConstValue(0));
+  EXPECT_FALSE(proveEqual(x1, x2));
+  RangeEnv e;
+  e.set(x1, Range{0, 3});
+  EXPECT_TRUE(boundsOf(x1, e).has_value());
+  EXPECT_FALSE(boundsOf(x2, e).has_value());
+  EXPECT_NE(exprKey(x1), exprKey(x2));
 }
 
 TEST(Simplify, ConstantsAndIdentities) {
@@ -70,7 +94,7 @@ TEST(Simplify, SymbolicRangeProofs) {
 
 TEST(Simplify, Evaluate) {
   Expr e = floorDiv(v("batch") * 3 + 7, 2);
-  EXPECT_EQ(evaluate(e, {{"batch", 5}}), 11);
+  EXPECT_EQ(evaluate(e, {{v("batch"), 5}}), 11);
   EXPECT_EQ(evaluate(mod(Expr(-3), Expr(4)), {}), 1);
   EXPECT_EQ(evaluate(floorDiv(Expr(-3), Expr(4)), {}), -1);
   EXPECT_FALSE(evaluate(v("unbound") + 1, {}).has_value());
