@@ -131,6 +131,15 @@ Expr Access::make(DType t, int tensor, std::vector<Expr> indices) {
   return Expr(std::make_shared<Access>(t, tensor, std::move(indices)));
 }
 
+Expr IndexCheck::make(Expr value, Expr extent, int code, bool wrapNegative) {
+  AOTC_CHECK(value.defined() && value.type() == DType::Int64,
+             "checked index must be i64");
+  AOTC_CHECK(extent.defined() && extent.type() == DType::Int64,
+             "checked index extent must be i64");
+  return Expr(std::make_shared<IndexCheck>(std::move(value), std::move(extent),
+                                           code, wrapNegative));
+}
+
 namespace {
 
 Expr foldInt(BinOp op, const Expr &a, const Expr &b) {
@@ -283,6 +292,12 @@ bool structurallyEqual(const Expr &a, const Expr &b) {
         return false;
     return true;
   }
+  case ExprKind::IndexCheck: {
+    auto *x = a.as<IndexCheck>(), *y = b.as<IndexCheck>();
+    return x->code == y->code && x->wrapNegative == y->wrapNegative &&
+           structurallyEqual(x->value, y->value) &&
+           structurallyEqual(x->extent, y->extent);
+  }
   }
   return false;
 }
@@ -390,6 +405,14 @@ public:
         s += (i ? ", " : "") + print(a->indices[i]);
       return s + "]";
     }
+    case ExprKind::IndexCheck: {
+      auto *c = e.as<IndexCheck>();
+      AOTC_CHECK(d_ == PrintDialect::Text,
+                 "index check printed as code (the kernel printer does it)");
+      return std::string(c->wrapNegative ? "checked_wrap(" : "checked(") +
+             print(c->value) + ", " + print(c->extent) + ", #" +
+             std::to_string(c->code) + ")";
+    }
     }
     return "?";
   }
@@ -493,6 +516,10 @@ void collectVars(const Expr &e, std::set<Expr, VarOrder> &out) {
     for (const Expr &a : e.as<Access>()->indices)
       collectVars(a, out);
     return;
+  case ExprKind::IndexCheck:
+    collectVars(e.as<IndexCheck>()->value, out);
+    collectVars(e.as<IndexCheck>()->extent, out);
+    return;
   }
 }
 
@@ -523,6 +550,46 @@ std::vector<Expr> freeVars(const Expr &e) {
   if (e.defined())
     collectVars(e, s);
   return {s.begin(), s.end()};
+}
+
+bool hasIndexCheck(const Expr &e) {
+  if (!e.defined())
+    return false;
+  switch (e.kind()) {
+  case ExprKind::IntImm:
+  case ExprKind::FloatImm:
+  case ExprKind::Var:
+    return false;
+  case ExprKind::Binary:
+    return hasIndexCheck(e.as<Binary>()->a) || hasIndexCheck(e.as<Binary>()->b);
+  case ExprKind::Not:
+    return hasIndexCheck(e.as<Not>()->a);
+  case ExprKind::Select: {
+    auto *s = e.as<Select>();
+    return hasIndexCheck(s->cond) || hasIndexCheck(s->trueValue) ||
+           hasIndexCheck(s->falseValue);
+  }
+  case ExprKind::Cast:
+    return hasIndexCheck(e.as<Cast>()->value);
+  case ExprKind::Call:
+    for (const Expr &a : e.as<Call>()->args)
+      if (hasIndexCheck(a))
+        return true;
+    return false;
+  case ExprKind::Load:
+    for (const Expr &a : e.as<Load>()->indices)
+      if (hasIndexCheck(a))
+        return true;
+    return false;
+  case ExprKind::Access:
+    for (const Expr &a : e.as<Access>()->indices)
+      if (hasIndexCheck(a))
+        return true;
+    return false;
+  case ExprKind::IndexCheck:
+    return true;
+  }
+  return false;
 }
 
 bool usesVar(const Expr &e, const Var *var) {

@@ -28,7 +28,8 @@ namespace aotc {
   X(Cast)                                                                      \
   X(Call)                                                                      \
   X(Load)                                                                      \
-  X(Access)
+  X(Access)                                                                    \
+  X(IndexCheck)
 
 enum class ExprKind {
 #define AOTC_X(n) n,
@@ -194,6 +195,25 @@ struct Access : ExprNode {
   static Expr make(DType t, int tensor, std::vector<Expr> indices);
 };
 
+/// An index that comes from data (Gather's indices, ...), checked where it
+/// is used: with `wrapNegative`, a negative value first has `extent` added
+/// (ONNX's negative indices). If the result lies in [0, extent) it is the
+/// value of the expression; otherwise the kernel records error `code` (an
+/// index into LoopModule::errors) with the offending value and extent in the
+/// instance's error buffer, which the runtime reports after the run, and
+/// the expression is 0. So a load indexed by it stays inside the buffer
+/// whenever extent >= 1. Never folded or dropped by the simplifier.
+struct IndexCheck : ExprNode {
+  static constexpr ExprKind kKind = ExprKind::IndexCheck;
+  IndexCheck(Expr v, Expr n, int c, bool w)
+      : ExprNode(kKind, DType::Int64), value(std::move(v)),
+        extent(std::move(n)), code(c), wrapNegative(w) {}
+  Expr value, extent;
+  int code;
+  bool wrapNegative;
+  static Expr make(Expr value, Expr extent, int code, bool wrapNegative);
+};
+
 template <typename T> const T *Expr::as() const {
   if (!node_ || node_->kind != T::kKind)
     return nullptr;
@@ -236,5 +256,7 @@ std::string exprKey(const Expr &e);
 std::vector<Expr> freeVars(const Expr &e);
 /// True if \p e reads \p var.
 bool usesVar(const Expr &e, const Var *var);
+/// True if \p e contains an IndexCheck (evaluating it may record an error).
+bool hasIndexCheck(const Expr &e);
 
 } // namespace aotc

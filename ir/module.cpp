@@ -66,6 +66,8 @@ std::string LoopModule::print() const {
     out += "\n";
   }
   out += "arena bytes = " + printExpr(arenaBytes) + "\n";
+  for (size_t i = 0; i < errors.size(); ++i)
+    out += "error #" + std::to_string(i) + ": " + errors[i] + "\n";
   for (const Kernel &k : kernels)
     out += printKernel(k);
   return out;

@@ -70,6 +70,9 @@ struct LoopModule {
   std::vector<Kernel> kernels;
   Expr arenaBytes;
   std::map<std::string, std::string> metadata;
+  /// Messages of the run-time errors kernels can record (IndexCheck::code
+  /// indexes this). "{value}" and "{extent}" stand for the recorded numbers.
+  std::vector<std::string> errors;
 
   const ModuleBuffer *findBuffer(const std::string &name) const;
   /// Global size of each ND-range dimension of a kernel, from its Parallel

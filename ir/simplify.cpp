@@ -220,6 +220,11 @@ public:
         idx.push_back(simplify(i));
       return Access::make(a->type, a->tensor, idx);
     }
+    case ExprKind::IndexCheck: {
+      auto *c = e.as<IndexCheck>();
+      return IndexCheck::make(simplify(c->value), simplify(c->extent), c->code,
+                              c->wrapNegative);
+    }
     }
     return e;
   }
@@ -367,6 +372,8 @@ private:
     int64_t av;
     if (a.isConst(av) && av == 0)
       return a;
+    if (Expr split = splitBySymbol(a, b, /*mod=*/false); split.defined())
+      return split;
     auto ra = boundsOf(a, env_);
     if (ra && ra->min >= 0 && proveLT(a, b))
       return IntImm::make(0, a.type());
@@ -419,10 +426,66 @@ private:
       }
       return Binary::make(BinOp::Mod, re, b);
     }
+    if (Expr split = splitBySymbol(a, b, /*mod=*/true); split.defined())
+      return split;
     auto ra = boundsOf(a, env_);
     if (ra && ra->min >= 0 && proveLT(a, b))
       return a;
     return Binary::make(BinOp::Mod, a, b);
+  }
+
+  /// (q*s + r) floordiv s -> q + (r floordiv s) and (q*s + r) mod s ->
+  /// r mod s for a divisor s that is a variable with s >= 1, when r's
+  /// constant bounds decide r floordiv s: 0 for 0 <= r < min(s), -1 for
+  /// -min(s) <= r < 0. Returns an undefined Expr otherwise.
+  Expr splitBySymbol(const Expr &a, const Expr &b, bool isMod) {
+    const Var *s = b.as<Var>();
+    auto rb = s ? boundsOf(b, env_) : std::nullopt;
+    if (!rb || rb->min < 1)
+      return Expr();
+    Linear l = toLinear(a), q, r;
+    q.type = r.type = a.type();
+    bool any = false;
+    for (const auto &[k, t] : l.terms) {
+      const Binary *m = t.atom.as<Binary>();
+      Expr other;
+      if (t.atom.as<Var>() && t.atom.as<Var>()->id == s->id)
+        other = IntImm::make(1, a.type());
+      else if (m && m->op == BinOp::Mul && m->a.as<Var>() &&
+               m->a.as<Var>()->id == s->id)
+        other = m->b;
+      else if (m && m->op == BinOp::Mul && m->b.as<Var>() &&
+               m->b.as<Var>()->id == s->id)
+        other = m->a;
+      if (other.defined()) {
+        q.add(toLinear(other), t.coef);
+        any = true;
+      } else {
+        r.addTerm(t.atom, t.coef);
+      }
+    }
+    r.constant = l.constant;
+    if (!any)
+      return Expr();
+    Expr re = fromLinear(r);
+    auto br = boundsOf(re, env_);
+    if (!br)
+      return Expr();
+    int64_t rq;
+    if (br->min >= 0 && br->max < rb->min)
+      rq = 0;
+    else if (br->min >= -rb->min && br->max < 0)
+      rq = -1;
+    else
+      return Expr();
+    if (isMod)
+      return rq == 0 ? re : fromLinear([&] {
+        Linear x = r;
+        x.add(toLinear(b), 1);
+        return x;
+      }());
+    q.constant += rq;
+    return fromLinear(q);
   }
 
 public:
@@ -459,6 +522,23 @@ private:
         l.type = t;
         l.add(toLinear(x.isConst(c) ? y : x), c);
         return fromLinear(l);
+      }
+      // Distribute over a sum: (a + b - 1) * m -> a*m + b*m - m, so that
+      // products of sizes cancel like any other term.
+      Linear lx = toLinear(x), ly = toLinear(y);
+      bool sumX = lx.terms.size() + (lx.constant != 0) > 1;
+      bool sumY = ly.terms.size() + (ly.constant != 0) > 1;
+      if (sumX != sumY && t == DType::Int64) {
+        const Linear &sum = sumX ? lx : ly;
+        const Expr &atom = sumX ? y : x;
+        Linear out;
+        out.type = t;
+        out.add(toLinear(atom), sum.constant);
+        for (const auto &[k, term] : sum.terms)
+          out.add(toLinear(simplifyBinary(
+                      Binary::make(BinOp::Mul, term.atom, atom))),
+                  term.coef);
+        return fromLinear(out);
       }
       if (exprKey(y) < exprKey(x))
         std::swap(x, y);
@@ -565,6 +645,9 @@ protected:
   }
   Expr mutateCast(const Cast *, const Expr &self) override { return run(self); }
   Expr mutateLoad(const Load *, const Expr &self) override { return run(self); }
+  Expr mutateIndexCheck(const IndexCheck *, const Expr &self) override {
+    return run(self);
+  }
   Expr mutateCall(const Call *, const Expr &self) override { return run(self); }
   Expr mutateNot(const Not *, const Expr &self) override { return run(self); }
 

@@ -128,7 +128,8 @@ std::string printKernel(const Kernel &k) {
   }
   for (const Expr &s : k.symbols)
     out += ", " + printExpr(s) + ": i64";
-  out += std::string(")") + (k.wideIndex ? " [index64]" : "") + " {\n";
+  out += std::string(")") + (k.wideIndex ? " [index64]" : "") +
+         (k.reportsErrors ? " [errors]" : "") + " {\n";
   out += printStmt(k.body, 1);
   return out + "}\n";
 }

@@ -163,6 +163,9 @@ struct Kernel {
   std::vector<Expr> symbols;
   Stmt body;
   bool wideIndex = false; ///< index math in 64 bits
+  /// The body holds IndexChecks: the kernel takes the instance's error
+  /// buffer as an extra argument after its buffers.
+  bool reportsErrors = false;
 
   const KernelBuffer *findBuffer(const std::string &name) const;
 };

@@ -53,6 +53,9 @@ void IRVisitor::visitAccess(const Access *op) {
   for (const Expr &i : op->indices)
     visit(i);
 }
+void IRVisitor::visitIndexCheck(const IndexCheck *op) {
+  visit(op->value), visit(op->extent);
+}
 void IRVisitor::visitStore(const Store *op) {
   for (const Expr &i : op->indices)
     visit(i);
@@ -154,6 +157,12 @@ Expr IRMutator::mutateAccess(const Access *op, const Expr &self) {
     changed |= !idx.back().sameAs(a);
   }
   return changed ? Access::make(op->type, op->tensor, idx) : self;
+}
+Expr IRMutator::mutateIndexCheck(const IndexCheck *op, const Expr &self) {
+  Expr v = mutate(op->value), n = mutate(op->extent);
+  if (v.sameAs(op->value) && n.sameAs(op->extent))
+    return self;
+  return IndexCheck::make(v, n, op->code, op->wrapNegative);
 }
 
 Stmt IRMutator::mutateStore(const Store *op, const Stmt &self) {

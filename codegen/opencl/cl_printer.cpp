@@ -73,6 +73,7 @@ protected:
   Expr mutateAccess(const Access *op, const Expr &self) override;
   Expr mutateBinary(const Binary *op, const Expr &self) override;
   Expr mutateCall(const Call *op, const Expr &self) override;
+  Expr mutateIndexCheck(const IndexCheck *op, const Expr &self) override;
 
 private:
   void fail(Status s) {
@@ -130,6 +131,8 @@ public:
     return it == buffers_.end() ? nullptr : &it->second;
   }
   const RangeEnv &env() const { return env_; }
+  /// A variable standing for the error record parameter in helper calls.
+  const Expr &errorsVar() const { return errorsVar_; }
   Status error(const std::string &msg) const {
     return Status::error("kernel '" + k_.name + "': " + msg);
   }
@@ -157,6 +160,7 @@ private:
   const Kernel &k_;
   const LoopModule &m_;
   Namer namer_;
+  Expr errorsVar_ = Var::make("errors");
   std::map<std::string, BufferInfo> buffers_;
   /// Variables in scope, by identity.
   std::map<uint64_t, Binding> scope_;
@@ -230,6 +234,20 @@ Expr ExprRewriter::mutateCall(const Call *op, const Expr &self) {
   return changed ? Call::make(op->type, op->name, args) : self;
 }
 
+Expr ExprRewriter::mutateIndexCheck(const IndexCheck *op, const Expr &self) {
+  if (!p_.lookup(p_.errorsVar().as<Var>())) {
+    fail(p_.error("an index check in a kernel that does not report errors"));
+    return self;
+  }
+  // aotc_check_index[_wrap](value, extent, errors, code): see the helpers
+  // emitOpenCL prints.
+  return Call::make(DType::Int64,
+                    op->wrapNegative ? "aotc_check_index_wrap"
+                                     : "aotc_check_index",
+                    {mutate(op->value), mutate(op->extent), p_.errorsVar(),
+                     IntImm::make(op->code, DType::Int32)});
+}
+
 Expected<std::string> KernelPrinter::bind(const Expr &var, Binding::Kind kind,
                                           const std::string &prefix) {
   const Var *v = var.as<Var>();
@@ -289,7 +307,14 @@ Status KernelPrinter::declareParams() {
          " *)((__global " + (b.written ? "" : "const ") + "char *)" + id +
          "_base + " + id + "_off);");
   }
-  // Symbols follow the buffers, in Kernel::symbols order.
+  // The error record follows the buffers.
+  if (k_.reportsErrors) {
+    AOTC_ASSIGN_OR_RETURN(std::string id, bind(errorsVar_, Binding::Symbol));
+    params.push_back("__global int *" + id + "_base, ulong " + id + "_off");
+    line("__global int *" + id + " = (__global int *)((__global char *)" + id +
+         "_base + " + id + "_off);");
+  }
+  // Symbols follow, in Kernel::symbols order.
   for (const Expr &s : k_.symbols) {
     const Var *v = s.as<Var>();
     if (!v)
@@ -555,6 +580,33 @@ Expected<std::string> emitOpenCL(const LoopModule &m) {
   out += "// Build options: " + buildOptions(m) + "\n";
   if (f64)
     out += "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n";
+  bool errors = false;
+  for (const Kernel &k : m.kernels)
+    errors |= k.reportsErrors;
+  if (errors)
+    out += R"(
+// Indices from data are checked where they are used. The first bad one of a
+// run is recorded (AotcErrorRecord: code + 1, value, extent) and reads 0.
+void aotc_record_error(__global int *err, int code, long v, long n) {
+  if (atomic_cmpxchg((volatile __global int *)err, 0, code + 1) == 0) {
+    ((__global long *)err)[1] = v;
+    ((__global long *)err)[2] = n;
+  }
+}
+long aotc_check_index(long v, long n, __global int *err, int code) {
+  if (v >= 0 && v < n)
+    return v;
+  aotc_record_error(err, code, v, n);
+  return 0;
+}
+long aotc_check_index_wrap(long v, long n, __global int *err, int code) {
+  long w = v < 0 ? (long)((ulong)v + (ulong)n) : v;
+  if (w >= 0 && w < n)
+    return w;
+  aotc_record_error(err, code, v, n);
+  return 0;
+}
+)";
   for (size_t i = 0; i < m.kernels.size(); ++i) {
     out += "\n// Kernel " + std::to_string(i) + ": " + m.kernels[i].name + "\n";
     AOTC_RETURN_IF_ERROR(KernelPrinter(m.kernels[i], m).print(out));

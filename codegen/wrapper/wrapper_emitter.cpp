@@ -97,6 +97,14 @@ private:
   Status emitOutputShapes();
   Status emitRun();
   Expected<std::string> emitLaunch(size_t index, std::set<int> &used) const;
+  /// The ND-range of a kernel over symbols: the outermost Parallel loops,
+  /// with the LetStmts between them substituted into their extents.
+  Expected<std::vector<Expr>> globalSizeOf(const Kernel &k) const;
+  void emitErrors();
+  Status emitCheckSymbols();
+  /// \p e as C++ that evaluates with overflow checks (sets `ovf`).
+  Expected<std::string> checkedCxx(const Expr &e, const std::string &what,
+                                   std::set<int> &used) const;
   Expected<std::string> launchArg(const KernelBuffer &kb,
                                   std::set<int> &used) const;
   void emitDesc();
@@ -109,6 +117,7 @@ private:
   std::vector<std::string> symbolIdents_;
   Namer namer_;
   size_t numMetadata_ = 0; ///< key/value pairs
+  size_t numChecks_ = 0;
   std::string out_;
 };
 
@@ -367,17 +376,8 @@ Expected<std::string> WrapperEmitter::launchArg(const KernelBuffer &kb,
   return makeError("buffer '", kb.name, "' has an unknown role");
 }
 
-Expected<std::string> WrapperEmitter::emitLaunch(size_t index,
-                                                 std::set<int> &used) const {
-  const Kernel &k = m_.kernels[index];
-  auto fail = [&](const Status &s) {
-    return s.withContext("kernel '" + k.name + "'");
-  };
-  if (!isCIdentifier(k.name) || isReservedIdentifier(k.name))
-    return fail(Status::error("the name is not a usable OpenCL identifier"));
-
-  // The ND-range: the outermost Parallel loops, with the LetStmts between
-  // them substituted into their extents.
+Expected<std::vector<Expr>>
+WrapperEmitter::globalSizeOf(const Kernel &k) const {
   VarBindings lets;
   std::set<int> dims;
   for (Stmt s = k.body; s.defined();) {
@@ -390,17 +390,35 @@ Expected<std::string> WrapperEmitter::emitLaunch(size_t index,
     if (!f || f->forKind != ForKind::Parallel)
       break;
     if (f->dim < 0 || f->dim > 2)
-      return fail(
-          Status::error("bad parallel dimension " + std::to_string(f->dim)));
+      return Status::error("bad parallel dimension " + std::to_string(f->dim));
     dims.insert(f->dim);
     s = f->body;
   }
   if (!dims.empty() && *dims.rbegin() != static_cast<int>(dims.size()) - 1)
-    return fail(Status::error("parallel loop dimensions are not contiguous"));
-  std::vector<std::string> global;
+    return Status::error("parallel loop dimensions are not contiguous");
+  std::vector<Expr> out;
   for (Expr e : LoopModule::globalSize(k)) {
     for (auto it = lets.rbegin(); it != lets.rend(); ++it)
       e = substitute(e, {*it});
+    out.push_back(e);
+  }
+  return out;
+}
+
+Expected<std::string> WrapperEmitter::emitLaunch(size_t index,
+                                                 std::set<int> &used) const {
+  const Kernel &k = m_.kernels[index];
+  auto fail = [&](const Status &s) {
+    return s.withContext("kernel '" + k.name + "'");
+  };
+  if (!isCIdentifier(k.name) || isReservedIdentifier(k.name))
+    return fail(Status::error("the name is not a usable OpenCL identifier"));
+
+  std::vector<std::string> global;
+  Expected<std::vector<Expr>> sizes = globalSizeOf(k);
+  if (!sizes)
+    return fail(sizes.status());
+  for (const Expr &e : *sizes) {
     auto v = cxx(e, "global size " + std::to_string(global.size()), used);
     if (!v)
       return fail(v.status());
@@ -416,6 +434,8 @@ Expected<std::string> WrapperEmitter::emitLaunch(size_t index,
       return fail(a.status());
     args += "        " + *a;
   }
+  if (k.reportsErrors)
+    args += "        {AOTC_ARG_ERRORS, 0, 0},  // the error record\n";
   for (const Expr &sym : k.symbols) {
     const Var *v = sym.as<Var>();
     auto it = v ? symbolIndex_.find(v->id) : symbolIndex_.end();
@@ -427,7 +447,8 @@ Expected<std::string> WrapperEmitter::emitLaunch(size_t index,
             symbolIdents_[it->second] + "},  // " +
             commentText(m_.symbols[it->second].name) + "\n";
   }
-  size_t nargs = k.buffers.size() + k.symbols.size();
+  size_t nargs =
+      k.buffers.size() + k.symbols.size() + (k.reportsErrors ? 1 : 0);
 
   std::string out =
       "  // Kernel " + std::to_string(index) + ": " + k.name + "\n  {\n";
@@ -462,6 +483,140 @@ Status WrapperEmitter::emitRun() {
   return Status::ok();
 }
 
+void WrapperEmitter::emitErrors() {
+  if (m_.errors.empty())
+    return;
+  out_ += "// Errors kernels can record (AotcErrorRecord::code - 1).\n";
+  out_ += "static const char *const kErrorMessages[" +
+          std::to_string(m_.errors.size()) + "] = {\n";
+  for (const std::string &e : m_.errors)
+    out_ += "    " + cStringLiteral(e) + ",\n";
+  out_ += "};\n\n";
+}
+
+Expected<std::string> WrapperEmitter::checkedCxx(const Expr &e,
+                                                 const std::string &what,
+                                                 std::set<int> &used) const {
+  if (!e.defined())
+    return makeError(what, " is undefined");
+  int64_t c;
+  if (e.isConst(c))
+    return i64(c);
+  if (const Var *v = e.as<Var>()) {
+    auto it = symbolIndex_.find(v->id);
+    if (it == symbolIndex_.end())
+      return makeError(what, " depends on '", v->name,
+                       "', which is not a symbol: ", printExpr(e));
+    used.insert(it->second);
+    return symbolIdents_[it->second];
+  }
+  if (const Binary *b = e.as<Binary>()) {
+    AOTC_ASSIGN_OR_RETURN(std::string x, checkedCxx(b->a, what, used));
+    AOTC_ASSIGN_OR_RETURN(std::string y, checkedCxx(b->b, what, used));
+    auto call = [&](const char *f) {
+      return std::string(f) + "(" + x + ", " + y + ", &ovf)";
+    };
+    switch (b->op) {
+    case BinOp::Add:
+      return call("aotc_ck_add");
+    case BinOp::Sub:
+      return call("aotc_ck_sub");
+    case BinOp::Mul:
+      return call("aotc_ck_mul");
+    case BinOp::FloorDiv:
+      return call("aotc_ck_fdiv");
+    case BinOp::Mod:
+      return call("aotc_ck_mod");
+    case BinOp::Min:
+      return "aotc_min(" + x + ", " + y + ")";
+    case BinOp::Max:
+      return "aotc_max(" + x + ", " + y + ")";
+    default:
+      if (isComparison(b->op) || b->op == BinOp::And || b->op == BinOp::Or)
+        return "(" + x + " " + binOpName(b->op) + " " + y + ")";
+      return makeError(what, ": unsupported operator ", binOpName(b->op),
+                       " in a size: ", printExpr(e));
+    }
+  }
+  if (const Select *sel = e.as<Select>()) {
+    AOTC_ASSIGN_OR_RETURN(std::string c0, checkedCxx(sel->cond, what, used));
+    AOTC_ASSIGN_OR_RETURN(std::string t,
+                          checkedCxx(sel->trueValue, what, used));
+    AOTC_ASSIGN_OR_RETURN(std::string f,
+                          checkedCxx(sel->falseValue, what, used));
+    return "(" + c0 + " ? " + t + " : " + f + ")";
+  }
+  if (const Not *n = e.as<Not>()) {
+    AOTC_ASSIGN_OR_RETURN(std::string a, checkedCxx(n->a, what, used));
+    return "!" + a;
+  }
+  if (const Cast *cast = e.as<Cast>())
+    if (!isFloat(cast->type) && !isFloat(cast->value.type()))
+      return checkedCxx(cast->value, what, used);
+  return makeError(what, " is not a size expression: ", printExpr(e));
+}
+
+Status WrapperEmitter::emitCheckSymbols() {
+  // Every size the wrapper and the runtime compute from the symbols, each
+  // evaluated with overflow checks; the kernels' index arithmetic stays
+  // below these sizes.
+  struct Check {
+    Expr size;
+    std::string message; ///< what the runtime reports when it fails
+    std::string what;    ///< names the expression in compile errors
+  };
+  std::vector<Check> checks;
+  for (const ModuleTensor &t : m_.outputs)
+    checks.push_back({product(t.dims) * Expr(dtypeSize(t.dtype)),
+                      "the size of output '" + t.name + "' [" +
+                          printExprs(t.dims) + "] overflows 64 bits",
+                      "output '" + t.name + "'"});
+  for (const ModuleBuffer &b : m_.buffers)
+    if (b.role == BufferRole::Arena && b.arenaOffset.defined())
+      checks.push_back({b.arenaOffset + b.bytes(),
+                        "the size of intermediate buffer '" + b.name + "' [" +
+                            printExprs(b.shape) + "] overflows 64 bits",
+                        "arena offset of buffer '" + b.name + "'"});
+  if (m_.arenaBytes.defined())
+    checks.push_back({m_.arenaBytes,
+                      "the arena size (" + printExpr(m_.arenaBytes) +
+                          " bytes) overflows 64 bits",
+                      "arena size"});
+  for (const Kernel &k : m_.kernels) {
+    Expected<std::vector<Expr>> global = globalSizeOf(k);
+    if (!global)
+      return global.status().withContext("kernel '" + k.name + "'");
+    checks.push_back(
+        {product(*global),
+         "the work size of kernel '" + k.name + "' overflows 64 bits",
+         "kernel '" + k.name + "': global size"});
+  }
+  std::set<int> used;
+  std::string body, table;
+  for (const Check &c : checks) {
+    const Expr &e = c.size;
+    const std::string &message = c.message;
+    if (freeVars(e).empty())
+      continue; // static: checked when the module was built
+    AOTC_ASSIGN_OR_RETURN(std::string v, checkedCxx(e, c.what, used));
+    body += "  // " + commentText(message) + "\n";
+    body += "  ovf = false;\n  (void)" + v + ";\n";
+    body += "  if (ovf)\n    return " + std::to_string(numChecks_) + ";\n";
+    table += "    " + cStringLiteral(message) + ",\n";
+    ++numChecks_;
+  }
+  if (numChecks_ > 0)
+    out_ += "static const char *const kCheckMessages[" +
+            std::to_string(numChecks_) + "] = {\n" + table + "};\n\n";
+  out_ += "// Returns -1 if every check holds for the symbol values, else the\n"
+          "// index of the first that fails.\n";
+  out_ += "static int32_t check_symbols(const int64_t *s) {\n" +
+          bindSymbols(used) +
+          (numChecks_ ? "  bool ovf = false;\n" + body : std::string()) +
+          "  return -1;\n}\n\n";
+  return Status::ok();
+}
+
 void WrapperEmitter::emitDesc() {
   auto count = [](size_t n, const char *table) {
     return std::to_string(n) + ", " + (n ? table : "nullptr");
@@ -483,7 +638,10 @@ void WrapperEmitter::emitDesc() {
           ", " + u64(m_.constantsBytes) +
           ",  // constants_blob, constants_blob_size\n";
   out_ += "    " + std::to_string(numMetadata_) + ", kMetadata,\n";
-  out_ += "    arena_bytes,\n    output_shapes,\n    run,\n};\n\n";
+  out_ += "    arena_bytes,\n    output_shapes,\n    run,\n";
+  out_ += "    " + count(m_.errors.size(), "kErrorMessages") + ",\n";
+  out_ += "    check_symbols,\n";
+  out_ += "    " + count(numChecks_, "kCheckMessages") + ",\n};\n\n";
   out_ +=
       "extern \"C\" __attribute__((visibility(\"hidden\"))) const "
       "AotcModelDesc *\naotc_model_desc(void) {\n  return &kModelDesc;\n}\n";
@@ -510,11 +668,49 @@ Expected<std::string> WrapperEmitter::emit() {
           "int64_t b) {\n  return a < b ? a : b;\n}\n";
   out_ += "__attribute__((unused)) static inline int64_t aotc_max(int64_t a, "
           "int64_t b) {\n  return a > b ? a : b;\n}\n\n";
+  out_ +=
+      R"(// Size arithmetic with overflow checks: check_symbols() evaluates every
+// size the wrapper computes this way before any is used.
+__attribute__((unused)) static inline int64_t aotc_ck_add(int64_t a, int64_t b, bool *ovf) {
+  int64_t r;
+  *ovf |= __builtin_add_overflow(a, b, &r);
+  return r;
+}
+__attribute__((unused)) static inline int64_t aotc_ck_sub(int64_t a, int64_t b, bool *ovf) {
+  int64_t r;
+  *ovf |= __builtin_sub_overflow(a, b, &r);
+  return r;
+}
+__attribute__((unused)) static inline int64_t aotc_ck_mul(int64_t a, int64_t b, bool *ovf) {
+  int64_t r;
+  *ovf |= __builtin_mul_overflow(a, b, &r);
+  return r;
+}
+__attribute__((unused)) static inline int64_t aotc_ck_fdiv(int64_t a, int64_t b, bool *ovf) {
+  if (b == 0 || (b == -1 && a == (-9223372036854775807LL - 1))) {
+    *ovf = true;
+    return 0;
+  }
+  int64_t q = a / b;
+  return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
+}
+__attribute__((unused)) static inline int64_t aotc_ck_mod(int64_t a, int64_t b, bool *ovf) {
+  if (b == 0 || b == -1) {
+    *ovf |= b == 0;
+    return 0;
+  }
+  int64_t r = a % b;
+  return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
+}
+
+)";
   AOTC_RETURN_IF_ERROR(checkSymbols());
   AOTC_RETURN_IF_ERROR(emitTensors(m_.inputs, true));
   AOTC_RETURN_IF_ERROR(emitTensors(m_.outputs, false));
   AOTC_RETURN_IF_ERROR(emitConstants());
   emitKernelNamesAndMetadata();
+  emitErrors();
+  AOTC_RETURN_IF_ERROR(emitCheckSymbols());
   AOTC_RETURN_IF_ERROR(emitArenaBytes());
   AOTC_RETURN_IF_ERROR(emitOutputShapes());
   AOTC_RETURN_IF_ERROR(emitRun());

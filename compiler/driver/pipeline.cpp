@@ -10,6 +10,7 @@
 #include "compiler/lowering/lowering.h"
 #include "compiler/passes/shape_inference.h"
 #include "compiler/schedule/schedule.h"
+#include "ir/verify.h"
 
 #include "aotc_runtime_link.h"
 
@@ -165,12 +166,32 @@ Expected<CompileResult> compileModel(const CompileOptions &opts) {
     return result;
   }
 
-  // 4. Scheduling: fusion, kernels, memory plan.
-  auto scheduled = timer.run(
-      "schedule", [&] { return scheduleGraph(*graph, lowered.take()); });
+  // 4. Scheduling: fusion, kernels, memory plan. The Loop IR verifier runs
+  // after every Loop IR pass under --verify-each, and on the final module
+  // always.
+  const char *verifyEnv = std::getenv("AOTC_VERIFY_EACH");
+  bool verifyEach =
+      opts.verifyEach || (verifyEnv && std::string(verifyEnv) == "1");
+  LoopPassHook afterPass = [&](const std::string &pass,
+                               const LoopModule &m) -> Status {
+    if (opts.printAfterAll)
+      std::cerr << "// ----- loop IR after " << pass << " -----\n" << m.print();
+    if (!verifyEach)
+      return Status::ok();
+    return verifyModule(m).withContext("Loop IR verifier after pass '" + pass +
+                                       "'");
+  };
+  auto scheduled = timer.run("schedule", [&] {
+    return scheduleGraph(*graph, lowered.take(), afterPass);
+  });
   if (!scheduled)
     return scheduled.status();
   LoopModule module = scheduled.take();
+  if (!verifyEach) {
+    Status verified = timer.run("verify", [&] { return verifyModule(module); });
+    AOTC_RETURN_IF_ERROR(
+        verified.withContext("Loop IR verifier after the last pass"));
+  }
   module.metadata["source"] = baseName(opts.modelPath);
   result.numKernels = module.kernels.size();
   result.arenaBytes = printExpr(module.arenaBytes);
@@ -237,8 +258,9 @@ Expected<CompileResult> compileModel(const CompileOptions &opts) {
                           tmp.write("wrapper.o", *wrapperObj));
     AOTC_ASSIGN_OR_RETURN(std::string dataPath,
                           tmp.write("constants.o", *dataObj));
-    AOTC_ASSIGN_OR_RETURN(std::string mapPath,
-                          tmp.write("model.map", AOTC_MODEL_VERSION_SCRIPT_TEXT));
+    AOTC_ASSIGN_OR_RETURN(
+        std::string mapPath,
+        tmp.write("model.map", AOTC_MODEL_VERSION_SCRIPT_TEXT));
     toolchain::LinkOptions lo;
     lo.inputs = {wrapperPath, dataPath};
     lo.wholeArchives = {runtimeArchive};

@@ -20,7 +20,10 @@ struct CompileOptions {
   /// Stop after producing this artifact and return its text:
   /// graph | lowered | loop | cl | cpp. Empty: build the .so.
   std::string emit;
-  bool printAfterAll = false; ///< print the graph after every graph pass
+  bool printAfterAll = false; ///< print the IR after every pass
+  /// Run the Loop IR verifier after every Loop IR pass (always after the
+  /// last one). Also on when the environment sets AOTC_VERIFY_EACH=1.
+  bool verifyEach = false;
   int wrapperOptLevel = 1;
 };
 

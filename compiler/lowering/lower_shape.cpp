@@ -128,13 +128,28 @@ Status lowerGather(const Node &n, LowerCtx &ctx) {
     return makeError(n.describe(), ": axis out of range");
   std::vector<Expr> o = ctx.idxVars(out->type().rank());
   std::vector<Expr> ii(o.begin() + axis, o.begin() + axis + ri);
+  // Indices come from data: checked where they are used. A negative index
+  // counts from the end; one outside [-dim, dim) is a run-time error naming
+  // the node.
   Expr raw = Cast::make(DType::Int64, ctx.readValue(indices, ii));
   Expr dim = data->type().dims[axis];
-  Expr index = Select::make(cmp(BinOp::LT, raw, Expr(0)), raw + dim, raw);
+  int code =
+      ctx.addError(n.describe() + ": index {value} is out of range for axis " +
+                   std::to_string(axis) +
+                   " of size {extent} (valid: [-{extent}, {extent}))");
+  Expr checked = IndexCheck::make(raw, dim, code, /*wrapNegative=*/true);
   std::vector<Expr> in(o.begin(), o.begin() + axis);
-  in.push_back(index);
+  in.push_back(checked);
   in.insert(in.end(), o.begin() + axis + ri, o.end());
-  ctx.addPointwise(out, ctx.readValue(data, in));
+  Expr v = ctx.readValue(data, in);
+  // An empty axis has no element to read, whatever the index; the index is
+  // still checked (the condition evaluates the check first, always true).
+  auto b = boundsOf(dim, ctx.env());
+  if (!b || b->min < 1)
+    v = Select::make(logicalAnd(cmp(BinOp::GE, checked, Expr(0)),
+                                cmp(BinOp::GE, dim, Expr(1))),
+                     v, literal(out->type().dtype, 0));
+  ctx.addPointwise(out, v);
   return Status::ok();
 }
 

@@ -83,6 +83,11 @@ int LowerCtx::addPointwise(const Value *out, Expr body, bool isView) {
   return id;
 }
 
+int LowerCtx::addError(std::string message) {
+  out_.errors.push_back(std::move(message));
+  return static_cast<int>(out_.errors.size()) - 1;
+}
+
 Expr literal(DType t, double v) {
   if (isFloat(t))
     return FloatImm::make(v, t);

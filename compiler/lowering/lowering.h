@@ -79,6 +79,8 @@ struct LoweredGraph {
   std::vector<std::string> outputNames;
   RangeEnv env; ///< symbol ranges
   FormalVars vars;
+  /// Run-time error messages (IndexCheck codes index this).
+  std::vector<std::string> errors;
 
   std::string print() const;
 };
@@ -119,6 +121,10 @@ public:
 
   /// Adds a pointwise def for node output \p out with the given body.
   int addPointwise(const Value *out, Expr body, bool isView = false);
+
+  /// Registers a run-time error message ("{value}" and "{extent}" stand for
+  /// the numbers a kernel records) and returns its IndexCheck code.
+  int addError(std::string message);
 
 private:
   const Graph &graph_;

@@ -238,7 +238,6 @@ Expected<Kernel> buildKernel(const LoweredGraph &lg, const FusionPlan &plan,
   Stmt s = body;
   for (int k = d.rank() - 1; k >= 0; --k)
     s = For::make(idx[k], Expr(0), d.shape[k], ForKind::Parallel, 0, s);
-  s = simplify(s, lg.env);
 
   Kernel k;
   k.name = "k" + std::to_string(kernelIndex) + "_" + sanitize(d.name, 32);
@@ -246,6 +245,12 @@ Expected<Kernel> buildKernel(const LoweredGraph &lg, const FusionPlan &plan,
   AOTC_ASSIGN_OR_RETURN(k.buffers, kernelBuffers(s, m));
   k.symbols = kernelSymbols(s, m.symbols);
   k.wideIndex = true;
+  struct Finder : IRVisitor {
+    bool found = false;
+    void visitIndexCheck(const IndexCheck *) override { found = true; }
+  } finder;
+  finder.visit(s);
+  k.reportsErrors = finder.found;
   return k;
 }
 

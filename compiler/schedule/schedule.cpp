@@ -4,13 +4,18 @@
 
 namespace aotc {
 
-Expected<LoopModule> scheduleGraph(const Graph &g, LoweredGraph lg) {
+Expected<LoopModule> scheduleGraph(const Graph &g, LoweredGraph lg,
+                                   const LoopPassHook &afterPass) {
+  auto passDone = [&](const char *pass, const LoopModule &m) -> Status {
+    return afterPass ? afterPass(pass, m) : Status::ok();
+  };
   separateOutputs(lg);
   FusionPlan plan = planFusion(lg);
 
   LoopModule m;
   m.name = g.name.empty() ? "model" : g.name;
   m.symbols = g.symbols();
+  m.errors = lg.errors;
 
   for (size_t k = 0; k < lg.inputs.size(); ++k) {
     const TensorDef &d = lg.defs[lg.inputs[k]];
@@ -62,7 +67,14 @@ Expected<LoopModule> scheduleGraph(const Graph &g, LoweredGraph lg) {
         buildKernel(lg, plan, id, static_cast<int>(m.kernels.size()), m));
     m.kernels.push_back(std::move(k));
   }
+  AOTC_RETURN_IF_ERROR(passDone("build-kernels", m));
+
+  for (Kernel &k : m.kernels)
+    k.body = simplify(k.body, lg.env);
+  AOTC_RETURN_IF_ERROR(passDone("simplify", m));
+
   planMemory(m, lg.env);
+  AOTC_RETURN_IF_ERROR(passDone("plan-memory", m));
   return m;
 }
 

@@ -14,7 +14,9 @@
 #include "compiler/lowering/lowering.h"
 #include "ir/module.h"
 
+#include <functional>
 #include <set>
+#include <string>
 #include <vector>
 
 namespace aotc {
@@ -55,7 +57,15 @@ Expected<Kernel> buildKernel(const LoweredGraph &lg, const FusionPlan &plan,
 /// m.kernels and sets m.arenaBytes.
 void planMemory(LoopModule &m, const RangeEnv &env);
 
-/// The whole scheduler.
-Expected<LoopModule> scheduleGraph(const Graph &g, LoweredGraph lg);
+/// Called after each Loop IR pass of the scheduler with the pass's name and
+/// the module so far; an error stops scheduling (the verifier hooks in here
+/// under --verify-each).
+using LoopPassHook =
+    std::function<Status(const std::string &pass, const LoopModule &m)>;
+
+/// The whole scheduler: fusion, then the Loop IR passes build-kernels,
+/// simplify and plan-memory.
+Expected<LoopModule> scheduleGraph(const Graph &g, LoweredGraph lg,
+                                   const LoopPassHook &afterPass = {});
 
 } // namespace aotc

@@ -29,7 +29,9 @@ int main(int argc, char **argv) {
   compile->add_flag("--time-passes", timePasses,
                     "print the time of each stage");
   compile->add_flag("--print-after-all", copts.printAfterAll,
-                    "print the graph after each pass");
+                    "print the IR after each pass");
+  compile->add_flag("--verify-each", copts.verifyEach,
+                    "run the Loop IR verifier after every Loop IR pass");
   compile->add_option("--wrapper-opt", copts.wrapperOptLevel,
                       "optimization level of the wrapper (0-3)");
 

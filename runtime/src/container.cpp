@@ -72,12 +72,18 @@ bool tensorBytes(int32_t dtype, int32_t rank, const int64_t *shape,
   uint64_t bytes = dtypeSize(dtype);
   if (bytes == 0)
     return false;
-  for (int32_t i = 0; i < rank; ++i) {
+  for (int32_t i = 0; i < rank; ++i)
     if (shape[i] < 0)
       return false;
+  // An empty tensor has 0 bytes, however large its other dims.
+  for (int32_t i = 0; i < rank; ++i)
+    if (shape[i] == 0) {
+      out = 0;
+      return true;
+    }
+  for (int32_t i = 0; i < rank; ++i)
     if (__builtin_mul_overflow(bytes, static_cast<uint64_t>(shape[i]), &bytes))
       return false;
-  }
   out = bytes;
   return true;
 }
@@ -298,6 +304,17 @@ aotc_status_t Container::validateDesc() {
   if (!d.arena_bytes || !d.output_shapes || !d.run)
     return fail(AOTC_ERROR_INTERNAL, "model '%s': missing descriptor function",
                 model);
+  if (d.num_errors < 0 || (d.num_errors > 0 && !d.error_messages) ||
+      d.num_checks < 0 || (d.num_checks > 0 && !d.check_messages) ||
+      (d.num_checks > 0 && !d.check_symbols))
+    return fail(AOTC_ERROR_INTERNAL, "model '%s': bad error or check tables",
+                model);
+  for (int32_t i = 0; i < d.num_errors; ++i)
+    if (!d.error_messages[i])
+      return fail(AOTC_ERROR_INTERNAL, "model '%s': null error message", model);
+  for (int32_t i = 0; i < d.num_checks; ++i)
+    if (!d.check_messages[i])
+      return fail(AOTC_ERROR_INTERNAL, "model '%s': null check message", model);
   inputInfos_.resize(d.num_inputs);
   for (int32_t i = 0; i < d.num_inputs; ++i) {
     AOTC_RT_RETURN_IF_ERROR(
@@ -337,6 +354,10 @@ aotc_status_t Container::createInstance(Instance &instance) {
   }
   instance.inputs = std::vector<DeviceBuffer>(desc_->num_inputs);
   instance.outputs = std::vector<DeviceBuffer>(desc_->num_outputs);
+  if (desc_->num_errors > 0)
+    AOTC_RT_RETURN_IF_ERROR(
+        instance.errors.ensure(context_, device_, CL_MEM_READ_WRITE,
+                               sizeof(AotcErrorRecord), "the error record"));
   return AOTC_OK;
 }
 
@@ -456,7 +477,8 @@ aotc_status_t Container::bindInputs(const aotc_tensor_t *inputs,
   out.symbols.assign(d.num_symbols, -1);
   out.inputBytes.assign(numInputs, 0);
   // Where each symbol was bound, for messages.
-  std::vector<std::pair<int32_t, int32_t>> boundAt(d.num_symbols, {-1, -1});
+  std::vector<std::pair<int32_t, int32_t>> &boundAt = out.boundAt;
+  boundAt.assign(d.num_symbols, {-1, -1});
   for (size_t i = 0; i < numInputs; ++i) {
     const AotcTensorDesc &want = d.inputs[i];
     const aotc_tensor_t &got = inputs[i];
@@ -526,7 +548,49 @@ aotc_status_t Container::bindInputs(const aotc_tensor_t *inputs,
       return fail(AOTC_ERROR_UNSUPPORTED,
                   "model '%s': symbol '%s' is not bound by any input",
                   d.model_name, d.symbols[s].name);
-  return AOTC_OK;
+  return checkSymbols(out.symbols.data(), &out);
+}
+
+aotc_status_t Container::checkSymbols(const int64_t *symbols,
+                                      const Binding *binding) const {
+  const AotcModelDesc &d = *desc_;
+  if (!d.check_symbols)
+    return AOTC_OK;
+  int32_t failed = d.check_symbols(symbols);
+  if (failed < 0)
+    return AOTC_OK;
+  if (failed >= d.num_checks)
+    return fail(AOTC_ERROR_INTERNAL, "model '%s': check %d of %d failed",
+                d.model_name, failed, d.num_checks);
+  std::string values;
+  for (int32_t s = 0; s < d.num_symbols; ++s) {
+    values += formatString("%s%s = %lld", s ? ", " : "", d.symbols[s].name,
+                           ll(symbols[s]));
+    if (binding && binding->boundAt[s].first >= 0)
+      values += formatString(" (input '%s' dim %d)",
+                             d.inputs[binding->boundAt[s].first].name,
+                             binding->boundAt[s].second);
+  }
+  return fail(AOTC_ERROR_INVALID_ARGUMENT, "model '%s': %s, with %s",
+              d.model_name, d.check_messages[failed], values.c_str());
+}
+
+aotc_status_t Container::reportError(const AotcErrorRecord &record) const {
+  const AotcModelDesc &d = *desc_;
+  if (record.code < 1 || record.code > d.num_errors)
+    return fail(AOTC_ERROR_INTERNAL,
+                "model '%s': a kernel recorded unknown error %d", d.model_name,
+                record.code);
+  std::string msg = d.error_messages[record.code - 1];
+  auto replaceAll = [&](const std::string &key, const std::string &value) {
+    for (size_t p = msg.find(key); p != std::string::npos;
+         p = msg.find(key, p + value.size()))
+      msg.replace(p, key.size(), value);
+  };
+  replaceAll("{value}", std::to_string(record.value));
+  replaceAll("{extent}", std::to_string(record.extent));
+  return fail(AOTC_ERROR_INVALID_ARGUMENT, "model '%s': %s", d.model_name,
+              msg.c_str());
 }
 
 aotc_status_t
@@ -589,6 +653,7 @@ aotc_status_t Container::arenaBytes(const int64_t *symbols, size_t numSymbols,
                   "symbol '%s': %lld is outside its range [%lld, %lld]",
                   sym.name, ll(symbols[s]), ll(sym.min), ll(sym.max));
   }
+  AOTC_RT_RETURN_IF_ERROR(checkSymbols(symbols, nullptr));
   int64_t bytes = d.arena_bytes(symbols);
   if (bytes < 0)
     return fail(AOTC_ERROR_INTERNAL, "model '%s': negative arena size %lld",
@@ -661,6 +726,17 @@ aotc_status_t Container::enqueueRun(Instance &instance,
   // From here on commands are in flight: always finish before returning, so
   // the caller's host memory is never touched after the call.
   aotc_status_t status = AOTC_OK;
+  static const AotcErrorRecord kNoError = {0, 0, 0, 0, 0};
+  AotcErrorRecord record = kNoError;
+  bool checksErrors = d.num_errors > 0;
+  if (checksErrors) {
+    cl_int err =
+        clEnqueueWriteBuffer(instance.queue, instance.errors.mem(), CL_FALSE, 0,
+                             sizeof(kNoError), &kNoError, 0, nullptr, nullptr);
+    if (err != CL_SUCCESS)
+      status = fail(statusForClError(err), "clearing the error record: %s",
+                    clErrorName(err));
+  }
   for (int32_t i = 0; i < d.num_inputs && status == AOTC_OK; ++i) {
     if (binding.inputBytes[i] == 0)
       continue;
@@ -699,10 +775,20 @@ aotc_status_t Container::enqueueRun(Instance &instance,
           fail(statusForClError(err), "copying output '%s' from '%s': %s",
                d.outputs[i].name, device_.fullName.c_str(), clErrorName(err));
   }
+  if (checksErrors && status == AOTC_OK) {
+    cl_int err =
+        clEnqueueReadBuffer(instance.queue, instance.errors.mem(), CL_FALSE, 0,
+                            sizeof(record), &record, 0, nullptr, nullptr);
+    if (err != CL_SUCCESS)
+      status = fail(statusForClError(err), "reading the error record: %s",
+                    clErrorName(err));
+  }
   cl_int err = clFinish(instance.queue);
   if (status == AOTC_OK && err != CL_SUCCESS)
     status = fail(statusForClError(err), "model '%s' on '%s': clFinish: %s",
                   d.model_name, device_.fullName.c_str(), clErrorName(err));
+  if (status == AOTC_OK && record.code != 0)
+    status = reportError(record);
   return status;
 }
 
@@ -763,6 +849,15 @@ aotc_status_t Container::launch(AotcRunCtx &ctx, int32_t kernel,
       kind = "arena";
       mem = instance.arena.mem();
       capacity = instance.arena.capacity();
+      break;
+    case AOTC_ARG_ERRORS:
+      kind = "error record";
+      mem = instance.errors.mem();
+      capacity = instance.errors.capacity();
+      if (!mem)
+        return fail(AOTC_ERROR_INTERNAL,
+                    "kernel '%s' records errors but the model declares none",
+                    name);
       break;
     case AOTC_ARG_I64: {
       cl_long value = arg.value;

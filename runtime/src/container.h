@@ -63,6 +63,8 @@ struct Instance {
   std::vector<DeviceBuffer> inputs;
   std::vector<DeviceBuffer> outputs;
   DeviceBuffer arena;
+  /// The AotcErrorRecord kernels write when they meet bad data.
+  DeviceBuffer errors;
   Instance() = default;
   Instance(const Instance &) = delete;
   Instance &operator=(const Instance &) = delete;
@@ -73,6 +75,8 @@ struct Instance {
 struct Binding {
   std::vector<int64_t> symbols;
   std::vector<uint64_t> inputBytes;
+  /// Where each symbol was bound: input number and dim.
+  std::vector<std::pair<int32_t, int32_t>> boundAt;
 };
 
 class Container {
@@ -118,6 +122,11 @@ private:
   aotc_status_t createInstance(Instance &instance);
   aotc_status_t bindInputs(const aotc_tensor_t *inputs, size_t numInputs,
                            bool checkData, Binding &out) const;
+  /// Runs the model's check_symbols on bound symbol values.
+  aotc_status_t checkSymbols(const int64_t *symbols,
+                             const Binding *binding) const;
+  /// The message of a recorded run-time error.
+  aotc_status_t reportError(const AotcErrorRecord &record) const;
   aotc_status_t fillOutputShapes(const Binding &binding, aotc_tensor_t *outputs,
                                  size_t numOutputs,
                                  std::vector<uint64_t> &outBytes) const;

@@ -265,7 +265,7 @@ TEST(CLPrinter, FlattensParallelLoopsOfOneDimension) {
             std::string::npos)
       << s;
   EXPECT_NE(s.find("out[(((15 * a) + (5 * b)) + c)] = "
-                   "in[(((b + (3 * c)) * s_n) + a)];"),
+                   "in[(((b * s_n) + (3 * (c * s_n))) + a)];"),
             std::string::npos)
       << s;
   EXPECT_EQ(LoopModule::globalSize(m.kernels[0]).size(), 1u);

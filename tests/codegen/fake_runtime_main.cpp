@@ -107,6 +107,12 @@ int main(int argc, char **argv) {
                 d->num_symbols);
     return 1;
   }
+  int32_t failed = d->check_symbols(symbols.data());
+  std::printf("check_symbols %d of %d\n", failed, d->num_checks);
+  if (failed >= 0) {
+    std::printf("check failed: %s\n", d->check_messages[failed]);
+    return 0; // nothing may be evaluated with these values
+  }
   std::printf("arena_bytes %lld\n", (long long)d->arena_bytes(symbols.data()));
   size_t numDims = 0;
   for (int32_t i = 0; i < d->num_outputs; ++i)

@@ -119,7 +119,7 @@ CmdResult runWithFakeRuntime(const std::string &cpp, const std::string &args) {
 }
 
 std::string header(const std::string &name, const Emitted &e) {
-  return "desc_version 1\nmodel_name " + name + "\ncl_source fake " +
+  return "desc_version 2\nmodel_name " + name + "\ncl_source fake " +
          std::to_string(e.cl.size()) + "\ncl_build_options -cl-std=CL1.2\n";
 }
 
@@ -211,6 +211,7 @@ TEST(Wrapper, FakeRuntimePointwise) {
                 "constants_blob fake 0\n"
                 "metadata aotc.num_kernels=1\n"
                 "metadata aotc.version=0.1.0\n"
+                "check_symbols -1 of 3\n"
                 "arena_bytes 0\n"
                 "output_shapes 112 7 16 -7\n"
                 "launch 0 ctx=1234 dims=2 global=16,7 local=null "
@@ -232,6 +233,7 @@ TEST(Wrapper, FakeRuntimeReduction) {
                           "constants_blob fake 0\n"
                           "metadata aotc.num_kernels=1\n"
                           "metadata aotc.version=0.1.0\n"
+                          "check_symbols -1 of 0\n"
                           "arena_bytes 0\n"
                           "output_shapes 4 4 4 -7\n"
                           "launch 0 ctx=1234 dims=1 global=4 local=null "
@@ -264,6 +266,7 @@ TEST(Wrapper, FakeRuntimeConstantsAndArena) {
   CmdResult r = runWithFakeRuntime(e.cpp, "7");
   ASSERT_EQ(r.rc, 0) << r.output;
   EXPECT_EQ(r.output, constArenaTables(e, "fake") +
+                          "check_symbols -1 of 7\n"
                           "arena_bytes 512\n"
                           "output_shapes 7 -7\n"
                           "launch 0 ctx=1234 dims=1 global=56 local=null "
@@ -280,6 +283,7 @@ TEST(Wrapper, FakeRuntimeOtherBatchAndWeightless) {
   CmdResult r = runWithFakeRuntime(e.cpp, "32");
   ASSERT_EQ(r.rc, 0) << r.output;
   EXPECT_EQ(r.output, constArenaTables(e, "null") +
+                          "check_symbols -1 of 7\n"
                           "arena_bytes 1280\n"
                           "output_shapes 32 -7\n"
                           "launch 0 ctx=1234 dims=1 global=256 local=null "
@@ -289,6 +293,27 @@ TEST(Wrapper, FakeRuntimeOtherBatchAndWeightless) {
                           "launch 2 ctx=1234 dims=1 global=32 local=null "
                           "args=4:0:1024,2:0:0,5:0:32\n"
                           "run 0\n");
+}
+
+TEST(Wrapper, CheckSymbolsCatchesSizesThatOverflow) {
+  // batch = 2^60: batch floats of y fit in 2^62 bytes, but t's batch * 8
+  // floats need 2^65. The check fails before anything is evaluated with the
+  // value.
+  Emitted e = emitBoth(constArenaModule());
+  CmdResult r = runWithFakeRuntime(e.cpp, "1152921504606846976");
+  ASSERT_EQ(r.rc, 0) << r.output;
+  EXPECT_NE(r.output.find("check_symbols 1 of 7\ncheck failed: the size of "
+                          "intermediate buffer 't' [batch,8] overflows 64 "
+                          "bits\n"),
+            std::string::npos)
+      << r.output;
+  EXPECT_EQ(r.output.find("arena_bytes"), std::string::npos) << r.output;
+  // batch = 2^61: y needs 2^63 bytes, one more than int64 holds.
+  r = runWithFakeRuntime(e.cpp, "2305843009213693952");
+  EXPECT_NE(r.output.find("check_symbols 0 of 7\ncheck failed: the size of "
+                          "output 'y' [batch] overflows 64 bits"),
+            std::string::npos)
+      << r.output;
 }
 
 TEST(Wrapper, FakeRuntimeStopsAtTheFirstLaunchError) {

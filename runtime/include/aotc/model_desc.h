@@ -29,7 +29,7 @@ extern "C" {
 #endif
 
 /* Bumped whenever a struct below changes layout. */
-#define AOTC_MODEL_DESC_VERSION 1
+#define AOTC_MODEL_DESC_VERSION 2
 
 /* Element types; values match aotc_dtype_t in aotc_runtime.h. */
 enum {
@@ -89,7 +89,20 @@ enum {
   AOTC_ARG_ARENA = 4,    /* value: byte offset into the instance's arena */
   AOTC_ARG_I64 = 5,      /* value: a long scalar */
   AOTC_ARG_I32 = 6,      /* value: an int scalar */
+  AOTC_ARG_ERRORS = 7,   /* the instance's error record; value: 0 */
 };
+
+/* The error record a run's kernels write when they meet bad data (an index
+ * out of range): the first error wins. The runtime zeroes it before a run of
+ * a model with num_errors > 0 and reads it after. `code` is 0 (no error) or
+ * one more than an index into AotcModelDesc::error_messages. */
+typedef struct AotcErrorRecord {
+  int32_t code;
+  int32_t reserved;
+  int64_t value;
+  int64_t extent;
+  int64_t reserved2;
+} AotcErrorRecord;
 
 typedef struct AotcArg {
   int32_t kind;
@@ -143,6 +156,20 @@ typedef struct AotcModelDesc {
   /* Enqueues every kernel of one run. Inputs, outputs and the arena are
    * already bound in ctx. Returns 0 or the first launch error. */
   int32_t (*run)(AotcRunCtx *ctx, const int64_t *symbols);
+
+  /* Messages of the errors kernels can record; "{value}" and "{extent}"
+   * stand for the recorded numbers. */
+  int32_t num_errors;
+  const char *const *error_messages;
+
+  /* Checks the symbol values bound by the inputs against what the compiled
+   * code assumes: that no size overflows, and the conditions shape inference
+   * could not prove (a squeezed dim is 1, ...). Returns -1 if all hold, else
+   * the index of the first failing check in check_messages. Called before
+   * arena_bytes, output_shapes and run, which may assume the checks hold. */
+  int32_t (*check_symbols)(const int64_t *symbols);
+  int32_t num_checks;
+  const char *const *check_messages;
 } AotcModelDesc;
 
 /* Exported by the generated wrapper. */

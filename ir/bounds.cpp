@@ -1,0 +1,464 @@
+/// \file
+/// The symbolic-interval prover of bounds.h.
+#include "ir/bounds.h"
+
+#include "ir/status.h"
+#include "ir/visitor.h"
+
+namespace aotc {
+
+namespace {
+
+bool isIndexType(DType t) { return t == DType::Int64 || t == DType::Int32; }
+
+/// The Bool conjuncts of \p c: a && b && c -> {a, b, c}.
+void conjuncts(const Expr &c, std::vector<Expr> &out) {
+  if (const Binary *b = c.as<Binary>(); b && b->op == BinOp::And) {
+    conjuncts(b->a, out);
+    conjuncts(b->b, out);
+    return;
+  }
+  out.push_back(c);
+}
+
+/// The disjuncts of \p c: a || b -> {a, b} (a false disjunction makes each
+/// disjunct false).
+void disjuncts(const Expr &c, std::vector<Expr> &out) {
+  if (const Binary *b = c.as<Binary>(); b && b->op == BinOp::Or) {
+    disjuncts(b->a, out);
+    disjuncts(b->b, out);
+    return;
+  }
+  out.push_back(c);
+}
+
+/// `a op b` (op a comparison, holding as \p holds) as facts f >= 0.
+void comparisonFacts(BinOp op, const Expr &a, const Expr &b, bool holds,
+                     std::vector<Expr> &out) {
+  if (!holds) {
+    switch (op) {
+    case BinOp::LT:
+      op = BinOp::GE;
+      break;
+    case BinOp::LE:
+      op = BinOp::GT;
+      break;
+    case BinOp::GT:
+      op = BinOp::LE;
+      break;
+    case BinOp::GE:
+      op = BinOp::LT;
+      break;
+    case BinOp::EQ:
+      op = BinOp::NE;
+      break;
+    case BinOp::NE:
+      op = BinOp::EQ;
+      break;
+    default:
+      return;
+    }
+  }
+  switch (op) {
+  case BinOp::LT: // b - a - 1 >= 0
+    out.push_back(b - a - Expr(1));
+    return;
+  case BinOp::LE:
+    out.push_back(b - a);
+    return;
+  case BinOp::GT:
+    out.push_back(a - b - Expr(1));
+    return;
+  case BinOp::GE:
+    out.push_back(a - b);
+    return;
+  case BinOp::EQ:
+    out.push_back(a - b);
+    out.push_back(b - a);
+    return;
+  default:
+    return;
+  }
+}
+
+} // namespace
+
+BoundsProver::BoundsProver(RangeEnv symbols)
+    : symbols_(std::move(symbols)), env_(symbols_) {}
+
+void BoundsProver::release(size_t mark) {
+  if (mark >= scope_.size())
+    return;
+  scope_.resize(mark);
+  rebuildEnv();
+}
+
+void BoundsProver::rebuildEnv() {
+  env_ = symbols_;
+  for (const Entry &e : scope_)
+    learnConstRange(e);
+}
+
+void BoundsProver::learnConstRange(const Entry &e) {
+  switch (e.kind) {
+  case Entry::Loop: {
+    auto lo = boundsOf(e.lo, env_), hi = boundsOf(e.hi, env_);
+    if (lo && hi && lo->min <= hi->max)
+      env_.set(e.var, Range{lo->min, hi->max});
+    // The loop runs, so its extent (hi - lo + 1) is at least 1: symbols
+    // that are factors of a product extent are at least 1 there.
+    std::vector<Expr> stack = {simplify(e.hi - e.lo + Expr(1), env_)};
+    while (!stack.empty()) {
+      Expr x = stack.back();
+      stack.pop_back();
+      if (const Binary *b = x.as<Binary>(); b && b->op == BinOp::Mul) {
+        auto ra = boundsOf(b->a, env_), rb = boundsOf(b->b, env_);
+        if (ra && rb && ra->min >= 0 && rb->min >= 0) {
+          stack.push_back(b->a);
+          stack.push_back(b->b);
+        }
+        continue;
+      }
+      const Var *v = x.as<Var>();
+      if (!v)
+        continue;
+      if (const Range *r = env_.find(v); r && r->min < 1 && r->max >= 1)
+        env_.set(v, Range{1, r->max});
+    }
+    return;
+  }
+  case Entry::Let: {
+    if (e.lo.defined()) {
+      auto lo = boundsOf(e.lo, env_), hi = boundsOf(e.hi, env_);
+      if (lo && hi && lo->min <= hi->max)
+        env_.set(e.var, Range{lo->min, hi->max});
+    }
+    return;
+  }
+  case Entry::Fact:
+    return;
+  }
+}
+
+void BoundsProver::addLoop(const Expr &var, const Expr &min,
+                           const Expr &extent) {
+  Entry e;
+  e.kind = Entry::Loop;
+  e.var = var;
+  e.lo = simplify(min, env_);
+  e.hi = simplify(min + extent - Expr(1), env_);
+  scope_.push_back(e);
+  learnConstRange(scope_.back());
+  // extent >= 1 as a fact, for bounds that divide by it.
+  Entry f;
+  f.kind = Entry::Fact;
+  f.fact = simplify(extent - Expr(1), env_);
+  scope_.push_back(f);
+}
+
+void BoundsProver::addLet(const Expr &var, const Expr &value) {
+  Entry e;
+  e.kind = Entry::Let;
+  e.var = var;
+  if (isIndexType(value.type()) && !hasIndexCheck(value)) {
+    e.value = value;
+    if (auto iv = interval(value)) {
+      e.lo = iv->first;
+      e.hi = iv->second;
+    }
+  }
+  scope_.push_back(e);
+  learnConstRange(scope_.back());
+}
+
+void BoundsProver::addFact(const Expr &cond, bool holds) {
+  if (!cond.defined() || cond.type() != DType::Bool)
+    return;
+  std::vector<Expr> parts;
+  // A true conjunction makes every conjunct true; a false disjunction makes
+  // every disjunct false.
+  if (holds)
+    conjuncts(cond, parts);
+  else
+    disjuncts(cond, parts);
+  for (const Expr &p : parts) {
+    if (const Not *n = p.as<Not>()) {
+      if (n->a.as<Binary>())
+        addFact(n->a, !holds);
+      continue;
+    }
+    const Binary *b = p.as<Binary>();
+    if (!b || !isComparison(b->op) || !isIndexType(b->a.type()))
+      continue;
+    std::vector<Expr> facts;
+    comparisonFacts(b->op, b->a, b->b, holds, facts);
+    for (const Expr &f : facts) {
+      Entry e;
+      e.kind = Entry::Fact;
+      e.fact = simplify(f, env_);
+      scope_.push_back(e);
+    }
+  }
+}
+
+const BoundsProver::Entry *BoundsProver::findVar(const Var *v) const {
+  for (auto it = scope_.rbegin(); it != scope_.rend(); ++it)
+    if (it->kind != Entry::Fact && it->var.as<Var>()->id == v->id)
+      return &*it;
+  return nullptr;
+}
+
+bool BoundsProver::constNonNegative(const Expr &e) {
+  auto r = boundsOf(simplify(e, env_), env_);
+  return r && r->min >= 0;
+}
+
+bool BoundsProver::provePositive(const Expr &e) {
+  if (constNonNegative(e - Expr(1)))
+    return true;
+  Expr want = simplify(e - Expr(1), env_);
+  for (const Entry &f : scope_)
+    if (f.kind == Entry::Fact && structurallyEqual(f.fact, want))
+      return true;
+  return false;
+}
+
+std::optional<std::pair<Expr, Expr>> BoundsProver::interval(const Expr &e) {
+  if (!e.defined() || !isIndexType(e.type()) || depth_ > 64)
+    return std::nullopt;
+  struct Depth {
+    int &d;
+    explicit Depth(int &x) : d(x) { ++d; }
+    ~Depth() { --d; }
+  } guard(depth_);
+  auto pair = [&](Expr lo, Expr hi) {
+    return std::make_optional(
+        std::make_pair(simplify(lo, env_), simplify(hi, env_)));
+  };
+  switch (e.kind()) {
+  case ExprKind::IntImm:
+    return std::make_pair(e, e);
+  case ExprKind::Var: {
+    const Entry *s = findVar(e.as<Var>());
+    if (!s) // a symbol (or a variable the prover does not know): itself
+      return std::make_pair(e, e);
+    if (!s->lo.defined())
+      return std::nullopt;
+    return std::make_pair(s->lo, s->hi);
+  }
+  case ExprKind::Cast: {
+    const Cast *c = e.as<Cast>();
+    if (!isIndexType(c->value.type()))
+      return std::nullopt;
+    auto in = interval(c->value);
+    if (!in)
+      return std::nullopt;
+    if (c->type == DType::Int32) {
+      // Narrowing: only if the value provably fits.
+      auto lo = boundsOf(in->first, env_), hi = boundsOf(in->second, env_);
+      if (!lo || !hi || lo->min < INT32_MIN || hi->max > INT32_MAX)
+        return std::nullopt;
+    }
+    return in;
+  }
+  case ExprKind::Select: {
+    const Select *s = e.as<Select>();
+    size_t m = mark();
+    addFact(s->cond, true);
+    auto t = interval(s->trueValue);
+    release(m);
+    addFact(s->cond, false);
+    auto f = interval(s->falseValue);
+    release(m);
+    if (!t || !f)
+      return std::nullopt;
+    return pair(minExpr(t->first, f->first), maxExpr(t->second, f->second));
+  }
+  case ExprKind::IndexCheck: {
+    // In range, or 0 after recording the error: [0, extent - 1] when
+    // extent >= 1.
+    const Expr &n = e.as<IndexCheck>()->extent;
+    if (!provePositive(n))
+      return std::nullopt;
+    return pair(Expr(0), n - Expr(1));
+  }
+  case ExprKind::Binary:
+    break;
+  default:
+    return std::nullopt;
+  }
+  const Binary *b = e.as<Binary>();
+  if (isComparison(b->op) || b->op == BinOp::And || b->op == BinOp::Or)
+    return std::nullopt;
+  auto x = interval(b->a);
+  auto y = interval(b->b);
+  if (!x || !y)
+    return std::nullopt;
+  auto nonNeg = [&](const Expr &lo) { return constNonNegative(lo); };
+  switch (b->op) {
+  case BinOp::Add:
+    return pair(x->first + y->first, x->second + y->second);
+  case BinOp::Sub:
+    return pair(x->first - y->second, x->second - y->first);
+  case BinOp::Mul: {
+    int64_t c;
+    // m * (a floordiv d) with d | m, m > 0: between (m/d) * (a - (d - 1))
+    // and (m/d) * a (round-up alignment: 256 * ((n + 255) floordiv 256)).
+    if (b->a.isConst(c) || b->b.isConst(c)) {
+      const Binary *fd = (b->a.isConst(c) ? b->b : b->a).as<Binary>();
+      int64_t d;
+      if (c > 0 && fd && fd->op == BinOp::FloorDiv && fd->b.isConst(d) &&
+          d > 0 && c % d == 0) {
+        if (auto a = interval(fd->a))
+          return pair(Expr(c / d) * (a->first - Expr(d - 1)),
+                      Expr(c / d) * a->second);
+      }
+    }
+    if (b->a.isConst(c) || b->b.isConst(c)) {
+      const auto &v = b->a.isConst(c) ? *y : *x;
+      if (c >= 0)
+        return pair(v.first * Expr(c), v.second * Expr(c));
+      return pair(v.second * Expr(c), v.first * Expr(c));
+    }
+    if (nonNeg(x->first) && nonNeg(y->first))
+      return pair(x->first * y->first, x->second * y->second);
+    return std::nullopt;
+  }
+  case BinOp::FloorDiv: {
+    // Monotonic in the numerator for a positive divisor that is exactly
+    // known (a constant or a symbol expression).
+    if (!structurallyEqual(y->first, y->second) || !provePositive(y->first))
+      return std::nullopt;
+    return pair(floorDiv(x->first, y->first), floorDiv(x->second, y->first));
+  }
+  case BinOp::Mod: {
+    if (!structurallyEqual(y->first, y->second) || !provePositive(y->first))
+      return std::nullopt;
+    const Expr &d = y->first;
+    if (nonNeg(x->first) && constNonNegative(d - Expr(1) - x->second))
+      return x;
+    return pair(Expr(0), d - Expr(1));
+  }
+  case BinOp::Min:
+    return pair(minExpr(x->first, y->first), minExpr(x->second, y->second));
+  case BinOp::Max:
+    return pair(maxExpr(x->first, y->first), maxExpr(x->second, y->second));
+  default:
+    return std::nullopt;
+  }
+}
+
+BoundsProver::Mono BoundsProver::monotonicity(const Expr &e, const Var *v) {
+  if (!usesVar(e, v))
+    return Mono::Const;
+  auto flip = [](Mono m) {
+    return m == Mono::Inc ? Mono::Dec : m == Mono::Dec ? Mono::Inc : m;
+  };
+  auto both = [](Mono a, Mono b) {
+    if (a == Mono::Const)
+      return b;
+    if (b == Mono::Const || a == b)
+      return a;
+    return Mono::Unknown;
+  };
+  switch (e.kind()) {
+  case ExprKind::Var:
+    return e.as<Var>()->id == v->id ? Mono::Inc : Mono::Const;
+  case ExprKind::Cast: {
+    const Cast *c = e.as<Cast>();
+    if (c->type != DType::Int64 || !isIndexType(c->value.type()))
+      return Mono::Unknown;
+    return monotonicity(c->value, v);
+  }
+  case ExprKind::Binary:
+    break;
+  default:
+    return Mono::Unknown;
+  }
+  const Binary *b = e.as<Binary>();
+  Mono x = monotonicity(b->a, v), y = monotonicity(b->b, v);
+  switch (b->op) {
+  case BinOp::Add:
+  case BinOp::Min:
+  case BinOp::Max:
+    return both(x, y);
+  case BinOp::Sub:
+    return both(x, flip(y));
+  case BinOp::Mul: {
+    // One factor must not depend on v; its sign decides.
+    const Expr &k = x == Mono::Const ? b->a : b->b;
+    Mono m = x == Mono::Const ? y : y == Mono::Const ? x : Mono::Unknown;
+    if (m == Mono::Unknown)
+      return m;
+    if (constNonNegative(k))
+      return m;
+    if (constNonNegative(Expr(0) - k))
+      return flip(m);
+    return Mono::Unknown;
+  }
+  case BinOp::FloorDiv:
+    if (y == Mono::Const && provePositive(b->b))
+      return x;
+    return Mono::Unknown;
+  default:
+    return Mono::Unknown;
+  }
+}
+
+Expr BoundsProver::inlineLets(const Expr &e) {
+  Expr g = e;
+  for (auto it = scope_.rbegin(); it != scope_.rend(); ++it)
+    if (it->kind == Entry::Let && it->value.defined() &&
+        usesVar(g, it->var.as<Var>()))
+      g = substitute(g, {{it->var, it->value}});
+  return simplify(g, env_);
+}
+
+Expr BoundsProver::minimizeOverLoops(const Expr &e) {
+  Expr g = e;
+  for (auto it = scope_.rbegin(); it != scope_.rend(); ++it) {
+    if (it->kind == Entry::Fact)
+      continue;
+    const Var *v = it->var.as<Var>();
+    if (!usesVar(g, v))
+      continue;
+    if (it->kind == Entry::Let)
+      return Expr(); // inlineLets() left it: its value is not an index
+    Mono m = monotonicity(g, v);
+    if (m == Mono::Unknown)
+      return Expr();
+    if (m == Mono::Const)
+      continue;
+    g = simplify(substitute(g, {{it->var, m == Mono::Inc ? it->lo : it->hi}}),
+                 env_);
+  }
+  return g;
+}
+
+bool BoundsProver::lowerEndNonNegative(const Expr &e) {
+  if (constNonNegative(e))
+    return true;
+  if (Expr m = minimizeOverLoops(inlineLets(e));
+      m.defined() && constNonNegative(m))
+    return true;
+  auto iv = interval(e);
+  return iv && constNonNegative(iv->first);
+}
+
+bool BoundsProver::proveNonNegative(const Expr &e) {
+  Expr s = simplify(e, env_);
+  if (lowerEndNonNegative(s))
+    return true;
+  // From a fact f >= 0: e = f + (e - f) >= 0 when e - f >= 0.
+  for (const Entry &f : scope_)
+    if (f.kind == Entry::Fact &&
+        lowerEndNonNegative(simplify(s - f.fact, env_)))
+      return true;
+  return false;
+}
+
+bool BoundsProver::proveInRange(const Expr &index, const Expr &extent) {
+  return proveNonNegative(index) && proveNonNegative(extent - Expr(1) - index);
+}
+
+} // namespace aotc

@@ -1,0 +1,502 @@
+/// \file
+/// The Loop IR verifier (verify.h).
+#include "ir/verify.h"
+
+#include "ir/bounds.h"
+
+#include <map>
+#include <set>
+
+namespace aotc {
+
+namespace {
+
+bool isIntegral(DType t) { return !isFloat(t) && t != DType::Bool; }
+
+class KernelVerifier {
+public:
+  KernelVerifier(const LoopModule &m, const Kernel &k)
+      : m_(m), k_(k), prover_(symbolRanges(m)) {}
+
+  Status run();
+
+private:
+  static RangeEnv symbolRanges(const LoopModule &m) {
+    RangeEnv env;
+    for (const Symbol &s : m.symbols)
+      env.set(s.var, s.range);
+    return env;
+  }
+
+  Status fail(const std::string &msg) const {
+    return Status::error("kernel '" + k_.name + "': " + msg);
+  }
+  static std::string name(const Expr &v) {
+    const Var *x = v.as<Var>();
+    return x ? x->name : printExpr(v);
+  }
+
+  Status checkBuffers();
+  Status checkSymbols();
+  Status outerNest(const Stmt &body);
+  Status stmt(const Stmt &s);
+  Status expr(const Expr &e);
+  Status define(const Expr &var, const char *what);
+  void undefine(const Expr &var) { scope_.erase(var.as<Var>()->id); }
+  Status access(const std::string &buffer, const std::vector<Expr> &indices,
+                DType type, bool store);
+  /// Fails unless every free variable of \p e is a symbol or, with
+  /// \p letsOk, an outer let.
+  Status onlySymbols(const Expr &e, const std::string &what, bool letsOk) const;
+
+  const LoopModule &m_;
+  const Kernel &k_;
+  BoundsProver prover_;
+  std::map<std::string, const KernelBuffer *> buffers_;
+  std::set<uint64_t> symbols_; ///< the kernel's symbols
+  std::set<uint64_t> defined_; ///< every variable defined so far
+  std::set<uint64_t> outerLets_;
+  /// Variables in scope: id -> kind.
+  enum class Kind { Loop, Let, Local };
+  std::map<uint64_t, Kind> scope_;
+  std::set<std::string> stored_;
+};
+
+Status KernelVerifier::checkSymbols() {
+  std::set<uint64_t> module;
+  for (const Symbol &s : m_.symbols)
+    module.insert(s.var.as<Var>()->id);
+  for (const Expr &s : k_.symbols) {
+    const Var *v = s.as<Var>();
+    if (!v)
+      return fail("a symbol that is not a variable");
+    if (!module.count(v->id))
+      return fail("symbol '" + v->name + "' is not a symbol of the module");
+    if (!symbols_.insert(v->id).second)
+      return fail("symbol '" + v->name + "' is listed twice");
+  }
+  return Status::ok();
+}
+
+Status KernelVerifier::checkBuffers() {
+  for (const KernelBuffer &b : k_.buffers) {
+    if (!buffers_.emplace(b.name, &b).second)
+      return fail("buffer '" + b.name + "' is listed twice");
+    const ModuleBuffer *mb = m_.findBuffer(b.name);
+    if (!mb)
+      return fail("buffer '" + b.name + "' is not a buffer of the module");
+    if (mb->dtype != b.dtype)
+      return fail(std::string("buffer '") + b.name + "' is " +
+                  dtypeName(b.dtype) + " in the kernel but " +
+                  dtypeName(mb->dtype) + " in the module");
+    if (b.written &&
+        (mb->role == BufferRole::Input || mb->role == BufferRole::Constant))
+      return fail("buffer '" + b.name +
+                  "' is read-only (an input or a constant) but the kernel "
+                  "declares it written");
+    for (const Expr &d : b.shape) {
+      if (!d.defined() || d.type() != DType::Int64)
+        return fail("buffer '" + b.name + "' has a bad dimension");
+      AOTC_RETURN_IF_ERROR(
+          onlySymbols(d, "the shape of buffer '" + b.name + "'", false));
+    }
+    // The kernel's view holds no more elements than the buffer.
+    bool same = b.shape.size() == mb->shape.size();
+    for (size_t i = 0; same && i < b.shape.size(); ++i)
+      same = structurallyEqual(b.shape[i], mb->shape[i]);
+    if (!same &&
+        !prover_.proveNonNegative(product(mb->shape) - product(b.shape)))
+      return fail("buffer '" + b.name + "' is viewed as [" +
+                  printExprs(b.shape) + "], which may exceed its [" +
+                  printExprs(mb->shape) + "] elements");
+  }
+  return Status::ok();
+}
+
+Status KernelVerifier::onlySymbols(const Expr &e, const std::string &what,
+                                   bool letsOk) const {
+  for (const Expr &v : freeVars(e)) {
+    uint64_t id = v.as<Var>()->id;
+    if (symbols_.count(id) || (letsOk && outerLets_.count(id)))
+      continue;
+    return fail(
+        what + " reads '" + name(v) + "', which is not " +
+        (letsOk ? "a kernel symbol or an outer let" : "a kernel symbol"));
+  }
+  return Status::ok();
+}
+
+Status KernelVerifier::define(const Expr &var, const char *what) {
+  const Var *v = var.as<Var>();
+  if (!v)
+    return fail(std::string("a ") + what + " that is not a variable");
+  if (symbols_.count(v->id))
+    return fail(std::string("the ") + what + " '" + v->name +
+                "' redefines a symbol");
+  if (!defined_.insert(v->id).second)
+    return fail("variable '" + v->name + "' is defined twice");
+  return Status::ok();
+}
+
+Status KernelVerifier::access(const std::string &buffer,
+                              const std::vector<Expr> &indices, DType type,
+                              bool store) {
+  const char *verb = store ? "store into" : "load from";
+  auto it = buffers_.find(buffer);
+  if (it == buffers_.end())
+    return fail(std::string(verb) + " buffer '" + buffer +
+                "', which is not a parameter of the kernel");
+  const KernelBuffer &b = *it->second;
+  if (type != b.dtype)
+    return fail(std::string(store ? "store of a " : "load of a ") +
+                dtypeName(type) + " " + (store ? "into" : "from") +
+                " buffer '" + buffer + "' of type " + dtypeName(b.dtype));
+  if (store && !b.written)
+    return fail("store into buffer '" + buffer +
+                "', which the kernel declares read-only");
+  if (indices.size() != b.shape.size())
+    return fail(std::string(verb) + " buffer '" + buffer + "' with " +
+                std::to_string(indices.size()) +
+                " indices; its shape has rank " +
+                std::to_string(b.shape.size()));
+  for (size_t i = 0; i < indices.size(); ++i) {
+    if (!indices[i].defined() || !isIntegral(indices[i].type()))
+      return fail(std::string(verb) + " buffer '" + buffer + "': index " +
+                  std::to_string(i) + " is not an integer");
+    AOTC_RETURN_IF_ERROR(expr(indices[i]));
+  }
+  for (size_t i = 0; i < indices.size(); ++i)
+    if (!prover_.proveInRange(indices[i], b.shape[i]))
+      return fail(std::string(verb) + " buffer '" + buffer + "': index " +
+                  std::to_string(i) + " (" + printExpr(indices[i]) +
+                  ") is not provably inside dimension " + std::to_string(i) +
+                  " (size " + printExpr(b.shape[i]) +
+                  ") for every size in the declared ranges, nor guarded");
+  return Status::ok();
+}
+
+Status KernelVerifier::expr(const Expr &e) {
+  if (!e.defined())
+    return fail("an undefined expression");
+  switch (e.kind()) {
+  case ExprKind::IntImm:
+  case ExprKind::FloatImm:
+    return Status::ok();
+  case ExprKind::Var: {
+    const Var *v = e.as<Var>();
+    if (symbols_.count(v->id) || scope_.count(v->id))
+      return Status::ok();
+    if (defined_.count(v->id))
+      return fail("variable '" + v->name + "' is used outside its scope");
+    return fail("variable '" + v->name +
+                "' is neither defined before its use nor a kernel symbol");
+  }
+  case ExprKind::Binary: {
+    const Binary *b = e.as<Binary>();
+    if (!b->a.defined() || !b->b.defined())
+      return fail(std::string("undefined operand of ") + binOpName(b->op));
+    if (b->a.type() != b->b.type())
+      return fail(std::string("operands of ") + binOpName(b->op) + " are " +
+                  dtypeName(b->a.type()) + " and " + dtypeName(b->b.type()));
+    bool boolResult =
+        isComparison(b->op) || b->op == BinOp::And || b->op == BinOp::Or;
+    if (b->type != (boolResult ? DType::Bool : b->a.type()))
+      return fail(std::string("result of ") + binOpName(b->op) + " has type " +
+                  dtypeName(b->type));
+    if ((b->op == BinOp::And || b->op == BinOp::Or) &&
+        b->a.type() != DType::Bool)
+      return fail(std::string("operands of ") + binOpName(b->op) +
+                  " are not bool");
+    AOTC_RETURN_IF_ERROR(expr(b->a));
+    // && and || evaluate their right operand only when the left one is true
+    // (false): a guard for what the right operand reads.
+    size_t mark = prover_.mark();
+    if (b->op == BinOp::And || b->op == BinOp::Or)
+      prover_.addFact(b->a, b->op == BinOp::And);
+    Status s = expr(b->b);
+    prover_.release(mark);
+    return s;
+  }
+  case ExprKind::Not: {
+    const Not *n = e.as<Not>();
+    if (!n->a.defined() || n->a.type() != DType::Bool)
+      return fail("operand of ! is not bool");
+    return expr(n->a);
+  }
+  case ExprKind::Select: {
+    const Select *s = e.as<Select>();
+    if (s->cond.type() != DType::Bool)
+      return fail("select condition is not bool");
+    if (s->trueValue.type() != s->falseValue.type() ||
+        s->type != s->trueValue.type())
+      return fail(std::string("select branches are ") +
+                  dtypeName(s->trueValue.type()) + " and " +
+                  dtypeName(s->falseValue.type()));
+    AOTC_RETURN_IF_ERROR(expr(s->cond));
+    size_t mark = prover_.mark();
+    prover_.addFact(s->cond, true);
+    Status st = expr(s->trueValue);
+    prover_.release(mark);
+    AOTC_RETURN_IF_ERROR(st);
+    prover_.addFact(s->cond, false);
+    st = expr(s->falseValue);
+    prover_.release(mark);
+    return st;
+  }
+  case ExprKind::Cast:
+    return expr(e.as<Cast>()->value);
+  case ExprKind::Call:
+    for (const Expr &a : e.as<Call>()->args)
+      AOTC_RETURN_IF_ERROR(expr(a));
+    return Status::ok();
+  case ExprKind::Load: {
+    const Load *l = e.as<Load>();
+    return access(l->buffer, l->indices, l->type, false);
+  }
+  case ExprKind::Access:
+    return fail("tensor access %t" + std::to_string(e.as<Access>()->tensor) +
+                " was not resolved to a buffer load");
+  case ExprKind::IndexCheck: {
+    const IndexCheck *c = e.as<IndexCheck>();
+    if (!k_.reportsErrors)
+      return fail("an index check in a kernel that does not report errors");
+    if (c->code < 0 || c->code >= static_cast<int>(m_.errors.size()))
+      return fail("index check with error code " + std::to_string(c->code) +
+                  " of " + std::to_string(m_.errors.size()));
+    if (!c->value.defined() || c->value.type() != DType::Int64 ||
+        !c->extent.defined() || c->extent.type() != DType::Int64)
+      return fail("index check of a non-i64 value");
+    AOTC_RETURN_IF_ERROR(expr(c->value));
+    return expr(c->extent);
+  }
+  }
+  return fail("unknown expression");
+}
+
+Status KernelVerifier::stmt(const Stmt &s) {
+  if (!s.defined())
+    return Status::ok();
+  switch (s.kind()) {
+  case StmtKind::Store: {
+    const Store *st = s.as<Store>();
+    AOTC_RETURN_IF_ERROR(expr(st->value));
+    stored_.insert(st->buffer);
+    return access(st->buffer, st->indices, st->value.type(), true);
+  }
+  case StmtKind::For: {
+    const For *f = s.as<For>();
+    if (f->forKind == ForKind::Parallel)
+      return fail("parallel loop '" + name(f->var) +
+                  "' is not in the kernel's outermost loop nest");
+    if (f->var.type() != DType::Int64 || f->min.type() != DType::Int64 ||
+        f->extent.type() != DType::Int64)
+      return fail("loop '" + name(f->var) + "' is not over i64");
+    AOTC_RETURN_IF_ERROR(expr(f->min));
+    AOTC_RETURN_IF_ERROR(expr(f->extent));
+    AOTC_RETURN_IF_ERROR(define(f->var, "loop variable"));
+    size_t mark = prover_.mark();
+    scope_[f->var.as<Var>()->id] = Kind::Loop;
+    prover_.addLoop(f->var, f->min, f->extent);
+    Status st = stmt(f->body);
+    prover_.release(mark);
+    undefine(f->var);
+    return st;
+  }
+  case StmtKind::Block:
+    for (const Stmt &c : s.as<Block>()->stmts)
+      AOTC_RETURN_IF_ERROR(stmt(c));
+    return Status::ok();
+  case StmtKind::LetStmt: {
+    const LetStmt *l = s.as<LetStmt>();
+    AOTC_RETURN_IF_ERROR(expr(l->value));
+    if (l->value.type() != l->var.type())
+      return fail("let '" + name(l->var) + "' of type " +
+                  dtypeName(l->var.type()) + " bound to a " +
+                  dtypeName(l->value.type()));
+    AOTC_RETURN_IF_ERROR(define(l->var, "let"));
+    size_t mark = prover_.mark();
+    scope_[l->var.as<Var>()->id] = Kind::Let;
+    prover_.addLet(l->var, l->value);
+    Status st = stmt(l->body);
+    prover_.release(mark);
+    undefine(l->var);
+    return st;
+  }
+  case StmtKind::LocalDecl: {
+    const LocalDecl *d = s.as<LocalDecl>();
+    AOTC_RETURN_IF_ERROR(expr(d->init));
+    if (d->init.type() != d->var.type())
+      return fail("local '" + name(d->var) + "' of type " +
+                  dtypeName(d->var.type()) + " initialized with a " +
+                  dtypeName(d->init.type()));
+    AOTC_RETURN_IF_ERROR(define(d->var, "local"));
+    scope_[d->var.as<Var>()->id] = Kind::Local;
+    Status st = stmt(d->body);
+    undefine(d->var);
+    return st;
+  }
+  case StmtKind::LocalAssign: {
+    const LocalAssign *a = s.as<LocalAssign>();
+    const Var *v = a->var.as<Var>();
+    auto it = v ? scope_.find(v->id) : scope_.end();
+    if (it == scope_.end() || it->second != Kind::Local)
+      return fail("assignment to '" + name(a->var) +
+                  "', which is not a local in scope");
+    AOTC_RETURN_IF_ERROR(expr(a->value));
+    if (a->value.type() != v->type)
+      return fail(std::string("assignment of a ") + dtypeName(a->value.type()) +
+                  " to local '" + v->name + "' of type " + dtypeName(v->type));
+    return Status::ok();
+  }
+  case StmtKind::IfThenElse: {
+    const IfThenElse *i = s.as<IfThenElse>();
+    if (!i->cond.defined() || i->cond.type() != DType::Bool)
+      return fail("if condition is not bool");
+    AOTC_RETURN_IF_ERROR(expr(i->cond));
+    size_t mark = prover_.mark();
+    prover_.addFact(i->cond, true);
+    Status st = stmt(i->thenCase);
+    prover_.release(mark);
+    AOTC_RETURN_IF_ERROR(st);
+    prover_.addFact(i->cond, false);
+    st = stmt(i->elseCase);
+    prover_.release(mark);
+    return st;
+  }
+  }
+  return fail("unknown statement");
+}
+
+Status KernelVerifier::outerNest(const Stmt &body) {
+  Stmt s = body;
+  std::set<int> dims;
+  bool sawLoop = false;
+  for (;;) {
+    if (const LetStmt *l = s.as<LetStmt>()) {
+      AOTC_RETURN_IF_ERROR(expr(l->value));
+      if (l->value.type() != l->var.type())
+        return fail("let '" + name(l->var) + "' of another type");
+      AOTC_RETURN_IF_ERROR(define(l->var, "let"));
+      scope_[l->var.as<Var>()->id] = Kind::Let;
+      if (!sawLoop)
+        outerLets_.insert(l->var.as<Var>()->id);
+      prover_.addLet(l->var, l->value);
+      s = l->body;
+      continue;
+    }
+    const For *f = s.as<For>();
+    if (!f || f->forKind != ForKind::Parallel)
+      break;
+    sawLoop = true;
+    if (f->dim < 0 || f->dim > 2)
+      return fail("parallel loop '" + name(f->var) + "' has dimension " +
+                  std::to_string(f->dim) + " (must be 0, 1 or 2)");
+    if (!f->min.isConstValue(0))
+      return fail("parallel loop '" + name(f->var) + "' does not start at 0");
+    if (f->var.type() != DType::Int64 || f->extent.type() != DType::Int64)
+      return fail("parallel loop '" + name(f->var) + "' is not over i64");
+    AOTC_RETURN_IF_ERROR(onlySymbols(
+        f->extent, "the extent of parallel loop '" + name(f->var) + "'", true));
+    dims.insert(f->dim);
+    AOTC_RETURN_IF_ERROR(define(f->var, "loop variable"));
+    scope_[f->var.as<Var>()->id] = Kind::Loop;
+    prover_.addLoop(f->var, f->min, f->extent);
+    s = f->body;
+  }
+  int expect = 0;
+  for (int d : dims)
+    if (d != expect++)
+      return fail("parallel loop dimensions are not 0.." +
+                  std::to_string(dims.size() - 1));
+  return stmt(s);
+}
+
+Status KernelVerifier::run() {
+  if (!k_.body.defined())
+    return fail("the kernel has no body");
+  AOTC_RETURN_IF_ERROR(checkSymbols());
+  AOTC_RETURN_IF_ERROR(checkBuffers());
+  AOTC_RETURN_IF_ERROR(outerNest(k_.body));
+  for (const KernelBuffer &b : k_.buffers)
+    if (b.written && !stored_.count(b.name))
+      return fail("buffer '" + b.name +
+                  "' is declared written but nothing stores into it");
+  return Status::ok();
+}
+
+/// First and last kernel that use each arena buffer.
+std::map<std::string, std::pair<size_t, size_t>>
+arenaLifetimes(const LoopModule &m) {
+  std::map<std::string, std::pair<size_t, size_t>> life;
+  for (size_t k = 0; k < m.kernels.size(); ++k)
+    for (const KernelBuffer &b : m.kernels[k].buffers) {
+      const ModuleBuffer *mb = m.findBuffer(b.name);
+      if (!mb || mb->role != BufferRole::Arena)
+        continue;
+      auto it = life.find(b.name);
+      if (it == life.end())
+        life[b.name] = {k, k};
+      else
+        it->second.second = k;
+    }
+  return life;
+}
+
+Status verifyArena(const LoopModule &m) {
+  if (!m.arenaBytes.defined())
+    return Status::ok(); // not planned yet
+  RangeEnv env;
+  for (const Symbol &s : m.symbols)
+    env.set(s.var, s.range);
+  BoundsProver prover(env);
+  auto life = arenaLifetimes(m);
+  std::vector<const ModuleBuffer *> bufs;
+  for (const auto &[name, l] : life) {
+    const ModuleBuffer *b = m.findBuffer(name);
+    if (!b->arenaOffset.defined())
+      return makeError("buffer '", name, "' has no arena offset");
+    if (!prover.proveNonNegative(b->arenaOffset) ||
+        !prover.proveNonNegative(m.arenaBytes - b->arenaOffset - b->bytes()))
+      return makeError("buffer '", name, "' at arena offset ",
+                       printExpr(b->arenaOffset), " (", printExpr(b->bytes()),
+                       " bytes) is not provably inside the arena of ",
+                       printExpr(m.arenaBytes), " bytes");
+    bufs.push_back(b);
+  }
+  for (size_t i = 0; i < bufs.size(); ++i)
+    for (size_t j = i + 1; j < bufs.size(); ++j) {
+      auto li = life[bufs[i]->name], lj = life[bufs[j]->name];
+      if (li.second < lj.first || lj.second < li.first)
+        continue; // never live together
+      const ModuleBuffer *a = bufs[i], *b = bufs[j];
+      if (prover.proveNonNegative(b->arenaOffset - a->arenaOffset -
+                                  a->bytes()) ||
+          prover.proveNonNegative(a->arenaOffset - b->arenaOffset - b->bytes()))
+        continue;
+      return makeError("arena buffers '", a->name, "' and '", b->name,
+                       "' are live together but may overlap");
+    }
+  return Status::ok();
+}
+
+} // namespace
+
+Status verifyKernel(const LoopModule &m, const Kernel &k) {
+  return KernelVerifier(m, k).run();
+}
+
+Status verifyModule(const LoopModule &m) {
+  std::set<std::string> names;
+  for (const ModuleBuffer &b : m.buffers)
+    if (!names.insert(b.name).second)
+      return makeError("buffer '", b.name, "' is declared twice");
+  names.clear();
+  for (const Kernel &k : m.kernels) {
+    if (!names.insert(k.name).second)
+      return makeError("kernel '", k.name, "' is defined twice");
+    AOTC_RETURN_IF_ERROR(verifyKernel(m, k));
+  }
+  return verifyArena(m);
+}
+
+} // namespace aotc

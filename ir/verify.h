@@ -1,0 +1,38 @@
+/// \file
+/// The Loop IR verifier: the invariants of DESIGN §2, checked on a scheduled
+/// LoopModule after every Loop IR pass in tests and under --verify-each, and
+/// once on the final module of every compile.
+///
+/// Per kernel:
+///  - every variable is defined once (a loop, a let or a local), before it
+///    is used, and used only in its scope; the only free variables are the
+///    kernel's symbols, which are symbols of the module;
+///  - types agree: operands of a binary op, the branches of a select, a
+///    stored value and its buffer, a load and its buffer, a local and what
+///    is assigned to it; conditions are Bool; indices are integers;
+///  - buffers: each is a module buffer of the same dtype whose elements the
+///    kernel's view does not exceed; read-only ones (inputs, constants) are
+///    never stored to, and a kernel stores only into buffers it declares
+///    written;
+///  - every load and store index is provably inside its buffer, dimension
+///    by dimension, for every symbol value in the declared ranges, or
+///    guarded: inside a select branch, an if, or the right operand of && or
+///    || whose condition implies it;
+///  - parallel loops form the outermost nest, start at 0, use dimensions
+///    0..n-1, and their extents read only symbols and outer lets; no Access
+///    node is left.
+/// Per module: kernel and buffer names are unique, and arena buffers that
+/// are live at the same time do not overlap and fit in the arena.
+#pragma once
+
+#include "ir/module.h"
+#include "ir/status.h"
+
+namespace aotc {
+
+/// The first violation, as "kernel 'k3_y': ..." (or naming the buffer for a
+/// module-level problem); ok if none.
+Status verifyKernel(const LoopModule &m, const Kernel &k);
+Status verifyModule(const LoopModule &m);
+
+} // namespace aotc

@@ -1,0 +1,140 @@
+// Indices from data never leave a buffer: Gather checks each index where it
+// is used. Negative indices count from the end as ONNX says; one outside
+// [-size, size) fails the run with an error that names the node and the
+// index, the host survives, and the container stays usable.
+#include "model_test_util.h"
+
+#include <gtest/gtest.h>
+
+using namespace aotc::e2e;
+
+namespace {
+
+/// Gather(w: f32[3, 4], idx: int64[n], axis) -> f32[...], as a compiled model.
+aotc::Model gatherModel(int64_t axis, std::vector<Dim> dataDims = {3, 4}) {
+  ModelBuilder mb("gather");
+  mb.input("w", onnx::TensorProto::FLOAT, dataDims);
+  mb.input("idx", onnx::TensorProto::INT64, {"n"});
+  std::vector<Dim> outDims = dataDims;
+  outDims[axis] = Dim("n");
+  ModelBuilder::attrInt(mb.node("Gather", {"w", "idx"}, {"y"}, "pick"), "axis",
+                        axis);
+  mb.output("y", onnx::TensorProto::FLOAT, outDims);
+  Compiled c = compileModel(mb.bytes());
+  EXPECT_EQ(c.exitCode, 0) << c.output;
+  return loadModel(c.soPath);
+}
+
+std::vector<float> iota(size_t n) {
+  std::vector<float> v(n);
+  for (size_t i = 0; i < n; ++i)
+    v[i] = static_cast<float>(i) + 0.5f;
+  return v;
+}
+
+TEST(IndexCheck, GatherWrapsNegativeIndices) {
+  aotc::Model m = gatherModel(0);
+  std::vector<float> w = iota(12);
+  auto out =
+      m.run({aotc::HostTensor::fromVector({3, 4}, w),
+             aotc::HostTensor::fromVector<int64_t>({4}, {0, 2, -1, -3})});
+  std::vector<float> y = out[0].toVector<float>();
+  const int rows[4] = {0, 2, 2, 0};
+  ASSERT_EQ(y.size(), 16u);
+  for (int i = 0; i < 4; ++i)
+    for (int j = 0; j < 4; ++j)
+      EXPECT_EQ(y[i * 4 + j], w[rows[i] * 4 + j]) << i << "," << j;
+}
+
+TEST(IndexCheck, OutOfRangeIndexIsAnErrorNamingTheNode) {
+  aotc::Model m = gatherModel(0);
+  std::vector<float> w = iota(12);
+  for (int64_t bad : {int64_t{7}, int64_t{3}, int64_t{-4}, int64_t{100000000},
+                      INT64_MIN, INT64_MAX}) {
+    try {
+      m.run({aotc::HostTensor::fromVector({3, 4}, w),
+             aotc::HostTensor::fromVector<int64_t>({3}, {0, bad, 1})});
+      ADD_FAILURE() << "index " << bad << " was accepted";
+    } catch (const aotc::Error &e) {
+      EXPECT_EQ(e.status(), AOTC_ERROR_INVALID_ARGUMENT);
+      std::string msg = e.what();
+      EXPECT_NE(msg.find("node 'pick' (Gather)"), std::string::npos) << msg;
+      EXPECT_NE(msg.find("index " + std::to_string(bad) + " is out of range"),
+                std::string::npos)
+          << msg;
+      EXPECT_NE(msg.find("axis 0 of size 3"), std::string::npos) << msg;
+    }
+    // The container is still usable.
+    auto out = m.run({aotc::HostTensor::fromVector({3, 4}, w),
+                      aotc::HostTensor::fromVector<int64_t>({1}, {1})});
+    EXPECT_EQ(out[0].toVector<float>(),
+              (std::vector<float>{w[4], w[5], w[6], w[7]}));
+  }
+}
+
+TEST(IndexCheck, InnerAxisAndEmptyAxis) {
+  aotc::Model m = gatherModel(1);
+  std::vector<float> w = iota(12);
+  auto out = m.run({aotc::HostTensor::fromVector({3, 4}, w),
+                    aotc::HostTensor::fromVector<int64_t>({2}, {3, -4})});
+  EXPECT_EQ(out[0].toVector<float>(),
+            (std::vector<float>{w[3], w[0], w[7], w[4], w[11], w[8]}));
+  EXPECT_THROW(m.run({aotc::HostTensor::fromVector({3, 4}, w),
+                      aotc::HostTensor::fromVector<int64_t>({1}, {4})}),
+               aotc::Error);
+
+  // A symbolic axis that may be empty: every index into it is an error, and
+  // nothing is read from the empty buffer.
+  aotc::Model e = gatherModel(0, {"rows", 4});
+  EXPECT_THROW(e.run({aotc::HostTensor(AOTC_DTYPE_FLOAT32, {0, 4}),
+                      aotc::HostTensor::fromVector<int64_t>({2}, {0, 0})}),
+               aotc::Error);
+  auto none = e.run({aotc::HostTensor(AOTC_DTYPE_FLOAT32, {0, 4}),
+                     aotc::HostTensor(AOTC_DTYPE_INT64, {0})});
+  EXPECT_EQ(none[0].shape(), (std::vector<int64_t>{0, 4}));
+  auto two = e.run({aotc::HostTensor::fromVector({2, 4}, iota(8)),
+                    aotc::HostTensor::fromVector<int64_t>({1}, {-2})});
+  EXPECT_EQ(two[0].toVector<float>(),
+            (std::vector<float>{0.5f, 1.5f, 2.5f, 3.5f}));
+}
+
+TEST(IndexCheck, Int32IndicesAndConstantIndices) {
+  ModelBuilder mb("g32");
+  mb.input("w", onnx::TensorProto::FLOAT, {3, 4});
+  mb.input("idx", onnx::TensorProto::INT32, {2});
+  mb.node("Gather", {"w", "idx"}, {"y"}, "g32");
+  mb.output("y", onnx::TensorProto::FLOAT, {2, 4});
+  Compiled c = compileModel(mb.bytes());
+  ASSERT_EQ(c.exitCode, 0) << c.output;
+  aotc::Model m = loadModel(c.soPath);
+  std::vector<float> w = iota(12);
+  auto out = m.run({aotc::HostTensor::fromVector({3, 4}, w),
+                    aotc::HostTensor::fromVector<int32_t>({2}, {-1, 1})});
+  EXPECT_EQ(
+      out[0].toVector<float>(),
+      (std::vector<float>{w[8], w[9], w[10], w[11], w[4], w[5], w[6], w[7]}));
+  EXPECT_THROW(
+      m.run({aotc::HostTensor::fromVector({3, 4}, w),
+             aotc::HostTensor::fromVector<int32_t>({2}, {INT32_MIN, 0})}),
+      aotc::Error);
+
+  // Indices in an initializer are checked the same way.
+  ModelBuilder cb("gconst");
+  cb.input("w", onnx::TensorProto::FLOAT, {3, 4});
+  cb.initializerI64("idx", {2}, {2, 5});
+  cb.node("Gather", {"w", "idx"}, {"y"}, "gc");
+  cb.output("y", onnx::TensorProto::FLOAT, {2, 4});
+  c = compileModel(cb.bytes());
+  ASSERT_EQ(c.exitCode, 0) << c.output;
+  aotc::Model k = loadModel(c.soPath);
+  try {
+    k.run({aotc::HostTensor::fromVector({3, 4}, w)});
+    ADD_FAILURE() << "constant index 5 was accepted";
+  } catch (const aotc::Error &e) {
+    EXPECT_NE(std::string(e.what()).find("index 5 is out of range"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+} // namespace

@@ -1,0 +1,176 @@
+/// \file
+/// ModelBuilder and the compile/load helpers of the end-to-end model tests.
+#include "model_test_util.h"
+
+#include <gtest/gtest.h>
+
+#include <array>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <sys/wait.h>
+#include <unistd.h>
+
+namespace aotc::e2e {
+
+namespace {
+
+void setShape(onnx::ValueInfoProto *v, int32_t type,
+              const std::vector<Dim> &dims) {
+  auto *tt = v->mutable_type()->mutable_tensor_type();
+  tt->set_elem_type(type);
+  auto *shape = tt->mutable_shape();
+  for (const Dim &d : dims) {
+    auto *dim = shape->add_dim();
+    if (d.param.empty())
+      dim->set_dim_value(d.value);
+    else
+      dim->set_dim_param(d.param);
+  }
+}
+
+/// A private directory for this test process's files.
+const std::string &tempDir() {
+  static std::string dir = [] {
+    const char *t = std::getenv("TMPDIR");
+    std::string tmpl = std::string(t && *t ? t : "/tmp") + "/aotc-e2e-XXXXXX";
+    std::vector<char> buf(tmpl.begin(), tmpl.end());
+    buf.push_back('\0');
+    if (!mkdtemp(buf.data()))
+      return std::string("/tmp");
+    return std::string(buf.data());
+  }();
+  return dir;
+}
+
+} // namespace
+
+ModelBuilder::ModelBuilder(const std::string &graphName, int opset) {
+  model_.set_ir_version(8);
+  auto *op = model_.add_opset_import();
+  op->set_domain("");
+  op->set_version(opset);
+  model_.mutable_graph()->set_name(graphName);
+}
+
+void ModelBuilder::input(const std::string &name, int32_t type,
+                         const std::vector<Dim> &dims) {
+  auto *v = model_.mutable_graph()->add_input();
+  v->set_name(name);
+  setShape(v, type, dims);
+}
+
+void ModelBuilder::output(const std::string &name, int32_t type,
+                          const std::vector<Dim> &dims) {
+  auto *v = model_.mutable_graph()->add_output();
+  v->set_name(name);
+  setShape(v, type, dims);
+}
+
+void ModelBuilder::initializerI64(const std::string &name,
+                                  const std::vector<int64_t> &dims,
+                                  const std::vector<int64_t> &values) {
+  auto *t = model_.mutable_graph()->add_initializer();
+  t->set_name(name);
+  t->set_data_type(onnx::TensorProto::INT64);
+  for (int64_t d : dims)
+    t->add_dims(d);
+  for (int64_t v : values)
+    t->add_int64_data(v);
+}
+
+void ModelBuilder::initializerF32(const std::string &name,
+                                  const std::vector<int64_t> &dims,
+                                  const std::vector<float> &values) {
+  auto *t = model_.mutable_graph()->add_initializer();
+  t->set_name(name);
+  t->set_data_type(onnx::TensorProto::FLOAT);
+  for (int64_t d : dims)
+    t->add_dims(d);
+  for (float v : values)
+    t->add_float_data(v);
+}
+
+onnx::NodeProto &ModelBuilder::node(const std::string &op,
+                                    const std::vector<std::string> &inputs,
+                                    const std::vector<std::string> &outputs,
+                                    const std::string &name) {
+  onnx::NodeProto *n = model_.mutable_graph()->add_node();
+  n->set_op_type(op);
+  n->set_name(name);
+  for (const std::string &i : inputs)
+    n->add_input(i);
+  for (const std::string &o : outputs)
+    n->add_output(o);
+  return *n;
+}
+
+void ModelBuilder::attrInt(onnx::NodeProto &n, const std::string &name,
+                           int64_t v) {
+  auto *a = n.add_attribute();
+  a->set_name(name);
+  a->set_type(onnx::AttributeProto::INT);
+  a->set_i(v);
+}
+
+void ModelBuilder::attrInts(onnx::NodeProto &n, const std::string &name,
+                            const std::vector<int64_t> &v) {
+  auto *a = n.add_attribute();
+  a->set_name(name);
+  a->set_type(onnx::AttributeProto::INTS);
+  for (int64_t x : v)
+    a->add_ints(x);
+}
+
+void ModelBuilder::attrFloat(onnx::NodeProto &n, const std::string &name,
+                             float v) {
+  auto *a = n.add_attribute();
+  a->set_name(name);
+  a->set_type(onnx::AttributeProto::FLOAT);
+  a->set_f(v);
+}
+
+std::string ModelBuilder::bytes() const {
+  std::string s;
+  model_.SerializeToString(&s);
+  return s;
+}
+
+Compiled compileModel(const std::string &modelBytes,
+                      const std::string &extraArgs, const std::string &suffix) {
+  static int counter = 0;
+  std::string base = tempDir() + "/m" + std::to_string(counter++);
+  std::string modelPath = base + suffix;
+  {
+    std::ofstream out(modelPath, std::ios::binary);
+    out.write(modelBytes.data(),
+              static_cast<std::streamsize>(modelBytes.size()));
+  }
+  Compiled c;
+  std::string cmd = std::string(AOTC_BIN) + " compile '" + modelPath +
+                    "' -o '" + base + ".so' --verify-each " + extraArgs +
+                    " 2>&1";
+  FILE *p = popen(cmd.c_str(), "r");
+  if (!p) {
+    c.output = "cannot run " + cmd;
+    return c;
+  }
+  std::array<char, 4096> buf;
+  size_t n;
+  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0)
+    c.output.append(buf.data(), n);
+  int status = pclose(p);
+  c.exitCode = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  if (c.exitCode == 0)
+    c.soPath = base + ".so";
+  return c;
+}
+
+aotc::Model loadModel(const std::string &soPath) {
+  aotc::ModelOptions opts;
+  const char *dev = std::getenv("AOTC_DEVICE");
+  opts.device = std::string(dev && *dev ? dev : "cpu");
+  return aotc::Model::load(soPath, opts);
+}
+
+} // namespace aotc::e2e

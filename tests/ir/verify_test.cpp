@@ -1,0 +1,276 @@
+// The Loop IR verifier: each invariant of ir/verify.h is broken once by a
+// hand-made kernel, and well-formed kernels (including guarded accesses and
+// symbolic extents) pass.
+#include "ir/bounds.h"
+#include "ir/verify.h"
+
+#include <gtest/gtest.h>
+
+using namespace aotc;
+
+namespace {
+
+const DType f32 = DType::Float32;
+
+/// A module with symbol n in [0, 64], input a[n], constant c[4] and output
+/// y[n], and one kernel built from \p body.
+struct Fixture {
+  Expr n = Var::make("n");
+  Expr i = Var::make("i");
+  LoopModule m;
+
+  Fixture() {
+    m.name = "verify";
+    m.symbols = {{"n", {0, 64}, n}};
+    ModuleBuffer a, c, y;
+    a.name = "a", a.dtype = f32, a.shape = {n}, a.role = BufferRole::Input;
+    c.name = "c", c.dtype = f32, c.shape = {4}, c.role = BufferRole::Constant;
+    y.name = "y", y.dtype = f32, y.shape = {n}, y.role = BufferRole::Output;
+    a.index = 0, c.index = 0, y.index = 0;
+    m.buffers = {a, c, y};
+  }
+
+  Expr a(const Expr &idx) { return Load::make(f32, "a", {idx}); }
+  Expr c(const Expr &idx) { return Load::make(f32, "c", {idx}); }
+
+  /// parallel i < n { body }
+  Status verify(const Stmt &inner, std::vector<KernelBuffer> bufs = {}) {
+    if (bufs.empty())
+      bufs = {{"a", f32, false, {n}},
+              {"c", f32, false, {4}},
+              {"y", f32, true, {n}}};
+    Kernel k{
+        "k", bufs, {n}, For::make(i, 0, n, ForKind::Parallel, 0, inner), false};
+    m.kernels = {k};
+    return verifyModule(m);
+  }
+};
+
+std::string message(const Status &s) { return s.isOk() ? "ok" : s.message(); }
+
+TEST(Verify, AcceptsWellFormedKernels) {
+  Fixture f;
+  // y[i] = a[i] + c[i mod 4]
+  EXPECT_EQ(
+      message(f.verify(Store::make(
+          "y", {f.i}, Binary::make(BinOp::Add, f.a(f.i), f.c(mod(f.i, 4)))))),
+      "ok");
+  // Guarded: a[i + 1] only when i + 1 < n; c[i - 1] only when i >= 1.
+  Expr next = f.i + 1, prev = f.i - 1;
+  Expr v =
+      Select::make(cmp(BinOp::LT, next, f.n), f.a(next), FloatImm::make(0.0));
+  Expr w = Select::make(cmp(BinOp::GE, f.i, Expr(1)),
+                        Select::make(cmp(BinOp::LT, prev, Expr(4)), f.c(prev),
+                                     FloatImm::make(1.0)),
+                        FloatImm::make(2.0));
+  EXPECT_EQ(message(f.verify(
+                Store::make("y", {f.i}, Binary::make(BinOp::Add, v, w)))),
+            "ok");
+  // A serial loop over a symbolic extent and a let.
+  Expr k = Var::make("k"), acc = Var::make("acc", f32), t = Var::make("t");
+  Stmt loop =
+      For::make(k, 0, f.n - f.i, ForKind::Serial, 0,
+                LetStmt::make(t, f.i + k,
+                              LocalAssign::make(
+                                  acc, Binary::make(BinOp::Add, acc, f.a(t)))));
+  EXPECT_EQ(message(f.verify(LocalDecl::make(
+                acc, FloatImm::make(0.0),
+                Block::make({loop, Store::make("y", {f.i}, acc)})))),
+            "ok");
+}
+
+TEST(Verify, RejectsUnprovenAccesses) {
+  Fixture f;
+  Status s = f.verify(Store::make("y", {f.i}, f.a(f.i + 1)));
+  EXPECT_NE(message(s).find("kernel 'k': load from buffer 'a': index 0 "
+                            "((i + 1)) is not provably inside dimension 0"),
+            std::string::npos)
+      << message(s);
+  s = f.verify(Store::make("y", {f.i}, f.c(f.i)));
+  EXPECT_NE(message(s).find("load from buffer 'c'"), std::string::npos)
+      << message(s);
+  s = f.verify(Store::make("y", {f.i - 1}, f.a(f.i)));
+  EXPECT_NE(message(s).find("store into buffer 'y'"), std::string::npos)
+      << message(s);
+  // A guard on the wrong side does not count.
+  Expr bad = Select::make(cmp(BinOp::LT, f.i + 1, f.n), FloatImm::make(0.0),
+                          f.a(f.i + 1));
+  EXPECT_FALSE(f.verify(Store::make("y", {f.i}, bad)).isOk());
+  // A data-dependent index needs a check.
+  Expr idx = Cast::make(DType::Int64, f.a(f.i));
+  EXPECT_FALSE(f.verify(Store::make("y", {f.i}, f.a(idx))).isOk());
+  // Wrong rank.
+  EXPECT_NE(message(f.verify(Store::make("y", {f.i, f.i}, f.a(f.i))))
+                .find("with 2 indices; its shape has rank 1"),
+            std::string::npos);
+}
+
+TEST(Verify, IndexChecksMakeDataIndicesSafe) {
+  Fixture f;
+  f.m.errors = {"bad index {value}"};
+  Expr raw = Cast::make(DType::Int64, f.a(f.i));
+  Expr checked = IndexCheck::make(raw, Expr(4), 0, true);
+  Kernel k{"k",
+           {{"a", f32, false, {f.n}},
+            {"c", f32, false, {4}},
+            {"y", f32, true, {f.n}}},
+           {f.n},
+           For::make(f.i, 0, f.n, ForKind::Parallel, 0,
+                     Store::make("y", {f.i}, f.c(checked))),
+           false};
+  k.reportsErrors = true;
+  f.m.kernels = {k};
+  EXPECT_EQ(message(verifyModule(f.m)), "ok");
+  // The kernel must declare that it reports errors.
+  f.m.kernels[0].reportsErrors = false;
+  EXPECT_NE(message(verifyModule(f.m)).find("does not report errors"),
+            std::string::npos);
+  // An extent that may be 0 leaves the check's result unproven.
+  f.m.kernels[0].reportsErrors = true;
+  f.m.kernels[0].body = For::make(
+      f.i, 0, f.n, ForKind::Parallel, 0,
+      Store::make("y", {f.i}, f.a(IndexCheck::make(raw, f.n, 0, true))));
+  EXPECT_EQ(message(verifyModule(f.m)), "ok"); // inside the loop, n >= 1
+  Expr m2 = Var::make("m");
+  f.m.symbols.push_back({"m", {0, 8}, m2});
+  f.m.kernels[0].symbols.push_back(m2);
+  f.m.kernels[0].body = For::make(
+      f.i, 0, f.n, ForKind::Parallel, 0,
+      Store::make("y", {f.i}, f.a(IndexCheck::make(raw, m2, 0, true))));
+  EXPECT_FALSE(verifyModule(f.m).isOk());
+}
+
+TEST(Verify, RejectsScopeAndDefinitionErrors) {
+  Fixture f;
+  Expr t = Var::make("t");
+  // Use of an undefined variable, and of a variable named like a symbol.
+  EXPECT_NE(message(f.verify(Store::make("y", {f.i}, f.a(t))))
+                .find("variable 't' is neither defined"),
+            std::string::npos);
+  EXPECT_FALSE(
+      f.verify(Store::make("y", {f.i}, f.a(Var::make("n") - 1))).isOk());
+  // Defined twice.
+  Stmt twice = LetStmt::make(
+      t, f.i, LetStmt::make(t, f.i, Store::make("y", {f.i}, f.a(t))));
+  EXPECT_NE(message(f.verify(twice)).find("defined twice"), std::string::npos);
+  // Used after its scope.
+  Expr k = Var::make("k");
+  Stmt after = Block::make({For::make(k, 0, 1, ForKind::Serial, 0,
+                                      Store::make("y", {f.i}, f.a(f.i))),
+                            Store::make("y", {k}, f.a(f.i))});
+  EXPECT_NE(message(f.verify(after)).find("outside its scope"),
+            std::string::npos);
+  // Assignment to something that is not a local.
+  EXPECT_NE(message(f.verify(LocalAssign::make(f.i, f.i)))
+                .find("not a local in scope"),
+            std::string::npos);
+}
+
+TEST(Verify, RejectsTypeAndBufferErrors) {
+  Fixture f;
+  // Store of an i64 into f32.
+  EXPECT_NE(message(f.verify(Store::make("y", {f.i}, f.i)))
+                .find("store of a i64 into buffer 'y' of type f32"),
+            std::string::npos);
+  // Binary operands of two types (built directly, bypassing make()).
+  Expr mixed = Expr(std::make_shared<Binary>(f32, BinOp::Add, f.a(f.i), f.i));
+  EXPECT_NE(message(f.verify(Store::make("y", {f.i}, mixed)))
+                .find("operands of + are f32 and i64"),
+            std::string::npos);
+  // A read-only buffer declared written, and a store into a buffer declared
+  // read-only.
+  EXPECT_NE(
+      message(f.verify(Store::make("y", {f.i}, f.a(f.i)),
+                       {{"a", f32, true, {f.n}}, {"y", f32, true, {f.n}}}))
+          .find("buffer 'a' is read-only"),
+      std::string::npos);
+  EXPECT_NE(
+      message(f.verify(Store::make("y", {f.i}, f.a(f.i)),
+                       {{"a", f32, false, {f.n}}, {"y", f32, false, {f.n}}}))
+          .find("declares read-only"),
+      std::string::npos);
+  // A view larger than the buffer.
+  EXPECT_NE(
+      message(f.verify(Store::make("y", {f.i}, f.a(f.i)),
+                       {{"a", f32, false, {f.n + 1}}, {"y", f32, true, {f.n}}}))
+          .find("may exceed"),
+      std::string::npos);
+  // An unknown buffer.
+  EXPECT_NE(message(f.verify(Store::make("y", {f.i}, f.a(f.i)),
+                             {{"a", f32, false, {f.n}},
+                              {"y", f32, true, {f.n}},
+                              {"ghost", f32, false, {1}}}))
+                .find("'ghost' is not a buffer of the module"),
+            std::string::npos);
+}
+
+TEST(Verify, RejectsMisplacedParallelLoops) {
+  Fixture f;
+  Expr j = Var::make("j");
+  Stmt inner = For::make(j, 0, 4, ForKind::Parallel, 1,
+                         Store::make("y", {f.i}, f.a(f.i)));
+  EXPECT_NE(message(f.verify(For::make(Var::make("s"), 0, 1, ForKind::Serial, 0,
+                                       inner)))
+                .find("not in the kernel's outermost loop nest"),
+            std::string::npos);
+}
+
+TEST(Verify, ArenaBuffersLiveTogetherMustNotOverlap) {
+  Fixture f;
+  ModuleBuffer t, u;
+  t.name = "t", t.dtype = f32, t.shape = {f.n}, t.role = BufferRole::Arena;
+  u = t;
+  u.name = "u";
+  t.arenaOffset = Expr(0);
+  u.arenaOffset = f.n * 2; // overlaps t when n > 0... t holds 4n bytes
+  f.m.buffers.push_back(t);
+  f.m.buffers.push_back(u);
+  f.m.arenaBytes = f.n * 8;
+  Kernel k1{"k1",
+            {{"a", f32, false, {f.n}}, {"t", f32, true, {f.n}}},
+            {f.n},
+            For::make(f.i, 0, f.n, ForKind::Parallel, 0,
+                      Store::make("t", {f.i}, f.a(f.i))),
+            false};
+  Expr i2 = Var::make("i");
+  Kernel k2{"k2",
+            {{"t", f32, false, {f.n}}, {"u", f32, true, {f.n}}},
+            {f.n},
+            For::make(i2, 0, f.n, ForKind::Parallel, 0,
+                      Store::make("u", {i2}, Load::make(f32, "t", {i2}))),
+            false};
+  f.m.kernels = {k1, k2};
+  EXPECT_NE(message(verifyModule(f.m)).find("may overlap"), std::string::npos);
+  f.m.buffers[4].arenaOffset = f.n * 4;
+  EXPECT_EQ(message(verifyModule(f.m)), "ok");
+  f.m.arenaBytes = f.n * 7;
+  EXPECT_NE(message(verifyModule(f.m)).find("not provably inside the arena"),
+            std::string::npos);
+}
+
+TEST(BoundsProver, SymbolicIntervalsAndFacts) {
+  Expr n = Var::make("n"), m = Var::make("m"), i = Var::make("i"),
+       j = Var::make("j");
+  RangeEnv env;
+  env.set(n, Range{0, 100});
+  env.set(m, Range{0, 100});
+  BoundsProver p(env);
+  p.addLoop(i, 0, n);
+  p.addLoop(j, 0, m);
+  EXPECT_TRUE(p.proveInRange(i, n));
+  EXPECT_FALSE(p.proveInRange(i, m));
+  EXPECT_TRUE(p.proveInRange(i * m + j, n * m));
+  EXPECT_TRUE(p.proveInRange(j * n + i, n * m));
+  EXPECT_FALSE(p.proveInRange(i * m + j + 1, n * m));
+  EXPECT_TRUE(p.proveInRange(floorDiv(i * m + j, m), n)); // inside, m >= 1
+  EXPECT_TRUE(p.proveInRange(mod(i + j, m), m));
+  size_t mark = p.mark();
+  p.addFact(cmp(BinOp::LT, i + 1, n), true);
+  EXPECT_TRUE(p.proveInRange(i + 1, n));
+  p.release(mark);
+  EXPECT_FALSE(p.proveInRange(i + 1, n));
+  // 256 * ((x + 255) floordiv 256) >= x.
+  EXPECT_TRUE(p.proveNonNegative(floorDiv(n * 4 + 255, 256) * 256 - n * 4));
+}
+
+} // namespace
