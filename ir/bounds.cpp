@@ -2,6 +2,7 @@
 /// The symbolic-interval prover of bounds.h.
 #include "ir/bounds.h"
 
+#include "ir/scalar_ops.h"
 #include "ir/status.h"
 #include "ir/visitor.h"
 
@@ -188,10 +189,12 @@ void BoundsProver::addFact(const Expr &cond, bool holds) {
       continue;
     }
     const Binary *b = p.as<Binary>();
-    if (!b || !isComparison(b->op) || !isIndexType(b->a.type()))
+    if (!b || !isComparison(b->op) || !scalar::isInteger(b->a.type()))
       continue;
+    // In i64: exact for every integer type.
     std::vector<Expr> facts;
-    comparisonFacts(b->op, b->a, b->b, holds, facts);
+    comparisonFacts(b->op, Cast::make(DType::Int64, b->a),
+                    Cast::make(DType::Int64, b->b), holds, facts);
     for (const Expr &f : facts) {
       Entry e;
       e.kind = Entry::Fact;

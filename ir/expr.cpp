@@ -2,6 +2,7 @@
 /// Expr construction, structural equality and printing.
 #include "ir/expr.h"
 
+#include "ir/scalar_ops.h"
 #include "ir/status.h"
 
 #include <algorithm>
@@ -77,7 +78,9 @@ bool Expr::isConstValue(int64_t v) const {
 }
 
 Expr IntImm::make(int64_t v, DType t) {
-  return Expr(std::make_shared<IntImm>(t, v));
+  AOTC_CHECK(!isFloat(t), "integer literal of type " << dtypeName(t));
+  // A literal holds a value of its type: folding wraps like the device does.
+  return Expr(std::make_shared<IntImm>(t, scalar::wrapSigned(t, v)));
 }
 Expr FloatImm::make(double v, DType t) {
   return Expr(std::make_shared<FloatImm>(t, v));
@@ -110,9 +113,14 @@ Expr Select::make(Expr c, Expr t, Expr f) {
 Expr Cast::make(DType t, Expr v) {
   if (v.type() == t)
     return v;
+  // Constants fold with the semantics of scalar_ops.h.
   if (const IntImm *i = v.as<IntImm>()) {
     if (!isFloat(t))
       return IntImm::make(i->value, t);
+  }
+  if (const FloatImm *f = v.as<FloatImm>()) {
+    if (!isFloat(t))
+      return IntImm::make(scalar::fromFloat(t, f->value), t);
   }
   return Expr(std::make_shared<Cast>(t, std::move(v)));
 }
@@ -144,28 +152,24 @@ namespace {
 
 Expr foldInt(BinOp op, const Expr &a, const Expr &b) {
   int64_t x, y;
-  if (!a.isConst(x) || !b.isConst(y))
+  if (!a.isConst(x) || !b.isConst(y) || a.type() == DType::Bool)
     return Expr();
+  DType t = a.type();
   switch (op) {
   case BinOp::Add:
-    return IntImm::make(x + y, a.type());
+    return IntImm::make(scalar::add(t, x, y), t);
   case BinOp::Sub:
-    return IntImm::make(x - y, a.type());
+    return IntImm::make(scalar::sub(t, x, y), t);
   case BinOp::Mul:
-    return IntImm::make(x * y, a.type());
+    return IntImm::make(scalar::mul(t, x, y), t);
   case BinOp::FloorDiv:
     if (y == 0)
-      return Expr();
-    return IntImm::make(x / y - ((x % y != 0) && ((x < 0) != (y < 0))),
-                        a.type());
-  case BinOp::Mod: {
+      return Expr(); // left to run time, which defines it (scalar_ops.h)
+    return IntImm::make(scalar::floorDiv(t, x, y), t);
+  case BinOp::Mod:
     if (y == 0)
       return Expr();
-    int64_t r = x % y;
-    if (r != 0 && ((r < 0) != (y < 0)))
-      r += y;
-    return IntImm::make(r, a.type());
-  }
+    return IntImm::make(scalar::floorMod(t, x, y), t);
   case BinOp::Min:
     return IntImm::make(std::min(x, y), a.type());
   case BinOp::Max:

@@ -2,6 +2,8 @@
 /// The Graph IR: construction, editing, verification and the text printer.
 #include "ir/graph.h"
 
+#include "ir/scalar_ops.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -167,9 +169,9 @@ int64_t tensorDataInt(const TensorData &data, DType t, int64_t i) {
              "tensor element " << i << " out of range");
   switch (t) {
   case DType::Float32:
-    return static_cast<int64_t>(data.as<float>()[i]);
+    return scalar::fromFloat(DType::Int64, data.as<float>()[i]);
   case DType::Float64:
-    return static_cast<int64_t>(data.as<double>()[i]);
+    return scalar::fromFloat(DType::Int64, data.as<double>()[i]);
   case DType::UInt8:
     return data.as<uint8_t>()[i];
   case DType::Bool:

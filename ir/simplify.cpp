@@ -3,6 +3,7 @@
 /// delinearize/relinearize recombination, and range-based proofs.
 #include "ir/simplify.h"
 
+#include "ir/scalar_ops.h"
 #include "ir/status.h"
 #include "ir/visitor.h"
 
@@ -39,7 +40,26 @@ int64_t satMul(int64_t a, int64_t b) {
 
 } // namespace
 
+namespace {
+std::optional<Range> boundsOfRaw(const Expr &e, const RangeEnv &env);
+} // namespace
+
 std::optional<Range> boundsOf(const Expr &e, const RangeEnv &env) {
+  std::optional<Range> r = boundsOfRaw(e, env);
+  if (!r || !e.defined() || !isIntType(e.type()))
+    return r;
+  // Values wrap to their type (scalar_ops.h): a range that leaves the type,
+  // or that may have saturated, says nothing.
+  DType t = e.type();
+  if (r->min < scalar::minOf(t) || r->max > scalar::maxOf(t) ||
+      r->min == INT64_MIN || r->max == INT64_MAX)
+    return Range{scalar::minOf(t), scalar::maxOf(t)};
+  return r;
+}
+
+namespace {
+
+std::optional<Range> boundsOfRaw(const Expr &e, const RangeEnv &env) {
   if (!e.defined())
     return std::nullopt;
   switch (e.kind()) {
@@ -52,10 +72,16 @@ std::optional<Range> boundsOf(const Expr &e, const RangeEnv &env) {
       return *r;
     return std::nullopt;
   }
-  case ExprKind::Cast:
-    if (isFloat(e.type()))
+  case ExprKind::Cast: {
+    if (isFloat(e.type()) || isFloat(e.as<Cast>()->value.type()))
       return std::nullopt;
-    return boundsOf(e.as<Cast>()->value, env);
+    if (e.type() == DType::Bool)
+      return Range{0, 1};
+    auto in = boundsOf(e.as<Cast>()->value, env);
+    // Narrowing wraps: the bounds survive only if they fit (boundsOf then
+    // widens an out-of-range result to the whole type).
+    return in;
+  }
   case ExprKind::Select: {
     auto *s = e.as<Select>();
     auto a = boundsOf(s->trueValue, env), b = boundsOf(s->falseValue, env);
@@ -118,8 +144,6 @@ std::optional<Range> boundsOf(const Expr &e, const RangeEnv &env) {
   }
 }
 
-namespace {
-
 /// sum(coef * atom) + constant, terms keyed by the atom's printed text so the
 /// order is deterministic.
 struct Linear {
@@ -131,7 +155,10 @@ struct Linear {
   int64_t constant = 0;
   DType type = DType::Int64;
 
+  // Coefficients and the constant are values of `type`: the arithmetic
+  // wraps (scalar_ops.h), which is exact for the ring operations + - *.
   void addTerm(const Expr &atom, int64_t coef) {
+    coef = scalar::wrapSigned(type, coef);
     if (coef == 0)
       return;
     std::string key = exprKey(atom);
@@ -140,14 +167,15 @@ struct Linear {
       terms.emplace(key, Term{atom, coef});
       return;
     }
-    it->second.coef += coef;
+    it->second.coef = scalar::add(type, it->second.coef, coef);
     if (it->second.coef == 0)
       terms.erase(it);
   }
   void add(const Linear &o, int64_t scale) {
-    constant += o.constant * scale;
+    constant =
+        scalar::add(type, constant, scalar::mul(type, o.constant, scale));
     for (const auto &[k, t] : o.terms)
-      addTerm(t.atom, t.coef * scale);
+      addTerm(t.atom, scalar::mul(type, t.coef, scale));
   }
 };
 
@@ -314,7 +342,7 @@ private:
         Expr x = termExpr(term, term.coef);
         pos = pos.defined() ? Binary::make(BinOp::Add, pos, x) : x;
       } else {
-        Expr x = termExpr(term, -term.coef);
+        Expr x = termExpr(term, scalar::neg(t, term.coef));
         neg = neg.defined() ? Binary::make(BinOp::Add, neg, x) : x;
       }
     }
@@ -330,7 +358,8 @@ private:
     if (l.constant > 0)
       r = Binary::make(BinOp::Add, r, IntImm::make(l.constant, t));
     else if (l.constant < 0)
-      r = Binary::make(BinOp::Sub, r, IntImm::make(-l.constant, t));
+      r = Binary::make(BinOp::Sub, r,
+                       IntImm::make(scalar::neg(t, l.constant), t));
     return r;
   }
 
@@ -484,7 +513,7 @@ private:
         x.add(toLinear(b), 1);
         return x;
       }());
-    q.constant += rq;
+    q.constant = scalar::add(q.type, q.constant, rq);
     return fromLinear(q);
   }
 
@@ -692,6 +721,9 @@ Stmt simplify(const Stmt &s, const RangeEnv &env) {
 }
 
 bool proveLE(const Expr &a, const Expr &b, const RangeEnv &env) {
+  int64_t x, y;
+  if (a.isConst(x) && b.isConst(y)) // b - a may not fit in 64 bits
+    return x <= y;
   Simplifier s(env);
   Expr d = simplify(b - a, env);
   auto r = boundsOf(d, env);

@@ -8,6 +8,7 @@
 /// indented C.
 #include "codegen/opencl/cl_printer.h"
 
+#include "codegen/opencl/cl_scalar.h"
 #include "codegen/opencl/identifiers.h"
 #include "ir/indexing.h"
 #include "ir/visitor.h"
@@ -64,7 +65,8 @@ class KernelPrinter;
 /// unbound variables and unknown buffers are recorded as errors.
 class ExprRewriter : public IRMutator {
 public:
-  explicit ExprRewriter(const KernelPrinter &p) : p_(p) {}
+  ExprRewriter(const KernelPrinter &p, ClHelpers &used, bool trustedIndex)
+      : p_(p), used_(used), trusted_(trustedIndex ? 1 : 0) {}
   Status status;
 
 protected:
@@ -74,13 +76,25 @@ protected:
   Expr mutateBinary(const Binary *op, const Expr &self) override;
   Expr mutateCall(const Call *op, const Expr &self) override;
   Expr mutateIndexCheck(const IndexCheck *op, const Expr &self) override;
+  Expr mutateCast(const Cast *op, const Expr &self) override;
 
 private:
   void fail(Status s) {
     if (status.isOk())
       status = std::move(s);
   }
+  /// Runs \p f outside any trusted index (data values inside an index).
+  template <typename F> Expr untrusted(F &&f) {
+    int saved = trusted_;
+    trusted_ = 0;
+    Expr e = f();
+    trusted_ = saved;
+    return e;
+  }
   const KernelPrinter &p_;
+  ClHelpers &used_;
+  /// > 0 while rewriting the linearized index of a verified load or store.
+  int trusted_;
 };
 
 /// Gives an explicit type to an integer literal that is not an int.
@@ -115,7 +129,8 @@ std::string parenthesized(const std::string &s) {
 
 class KernelPrinter {
 public:
-  KernelPrinter(const Kernel &k, const LoopModule &m) : k_(k), m_(m) {
+  KernelPrinter(const Kernel &k, const LoopModule &m, ClHelpers &helpers)
+      : k_(k), m_(m), helpers_(helpers) {
     for (const Symbol &s : m.symbols)
       env_.set(s.var, s.range);
   }
@@ -144,7 +159,10 @@ private:
   Status printStore(const Store *st);
   Status printSerialFor(const For *f);
   Status printIf(const IfThenElse *i);
-  Expected<std::string> expr(const Expr &e, const char *what);
+  /// \p e as OpenCL C; \p trustedIndex: the linearization of a verified
+  /// store index.
+  Expected<std::string> expr(const Expr &e, const char *what,
+                             bool trustedIndex = false);
 
   /// Binds \p var to a fresh identifier; fails if it is already bound (a
   /// variable is defined once).
@@ -159,6 +177,7 @@ private:
 
   const Kernel &k_;
   const LoopModule &m_;
+  ClHelpers &helpers_;
   Namer namer_;
   Expr errorsVar_ = Var::make("errors");
   std::map<std::string, BufferInfo> buffers_;
@@ -198,9 +217,13 @@ Expr ExprRewriter::mutateLoad(const Load *op, const Expr &self) {
     return self;
   }
   // Linearize first: the simplifier would fold the typed literals that the
-  // rewrite adds.
+  // rewrite adds. The linearization of a verified index stays below the
+  // buffer size, which check_symbols keeps below 2^63: plain arithmetic.
   Expr flat = simplify(linearize(op->indices, b->buffer->shape), p_.env());
-  return Load::make(op->type, op->buffer, {mutate(flat)});
+  ++trusted_;
+  Expr index = mutate(flat);
+  --trusted_;
+  return Load::make(op->type, op->buffer, {index});
 }
 
 Expr ExprRewriter::mutateAccess(const Access *op, const Expr &self) {
@@ -219,9 +242,20 @@ Expr ExprRewriter::mutateBinary(const Binary *op, const Expr &self) {
     a = typedLiteral(a);
     b = typedLiteral(b);
   }
+  // Integer arithmetic with the semantics of ir/scalar_ops.h.
+  if (!isFloat(op->type) && op->type != DType::Bool &&
+      (op->op == BinOp::Add || op->op == BinOp::Sub || op->op == BinOp::Mul ||
+       op->op == BinOp::Div || op->op == BinOp::FloorDiv ||
+       op->op == BinOp::Mod))
+    return lowerIntBinary(op, a, b, p_.env(), trusted_ > 0, used_);
   if (a.sameAs(op->a) && b.sameAs(op->b))
     return self;
   return Expr(std::make_shared<Binary>(op->type, op->op, a, b));
+}
+
+Expr ExprRewriter::mutateCast(const Cast *op, const Expr &self) {
+  Expr v = untrusted([&] { return mutate(op->value); });
+  return lowerCast(op->type, v, p_.env(), used_);
 }
 
 Expr ExprRewriter::mutateCall(const Call *op, const Expr &self) {
@@ -239,13 +273,16 @@ Expr ExprRewriter::mutateIndexCheck(const IndexCheck *op, const Expr &self) {
     fail(p_.error("an index check in a kernel that does not report errors"));
     return self;
   }
-  // aotc_check_index[_wrap](value, extent, errors, code): see the helpers
-  // emitOpenCL prints.
-  return Call::make(DType::Int64,
-                    op->wrapNegative ? "aotc_check_index_wrap"
-                                     : "aotc_check_index",
-                    {mutate(op->value), mutate(op->extent), p_.errorsVar(),
-                     IntImm::make(op->code, DType::Int32)});
+  // aotc_check_index[_wrap](value, extent, errors, code): see cl_scalar.cpp.
+  // The value comes from data: nothing about it is trusted.
+  const char *name =
+      op->wrapNegative ? "aotc_check_index_wrap" : "aotc_check_index";
+  used_.insert(name);
+  Expr v = untrusted([&] { return mutate(op->value); });
+  Expr n = untrusted([&] { return mutate(op->extent); });
+  return Call::make(
+      DType::Int64, name,
+      {v, n, p_.errorsVar(), IntImm::make(op->code, DType::Int32)});
 }
 
 Expected<std::string> KernelPrinter::bind(const Expr &var, Binding::Kind kind,
@@ -267,10 +304,11 @@ void KernelPrinter::learnLoopRange(const Expr &var, const Expr &min,
     env_.set(var, Range{rm->min, rm->max + re->max - 1});
 }
 
-Expected<std::string> KernelPrinter::expr(const Expr &e, const char *what) {
+Expected<std::string> KernelPrinter::expr(const Expr &e, const char *what,
+                                          bool trustedIndex) {
   if (!e.defined())
     return error(std::string("undefined ") + what);
-  ExprRewriter r(*this);
+  ExprRewriter r(*this, helpers_, trustedIndex);
   Expr out = r.mutate(e);
   if (!r.status.isOk())
     return r.status;
@@ -398,6 +436,8 @@ Status KernelPrinter::printOuter(const Stmt &body) {
       AOTC_ASSIGN_OR_RETURN(std::string id, bind(l->var, Binding::Let));
       line("const " + std::string(dtypeCLName(l->value.type())) + " " + id +
            " = " + v + ";");
+      if (auto r = boundsOf(l->value, env_))
+        env_.set(l->var, *r);
       s = l->body;
       continue;
     }
@@ -450,7 +490,7 @@ Status KernelPrinter::printStore(const Store *st) {
                  " indices; its shape has rank " +
                  std::to_string(b->buffer->shape.size()));
   Expr flat = simplify(linearize(st->indices, b->buffer->shape), env_);
-  AOTC_ASSIGN_OR_RETURN(std::string idx, expr(flat, "store index"));
+  AOTC_ASSIGN_OR_RETURN(std::string idx, expr(flat, "store index", true));
   AOTC_ASSIGN_OR_RETURN(std::string val, expr(st->value, "stored value"));
   DType vt = st->value.type();
   if (std::string(dtypeCLName(vt)) != dtypeCLName(b->buffer->dtype))
@@ -523,7 +563,11 @@ Status KernelPrinter::printStmt(const Stmt &s) {
     AOTC_ASSIGN_OR_RETURN(std::string id, bind(l->var, Binding::Let));
     line("const " + std::string(dtypeCLName(l->value.type())) + " " + id +
          " = " + v + ";");
+    RangeEnv saved = env_;
+    if (auto r = boundsOf(l->value, env_))
+      env_.set(l->var, *r);
     Status st = printStmt(l->body);
+    env_ = saved;
     unbind(l->var);
     return st;
   }
@@ -580,37 +624,19 @@ Expected<std::string> emitOpenCL(const LoopModule &m) {
   out += "// Build options: " + buildOptions(m) + "\n";
   if (f64)
     out += "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n";
-  bool errors = false;
-  for (const Kernel &k : m.kernels)
-    errors |= k.reportsErrors;
-  if (errors)
-    out += R"(
-// Indices from data are checked where they are used. The first bad one of a
-// run is recorded (AotcErrorRecord: code + 1, value, extent) and reads 0.
-void aotc_record_error(__global int *err, int code, long v, long n) {
-  if (atomic_cmpxchg((volatile __global int *)err, 0, code + 1) == 0) {
-    ((__global long *)err)[1] = v;
-    ((__global long *)err)[2] = n;
-  }
-}
-long aotc_check_index(long v, long n, __global int *err, int code) {
-  if (v >= 0 && v < n)
-    return v;
-  aotc_record_error(err, code, v, n);
-  return 0;
-}
-long aotc_check_index_wrap(long v, long n, __global int *err, int code) {
-  long w = v < 0 ? (long)((ulong)v + (ulong)n) : v;
-  if (w >= 0 && w < n)
-    return w;
-  aotc_record_error(err, code, v, n);
-  return 0;
-}
-)";
+  std::string kernels;
+  ClHelpers helpers;
   for (size_t i = 0; i < m.kernels.size(); ++i) {
-    out += "\n// Kernel " + std::to_string(i) + ": " + m.kernels[i].name + "\n";
-    AOTC_RETURN_IF_ERROR(KernelPrinter(m.kernels[i], m).print(out));
+    kernels +=
+        "\n// Kernel " + std::to_string(i) + ": " + m.kernels[i].name + "\n";
+    AOTC_RETURN_IF_ERROR(
+        KernelPrinter(m.kernels[i], m, helpers).print(kernels));
   }
+  if (!helpers.empty())
+    out += "\n// Integer arithmetic, conversions and index checks with defined "
+           "results\n// everywhere (ir/scalar_ops.h).\n" +
+           clHelperDefinitions(helpers);
+  out += kernels;
   return out;
 }
 

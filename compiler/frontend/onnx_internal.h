@@ -43,7 +43,7 @@ Status checkAttributeNames(OpKind op, const onnx::NodeProto &node,
 /// unknown auto_pad, training-mode BatchNormalization, unsupported dtypes).
 Status checkAttributeValues(const Node &n, int64_t opset);
 
-/// Fills the symbolic data of a small (<= 64 elements) 0-D/1-D int32/int64
+/// Fills the symbolic data of a small (<= 64 elements) 0-D/1-D integer
 /// constant.
 void setConstantSymbolicData(Value *v);
 

@@ -219,7 +219,7 @@ Expected<Attribute> convertAttribute(const onnx::AttributeProto &a) {
 
 void setConstantSymbolicData(Value *v) {
   const TensorType &t = v->type();
-  if (t.rank() > 1 || (t.dtype != DType::Int64 && t.dtype != DType::Int32))
+  if (t.rank() > 1 || isFloat(t.dtype) || t.dtype == DType::Bool)
     return;
   if (!t.isStatic())
     return;

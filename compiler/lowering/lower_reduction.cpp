@@ -80,7 +80,12 @@ Status lowerReduce(const Node &n, LowerCtx &ctx) {
     std::vector<Expr> ext;
     for (int a : axes)
       ext.push_back(x->type().dims[a]);
-    epi = bin(BinOp::Div, ctx.acc(t), Cast::make(t, product(ext)));
+    // Integers: the (wrapped) sum divided by the count in 64 bits, which
+    // the type may not hold.
+    epi = isFloat(t) ? bin(BinOp::Div, ctx.acc(t), Cast::make(t, product(ext)))
+                     : Cast::make(t, bin(BinOp::Div,
+                                         Cast::make(DType::Int64, ctx.acc(t)),
+                                         product(ext)));
   }
   int id = addAxisReduction(
       ctx, out->name(), t, x->type().dims, axes, keepdims != 0, comb,

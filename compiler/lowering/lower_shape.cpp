@@ -266,9 +266,14 @@ Status lowerShapeOp(const Node &n, LowerCtx &ctx) {
     auto it = n.attrs().find("value");
     if (it != n.attrs().end() && it->second.tensor) {
       const auto &[tt, data] = *it->second.tensor;
+      // Integers stay exact (a double holds 53 bits).
       v = isFloat(tt.dtype)
-              ? literal(t, tensorDataFloat(data, tt.dtype, 0))
-              : literal(t, (double)tensorDataInt(data, tt.dtype, 0));
+              ? Cast::make(t, FloatImm::make(tensorDataFloat(data, tt.dtype, 0),
+                                             tt.dtype))
+              : Cast::make(t, IntImm::make(tensorDataInt(data, tt.dtype, 0),
+                                           tt.dtype == DType::Bool
+                                               ? DType::Bool
+                                               : DType::Int64));
     }
     ctx.addPointwise(out, v);
     return Status::ok();

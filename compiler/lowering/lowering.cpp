@@ -3,6 +3,8 @@
 /// topological order through its op family.
 #include "compiler/lowering/lowering.h"
 
+#include "ir/scalar_ops.h"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -91,7 +93,9 @@ int LowerCtx::addError(std::string message) {
 Expr literal(DType t, double v) {
   if (isFloat(t))
     return FloatImm::make(v, t);
-  return IntImm::make(static_cast<int64_t>(v), t);
+  // A float attribute (Pad's value, LeakyRelu's alpha, ...) converted to an
+  // integer type like Cast does (ir/scalar_ops.h).
+  return IntImm::make(scalar::fromFloat(t, v), t);
 }
 
 Expr lowestValue(DType t) {

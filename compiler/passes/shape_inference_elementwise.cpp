@@ -3,6 +3,8 @@
 /// and symbolic data of integer shape arithmetic.
 #include "compiler/passes/shape_inference_internal.h"
 
+#include "ir/scalar_ops.h"
+
 namespace aotc {
 namespace shape_inference {
 
@@ -34,11 +36,18 @@ const Expr &elementAt(const std::vector<Expr> &d, size_t i) {
 }
 
 /// Symbolic data of an element-wise op over small integer tensors, when all
-/// inputs have it and the output is small.
+/// inputs have it and the output is small. Elements are i64 expressions that
+/// stand for values of the output dtype: constants fold with the semantics
+/// of ir/scalar_ops.h (wrapping to the dtype's width), and an expression
+/// over symbols is kept only where its declared range proves that it fits
+/// the dtype (otherwise the value is left to the kernels, which wrap).
 void propagateData(const Context &c, Node &n) {
   const TensorType &outType = n.output(0)->type();
   if (outType.rank() > 1 || !outType.isStatic())
     return;
+  DType outT = outType.dtype;
+  // The dtype the arithmetic happens in (Cast: the input's).
+  DType opT = n.numInputs() > 0 && n.input(0) ? n.input(0)->type().dtype : outT;
   size_t count = outType.rank() == 0 ? 1 : outType.staticDims()[0];
   std::vector<const std::vector<Expr> *> ins;
   for (const Value *v : n.inputs()) {
@@ -49,62 +58,86 @@ void propagateData(const Context &c, Node &n) {
       return;
     ins.push_back(&*v->symbolicData());
   }
+  auto fits = [&](const Expr &e, DType t) {
+    int64_t v;
+    if (e.isConst(v))
+      return scalar::fits(t, v);
+    auto b = boundsOf(e, c.env);
+    return b && b->min >= scalar::minOf(t) && b->max <= scalar::maxOf(t) &&
+           b->min > INT64_MIN && b->max < INT64_MAX;
+  };
   std::vector<Expr> out;
   for (size_t i = 0; i < count; ++i) {
     std::vector<Expr> args;
     for (const auto *d : ins)
       args.push_back(simplifyDim(c, elementAt(*d, i)));
+    std::vector<int64_t> k(args.size());
+    bool allConst = true;
+    for (size_t j = 0; j < args.size(); ++j)
+      allConst &= args[j].isConst(k[j]);
     Expr r;
-    int64_t x, y;
     switch (n.op()) {
     case OpKind::Add:
-      r = args[0] + args[1];
-      break;
     case OpKind::Sub:
-      r = args[0] - args[1];
-      break;
     case OpKind::Mul:
-      r = args[0] * args[1];
+      if (allConst) {
+        int64_t v = n.op() == OpKind::Add   ? scalar::add(opT, k[0], k[1])
+                    : n.op() == OpKind::Sub ? scalar::sub(opT, k[0], k[1])
+                                            : scalar::mul(opT, k[0], k[1]);
+        r = Expr(v);
+        break;
+      }
+      r = n.op() == OpKind::Add   ? args[0] + args[1]
+          : n.op() == OpKind::Sub ? args[0] - args[1]
+                                  : args[0] * args[1];
       break;
     case OpKind::Div: {
-      if (args[0].isConst(x) && args[1].isConst(y)) {
-        if (y == 0)
-          return;
-        r = Expr(x / y); // ONNX integer division truncates.
+      if (allConst) {
+        r = Expr(scalar::div(opT, k[0], k[1])); // truncating, x / 0 = 0
         break;
       }
       auto ba = boundsOf(args[0], c.env), bb = boundsOf(args[1], c.env);
       if (!ba || !bb || ba->min < 0 || bb->min <= 0)
         return;
-      r = floorDiv(args[0], args[1]);
+      r = floorDiv(args[0], args[1]); // = truncation for these signs
       break;
     }
     case OpKind::Max:
     case OpKind::Min:
       r = args[0];
-      for (size_t k = 1; k < args.size(); ++k)
-        r = n.op() == OpKind::Max ? maxOf(c, r, args[k]) : minOf(c, r, args[k]);
+      for (size_t j = 1; j < args.size(); ++j)
+        r = n.op() == OpKind::Max ? maxOf(c, r, args[j]) : minOf(c, r, args[j]);
       break;
     case OpKind::Equal:
       if (proveEqual(args[0], args[1], c.env))
         r = Expr(1);
-      else if (args[0].isConst(x) && args[1].isConst(y))
-        r = Expr(x == y ? 1 : 0);
+      else if (allConst)
+        r = Expr(k[0] == k[1] ? 1 : 0);
       else
         return;
       break;
     case OpKind::Where:
-      if (!args[0].isConst(x))
+      if (!args[0].isConst(k[0]))
         return;
-      r = x ? args[1] : args[2];
+      r = k[0] ? args[1] : args[2];
       break;
     case OpKind::Cast:
+      // Integer to integer: wrap to the target width.
+      if (allConst) {
+        r = Expr(scalar::wrapSigned(outT, k[0]));
+        break;
+      }
+      r = args[0];
+      break;
     case OpKind::Identity:
       r = args[0];
       break;
     default:
       return;
     }
+    r = simplifyDim(c, r);
+    if (!fits(r, outT))
+      return;
     out.push_back(r);
   }
   setResultData(c, n, 0, std::move(out));
@@ -180,7 +213,7 @@ Status inferElementwise(Context &c, Node &n) {
                        to);
     }
     setResult(c, n, 0, dt, x.dims);
-    if (isIntegral(x.dtype) && (dt == DType::Int64 || dt == DType::Int32))
+    if (isIntegral(x.dtype) && isIntegral(dt))
       propagateData(c, n);
     return Status::ok();
   }

@@ -1,0 +1,220 @@
+/// \file
+/// Integer arithmetic and conversions in OpenCL C (cl_scalar.h).
+#include "codegen/opencl/cl_scalar.h"
+
+#include "ir/scalar_ops.h"
+#include "ir/status.h"
+
+#include <vector>
+
+namespace aotc {
+
+namespace {
+
+/// The suffix of a helper for an integer type: c, uc, i, l.
+const char *suffix(DType t) {
+  switch (t) {
+  case DType::Int8:
+    return "c";
+  case DType::UInt8:
+  case DType::Bool:
+    return "uc";
+  case DType::Int32:
+    return "i";
+  default:
+    return "l";
+  }
+}
+
+Expr helper(const std::string &name, DType t, std::vector<Expr> args,
+            ClHelpers &used) {
+  used.insert(name);
+  return Call::make(t, name, std::move(args));
+}
+
+/// True if \p op on operands in their ranges gives results inside \p t.
+bool provablyFits(BinOp op, const Expr &a, const Expr &b, DType t,
+                  const RangeEnv &env) {
+  auto ra = boundsOf(a, env), rb = boundsOf(b, env);
+  if (!ra || !rb)
+    return false;
+  int64_t c[4];
+  bool ovf = false;
+  switch (op) {
+  case BinOp::Add:
+    ovf |= __builtin_add_overflow(ra->min, rb->min, &c[0]);
+    ovf |= __builtin_add_overflow(ra->max, rb->max, &c[1]);
+    c[2] = c[0], c[3] = c[1];
+    break;
+  case BinOp::Sub:
+    ovf |= __builtin_sub_overflow(ra->min, rb->max, &c[0]);
+    ovf |= __builtin_sub_overflow(ra->max, rb->min, &c[1]);
+    c[2] = c[0], c[3] = c[1];
+    break;
+  case BinOp::Mul:
+    ovf |= __builtin_mul_overflow(ra->min, rb->min, &c[0]);
+    ovf |= __builtin_mul_overflow(ra->min, rb->max, &c[1]);
+    ovf |= __builtin_mul_overflow(ra->max, rb->min, &c[2]);
+    ovf |= __builtin_mul_overflow(ra->max, rb->max, &c[3]);
+    break;
+  default:
+    return false;
+  }
+  if (ovf)
+    return false;
+  for (int64_t v : c)
+    if (v < scalar::minOf(t) || v > scalar::maxOf(t))
+      return false;
+  return true;
+}
+
+bool nonNegative(const Expr &e, const RangeEnv &env) {
+  auto r = boundsOf(e, env);
+  return r && r->min >= 0;
+}
+
+/// One helper: its name and definition; what it calls comes first in the
+/// table below.
+struct HelperDef {
+  const char *name;
+  const char *text;
+};
+
+// clang-format off
+const HelperDef kHelpers[] = {
+  // Wrapping arithmetic: compute in the unsigned type, reinterpret the bits.
+#define AOTC_WRAP_OPS(S, T, U)                                                 \
+  {"aotc_add_" S, T " aotc_add_" S "(" T " a, " T " b) { return as_" T "((" U ")((" U ")a + (" U ")b)); }\n"}, \
+  {"aotc_sub_" S, T " aotc_sub_" S "(" T " a, " T " b) { return as_" T "((" U ")((" U ")a - (" U ")b)); }\n"}, \
+  {"aotc_mul_" S, T " aotc_mul_" S "(" T " a, " T " b) { return as_" T "((" U ")((" U ")a * (" U ")b)); }\n"},
+  AOTC_WRAP_OPS("c", "char", "uchar")
+  AOTC_WRAP_OPS("uc", "uchar", "uchar")
+  AOTC_WRAP_OPS("i", "int", "uint")
+  AOTC_WRAP_OPS("l", "long", "ulong")
+#undef AOTC_WRAP_OPS
+  // Truncating division: x / 0 = 0, MIN / -1 = MIN (wrapped).
+  {"aotc_div_c", "char aotc_div_c(char a, char b) { return b == 0 ? 0 : as_char((uchar)(a / b)); }\n"},
+  {"aotc_div_uc", "uchar aotc_div_uc(uchar a, uchar b) { return b == 0 ? 0 : (uchar)(a / b); }\n"},
+  {"aotc_div_i", "int aotc_div_i(int a, int b) { return b == 0 ? 0 : b == -1 ? as_int(0u - (uint)a) : a / b; }\n"},
+  {"aotc_div_l", "long aotc_div_l(long a, long b) { return b == 0 ? 0 : b == -1 ? as_long(0ul - (ulong)a) : a / b; }\n"},
+  // Floor division and its remainder; by 0: 0.
+  {"aotc_floordiv_l", "long aotc_floordiv_l(long a, long b) {\n"
+                      "  if (b == 0) return 0;\n"
+                      "  if (b == -1) return as_long(0ul - (ulong)a);\n"
+                      "  long q = a / b;\n"
+                      "  return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;\n"
+                      "}\n"},
+  {"aotc_floormod_l", "long aotc_floormod_l(long a, long b) {\n"
+                      "  if (b == 0 || b == -1) return 0;\n"
+                      "  long r = a % b;\n"
+                      "  return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;\n"
+                      "}\n"},
+  // Narrowing to signed types wraps.
+  {"aotc_to_c", "char aotc_to_c(long x) { return as_char((uchar)x); }\n"},
+  {"aotc_to_i", "int aotc_to_i(long x) { return as_int((uint)x); }\n"},
+  // Float to integer: NaN -> 0, truncate toward zero, saturate to long.
+  {"aotc_f2l_f", "long aotc_f2l_f(float x) { return isnan(x) ? 0 : x >= 0x1.0p63f ? LONG_MAX : x < -0x1.0p63f ? LONG_MIN : (long)x; }\n"},
+  {"aotc_f2l_d", "long aotc_f2l_d(double x) { return isnan(x) ? 0 : x >= 0x1.0p63 ? LONG_MAX : x < -0x1.0p63 ? LONG_MIN : (long)x; }\n"},
+  // Indices from data: the first bad one of a run is recorded
+  // (AotcErrorRecord: code + 1, value, extent) and reads 0.
+  {"aotc_record_error",
+   "void aotc_record_error(__global int *err, int code, long v, long n) {\n"
+   "  if (atomic_cmpxchg((volatile __global int *)err, 0, code + 1) == 0) {\n"
+   "    ((__global long *)err)[1] = v;\n"
+   "    ((__global long *)err)[2] = n;\n"
+   "  }\n"
+   "}\n"},
+  {"aotc_check_index",
+   "long aotc_check_index(long v, long n, __global int *err, int code) {\n"
+   "  if (v >= 0 && v < n)\n"
+   "    return v;\n"
+   "  aotc_record_error(err, code, v, n);\n"
+   "  return 0;\n"
+   "}\n"},
+  {"aotc_check_index_wrap",
+   "long aotc_check_index_wrap(long v, long n, __global int *err, int code) {\n"
+   "  long w = v < 0 ? as_long((ulong)v + (ulong)n) : v;\n"
+   "  if (w >= 0 && w < n)\n"
+   "    return w;\n"
+   "  aotc_record_error(err, code, v, n);\n"
+   "  return 0;\n"
+   "}\n"},
+};
+// clang-format on
+
+} // namespace
+
+Expr lowerIntBinary(const Binary *op, const Expr &a, const Expr &b,
+                    const RangeEnv &env, bool trustedIndex, ClHelpers &used) {
+  DType t = op->type;
+  auto plain = [&] {
+    return a.sameAs(op->a) && b.sameAs(op->b)
+               ? Expr(std::make_shared<Binary>(t, op->op, op->a, op->b))
+               : Expr(std::make_shared<Binary>(t, op->op, a, b));
+  };
+  bool narrow = t == DType::Int8 || t == DType::UInt8;
+  switch (op->op) {
+  case BinOp::Add:
+  case BinOp::Sub:
+  case BinOp::Mul: {
+    if (!narrow && ((trustedIndex && t == DType::Int64) ||
+                    provablyFits(op->op, a, b, t, env)))
+      return plain();
+    const char *name = op->op == BinOp::Add   ? "aotc_add_"
+                       : op->op == BinOp::Sub ? "aotc_sub_"
+                                              : "aotc_mul_";
+    return helper(std::string(name) + suffix(t), t, {a, b}, used);
+  }
+  case BinOp::Div:
+    return helper(std::string("aotc_div_") + suffix(t), t, {a, b}, used);
+  case BinOp::FloorDiv:
+  case BinOp::Mod: {
+    auto rb = boundsOf(b, env);
+    if (nonNegative(a, env) && rb && rb->min >= 1)
+      return plain();
+    const char *name =
+        op->op == BinOp::FloorDiv ? "aotc_floordiv_l" : "aotc_floormod_l";
+    if (t == DType::Int64)
+      return helper(name, t, {a, b}, used);
+    Expr wide = helper(name, DType::Int64,
+                       {lowerCast(DType::Int64, a, env, used),
+                        lowerCast(DType::Int64, b, env, used)},
+                       used);
+    return lowerCast(t, wide, env, used);
+  }
+  default:
+    return plain();
+  }
+}
+
+Expr lowerCast(DType to, const Expr &v, const RangeEnv &env, ClHelpers &used) {
+  DType from = v.type();
+  if (from == to || isFloat(to) || to == DType::Bool)
+    return Cast::make(to, v);
+  if (isFloat(from)) {
+    Expr l = helper(from == DType::Float64 ? "aotc_f2l_d" : "aotc_f2l_f",
+                    DType::Int64, {v}, used);
+    return lowerCast(to, l, env, used);
+  }
+  // Integer (or bool) to integer: widening and unsigned targets are exact
+  // in C; a signed narrowing wraps through the helper.
+  if (to == DType::Int64 || to == DType::UInt8)
+    return Cast::make(to, v);
+  auto r = boundsOf(v, env);
+  if (r && r->min >= scalar::minOf(to) && r->max <= scalar::maxOf(to))
+    return Cast::make(to, v);
+  return helper(to == DType::Int8 ? "aotc_to_c" : "aotc_to_i", to, {v}, used);
+}
+
+std::string clHelperDefinitions(const ClHelpers &used) {
+  ClHelpers all = used;
+  if (all.count("aotc_check_index") || all.count("aotc_check_index_wrap"))
+    all.insert("aotc_record_error");
+  std::string out;
+  for (const HelperDef &h : kHelpers)
+    if (all.count(h.name))
+      out += h.text;
+  return out;
+}
+
+} // namespace aotc

@@ -1,0 +1,176 @@
+/// \file
+/// The scalar semantics of integer and conversion operations, defined once.
+///
+/// Every place that computes a value at compile time (Expr constant folding,
+/// the simplifier's linear forms, shape inference's symbolic data) calls these
+/// functions, and the OpenCL printer emits code with the same results
+/// (codegen/opencl/cl_printer.cpp prints the device side; a test checks that
+/// both agree on every op and dtype at the boundary values). The definitions:
+///
+///  - Integers are two's complement of their width. Add, Sub, Mul and Neg
+///    wrap around (no undefined behaviour): the result is the exact result
+///    modulo 2^bits, read back as the type. Every result is narrowed to its
+///    type after each operation, fused or not.
+///  - Div is C's truncating division (ONNX Div on integers). Division by zero
+///    gives 0; INT_MIN / -1 wraps to INT_MIN. FloorDiv and Mod (index math)
+///    round toward negative infinity; by zero they give 0.
+///  - Float to integer: NaN gives 0; other values are truncated toward zero,
+///    saturated to the int64 range, then wrapped to the target width (so
+///    Cast<uint8>(-2.7) is 254 everywhere, and Cast<int32>(1e10) is
+///    1410065408). ONNX leaves out-of-range conversions undefined; this is
+///    aotc's one documented result on every device.
+///  - Integer to integer: wrap to the target width. To bool: x != 0.
+///    Bool to anything: 0 or 1.
+#pragma once
+
+#include "ir/dtype.h"
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+
+namespace aotc {
+namespace scalar {
+
+inline int bitsOf(DType t) {
+  switch (t) {
+  case DType::Bool:
+    return 1;
+  case DType::Int8:
+  case DType::UInt8:
+    return 8;
+  case DType::Int32:
+    return 32;
+  default:
+    return 64;
+  }
+}
+
+inline bool isInteger(DType t) { return !isFloat(t) && t != DType::Bool; }
+
+/// The smallest and largest value of an integer type (bool: 0 and 1).
+inline int64_t minOf(DType t) {
+  switch (t) {
+  case DType::Int8:
+    return INT8_MIN;
+  case DType::Int32:
+    return INT32_MIN;
+  case DType::Int64:
+    return INT64_MIN;
+  default:
+    return 0;
+  }
+}
+inline int64_t maxOf(DType t) {
+  switch (t) {
+  case DType::Bool:
+    return 1;
+  case DType::Int8:
+    return INT8_MAX;
+  case DType::UInt8:
+    return UINT8_MAX;
+  case DType::Int32:
+    return INT32_MAX;
+  default:
+    return INT64_MAX;
+  }
+}
+
+/// \p v (any int64, or the low bits of a wider result) as a value of
+/// integer type \p t: modulo 2^bits, two's complement. Bool: v != 0.
+inline int64_t wrap(DType t, uint64_t v) {
+  switch (t) {
+  case DType::Bool:
+    return v != 0;
+  case DType::Int8:
+    return static_cast<int8_t>(static_cast<uint8_t>(v));
+  case DType::UInt8:
+    return static_cast<uint8_t>(v);
+  case DType::Int32:
+    return static_cast<int32_t>(static_cast<uint32_t>(v));
+  default:
+    return static_cast<int64_t>(v);
+  }
+}
+inline int64_t wrapSigned(DType t, int64_t v) {
+  return wrap(t, static_cast<uint64_t>(v));
+}
+
+inline int64_t add(DType t, int64_t a, int64_t b) {
+  return wrap(t, static_cast<uint64_t>(a) + static_cast<uint64_t>(b));
+}
+inline int64_t sub(DType t, int64_t a, int64_t b) {
+  return wrap(t, static_cast<uint64_t>(a) - static_cast<uint64_t>(b));
+}
+inline int64_t mul(DType t, int64_t a, int64_t b) {
+  return wrap(t, static_cast<uint64_t>(a) * static_cast<uint64_t>(b));
+}
+inline int64_t neg(DType t, int64_t a) { return sub(t, 0, a); }
+
+/// C's truncating division; by zero: 0; INT_MIN / -1: INT_MIN.
+inline int64_t div(DType t, int64_t a, int64_t b) {
+  if (b == 0)
+    return 0;
+  if (b == -1)
+    return neg(t, a);
+  return wrap(t, static_cast<uint64_t>(a / b));
+}
+/// C's remainder (sign of the dividend); by zero: 0.
+inline int64_t rem(DType t, int64_t a, int64_t b) {
+  if (b == 0 || b == -1)
+    return 0;
+  return wrap(t, static_cast<uint64_t>(a % b));
+}
+/// Floor division and its remainder (index math); by zero: 0.
+inline int64_t floorDiv(DType t, int64_t a, int64_t b) {
+  if (b == 0)
+    return 0;
+  if (b == -1)
+    return neg(t, a);
+  int64_t q = a / b;
+  if ((a % b != 0) && ((a < 0) != (b < 0)))
+    --q;
+  return wrap(t, static_cast<uint64_t>(q));
+}
+inline int64_t floorMod(DType t, int64_t a, int64_t b) {
+  if (b == 0 || b == -1)
+    return 0;
+  int64_t r = a % b;
+  if (r != 0 && ((r < 0) != (b < 0)))
+    r += b;
+  return wrap(t, static_cast<uint64_t>(r));
+}
+
+/// Float to integer type \p t (see the file comment).
+inline int64_t fromFloat(DType t, double v) {
+  if (t == DType::Bool)
+    return v != 0.0; // NaN is true, as in NumPy
+  if (std::isnan(v))
+    return 0;
+  double r = std::trunc(v);
+  int64_t i;
+  if (r >= 9223372036854775808.0)
+    i = INT64_MAX;
+  else if (r < -9223372036854775808.0)
+    i = INT64_MIN;
+  else
+    i = static_cast<int64_t>(r);
+  return wrapSigned(t, i);
+}
+
+/// Integer value \p v of type \p from as a double of type \p to (float32
+/// rounds to nearest).
+inline double toFloat(DType to, int64_t v, DType from) {
+  double d = from == DType::UInt8 ? static_cast<double>(static_cast<uint8_t>(v))
+                                  : static_cast<double>(v);
+  if (to == DType::Float32)
+    return static_cast<double>(static_cast<float>(
+        from == DType::Int64 ? static_cast<float>(v) : static_cast<float>(d)));
+  return d;
+}
+
+/// True if \p v is a value of integer type \p t.
+inline bool fits(DType t, int64_t v) { return v >= minOf(t) && v <= maxOf(t); }
+
+} // namespace scalar
+} // namespace aotc
