@@ -221,6 +221,44 @@ void Node::replaceInput(size_t i, Value *v) {
     v->users_.push_back(this);
 }
 
+namespace {
+const Attribute &explicitAttr(const Node &n, const std::string &name) {
+  auto it = n.attrs().find(name);
+  AOTC_CHECK(it != n.attrs().end(),
+             n.describe() << ": attribute '" << name
+                          << "' is absent after canonicalization");
+  return it->second;
+}
+} // namespace
+
+int64_t Node::intAttr(const std::string &name) const {
+  const auto *v = std::get_if<int64_t>(&explicitAttr(*this, name).value);
+  AOTC_CHECK(v, describe() << ": attribute '" << name << "' is not an int");
+  return *v;
+}
+
+double Node::floatAttr(const std::string &name) const {
+  const Attribute &a = explicitAttr(*this, name);
+  if (const auto *i = std::get_if<int64_t>(&a.value))
+    return static_cast<double>(*i);
+  const auto *v = std::get_if<double>(&a.value);
+  AOTC_CHECK(v, describe() << ": attribute '" << name << "' is not a float");
+  return *v;
+}
+
+const std::string &Node::stringAttr(const std::string &name) const {
+  const auto *v = std::get_if<std::string>(&explicitAttr(*this, name).value);
+  AOTC_CHECK(v, describe() << ": attribute '" << name << "' is not a string");
+  return *v;
+}
+
+const std::vector<int64_t> &Node::intsAttr(const std::string &name) const {
+  const auto *v =
+      std::get_if<std::vector<int64_t>>(&explicitAttr(*this, name).value);
+  AOTC_CHECK(v, describe() << ": attribute '" << name << "' is not ints");
+  return *v;
+}
+
 Expected<int64_t> Node::attrInt(const std::string &name, int64_t def) const {
   auto it = attrs_.find(name);
   if (it == attrs_.end())
@@ -363,6 +401,13 @@ const Symbol *Graph::findSymbol(const Var *var) const {
     if (s.var.as<Var>()->id == var->id)
       return &s;
   return nullptr;
+}
+
+void Graph::addAssumption(Expr holds, std::string message) {
+  for (const Assumption &a : assumptions_)
+    if (structurallyEqual(a.holds, holds))
+      return;
+  assumptions_.push_back(Assumption{std::move(holds), std::move(message)});
 }
 
 void Graph::setSymbolRange(const std::string &name, Range r) {

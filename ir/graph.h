@@ -171,6 +171,14 @@ public:
   Expected<std::vector<int64_t>> attrInts(const std::string &name,
                                           std::vector<int64_t> def) const;
 
+  /// Explicit values, for passes after attribute canonicalization
+  /// (ir/op_attrs.h): the attribute must be present with that kind (an
+  /// invariant, checked).
+  int64_t intAttr(const std::string &name) const;
+  double floatAttr(const std::string &name) const;
+  const std::string &stringAttr(const std::string &name) const;
+  const std::vector<int64_t> &intsAttr(const std::string &name) const;
+
   /// Structural checks: input/output counts, dtypes, ranks, attributes.
   Status verify() const;
 
@@ -182,6 +190,15 @@ private:
   std::vector<Value *> inputs_;
   std::vector<Value *> outputs_;
   std::map<std::string, Attribute> attrs_;
+};
+
+/// A condition over the symbols that the compiled code relies on but that
+/// could not be proven for every size in the declared ranges (a squeezed dim
+/// is 1, a window fits its input, ...). The wrapper checks it before a run and
+/// reports `message` when it fails.
+struct Assumption {
+  Expr holds; ///< Bool expression over symbols
+  std::string message;
 };
 
 /// A symbolic size and its declared range. `var` is the one Var that stands
@@ -223,6 +240,10 @@ public:
   const Symbol *findSymbol(const std::string &name) const;
   /// The symbol whose Var is \p var, or null.
   const Symbol *findSymbol(const Var *var) const;
+
+  /// Records a run-time assumption (once per condition).
+  void addAssumption(Expr holds, std::string message);
+  const std::vector<Assumption> &assumptions() const { return assumptions_; }
   void setSymbolRange(const std::string &name, Range r);
   RangeEnv rangeEnv() const;
 
@@ -256,6 +277,7 @@ private:
   std::vector<Value *> inputs_;
   std::vector<Value *> outputs_;
   std::vector<Symbol> symbols_;
+  std::vector<Assumption> assumptions_;
   int nextId_ = 0;
 };
 

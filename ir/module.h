@@ -73,6 +73,9 @@ struct LoopModule {
   /// Messages of the run-time errors kernels can record (IndexCheck::code
   /// indexes this). "{value}" and "{extent}" stand for the recorded numbers.
   std::vector<std::string> errors;
+  /// Conditions on the symbols the code relies on; check_symbols() in the
+  /// wrapper tests them before a run.
+  std::vector<Assumption> assumptions;
 
   const ModuleBuffer *findBuffer(const std::string &name) const;
   /// Global size of each ND-range dimension of a kernel, from its Parallel

@@ -15,8 +15,12 @@ bool isIntegral(DType t) { return !isFloat(t) && t != DType::Bool; }
 
 class KernelVerifier {
 public:
-  KernelVerifier(const LoopModule &m, const Kernel &k)
-      : m_(m), k_(k), prover_(symbolRanges(m)) {}
+  KernelVerifier(const LoopModule &m, const Kernel &k,
+                 std::vector<UnprovenAccess> *collect = nullptr)
+      : m_(m), k_(k), prover_(symbolRanges(m)), collect_(collect) {
+    for (const Assumption &a : m.assumptions)
+      prover_.addFact(a.holds, true);
+  }
 
   Status run();
 
@@ -44,7 +48,7 @@ private:
   Status define(const Expr &var, const char *what);
   void undefine(const Expr &var) { scope_.erase(var.as<Var>()->id); }
   Status access(const std::string &buffer, const std::vector<Expr> &indices,
-                DType type, bool store);
+                DType type, bool store, const void *node);
   /// Fails unless every free variable of \p e is a symbol or, with
   /// \p letsOk, an outer let.
   Status onlySymbols(const Expr &e, const std::string &what, bool letsOk) const;
@@ -52,6 +56,8 @@ private:
   const LoopModule &m_;
   const Kernel &k_;
   BoundsProver prover_;
+  /// Collect unproven accesses instead of failing on them.
+  std::vector<UnprovenAccess> *collect_;
   std::map<std::string, const KernelBuffer *> buffers_;
   std::set<uint64_t> symbols_; ///< the kernel's symbols
   std::set<uint64_t> defined_; ///< every variable defined so far
@@ -140,7 +146,7 @@ Status KernelVerifier::define(const Expr &var, const char *what) {
 
 Status KernelVerifier::access(const std::string &buffer,
                               const std::vector<Expr> &indices, DType type,
-                              bool store) {
+                              bool store, const void *node) {
   const char *verb = store ? "store into" : "load from";
   auto it = buffers_.find(buffer);
   if (it == buffers_.end())
@@ -165,13 +171,22 @@ Status KernelVerifier::access(const std::string &buffer,
                   std::to_string(i) + " is not an integer");
     AOTC_RETURN_IF_ERROR(expr(indices[i]));
   }
-  for (size_t i = 0; i < indices.size(); ++i)
-    if (!prover_.proveInRange(indices[i], b.shape[i]))
-      return fail(std::string(verb) + " buffer '" + buffer + "': index " +
-                  std::to_string(i) + " (" + printExpr(indices[i]) +
-                  ") is not provably inside dimension " + std::to_string(i) +
-                  " (size " + printExpr(b.shape[i]) +
-                  ") for every size in the declared ranges, nor guarded");
+  UnprovenAccess unproven{node, {}};
+  for (size_t i = 0; i < indices.size(); ++i) {
+    if (prover_.proveInRange(indices[i], b.shape[i]))
+      continue;
+    if (collect_) {
+      unproven.dims.push_back(i);
+      continue;
+    }
+    return fail(std::string(verb) + " buffer '" + buffer + "': index " +
+                std::to_string(i) + " (" + printExpr(indices[i]) +
+                ") is not provably inside dimension " + std::to_string(i) +
+                " (size " + printExpr(b.shape[i]) +
+                ") for every size in the declared ranges, nor guarded");
+  }
+  if (!unproven.dims.empty())
+    collect_->push_back(std::move(unproven));
   return Status::ok();
 }
 
@@ -251,7 +266,7 @@ Status KernelVerifier::expr(const Expr &e) {
     return Status::ok();
   case ExprKind::Load: {
     const Load *l = e.as<Load>();
-    return access(l->buffer, l->indices, l->type, false);
+    return access(l->buffer, l->indices, l->type, false, l);
   }
   case ExprKind::Access:
     return fail("tensor access %t" + std::to_string(e.as<Access>()->tensor) +
@@ -281,7 +296,7 @@ Status KernelVerifier::stmt(const Stmt &s) {
     const Store *st = s.as<Store>();
     AOTC_RETURN_IF_ERROR(expr(st->value));
     stored_.insert(st->buffer);
-    return access(st->buffer, st->indices, st->value.type(), true);
+    return access(st->buffer, st->indices, st->value.type(), true, st);
   }
   case StmtKind::For: {
     const For *f = s.as<For>();
@@ -483,6 +498,13 @@ Status verifyArena(const LoopModule &m) {
 
 Status verifyKernel(const LoopModule &m, const Kernel &k) {
   return KernelVerifier(m, k).run();
+}
+
+std::vector<UnprovenAccess> unprovenAccesses(const LoopModule &m,
+                                             const Kernel &k) {
+  std::vector<UnprovenAccess> out;
+  (void)KernelVerifier(m, k, &out).run();
+  return out;
 }
 
 Status verifyModule(const LoopModule &m) {

@@ -31,8 +31,20 @@
 namespace aotc {
 
 /// The first violation, as "kernel 'k3_y': ..." (or naming the buffer for a
-/// module-level problem); ok if none.
+/// module-level problem); ok if none. The module's assumptions (checked by
+/// the wrapper before every run) are facts for the bound proofs.
 Status verifyKernel(const LoopModule &m, const Kernel &k);
 Status verifyModule(const LoopModule &m);
+
+/// A load or store whose index the verifier cannot prove inside the buffer.
+struct UnprovenAccess {
+  const void *node;         ///< the Load (ExprNode) or Store (StmtNode)
+  std::vector<size_t> dims; ///< the components not proven
+};
+
+/// Every unproven access of \p k (bounds only; other violations are not
+/// reported). Empty when verifyKernel's bound checks all pass.
+std::vector<UnprovenAccess> unprovenAccesses(const LoopModule &m,
+                                             const Kernel &k);
 
 } // namespace aotc

@@ -566,6 +566,10 @@ Status WrapperEmitter::emitCheckSymbols() {
     std::string what;    ///< names the expression in compile errors
   };
   std::vector<Check> checks;
+  // First what the compiled code assumes about the sizes: the sizes below
+  // may be meaningless (negative) when an assumption fails.
+  for (const Assumption &a : m_.assumptions)
+    checks.push_back({a.holds, a.message, "assumption '" + a.message + "'"});
   for (const ModuleTensor &t : m_.outputs)
     checks.push_back({product(t.dims) * Expr(dtypeSize(t.dtype)),
                       "the size of output '" + t.name + "' [" +
@@ -600,8 +604,13 @@ Status WrapperEmitter::emitCheckSymbols() {
       continue; // static: checked when the module was built
     AOTC_ASSIGN_OR_RETURN(std::string v, checkedCxx(e, c.what, used));
     body += "  // " + commentText(message) + "\n";
-    body += "  ovf = false;\n  (void)" + v + ";\n";
-    body += "  if (ovf)\n    return " + std::to_string(numChecks_) + ";\n";
+    if (e.type() == DType::Bool) { // an assumption: must hold
+      body += "  ovf = false;\n  if (!" + v + " || ovf)\n    return " +
+              std::to_string(numChecks_) + ";\n";
+    } else { // a size: must not overflow
+      body += "  ovf = false;\n  (void)" + v + ";\n";
+      body += "  if (ovf)\n    return " + std::to_string(numChecks_) + ";\n";
+    }
     table += "    " + cStringLiteral(message) + ",\n";
     ++numChecks_;
   }

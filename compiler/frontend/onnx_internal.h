@@ -34,10 +34,11 @@ double floatToDouble(float f);
 /// errors.
 Expected<Attribute> convertAttribute(const onnx::AttributeProto &a);
 
-/// Checks attribute names and kinds of \p node against the table of
-/// attributes aotc supports for \p op. Errors name the node and attribute.
+/// Checks attribute names and kinds of \p node against the attributes
+/// \p op has at \p opset (ir/op_attrs.h). Errors name the node and
+/// attribute.
 Status checkAttributeNames(OpKind op, const onnx::NodeProto &node,
-                           const std::string &nodeDesc);
+                           const std::string &nodeDesc, int64_t opset);
 
 /// Checks attribute values that aotc supports only in part (3-D convolution,
 /// unknown auto_pad, training-mode BatchNormalization, unsupported dtypes).

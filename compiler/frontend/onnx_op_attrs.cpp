@@ -1,7 +1,9 @@
 /// \file
-/// The attributes aotc supports per op (names and kinds, for opsets 7-17),
-/// and the checks of attribute values it supports only in part.
+/// Attribute checks of the frontend: names and kinds against ir/op_attrs.h
+/// (the one table of op attributes), and the values aotc supports only in
+/// part.
 #include "compiler/frontend/onnx_internal.h"
+#include "ir/op_attrs.h"
 
 #include <algorithm>
 
@@ -10,162 +12,27 @@ namespace onnx_import {
 
 namespace {
 
-using AK = onnx::AttributeProto_AttributeType;
-
-struct AttrSpec {
-  const char *name;
-  AK kind;
-};
-using AttrSpecs = std::vector<AttrSpec>;
-
-constexpr AK kInt = onnx::AttributeProto_AttributeType_INT;
-constexpr AK kFloat = onnx::AttributeProto_AttributeType_FLOAT;
-constexpr AK kString = onnx::AttributeProto_AttributeType_STRING;
-constexpr AK kInts = onnx::AttributeProto_AttributeType_INTS;
-constexpr AK kFloats = onnx::AttributeProto_AttributeType_FLOATS;
-constexpr AK kStrings = onnx::AttributeProto_AttributeType_STRINGS;
-constexpr AK kTensor = onnx::AttributeProto_AttributeType_TENSOR;
-constexpr AK kSparseTensor = onnx::AttributeProto_AttributeType_SPARSE_TENSOR;
-
-const AttrSpecs &attributeTable(OpKind op) {
-  static const AttrSpecs kNone;
-  static const AttrSpecs kLeakyRelu = {{"alpha", kFloat}};
-  static const AttrSpecs kClip = {{"min", kFloat}, {"max", kFloat}};
-  static const AttrSpecs kCast = {{"to", kInt}};
-  static const AttrSpecs kGemm = {
-      {"alpha", kFloat}, {"beta", kFloat}, {"transA", kInt}, {"transB", kInt}};
-  static const AttrSpecs kConv = {
-      {"auto_pad", kString},   {"dilations", kInts}, {"group", kInt},
-      {"kernel_shape", kInts}, {"pads", kInts},      {"strides", kInts}};
-  static const AttrSpecs kAxis = {{"axis", kInt}};
-  static const AttrSpecs kReduce = {
-      {"axes", kInts}, {"keepdims", kInt}, {"noop_with_empty_axes", kInt}};
-  static const AttrSpecs kMaxPool = {
-      {"auto_pad", kString},   {"ceil_mode", kInt}, {"dilations", kInts},
-      {"kernel_shape", kInts}, {"pads", kInts},     {"storage_order", kInt},
-      {"strides", kInts}};
-  static const AttrSpecs kAveragePool = {
-      {"auto_pad", kString},   {"ceil_mode", kInt}, {"count_include_pad", kInt},
-      {"kernel_shape", kInts}, {"pads", kInts},     {"strides", kInts}};
-  static const AttrSpecs kBatchNorm = {{"epsilon", kFloat},
-                                       {"momentum", kFloat},
-                                       {"spatial", kInt},
-                                       {"is_test", kInt},
-                                       {"training_mode", kInt}};
-  static const AttrSpecs kReshape = {{"allowzero", kInt}};
-  static const AttrSpecs kTranspose = {{"perm", kInts}};
-  static const AttrSpecs kAxes = {{"axes", kInts}};
-  static const AttrSpecs kSlice = {
-      {"starts", kInts}, {"ends", kInts}, {"axes", kInts}};
-  static const AttrSpecs kPad = {
-      {"mode", kString}, {"pads", kInts}, {"value", kFloat}};
-  static const AttrSpecs kShape = {{"start", kInt}, {"end", kInt}};
-  static const AttrSpecs kConstant = {
-      {"value", kTensor},          {"value_float", kFloat},
-      {"value_floats", kFloats},   {"value_int", kInt},
-      {"value_ints", kInts},       {"value_string", kString},
-      {"value_strings", kStrings}, {"sparse_value", kSparseTensor}};
-  static const AttrSpecs kConstantOfShape = {{"value", kTensor}};
-
-  switch (op) {
-  case OpKind::Add:
-  case OpKind::Sub:
-  case OpKind::Mul:
-  case OpKind::Div:
-  case OpKind::Pow:
-  case OpKind::Max:
-  case OpKind::Min:
-  case OpKind::Equal:
-  case OpKind::Less:
-  case OpKind::Greater:
-  case OpKind::Where:
-  case OpKind::Neg:
-  case OpKind::Abs:
-  case OpKind::Exp:
-  case OpKind::Log:
-  case OpKind::Sqrt:
-  case OpKind::Reciprocal:
-  case OpKind::Erf:
-  case OpKind::Relu:
-  case OpKind::Sigmoid:
-  case OpKind::Tanh:
-  case OpKind::Floor:
-  case OpKind::Ceil:
-  case OpKind::Identity:
-  case OpKind::Not:
-  case OpKind::MatMul:
-  case OpKind::GlobalAveragePool:
-  case OpKind::GlobalMaxPool:
-  case OpKind::Expand:
-    return kNone;
-  case OpKind::LeakyRelu:
-    return kLeakyRelu;
-  case OpKind::Clip:
-    return kClip;
-  case OpKind::Cast:
-    return kCast;
-  case OpKind::Gemm:
-    return kGemm;
-  case OpKind::Conv:
-    return kConv;
-  case OpKind::Softmax:
-  case OpKind::LogSoftmax:
-  case OpKind::Flatten:
-  case OpKind::Concat:
-  case OpKind::Gather:
-    return kAxis;
-  case OpKind::ReduceSum:
-  case OpKind::ReduceMean:
-  case OpKind::ReduceMax:
-  case OpKind::ReduceMin:
-    return kReduce;
-  case OpKind::MaxPool:
-    return kMaxPool;
-  case OpKind::AveragePool:
-    return kAveragePool;
-  case OpKind::BatchNormalization:
-    return kBatchNorm;
-  case OpKind::Reshape:
-    return kReshape;
-  case OpKind::Transpose:
-    return kTranspose;
-  case OpKind::Squeeze:
-  case OpKind::Unsqueeze:
-    return kAxes;
-  case OpKind::Slice:
-    return kSlice;
-  case OpKind::Pad:
-    return kPad;
-  case OpKind::Shape:
-    return kShape;
-  case OpKind::Constant:
-    return kConstant;
-  case OpKind::ConstantOfShape:
-    return kConstantOfShape;
-  }
-  return kNone;
-}
-
-const char *kindName(AK k) {
-  switch (k) {
+/// The kind of an ONNX attribute in aotc's table, if aotc has one for it.
+std::optional<AttrKind> kindOf(onnx::AttributeProto_AttributeType t) {
+  switch (t) {
   case onnx::AttributeProto_AttributeType_INT:
-    return "an int";
+    return AttrKind::Int;
   case onnx::AttributeProto_AttributeType_FLOAT:
-    return "a float";
+    return AttrKind::Float;
   case onnx::AttributeProto_AttributeType_STRING:
-    return "a string";
+    return AttrKind::String;
   case onnx::AttributeProto_AttributeType_INTS:
-    return "a list of ints";
+    return AttrKind::Ints;
   case onnx::AttributeProto_AttributeType_FLOATS:
-    return "a list of floats";
+    return AttrKind::Floats;
   case onnx::AttributeProto_AttributeType_STRINGS:
-    return "a list of strings";
+    return AttrKind::Strings;
   case onnx::AttributeProto_AttributeType_TENSOR:
-    return "a tensor";
+    return AttrKind::Tensor;
   case onnx::AttributeProto_AttributeType_SPARSE_TENSOR:
-    return "a sparse tensor";
+    return AttrKind::Sparse;
   default:
-    return "of another kind";
+    return std::nullopt;
   }
 }
 
@@ -242,17 +109,28 @@ Status checkWindowAttrs(const Node &n) {
 } // namespace
 
 Status checkAttributeNames(OpKind op, const onnx::NodeProto &node,
-                           const std::string &nodeDesc) {
-  const AttrSpecs &table = attributeTable(op);
+                           const std::string &nodeDesc, int64_t opset) {
   for (const onnx::AttributeProto &a : node.attribute()) {
-    auto it = std::find_if(table.begin(), table.end(), [&](const AttrSpec &s) {
-      return a.name() == s.name;
-    });
-    if (it == table.end())
-      return makeError(nodeDesc, ": unsupported attribute '", a.name(), "'");
-    if (a.type() != it->kind)
+    const AttrSchema *s = findAttribute(op, a.name(), opset);
+    if (!s)
+      return makeError(nodeDesc, ": unsupported attribute '", a.name(), "'",
+                       opset ? " (at opset " + std::to_string(opset) + ")"
+                             : std::string());
+    std::optional<AttrKind> k = kindOf(a.type());
+    if (!k || *k != s->kind)
       return makeError(nodeDesc, ": attribute '", a.name(), "' must be ",
-                       kindName(it->kind), ", got ", kindName(a.type()));
+                       attrKindName(s->kind), ", got ",
+                       k ? attrKindName(*k) : "an unsupported kind");
+  }
+  for (const AttrSchema &s : opAttributes(op)) {
+    if (s.presence != AttrSchema::Required || opset < s.sinceOpset ||
+        opset > s.untilOpset)
+      continue;
+    bool present = false;
+    for (const onnx::AttributeProto &a : node.attribute())
+      present |= a.name() == s.name;
+    if (!present)
+      return makeError(nodeDesc, ": missing attribute '", s.name, "'");
   }
   return Status::ok();
 }

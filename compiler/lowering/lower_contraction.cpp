@@ -67,10 +67,8 @@ Status lowerMatMul(const Node &n, LowerCtx &ctx) {
 }
 
 Status lowerGemm(const Node &n, LowerCtx &ctx) {
-  AOTC_ASSIGN_OR_RETURN(double alpha, n.attrFloat("alpha", 1.0));
-  AOTC_ASSIGN_OR_RETURN(double beta, n.attrFloat("beta", 1.0));
-  AOTC_ASSIGN_OR_RETURN(int64_t transA, n.attrInt("transA", 0));
-  AOTC_ASSIGN_OR_RETURN(int64_t transB, n.attrInt("transB", 0));
+  double alpha = n.floatAttr("alpha"), beta = n.floatAttr("beta");
+  int64_t transA = n.intAttr("transA"), transB = n.intAttr("transB");
   const Value *a = n.input(0), *b = n.input(1), *c = n.input(2);
   const Value *out = n.output(0);
   DType t = out->type().dtype;
@@ -100,13 +98,10 @@ Status lowerGemm(const Node &n, LowerCtx &ctx) {
 /// The explicit pads of a Conv/Pool node: begins, then ends, one per
 /// spatial dim. Shape inference has already turned auto_pad into pads.
 Expected<std::vector<int64_t>> spatialPads(const Node &n, size_t spatialRank) {
-  AOTC_ASSIGN_OR_RETURN(std::string autoPad,
-                        n.attrString("auto_pad", "NOTSET"));
+  const std::string &autoPad = n.stringAttr("auto_pad");
   AOTC_CHECK(autoPad == "NOTSET", n.describe() << ": auto_pad " << autoPad
                                                << " survived shape inference");
-  AOTC_ASSIGN_OR_RETURN(
-      std::vector<int64_t> pads,
-      n.attrInts("pads", std::vector<int64_t>(2 * spatialRank, 0)));
+  std::vector<int64_t> pads = n.intsAttr("pads");
   if (pads.size() != 2 * spatialRank)
     return makeError(n.describe(), ": 'pads' has ", pads.size(),
                      " values, expected ", 2 * spatialRank);
@@ -129,11 +124,9 @@ Status lowerConv(const Node &n, LowerCtx &ctx) {
       return makeError(n.describe(), ": weight spatial dims must be static");
     kernel.push_back(v);
   }
-  AOTC_ASSIGN_OR_RETURN(std::vector<int64_t> strides,
-                        n.attrInts("strides", std::vector<int64_t>(s, 1)));
-  AOTC_ASSIGN_OR_RETURN(std::vector<int64_t> dil,
-                        n.attrInts("dilations", std::vector<int64_t>(s, 1)));
-  AOTC_ASSIGN_OR_RETURN(int64_t group, n.attrInt("group", 1));
+  const std::vector<int64_t> &strides = n.intsAttr("strides");
+  const std::vector<int64_t> &dil = n.intsAttr("dilations");
+  int64_t group = n.intAttr("group");
   std::vector<Expr> inSpatial(xt.dims.begin() + 2, xt.dims.end());
   AOTC_ASSIGN_OR_RETURN(std::vector<int64_t> pads, spatialPads(n, s));
   int64_t m;

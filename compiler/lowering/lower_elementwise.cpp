@@ -64,7 +64,7 @@ Expected<Expr> unary(const Node &n, const Expr &x) {
     // x < 0 ? 0 : x keeps NaN, as PyTorch does.
     return Select::make(bin(BinOp::LT, x, zero), zero, x);
   case OpKind::LeakyRelu: {
-    AOTC_ASSIGN_OR_RETURN(double alpha, n.attrFloat("alpha", 0.01));
+    double alpha = n.floatAttr("alpha");
     return Select::make(bin(BinOp::LT, x, zero),
                         bin(BinOp::Mul, literal(t, alpha), x), x);
   }
@@ -137,19 +137,11 @@ Status lowerElementwise(const Node &n, LowerCtx &ctx) {
   case OpKind::Clip: {
     Expr x = operand(n, 0, ctx);
     Expr lo, hi;
-    if (n.numInputs() > 1 || !n.hasAttr("min")) {
-      lo = scalarOperand(n, 1, ctx, Expr());
-      hi = scalarOperand(n, 2, ctx, Expr());
-    } else { // opset < 11: attributes
-      AOTC_ASSIGN_OR_RETURN(double mn, n.attrFloat("min", -INFINITY));
-      AOTC_ASSIGN_OR_RETURN(double mx, n.attrFloat("max", INFINITY));
-      lo = literal(outT, mn);
-      hi = literal(outT, mx);
-    }
-    if (n.hasAttr("max") && n.numInputs() == 1) {
-      AOTC_ASSIGN_OR_RETURN(double mx, n.attrFloat("max", INFINITY));
-      hi = literal(outT, mx);
-    }
+    // Opset 11 made min and max inputs; before, optional attributes.
+    lo = n.hasAttr("min") ? literal(outT, n.floatAttr("min"))
+                          : scalarOperand(n, 1, ctx, Expr());
+    hi = n.hasAttr("max") ? literal(outT, n.floatAttr("max"))
+                          : scalarOperand(n, 2, ctx, Expr());
     Expr v = x;
     if (lo.defined())
       v = Select::make(bin(BinOp::LT, v, lo), lo, v);

@@ -47,7 +47,7 @@ Expected<std::vector<int64_t>> reduceAxes(const Node &n, bool &present) {
   }
   if (n.hasAttr("axes")) {
     present = true;
-    return n.attrInts("axes", {});
+    return n.intsAttr("axes");
   }
   return std::vector<int64_t>{};
 }
@@ -57,8 +57,8 @@ Status lowerReduce(const Node &n, LowerCtx &ctx) {
   int rank = x->type().rank();
   bool present;
   AOTC_ASSIGN_OR_RETURN(std::vector<int64_t> raw, reduceAxes(n, present));
-  AOTC_ASSIGN_OR_RETURN(int64_t keepdims, n.attrInt("keepdims", 1));
-  AOTC_ASSIGN_OR_RETURN(int64_t noop, n.attrInt("noop_with_empty_axes", 0));
+  int64_t keepdims = n.intAttr("keepdims");
+  int64_t noop = n.intAttr("noop_with_empty_axes");
   int xid = ctx.defOf(x);
   if (raw.empty() && noop) {
     ctx.bind(out, xid);
@@ -98,7 +98,7 @@ Status lowerSoftmax(const Node &n, LowerCtx &ctx) {
   const Value *x = n.input(0), *out = n.output(0);
   int rank = x->type().rank();
   int64_t opset = ctx.graph().opsetVersion;
-  AOTC_ASSIGN_OR_RETURN(int64_t axis, n.attrInt("axis", opset >= 13 ? -1 : 1));
+  int64_t axis = n.intAttr("axis");
   if (axis < -rank || axis >= rank)
     return makeError(n.describe(), ": axis ", axis, " out of range");
   if (axis < 0)
@@ -178,17 +178,15 @@ Status lowerPool(const Node &n, LowerCtx &ctx) {
     ctx.bind(out, ctx.add(std::move(d)));
     return Status::ok();
   }
-  AOTC_ASSIGN_OR_RETURN(std::vector<int64_t> kernel,
-                        n.attrInts("kernel_shape", {}));
+  const std::vector<int64_t> &kernel = n.intsAttr("kernel_shape");
   if ((int)kernel.size() != s)
     return makeError(n.describe(), ": 'kernel_shape' has ", kernel.size(),
                      " values, expected ", s);
-  AOTC_ASSIGN_OR_RETURN(std::vector<int64_t> strides,
-                        n.attrInts("strides", std::vector<int64_t>(s, 1)));
-  AOTC_ASSIGN_OR_RETURN(std::vector<int64_t> dil,
-                        n.attrInts("dilations", std::vector<int64_t>(s, 1)));
+  const std::vector<int64_t> &strides = n.intsAttr("strides");
+  const std::vector<int64_t> &dil = n.intsAttr("dilations");
   AOTC_ASSIGN_OR_RETURN(std::vector<int64_t> pads, spatialPads(n, s));
-  AOTC_ASSIGN_OR_RETURN(int64_t includePad, n.attrInt("count_include_pad", 0));
+  int64_t includePad =
+      n.op() == OpKind::AveragePool ? n.intAttr("count_include_pad") : 0;
   std::vector<Expr> xi = {o[0], o[1]};
   Expr inBounds, count = Expr(1);
   for (int k = 0; k < s; ++k) {
@@ -229,7 +227,7 @@ Status lowerBatchNorm(const Node &n, LowerCtx &ctx) {
       if (!n.output(i)->users().empty() || ctx.graph().isOutput(n.output(i)))
         return makeError(n.describe(),
                          ": training-mode outputs are not supported");
-  AOTC_ASSIGN_OR_RETURN(double eps, n.attrFloat("epsilon", 1e-5));
+  double eps = n.floatAttr("epsilon");
   const TensorType &t = out->type();
   std::vector<Expr> iv = ctx.idxVars(t.rank());
   Expr c = t.rank() > 1 ? iv[1] : Expr(0);
@@ -260,8 +258,13 @@ Status lowerReduction(const Node &n, LowerCtx &ctx) {
     return lowerSoftmax(n, ctx);
   case OpKind::BatchNormalization:
     return lowerBatchNorm(n, ctx);
-  default:
+  case OpKind::MaxPool:
+  case OpKind::AveragePool:
+  case OpKind::GlobalMaxPool:
+  case OpKind::GlobalAveragePool:
     return lowerPool(n, ctx);
+  default:
+    return makeError(n.describe(), ": no reduction lowering for this op");
   }
 }
 

@@ -65,10 +65,7 @@ Status lowerSqueezeLike(const Node &n, LowerCtx &ctx) {
 Status lowerTranspose(const Node &n, LowerCtx &ctx) {
   const Value *x = n.input(0), *out = n.output(0);
   int r = x->type().rank();
-  std::vector<int64_t> def;
-  for (int k = r - 1; k >= 0; --k)
-    def.push_back(k);
-  AOTC_ASSIGN_OR_RETURN(std::vector<int64_t> perm, n.attrInts("perm", def));
+  const std::vector<int64_t> &perm = n.intsAttr("perm");
   if ((int)perm.size() != r)
     return makeError(n.describe(), ": 'perm' has ", perm.size(),
                      " values for rank ", r);
@@ -85,7 +82,7 @@ Status lowerTranspose(const Node &n, LowerCtx &ctx) {
 Status lowerConcat(const Node &n, LowerCtx &ctx) {
   const Value *out = n.output(0);
   int r = out->type().rank();
-  AOTC_ASSIGN_OR_RETURN(int64_t axis, n.attrInt("axis", 0));
+  int64_t axis = n.intAttr("axis");
   if (axis < 0)
     axis += r;
   if (axis < 0 || axis >= r)
@@ -121,7 +118,7 @@ Status lowerConcat(const Node &n, LowerCtx &ctx) {
 Status lowerGather(const Node &n, LowerCtx &ctx) {
   const Value *data = n.input(0), *indices = n.input(1), *out = n.output(0);
   int rd = data->type().rank(), ri = indices->type().rank();
-  AOTC_ASSIGN_OR_RETURN(int64_t axis, n.attrInt("axis", 0));
+  int64_t axis = n.intAttr("axis");
   if (axis < 0)
     axis += rd;
   if (axis < 0 || axis >= rd)
@@ -163,9 +160,10 @@ Status lowerSlice(const Node &n, LowerCtx &ctx) {
     AOTC_ASSIGN_OR_RETURN(axes, constInts(n, n.input(3), "axes"));
     AOTC_ASSIGN_OR_RETURN(steps, constInts(n, n.input(4), "steps"));
   } else { // opset < 10
-    AOTC_ASSIGN_OR_RETURN(starts, n.attrInts("starts", {}));
-    AOTC_ASSIGN_OR_RETURN(ends, n.attrInts("ends", {}));
-    AOTC_ASSIGN_OR_RETURN(axes, n.attrInts("axes", {}));
+    starts = n.intsAttr("starts");
+    ends = n.intsAttr("ends");
+    if (n.hasAttr("axes"))
+      axes = n.intsAttr("axes");
   }
   if (axes.empty())
     for (size_t k = 0; k < starts.size(); ++k)
@@ -192,14 +190,14 @@ Status lowerSlice(const Node &n, LowerCtx &ctx) {
 Status lowerPad(const Node &n, LowerCtx &ctx) {
   const Value *x = n.input(0), *out = n.output(0);
   int r = x->type().rank();
-  AOTC_ASSIGN_OR_RETURN(std::string mode, n.attrString("mode", "constant"));
+  const std::string &mode = n.stringAttr("mode");
   if (mode != "constant")
     return makeError(n.describe(), ": Pad mode '", mode, "' is not supported");
   std::vector<int64_t> pads;
   if (n.numInputs() > 1) {
     AOTC_ASSIGN_OR_RETURN(pads, constInts(n, n.input(1), "pads"));
   } else {
-    AOTC_ASSIGN_OR_RETURN(pads, n.attrInts("pads", {}));
+    pads = n.intsAttr("pads");
   }
   if (n.input(3))
     return makeError(n.describe(), ": Pad 'axes' input is not supported");
@@ -211,8 +209,7 @@ Status lowerPad(const Node &n, LowerCtx &ctx) {
   if (const Value *cv = n.input(2))
     fill = ctx.readValue(cv, std::vector<Expr>(cv->type().rank(), Expr(0)));
   else if (n.hasAttr("value")) {
-    AOTC_ASSIGN_OR_RETURN(double v, n.attrFloat("value", 0.0));
-    fill = literal(t, v);
+    fill = literal(t, n.floatAttr("value"));
   }
   std::vector<Expr> o = ctx.idxVars(r), in;
   Expr inBounds;

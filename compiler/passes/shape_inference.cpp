@@ -4,6 +4,7 @@
 #include "compiler/passes/shape_inference.h"
 
 #include "compiler/passes/shape_inference_internal.h"
+#include "ir/op_attrs.h"
 
 #include <algorithm>
 #include <set>
@@ -218,6 +219,8 @@ Status inferShapes(Graph &g) {
   for (const auto &node : g.nodes()) {
     Node &n = *node;
     AOTC_RETURN_IF_ERROR(n.verify());
+    // Every defaulted attribute explicit from here on (ir/op_attrs.h).
+    AOTC_RETURN_IF_ERROR(canonicalizeAttributes(n, c.opset));
     for (Value *out : n.outputs())
       out->setSymbolicData(std::nullopt);
     AOTC_RETURN_IF_ERROR(inferNode(c, n));

@@ -196,7 +196,7 @@ Status inferElementwise(Context &c, Node &n) {
     setResult(c, n, 0, DType::Bool, x.dims);
     return Status::ok();
   case OpKind::Cast: {
-    AOTC_ASSIGN_OR_RETURN(int64_t to, n.attrInt("to", 0));
+    int64_t to = n.intAttr("to");
     DType dt;
     switch (to) {
     case 1:

@@ -54,8 +54,7 @@ Status inferGemm(Context &c, Node &n) {
   AOTC_RETURN_IF_ERROR(requireRank(n, 0, 2, 2));
   AOTC_RETURN_IF_ERROR(requireRank(n, 1, 2, 2));
   const TensorType &ta = inputType(n, 0), &tb = inputType(n, 1);
-  AOTC_ASSIGN_OR_RETURN(int64_t transA, n.attrInt("transA", 0));
-  AOTC_ASSIGN_OR_RETURN(int64_t transB, n.attrInt("transB", 0));
+  int64_t transA = n.intAttr("transA"), transB = n.intAttr("transB");
   Expr m = ta.dims[transA ? 1 : 0], k = ta.dims[transA ? 0 : 1];
   Expr kb = tb.dims[transB ? 1 : 0], nn = tb.dims[transB ? 0 : 1];
   AOTC_RETURN_IF_ERROR(requireEqual(c, n, k, kb, "contracted dims"));
@@ -78,15 +77,11 @@ Expected<std::vector<Expr>> windowDims(Context &c, Node &n,
                                        const std::vector<int64_t> &kernel) {
   const TensorType &x = inputType(n, 0);
   size_t spatial = kernel.size();
-  std::vector<int64_t> ones(spatial, 1), zeros(2 * spatial, 0);
-  AOTC_ASSIGN_OR_RETURN(std::vector<int64_t> strides,
-                        n.attrInts("strides", ones));
-  AOTC_ASSIGN_OR_RETURN(std::vector<int64_t> dilations,
-                        n.attrInts("dilations", ones));
-  AOTC_ASSIGN_OR_RETURN(std::vector<int64_t> pads, n.attrInts("pads", zeros));
-  AOTC_ASSIGN_OR_RETURN(std::string autoPad,
-                        n.attrString("auto_pad", "NOTSET"));
-  AOTC_ASSIGN_OR_RETURN(int64_t ceilMode, n.attrInt("ceil_mode", 0));
+  std::vector<int64_t> strides = n.intsAttr("strides");
+  std::vector<int64_t> dilations = n.intsAttr("dilations");
+  std::vector<int64_t> pads = n.intsAttr("pads");
+  std::string autoPad = n.stringAttr("auto_pad");
+  int64_t ceilMode = n.op() == OpKind::Conv ? 0 : n.intAttr("ceil_mode");
   if (strides.size() != spatial || dilations.size() != spatial ||
       pads.size() != 2 * spatial)
     return makeError(n.describe(), ": strides/dilations/pads do not match a ",
@@ -114,15 +109,40 @@ Expected<std::vector<Expr>> windowDims(Context &c, Node &n,
       pads[i] = autoPad == "SAME_UPPER" ? small : big;
       pads[i + spatial] = autoPad == "SAME_UPPER" ? big : small;
     }
-    Expr span = in + Expr(pads[i] + pads[i + spatial] - ek);
-    Expr o = ceilMode ? floorDiv(span + Expr(s - 1), Expr(s)) + Expr(1)
-                      : floorDiv(span, Expr(s)) + Expr(1);
+    int64_t pb = pads[i], pe = pads[i + spatial];
+    // A window lying entirely in the padding reads nothing: refused rather
+    // than computed as -inf (MaxPool) or 0/0 (AveragePool).
+    if (pb >= ek || pe >= ek)
+      return makeError(n.describe(), ": pads ", pb, " and ", pe,
+                       " of spatial dim ", i,
+                       " leave windows entirely in the padding (each must "
+                       "be smaller than the window extent ",
+                       ek, ")");
+    Expr span = in + Expr(pb + pe - ek);
+    Expr o;
+    if (ceilMode) {
+      // ceil((span) / s) + 1, without the windows that would start in the
+      // right padding (ONNX, ONNX Runtime and PyTorch): the last window
+      // starts at (o - 1) * s - pb, which must be below in.
+      o = minExpr(floorDiv(span + Expr(s - 1), Expr(s)) + Expr(1),
+                  floorDiv(in + Expr(pb - 1), Expr(s)) + Expr(1));
+    } else {
+      o = floorDiv(span, Expr(s)) + Expr(1);
+    }
     o = simplifyDim(c, o);
-    int64_t v;
-    if (o.isConst(v) && v < 1)
+    // The padded input must hold a window: span >= 0 for every size.
+    auto b = boundsOf(simplifyDim(c, span), c.env);
+    if (b && b->max < 0)
       return makeError(n.describe(), ": window of size ", ek,
                        " does not fit spatial dim ", i, " of input ", x.str(),
-                       " (output size ", v, ")");
+                       " (with pads ", pb, " and ", pe, ")");
+    if (!b || b->min < 0)
+      c.graph.addAssumption(
+          cmp(BinOp::GE, simplifyDim(c, in + Expr(pb + pe)), Expr(ek)),
+          n.describe() + ": spatial dim " + std::to_string(i) + " of " +
+              inputLabel(n, 0) + " (" + printExpr(in) + ") plus pads " +
+              std::to_string(pb + pe) + " is smaller than the window of " +
+              std::to_string(ek));
     out.push_back(o);
   }
   if (autoPad != "NOTSET") {
@@ -154,12 +174,10 @@ Status inferConv(Context &c, Node &n) {
                        " must have a static kernel size");
     kernel.push_back(k);
   }
-  AOTC_ASSIGN_OR_RETURN(std::vector<int64_t> kAttr,
-                        n.attrInts("kernel_shape", kernel));
-  if (kAttr != kernel)
+  if (n.intsAttr("kernel_shape") != kernel)
     return makeError(n.describe(), ": attribute 'kernel_shape' does not ",
                      "match weight ", w.str());
-  AOTC_ASSIGN_OR_RETURN(int64_t group, n.attrInt("group", 1));
+  int64_t group = n.intAttr("group");
   AOTC_RETURN_IF_ERROR(requireEqual(c, n, x.dims[1], w.dims[1] * Expr(group),
                                     "input channels and weight channels "
                                     "times group"));
@@ -182,8 +200,7 @@ Status inferConv(Context &c, Node &n) {
 Status inferPool(Context &c, Node &n) {
   const TensorType &x = inputType(n, 0);
   AOTC_RETURN_IF_ERROR(requireRank(n, 0, 3));
-  AOTC_ASSIGN_OR_RETURN(std::vector<int64_t> kernel,
-                        n.attrInts("kernel_shape", {}));
+  const std::vector<int64_t> &kernel = n.intsAttr("kernel_shape");
   if (kernel.size() != static_cast<size_t>(x.rank() - 2))
     return makeError(n.describe(), ": attribute 'kernel_shape' has ",
                      kernel.size(), " dims but input ", x.str(), " has ",
@@ -197,8 +214,7 @@ Status inferPool(Context &c, Node &n) {
 
 Status inferSoftmax(Context &c, Node &n) {
   const TensorType &x = inputType(n, 0);
-  int64_t defaultAxis = c.opset >= 13 ? -1 : 1;
-  AOTC_ASSIGN_OR_RETURN(int64_t axis, n.attrInt("axis", defaultAxis));
+  int64_t axis = n.intAttr("axis");
   int64_t rank = std::max<int64_t>(x.rank(), 1);
   AOTC_ASSIGN_OR_RETURN(axis, normalizeAxis(n, axis, rank));
   n.setAttr("axis", Attribute{axis, std::nullopt});
@@ -214,10 +230,11 @@ Status inferReduce(Context &c, Node &n) {
   if (n.input(1)) {
     AOTC_ASSIGN_OR_RETURN(axes, knownInts(n, 1, "axes"));
   } else {
-    AOTC_ASSIGN_OR_RETURN(axes, n.attrInts("axes", {}));
+    if (n.hasAttr("axes"))
+      axes = n.intsAttr("axes");
   }
-  AOTC_ASSIGN_OR_RETURN(int64_t keepdims, n.attrInt("keepdims", 1));
-  AOTC_ASSIGN_OR_RETURN(int64_t noop, n.attrInt("noop_with_empty_axes", 0));
+  int64_t keepdims = n.intAttr("keepdims");
+  int64_t noop = n.intAttr("noop_with_empty_axes");
   if (axes.empty() && !noop)
     for (int64_t i = 0; i < x.rank(); ++i)
       axes.push_back(i);

@@ -25,7 +25,7 @@ const std::vector<Expr> *dataOf(const Node &n, size_t i) {
 Status inferReshape(Context &c, Node &n) {
   const TensorType &x = inputType(n, 0);
   AOTC_ASSIGN_OR_RETURN(std::vector<Expr> shape, knownData(n, 1, "shape"));
-  AOTC_ASSIGN_OR_RETURN(int64_t allowZero, n.attrInt("allowzero", 0));
+  int64_t allowZero = n.intAttr("allowzero");
   std::vector<Expr> out;
   int inferred = -1;
   for (size_t i = 0; i < shape.size(); ++i) {
@@ -66,11 +66,20 @@ Status inferReshape(Context &c, Node &n) {
                        " elements are not divisible by ", part);
   }
   int64_t a, b;
-  if (simplifyDim(c, x.numel()).isConst(a) &&
-      simplifyDim(c, product(out)).isConst(b) && a != b)
+  Expr inCount = simplifyDim(c, x.numel()),
+       outCount = simplifyDim(c, product(out));
+  if (inCount.isConst(a) && outCount.isConst(b) && a != b)
     return makeError(n.describe(), ": cannot reshape ", x.str(), " (", a,
                      " elements) into [", printExprs(out), "] (", b,
                      " elements)");
+  // Where the element counts are not provably equal (a -1 that must divide
+  // evenly, shape elements computed from other dims), the run checks them.
+  if (!proveEqual(inCount, outCount, c.env))
+    c.graph.addAssumption(
+        cmp(BinOp::EQ, inCount, outCount),
+        n.describe() + ": cannot reshape " + inputLabel(n, 0) + " " + x.str() +
+            " (" + printExpr(inCount) + " elements) into [" + printExprs(out) +
+            "] (" + printExpr(outCount) + " elements)");
   setResult(c, n, 0, x.dtype, out);
   if (const std::vector<Expr> *d = dataOf(n, 0))
     if (out.size() <= 1)
@@ -80,7 +89,7 @@ Status inferReshape(Context &c, Node &n) {
 
 Status inferFlatten(Context &c, Node &n) {
   const TensorType &x = inputType(n, 0);
-  AOTC_ASSIGN_OR_RETURN(int64_t axis, n.attrInt("axis", 1));
+  int64_t axis = n.intAttr("axis");
   if (axis < -x.rank() || axis > x.rank())
     return makeError(n.describe(), ": axis ", axis,
                      " is out of range for rank ", x.rank());
@@ -95,11 +104,11 @@ Status inferFlatten(Context &c, Node &n) {
 
 Status inferTranspose(Context &c, Node &n) {
   const TensorType &x = inputType(n, 0);
-  std::vector<int64_t> reversed;
-  for (int64_t i = x.rank() - 1; i >= 0; --i)
-    reversed.push_back(i);
-  AOTC_ASSIGN_OR_RETURN(std::vector<int64_t> perm,
-                        n.attrInts("perm", reversed));
+  std::vector<int64_t> perm = n.intsAttr("perm");
+  for (int64_t p : perm) // a permutation of 0..rank-1: no negative axes
+    if (p < 0 || p >= x.rank())
+      return makeError(n.describe(), ": perm value ", p, " is not in [0, ",
+                       x.rank(), ")");
   if (static_cast<int64_t>(perm.size()) != x.rank())
     return makeError(n.describe(), ": attribute 'perm' has ", perm.size(),
                      " entries for input ", x.str());
@@ -122,8 +131,7 @@ Expected<std::optional<std::vector<int64_t>>> squeezeAxes(const Context &c,
   }
   if (!n.hasAttr("axes"))
     return std::optional<std::vector<int64_t>>();
-  AOTC_ASSIGN_OR_RETURN(std::vector<int64_t> axes, n.attrInts("axes", {}));
-  return std::optional<std::vector<int64_t>>(axes);
+  return std::optional<std::vector<int64_t>>(n.intsAttr("axes"));
 }
 
 Status inferSqueeze(Context &c, Node &n) {
@@ -138,6 +146,12 @@ Status inferSqueeze(Context &c, Node &n) {
       if (b && (b->min > 1 || b->max < 1))
         return makeError(n.describe(), ": cannot squeeze dim ", a, " of ",
                          x.str(), ": it is not 1");
+      if (!x.dims[a].isConstValue(1)) // checked when the model runs
+        c.graph.addAssumption(cmp(BinOp::EQ, x.dims[a], Expr(1)),
+                              n.describe() + ": dim " + std::to_string(a) +
+                                  " of " + inputLabel(n, 0) + " (" +
+                                  printExpr(x.dims[a]) +
+                                  ") must be 1 to be squeezed");
       drop[a] = true;
     }
   } else {
@@ -187,10 +201,7 @@ Status inferUnsqueeze(Context &c, Node &n) {
 
 Status inferConcat(Context &c, Node &n) {
   const TensorType &x = inputType(n, 0);
-  // Concat-1 defaults to axis 1; later versions require the attribute.
-  if (!n.hasAttr("axis") && c.opset >= 4)
-    return makeError(n.describe(), ": missing attribute 'axis'");
-  AOTC_ASSIGN_OR_RETURN(int64_t axis, n.attrInt("axis", 1));
+  int64_t axis = n.intAttr("axis");
   AOTC_ASSIGN_OR_RETURN(axis, normalizeAxis(n, axis, x.rank()));
   n.setAttr("axis", Attribute{axis, std::nullopt});
   std::vector<Expr> out = x.dims;
@@ -227,7 +238,7 @@ Status inferGather(Context &c, Node &n) {
   if (idx.dtype != DType::Int64 && idx.dtype != DType::Int32)
     return makeError(n.describe(), ": indices must be int32 or int64, got ",
                      dtypeName(idx.dtype));
-  AOTC_ASSIGN_OR_RETURN(int64_t axis, n.attrInt("axis", 0));
+  int64_t axis = n.intAttr("axis");
   AOTC_ASSIGN_OR_RETURN(axis, normalizeAxis(n, axis, x.rank()));
   n.setAttr("axis", Attribute{axis, std::nullopt});
   std::vector<Expr> out(x.dims.begin(), x.dims.begin() + axis);
@@ -282,12 +293,13 @@ Status inferSlice(Context &c, Node &n) {
   std::vector<int64_t> axes, steps;
   bool hasAxes = false;
   if (c.opset < 10 && n.numInputs() == 1) {
-    AOTC_ASSIGN_OR_RETURN(std::vector<int64_t> s, n.attrInts("starts", {}));
-    AOTC_ASSIGN_OR_RETURN(std::vector<int64_t> e, n.attrInts("ends", {}));
+    const std::vector<int64_t> &s = n.intsAttr("starts");
+    const std::vector<int64_t> &e = n.intsAttr("ends");
     starts.assign(s.begin(), s.end());
     ends.assign(e.begin(), e.end());
     hasAxes = n.hasAttr("axes");
-    AOTC_ASSIGN_OR_RETURN(axes, n.attrInts("axes", {}));
+    if (hasAxes)
+      axes = n.intsAttr("axes");
   } else {
     AOTC_ASSIGN_OR_RETURN(starts, knownData(n, 1, "starts"));
     AOTC_ASSIGN_OR_RETURN(ends, knownData(n, 2, "ends"));
@@ -355,7 +367,7 @@ Status inferPad(Context &c, Node &n) {
   if (n.input(1)) {
     AOTC_ASSIGN_OR_RETURN(pads, knownInts(n, 1, "pads"));
   } else {
-    AOTC_ASSIGN_OR_RETURN(pads, n.attrInts("pads", {}));
+    pads = n.intsAttr("pads");
   }
   std::vector<int64_t> axes;
   if (n.input(3)) {
@@ -399,8 +411,8 @@ Status inferPad(Context &c, Node &n) {
 Status inferShape(Context &c, Node &n) {
   const TensorType &x = inputType(n, 0);
   int64_t rank = x.rank();
-  AOTC_ASSIGN_OR_RETURN(int64_t start, n.attrInt("start", 0));
-  AOTC_ASSIGN_OR_RETURN(int64_t end, n.attrInt("end", rank));
+  int64_t start = n.intAttr("start");
+  int64_t end = n.hasAttr("end") ? n.intAttr("end") : rank;
   auto clamp = [&](int64_t v) {
     if (v < 0)
       v += rank;

@@ -143,18 +143,19 @@ Expected<std::vector<KernelBuffer>> kernelBuffers(const Stmt &s,
   return out;
 }
 
-/// The module symbols a statement reads, in module order.
+/// The module symbols a kernel reads (in its body or in the shapes of its
+/// buffers, which its index arithmetic uses), in module order.
 std::vector<Expr> kernelSymbols(const Stmt &s,
+                                const std::vector<KernelBuffer> &buffers,
                                 const std::vector<Symbol> &symbols) {
   struct V : IRVisitor {
     std::set<uint64_t> ids;
     void visitVar(const Var *op) override { ids.insert(op->id); }
-    void visitFor(const For *op) override {
-      ids.insert(op->var.as<Var>()->id);
-      IRVisitor::visitFor(op);
-    }
   } v;
   v.visit(s);
+  for (const KernelBuffer &b : buffers)
+    for (const Expr &d : b.shape)
+      v.visit(d);
   std::vector<Expr> out;
   for (const Symbol &sym : symbols)
     if (v.ids.count(sym.var.as<Var>()->id))
@@ -238,12 +239,13 @@ Expected<Kernel> buildKernel(const LoweredGraph &lg, const FusionPlan &plan,
   Stmt s = body;
   for (int k = d.rank() - 1; k >= 0; --k)
     s = For::make(idx[k], Expr(0), d.shape[k], ForKind::Parallel, 0, s);
+  s = simplify(s, lg.env);
 
   Kernel k;
   k.name = "k" + std::to_string(kernelIndex) + "_" + sanitize(d.name, 32);
   k.body = s;
   AOTC_ASSIGN_OR_RETURN(k.buffers, kernelBuffers(s, m));
-  k.symbols = kernelSymbols(s, m.symbols);
+  k.symbols = kernelSymbols(s, k.buffers, m.symbols);
   k.wideIndex = true;
   struct Finder : IRVisitor {
     bool found = false;

@@ -16,6 +16,7 @@ Expected<LoopModule> scheduleGraph(const Graph &g, LoweredGraph lg,
   m.name = g.name.empty() ? "model" : g.name;
   m.symbols = g.symbols();
   m.errors = lg.errors;
+  m.assumptions = g.assumptions();
 
   for (size_t k = 0; k < lg.inputs.size(); ++k) {
     const TensorDef &d = lg.defs[lg.inputs[k]];
@@ -67,11 +68,10 @@ Expected<LoopModule> scheduleGraph(const Graph &g, LoweredGraph lg,
         buildKernel(lg, plan, id, static_cast<int>(m.kernels.size()), m));
     m.kernels.push_back(std::move(k));
   }
+  // Kernels come out simplified, and with a run-time check on every access
+  // the verifier cannot prove (the invariant holds from here on).
+  guardUnprovenAccesses(m);
   AOTC_RETURN_IF_ERROR(passDone("build-kernels", m));
-
-  for (Kernel &k : m.kernels)
-    k.body = simplify(k.body, lg.env);
-  AOTC_RETURN_IF_ERROR(passDone("simplify", m));
 
   planMemory(m, lg.env);
   AOTC_RETURN_IF_ERROR(passDone("plan-memory", m));

@@ -53,6 +53,10 @@ Expr inlineProducers(const LoweredGraph &lg, const FusionPlan &plan,
 Expected<Kernel> buildKernel(const LoweredGraph &lg, const FusionPlan &plan,
                              int def, int kernelIndex, const LoopModule &m);
 
+/// Adds a run-time check to every load and store of \p m whose index the
+/// Loop IR verifier cannot prove inside its buffer; returns how many.
+int guardUnprovenAccesses(LoopModule &m);
+
 /// Assigns arena offsets to the Arena buffers of \p m by liveness over
 /// m.kernels and sets m.arenaBytes.
 void planMemory(LoopModule &m, const RangeEnv &env);
@@ -63,8 +67,8 @@ void planMemory(LoopModule &m, const RangeEnv &env);
 using LoopPassHook =
     std::function<Status(const std::string &pass, const LoopModule &m)>;
 
-/// The whole scheduler: fusion, then the Loop IR passes build-kernels,
-/// simplify and plan-memory.
+/// The whole scheduler: fusion, then the Loop IR passes build-kernels
+/// (simplified kernels, unprovable accesses guarded) and plan-memory.
 Expected<LoopModule> scheduleGraph(const Graph &g, LoweredGraph lg,
                                    const LoopPassHook &afterPass = {});
 

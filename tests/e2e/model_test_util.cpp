@@ -7,6 +7,7 @@
 #include <array>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -29,18 +30,27 @@ void setShape(onnx::ValueInfoProto *v, int32_t type,
   }
 }
 
-/// A private directory for this test process's files.
+/// A private directory for this test process's files, removed at exit.
 const std::string &tempDir() {
-  static std::string dir = [] {
-    const char *t = std::getenv("TMPDIR");
-    std::string tmpl = std::string(t && *t ? t : "/tmp") + "/aotc-e2e-XXXXXX";
-    std::vector<char> buf(tmpl.begin(), tmpl.end());
-    buf.push_back('\0');
-    if (!mkdtemp(buf.data()))
-      return std::string("/tmp");
-    return std::string(buf.data());
-  }();
-  return dir;
+  struct Dir {
+    std::string path;
+    Dir() {
+      const char *t = std::getenv("TMPDIR");
+      std::string tmpl = std::string(t && *t ? t : "/tmp") + "/aotc-e2e-XXXXXX";
+      std::vector<char> buf(tmpl.begin(), tmpl.end());
+      buf.push_back('\0');
+      if (mkdtemp(buf.data()))
+        path = buf.data();
+    }
+    ~Dir() {
+      if (!path.empty() && !std::getenv("AOTC_KEEP_TEST_FILES")) {
+        std::error_code ec;
+        std::filesystem::remove_all(path, ec);
+      }
+    }
+  };
+  static Dir dir;
+  return dir.path;
 }
 
 } // namespace

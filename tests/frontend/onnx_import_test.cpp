@@ -315,7 +315,7 @@ mlp (float[batch, 4] x, float[3, 4] w, float[3] b) => (float[batch, 3] y)
   input %x: f32[batch,4]
   const %w: f32[3,4] onnx="w"
   const %b: f32[3] onnx="b"
-  %h: f32[batch,3] = Gemm(%x, %w, %b) {transB=1}
+  %h: f32[batch,3] = Gemm(%x, %w, %b) {alpha=1, beta=1, transA=0, transB=1}
   %y: f32[batch,3] = Relu(%h)
   output %y
 }
@@ -420,12 +420,54 @@ agraph (float[2] x) => (float[2] y) {
 }
 
 TEST(OnnxImportErrors, UnknownAttribute) {
-  EXPECT_EQ(importError(model(R"(
+  EXPECT_EQ(
+      importError(model(R"(
 agraph (float[1, 1, 4, 4] x, float[1, 1, 3, 3] w) => (float[1, 1, 2, 2] y) {
   y = Conv <foo = 1> (x, w)
 }
 )")),
-            "<text>: node 'y' (Conv): unsupported attribute 'foo'");
+      "<text>: node 'y' (Conv): unsupported attribute 'foo' (at opset 17)");
+}
+
+TEST(OnnxImportErrors, AttributesOfAnotherOpset) {
+  // ceil_mode exists from MaxPool-10 on; at opset 9 it is not an attribute.
+  EXPECT_EQ(importError(model(R"(
+agraph (float[1, 1, 4, 4] x) => (float[1, 1, 2, 2] y) {
+  y = MaxPool <kernel_shape = [2, 2], strides = [2, 2], ceil_mode = 1> (x)
+}
+)",
+                              9)),
+            "<text>: node 'y' (MaxPool): unsupported attribute 'ceil_mode' "
+            "(at opset 9)");
+  EXPECT_EQ(importError(model(R"(
+agraph (float[1, 1, 4, 4] x) => (float[1, 1, 2, 2] y) {
+  y = MaxPool <strides = [2, 2]> (x)
+}
+)")),
+            "<text>: node 'y' (MaxPool): missing attribute 'kernel_shape'");
+}
+
+TEST(OnnxImportErrors, InvalidModelsAreRefusedAsTheCheckerWould) {
+  EXPECT_EQ(importError(R"(<ir_version: 8, opset_import: ["" : 17, "" : 13]>
+agraph (float[2] x) => (float[2] y) {
+  y = Relu(x)
+}
+)"),
+            "<text>: the model imports domain 'ai.onnx' more than once (ONNX "
+            "allows one version per domain)");
+  EXPECT_EQ(importError(model(R"(
+agraph (float[2] x) => () {
+  y = Relu(x)
+}
+)")),
+            "<text>: the graph has no outputs");
+  EXPECT_NE(importError(model(R"(
+agraph (float[2, 3] x) => (float[3, 2] y) {
+  y = Transpose <perm = [-1, 0]> (x)
+}
+)"))
+                .find("node 'y' (Transpose): perm value -1 is not in [0, 2)"),
+            std::string::npos);
 }
 
 TEST(OnnxImportErrors, WrongAttributeKind) {

@@ -1,0 +1,97 @@
+/// \file
+/// The guard-accesses pass: every load or store whose index the verifier
+/// cannot prove inside its buffer (a reshape whose element count is only
+/// checked at run time, say) gets a run-time check, so no kernel can touch
+/// memory outside a buffer. The check is an IndexCheck with an "internal
+/// error" message: it can only fire if the compiler is wrong, and then the
+/// run fails loudly instead of reading garbage or another buffer.
+#include "compiler/schedule/schedule.h"
+
+#include "ir/verify.h"
+#include "ir/visitor.h"
+
+#include <map>
+
+namespace aotc {
+
+namespace {
+
+class Guarder : public IRMutator {
+public:
+  Guarder(LoopModule &m, Kernel &k,
+          std::map<const void *, std::vector<size_t>> unproven)
+      : m_(m), k_(k), unproven_(std::move(unproven)) {}
+
+protected:
+  Expr mutateLoad(const Load *op, const Expr &self) override {
+    Expr e = IRMutator::mutateLoad(op, self);
+    auto it = unproven_.find(op);
+    if (it == unproven_.end())
+      return e;
+    const Load *l = e.as<Load>();
+    std::vector<Expr> idx = l->indices;
+    Expr cond = guard(l->buffer, idx, it->second);
+    Expr zero = isFloat(l->type) ? FloatImm::make(0.0, l->type)
+                                 : IntImm::make(0, l->type);
+    return Select::make(cond, Load::make(l->type, l->buffer, idx), zero);
+  }
+
+  Stmt mutateStore(const Store *op, const Stmt &self) override {
+    Stmt s = IRMutator::mutateStore(op, self);
+    auto it = unproven_.find(op);
+    if (it == unproven_.end())
+      return s;
+    const Store *st = s.as<Store>();
+    std::vector<Expr> idx = st->indices;
+    Expr cond = guard(st->buffer, idx, it->second);
+    return IfThenElse::make(cond, Store::make(st->buffer, idx, st->value));
+  }
+
+private:
+  /// Replaces the unproven components of \p idx by checked ones and returns
+  /// the condition under which the access may happen: each check evaluated
+  /// (so a bad index is recorded even when the buffer is empty) and each
+  /// guarded dimension non-empty.
+  Expr guard(const std::string &buffer, std::vector<Expr> &idx,
+             const std::vector<size_t> &dims) {
+    const KernelBuffer *b = k_.findBuffer(buffer);
+    AOTC_CHECK(b, "guarded access to unknown buffer " << buffer);
+    Expr cond;
+    for (size_t d : dims) {
+      int code = static_cast<int>(m_.errors.size());
+      m_.errors.push_back("internal error: kernel '" + k_.name +
+                          "' indexed dimension " + std::to_string(d) +
+                          " of buffer '" + buffer +
+                          "' with {value}, outside its size {extent} (the "
+                          "compiled code is wrong; please report it)");
+      Expr checked = IndexCheck::make(idx[d], b->shape[d], code, false);
+      idx[d] = checked;
+      cond = logicalAnd(cond, logicalAnd(cmp(BinOp::GE, checked, Expr(0)),
+                                         cmp(BinOp::GE, b->shape[d], Expr(1))));
+    }
+    return cond;
+  }
+
+  LoopModule &m_;
+  Kernel &k_;
+  std::map<const void *, std::vector<size_t>> unproven_;
+};
+
+} // namespace
+
+int guardUnprovenAccesses(LoopModule &m) {
+  int guarded = 0;
+  for (Kernel &k : m.kernels) {
+    std::map<const void *, std::vector<size_t>> unproven;
+    for (UnprovenAccess &u : unprovenAccesses(m, k))
+      unproven[u.node] = u.dims;
+    if (unproven.empty())
+      continue;
+    guarded += static_cast<int>(unproven.size());
+    k.body = Guarder(m, k, std::move(unproven)).mutate(k.body);
+    k.reportsErrors = true;
+  }
+  return guarded;
+}
+
+} // namespace aotc

@@ -1,0 +1,272 @@
+/// \file
+/// The attribute table of every op (op_attrs.h).
+#include "ir/op_attrs.h"
+
+#include <map>
+
+namespace aotc {
+
+namespace {
+
+using D = AttrSchema;
+constexpr int64_t kMax = 1 << 30;
+
+Expected<Attribute> intAttr(int64_t v) { return Attribute{v, std::nullopt}; }
+Expected<Attribute> floatAttr(double v) { return Attribute{v, std::nullopt}; }
+Expected<Attribute> stringAttr(const char *v) {
+  return Attribute{std::string(v), std::nullopt};
+}
+Expected<Attribute> intsAttr(std::vector<int64_t> v) {
+  return Attribute{std::move(v), std::nullopt};
+}
+
+D defInt(const char *name, int64_t v, int64_t since = 1, int64_t until = kMax,
+         bool implied = false) {
+  return D{name,         AttrKind::Int,
+           D::Defaulted, [v](const Node &, int64_t) { return intAttr(v); },
+           since,        until,
+           implied};
+}
+/// An int attribute that behaves as \p v in the opsets without it.
+D impliedInt(const char *name, int64_t v, int64_t since, int64_t until = kMax) {
+  return defInt(name, v, since, until, true);
+}
+D defFloat(const char *name, double v, int64_t since = 1,
+           int64_t until = kMax) {
+  return D{name,         AttrKind::Float,
+           D::Defaulted, [v](const Node &, int64_t) { return floatAttr(v); },
+           since,        until};
+}
+D defString(const char *name, const char *v) {
+  return D{name, AttrKind::String, D::Defaulted,
+           [v](const Node &, int64_t) { return stringAttr(v); }};
+}
+D optional(const char *name, AttrKind k, int64_t since = 1,
+           int64_t until = kMax) {
+  return D{name, k, D::Optional, nullptr, since, until};
+}
+D required(const char *name, AttrKind k, int64_t since = 1,
+           int64_t until = kMax) {
+  return D{name, k, D::Required, nullptr, since, until};
+}
+
+/// The number of spatial dims of a window op: rank of input 0 minus 2.
+Expected<size_t> spatialRank(const Node &n) {
+  const Value *x = n.input(0);
+  if (!x || x->type().rank() < 3)
+    return makeError(n.describe(), ": input 0 must have rank 3 or more");
+  return static_cast<size_t>(x->type().rank() - 2);
+}
+
+/// strides/dilations: 1 per spatial dim; pads: 0 at both ends of each.
+D windowList(const char *name, int64_t value, int perDim, int64_t since = 1,
+             int64_t until = kMax) {
+  return D{name,
+           AttrKind::Ints,
+           D::Defaulted,
+           [value, perDim](const Node &n, int64_t) -> Expected<Attribute> {
+             AOTC_ASSIGN_OR_RETURN(size_t s, spatialRank(n));
+             return intsAttr(std::vector<int64_t>(perDim * s, value));
+           },
+           since,
+           until,
+           /*impliedElsewhere=*/true};
+}
+
+std::vector<D> windowAttrs(bool conv, bool maxPool) {
+  std::vector<D> v = {defString("auto_pad", "NOTSET"), windowList("pads", 0, 2),
+                      windowList("strides", 1, 1)};
+  if (conv) {
+    v.push_back(windowList("dilations", 1, 1));
+    v.push_back(defInt("group", 1));
+    // The kernel shape defaults to the weight's spatial dims.
+    v.push_back(D{"kernel_shape", AttrKind::Ints, D::Defaulted,
+                  [](const Node &n, int64_t) -> Expected<Attribute> {
+                    const Value *w = n.input(1);
+                    std::vector<int64_t> k;
+                    for (int i = 2; w && i < w->type().rank(); ++i) {
+                      int64_t d;
+                      if (!w->type().dims[i].isConst(d))
+                        return makeError(n.describe(), ": weight ",
+                                         w->type().str(),
+                                         " must have a static kernel size");
+                      k.push_back(d);
+                    }
+                    return intsAttr(k);
+                  }});
+    return v;
+  }
+  v.push_back(required("kernel_shape", AttrKind::Ints));
+  v.push_back(impliedInt("ceil_mode", 0, 10));
+  if (maxPool) {
+    v.push_back(windowList("dilations", 1, 1, 10));
+    v.push_back(impliedInt("storage_order", 0, 8));
+  } else {
+    v.push_back(windowList("dilations", 1, 1, 19));
+    v.push_back(impliedInt("count_include_pad", 0, 7));
+  }
+  return v;
+}
+
+std::vector<D> reduceAttrs(int64_t axesInputSince) {
+  return {optional("axes", AttrKind::Ints, 1, axesInputSince - 1),
+          defInt("keepdims", 1),
+          impliedInt("noop_with_empty_axes", 0, axesInputSince)};
+}
+
+const std::map<OpKind, std::vector<D>> &table() {
+  static const std::map<OpKind, std::vector<D>> t = [] {
+    std::map<OpKind, std::vector<D>> m;
+    m[OpKind::LeakyRelu] = {defFloat("alpha", 0.01)};
+    m[OpKind::Clip] = {optional("min", AttrKind::Float, 1, 10),
+                       optional("max", AttrKind::Float, 1, 10)};
+    m[OpKind::Cast] = {required("to", AttrKind::Int)};
+    m[OpKind::Gemm] = {defFloat("alpha", 1.0), defFloat("beta", 1.0),
+                       defInt("transA", 0), defInt("transB", 0)};
+    m[OpKind::Conv] = windowAttrs(true, false);
+    m[OpKind::MaxPool] = windowAttrs(false, true);
+    m[OpKind::AveragePool] = windowAttrs(false, false);
+    // Softmax: axis 1 (a 2-D coercion) before opset 13, the last axis after.
+    D softmaxAxis{"axis", AttrKind::Int, D::Defaulted,
+                  [](const Node &, int64_t opset) {
+                    return intAttr(opset >= 13 ? -1 : 1);
+                  }};
+    m[OpKind::Softmax] = {softmaxAxis};
+    m[OpKind::LogSoftmax] = {softmaxAxis};
+    m[OpKind::Flatten] = {defInt("axis", 1)};
+    m[OpKind::Concat] = {defInt("axis", 1, 1, 3),
+                         required("axis", AttrKind::Int, 4)};
+    m[OpKind::Gather] = {defInt("axis", 0)};
+    m[OpKind::ReduceSum] = reduceAttrs(13);
+    m[OpKind::ReduceMean] = reduceAttrs(18);
+    m[OpKind::ReduceMax] = reduceAttrs(18);
+    m[OpKind::ReduceMin] = reduceAttrs(18);
+    m[OpKind::BatchNormalization] = {
+        defFloat("epsilon", 1e-5), defFloat("momentum", 0.9),
+        defInt("spatial", 1, 1, 8), optional("is_test", AttrKind::Int, 1, 6),
+        impliedInt("training_mode", 0, 14)};
+    m[OpKind::Reshape] = {impliedInt("allowzero", 0, 14)};
+    m[OpKind::Transpose] = {
+        D{"perm", AttrKind::Ints, D::Defaulted,
+          [](const Node &n, int64_t) -> Expected<Attribute> {
+            int r = n.input(0) ? n.input(0)->type().rank() : 0;
+            std::vector<int64_t> p;
+            for (int k = r - 1; k >= 0; --k)
+              p.push_back(k);
+            return intsAttr(p);
+          }}};
+    m[OpKind::Squeeze] = {optional("axes", AttrKind::Ints, 1, 12)};
+    m[OpKind::Unsqueeze] = {required("axes", AttrKind::Ints, 1, 12)};
+    m[OpKind::Slice] = {required("starts", AttrKind::Ints, 1, 9),
+                        required("ends", AttrKind::Ints, 1, 9),
+                        optional("axes", AttrKind::Ints, 1, 9)};
+    m[OpKind::Pad] = {defString("mode", "constant"),
+                      required("pads", AttrKind::Ints, 1, 10),
+                      defFloat("value", 0.0, 1, 10)};
+    m[OpKind::Shape] = {impliedInt("start", 0, 15),
+                        optional("end", AttrKind::Int, 15)};
+    m[OpKind::Constant] = {optional("value", AttrKind::Tensor),
+                           optional("value_float", AttrKind::Float, 12),
+                           optional("value_floats", AttrKind::Floats, 12),
+                           optional("value_int", AttrKind::Int, 12),
+                           optional("value_ints", AttrKind::Ints, 12),
+                           optional("value_string", AttrKind::String, 12),
+                           optional("value_strings", AttrKind::Strings, 12),
+                           optional("sparse_value", AttrKind::Sparse, 11)};
+    m[OpKind::ConstantOfShape] = {optional("value", AttrKind::Tensor)};
+    return m;
+  }();
+  return t;
+}
+
+AttrKind kindOf(const Attribute &a) {
+  if (a.tensor)
+    return AttrKind::Tensor;
+  switch (a.value.index()) {
+  case 0:
+    return AttrKind::Int;
+  case 1:
+    return AttrKind::Float;
+  case 2:
+    return AttrKind::String;
+  case 3:
+    return AttrKind::Ints;
+  case 4:
+    return AttrKind::Floats;
+  default:
+    return AttrKind::Strings;
+  }
+}
+
+} // namespace
+
+const char *attrKindName(AttrKind k) {
+  switch (k) {
+  case AttrKind::Int:
+    return "an int";
+  case AttrKind::Float:
+    return "a float";
+  case AttrKind::String:
+    return "a string";
+  case AttrKind::Ints:
+    return "a list of ints";
+  case AttrKind::Floats:
+    return "a list of floats";
+  case AttrKind::Strings:
+    return "a list of strings";
+  case AttrKind::Tensor:
+    return "a tensor";
+  case AttrKind::Sparse:
+    return "a sparse tensor";
+  }
+  return "?";
+}
+
+const std::vector<AttrSchema> &opAttributes(OpKind op) {
+  static const std::vector<AttrSchema> kNone;
+  auto it = table().find(op);
+  return it == table().end() ? kNone : it->second;
+}
+
+const AttrSchema *findAttribute(OpKind op, const std::string &name,
+                                int64_t opset) {
+  for (const AttrSchema &s : opAttributes(op))
+    if (name == s.name && opset >= s.sinceOpset && opset <= s.untilOpset)
+      return &s;
+  return nullptr;
+}
+
+Status canonicalizeAttributes(Node &n, int64_t opset) {
+  for (const auto &[name, attr] : n.attrs()) {
+    if (name.rfind("aotc_", 0) == 0)
+      continue; // set by aotc's own passes
+    const AttrSchema *s = findAttribute(n.op(), name, opset);
+    // An implied attribute written by an earlier canonicalization.
+    for (const AttrSchema &i : opAttributes(n.op()))
+      if (!s && i.impliedElsewhere && name == i.name)
+        s = &i;
+    if (!s)
+      return makeError(n.describe(), ": unsupported attribute '", name,
+                       "' (at opset ", opset, ")");
+    AttrKind k = kindOf(attr);
+    bool ok =
+        k == s->kind || (s->kind == AttrKind::Float && k == AttrKind::Int);
+    if (!ok)
+      return makeError(n.describe(), ": attribute '", name, "' must be ",
+                       attrKindName(s->kind), ", got ", attrKindName(k));
+  }
+  for (const AttrSchema &s : opAttributes(n.op())) {
+    bool inOpset = opset >= s.sinceOpset && opset <= s.untilOpset;
+    if ((!inOpset && !s.impliedElsewhere) || n.hasAttr(s.name))
+      continue;
+    if (s.presence == AttrSchema::Required && inOpset)
+      return makeError(n.describe(), ": missing attribute '", s.name, "'");
+    if (s.presence == AttrSchema::Defaulted) {
+      AOTC_ASSIGN_OR_RETURN(Attribute a, s.makeDefault(n, opset));
+      n.setAttr(s.name, std::move(a));
+    }
+  }
+  return Status::ok();
+}
+
+} // namespace aotc
