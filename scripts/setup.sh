@@ -20,8 +20,8 @@ PACKAGES=(
   libfmt-dev libcli11-dev nlohmann-json3-dev libzip-dev
   # tests
   libgtest-dev libgmock-dev googletest
-  # test tooling (readelf) and the Python oracle
-  binutils python3 python3-numpy
+  # test tooling (readelf) and the Python oracle (scripts/python_env.sh)
+  binutils python3 python3-numpy python3-venv
 )
 
 missing=()
@@ -33,6 +33,9 @@ if [ ${#missing[@]} -gt 0 ]; then
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
+
+# Python oracle of the tests (ONNX Runtime), pinned and hash-checked.
+bash scripts/python_env.sh
 
 if [ "${1:-}" != "--no-build" ]; then
   cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release

@@ -52,7 +52,8 @@ class Model:
         ins = (Tensor * len(inputs))()
         keep = []
         for t, a in zip(ins, inputs):
-            a = np.ascontiguousarray(a)
+            # np.ascontiguousarray would make a rank-0 array rank 1.
+            a = np.require(np.asarray(a), requirements="C")
             keep.append(a)
             t.data, t.nbytes, t.dtype, t.rank = a.ctypes.data, a.nbytes, CODES[a.dtype], a.ndim
             for i, d in enumerate(a.shape):

@@ -7,6 +7,7 @@
 #include "codegen/toolchain/data_object.h"
 #include "codegen/toolchain/lld_link.h"
 #include "codegen/wrapper/wrapper_emitter.h"
+#include "compiler/frontend/read_file.h"
 #include "compiler/lowering/lowering.h"
 #include "compiler/passes/shape_inference.h"
 #include "compiler/schedule/schedule.h"
@@ -50,12 +51,9 @@ bool endsWith(const std::string &s, const std::string &suffix) {
 
 Expected<std::unique_ptr<Graph>> importModel(const CompileOptions &opts) {
   if (endsWith(opts.modelPath, ".onnxtxt")) {
-    std::ifstream in(opts.modelPath);
-    if (!in)
-      return makeError(opts.modelPath, ": cannot open file");
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return importOnnxText(ss.str(), opts.import);
+    AOTC_ASSIGN_OR_RETURN(std::string text,
+                          readRegularFile(opts.modelPath, kMaxProtobufBytes));
+    return importOnnxText(text, opts.import);
   }
   return importOnnxFile(opts.modelPath, opts.import);
 }

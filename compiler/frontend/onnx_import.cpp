@@ -5,6 +5,7 @@
 #include "compiler/frontend/onnx_import.h"
 
 #include "compiler/frontend/onnx_internal.h"
+#include "compiler/frontend/read_file.h"
 #include "compiler/passes/shape_inference.h"
 
 #include <onnx/checker.h>
@@ -119,6 +120,8 @@ private:
   /// Types of values after ONNX's shape inference, by name.
   std::map<std::string, onnx::TypeProto> onnxTypes_;
   SymbolNamer symbols_;
+  /// The dim names rangeFor() was asked about (to refuse unknown --dim).
+  mutable std::set<std::string> dimsSeen_;
 };
 
 std::string describeOnnxNode(const onnx::NodeProto &node, int index) {
@@ -239,6 +242,7 @@ Status Importer::runOnnxShapeInference() {
 }
 
 Expected<Range> Importer::rangeFor(const std::string &dimName) const {
+  dimsSeen_.insert(dimName);
   auto it = opts_.dimRanges.find(dimName);
   Range r = it == opts_.dimRanges.end() ? opts_.defaultRange : it->second;
   if (r.min < 0 || r.min > r.max)
@@ -294,6 +298,17 @@ Status Importer::importInputs() {
       type.dims.push_back(graph_->addSymbol(symbols_.nameFor(param), r));
     }
     values_[in.name()] = graph_->addInput(in.name(), std::move(type));
+  }
+  // A range for a dim the model does not have is a mistake (a typo, or the
+  // name of another model's dim), not something to ignore.
+  for (const auto &[name, range] : opts_.dimRanges) {
+    if (dimsSeen_.count(name))
+      continue;
+    std::string known;
+    for (const std::string &d : dimsSeen_)
+      known += (known.empty() ? "" : ", ") + d;
+    return error("--dim ", name, ": the model has no symbolic dimension '",
+                 name, "' (it has: ", known.empty() ? "none" : known, ")");
   }
   return Status::ok();
 }
@@ -495,13 +510,8 @@ Expected<std::unique_ptr<Graph>> importOnnxModel(const onnx::ModelProto &model,
 
 Expected<std::unique_ptr<Graph>> importOnnxFile(const std::string &path,
                                                 const ImportOptions &opts) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    return makeError(path, ": cannot open file: ", std::strerror(errno));
-  std::string bytes((std::istreambuf_iterator<char>(in)),
-                    std::istreambuf_iterator<char>());
-  if (in.bad())
-    return makeError(path, ": cannot read file: ", std::strerror(errno));
+  AOTC_ASSIGN_OR_RETURN(std::string bytes,
+                        readRegularFile(path, kMaxProtobufBytes));
   if (bytes.empty())
     return makeError(path, ": file is empty");
   onnx::ModelProto model;

@@ -177,9 +177,15 @@ bool lowerKnownValue(const Value *v, LowerCtx &ctx) {
     return false;
   DType t = v->type().dtype;
   const std::vector<Expr> &elems = *sym;
-  if (elems.empty() || (v->type().rank() == 1 &&
-                        !v->type().dims[0].isConstValue((int64_t)elems.size())))
+  if (v->type().rank() == 1 &&
+      !v->type().dims[0].isConstValue((int64_t)elems.size()))
     return false;
+  if (elems.empty()) { // the shape of a scalar: no element to compute
+    if (v->type().rank() != 1)
+      return false;
+    ctx.addPointwise(v, literal(t, 0));
+    return true;
+  }
   Expr body = Cast::make(t, elems.back());
   for (int k = (int)elems.size() - 2; k >= 0; --k)
     body = Select::make(cmp(BinOp::EQ, ctx.idx(0), Expr(k)),

@@ -33,6 +33,22 @@ int runCommand(const RunArgs &args) {
         aotc::Model::load(args.model, modelOptions(args.device));
     std::vector<aotc::TensorInfo> ins = model.inputs();
     std::vector<aotc::SymbolInfo> syms = model.symbols();
+    for (const auto &[name, value] : args.dims) {
+      bool known = false;
+      std::string names;
+      for (const aotc::SymbolInfo &s : syms) {
+        known |= s.name == name;
+        names += (names.empty() ? "" : ", ") + s.name;
+      }
+      if (!known) {
+        std::fprintf(stderr,
+                     "aotc: error: --dim %s: the model has no symbolic "
+                     "dimension '%s' (it has: %s)\n",
+                     name.c_str(), name.c_str(),
+                     names.empty() ? "none" : names.c_str());
+        return 1;
+      }
+    }
     std::vector<aotc::HostTensor> inputs;
     if (!args.inputs.empty()) {
       if (args.inputs.size() != ins.size()) {

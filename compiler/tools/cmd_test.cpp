@@ -117,6 +117,13 @@ int testCommand(const TestArgs &args) {
           line[0] == '/' || args.root.empty() ? line : args.root + "/" + line);
     }
   }
+  if (cases.empty()) {
+    std::fprintf(stderr, "aotc: error: no test cases selected%s\n",
+                 args.casesFrom.empty()
+                     ? ""
+                     : (" (" + args.casesFrom + " lists none)").c_str());
+    return 1;
+  }
   const char *tmp = std::getenv("TMPDIR");
   std::string tmpl =
       std::string(tmp && *tmp ? tmp : "/tmp") + "/aotc-test-XXXXXX";

@@ -8,7 +8,9 @@
 
 using namespace aotc;
 
-int main(int argc, char **argv) {
+namespace {
+
+int runCli(int argc, char **argv) {
   CLI::App app{
       "aotc: ahead-of-time compiler from ONNX to OpenCL shared objects"};
   app.require_subcommand(1);
@@ -108,9 +110,25 @@ int main(int argc, char **argv) {
   if (test->parsed()) {
     if (targs.cases.empty() && targs.casesFrom.empty()) {
       std::fprintf(stderr, "aotc: error: no test cases given\n");
-      return 2;
+      return 1;
     }
     return cli::testCommand(targs);
   }
   return 2;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  // Nothing a user gives aotc may end it with an uncaught exception.
+  try {
+    return runCli(argc, argv);
+  } catch (const std::bad_alloc &) {
+    std::fprintf(stderr, "aotc: error: out of memory\n");
+  } catch (const std::exception &e) {
+    std::fprintf(stderr, "aotc: internal error: %s\n", e.what());
+  } catch (...) {
+    std::fprintf(stderr, "aotc: internal error: unknown exception\n");
+  }
+  return 1;
 }

@@ -3,6 +3,7 @@
 #include "compiler/tools/tensor_io.h"
 
 #include "compiler/frontend/onnx_internal.h"
+#include "compiler/frontend/read_file.h"
 
 #include <onnx/onnx_pb.h>
 
@@ -15,11 +16,10 @@
 namespace aotc::cli {
 
 Expected<aotc::HostTensor> readTensorFile(const std::string &path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    return makeError(path, ": cannot open file");
+  AOTC_ASSIGN_OR_RETURN(std::string bytes,
+                        readRegularFile(path, kMaxProtobufBytes));
   onnx::TensorProto proto;
-  if (!proto.ParseFromIstream(&in))
+  if (!proto.ParseFromString(bytes))
     return makeError(path, ": not a valid TensorProto");
   auto converted = onnx_import::convertTensor(proto);
   if (!converted)

@@ -12,6 +12,13 @@
 /// build options, the platform name and version, the device name and version
 /// and the driver version. Entries are written to a temporary file and
 /// renamed into place, so readers never see a partial entry.
+///
+/// The cache directory is private (0700, owned by the user); one owned by
+/// someone else is not used at all. An entry is read only if it is a regular
+/// file (no symlink, FIFO or device: opened without following links and
+/// without blocking) owned by the user and writable by nobody else, so no
+/// other user can plant a binary for this process to run. Anything else is
+/// ignored and the program is built from source.
 #include "program_cache.h"
 
 #include <atomic>
@@ -52,8 +59,11 @@ std::string sanitize(const char *name) {
   return result.empty() ? "model" : result;
 }
 
-/// mkdir -p; returns false if the directory does not exist afterwards.
-bool makeDirectories(const std::string &path) {
+/// mkdir -p, the last directory private (0700); returns false unless
+/// \p path is then a real directory (not a symlink) owned by this user and
+/// accessible to nobody else (a directory of ours with looser permissions is
+/// made private).
+bool makePrivateDirectory(const std::string &path) {
   if (path.empty())
     return false;
   std::string prefix;
@@ -63,19 +73,28 @@ bool makeDirectories(const std::string &path) {
     prefix = path.substr(0, pos);
     if (prefix.empty())
       continue;
-    if (::mkdir(prefix.c_str(), 0755) != 0 && errno != EEXIST)
+    mode_t mode = pos == std::string::npos ? 0700 : 0755;
+    if (::mkdir(prefix.c_str(), mode) != 0 && errno != EEXIST)
       return false;
   }
   struct stat st;
-  return ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+  if (::lstat(path.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) ||
+      st.st_uid != ::geteuid())
+    return false;
+  if ((st.st_mode & 077) != 0 && ::chmod(path.c_str(), 0700) != 0)
+    return false;
+  return true;
 }
 
+/// Reads a cache entry file: only a regular file of ours that nobody else
+/// can write; never follows a link, never blocks on a FIFO.
 bool readFile(const std::string &path, std::vector<unsigned char> &out) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
   if (fd < 0)
     return false;
   struct stat st;
   bool ok = ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
+            st.st_uid == ::geteuid() && (st.st_mode & 022) == 0 &&
             static_cast<uint64_t>(st.st_size) <= kMaxEntrySize;
   if (ok) {
     out.resize(static_cast<size_t>(st.st_size));
@@ -114,12 +133,13 @@ bool writeAll(int fd, const void *data, size_t size) {
 void writeEntry(const std::string &dir, const std::string &path,
                 const std::string &key, const unsigned char *binary,
                 size_t binarySize) {
-  if (!makeDirectories(dir))
+  if (!makePrivateDirectory(dir))
     return;
   static std::atomic<unsigned> counter{0};
   std::string temp = path + ".tmp." + std::to_string(::getpid()) + "." +
                      std::to_string(counter.fetch_add(1));
-  int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  int fd = ::open(temp.c_str(),
+                  O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
   if (fd < 0)
     return;
   uint64_t header[4] = {key.size(), binarySize, hashFnv1a(binary, binarySize),
@@ -271,7 +291,8 @@ aotc_status_t buildProgram(cl_context context, const DeviceInfo &device,
 
   std::string dir = resolveCacheDir(request.cacheDirOption);
   std::string path;
-  if (!dir.empty())
+  // A directory that is not private to this user is not used at all.
+  if (!dir.empty() && makePrivateDirectory(dir))
     path = dir + "/" + sanitize(request.modelName) + "-" +
            hex64(hashFnv1a(key.data(), key.size())) +
            hex64(hashMix(key.data(), key.size())) + ".clbin";

@@ -180,4 +180,26 @@ TEST(ShapeChecks, ReshapeKeepsTheElementCount) {
                aotc::Error);
 }
 
+TEST(ShapeChecks, RankZeroInputsAndOutputs) {
+  // A float scalar in and out (the runner's default output tensor is one),
+  // and the empty shape of a scalar reduced to 0.
+  ModelBuilder mb("scalar");
+  mb.input("x", onnx::TensorProto::FLOAT, {});
+  mb.node("Relu", {"x"}, {"y"});
+  mb.output("y", onnx::TensorProto::FLOAT, {});
+  mb.node("Shape", {"x"}, {"s"});
+  ModelBuilder::attrInt(mb.node("ReduceSum", {"s"}, {"z"}), "keepdims", 0);
+  mb.output("z", onnx::TensorProto::INT64, {});
+  Compiled c = compileModel(mb.bytes());
+  ASSERT_EQ(c.exitCode, 0) << c.output;
+  aotc::Model m = loadModel(c.soPath);
+  for (float x : {-2.5f, 3.0f}) {
+    auto out = m.run({aotc::HostTensor::fromVector({}, std::vector<float>{x})});
+    ASSERT_EQ(out.size(), 2u);
+    EXPECT_EQ(out[0].rank(), 0);
+    EXPECT_EQ(out[0].toVector<float>(), std::vector<float>{std::max(x, 0.0f)});
+    EXPECT_EQ(out[1].toVector<int64_t>(), std::vector<int64_t>{0});
+  }
+}
+
 } // namespace

@@ -739,5 +739,83 @@ TEST(ProgramCache, EnvironmentSelectsDirectory) {
   EXPECT_TRUE(fromCache(again.get()));
 }
 
+TEST(ProgramCache, UntrustedEntriesAreNeverRunAndNeverBlock) {
+  TempDir dir;
+  ContainerPtr first = create(testDevice(), 1, dir.path().c_str());
+  ASSERT_NE(first, nullptr);
+  std::vector<std::string> files = cacheFiles(dir.path());
+  ASSERT_EQ(files.size(), 1u);
+  const std::string path = files[0];
+  const std::string good = readAll(path);
+  struct stat st;
+  ASSERT_EQ(::stat(dir.path().c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0700u) << "the cache directory is private";
+  ASSERT_EQ(::stat(path.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 077, 0u) << "entries are private";
+
+  // A FIFO where the entry should be: no hang, built from source, replaced.
+  ASSERT_EQ(::unlink(path.c_str()), 0);
+  ASSERT_EQ(::mkfifo(path.c_str(), 0600), 0);
+  {
+    ContainerPtr c = create(testDevice(), 1, dir.path().c_str());
+    ASSERT_NE(c, nullptr);
+    EXPECT_FALSE(fromCache(c.get()));
+    runAndCheck(c.get(), 3, 2);
+  }
+  ASSERT_EQ(::lstat(path.c_str(), &st), 0);
+  EXPECT_TRUE(S_ISREG(st.st_mode));
+
+  // A symlink to a valid entry elsewhere is not followed.
+  std::string elsewhere = dir.path() + "-elsewhere";
+  writeAll(elsewhere, good);
+  ::chmod(elsewhere.c_str(), 0600);
+  ASSERT_EQ(::unlink(path.c_str()), 0);
+  ASSERT_EQ(::symlink(elsewhere.c_str(), path.c_str()), 0);
+  {
+    ContainerPtr c = create(testDevice(), 1, dir.path().c_str());
+    ASSERT_NE(c, nullptr);
+    EXPECT_FALSE(fromCache(c.get()));
+  }
+  ::unlink(elsewhere.c_str());
+
+  // A valid entry that someone else can write (or, when the tests run as
+  // root, that another user owns) could have been forged: rebuilt, not run.
+  writeAll(path, good);
+  ASSERT_EQ(::chmod(path.c_str(), 0666), 0);
+  {
+    ContainerPtr c = create(testDevice(), 1, dir.path().c_str());
+    ASSERT_NE(c, nullptr);
+    EXPECT_FALSE(fromCache(c.get()));
+  }
+  if (::geteuid() == 0) {
+    writeAll(path, good);
+    ::chmod(path.c_str(), 0600);
+    ASSERT_EQ(::chown(path.c_str(), 12345, 12345), 0);
+    ContainerPtr c = create(testDevice(), 1, dir.path().c_str());
+    ASSERT_NE(c, nullptr);
+    EXPECT_FALSE(fromCache(c.get()));
+  }
+
+  // A directory with loose permissions is made private again; one owned by
+  // another user is not used.
+  ASSERT_EQ(::chmod(dir.path().c_str(), 0777), 0);
+  {
+    ContainerPtr c = create(testDevice(), 1, dir.path().c_str());
+    ASSERT_NE(c, nullptr);
+    ASSERT_EQ(::stat(dir.path().c_str(), &st), 0);
+    EXPECT_EQ(st.st_mode & 0777, 0700u);
+  }
+  if (::geteuid() == 0) {
+    std::string theirs = dir.path() + "/theirs";
+    ASSERT_EQ(::mkdir(theirs.c_str(), 0700), 0);
+    ASSERT_EQ(::chown(theirs.c_str(), 12345, 12345), 0);
+    ContainerPtr c = create(testDevice(), 1, theirs.c_str());
+    ASSERT_NE(c, nullptr);
+    EXPECT_FALSE(fromCache(c.get()));
+    EXPECT_TRUE(cacheFiles(theirs).empty());
+    ::rmdir(theirs.c_str());
+  }
+}
+
 } // namespace
 } // namespace aotc::test

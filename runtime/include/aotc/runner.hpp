@@ -107,7 +107,8 @@ inline const char *dtypeName(aotc_dtype_t dtype) {
 /// A dense row-major tensor that owns its host memory.
 class HostTensor {
 public:
-  HostTensor() = default;
+  /// A float32 scalar (rank 0, one element) holding 0.
+  HostTensor() { storage_.assign(nbytes(), 0); }
   /// A zero-filled tensor.
   HostTensor(aotc_dtype_t dtype, std::vector<int64_t> shape)
       : dtype_(dtype), shape_(std::move(shape)) {
