@@ -452,10 +452,14 @@ bool BoundsProver::proveNonNegative(const Expr &e) {
   Expr s = simplify(e, env_);
   if (lowerEndNonNegative(s))
     return true;
-  // From a fact f >= 0: e = f + (e - f) >= 0 when e - f >= 0.
+  // From a fact f >= 0: e = f + (e - f) >= 0 when e - f >= 0. (The facts
+  // are copied: proving may push and pop scope entries.)
+  std::vector<Expr> facts;
   for (const Entry &f : scope_)
-    if (f.kind == Entry::Fact &&
-        lowerEndNonNegative(simplify(s - f.fact, env_)))
+    if (f.kind == Entry::Fact)
+      facts.push_back(f.fact);
+  for (const Expr &f : facts)
+    if (lowerEndNonNegative(simplify(s - f, env_)))
       return true;
   return false;
 }

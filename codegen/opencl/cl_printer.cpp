@@ -420,6 +420,14 @@ Status KernelPrinter::printOuter(const Stmt &body) {
     s = f->body;
   }
   Stmt inner = s;
+  // A statically empty iteration space (a zero-sized output): no work-item
+  // ever runs the body, and printing it would divide by the zero extent.
+  for (const auto &[d, loops] : dims)
+    for (const For *f : loops)
+      if (f->extent.isConstValue(0)) {
+        line("return; // no elements");
+        return Status::ok();
+      }
   int expect = 0;
   for (const auto &[d, loops] : dims)
     if (d != expect++)

@@ -75,16 +75,30 @@ Expected<std::vector<Expr>> broadcastShapes(const Context &c, const Node &n,
     bool hasA = i + a.size() >= rank, hasB = i + b.size() >= rank;
     Expr x = hasA ? a[i + a.size() - rank] : Expr(1);
     Expr y = hasB ? b[i + b.size() - rank] : Expr(1);
+    int64_t vx, vy;
     if (x.isConstValue(1))
       out[i] = y;
     else if (y.isConstValue(1))
       out[i] = x;
     else if (proveEqual(x, y, c.env))
       out[i] = x;
-    else
+    else if (x.isConst(vx) && y.isConst(vy))
       return makeError(n.describe(), ": cannot broadcast shapes [",
                        printExprs(a), "] and [", printExprs(b), "]: dim ",
                        printExpr(x), " vs ", printExpr(y));
+    else {
+      // Symbolic: the code is compiled for the two dims being equal (a dim
+      // that is 1 only at run time would need another kernel), and the run
+      // checks it.
+      out[i] = y.isConst(vy) ? y : x;
+      c.graph.addAssumption(cmp(BinOp::EQ, x, y),
+                            n.describe() + ": cannot broadcast shapes [" +
+                                printExprs(a) + "] and [" + printExprs(b) +
+                                "]: dim " + printExpr(x) + " must equal " +
+                                printExpr(y) +
+                                " (a dim that is 1 only at run time is not "
+                                "broadcast)");
+    }
   }
   return out;
 }
@@ -93,8 +107,16 @@ Status requireEqual(const Context &c, const Node &n, const Expr &a,
                     const Expr &b, const std::string &what) {
   if (proveEqual(a, b, c.env))
     return Status::ok();
-  return makeError(n.describe(), ": ", what, " differ: ", printExpr(a), " vs ",
-                   printExpr(b));
+  // Provably different (3 vs 4, n vs n + 1): an error now.
+  int64_t d;
+  if (simplify(a - b, c.env).isConst(d))
+    return makeError(n.describe(), ": ", what, " differ: ", printExpr(a),
+                     " vs ", printExpr(b));
+  // Not provable at compile time: the run checks it.
+  c.graph.addAssumption(cmp(BinOp::EQ, a, b), n.describe() + ": " + what +
+                                                  " differ: " + printExpr(a) +
+                                                  " vs " + printExpr(b));
+  return Status::ok();
 }
 
 Expr minOf(const Context &c, const Expr &a, const Expr &b) {

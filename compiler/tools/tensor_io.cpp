@@ -95,6 +95,21 @@ double elementAsDouble(const aotc::HostTensor &t, int64_t i) {
   }
 }
 
+/// An integer element exactly (a double holds only 53 bits of an int64).
+int64_t elementAsInt64(const aotc::HostTensor &t, int64_t i) {
+  const auto *b = static_cast<const uint8_t *>(t.raw());
+  switch (t.dtype()) {
+  case AOTC_DTYPE_INT64:
+    return reinterpret_cast<const int64_t *>(b)[i];
+  case AOTC_DTYPE_INT32:
+    return reinterpret_cast<const int32_t *>(b)[i];
+  case AOTC_DTYPE_INT8:
+    return reinterpret_cast<const int8_t *>(b)[i];
+  default:
+    return b[i];
+  }
+}
+
 std::string shapeText(const std::vector<int64_t> &s) {
   std::string out = "[";
   for (size_t i = 0; i < s.size(); ++i)
@@ -129,6 +144,17 @@ Comparison compareTensors(const aotc::HostTensor &got,
   bool flt =
       got.dtype() == AOTC_DTYPE_FLOAT32 || got.dtype() == AOTC_DTYPE_FLOAT64;
   for (int64_t i = 0; i < got.numel(); ++i) {
+    if (!flt) { // integers and bools: exactly
+      int64_t gi = elementAsInt64(got, i), wi = elementAsInt64(want, i);
+      if (gi != wi && c.ok) {
+        c.ok = false;
+        c.worstIndex = i;
+        c.worstError = std::fabs(static_cast<double>(gi) - wi);
+        c.message = "element " + std::to_string(i) + ": got " +
+                    std::to_string(gi) + ", expected " + std::to_string(wi);
+      }
+      continue;
+    }
     double g = elementAsDouble(got, i), w = elementAsDouble(want, i);
     if (std::isnan(g) && std::isnan(w))
       continue;

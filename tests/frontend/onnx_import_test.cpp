@@ -577,12 +577,12 @@ agraph (float[2, 3] x, float[4, 5] w) => (float[2, 5] y) { y = MatMul(x, w) }
 
 TEST(OnnxImportErrors, ShapeErrorsNameTheNode) {
   EXPECT_EQ(importError(model(R"(
-agraph (float[batch, 3] x, float[seq, 3] y) => (float[batch, 3] z) {
+agraph (float[batch, 3] x, float[batch, 4] y) => (float[batch, 3] z) {
   z = Add(x, y)
 }
 )")),
             "<text>: node 'z' (Add): cannot broadcast shapes [batch,3] and "
-            "[seq,3]: dim batch vs seq");
+            "[batch,4]: dim 3 vs 4");
   EXPECT_EQ(importError(model(R"(
 agraph (float[batch, 12] x, int64[2] s) => (float[batch, 12] y) {
   y = Reshape(x, s)

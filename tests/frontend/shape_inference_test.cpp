@@ -162,12 +162,24 @@ agraph (float[batch, seq, 64] x, float[64, 32] w, float[2, 1, 3, 4] p,
   EXPECT_EQ(typeOf(*g, "vm"), "f32[5]");
   EXPECT_EQ(typeOf(*g, "kv"), "f32[3]");
   EXPECT_EQ(typeOf(*g, "vv"), "f32[]");
-  EXPECT_EQ(importError(model(R"(
+  // A symbolic contracted dim against a static one: checked at run time.
+  auto h = importOk(model(R"(
 agraph (float[batch, k] x, float[64, 32] w) => (float[batch, 32] y) {
   y = MatMul(x, w)
 }
+)"));
+  ASSERT_TRUE(h);
+  ASSERT_EQ(h->assumptions().size(), 1u);
+  EXPECT_EQ(h->assumptions()[0].message,
+            "node 'y' (MatMul): contracted dims differ: k vs 64");
+  EXPECT_EQ(printExpr(h->assumptions()[0].holds), "(k == 64)");
+  // Provably different: an error at once.
+  EXPECT_EQ(importError(model(R"(
+agraph (float[batch, 63] x, float[64, 32] w) => (float[batch, 32] y) {
+  y = MatMul(x, w)
+}
 )")),
-            "<text>: node 'y' (MatMul): contracted dims differ: k vs 64");
+            "<text>: node 'y' (MatMul): contracted dims differ: 63 vs 64");
 }
 
 TEST(ShapeInference, Gemm) {
@@ -496,13 +508,21 @@ agraph (float[batch, 3] x, float[batch, 5] y, float[seq, 4] a, float[seq, 4] b)
   EXPECT_EQ(typeOf(*g, "z"), "f32[batch,8]");
   EXPECT_EQ(attrOf(*g, "z", "axis"), "1");
   EXPECT_EQ(evalDims(*g, "c", {{"seq", 7}}), "[21,4]");
-  EXPECT_EQ(importError(model(R"(
+  auto h = importOk(model(R"(
 agraph (float[batch, 3] x, float[seq, 5] y) => (float[batch, 8] z) {
   z = Concat <axis = 1> (x, y)
 }
+)"));
+  ASSERT_TRUE(h);
+  ASSERT_EQ(h->assumptions().size(), 1u);
+  EXPECT_EQ(h->assumptions()[0].message,
+            "node 'z' (Concat): dims 0 of the inputs differ: seq vs batch");
+  EXPECT_EQ(importError(model(R"(
+agraph (float[2, 3] x, float[3, 5] y) => (float[2, 8] z) {
+  z = Concat <axis = 1> (x, y)
+}
 )")),
-            "<text>: node 'z' (Concat): dims 0 of the inputs differ: seq vs "
-            "batch");
+            "<text>: node 'z' (Concat): dims 0 of the inputs differ: 3 vs 2");
 }
 
 TEST(ShapeInference, Gather) {

@@ -1,0 +1,760 @@
+"""Random valid ONNX graphs over the ops aotc supports, with ONNX Runtime as
+the oracle.
+
+A graph is built op by op from a pool of tensors (graph inputs, initializers
+and node results) whose dtype and concrete shape the generator tracks.
+Inputs get symbolic dims (dim_param) at random; names of tensors, nodes, dims
+and the graph come from a pool of identifiers that generated code uses,
+C/C++/OpenCL keywords and odd strings. Values include every integer type's
+limits. Ops whose result ONNX leaves undefined for some inputs (float to int
+casts out of range, integer division by zero) are either built so that the
+inputs are safe or checked against the intermediate values ONNX Runtime
+computes; a graph with such a hazard is skipped, not compared.
+
+make_case(seed) returns a Case (model, inputs, expected outputs) or a reason
+to skip it. Deterministic for a seed.
+"""
+
+import math
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+OPSET = 17
+
+DTYPES = {
+    "f32": (TensorProto.FLOAT, np.float32),
+    "f64": (TensorProto.DOUBLE, np.float64),
+    "i8": (TensorProto.INT8, np.int8),
+    "u8": (TensorProto.UINT8, np.uint8),
+    "i32": (TensorProto.INT32, np.int32),
+    "i64": (TensorProto.INT64, np.int64),
+    "bool": (TensorProto.BOOL, np.bool_),
+}
+FLOATS = ["f32", "f64"]
+INTS = ["i8", "u8", "i32", "i64"]
+SIGNED = ["f32", "f64", "i8", "i32", "i64"]
+NUMERIC = FLOATS + INTS
+ALL = NUMERIC + ["bool"]
+
+# Identifiers aotc's printers emit, keywords and builtins, odd strings.
+TRICKY_NAMES = [
+    "x", "acc", "red", "r0", "r1", "i0", "i1", "gid0", "in0", "in1", "out0",
+    "t3", "c1", "k0_y", "s", "s_n", "s_batch", "batch", "n", "args", "global",
+    "err", "errors", "errors_base", "dims", "ctx", "run", "ovf", "int64_t",
+    "aotc_min", "aotc_check_index", "aotc_add_i", "check_symbols", "kSymbols",
+    "int", "float", "double", "long", "char", "uchar", "bool", "half",
+    "float4", "return", "kernel", "__kernel", "__global", "constant",
+    "local", "private", "exp", "min", "max", "select", "clamp",
+    "get_global_id", "barrier", "if", "else", "for", "while", "struct",
+    "class", "template", "namespace", "main", "NULL", "INFINITY", "NAN",
+    "M_PI", "true", "false", "auto", "register", "volatile", "sizeof", "new",
+    "delete", "this", "void", "static", "extern", "inline", "const",
+    "a.b", "a-b", "a b", "9lives", "_", "__x", 'x"y', "x\\y", "x/*y",
+    "\u00e9t\u00e9", "name_" + "z" * 70,
+]
+
+
+class Tensor:
+    def __init__(self, name, dt, shape, kind, sym=None, value=None):
+        self.name = name
+        self.dt = dt
+        self.shape = list(shape)
+        self.kind = kind  # "input", "const" or "node"
+        self.sym = sym or [None] * len(shape)
+        self.value = value  # inputs and constants: the numpy data
+
+    @property
+    def rank(self):
+        return len(self.shape)
+
+    @property
+    def numel(self):
+        return int(np.prod(self.shape)) if self.shape else 1
+
+
+class Skip(Exception):
+    """This op cannot be built from the current pool."""
+
+
+def broadcast(a, b):
+    r = max(len(a), len(b))
+    a = [1] * (r - len(a)) + list(a)
+    b = [1] * (r - len(b)) + list(b)
+    out = []
+    for x, y in zip(a, b):
+        if x != y and x != 1 and y != 1:
+            raise Skip()
+        out.append(y if x == 1 else x)
+    return out
+
+
+class Builder:
+    def __init__(self, rng, tricky_names=True):
+        self.rng = rng
+        self.tricky = tricky_names
+        self.used = set()
+        self.pool = []
+        self.inputs = []
+        self.initializers = []
+        self.nodes = []
+        self.params = {}  # size -> dim_param name shared by inputs
+        self.ops = []  # op types, for statistics
+
+    # --- names and values -------------------------------------------------
+
+    def name(self, hint):
+        for _ in range(20):
+            if self.tricky and self.rng.random() < 0.35:
+                n = self.rng.choice(TRICKY_NAMES)
+            else:
+                n = "%s%d" % (hint, len(self.used))
+            if n not in self.used:
+                self.used.add(n)
+                return n
+        n = "%s_%d" % (hint, len(self.used))
+        self.used.add(n)
+        return n
+
+    def values(self, dt, shape, nonzero=False, positive=False):
+        rng, np_dt = self.rng, DTYPES[dt][1]
+        n = int(np.prod(shape)) if shape else 1
+        if dt in FLOATS:
+            scale = rng.choice([1.0, 1.0, 10.0, 1e-3, 100.0])
+            v = rng.normal(0.0, scale, n)
+            if positive:
+                v = np.abs(v) + 0.1
+            if nonzero:
+                v[v == 0] = 1.0
+            out = v.astype(np_dt)
+        elif dt == "bool":
+            out = rng.random(n) < 0.5
+        else:
+            info = np.iinfo(np_dt)
+            lo, hi = int(info.min), int(info.max)
+            if positive:
+                lo = 1
+            # A third each: anywhere in the range, small, the limits.
+            wide = rng.integers(lo, hi, size=n, endpoint=True, dtype=np.int64)
+            small = np.clip(rng.integers(-5, 6, size=n), lo, hi)
+            limits = np.array([lo, hi, max(lo, -1), max(lo, 0), 1, lo + 1,
+                               hi - 1], dtype=np.int64)
+            edge = limits[rng.integers(0, len(limits), size=n)]
+            pick = rng.random(n)
+            v = np.where(pick < 0.3, edge, np.where(pick < 0.6, small, wide))
+            if nonzero:
+                v = np.where((v == 0) | (v == -1), 2, v)
+            out = v.astype(np_dt)
+        return out.reshape(shape)
+
+    # --- tensors ------------------------------------------------------------
+
+    def random_shape(self, rank=None, min_rank=0, max_rank=4):
+        rng = self.rng
+        if rank is None:
+            rank = int(rng.integers(min_rank, max_rank + 1))
+        sizes = [0, 1, 1, 2, 3, 3, 4, 5, 7]
+        return [int(rng.choice(sizes)) if rng.random() < 0.15
+                else int(rng.choice(sizes[1:])) for _ in range(rank)]
+
+    def new_input(self, dt, shape):
+        sym = []
+        for d in shape:
+            if d > 1 and self.rng.random() < 0.35:
+                if d not in self.params:
+                    self.params[d] = self.name("d")
+                sym.append(self.params[d])
+            else:
+                sym.append(None)
+        t = Tensor(self.name("in"), dt, shape, "input", sym,
+                   self.values(dt, shape))
+        self.inputs.append(t)
+        self.pool.append(t)
+        return t
+
+    def new_const(self, dt, shape, value=None, **kw):
+        if value is None:
+            value = self.values(dt, shape, **kw)
+        value = np.asarray(value, dtype=DTYPES[dt][1]).reshape(shape)
+        t = Tensor(self.name("c"), dt, shape, "const", value=value)
+        self.initializers.append(t)
+        self.pool.append(t)
+        return t
+
+    def leaf(self, dt, shape, **kw):
+        """A new input or constant."""
+        if self.rng.random() < 0.5:
+            t = self.new_input(dt, shape)
+            if kw:  # inputs with constraints get constrained values
+                t.value = self.values(dt, shape, **kw)
+            return t
+        return self.new_const(dt, shape, **kw)
+
+    def pick(self, dts=ALL, pred=lambda t: True):
+        cands = [t for t in self.pool if t.dt in dts and pred(t)]
+        if not cands:
+            raise Skip()
+        # Prefer recent results: chains fuse.
+        weights = np.array([1.0 + 3.0 * (t.kind == "node") + 0.2 * i
+                            for i, t in enumerate(cands)])
+        return cands[self.rng.choice(len(cands), p=weights / weights.sum())]
+
+    def node(self, op, inputs, out_dt, out_shape, **attrs):
+        out = Tensor(self.name("t"), out_dt, out_shape, "node")
+        names = [t.name if t is not None else "" for t in inputs]
+        self.nodes.append(helper.make_node(op, names, [out.name],
+                                           name=self.name("n"), **attrs))
+        self.pool.append(out)
+        self.ops.append(op)
+        return out
+
+    def partner(self, a, dts=None, **kw):
+        """A tensor of a's dtype that broadcasts with a: an existing one or a
+        new leaf of a broadcastable shape."""
+        dt = a.dt
+        if self.rng.random() < 0.4:
+            try:
+                return self.pick([dt], lambda t: t is not a and _bcast_ok(
+                    t.shape, a.shape) and not kw)
+            except Skip:
+                pass
+        shape = list(a.shape)
+        r = self.rng.random()
+        if r < 0.3 and shape:
+            shape = shape[int(self.rng.integers(0, len(shape) + 1)):]
+        elif r < 0.6:
+            shape = [1 if self.rng.random() < 0.4 else d for d in shape]
+        return self.leaf(dt, shape, **kw)
+
+
+def _bcast_ok(a, b):
+    try:
+        broadcast(a, b)
+        return True
+    except Skip:
+        return False
+
+
+# --- ops ---------------------------------------------------------------------
+# Each takes a Builder and adds one node (and the leaves it needs), or raises
+# Skip when the pool offers nothing suitable.
+
+
+def op_binary(b):
+    op = b.rng.choice(["Add", "Sub", "Mul", "Div", "Pow", "Max", "Min",
+                       "Equal", "Less", "Greater"])
+    dts = FLOATS if op == "Pow" else NUMERIC
+    if op == "Equal":
+        dts = ALL
+    a = b.pick(dts)
+    if op == "Div" and a.dt in INTS:
+        # An integer divisor from data must be safe (ONNX Runtime traps on
+        # x / 0 and MIN / -1): a new leaf with no 0 and no -1.
+        c = b.partner(a, nonzero=True)
+    else:
+        c = b.partner(a)
+    shape = broadcast(a.shape, c.shape)
+    out_dt = "bool" if op in ("Equal", "Less", "Greater") else a.dt
+    if op in ("Max", "Min") and b.rng.random() < 0.3:
+        d = b.partner(a)
+        shape = broadcast(shape, d.shape)
+        return b.node(op, [a, c, d], out_dt, shape)
+    return b.node(op, [a, c], out_dt, shape)
+
+
+def op_where(b):
+    x = b.pick(ALL)
+    y = b.partner(x)
+    shape = broadcast(x.shape, y.shape)
+    try:
+        cond = b.pick(["bool"], lambda t: _bcast_ok(t.shape, shape))
+    except Skip:
+        cond = b.leaf("bool", [d if b.rng.random() < 0.7 else 1 for d in shape])
+    return b.node("Where", [cond, x, y], x.dt, broadcast(cond.shape, shape))
+
+
+def op_unary(b):
+    op = b.rng.choice(["Neg", "Abs", "Exp", "Log", "Sqrt", "Reciprocal", "Erf",
+                       "Relu", "LeakyRelu", "Sigmoid", "Tanh", "Floor", "Ceil",
+                       "Identity", "Not"])
+    dts = {"Neg": SIGNED, "Abs": NUMERIC, "Identity": ALL, "Not": ["bool"],
+           "Relu": FLOATS + ["i8", "i32", "i64"]}.get(op, FLOATS)
+    a = b.pick(dts)
+    attrs = {}
+    if op == "LeakyRelu":
+        attrs["alpha"] = float(b.rng.choice([0.01, 0.2, -0.5]))
+    return b.node(op, [a], a.dt, a.shape, **attrs)
+
+
+def op_clip(b):
+    a = b.pick(NUMERIC)
+    lo = hi = None
+    vals = np.sort(b.values(a.dt, [2]).astype(np.float64))
+    if b.rng.random() < 0.7:
+        lo = b.new_const(a.dt, [], vals[0])
+    if b.rng.random() < 0.7:
+        hi = b.new_const(a.dt, [], vals[1])
+    ins = [a, lo, hi]
+    while ins and ins[-1] is None:
+        ins.pop()
+    return b.node("Clip", ins, a.dt, a.shape)
+
+
+def op_cast(b):
+    a = b.pick(ALL)
+    to = b.rng.choice(ALL)
+    return b.node("Cast", [a], to, a.shape, to=DTYPES[to][0])
+
+
+def op_matmul(b):
+    dts = FLOATS + (["i32", "i64"] if b.rng.random() < 0.2 else [])
+    a = b.pick(dts, lambda t: t.rank >= 1)
+    k = a.shape[-1]
+    n = int(b.rng.choice([1, 2, 3, 5]))
+    r = b.rng.random()
+    if a.rank == 1 or r < 0.3:
+        bshape = [k] if r < 0.1 else [k, n]
+    else:
+        batch = a.shape[:-2][int(b.rng.integers(0, a.rank - 1)):] if a.rank > 2 else []
+        bshape = [1 if b.rng.random() < 0.3 else d for d in batch] + [k, n]
+    c = b.leaf(a.dt, bshape)
+    # The output shape, NumPy's matmul rules.
+    x = np.zeros(a.shape, np.float32)
+    y = np.zeros(bshape, np.float32)
+    return b.node("MatMul", [a, c], a.dt, list(np.matmul(x, y).shape))
+
+
+def op_gemm(b):
+    a = b.pick(FLOATS, lambda t: t.rank == 2)
+    ta, tb = int(b.rng.integers(0, 2)), int(b.rng.integers(0, 2))
+    m, k = (a.shape[1], a.shape[0]) if ta else a.shape
+    n = int(b.rng.choice([1, 2, 4, 6]))
+    w = b.leaf(a.dt, [n, k] if tb else [k, n])
+    ins = [a, w]
+    if b.rng.random() < 0.7:
+        shapes = [[n], [1, n], [m, n], [m, 1], []]
+        ins.append(b.leaf(a.dt, shapes[int(b.rng.integers(0, len(shapes)))]))
+    attrs = dict(transA=ta, transB=tb)
+    if b.rng.random() < 0.5:
+        attrs["alpha"] = float(b.rng.choice([0.5, -2.0, 1.0]))
+        attrs["beta"] = float(b.rng.choice([0.0, 0.5, 1.0, 3.0]))
+    return b.node("Gemm", ins, a.dt, [m, n], **attrs)
+
+
+def window_out(inp, k, s, pb, pe, d, ceil):
+    ek = d * (k - 1) + 1
+    span = inp + pb + pe - ek
+    if span < 0:
+        raise Skip()
+    o = (span + s - 1) // s + 1 if ceil else span // s + 1
+    if ceil and (o - 1) * s >= inp + pb:
+        o -= 1
+    return o
+
+
+def window_attrs(b, x, k, allow_dil=True, allow_ceil=True):
+    sp = x.rank - 2
+    strides = [int(b.rng.choice([1, 1, 2, 3])) for _ in range(sp)]
+    dil = [int(b.rng.choice([1, 1, 2])) if allow_dil else 1 for _ in range(sp)]
+    ek = [dil[i] * (k[i] - 1) + 1 for i in range(sp)]
+    pads = [int(b.rng.integers(0, ek[i % sp])) for i in range(2 * sp)]
+    ceil = int(allow_ceil and b.rng.random() < 0.3)
+    attrs = dict(kernel_shape=k, strides=strides, pads=pads)
+    if any(d != 1 for d in dil):
+        attrs["dilations"] = dil
+    if ceil:
+        attrs["ceil_mode"] = 1
+    auto = b.rng.random()
+    out = []
+    if auto < 0.15 and all(s == 1 for s in strides) or (auto < 0.1):
+        mode = b.rng.choice(["SAME_UPPER", "SAME_LOWER", "VALID"])
+        del attrs["pads"]
+        attrs["auto_pad"] = mode
+        attrs.pop("ceil_mode", None)
+        for i in range(sp):
+            n = x.shape[2 + i]
+            if mode == "VALID":
+                if n < ek[i]:
+                    raise Skip()
+                out.append((n - ek[i]) // strides[i] + 1)
+            else:
+                out.append((n + strides[i] - 1) // strides[i])
+        return attrs, out
+    for i in range(sp):
+        out.append(window_out(x.shape[2 + i], k[i], strides[i], pads[i],
+                              pads[i + sp], dil[i], ceil))
+    return attrs, out
+
+
+def op_conv(b):
+    x = b.pick(FLOATS, lambda t: t.rank in (3, 4) and t.shape[1] > 0 and
+               all(d > 0 for d in t.shape[2:]))
+    c = x.shape[1]
+    groups = [g for g in (1, 2, 3) if c % g == 0]
+    g = int(b.rng.choice(groups))
+    m = g * int(b.rng.choice([1, 2, 3]))
+    k = [int(b.rng.choice([1, 2, 3])) for _ in range(x.rank - 2)]
+    attrs, sp = window_attrs(b, x, k, allow_ceil=False)
+    w = b.new_const(x.dt, [m, c // g] + k)
+    ins = [x, w]
+    if b.rng.random() < 0.6:
+        ins.append(b.new_const(x.dt, [m]))
+    attrs.pop("ceil_mode", None)
+    if g > 1:
+        attrs["group"] = g
+    return b.node("Conv", ins, x.dt, [x.shape[0], m] + sp, **attrs)
+
+
+def op_pool(b):
+    op = b.rng.choice(["MaxPool", "AveragePool", "GlobalMaxPool",
+                       "GlobalAveragePool"])
+    dts = FLOATS + (["i8", "u8"] if op == "MaxPool" else [])
+    x = b.pick(dts, lambda t: t.rank in (3, 4) and
+               all(d > 0 for d in t.shape[2:]))
+    if op.startswith("Global"):
+        return b.node(op, [x], x.dt, x.shape[:2] + [1] * (x.rank - 2))
+    k = [int(b.rng.choice([1, 2, 3])) for _ in range(x.rank - 2)]
+    attrs, sp = window_attrs(b, x, k, allow_dil=op == "MaxPool")
+    if op == "AveragePool" and b.rng.random() < 0.5:
+        attrs["count_include_pad"] = 1
+    return b.node(op, [x], x.dt, x.shape[:2] + sp, **attrs)
+
+
+def op_softmax(b):
+    op = b.rng.choice(["Softmax", "LogSoftmax"])
+    x = b.pick(FLOATS, lambda t: t.rank >= 1)
+    axis = int(b.rng.integers(-x.rank, x.rank))
+    return b.node(op, [x], x.dt, x.shape, axis=axis)
+
+
+def op_reduce(b):
+    op = b.rng.choice(["ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin"])
+    dts = FLOATS + ["i32", "i64"] + (["i8", "u8"] if op in ("ReduceMax",
+                                                          "ReduceMin") else [])
+    x = b.pick(dts, lambda t: t.rank >= 1)
+    axes = sorted(set(int(a) for a in b.rng.integers(0, x.rank,
+                                                    int(b.rng.integers(1, x.rank + 1)))))
+    empty = any(x.shape[a] == 0 for a in axes)
+    if empty and op != "ReduceSum":
+        raise Skip()  # max, min, mean of nothing: not defined by ONNX
+    keep = int(b.rng.integers(0, 2))
+    shape = [(1 if i in axes else d) for i, d in enumerate(x.shape) if keep or i not in axes]
+    if b.rng.random() < 0.5 and not x.numel == 0:
+        # (ONNX Runtime 1.20 mis-sizes reductions of empty tensors over
+        # negative axes.)
+        axes = [a - x.rank if b.rng.random() < 0.5 else a for a in axes]
+    if op == "ReduceSum":  # axes is an input from opset 13
+        ax = b.new_const("i64", [len(axes)], axes)
+        return b.node(op, [x, ax], x.dt, shape, keepdims=keep)
+    return b.node(op, [x], x.dt, shape, keepdims=keep, axes=axes)
+
+
+def op_batchnorm(b):
+    x = b.pick(FLOATS, lambda t: t.rank >= 2)
+    c = x.shape[1]
+    ins = [x, b.new_const(x.dt, [c]), b.new_const(x.dt, [c]),
+           b.new_const(x.dt, [c]), b.new_const(x.dt, [c], positive=True)]
+    return b.node("BatchNormalization", ins, x.dt, x.shape,
+                  epsilon=float(b.rng.choice([1e-5, 1e-3])))
+
+
+def op_reshape(b):
+    x = b.pick(ALL)
+    n = x.numel
+    dims = []
+    rest = n
+    for _ in range(int(b.rng.integers(0, 4))):
+        divs = [d for d in range(1, 8) if rest % d == 0] if rest else [0, 1, 2]
+        d = int(b.rng.choice(divs))
+        dims.append(d)
+        rest = rest // d if d else 0
+    dims.append(rest)
+    b.rng.shuffle(dims)
+    spec = list(dims)
+    if n > 0 and b.rng.random() < 0.5:
+        spec[int(b.rng.integers(0, len(spec)))] = -1
+    for i in range(min(len(spec), x.rank)):
+        if spec[i] == x.shape[i] and spec[i] != 0 and b.rng.random() < 0.3:
+            spec[i] = 0  # copy the input dim
+    if spec.count(-1) == 1 and 0 in dims:
+        raise Skip()
+    return b.node("Reshape", [x, b.new_const("i64", [len(spec)], spec)],
+                  x.dt, dims)
+
+
+def op_flatten(b):
+    x = b.pick(ALL)
+    axis = int(b.rng.integers(-x.rank, x.rank + 1)) if x.rank else 0
+    a = axis + x.rank if axis < 0 else axis
+    outer = int(np.prod(x.shape[:a])) if a else 1
+    inner = int(np.prod(x.shape[a:])) if a < x.rank else 1
+    return b.node("Flatten", [x], x.dt, [outer, inner], axis=axis)
+
+
+def op_transpose(b):
+    x = b.pick(ALL, lambda t: t.rank >= 1)
+    perm = [int(p) for p in b.rng.permutation(x.rank)]
+    return b.node("Transpose", [x], x.dt, [x.shape[p] for p in perm], perm=perm)
+
+
+def op_squeeze(b):
+    if b.rng.random() < 0.5:
+        x = b.pick(ALL, lambda t: 1 in t.shape)
+        ones = [i for i, d in enumerate(x.shape) if d == 1]
+        axes = sorted(set(int(a) for a in b.rng.choice(ones, int(b.rng.integers(1, len(ones) + 1)))))
+        shape = [d for i, d in enumerate(x.shape) if i not in axes]
+        axes = [a - x.rank if b.rng.random() < 0.3 else a for a in axes]
+        return b.node("Squeeze", [x, b.new_const("i64", [len(axes)], axes)],
+                      x.dt, shape)
+    x = b.pick(ALL, lambda t: t.rank < 5)
+    k = int(b.rng.integers(1, 3))
+    r = x.rank + k
+    axes = sorted(int(a) for a in b.rng.choice(r, size=k, replace=False))
+    shape, it = [], iter(x.shape)
+    for i in range(x.rank + len(axes)):
+        shape.append(1 if i in axes else next(it))
+    axes = [a - len(shape) if b.rng.random() < 0.3 else a for a in axes]
+    return b.node("Unsqueeze", [x, b.new_const("i64", [len(axes)], axes)],
+                  x.dt, shape)
+
+
+def op_concat(b):
+    x = b.pick(ALL, lambda t: t.rank >= 1)
+    axis = int(b.rng.integers(0, x.rank))
+    parts = [x]
+    total = x.shape[axis]
+    for _ in range(int(b.rng.integers(1, 3))):
+        s = list(x.shape)
+        s[axis] = int(b.rng.choice([0, 1, 2, 3]))
+        total += s[axis]
+        parts.append(b.leaf(x.dt, s))
+    b.rng.shuffle(parts)
+    shape = list(x.shape)
+    shape[axis] = total
+    if b.rng.random() < 0.3:
+        axis -= x.rank
+    return b.node("Concat", parts, x.dt, shape, axis=axis)
+
+
+def op_gather(b):
+    x = b.pick(ALL, lambda t: t.rank >= 1)
+    axis = int(b.rng.integers(0, x.rank))
+    n = x.shape[axis]
+    if n == 0:
+        raise Skip()
+    ishape = b.random_shape(max_rank=2)
+    idx = b.rng.integers(-n, n, size=ishape if ishape else None)
+    dt = b.rng.choice(["i32", "i64"])
+    ind = b.leaf(dt, ishape) if False else None
+    if b.rng.random() < 0.5:
+        ind = b.new_input(dt, ishape)
+        ind.value = np.asarray(idx, dtype=DTYPES[dt][1]).reshape(ishape)
+    else:
+        ind = b.new_const(dt, ishape, idx)
+    shape = x.shape[:axis] + ishape + x.shape[axis + 1:]
+    if b.rng.random() < 0.3:
+        axis -= x.rank
+    return b.node("Gather", [x, ind], x.dt, shape, axis=axis)
+
+
+def op_slice(b):
+    x = b.pick(ALL, lambda t: t.rank >= 1)
+    k = int(b.rng.integers(1, x.rank + 1))
+    axes = [int(a) for a in b.rng.permutation(x.rank)[:k]]
+    starts, ends, steps, shape = [], [], [], list(x.shape)
+    for a in axes:
+        n = x.shape[a]
+        step = int(b.rng.choice([1, 1, 2, -1, -2, 3]))
+        big = [-(2 ** 62), 2 ** 62, -n - 3, n + 3]
+        s = int(b.rng.integers(-n - 2, n + 3)) if b.rng.random() < 0.8 else int(b.rng.choice(big))
+        e = int(b.rng.integers(-n - 2, n + 3)) if b.rng.random() < 0.8 else int(b.rng.choice(big))
+        starts.append(s), ends.append(e), steps.append(step)
+        shape[a] = len(range(n)[slice(s, e, step)]) if n else 0
+    ins = [x, b.new_const("i64", [k], starts), b.new_const("i64", [k], ends)]
+    if b.rng.random() < 0.8:
+        ins.append(b.new_const("i64", [k], [a - x.rank if b.rng.random() < 0.3 else a for a in axes]))
+        ins.append(b.new_const("i64", [k], steps))
+    elif axes != list(range(k)) or any(s != 1 for s in steps):
+        raise Skip()
+    return b.node("Slice", ins, x.dt, shape)
+
+
+def op_pad(b):
+    x = b.pick(NUMERIC, lambda t: t.rank >= 1)
+    pads = [int(b.rng.integers(0, 3)) for _ in range(2 * x.rank)]
+    shape = [d + pads[i] + pads[i + x.rank] for i, d in enumerate(x.shape)]
+    ins = [x, b.new_const("i64", [2 * x.rank], pads)]
+    if b.rng.random() < 0.5:
+        ins.append(b.new_const(x.dt, []))
+    return b.node("Pad", ins, x.dt, shape, mode="constant")
+
+
+def op_expand(b):
+    x = b.pick(ALL)
+    shape = [d if d != 1 or b.rng.random() < 0.5 else int(b.rng.choice([2, 3]))
+             for d in x.shape]
+    shape = [int(b.rng.choice([1, 2]))] * int(b.rng.integers(0, 2)) + shape
+    spec = [1 if (i >= len(shape) - x.rank and b.rng.random() < 0.3 and
+                  x.shape[i - len(shape) + x.rank] == shape[i]) else d
+            for i, d in enumerate(shape)]
+    return b.node("Expand", [x, b.new_const("i64", [len(spec)], spec)], x.dt,
+                  broadcast(x.shape, spec))
+
+
+def op_shape(b):
+    x = b.pick(ALL)
+    attrs = {}
+    if x.rank and b.rng.random() < 0.4:
+        attrs["start"] = int(b.rng.integers(-x.rank, x.rank + 1))
+    if x.rank and b.rng.random() < 0.4:
+        attrs["end"] = int(b.rng.integers(-x.rank, x.rank + 1))
+    n = len(x.shape[slice(attrs.get("start"), attrs.get("end"))])
+    s = b.node("Shape", [x], "i64", [n], **attrs)
+    if b.rng.random() < 0.5:  # shape arithmetic, then a tensor of that shape
+        dt = b.rng.choice(ALL)
+        value = numpy_helper.from_array(b.values(dt, [1]), name="v")
+        shape = x.shape[slice(attrs.get("start"), attrs.get("end"))]
+        return b.node("ConstantOfShape", [s], dt, shape, value=value)
+    return s
+
+
+def op_constant(b):
+    dt = b.rng.choice(ALL)
+    shape = b.random_shape(max_rank=2)
+    t = numpy_helper.from_array(b.values(dt, shape), name="v")
+    return b.node("Constant", [], dt, shape, value=t)
+
+
+OPS = [(op_binary, 6), (op_where, 1), (op_unary, 4), (op_clip, 1),
+       (op_cast, 3), (op_matmul, 2), (op_gemm, 1), (op_conv, 2), (op_pool, 2),
+       (op_softmax, 1), (op_reduce, 2), (op_batchnorm, 1), (op_reshape, 2),
+       (op_flatten, 1), (op_transpose, 2), (op_squeeze, 2), (op_concat, 2),
+       (op_gather, 2), (op_slice, 2), (op_pad, 1), (op_expand, 1),
+       (op_shape, 1), (op_constant, 1)]
+
+
+# --- the graph and its reference ----------------------------------------------
+
+
+def value_info(t):
+    shape = [s if s is not None else d for d, s in zip(t.shape, t.sym)]
+    return helper.make_tensor_value_info(t.name, DTYPES[t.dt][0], shape)
+
+
+class Case:
+    def __init__(self, model, inputs, outputs, ops):
+        self.model = model
+        self.inputs = inputs  # list of numpy arrays, in graph input order
+        self.outputs = outputs
+        self.ops = ops
+
+
+def build(seed, max_ops=6, tricky_names=True):
+    rng = np.random.default_rng(seed)
+    b = Builder(rng, tricky_names)
+    for _ in range(int(rng.integers(1, 3))):
+        b.new_input(rng.choice(ALL), b.random_shape(min_rank=0))
+    target = int(rng.integers(1, max_ops + 1))
+    funcs = [f for f, w in OPS]
+    weights = np.array([w for f, w in OPS], dtype=float)
+    tries = 0
+    while len(b.nodes) < target and tries < 200:
+        tries += 1
+        f = funcs[rng.choice(len(funcs), p=weights / weights.sum())]
+        mark = (len(b.pool), len(b.inputs), len(b.initializers), len(b.nodes),
+                len(b.ops))
+        try:
+            f(b)
+        except Skip:
+            del b.pool[mark[0]:]
+            del b.inputs[mark[1]:]
+            del b.initializers[mark[2]:]
+            del b.nodes[mark[3]:]
+            del b.ops[mark[4]:]
+    if not b.nodes:
+        return None
+    results = [t for t in b.pool if t.kind == "node"]
+    outs = [results[-1]] + [t for t in results[:-1] if rng.random() < 0.3]
+    graph = helper.make_graph(
+        b.nodes, b.name("g"), [value_info(t) for t in b.inputs],
+        [helper.make_tensor_value_info(t.name, DTYPES[t.dt][0], [])
+         for t in outs],
+        [numpy_helper.from_array(t.value, t.name) for t in b.initializers])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)])
+    model.ir_version = 8
+    return model, [t.value for t in b.inputs], b.ops, results
+
+
+def hazards(model, values):
+    """Reasons the reference is undefined, from every intermediate value."""
+    out = []
+    for node in model.graph.node:
+        if node.op_type == "Cast":
+            to = next(a.i for a in node.attribute if a.name == "to")
+            x = values.get(node.input[0])
+            if x is None or x.dtype.kind != "f":
+                continue
+            target = {v[0]: v[1] for v in DTYPES.values()}[to]
+            if target == np.bool_ or np.dtype(target).kind == "f":
+                continue
+            info = np.iinfo(target)
+            if x.size and (not np.all(np.isfinite(x)) or
+                           np.any(np.trunc(x) < info.min) or
+                           np.any(np.trunc(x) > info.max)):
+                out.append("Cast of an out-of-range float to an integer")
+    return out
+
+
+def run_reference(model, inputs):
+    import onnxruntime as ort
+    probe = onnx.ModelProto()
+    probe.CopyFrom(model)
+    known = {o.name for o in probe.graph.output}
+    for node in probe.graph.node:
+        for o in node.output:
+            if o and o not in known:
+                probe.graph.output.append(onnx.ValueInfoProto(name=o))
+                known.add(o)
+    opts = ort.SessionOptions()
+    opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    opts.intra_op_num_threads = 1
+    opts.inter_op_num_threads = 1
+    opts.log_severity_level = 4
+    sess = ort.InferenceSession(probe.SerializeToString(), opts,
+                                providers=["CPUExecutionProvider"])
+    feed = {i.name: v for i, v in zip(model.graph.input, inputs)}
+    names = [o.name for o in probe.graph.output]
+    res = dict(zip(names, sess.run(names, feed)))
+    for init in model.graph.initializer:
+        res.setdefault(init.name, numpy_helper.to_array(init))
+    res.update(feed)
+    return res
+
+
+def make_case(seed, max_ops=6, tricky_names=True):
+    """A Case, or a string saying why seed gives none."""
+    built = build(seed, max_ops, tricky_names)
+    if built is None:
+        return "no op could be built"
+    model, inputs, ops, _ = built
+    try:
+        onnx.checker.check_model(model)
+    except Exception as e:  # noqa: BLE001 - any checker complaint
+        return "onnx checker: " + str(e).splitlines()[0][:200]
+    try:
+        values = run_reference(model, inputs)
+    except Exception as e:  # noqa: BLE001 - ORT refuses or lacks a kernel
+        return "onnxruntime: " + str(e).splitlines()[0][:200]
+    h = hazards(model, values)
+    if h:
+        return "undefined in ONNX: " + h[0]
+    outputs = [values[o.name] for o in model.graph.output]
+    # Outputs declare their rank with unknown dims: aotc infers the dims
+    # (symbolic where inputs are).
+    for o, v in zip(model.graph.output, outputs):
+        shape = o.type.tensor_type.shape
+        shape.Clear()
+        for _ in v.shape:
+            shape.dim.add()
+    return Case(model, inputs, outputs, ops)

@@ -1,0 +1,250 @@
+#!/usr/bin/env python3
+"""Differential fuzzing of aotc against ONNX Runtime.
+
+Generates random valid ONNX graphs (fuzzgen.py), computes their outputs with
+ONNX Runtime, writes them as ONNX backend-test case directories, runs
+`aotc test` over them in batches and classifies every graph:
+
+  pass       aotc gives ONNX Runtime's outputs (integers and bools exactly,
+             floats within --rtol/--atol)
+  refused    a compile error that names what is unsupported (clean)
+  WRONG      an output differs
+  ERROR      a run-time error for a valid model, or an internal error
+  CRASH      aotc died (signal, abort) or timed out on the case
+  skipped    the generator's graph is invalid or undefined for ONNX Runtime
+
+Exits 1 with --check if any graph is WRONG, ERROR or CRASH. With --minimize,
+each failure is reduced to the first intermediate value that differs and
+saved as a regression case under --regressions.
+
+  .venv/bin/python tests/fuzz/run_fuzz.py --aotc build/compiler/tools/aotc \\
+      --seed 1 --count 300 --check
+"""
+
+import argparse
+import collections
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+import onnx
+from onnx import numpy_helper
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import fuzzgen  # noqa: E402
+
+BAD = ("WRONG", "ERROR", "CRASH")
+
+
+def write_case(path, model, inputs, outputs):
+    os.makedirs(os.path.join(path, "test_data_set_0"), exist_ok=True)
+    onnx.save(model, os.path.join(path, "model.onnx"))
+    for i, v in enumerate(inputs):
+        with open(os.path.join(path, "test_data_set_0", "input_%d.pb" % i), "wb") as f:
+            f.write(numpy_helper.from_array(np.asarray(v)).SerializeToString())
+    for i, v in enumerate(outputs):
+        with open(os.path.join(path, "test_data_set_0", "output_%d.pb" % i), "wb") as f:
+            f.write(numpy_helper.from_array(np.asarray(v)).SerializeToString())
+
+
+def classify(line):
+    """(class, detail) of one `FAIL name: why` line of aotc test."""
+    why = line.split(": ", 1)[1] if ": " in line else line
+    if why.startswith("compile: "):
+        msg = why[len("compile: "):]
+        if "internal error" in msg:
+            return "ERROR", msg
+        return "refused", msg
+    if "output" in why and ("element" in why or "expected" in why):
+        return "WRONG", why
+    return "ERROR", why
+
+
+def run_aotc(aotc, dirs, args, env):
+    """Runs aotc test over dirs; {case name: (class, detail)}, or None if the
+    process did not finish (crash or timeout)."""
+    cmd = [aotc, "test", "--rtol", str(args.rtol), "--atol", str(args.atol),
+           "-v"] + dirs
+    try:
+        p = subprocess.run(cmd, capture_output=True, text=True, env=env,
+                           timeout=args.timeout * max(1, len(dirs)),
+                           errors="replace")
+    except subprocess.TimeoutExpired:
+        return None
+    lines = p.stdout.splitlines()
+    if not lines or not re.match(r"^\d+ passed, \d+ failed$", lines[-1]):
+        return None
+    out = {}
+    for line in lines:
+        if line.startswith("PASS "):
+            out[line[5:].strip()] = ("pass", "")
+        elif line.startswith("FAIL "):
+            name = line[5:].split(":", 1)[0]
+            out[name] = classify(line)
+    return out
+
+
+def run_batch(aotc, dirs, args, env):
+    res = run_aotc(aotc, dirs, args, env)
+    if res is not None:
+        return res
+    if len(dirs) == 1:
+        return {os.path.basename(dirs[0]): ("CRASH", "aotc died or timed out")}
+    half = len(dirs) // 2
+    out = run_batch(aotc, dirs[:half], args, env)
+    out.update(run_batch(aotc, dirs[half:], args, env))
+    return out
+
+
+def minimize(aotc, seed, args, env, workdir):
+    """The first intermediate value whose result differs: the graph cut
+    there, with its reference. Returns (case dir, class, detail) or None."""
+    built = fuzzgen.build(seed, args.max_ops, not args.plain_names)
+    if built is None:
+        return None
+    model, inputs, _, _ = built
+    values = fuzzgen.run_reference(model, inputs)
+    for node in model.graph.node:
+        for out in node.output:
+            cut = onnx.ModelProto()
+            cut.CopyFrom(model)
+            del cut.graph.output[:]
+            v = values[out]
+            vi = onnx.helper.make_tensor_value_info(
+                out, onnx.helper.np_dtype_to_tensor_dtype(v.dtype), [None] * v.ndim)
+            cut.graph.output.append(vi)
+            # Drop the nodes the cut output does not need.
+            need, keep = {out}, []
+            for n in reversed(cut.graph.node):
+                if any(o in need for o in n.output):
+                    keep.append(n)
+                    need.update(i for i in n.input if i)
+            del cut.graph.node[:]
+            cut.graph.node.extend(reversed(keep))
+            used = need
+            inits = [i for i in cut.graph.initializer if i.name in used]
+            del cut.graph.initializer[:]
+            cut.graph.initializer.extend(inits)
+            keep_in = [(i, x) for i, x in zip(cut.graph.input, inputs) if i.name in used]
+            del cut.graph.input[:]
+            cut.graph.input.extend([i for i, _ in keep_in])
+            d = os.path.join(workdir, "min_%d_%s" % (seed, re.sub(r"\W", "_", out)[:20]))
+            write_case(d, cut, [x for _, x in keep_in], [v])
+            res = run_batch(aotc, [d], args, env).get(os.path.basename(d))
+            if res and res[0] in BAD:
+                return d, res[0], res[1]
+    return None
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--aotc", required=True)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--count", type=int, default=100)
+    ap.add_argument("--time-budget", type=float, default=0,
+                    help="stop generating after this many seconds")
+    ap.add_argument("--batch", type=int, default=40)
+    ap.add_argument("--max-ops", type=int, default=6)
+    ap.add_argument("--rtol", type=float, default=1e-3)
+    ap.add_argument("--atol", type=float, default=1e-4)
+    ap.add_argument("--timeout", type=float, default=60,
+                    help="seconds per case before a batch counts as hung")
+    ap.add_argument("--plain-names", action="store_true")
+    ap.add_argument("--check", action="store_true")
+    ap.add_argument("--keep", help="keep the case directories here")
+    ap.add_argument("--minimize", action="store_true")
+    ap.add_argument("--regressions",
+                    help="save minimized failures here (with --minimize)")
+    ap.add_argument("-v", "--verbose", action="store_true")
+    args = ap.parse_args()
+
+    work = args.keep or tempfile.mkdtemp(prefix="aotc-fuzz-")
+    os.makedirs(work, exist_ok=True)
+    env = dict(os.environ)
+    env.setdefault("AOTC_DEVICE", "cpu")
+    env.setdefault("AOTC_CACHE_DIR", os.path.join(work, "cache"))
+    env["AOTC_VERIFY_EACH"] = "1"
+
+    start = time.time()
+    counts = collections.Counter()
+    skipped = collections.Counter()
+    per_op = collections.defaultdict(collections.Counter)
+    failures = []
+    pending = []
+    ops_of = {}
+
+    def flush():
+        if not pending:
+            return
+        res = run_batch(args.aotc, pending, args, env)
+        for d in pending:
+            name = os.path.basename(d)
+            cls, detail = res.get(name, ("CRASH", "no result"))
+            counts[cls] += 1
+            for op in set(ops_of[name]):
+                per_op[op][cls] += 1
+            if cls in BAD:
+                failures.append((name, cls, detail))
+                print("%s %s: %s" % (cls, name, detail[:300]), flush=True)
+            elif args.verbose:
+                print("%s %s %s" % (cls, name, detail[:200]), flush=True)
+        pending.clear()
+
+    seed = args.seed
+    generated = 0
+    while generated < args.count:
+        if args.time_budget and time.time() - start > args.time_budget:
+            break
+        case = fuzzgen.make_case(seed, args.max_ops, not args.plain_names)
+        if isinstance(case, str):
+            skipped[case.split(":")[0]] += 1
+        else:
+            name = "seed%d" % seed
+            d = os.path.join(work, name)
+            write_case(d, case.model, case.inputs, case.outputs)
+            ops_of[name] = case.ops
+            pending.append(d)
+            generated += 1
+            if len(pending) >= args.batch:
+                flush()
+        seed += 1
+    flush()
+
+    elapsed = time.time() - start
+    print("\n%d graphs (seeds %d..%d) in %.0f s: %s; skipped %d (%s)" % (
+        generated, args.seed, seed - 1, elapsed,
+        ", ".join("%s %d" % kv for kv in sorted(counts.items())),
+        sum(skipped.values()),
+        ", ".join("%s %d" % kv for kv in skipped.most_common())))
+    if args.verbose or failures:
+        print("per op (pass/refused/bad):")
+        for op, c in sorted(per_op.items()):
+            print("  %-20s %4d %4d %4d" % (op, c["pass"], c["refused"],
+                                          sum(c[b] for b in BAD)))
+    if args.minimize:
+        for name, cls, detail in failures:
+            s = int(name[4:])
+            m = minimize(args.aotc, s, args, env, work)
+            if not m:
+                print("minimize %s: the failure needs the whole graph" % name)
+                continue
+            d, mcls, mdetail = m
+            print("minimized %s -> %s %s: %s" % (name, os.path.basename(d), mcls, mdetail[:200]))
+            if args.regressions:
+                dest = os.path.join(args.regressions, "seed%d" % s)
+                shutil.rmtree(dest, ignore_errors=True)
+                shutil.copytree(d, dest)
+    if not args.keep:
+        shutil.rmtree(work, ignore_errors=True)
+    bad = sum(counts[b] for b in BAD)
+    return 1 if args.check and bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
