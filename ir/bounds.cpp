@@ -227,6 +227,23 @@ bool BoundsProver::provePositive(const Expr &e) {
 }
 
 std::optional<std::pair<Expr, Expr>> BoundsProver::interval(const Expr &e) {
+  auto r = intervalOf(e);
+  if (!r)
+    return r;
+  // The ends are i64 whatever the expression's index type: an int32 index
+  // term (a literal, a narrowed value) combines with i64 ones.
+  auto widen = [&](const Expr &x) -> Expr {
+    if (x.type() == DType::Int64)
+      return x;
+    int64_t v;
+    if (x.isConst(v))
+      return Expr(v);
+    return simplify(Cast::make(DType::Int64, x), env_);
+  };
+  return std::make_pair(widen(r->first), widen(r->second));
+}
+
+std::optional<std::pair<Expr, Expr>> BoundsProver::intervalOf(const Expr &e) {
   if (!e.defined() || !isIndexType(e.type()) || depth_ > 64)
     return std::nullopt;
   struct Depth {

@@ -46,6 +46,8 @@ public:
   /// The symbolic interval of an integer expression, if derivable (ends
   /// simplified, possibly still reading loop variables).
   std::optional<std::pair<Expr, Expr>> interval(const Expr &e);
+  /// interval() before its ends are widened to i64.
+  std::optional<std::pair<Expr, Expr>> intervalOf(const Expr &e);
 
 private:
   struct Entry {

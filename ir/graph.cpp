@@ -483,7 +483,9 @@ int Graph::removeDeadNodes() {
   std::set<const Value *> deadValues;
   for (const auto &v : values_) {
     bool deadResult = v->producer_ && dead.count(v->producer_);
-    bool deadConst = v->isConstant() && v->users_.empty() && !isOutput(v.get());
+    // An overridable constant is an input of the model even when unused.
+    bool deadConst = v->isConstant() && v->users_.empty() &&
+                     !isOutput(v.get()) && !v->overridable();
     if (deadResult || deadConst)
       deadValues.insert(v.get());
   }

@@ -30,6 +30,10 @@ enum class OpKind {
 #undef AOTC_OP
 };
 
+/// The largest rank of a model input or output: what the runtime's C ABI
+/// holds (AOTC_MAX_RANK; codegen/wrapper pins the two together).
+constexpr int kMaxIORank = 8;
+
 /// Which shape-inference and lowering code handles an op (ops.def).
 enum class OpFamily { Elementwise, Contraction, Reduction, DataMovement };
 
@@ -99,6 +103,10 @@ public:
   /// ONNX name of a constant (initializer); empty for a folded constant.
   const std::string &onnxName() const { return onnxName_; }
   bool folded() const { return folded_; }
+  /// A constant that the ONNX graph also lists as an input: its data is a
+  /// default the caller may override per run (ONNX IR >= 4).
+  bool overridable() const { return overridable_; }
+  void setOverridable(bool o) { overridable_ = o; }
 
   /// Compile-time known elements (Exprs) of a small 1-D or 0-D int tensor.
   const std::optional<std::vector<Expr>> &symbolicData() const {
@@ -121,6 +129,7 @@ private:
   TensorData data_;
   std::string onnxName_;
   bool folded_ = false;
+  bool overridable_ = false;
   std::optional<std::vector<Expr>> symbolicData_;
 };
 
@@ -250,6 +259,10 @@ public:
   // Access. nodes() is in topological order.
   const std::vector<std::unique_ptr<Node>> &nodes() const { return nodes_; }
   const std::vector<Value *> &inputs() const { return inputs_; }
+  /// The inputs as the ONNX graph lists them: inputs() and the overridable
+  /// constants, in ONNX order.
+  const std::vector<Value *> &onnxInputs() const { return onnxInputs_; }
+  void addOnnxInput(Value *v) { onnxInputs_.push_back(v); }
   const std::vector<Value *> &outputs() const { return outputs_; }
   std::vector<Value *> constants() const;
   Value *findValue(const std::string &name) const;
@@ -275,6 +288,7 @@ private:
   std::vector<std::unique_ptr<Value>> values_;
   std::vector<std::unique_ptr<Node>> nodes_;
   std::vector<Value *> inputs_;
+  std::vector<Value *> onnxInputs_;
   std::vector<Value *> outputs_;
   std::vector<Symbol> symbols_;
   std::vector<Assumption> assumptions_;

@@ -54,6 +54,18 @@ struct ModuleTensor {
   std::string buffer;     ///< the ModuleBuffer holding it
 };
 
+/// One input as the ONNX graph lists it: a model input, or a constant whose
+/// data is a default the caller may override per run.
+struct ModuleInputSlot {
+  std::string name;
+  int input = -1;    ///< index into LoopModule::inputs, or -1 for a default
+  int constant = -1; ///< a default: index into LoopModule::constants
+  /// A default that kernels read from the constant (overridable); false when
+  /// it is compiled into the code as shape data or read by nothing.
+  bool readByKernels = false;
+  bool foldedIn = false; ///< compiled in as shape data: cannot change
+};
+
 struct LoopModule {
   static constexpr int64_t kArenaAlignment = 256;
   static constexpr int64_t kConstantAlignment = 64;
@@ -61,6 +73,9 @@ struct LoopModule {
   std::string name;
   std::vector<Symbol> symbols;
   std::vector<ModuleTensor> inputs;
+  /// The ONNX input order, defaults included; empty when the graph has no
+  /// initializer listed as an input.
+  std::vector<ModuleInputSlot> inputSlots;
   std::vector<ModuleTensor> outputs;
   std::vector<ModuleConstant> constants;
   uint64_t constantsBytes = 0; ///< size of the blob

@@ -9,8 +9,10 @@
 
 #include "codegen/opencl/identifiers.h"
 #include "ir/visitor.h"
+#include "runtime/include/aotc/aotc_runtime.h"
 #include "runtime/include/aotc/model_desc.h"
 
+#include <algorithm>
 #include <climits>
 #include <map>
 #include <set>
@@ -20,6 +22,8 @@ namespace aotc {
 // The wrapper writes DType values into the descriptor tables: they must be
 // the AOTC_DT_* numbers of the contract (runtime/src/abi.cpp pins the public
 // aotc_dtype_t to the same numbers).
+static_assert(kMaxIORank == AOTC_MAX_RANK,
+              "the compiler and the C ABI disagree on the largest rank");
 static_assert(static_cast<int>(DType::Float32) == AOTC_DT_FLOAT32 &&
                   static_cast<int>(DType::UInt8) == AOTC_DT_UINT8 &&
                   static_cast<int>(DType::Int8) == AOTC_DT_INT8 &&
@@ -92,6 +96,7 @@ private:
   Status checkSymbols();
   Status emitTensors(const std::vector<ModuleTensor> &ts, bool inputs);
   Status emitConstants();
+  Status emitInputSlots();
   void emitKernelNamesAndMetadata();
   Status emitArenaBytes();
   Status emitOutputShapes();
@@ -160,7 +165,7 @@ Status WrapperEmitter::checkSymbols() {
         "err",        "arena_bytes",  "output_shapes", "run",     "int64_t",
         "uint64_t",   "int32_t",      "uint32_t",      "int8_t",  "uint8_t",
         "nullptr",    "kModelDesc",   "kSymbols",      "kInputs", "kOutputs",
-        "kConstants", "kKernelNames", "kMetadata"})
+        "kConstants", "kKernelNames", "kMetadata", "kInputSlots"})
     namer_.reserve(fixed);
   std::set<std::string> names;
   for (size_t i = 0; i < m_.symbols.size(); ++i) {
@@ -279,6 +284,50 @@ Status WrapperEmitter::emitConstants() {
   }
   out_ += "static const AotcConstantDesc kConstants[" +
           std::to_string(m_.constants.size()) + "] = {\n" + table + "};\n\n";
+  return Status::ok();
+}
+
+Status WrapperEmitter::emitInputSlots() {
+  if (m_.inputSlots.empty())
+    return Status::ok();
+  out_ += "// The inputs as the ONNX graph lists them: name, kind, input or "
+          "constant\n// number, compiled-in value.\n";
+  std::string table;
+  for (size_t i = 0; i < m_.inputSlots.size(); ++i) {
+    const ModuleInputSlot &slot = m_.inputSlots[i];
+    std::string kind, data = "nullptr", bytes = "0";
+    int index = slot.input;
+    if (slot.input >= 0) {
+      if (slot.input >= static_cast<int>(m_.inputs.size()))
+        return makeError("input slot '", slot.name, "' is input ", slot.input,
+                         " of ", m_.inputs.size());
+      kind = "AOTC_SLOT_REQUIRED";
+    } else {
+      if (slot.constant < 0 ||
+          slot.constant >= static_cast<int>(m_.constants.size()))
+        return makeError("input slot '", slot.name, "' is constant ",
+                         slot.constant, " of ", m_.constants.size());
+      index = slot.constant;
+      kind = slot.foldedIn ? "AOTC_SLOT_FIXED" : "AOTC_SLOT_DEFAULT";
+      const ModuleConstant &c = m_.constants[slot.constant];
+      if (slot.foldedIn) {
+        // Small (shape data): kept in the wrapper, so that even a weightless
+        // .so can check a value given for it.
+        data = "kInputSlot" + std::to_string(i) + "Data";
+        bytes = std::to_string(c.data.size());
+        out_ += "static const uint8_t " + data + "[" +
+                std::to_string(std::max<int64_t>(c.data.size(), 1)) + "] = {";
+        for (int64_t b = 0; b < c.data.size(); ++b)
+          out_ += (b ? "," : "") + std::to_string(c.data.data()[b]);
+        out_ += "};\n";
+      }
+    }
+    table += "    {" + cStringLiteral(slot.name) + ", " + kind + ", " +
+             std::to_string(index) + ", " + data + ", " + bytes + "},\n";
+  }
+  out_ += "static const AotcInputSlotDesc kInputSlots[" +
+          std::to_string(m_.inputSlots.size()) + "] = {\n" + table +
+          "};\n\n";
   return Status::ok();
 }
 
@@ -650,7 +699,8 @@ void WrapperEmitter::emitDesc() {
   out_ += "    arena_bytes,\n    output_shapes,\n    run,\n";
   out_ += "    " + count(m_.errors.size(), "kErrorMessages") + ",\n";
   out_ += "    check_symbols,\n";
-  out_ += "    " + count(numChecks_, "kCheckMessages") + ",\n};\n\n";
+  out_ += "    " + count(numChecks_, "kCheckMessages") + ",\n";
+  out_ += "    " + count(m_.inputSlots.size(), "kInputSlots") + ",\n};\n\n";
   out_ +=
       "extern \"C\" __attribute__((visibility(\"hidden\"))) const "
       "AotcModelDesc *\naotc_model_desc(void) {\n  return &kModelDesc;\n}\n";
@@ -717,6 +767,7 @@ __attribute__((unused)) static inline int64_t aotc_ck_mod(int64_t a, int64_t b, 
   AOTC_RETURN_IF_ERROR(emitTensors(m_.inputs, true));
   AOTC_RETURN_IF_ERROR(emitTensors(m_.outputs, false));
   AOTC_RETURN_IF_ERROR(emitConstants());
+  AOTC_RETURN_IF_ERROR(emitInputSlots());
   emitKernelNamesAndMetadata();
   emitErrors();
   AOTC_RETURN_IF_ERROR(emitCheckSymbols());

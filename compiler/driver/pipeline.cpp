@@ -262,6 +262,11 @@ Expected<CompileResult> compileModel(const CompileOptions &opts) {
     toolchain::LinkOptions lo;
     lo.inputs = {wrapperPath, dataPath};
     lo.wholeArchives = {runtimeArchive};
+#ifdef AOTC_SANITIZER_BUILD
+    // The instrumented runtime needs the sanitizer runtime of the process
+    // that loads the model (itself instrumented).
+    lo.allowUndefined = true;
+#endif
     lo.output = opts.outputPath;
     lo.versionScript = mapPath;
     return toolchain::linkSharedObject(lo);

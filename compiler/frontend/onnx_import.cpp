@@ -269,8 +269,13 @@ Status Importer::importInitializers() {
 
 Status Importer::importInputs() {
   for (const onnx::ValueInfoProto &in : model_.graph().input()) {
-    if (values_.count(in.name()))
-      continue; // An initializer listed as an input is a constant.
+    if (auto it = values_.find(in.name()); it != values_.end()) {
+      // An initializer listed as an input: a constant whose data is a
+      // default the caller may override per run.
+      it->second->setOverridable(true);
+      graph_->addOnnxInput(it->second);
+      continue;
+    }
     std::string label = "input '" + in.name() + "'";
     if (!in.type().has_tensor_type())
       return error(label, ": unsupported input type (only tensors are "
@@ -298,6 +303,7 @@ Status Importer::importInputs() {
       type.dims.push_back(graph_->addSymbol(symbols_.nameFor(param), r));
     }
     values_[in.name()] = graph_->addInput(in.name(), std::move(type));
+    graph_->addOnnxInput(values_[in.name()]);
   }
   // A range for a dim the model does not have is a mistake (a typo, or the
   // name of another model's dim), not something to ignore.
@@ -496,6 +502,18 @@ Expected<std::unique_ptr<Graph>> Importer::run() {
   // aotc's inference first (its errors name the node), then ONNX's, whose
   // static dims must agree.
   AOTC_RETURN_IF_ERROR(withOrigin(inferShapes(*graph_)));
+  // The C ABI holds tensors up to kMaxIORank dims: refuse more now rather
+  // than at run time.
+  for (const Value *v : graph_->inputs())
+    if (v->type().rank() > kMaxIORank)
+      return error("input '", v->name(), "' has rank ", v->type().rank(),
+                   "; inputs and outputs can have at most ", kMaxIORank,
+                   " dims");
+  for (const Value *v : graph_->outputs())
+    if (v->type().rank() > kMaxIORank)
+      return error("output '", v->name(), "' has rank ", v->type().rank(),
+                   "; inputs and outputs can have at most ", kMaxIORank,
+                   " dims");
   AOTC_RETURN_IF_ERROR(runOnnxShapeInference());
   AOTC_RETURN_IF_ERROR(crossCheckTypes());
   AOTC_RETURN_IF_ERROR(

@@ -175,6 +175,9 @@ Status lowerSlice(const Node &n, LowerCtx &ctx) {
     int64_t a = axes[k] < 0 ? axes[k] + r : axes[k];
     if (a < 0 || a >= r || steps[k] == 0)
       return makeError(n.describe(), ": bad slice axis or step");
+    // As in shape inference: a step beyond any size takes one element.
+    constexpr int64_t kMaxStep = int64_t{1} << 62;
+    steps[k] = std::max(-kMaxStep, std::min(steps[k], kMaxStep));
     Expr dim = x->type().dims[a];
     int64_t s = starts[k];
     // Clamp the start like ONNX: [0, dim] for positive steps, [0, dim-1] else.

@@ -87,6 +87,21 @@ Expected<std::vector<Expr>> windowDims(Context &c, Node &n,
     return makeError(n.describe(), ": strides/dilations/pads do not match a ",
                      spatial, "-D window");
   std::vector<Expr> out;
+  // Attribute values large enough to overflow the size arithmetic cannot
+  // describe a window over a tensor that fits in memory.
+  constexpr int64_t kMaxWindow = int64_t{1} << 40;
+  for (size_t i = 0; i < spatial; ++i) {
+    int64_t ek;
+    if (kernel[i] < 1 || dilations[i] < 1 || strides[i] < 1 ||
+        __builtin_mul_overflow(dilations[i], kernel[i] - 1, &ek) ||
+        ek >= kMaxWindow || strides[i] >= kMaxWindow ||
+        pads[i] >= kMaxWindow || pads[i + spatial] >= kMaxWindow ||
+        pads[i] < 0 || pads[i + spatial] < 0)
+      return makeError(n.describe(), ": window of spatial dim ", i,
+                       " (kernel ", kernel[i], ", stride ", strides[i],
+                       ", dilation ", dilations[i], ", pads ", pads[i], " and ",
+                       pads[i + spatial], ") is out of range");
+  }
   for (size_t i = 0; i < spatial; ++i) {
     Expr in = x.dims[2 + i];
     int64_t s = strides[i], ek = dilations[i] * (kernel[i] - 1) + 1;

@@ -330,6 +330,10 @@ Status inferSlice(Context &c, Node &n) {
     int64_t step = steps[i];
     if (step == 0)
       return makeError(n.describe(), ": step of axis ", axes[i], " is 0");
+    // A step beyond any size takes at most one element: the same as 2^62,
+    // which keeps the size arithmetic below 2^63.
+    constexpr int64_t kMaxStep = int64_t{1} << 62;
+    step = std::max(-kMaxStep, std::min(step, kMaxStep));
     Expr start, end, size;
     if (step > 0) {
       start = clampIndex(c, starts[i], dim, 0, 0);

@@ -2,6 +2,9 @@
 /// The scheduler driver: fusion plan, buffers, kernels, memory plan.
 #include "compiler/schedule/schedule.h"
 
+#include <algorithm>
+#include <map>
+
 namespace aotc {
 
 Expected<LoopModule> scheduleGraph(const Graph &g, LoweredGraph lg,
@@ -25,16 +28,12 @@ Expected<LoopModule> scheduleGraph(const Graph &g, LoweredGraph lg,
     m.buffers.push_back(ModuleBuffer{buf, d.dtype, d.shape, BufferRole::Input,
                                      static_cast<int>(k), Expr()});
   }
-  for (size_t id = 0; id < lg.defs.size(); ++id) {
-    const TensorDef &d = lg.defs[id];
-    if (d.kind != TensorDef::Kind::Constant ||
-        plan.decisions[id] != FusionPlan::Decision::Leaf)
-      continue;
-    const Value *v = d.constant;
+  std::map<const Value *, int> constantIndex;
+  auto addConstant = [&](const Value *v, const std::string &name) {
     ModuleConstant c;
-    c.name = bufferName(lg, static_cast<int>(id));
+    c.name = name;
     c.onnxName = v->onnxName();
-    c.dtype = d.dtype;
+    c.dtype = v->type().dtype;
     c.shape = v->type().staticDims();
     c.data = v->data();
     c.folded = v->folded();
@@ -42,10 +41,45 @@ Expected<LoopModule> scheduleGraph(const Graph &g, LoweredGraph lg,
     m.constantsBytes += (c.data.size() + LoopModule::kConstantAlignment - 1) /
                         LoopModule::kConstantAlignment *
                         LoopModule::kConstantAlignment;
-    m.buffers.push_back(
-        ModuleBuffer{c.name, d.dtype, d.shape, BufferRole::Constant,
-                     static_cast<int>(m.constants.size()), Expr()});
+    constantIndex[v] = static_cast<int>(m.constants.size());
     m.constants.push_back(std::move(c));
+    return static_cast<int>(m.constants.size()) - 1;
+  };
+  for (size_t id = 0; id < lg.defs.size(); ++id) {
+    const TensorDef &d = lg.defs[id];
+    if (d.kind != TensorDef::Kind::Constant ||
+        plan.decisions[id] != FusionPlan::Decision::Leaf)
+      continue;
+    const Value *v = d.constant;
+    int index = addConstant(v, bufferName(lg, static_cast<int>(id)));
+    m.buffers.push_back(ModuleBuffer{m.constants[index].name, d.dtype, d.shape,
+                                     BufferRole::Constant, index, Expr()});
+  }
+  // The inputs in ONNX order when some are defaults (initializers listed as
+  // inputs): every default is a constant of the module, read by kernels (the
+  // caller may override it per run) or not.
+  bool anyDefault = false;
+  for (const Value *v : g.onnxInputs())
+    anyDefault |= v->isConstant();
+  for (const Value *v : anyDefault ? g.onnxInputs() : std::vector<Value *>()) {
+    ModuleInputSlot slot;
+    slot.name = v->name();
+    if (!v->isConstant()) {
+      const auto &ins = g.inputs();
+      slot.input = static_cast<int>(std::find(ins.begin(), ins.end(), v) -
+                                     ins.begin());
+    } else {
+      auto it = constantIndex.find(v);
+      slot.readByKernels = it != constantIndex.end();
+      slot.constant = slot.readByKernels
+                          ? it->second
+                          : addConstant(v, "default_" + std::to_string(
+                                                            m.inputSlots.size()));
+      // Small integer constants may have been used as shape data at compile
+      // time: they stay what they are.
+      slot.foldedIn = v->symbolicData().has_value();
+    }
+    m.inputSlots.push_back(slot);
   }
   for (size_t k = 0; k < lg.outputs.size(); ++k) {
     const TensorDef &d = lg.defs[lg.outputs[k]];

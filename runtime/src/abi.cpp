@@ -60,6 +60,8 @@ AOTC_CHECK_FN(aotc_container_kernel_name)
 AOTC_CHECK_FN(aotc_container_metadata)
 AOTC_CHECK_FN(aotc_container_metadata_lookup)
 AOTC_CHECK_FN(aotc_container_arena_bytes)
+AOTC_CHECK_FN(aotc_container_num_graph_inputs)
+AOTC_CHECK_FN(aotc_container_graph_input_info)
 #undef AOTC_CHECK_FN
 
 /// Runs \p body, turning every escaping exception into a status.
@@ -317,6 +319,40 @@ aotc_container_input_info(const aotc_container_t *container, size_t index,
   if (index >= infos.size())
     return indexError(__func__, "input", index, infos.size());
   *out_info = infos[index];
+  return AOTC_OK;
+}
+
+AOTC_API aotc_status_t aotc_container_num_graph_inputs(
+    const aotc_container_t *container, size_t *out_count) {
+  const AotcModelDesc *d = container ? &container->desc() : nullptr;
+  return countOf(__func__, container, out_count,
+                 !d                       ? 0
+                 : d->num_input_slots > 0 ? d->num_input_slots
+                                          : d->num_inputs);
+}
+
+AOTC_API aotc_status_t
+aotc_container_graph_input_info(const aotc_container_t *container, size_t index,
+                                aotc_graph_input_info_t *out_info) {
+  const char *fn = __func__;
+  AOTC_REQUIRE(container);
+  AOTC_REQUIRE(out_info);
+  const AotcModelDesc &d = container->desc();
+  if (d.num_input_slots == 0) {
+    if (index >= static_cast<size_t>(d.num_inputs))
+      return indexError(__func__, "graph input", index, d.num_inputs);
+    *out_info = {d.inputs[index].name, AOTC_GRAPH_INPUT_REQUIRED,
+                 static_cast<int32_t>(index)};
+    return AOTC_OK;
+  }
+  if (index >= static_cast<size_t>(d.num_input_slots))
+    return indexError(__func__, "graph input", index, d.num_input_slots);
+  const AotcInputSlotDesc &slot = d.input_slots[index];
+  static_assert(int{AOTC_GRAPH_INPUT_REQUIRED} == int{AOTC_SLOT_REQUIRED} &&
+                    int{AOTC_GRAPH_INPUT_DEFAULT} == int{AOTC_SLOT_DEFAULT} &&
+                    int{AOTC_GRAPH_INPUT_FIXED} == int{AOTC_SLOT_FIXED},
+                "aotc_graph_input_kind_t must match AOTC_SLOT_*");
+  *out_info = {slot.name, slot.kind, slot.index};
   return AOTC_OK;
 }
 

@@ -315,6 +315,29 @@ aotc_status_t Container::validateDesc() {
   for (int32_t i = 0; i < d.num_checks; ++i)
     if (!d.check_messages[i])
       return fail(AOTC_ERROR_INTERNAL, "model '%s': null check message", model);
+  if (d.num_input_slots < 0 || (d.num_input_slots > 0 && !d.input_slots) ||
+      (d.num_input_slots > 0 && d.num_input_slots <= d.num_inputs))
+    return fail(AOTC_ERROR_INTERNAL, "model '%s': bad input slot table",
+                model);
+  std::vector<int> slotOfInput(d.num_inputs, 0);
+  for (int32_t i = 0; i < d.num_input_slots; ++i) {
+    const AotcInputSlotDesc &slot = d.input_slots[i];
+    bool required = slot.kind == AOTC_SLOT_REQUIRED;
+    bool known = required || slot.kind == AOTC_SLOT_DEFAULT ||
+                 slot.kind == AOTC_SLOT_FIXED;
+    int32_t count = required ? d.num_inputs : d.num_constants;
+    if (!slot.name || !known || slot.index < 0 || slot.index >= count ||
+        (required && slotOfInput[slot.index]++ > 0) ||
+        (slot.kind == AOTC_SLOT_FIXED &&
+         (slot.nbytes != d.constants[slot.index].nbytes ||
+          (slot.nbytes > 0 && !slot.data))))
+      return fail(AOTC_ERROR_INTERNAL, "model '%s': bad input slot %d", model,
+                  i);
+  }
+  for (int32_t i = 0; i < d.num_inputs && d.num_input_slots > 0; ++i)
+    if (slotOfInput[i] != 1)
+      return fail(AOTC_ERROR_INTERNAL,
+                  "model '%s': input %d has no input slot", model, i);
   inputInfos_.resize(d.num_inputs);
   for (int32_t i = 0; i < d.num_inputs; ++i) {
     AOTC_RT_RETURN_IF_ERROR(
@@ -354,6 +377,8 @@ aotc_status_t Container::createInstance(Instance &instance) {
   }
   instance.inputs = std::vector<DeviceBuffer>(desc_->num_inputs);
   instance.outputs = std::vector<DeviceBuffer>(desc_->num_outputs);
+  if (desc_->num_input_slots > 0)
+    instance.overrides = std::vector<DeviceBuffer>(desc_->num_constants);
   if (desc_->num_errors > 0)
     AOTC_RT_RETURN_IF_ERROR(
         instance.errors.ensure(context_, device_, CL_MEM_READ_WRITE,
@@ -468,20 +493,15 @@ aotc_status_t Container::bindInputs(const aotc_tensor_t *inputs,
                                     size_t numInputs, bool checkData,
                                     Binding &out) const {
   const AotcModelDesc &d = *desc_;
-  if (numInputs != static_cast<size_t>(d.num_inputs))
-    return fail(AOTC_ERROR_INVALID_ARGUMENT,
-                "model '%s' takes %d input(s), got %zu", d.model_name,
-                d.num_inputs, numInputs);
-  if (numInputs > 0 && !inputs)
-    return fail(AOTC_ERROR_INVALID_ARGUMENT, "inputs is null");
+  AOTC_RT_RETURN_IF_ERROR(matchInputSlots(inputs, numInputs, checkData, out));
   out.symbols.assign(d.num_symbols, -1);
-  out.inputBytes.assign(numInputs, 0);
+  out.inputBytes.assign(d.num_inputs, 0);
   // Where each symbol was bound, for messages.
   std::vector<std::pair<int32_t, int32_t>> &boundAt = out.boundAt;
   boundAt.assign(d.num_symbols, {-1, -1});
-  for (size_t i = 0; i < numInputs; ++i) {
+  for (int32_t i = 0; i < d.num_inputs; ++i) {
     const AotcTensorDesc &want = d.inputs[i];
-    const aotc_tensor_t &got = inputs[i];
+    const aotc_tensor_t &got = *out.inputs[i];
     if (got.dtype != want.dtype)
       return fail(AOTC_ERROR_INVALID_ARGUMENT,
                   "input '%s': expected dtype %s, got %s (%d)", want.name,
@@ -514,7 +534,7 @@ aotc_status_t Container::bindInputs(const aotc_tensor_t *inputs,
                       want.name, k, sym.name, ll(size), ll(sym.min),
                       ll(sym.max));
         value = size;
-        boundAt[dim.symbol] = {static_cast<int32_t>(i), k};
+        boundAt[dim.symbol] = {i, k};
       } else if (size != value) {
         auto [bi, bk] = boundAt[dim.symbol];
         return fail(AOTC_ERROR_INVALID_ARGUMENT,
@@ -549,6 +569,73 @@ aotc_status_t Container::bindInputs(const aotc_tensor_t *inputs,
                   "model '%s': symbol '%s' is not bound by any input",
                   d.model_name, d.symbols[s].name);
   return checkSymbols(out.symbols.data(), &out);
+}
+
+aotc_status_t Container::matchInputSlots(const aotc_tensor_t *inputs,
+                                         size_t numInputs, bool checkData,
+                                         Binding &out) const {
+  const AotcModelDesc &d = *desc_;
+  bool all = d.num_input_slots > 0 &&
+             numInputs == static_cast<size_t>(d.num_input_slots);
+  if (numInputs != static_cast<size_t>(d.num_inputs) && !all) {
+    if (d.num_input_slots > 0)
+      return fail(AOTC_ERROR_INVALID_ARGUMENT,
+                  "model '%s' takes %d input(s), or %d with the defaults the "
+                  "ONNX graph lists as inputs, got %zu",
+                  d.model_name, d.num_inputs, d.num_input_slots, numInputs);
+    return fail(AOTC_ERROR_INVALID_ARGUMENT,
+                "model '%s' takes %d input(s), got %zu", d.model_name,
+                d.num_inputs, numInputs);
+  }
+  if (numInputs > 0 && !inputs)
+    return fail(AOTC_ERROR_INVALID_ARGUMENT, "inputs is null");
+  out.inputs.assign(d.num_inputs, nullptr);
+  out.overrides.clear();
+  if (!all) {
+    for (int32_t i = 0; i < d.num_inputs; ++i)
+      out.inputs[i] = &inputs[i];
+    return AOTC_OK;
+  }
+  for (int32_t i = 0; i < d.num_input_slots; ++i) {
+    const AotcInputSlotDesc &slot = d.input_slots[i];
+    const aotc_tensor_t &got = inputs[i];
+    if (slot.kind == AOTC_SLOT_REQUIRED) {
+      out.inputs[slot.index] = &got;
+      continue;
+    }
+    // A default's value: exactly the constant's dtype and shape.
+    const AotcConstantDesc &c = d.constants[slot.index];
+    bool same = got.dtype == c.dtype && got.rank == c.rank &&
+                got.rank >= 0 && got.rank <= AOTC_MAX_RANK;
+    for (int32_t k = 0; same && k < c.rank; ++k)
+      same = got.shape[k] == c.shape[k];
+    if (!same)
+      return fail(AOTC_ERROR_INVALID_ARGUMENT,
+                  "input '%s' (a default): expected %s %s, got %s %s",
+                  slot.name, dtypeName(c.dtype),
+                  shapeString(c.rank, c.shape).c_str(), dtypeName(got.dtype),
+                  got.rank >= 0 && got.rank <= AOTC_MAX_RANK
+                      ? shapeString(got.rank, got.shape).c_str()
+                      : "of a bad rank");
+    if (!checkData)
+      continue;
+    if (got.nbytes < c.nbytes || (c.nbytes > 0 && !got.data))
+      return fail(AOTC_ERROR_INVALID_ARGUMENT,
+                  "input '%s': buffer holds %llu bytes, %s needs %llu",
+                  slot.name, ull(got.data ? got.nbytes : 0),
+                  shapeString(c.rank, c.shape).c_str(), ull(c.nbytes));
+    if (slot.kind == AOTC_SLOT_FIXED) {
+      // Compiled into the code as shape data: only its default will do.
+      if (c.nbytes > 0 && std::memcmp(got.data, slot.data, c.nbytes) != 0)
+        return fail(AOTC_ERROR_UNSUPPORTED,
+                    "input '%s': the model was compiled with this default's "
+                    "value (it decides sizes), so a run cannot change it",
+                    slot.name);
+      continue;
+    }
+    out.overrides.emplace_back(slot.index, &got);
+  }
+  return AOTC_OK;
 }
 
 aotc_status_t Container::checkSymbols(const int64_t *symbols,
@@ -717,6 +804,12 @@ aotc_status_t Container::enqueueRun(Instance &instance,
         instance.inputs[i].ensure(context_, device_, CL_MEM_READ_ONLY,
                                   binding.inputBytes[i], what.c_str()));
   }
+  for (const auto &[c, tensor] : binding.overrides) {
+    what = formatString("the value of default '%s'", d.constants[c].name);
+    AOTC_RT_RETURN_IF_ERROR(
+        instance.overrides[c].ensure(context_, device_, CL_MEM_READ_ONLY,
+                                     d.constants[c].nbytes, what.c_str()));
+  }
   for (int32_t i = 0; i < d.num_outputs; ++i) {
     what = formatString("output '%s'", d.outputs[i].name);
     AOTC_RT_RETURN_IF_ERROR(instance.outputs[i].ensure(
@@ -743,17 +836,34 @@ aotc_status_t Container::enqueueRun(Instance &instance,
     cl_int err =
         clEnqueueWriteBuffer(instance.queue, instance.inputs[i].mem(), CL_FALSE,
                              0, static_cast<size_t>(binding.inputBytes[i]),
-                             inputs[i].data, 0, nullptr, nullptr);
+                             binding.inputs[i]->data, 0, nullptr, nullptr);
     if (err != CL_SUCCESS)
       status =
           fail(statusForClError(err), "copying input '%s' to '%s': %s",
                d.inputs[i].name, device_.fullName.c_str(), clErrorName(err));
+  }
+  for (const auto &[c, tensor] : binding.overrides) {
+    if (status != AOTC_OK || d.constants[c].nbytes == 0)
+      continue;
+    cl_int err = clEnqueueWriteBuffer(
+        instance.queue, instance.overrides[c].mem(), CL_FALSE, 0,
+        static_cast<size_t>(d.constants[c].nbytes), tensor->data, 0, nullptr,
+        nullptr);
+    if (err != CL_SUCCESS)
+      status = fail(statusForClError(err), "copying input '%s' to '%s': %s",
+                    d.constants[c].name, device_.fullName.c_str(),
+                    clErrorName(err));
   }
   if (status == AOTC_OK) {
     AotcRunCtx ctx;
     ctx.container = this;
     ctx.instance = &instance;
     ctx.constants = &constants;
+    if (!binding.overrides.empty()) {
+      ctx.overrides.assign(d.num_constants, nullptr);
+      for (const auto &override : binding.overrides)
+        ctx.overrides[override.first] = instance.overrides[override.first].mem();
+    }
     int32_t result = d.run(&ctx, binding.symbols.data());
     if (result != 0) {
       status = ctx.status != AOTC_OK ? ctx.status
@@ -825,6 +935,7 @@ aotc_status_t Container::launch(AotcRunCtx &ctx, int32_t kernel,
     cl_mem mem = nullptr;
     uint64_t capacity = 0;
     const char *kind = "";
+    int64_t byteOffset = arg.value;
     switch (arg.kind) {
     case AOTC_ARG_INPUT:
     case AOTC_ARG_OUTPUT: {
@@ -840,11 +951,29 @@ aotc_status_t Container::launch(AotcRunCtx &ctx, int32_t kernel,
       capacity = buffer.capacity();
       break;
     }
-    case AOTC_ARG_CONSTANT:
+    case AOTC_ARG_CONSTANT: {
       kind = "constants";
       mem = ctx.constants->mem;
       capacity = ctx.constants->bytes;
+      if (arg.index < 0 || arg.index >= d.num_constants)
+        return fail(AOTC_ERROR_INTERNAL,
+                    "kernel '%s' argument %d: constant %d of %d", name, a,
+                    arg.index, d.num_constants);
+      if (ctx.overrides.empty() || !ctx.overrides[arg.index])
+        break;
+      // A default replaced in this run: its own buffer, at offset 0.
+      const AotcConstantDesc &c = d.constants[arg.index];
+      if (arg.value != static_cast<int64_t>(c.offset))
+        return fail(AOTC_ERROR_INTERNAL,
+                    "kernel '%s' argument %d: constant '%s' at offset %lld, "
+                    "not %llu",
+                    name, a, c.name, ll(arg.value), ull(c.offset));
+      mem = ctx.overrides[arg.index];
+      capacity = c.nbytes;
+      byteOffset = 0;
+      kind = "default's";
       break;
+    }
     case AOTC_ARG_ARENA:
       kind = "arena";
       mem = instance.arena.mem();
@@ -886,12 +1015,12 @@ aotc_status_t Container::launch(AotcRunCtx &ctx, int32_t kernel,
                   "kernel '%s' argument %d: unknown kind %d", name, a,
                   arg.kind);
     }
-    if (arg.value < 0 || static_cast<uint64_t>(arg.value) > capacity)
+    if (byteOffset < 0 || static_cast<uint64_t>(byteOffset) > capacity)
       return fail(AOTC_ERROR_INTERNAL,
                   "kernel '%s' argument %d: offset %lld is outside the %s "
                   "buffer (%llu bytes)",
-                  name, a, ll(arg.value), kind, ull(capacity));
-    cl_ulong offset = static_cast<cl_ulong>(arg.value);
+                  name, a, ll(byteOffset), kind, ull(capacity));
+    cl_ulong offset = static_cast<cl_ulong>(byteOffset);
     cl_int err = clSetKernelArg(k, index++, sizeof(cl_mem), &mem);
     if (err == CL_SUCCESS)
       err = clSetKernelArg(k, index++, sizeof(offset), &offset);

@@ -65,6 +65,8 @@ struct Instance {
   DeviceBuffer arena;
   /// The AotcErrorRecord kernels write when they meet bad data.
   DeviceBuffer errors;
+  /// Per constant: the caller's value of a default it replaced in a run.
+  std::vector<DeviceBuffer> overrides;
   Instance() = default;
   Instance(const Instance &) = delete;
   Instance &operator=(const Instance &) = delete;
@@ -74,7 +76,11 @@ struct Instance {
 /// Inputs checked against the model, with the symbol values they bind.
 struct Binding {
   std::vector<int64_t> symbols;
+  /// The caller's tensor of each model input, in input order.
+  std::vector<const aotc_tensor_t *> inputs;
   std::vector<uint64_t> inputBytes;
+  /// Defaults the caller replaced: constant number and its new value.
+  std::vector<std::pair<int32_t, const aotc_tensor_t *>> overrides;
   /// Where each symbol was bound: input number and dim.
   std::vector<std::pair<int32_t, int32_t>> boundAt;
 };
@@ -122,6 +128,10 @@ private:
   aotc_status_t createInstance(Instance &instance);
   aotc_status_t bindInputs(const aotc_tensor_t *inputs, size_t numInputs,
                            bool checkData, Binding &out) const;
+  /// Matches the caller's tensors to the model inputs: the required inputs
+  /// alone, or every input the ONNX graph lists (defaults included).
+  aotc_status_t matchInputSlots(const aotc_tensor_t *inputs, size_t numInputs,
+                                bool checkData, Binding &out) const;
   /// Runs the model's check_symbols on bound symbol values.
   aotc_status_t checkSymbols(const int64_t *symbols,
                              const Binding *binding) const;
@@ -164,6 +174,8 @@ struct AotcRunCtx {
   const aotc::rt::Container *container = nullptr;
   aotc::rt::Instance *instance = nullptr;
   const aotc::rt::ConstantBuffer *constants = nullptr;
+  /// Per constant: the buffer replacing it in this run, or null.
+  std::vector<cl_mem> overrides;
   /// The first launch error (its message is already recorded).
   aotc_status_t status = AOTC_OK;
 };

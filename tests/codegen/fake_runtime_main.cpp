@@ -82,6 +82,11 @@ int main(int argc, char **argv) {
     std::printf("input %d %s dtype=%d rank=%d dims=%s\n", i, d->inputs[i].name,
                 d->inputs[i].dtype, d->inputs[i].rank,
                 dims(d->inputs[i]).c_str());
+  for (int32_t i = 0; i < d->num_input_slots; ++i)
+    std::printf("input_slot %d %s kind=%d index=%d nbytes=%llu\n", i,
+                d->input_slots[i].name, d->input_slots[i].kind,
+                d->input_slots[i].index,
+                (unsigned long long)d->input_slots[i].nbytes);
   for (int32_t i = 0; i < d->num_outputs; ++i)
     std::printf("output %d %s dtype=%d rank=%d dims=%s\n", i,
                 d->outputs[i].name, d->outputs[i].dtype, d->outputs[i].rank,

@@ -470,6 +470,24 @@ agraph (float[2, 3] x) => (float[3, 2] y) {
             std::string::npos);
 }
 
+TEST(OnnxImportErrors, RanksBeyondTheCAbi) {
+  EXPECT_EQ(importError(model(R"(
+agraph (float[1,1,1,1,1,1,1,1,2] x) => (float[1,1,1,1,1,1,1,1,2] y) {
+  y = Relu(x)
+}
+)")),
+            "<text>: input 'x' has rank 9; inputs and outputs can have at "
+            "most 8 dims");
+  EXPECT_EQ(importError(model(R"(
+agraph (float[1,1,1,1,1,1,1,2] x) => (float[1,1,1,1,1,1,1,1,2] y) {
+  a = Constant <value = int64[1] {0}> ()
+  y = Unsqueeze(x, a)
+}
+)")),
+            "<text>: output 'y' has rank 9; inputs and outputs can have at "
+            "most 8 dims");
+}
+
 TEST(OnnxImportErrors, WrongAttributeKind) {
   EXPECT_EQ(importError(model(R"(
 agraph (float[2, 3] x) => (float[3, 2] y) {

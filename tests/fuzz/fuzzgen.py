@@ -558,6 +558,20 @@ def op_gather(b):
     return b.node("Gather", [x, ind], x.dt, shape, axis=axis)
 
 
+def onnx_slice_len(n, start, end, step):
+    """The length ONNX's Slice gives (not Python's: a start before the
+    beginning clamps to 0 for a negative step, where Python's is empty)."""
+    if start < 0:
+        start += n
+    if end < 0:
+        end += n
+    if step > 0:
+        start, end = min(max(start, 0), n), min(max(end, 0), n)
+    else:
+        start, end = min(max(start, 0), n - 1), min(max(end, -1), n - 1)
+    return max(0, -((start - end) // step) if step > 0 else -((end - start) // -step)) if n else 0
+
+
 def op_slice(b):
     x = b.pick(ALL, lambda t: t.rank >= 1)
     k = int(b.rng.integers(1, x.rank + 1))
@@ -570,7 +584,7 @@ def op_slice(b):
         s = int(b.rng.integers(-n - 2, n + 3)) if b.rng.random() < 0.8 else int(b.rng.choice(big))
         e = int(b.rng.integers(-n - 2, n + 3)) if b.rng.random() < 0.8 else int(b.rng.choice(big))
         starts.append(s), ends.append(e), steps.append(step)
-        shape[a] = len(range(n)[slice(s, e, step)]) if n else 0
+        shape[a] = onnx_slice_len(n, s, e, step)
     ins = [x, b.new_const("i64", [k], starts), b.new_const("i64", [k], ends)]
     if b.rng.random() < 0.8:
         ins.append(b.new_const("i64", [k], [a - x.rank if b.rng.random() < 0.3 else a for a in axes]))

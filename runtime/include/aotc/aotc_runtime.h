@@ -173,7 +173,11 @@ typedef struct aotc_tensor_t {
   int64_t shape[AOTC_MAX_RANK];
 } aotc_tensor_t;
 
-/* Runs the model once. Validates the inputs against the model (count, dtype,
+/* Runs the model once. `inputs` are the model's inputs in order (num_inputs
+ * of them), or, when the ONNX graph lists defaults (initializers) among its
+ * inputs, one tensor per graph input in the graph's order
+ * (aotc_container_graph_input_info): a default's tensor replaces it for this
+ * run. Validates the inputs against the model (count, dtype,
  * rank, static dims, symbolic dims equal wherever the same symbol appears and
  * inside the symbol's range), binds the symbolic sizes, takes a free instance
  * (waiting if all are busy), copies the inputs to the device, enqueues every
@@ -225,6 +229,24 @@ typedef struct aotc_constant_info_t {
   int32_t folded; /* 1 if computed from other constants by constant folding */
 } aotc_constant_info_t;
 
+/* How an input that the ONNX graph lists is bound. An ONNX graph may list
+ * initializers among its inputs: defaults a run may replace. */
+typedef enum aotc_graph_input_kind_t {
+  AOTC_GRAPH_INPUT_REQUIRED = 1, /* index: the input number */
+  /* A default a run may replace; index: its constant number (dtype and shape
+   * from aotc_container_constant_info). */
+  AOTC_GRAPH_INPUT_DEFAULT = 2,
+  /* A default compiled into the code because it decides sizes: a run may
+   * pass it, but only with the default's value; index: its constant. */
+  AOTC_GRAPH_INPUT_FIXED = 3,
+} aotc_graph_input_kind_t;
+
+typedef struct aotc_graph_input_info_t {
+  const char *name;
+  int32_t kind; /* aotc_graph_input_kind_t */
+  int32_t index;
+} aotc_graph_input_info_t;
+
 /* A symbolic size and its inclusive range. */
 typedef struct aotc_symbol_info_t {
   const char *name;
@@ -252,6 +274,14 @@ AOTC_API aotc_status_t aotc_container_num_kernels(
     const aotc_container_t *container, size_t *out_count);
 AOTC_API aotc_status_t aotc_container_num_metadata(
     const aotc_container_t *container, size_t *out_count);
+
+/* The inputs as the ONNX graph lists them, defaults included (equal to the
+ * inputs when the graph lists no initializer as an input). */
+AOTC_API aotc_status_t aotc_container_num_graph_inputs(
+    const aotc_container_t *container, size_t *out_count);
+AOTC_API aotc_status_t
+aotc_container_graph_input_info(const aotc_container_t *container, size_t index,
+                                aotc_graph_input_info_t *out_info);
 
 /* The index-th input / output; AOTC_ERROR_INVALID_ARGUMENT if out of range. */
 AOTC_API aotc_status_t
@@ -318,6 +348,9 @@ typedef aotc_container_count_fn aotc_container_num_constants_fn;
 typedef aotc_container_count_fn aotc_container_num_symbols_fn;
 typedef aotc_container_count_fn aotc_container_num_kernels_fn;
 typedef aotc_container_count_fn aotc_container_num_metadata_fn;
+typedef aotc_container_count_fn aotc_container_num_graph_inputs_fn;
+typedef aotc_status_t (*aotc_container_graph_input_info_fn)(
+    const aotc_container_t *, size_t, aotc_graph_input_info_t *);
 typedef aotc_status_t (*aotc_container_input_info_fn)(const aotc_container_t *,
                                                       size_t,
                                                       aotc_tensor_info_t *);

@@ -29,7 +29,7 @@ extern "C" {
 #endif
 
 /* Bumped whenever a struct below changes layout. */
-#define AOTC_MODEL_DESC_VERSION 2
+#define AOTC_MODEL_DESC_VERSION 3
 
 /* Element types; values match aotc_dtype_t in aotc_runtime.h. */
 enum {
@@ -79,13 +79,33 @@ typedef struct AotcConstantDesc {
   int32_t folded;
 } AotcConstantDesc;
 
+/* How an input that the ONNX graph lists is bound (AotcInputSlotDesc). */
+enum {
+  AOTC_SLOT_REQUIRED = 1, /* a model input; index: input number */
+  /* An initializer listed as an input: a default the caller may replace per
+   * run; index: the constant kernels read it from. */
+  AOTC_SLOT_DEFAULT = 2,
+  /* A default compiled into the code (shape data): a value given for it must
+   * equal `data`; index: its constant. */
+  AOTC_SLOT_FIXED = 3,
+};
+
+typedef struct AotcInputSlotDesc {
+  const char *name;
+  int32_t kind; /* AOTC_SLOT_* */
+  int32_t index;
+  const uint8_t *data; /* AOTC_SLOT_FIXED: the compiled-in value */
+  uint64_t nbytes;
+} AotcInputSlotDesc;
+
 /* A kernel argument, set by the wrapper for aotc_rt_launch(). A buffer
  * argument becomes two OpenCL kernel arguments: the cl_mem and a ulong byte
  * offset into it. */
 enum {
   AOTC_ARG_INPUT = 1,    /* index: input number, value: byte offset */
   AOTC_ARG_OUTPUT = 2,   /* index: output number, value: byte offset */
-  AOTC_ARG_CONSTANT = 3, /* value: byte offset into the constants buffer */
+  AOTC_ARG_CONSTANT = 3, /* index: constant number, value: its byte offset
+                            in the constants buffer */
   AOTC_ARG_ARENA = 4,    /* value: byte offset into the instance's arena */
   AOTC_ARG_I64 = 5,      /* value: a long scalar */
   AOTC_ARG_I32 = 6,      /* value: an int scalar */
@@ -170,6 +190,13 @@ typedef struct AotcModelDesc {
   int32_t (*check_symbols)(const int64_t *symbols);
   int32_t num_checks;
   const char *const *check_messages;
+
+  /* The inputs in the order the ONNX graph lists them, when it lists
+   * initializers (defaults) among them; 0 and null otherwise. A run takes
+   * either num_inputs tensors (the required inputs) or num_input_slots
+   * tensors in this order. */
+  int32_t num_input_slots;
+  const AotcInputSlotDesc *input_slots;
 } AotcModelDesc;
 
 /* Exported by the generated wrapper. */

@@ -207,6 +207,15 @@ struct ConstantInfo {
   bool folded = false;
 };
 
+/// An input as the ONNX graph lists it (Model::graphInputs).
+struct GraphInputInfo {
+  std::string name;
+  /// AOTC_GRAPH_INPUT_REQUIRED, _DEFAULT (a run may replace it) or _FIXED.
+  aotc_graph_input_kind_t kind = AOTC_GRAPH_INPUT_REQUIRED;
+  /// The input number (required) or the constant number (a default).
+  int32_t index = 0;
+};
+
 struct SymbolInfo {
   std::string name;
   int64_t min = 0;
@@ -251,10 +260,16 @@ namespace detail {
   X(aotc_container_metadata_lookup)                                            \
   X(aotc_container_arena_bytes)
 
+/// Functions a model .so built by an older aotc may lack (null then).
+#define AOTC_RUNNER_OPTIONAL_FUNCTIONS(X)                                      \
+  X(aotc_container_num_graph_inputs)                                           \
+  X(aotc_container_graph_input_info)
+
 /// The ABI of one loaded model .so.
 struct Library {
 #define AOTC_RUNNER_MEMBER(name) name##_fn name = nullptr;
   AOTC_RUNNER_ABI_FUNCTIONS(AOTC_RUNNER_MEMBER)
+  AOTC_RUNNER_OPTIONAL_FUNCTIONS(AOTC_RUNNER_MEMBER)
 #undef AOTC_RUNNER_MEMBER
   void *handle = nullptr;
   std::string path;
@@ -298,6 +313,10 @@ inline std::shared_ptr<Library> openLibrary(const std::string &path) {
                                             std::to_string(AOTC_ABI_VERSION));
   AOTC_RUNNER_ABI_FUNCTIONS(AOTC_RUNNER_RESOLVE)
 #undef AOTC_RUNNER_RESOLVE
+#define AOTC_RUNNER_RESOLVE_OPTIONAL(name)                                     \
+  lib->name = reinterpret_cast<name##_fn>(dlsym(lib->handle, #name));
+  AOTC_RUNNER_OPTIONAL_FUNCTIONS(AOTC_RUNNER_RESOLVE_OPTIONAL)
+#undef AOTC_RUNNER_RESOLVE_OPTIONAL
   return lib;
 }
 
@@ -419,6 +438,29 @@ public:
   }
   std::vector<TensorInfo> outputs() const {
     return tensorInfos(numOutputs(), lib().aotc_container_output_info);
+  }
+  /// The inputs as the ONNX graph lists them: the inputs, and the defaults
+  /// (initializers) it lists among them. run() takes either numInputs()
+  /// tensors or one per graph input, in this order.
+  std::vector<GraphInputInfo> graphInputs() const {
+    std::vector<GraphInputInfo> result;
+    if (!lib().aotc_container_num_graph_inputs ||
+        !lib().aotc_container_graph_input_info) {
+      std::vector<TensorInfo> ins = inputs();
+      for (size_t i = 0; i < ins.size(); ++i)
+        result.push_back({ins[i].name, AOTC_GRAPH_INPUT_REQUIRED,
+                          static_cast<int32_t>(i)});
+      return result;
+    }
+    size_t n = count(lib().aotc_container_num_graph_inputs);
+    for (size_t i = 0; i < n; ++i) {
+      aotc_graph_input_info_t g;
+      lib().check(lib().aotc_container_graph_input_info(container_, i, &g),
+                  "aotc_container_graph_input_info");
+      result.push_back(
+          {g.name, static_cast<aotc_graph_input_kind_t>(g.kind), g.index});
+    }
+    return result;
   }
   std::vector<ConstantInfo> constants() const {
     std::vector<ConstantInfo> result;
