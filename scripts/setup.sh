@@ -22,6 +22,8 @@ PACKAGES=(
   libgtest-dev libgmock-dev googletest
   # test tooling (readelf) and the Python oracle (scripts/python_env.sh)
   binutils python3 python3-numpy python3-venv
+  # sanitizer and libFuzzer runtimes of clang 14 (scripts/ci_extra.sh)
+  libclang-rt-14-dev
 )
 
 missing=()

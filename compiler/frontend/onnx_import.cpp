@@ -337,12 +337,14 @@ Status Importer::importConstantNode(const onnx::NodeProto &node,
   auto putInts = [&](const std::vector<int64_t> &v) {
     type.dtype = DType::Int64;
     bytes.resize(v.size() * sizeof(int64_t));
-    std::memcpy(bytes.data(), v.data(), bytes.size());
+    if (!v.empty()) // memcpy of a null pointer is undefined, even for 0 bytes
+      std::memcpy(bytes.data(), v.data(), bytes.size());
   };
   auto putFloats = [&](const std::vector<float> &v) {
     type.dtype = DType::Float32;
     bytes.resize(v.size() * sizeof(float));
-    std::memcpy(bytes.data(), v.data(), bytes.size());
+    if (!v.empty()) // memcpy of a null pointer is undefined, even for 0 bytes
+      std::memcpy(bytes.data(), v.data(), bytes.size());
   };
   TensorData data;
   if (a.name() == "value") {

@@ -66,8 +66,12 @@ private:
                           "compiled code is wrong; please report it)");
       Expr checked = IndexCheck::make(idx[d], b->shape[d], code, false);
       idx[d] = checked;
-      cond = logicalAnd(cond, logicalAnd(cmp(BinOp::GE, checked, Expr(0)),
-                                         cmp(BinOp::GE, b->shape[d], Expr(1))));
+      cond = logicalAnd(cond, cmp(BinOp::GE, checked, Expr(0)));
+      // A static size needs no test (and `&& (2 >= 1)` makes OpenCL
+      // compilers warn). Not simplify(): it may drop the check itself.
+      int64_t size;
+      if (!b->shape[d].isConst(size) || size < 1)
+        cond = logicalAnd(cond, cmp(BinOp::GE, b->shape[d], Expr(1)));
     }
     return cond;
   }

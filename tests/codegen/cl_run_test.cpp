@@ -171,13 +171,15 @@ std::vector<float> randomFloats(size_t n, unsigned seed) {
 
 Bytes toBytes(const std::vector<float> &v) {
   Bytes b(v.size() * sizeof(float));
-  std::memcpy(b.data(), v.data(), b.size());
+  if (!b.empty()) // memcpy from an empty vector's null data is undefined
+    std::memcpy(b.data(), v.data(), b.size());
   return b;
 }
 
 std::vector<float> toFloats(const Bytes &b) {
   std::vector<float> v(b.size() / sizeof(float));
-  std::memcpy(v.data(), b.data(), v.size() * sizeof(float));
+  if (!v.empty())
+    std::memcpy(v.data(), b.data(), v.size() * sizeof(float));
   return v;
 }
 

@@ -241,13 +241,15 @@ std::vector<float> randomFloats(size_t n, unsigned seed) {
 
 std::vector<uint8_t> bytesOf(const std::vector<float> &v) {
   std::vector<uint8_t> b(v.size() * sizeof(float));
-  std::memcpy(b.data(), v.data(), b.size());
+  if (!b.empty())
+    std::memcpy(b.data(), v.data(), b.size());
   return b;
 }
 
 std::vector<float> floatsOf(const std::vector<uint8_t> &b) {
   std::vector<float> v(b.size() / sizeof(float));
-  std::memcpy(v.data(), b.data(), v.size() * sizeof(float));
+  if (!v.empty())
+    std::memcpy(v.data(), b.data(), v.size() * sizeof(float));
   return v;
 }
 

@@ -41,7 +41,8 @@ Expr roundUp256(const Expr &bytes) { return floorDiv(bytes + 255, 256) * 256; }
 
 TensorData floatData(const std::vector<float> &v) {
   auto bytes = std::make_shared<std::vector<uint8_t>>(v.size() * sizeof(float));
-  std::memcpy(bytes->data(), v.data(), bytes->size());
+  if (!v.empty())
+    std::memcpy(bytes->data(), v.data(), bytes->size());
   return TensorData{bytes};
 }
 

@@ -11,7 +11,8 @@ namespace {
 
 TensorData int64Data(const std::vector<int64_t> &v) {
   auto bytes = std::make_shared<std::vector<uint8_t>>(v.size() * 8);
-  std::memcpy(bytes->data(), v.data(), bytes->size());
+  if (!v.empty())
+    std::memcpy(bytes->data(), v.data(), bytes->size());
   return TensorData{bytes};
 }
 

@@ -751,7 +751,7 @@ def make_case(seed, max_ops=6, tricky_names=True):
     built = build(seed, max_ops, tricky_names)
     if built is None:
         return "no op could be built"
-    model, inputs, ops, _ = built
+    model, inputs, ops, results = built
     try:
         onnx.checker.check_model(model)
     except Exception as e:  # noqa: BLE001 - any checker complaint
@@ -760,6 +760,32 @@ def make_case(seed, max_ops=6, tricky_names=True):
         values = run_reference(model, inputs)
     except Exception as e:  # noqa: BLE001 - ORT refuses or lacks a kernel
         return "onnxruntime: " + str(e).splitlines()[0][:200]
+    # The generator knows each result's shape from the ONNX spec; where ONNX
+    # Runtime's differs, the oracle deviates from ONNX (1.20: pooling's SAME
+    # padding ignores dilations, Concat skips empty inputs' dims).
+    for t in results:
+        got = values.get(t.name)
+        if got is not None and list(got.shape) != list(t.shape):
+            op = next((n.op_type for n in model.graph.node
+                       if t.name in n.output), "?")
+            return "onnxruntime deviates from ONNX: %s gives shape %s, not %s" % (
+                op, list(got.shape), list(t.shape))
+    # A MatMul over an empty dim is all zeros (an empty sum); ONNX Runtime
+    # 1.20 leaves integer results uninitialized.
+    for n in model.graph.node:
+        if n.op_type == "MatMul":
+            a_val = values.get(n.input[0])
+            out = values.get(n.output[0])
+            if (a_val is not None and out is not None and a_val.ndim >= 1 and
+                    a_val.shape[-1] == 0 and np.any(out != 0)):
+                return "onnxruntime deviates from ONNX: MatMul over an empty dim"
+    # ONNX Runtime's max pools skip NaN (a window max of a NaN and 1 is 1);
+    # aotc's propagate it, as its Max and ReduceMax (and ORT's) do.
+    for n in model.graph.node:
+        if n.op_type in ("MaxPool", "GlobalMaxPool"):
+            x = values.get(n.input[0])
+            if x is not None and x.dtype.kind == "f" and np.isnan(x).any():
+                return "onnxruntime differs: %s skips NaN" % n.op_type
     h = hazards(model, values)
     if h:
         return "undefined in ONNX: " + h[0]

@@ -23,6 +23,7 @@ saved as a regression case under --regressions.
 
 import argparse
 import collections
+import json
 import os
 import re
 import shutil
@@ -87,6 +88,23 @@ def run_aotc(aotc, dirs, args, env):
             name = line[5:].split(":", 1)[0]
             out[name] = classify(line)
     return out
+
+
+def cl_warnings(aotc, d, clang, env):
+    """Warnings (or errors) of a standard OpenCL C compiler on the kernels
+    aotc emits for case d; None if clean. Drivers differ in what they
+    accept: the emitted code must be plain OpenCL C 1.2."""
+    p = subprocess.run([aotc, "compile", os.path.join(d, "model.onnx"), "--emit=cl"],
+                       capture_output=True, text=True, env=env, errors="replace")
+    if p.returncode != 0:
+        return None  # refused: reported by aotc test
+    c = subprocess.run([clang, "-x", "cl", "-cl-std=CL1.2", "-fsyntax-only", "-Werror",
+                        "-Xclang", "-finclude-default-header", "-"],
+                       input=p.stdout, capture_output=True, text=True, errors="replace")
+    if c.returncode == 0:
+        return None
+    lines = [l for l in c.stderr.splitlines() if "error:" in l or "warning:" in l]
+    return "OpenCL C compiler: " + (lines[0] if lines else c.stderr[:200]).split(": ", 1)[-1]
 
 
 def run_batch(aotc, dirs, args, env):
@@ -161,6 +179,13 @@ def main():
     ap.add_argument("--minimize", action="store_true")
     ap.add_argument("--regressions",
                     help="save minimized failures here (with --minimize)")
+    ap.add_argument("--generate-only", action="store_true",
+                    help="write the cases (with --keep) without running aotc")
+    ap.add_argument("--clang",
+                    help="also compile each case's OpenCL C with this clang "
+                         "(-Werror): any warning is an ERROR")
+    ap.add_argument("--results",
+                    help="write {case: class} of every graph as JSON here")
     ap.add_argument("-v", "--verbose", action="store_true")
     args = ap.parse_args()
 
@@ -176,6 +201,7 @@ def main():
     skipped = collections.Counter()
     per_op = collections.defaultdict(collections.Counter)
     failures = []
+    classes = {}
     pending = []
     ops_of = {}
 
@@ -186,6 +212,11 @@ def main():
         for d in pending:
             name = os.path.basename(d)
             cls, detail = res.get(name, ("CRASH", "no result"))
+            if cls == "pass" and args.clang:
+                why = cl_warnings(args.aotc, d, args.clang, env)
+                if why:
+                    cls, detail = "ERROR", why
+            classes[name] = cls
             counts[cls] += 1
             for op in set(ops_of[name]):
                 per_op[op][cls] += 1
@@ -209,8 +240,9 @@ def main():
             d = os.path.join(work, name)
             write_case(d, case.model, case.inputs, case.outputs)
             ops_of[name] = case.ops
-            pending.append(d)
             generated += 1
+            if not args.generate_only:
+                pending.append(d)
             if len(pending) >= args.batch:
                 flush()
         seed += 1
@@ -227,6 +259,9 @@ def main():
         for op, c in sorted(per_op.items()):
             print("  %-20s %4d %4d %4d" % (op, c["pass"], c["refused"],
                                           sum(c[b] for b in BAD)))
+    if args.results:
+        with open(args.results, "w") as f:
+            json.dump(classes, f, indent=0, sort_keys=True)
     if args.minimize:
         for name, cls, detail in failures:
             s = int(name[4:])

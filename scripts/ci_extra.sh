@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# CI checks beyond the README's test command (run after it by .ci/run):
+#  1. an ASan + UBSan build with assertions on (-O1, without NDEBUG)
+#     runs the unit, FileCheck and end-to-end tests; any sanitizer finding
+#     fails the run;
+#  2. the libFuzzer targets (tests/fuzz_targets, a clang-14 build) run for
+#     AOTC_FUZZ_SECONDS each (default 60) from their seed corpus.
+# Usage: scripts/ci_extra.sh [sanitizers|libfuzzer]...   (default: both)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$PWD
+steps=("$@")
+[ ${#steps[@]} -gt 0 ] || steps=(sanitizers libfuzzer)
+
+# use_sigaltstack=0: LLVM's crash recovery installs its own alternate signal
+# stack on compiling threads, which ASan would otherwise unmap as its own.
+export ASAN_OPTIONS="halt_on_error=1:abort_on_error=1:detect_leaks=1:strict_string_checks=1:detect_stack_use_after_return=1:use_sigaltstack=0"
+export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1"
+# Leaks in third-party code only (each entry says why); ours must be clean.
+export LSAN_OPTIONS="suppressions=$root/scripts/lsan.supp:print_suppressions=0"
+
+for step in "${steps[@]}"; do
+  case "$step" in
+  sanitizers)
+    echo "== ASan + UBSan build with assertions"
+    start=$(date +%s)
+    # -O1 -g1: a quicker build than -O2 -g, with line numbers in reports.
+    cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Release \
+      -DCMAKE_CXX_FLAGS_RELEASE="-O1 -g1" -DCMAKE_C_FLAGS_RELEASE="-O1 -g1" \
+      -DAOTC_SANITIZER=address,undefined -DAOTC_ASSERTIONS=ON > /dev/null
+    cmake --build build-asan
+    echo "   built in $(( $(date +%s) - start )) s"
+    start=$(date +%s)
+    # The fuzz slice runs in the plain build (scripts/test.sh); here the
+    # sanitizers watch the unit, FileCheck and end-to-end tests.
+    # Model .so files are dlclose()d and the OpenCL ICD loader with them:
+    # preloaded, it stays mapped, so LeakSanitizer can name (and the
+    # suppressions match) what it keeps for the process.
+    opencl=$(ldconfig -p | awk '/libOpenCL\.so\.1 .*x86-64/ {print $NF; exit}')
+    base_asan=$ASAN_OPTIONS
+    export LD_PRELOAD=$opencl ASAN_OPTIONS="$base_asan:verify_asan_link_order=0"
+    ctest --test-dir build-asan --output-on-failure -j2 -E 'fuzz_slice|Toolchain'
+    # In-process links that fail leak lld's state (scripts/lsan.supp): its
+    # frames are found only by the slow unwinder (LLVM has no frame pointers).
+    ASAN_OPTIONS="$ASAN_OPTIONS:fast_unwind_on_malloc=0" \
+      ctest --test-dir build-asan --output-on-failure -j2 -R 'Toolchain'
+    unset LD_PRELOAD
+    echo "   tests in $(( $(date +%s) - start )) s"
+    ;;
+  libfuzzer)
+    echo "== libFuzzer targets"
+    start=$(date +%s)
+    CC=clang-14 CXX=clang++-14 cmake -S . -B build-fuzz -G Ninja \
+      -DCMAKE_BUILD_TYPE=RelWithDebInfo -DAOTC_LIBFUZZER=ON > /dev/null
+    cmake --build build-fuzz --target fuzz_onnx_binary fuzz_onnx_text fuzz_c_abi
+    echo "   built in $(( $(date +%s) - start )) s"
+    seconds=${AOTC_FUZZ_SECONDS:-60}
+    for t in onnx_binary onnx_text c_abi; do
+      corpus=$(mktemp -d)
+      cp -r "tests/fuzz_targets/corpus/$t/." "$corpus/"
+      echo "   fuzz_$t for $seconds s"
+      AOTC_CACHE_DIR="$corpus/.cache" "build-fuzz/tests/fuzz_targets/fuzz_$t" \
+        -max_total_time="$seconds" -timeout=30 -rss_limit_mb=4096 \
+        -print_final_stats=1 -artifact_prefix="$corpus/" "$corpus" 2>&1 |
+        grep -E 'stat::number_of_executed_units|stat::peak_rss|ERROR|SUMMARY|Done' || true
+      if ls "$corpus"/crash-* "$corpus"/leak-* "$corpus"/timeout-* > /dev/null 2>&1; then
+        echo "error: fuzz_$t found a failure:"; ls "$corpus"/crash-* "$corpus"/leak-* "$corpus"/timeout-* 2>/dev/null
+        exit 1
+      fi
+      rm -rf "$corpus"
+    done
+    ;;
+  *) echo "unknown step $step" >&2; exit 2 ;;
+  esac
+done
