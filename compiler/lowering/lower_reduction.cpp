@@ -202,12 +202,17 @@ Status lowerPool(const Node &n, LowerCtx &ctx) {
       if (dil[k] != 1)
         return makeError(n.describe(),
                          ": AveragePool with dilations is not supported");
-      // Window taps inside the input (or inside the padded input).
-      Expr hi =
-          minExpr(start + Expr(kernel[k]),
-                  includePad ? inSpatial[k] + Expr(pads[s + k]) : inSpatial[k]);
-      Expr lo = includePad ? start : maxExpr(start, Expr(0));
-      count = count * (hi - lo);
+      // The divisor: the window's taps inside the input, or with
+      // count_include_pad every tap of the kernel, including those past the
+      // padded input that ceil_mode adds (ONNX's backend test
+      // averagepool_3d_dilations_large_count_include_pad_is_1_ceil_mode_is_True
+      // and ONNX Runtime; PyTorch stops at the padded input).
+      if (includePad) {
+        count = count * Expr(kernel[k]);
+      } else {
+        Expr hi = minExpr(start + Expr(kernel[k]), inSpatial[k]);
+        count = count * (hi - maxExpr(start, Expr(0)));
+      }
     }
   }
   Expr fill = isMax ? lowestValue(t) : literal(t, 0);

@@ -133,6 +133,18 @@ int inspectCommand(const std::string &path, const std::string &device) {
                   dimsText(t).c_str());
     uint64_t constBytes = 0;
     std::vector<aotc::ConstantInfo> consts = model.constants();
+    // Initializers the ONNX graph lists as inputs: defaults a run may pass.
+    for (const aotc::GraphInputInfo &g : model.graphInputs()) {
+      if (g.kind == AOTC_GRAPH_INPUT_REQUIRED || g.index < 0 ||
+          static_cast<size_t>(g.index) >= consts.size())
+        continue;
+      std::printf("default input %s: constant %s, %s\n", g.name.c_str(),
+                  consts[g.index].name.c_str(),
+                  g.kind == AOTC_GRAPH_INPUT_DEFAULT
+                      ? "a run may replace it"
+                      : "compiled in (decides sizes): a run may pass only its "
+                        "value");
+    }
     for (const auto &c : consts) {
       std::string shape;
       for (size_t i = 0; i < c.shape.size(); ++i)
@@ -149,8 +161,16 @@ int inspectCommand(const std::string &path, const std::string &device) {
       std::printf("  %s\n", k.c_str());
     std::printf("constants: %zu (%llu bytes)\n", consts.size(),
                 (unsigned long long)constBytes);
-    std::printf("arena bytes at the largest symbol values: %llu\n",
-                (unsigned long long)model.arenaBytes(maxSyms));
+    // The largest values may break what the model requires of its sizes (a
+    // squeezed dim is 1): say so rather than fail.
+    try {
+      std::printf("arena bytes at the largest symbol values: %llu\n",
+                  (unsigned long long)model.arenaBytes(maxSyms));
+    } catch (const aotc::Error &e) {
+      std::printf("arena bytes at the largest symbol values: not valid sizes "
+                  "(%s)\n",
+                  e.what());
+    }
     for (const auto &[k, v] : model.metadata())
       std::printf("metadata %s = %s\n", k.c_str(), v.c_str());
     return 0;
