@@ -31,6 +31,12 @@ int64_t satAdd(int64_t a, int64_t b) {
     return (a > 0) ? INT64_MAX : INT64_MIN;
   return r;
 }
+int64_t satSub(int64_t a, int64_t b) {
+  int64_t r;
+  if (__builtin_sub_overflow(a, b, &r))
+    return (a >= 0) ? INT64_MAX : INT64_MIN;
+  return r;
+}
 int64_t satMul(int64_t a, int64_t b) {
   int64_t r;
   if (__builtin_mul_overflow(a, b, &r))
@@ -107,7 +113,7 @@ std::optional<Range> boundsOfRaw(const Expr &e, const RangeEnv &env) {
   case BinOp::Sub:
     if (!x || !y)
       return std::nullopt;
-    return Range{satAdd(x->min, -y->max), satAdd(x->max, -y->min)};
+    return Range{satSub(x->min, y->max), satSub(x->max, y->min)};
   case BinOp::Mul: {
     if (!x || !y)
       return std::nullopt;

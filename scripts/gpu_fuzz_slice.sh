@@ -1,35 +1,55 @@
 #!/usr/bin/env bash
 # Packs differential-fuzzing cases for the lent GPU:
-#   scripts/gpu_fuzz_slice.sh [SEED COUNT NAME [--no-pocl]]
-# Default: the tests' slice (e2e.fuzz_slice: seed 20261123, 240 graphs) as
-# fuzz_slice, run here on PoCL first (each graph's class is recorded). Every
-# case is compiled to a model .so; cases, .so files and the PoCL classes go
-# to .devcarry/NAME.tar.xz, beside the OpenCL ICD loader package. On the GPU
-# machine (carry .devcarry): bash bench/gpu/run_fuzz_slice_on_gpu.sh runs
-# every pack through NVIDIA's OpenCL and compares with ONNX Runtime's
-# outputs and with the PoCL classes (bench/gpu/fuzz_slice_gpu.py).
+#   scripts/gpu_fuzz_slice.sh slice              the tests' slice (e2e.fuzz_slice:
+#                                                seed 20261123, 240 graphs), run
+#                                                here on PoCL first -> fuzz_slice
+#   scripts/gpu_fuzz_slice.sh semantics          tests/fuzz/semantics_cases.py
+#                                                (exact), run on PoCL first
+#                                                -> fuzz_semantics
+#   scripts/gpu_fuzz_slice.sh fresh SEED COUNT NAME
+#                                                fresh graphs, not run here
+# Every case is compiled to a model .so; cases, .so files and the PoCL
+# classes go to .devcarry/NAME.tar.xz, beside the OpenCL ICD loader package.
+# On the GPU machine (carry .devcarry): bash bench/gpu/run_fuzz_slice_on_gpu.sh
+# runs every pack through NVIDIA's OpenCL and compares with the expected
+# outputs and the PoCL classes (bench/gpu/fuzz_slice_gpu.py).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-seed=${1:-20261123}; count=${2:-240}; name=${3:-fuzz_slice}; mode=${4:-}
+mode=${1:?slice, semantics or fresh}
 aotc=build/compiler/tools/aotc
+py=.venv/bin/python
 [ -x "$aotc" ] || { echo "build first (scripts/test.sh)"; exit 1; }
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-mkdir -p "$work/$name" .devcarry
-if [ "$mode" = --no-pocl ]; then
-  .venv/bin/python tests/fuzz/run_fuzz.py --aotc "$aotc" --seed "$seed" \
-    --count "$count" --keep "$work/$name" --generate-only | tail -1
-else
-  AOTC_DEVICE=cpu .venv/bin/python tests/fuzz/run_fuzz.py --aotc "$aotc" \
-    --seed "$seed" --count "$count" --batch 60 --keep "$work/$name" \
-    --results "$work/$name/pocl_results.json" | tail -1
-fi
+case "$mode" in
+slice)
+  name=fuzz_slice; mkdir -p "$work/$name"
+  AOTC_DEVICE=cpu $py tests/fuzz/run_fuzz.py --aotc "$aotc" --seed 20261123 \
+    --count 240 --batch 60 --keep "$work/$name" \
+    --results "$work/$name/pocl_results.json" | tail -1 ;;
+semantics)
+  name=fuzz_semantics; mkdir -p "$work/$name"
+  $py tests/fuzz/semantics_cases.py "$work/$name"
+  AOTC_DEVICE=cpu "$aotc" test --rtol 0 --atol 0 -v "$work/$name"/seed* |
+    $py -c 'import json, sys
+r = {l.split()[1].rstrip(":"): ("pass" if l.startswith("PASS") else "WRONG")
+     for l in sys.stdin if l.startswith(("PASS ", "FAIL "))}
+json.dump(r, open(sys.argv[1], "w")); print(len(r), "cases on PoCL:", sorted(set(r.values())))' \
+    "$work/$name/pocl_results.json"
+  echo '{"rtol": 0, "atol": 0}' > "$work/$name/tolerance.json" ;;
+fresh)
+  seed=${2:?seed}; count=${3:?count}; name=${4:?name}; mkdir -p "$work/$name"
+  $py tests/fuzz/run_fuzz.py --aotc "$aotc" --seed "$seed" --count "$count" \
+    --keep "$work/$name" --generate-only | tail -1 ;;
+*) echo "usage: $0 slice | semantics | fresh SEED COUNT NAME" >&2; exit 2 ;;
+esac
 rm -rf "$work/$name/cache"
 for d in "$work/$name"/seed*/; do
-  case=$(basename "$d")
-  AOTC_VERIFY_EACH=1 "$aotc" compile "$d/model.onnx" -o "$work/$name/$case.so" \
+  c=$(basename "$d")
+  AOTC_VERIFY_EACH=1 "$aotc" compile "$d/model.onnx" -o "$work/$name/$c.so" \
     > /dev/null 2>&1 || true
 done
+mkdir -p .devcarry
 (cd .devcarry && ls ocl-icd-libopencl1_*.deb > /dev/null 2>&1 ||
   apt-get download ocl-icd-libopencl1 2> /dev/null)
 tar -C "$work" -cJf ".devcarry/$name.tar.xz" "$name"

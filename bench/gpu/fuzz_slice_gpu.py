@@ -10,7 +10,8 @@ through the C ABI (aotc_ctypes.py, device `gpu`) and is compared exactly as
 
 Usage: fuzz_slice_gpu.py CASES_DIR OUT_DIR [--rtol R] [--atol A] [--jobs N]
   CASES_DIR holds seedN/ (model.onnx, test_data_set_0/), seedN.so and,
-  where the cases also ran on PoCL, pocl_results.json ({name: class}).
+  where the cases also ran on PoCL, pocl_results.json ({name: class});
+  tolerance.json ({"rtol": R, "atol": A}) overrides the tolerances.
   Writes OUT_DIR/fuzz_gpu_report.json and prints a summary; exits 1 if any
   case is WRONG, ERROR or CRASH on the GPU, or its class differs from PoCL's.
 """
@@ -109,6 +110,10 @@ def main():
         names = open(args.worker).read().split()
         run_cases(names, args.cases, args.out, args.rtol, args.atol, args.worker + ".log")
         return 0
+    tol = os.path.join(args.cases, "tolerance.json")
+    if os.path.exists(tol):  # the pack's own (semantics cases: exact)
+        t = json.load(open(tol))
+        args.rtol, args.atol = t["rtol"], t["atol"]
     pocl_path = os.path.join(args.cases, "pocl_results.json")
     pocl = json.load(open(pocl_path)) if os.path.exists(pocl_path) else {}
     names = sorted(os.path.basename(p) for p in glob.glob(os.path.join(args.cases, "seed*"))

@@ -580,6 +580,8 @@ def op_slice(b):
     for a in axes:
         n = x.shape[a]
         step = int(b.rng.choice([1, 1, 2, -1, -2, 3]))
+        if b.rng.random() < 0.03:  # steps at the int64 limits
+            step = int(b.rng.choice([2 ** 63 - 1, -(2 ** 63), 2 ** 62, -(2 ** 62)]))
         big = [-(2 ** 62), 2 ** 62, -n - 3, n + 3]
         s = int(b.rng.integers(-n - 2, n + 3)) if b.rng.random() < 0.8 else int(b.rng.choice(big))
         e = int(b.rng.integers(-n - 2, n + 3)) if b.rng.random() < 0.8 else int(b.rng.choice(big))
