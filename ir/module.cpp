@@ -68,8 +68,14 @@ std::string LoopModule::print() const {
   out += "arena bytes = " + printExpr(arenaBytes) + "\n";
   for (size_t i = 0; i < errors.size(); ++i)
     out += "error #" + std::to_string(i) + ": " + errors[i] + "\n";
-  for (const Kernel &k : kernels)
+  for (const Kernel &k : kernels) {
+    if (!k.summary.empty())
+      out += "// " + k.name + ": " + k.summary + "\n";
+    if (k.flops.defined() && k.bytes.defined())
+      out += "// flops " + printExpr(k.flops) + ", bytes " +
+             printExpr(k.bytes) + "\n";
     out += printKernel(k);
+  }
   return out;
 }
 

@@ -166,6 +166,13 @@ struct Kernel {
   /// The body holds IndexChecks: the kernel takes the instance's error
   /// buffer as an extra argument after its buffers.
   bool reportsErrors = false;
+  /// What the kernel computes, for people (profiles, `aotc inspect`): its
+  /// ONNX ops, producers first, and its output, "Conv+Relu -> f32[n,64,7,7]".
+  std::string summary = {};
+  /// Work estimates over the module's symbols (compiler/schedule/
+  /// kernel_cost.cpp): floating-point operations one launch performs, and
+  /// bytes of the buffers it reads and writes, each counted once.
+  Expr flops = {}, bytes = {};
 
   const KernelBuffer *findBuffer(const std::string &name) const;
 };

@@ -44,10 +44,19 @@ fresh)
 *) echo "usage: $0 slice | semantics | fresh SEED COUNT NAME" >&2; exit 2 ;;
 esac
 rm -rf "$work/$name/cache"
+# A refusal keeps its message (seedN.refused: exit status, then stderr), so
+# the report can show that every refusal is a clear, named error; a compiler
+# crash (status other than 1) is a failure of the pack.
 for d in "$work/$name"/seed*/; do
   c=$(basename "$d")
+  rc=0
   AOTC_VERIFY_EACH=1 "$aotc" compile "$d/model.onnx" -o "$work/$name/$c.so" \
-    > /dev/null 2>&1 || true
+    > /dev/null 2> "$work/$name/$c.err" || rc=$?
+  if [ "$rc" -ne 0 ]; then
+    { echo "$rc"; cat "$work/$name/$c.err"; } > "$work/$name/$c.refused"
+    [ "$rc" -eq 1 ] || echo "CRASH compiling $c (exit $rc)" >&2
+  fi
+  rm -f "$work/$name/$c.err"
 done
 mkdir -p .devcarry
 (cd .devcarry && ls ocl-icd-libopencl1_*.deb > /dev/null 2>&1 ||

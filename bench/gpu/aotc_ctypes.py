@@ -20,11 +20,20 @@ class Tensor(ctypes.Structure):
 
 class Options(ctypes.Structure):
     _fields_ = [("struct_size", ctypes.c_uint32), ("device", ctypes.c_char_p),
-                ("num_instances", ctypes.c_uint32), ("cache_dir", ctypes.c_char_p)]
+                ("num_instances", ctypes.c_uint32), ("cache_dir", ctypes.c_char_p),
+                ("profile", ctypes.c_int32)]
+
+
+class ProfileRecord(ctypes.Structure):
+    _fields_ = [("kind", ctypes.c_int32), ("index", ctypes.c_int32), ("start_ns", ctypes.c_uint64),
+                ("end_ns", ctypes.c_uint64), ("flops", ctypes.c_double), ("bytes", ctypes.c_double)]
+
+
+PROFILE_KINDS = {0: "run", 1: "enqueue", 2: "kernel", 3: "copy_in", 4: "copy_out"}
 
 
 class Model:
-    def __init__(self, path, device="gpu", cache_dir=None):
+    def __init__(self, path, device="gpu", cache_dir=None, profile=False):
         self.lib = ctypes.CDLL(os.path.abspath(path), mode=os.RTLD_LOCAL | os.RTLD_NOW)
         self.lib.aotc_last_error.restype = ctypes.c_char_p
         opts = Options()
@@ -32,6 +41,8 @@ class Model:
         opts.device = device.encode()
         if cache_dir:
             opts.cache_dir = cache_dir.encode()
+        if profile:  # a .so older than profiling has a smaller struct_size
+            opts.profile = 1
         self.c = ctypes.c_void_p()
         self._check(self.lib.aotc_container_create(ctypes.byref(opts), ctypes.byref(self.c)))
         name = ctypes.c_char_p()
@@ -72,6 +83,29 @@ class Model:
             n = int(np.prod(shape)) if shape else 1
             result.append(b[: n * dt.itemsize].view(dt).reshape(shape).copy())
         return result
+
+    def kernel_summaries(self):
+        """[(kernel name, what it computes)] in kernel order."""
+        n = ctypes.c_size_t()
+        self._check(self.lib.aotc_container_num_kernels(self.c, ctypes.byref(n)))
+        out = []
+        for k in range(n.value):
+            name, summary = ctypes.c_char_p(), ctypes.c_char_p()
+            self._check(self.lib.aotc_container_kernel_name(self.c, k, ctypes.byref(name)))
+            self._check(self.lib.aotc_container_kernel_summary(self.c, k, ctypes.byref(summary)))
+            out.append((name.value.decode(), summary.value.decode()))
+        return out
+
+    def last_profile(self):
+        """The last run's records (profile=True): dicts with kind, index,
+        start_ns, end_ns, flops, bytes."""
+        n = ctypes.c_size_t()
+        self._check(self.lib.aotc_container_last_profile(self.c, None, 0, ctypes.byref(n)))
+        recs = (ProfileRecord * n.value)()
+        self._check(self.lib.aotc_container_last_profile(self.c, recs, n.value, ctypes.byref(n)))
+        return [{"kind": PROFILE_KINDS.get(r.kind, r.kind), "index": r.index,
+                 "start_ns": r.start_ns, "end_ns": r.end_ns, "flops": r.flops,
+                 "bytes": r.bytes} for r in recs[: n.value]]
 
     def __del__(self):
         if getattr(self, "c", None):

@@ -60,8 +60,13 @@ def run_cases(names, cases, out, rtol, atol, log):
         for name in names:
             so = os.path.join(cases, name + ".so")
             d = os.path.join(cases, name, "test_data_set_0")
+            refused = os.path.join(cases, name + ".refused")
             if not os.path.exists(so):
                 cls, why = "refused", "no .so (refused at compile time)"
+                if os.path.exists(refused):  # exit status, then the message
+                    rc, _, msg = open(refused).read().partition("\n")
+                    cls = "refused" if rc.strip() == "1" and msg.strip() else "CRASH"
+                    why = "compile exit %s: %s" % (rc.strip(), msg.strip()[:300])
             else:
                 ins = [numpy_helper.to_array(onnx.load_tensor(p))
                        for p in sorted(glob.glob(d + "/input_*.pb"))]
@@ -164,6 +169,9 @@ def main():
         len(results), report["seconds"], counts, report["pocl_counts"] or "not run"))
     for n, r in sorted(report["failures"].items())[:20]:
         print(r[0], n, r[1])
+    for n, r in sorted(results.items()):
+        if r[0] == "refused":
+            print("refused", n, r[1])
     print("differ from PoCL:", len(differ), sorted(differ.items())[:10])
     return 1 if report["failures"] or differ else 0
 

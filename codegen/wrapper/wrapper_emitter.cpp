@@ -107,6 +107,10 @@ private:
   Expected<std::vector<Expr>> globalSizeOf(const Kernel &k) const;
   void emitErrors();
   Status emitCheckSymbols();
+  /// kernel_costs(): each kernel's flops and bytes estimates, in double.
+  Status emitKernelCosts();
+  Expected<std::string> doubleCxx(const Expr &e, const std::string &what,
+                                  std::set<int> &used) const;
   /// \p e as C++ that evaluates with overflow checks (sets `ovf`).
   Expected<std::string> checkedCxx(const Expr &e, const std::string &what,
                                    std::set<int> &used) const;
@@ -165,7 +169,8 @@ Status WrapperEmitter::checkSymbols() {
         "err",        "arena_bytes",  "output_shapes", "run",     "int64_t",
         "uint64_t",   "int32_t",      "uint32_t",      "int8_t",  "uint8_t",
         "nullptr",    "kModelDesc",   "kSymbols",      "kInputs", "kOutputs",
-        "kConstants", "kKernelNames", "kMetadata", "kInputSlots"})
+        "kConstants", "kKernelNames", "kMetadata", "kInputSlots",
+        "kKernelSummaries", "kernel_costs"})
     namer_.reserve(fixed);
   std::set<std::string> names;
   for (size_t i = 0; i < m_.symbols.size(); ++i) {
@@ -337,6 +342,11 @@ void WrapperEmitter::emitKernelNamesAndMetadata() {
             std::to_string(m_.kernels.size()) + "] = {\n";
     for (const Kernel &k : m_.kernels)
       out_ += "    " + cStringLiteral(k.name) + ",\n";
+    out_ += "};\n\n";
+    out_ += "static const char *const kKernelSummaries[" +
+            std::to_string(m_.kernels.size()) + "] = {\n";
+    for (const Kernel &k : m_.kernels)
+      out_ += "    " + cStringLiteral(k.summary) + ",\n";
     out_ += "};\n\n";
   }
   std::map<std::string, std::string> meta = m_.metadata;
@@ -605,6 +615,83 @@ Expected<std::string> WrapperEmitter::checkedCxx(const Expr &e,
   return makeError(what, " is not a size expression: ", printExpr(e));
 }
 
+Expected<std::string> WrapperEmitter::doubleCxx(const Expr &e,
+                                                const std::string &what,
+                                                std::set<int> &used) const {
+  if (!e.defined())
+    return std::string("0.0");
+  int64_t c;
+  if (e.isConst(c))
+    return "(double)" + i64(c);
+  if (const Var *v = e.as<Var>()) {
+    auto it = symbolIndex_.find(v->id);
+    if (it == symbolIndex_.end())
+      return makeError(what, " depends on '", v->name,
+                       "', which is not a symbol: ", printExpr(e));
+    used.insert(it->second);
+    return "(double)" + symbolIdents_[it->second];
+  }
+  if (const Binary *b = e.as<Binary>()) {
+    AOTC_ASSIGN_OR_RETURN(std::string x, doubleCxx(b->a, what, used));
+    AOTC_ASSIGN_OR_RETURN(std::string y, doubleCxx(b->b, what, used));
+    switch (b->op) {
+    case BinOp::Add:
+      return "(" + x + " + " + y + ")";
+    case BinOp::Sub:
+      return "(" + x + " - " + y + ")";
+    case BinOp::Mul:
+      return "(" + x + " * " + y + ")";
+    case BinOp::FloorDiv:
+      return "__builtin_floor(" + x + " / " + y + ")";
+    case BinOp::Min:
+      return "__builtin_fmin(" + x + ", " + y + ")";
+    case BinOp::Max:
+      return "__builtin_fmax(" + x + ", " + y + ")";
+    default:
+      break;
+    }
+  }
+  if (const Select *sel = e.as<Select>()) {
+    AOTC_ASSIGN_OR_RETURN(std::string c0, checkedCxx(sel->cond, what, used));
+    AOTC_ASSIGN_OR_RETURN(std::string t, doubleCxx(sel->trueValue, what, used));
+    AOTC_ASSIGN_OR_RETURN(std::string f,
+                          doubleCxx(sel->falseValue, what, used));
+    return "(" + c0 + " ? " + t + " : " + f + ")";
+  }
+  if (const Cast *cast = e.as<Cast>())
+    if (!isFloat(cast->type) && !isFloat(cast->value.type()))
+      return doubleCxx(cast->value, what, used);
+  // Anything else (a modulo in a size): evaluated exactly, with the checks
+  // check_symbols() has already passed.
+  AOTC_ASSIGN_OR_RETURN(std::string v, checkedCxx(e, what, used));
+  return "(double)" + v;
+}
+
+Status WrapperEmitter::emitKernelCosts() {
+  std::set<int> used;
+  std::string body;
+  bool checked = false;
+  for (size_t i = 0; i < m_.kernels.size(); ++i) {
+    const Kernel &k = m_.kernels[i];
+    std::set<int> before = used;
+    AOTC_ASSIGN_OR_RETURN(std::string f,
+                          doubleCxx(k.flops, "flops of " + k.name, used));
+    AOTC_ASSIGN_OR_RETURN(std::string b,
+                          doubleCxx(k.bytes, "bytes of " + k.name, used));
+    checked |= f.find("&ovf") != std::string::npos ||
+               b.find("&ovf") != std::string::npos;
+    body += "  out[" + std::to_string(2 * i) + "] = " + f + ";\n";
+    body += "  out[" + std::to_string(2 * i + 1) + "] = " + b + ";\n";
+  }
+  out_ += "// Estimated floating-point operations and bytes of each kernel\n"
+          "// (out[2k], out[2k+1]), for profiles.\n";
+  out_ += "static void kernel_costs(const int64_t *s, double *out) {\n" +
+          bindSymbols(used) + (checked ? "  bool ovf = false;\n" : "") +
+          (m_.kernels.empty() ? "  (void)out;\n" : "") + body +
+          (checked ? "  (void)ovf;\n" : "") + "}\n\n";
+  return Status::ok();
+}
+
 Status WrapperEmitter::emitCheckSymbols() {
   // Every size the wrapper and the runtime compute from the symbols, each
   // evaluated with overflow checks; the kernels' index arithmetic stays
@@ -700,7 +787,10 @@ void WrapperEmitter::emitDesc() {
   out_ += "    " + count(m_.errors.size(), "kErrorMessages") + ",\n";
   out_ += "    check_symbols,\n";
   out_ += "    " + count(numChecks_, "kCheckMessages") + ",\n";
-  out_ += "    " + count(m_.inputSlots.size(), "kInputSlots") + ",\n};\n\n";
+  out_ += "    " + count(m_.inputSlots.size(), "kInputSlots") + ",\n";
+  out_ += "    " +
+          std::string(m_.kernels.empty() ? "nullptr" : "kKernelSummaries") +
+          ",\n    kernel_costs,\n};\n\n";
   out_ +=
       "extern \"C\" __attribute__((visibility(\"hidden\"))) const "
       "AotcModelDesc *\naotc_model_desc(void) {\n  return &kModelDesc;\n}\n";
@@ -771,6 +861,7 @@ __attribute__((unused)) static inline int64_t aotc_ck_mod(int64_t a, int64_t b, 
   emitKernelNamesAndMetadata();
   emitErrors();
   AOTC_RETURN_IF_ERROR(emitCheckSymbols());
+  AOTC_RETURN_IF_ERROR(emitKernelCosts());
   AOTC_RETURN_IF_ERROR(emitArenaBytes());
   AOTC_RETURN_IF_ERROR(emitOutputShapes());
   AOTC_RETURN_IF_ERROR(emitRun());

@@ -17,6 +17,9 @@ int LowerCtx::defOf(const Value *v) const {
 }
 
 int LowerCtx::add(TensorDef d) {
+  if (d.op.empty() && d.kind != TensorDef::Kind::Input &&
+      d.kind != TensorDef::Kind::Constant)
+    d.op = currentOp_;
   out_.defs.push_back(std::move(d));
   return static_cast<int>(out_.defs.size()) - 1;
 }
@@ -248,6 +251,7 @@ Expected<LoweredGraph> lowerGraph(const Graph &g) {
       folded &= lowerKnownValue(o, ctx);
     if (folded)
       continue;
+    ctx.setCurrentOp(opName(node->op()));
     AOTC_RETURN_IF_ERROR(lowerNode(*node, ctx));
   }
   for (const Value *v : g.outputs()) {

@@ -48,6 +48,9 @@ struct TensorDef {
   enum class Kind { Input, Constant, Pointwise, Reduction };
   Kind kind = Kind::Pointwise;
   std::string name; ///< a readable name (the value or node it came from)
+  /// The ONNX op whose lowering made this def ("MatMul"); empty for inputs
+  /// and constants. Kernel summaries (profiles, `aotc inspect`) list these.
+  std::string op;
   DType dtype = DType::Float32;
   std::vector<Expr> shape;
 
@@ -101,6 +104,8 @@ public:
   int defOf(const Value *v) const;
   const TensorDef &def(int id) const { return out_.defs.at(id); }
   int add(TensorDef d);
+  /// The op being lowered: defs added from now on record it in TensorDef::op.
+  void setCurrentOp(std::string op) { currentOp_ = std::move(op); }
   void bind(const Value *v, int id) { valueDefs_[v] = id; }
 
   const Expr &idx(int k) const { return out_.vars.idx(k); }
@@ -130,6 +135,7 @@ private:
   const Graph &graph_;
   LoweredGraph &out_;
   std::map<const Value *, int> valueDefs_;
+  std::string currentOp_;
 };
 
 /// Literal of type \p t with value \p v (float or integer).

@@ -115,6 +115,7 @@ void separateOutputs(LoweredGraph &lg) {
       TensorDef copy;
       copy.kind = TensorDef::Kind::Pointwise;
       copy.name = lg.outputNames[k];
+      copy.op = "Copy";
       copy.dtype = src.dtype;
       copy.shape = src.shape;
       copy.body = Access::make(src.dtype, id, lg.vars.idxVars(src.rank()));

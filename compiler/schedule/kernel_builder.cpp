@@ -6,7 +6,9 @@
 
 #include "ir/visitor.h"
 
+#include <algorithm>
 #include <cctype>
+#include <functional>
 #include <map>
 
 namespace aotc {
@@ -163,6 +165,44 @@ std::vector<Expr> kernelSymbols(const Stmt &s,
   return out;
 }
 
+/// The ONNX ops a kernel computes: those of \p def, its fused reduction and
+/// every def inlined into them, producers first, each op named once.
+std::string kernelOps(const LoweredGraph &lg, const FusionPlan &plan, int def,
+                      int red) {
+  std::vector<std::string> ops;
+  std::vector<bool> seen(lg.defs.size(), false);
+  std::function<void(int)> visit = [&](int d) {
+    if (seen[d])
+      return;
+    seen[d] = true;
+    const TensorDef &td = lg.defs[d];
+    struct Reads : IRVisitor {
+      std::vector<int> ids;
+      void visitAccess(const Access *op) override {
+        ids.push_back(op->tensor);
+        IRVisitor::visitAccess(op);
+      }
+    } reads;
+    if (td.body.defined())
+      reads.visit(td.body);
+    if (td.epilogue.defined())
+      reads.visit(td.epilogue);
+    for (int t : reads.ids)
+      if (t == red || plan.decisions[t] == FusionPlan::Decision::Inline)
+        visit(t);
+    if (!td.op.empty() &&
+        std::find(ops.begin(), ops.end(), td.op) == ops.end())
+      ops.push_back(td.op);
+  };
+  if (red >= 0)
+    visit(red);
+  visit(def);
+  std::string s;
+  for (const std::string &op : ops)
+    s += (s.empty() ? "" : "+") + op;
+  return s.empty() ? "Copy" : s;
+}
+
 } // namespace
 
 Expr inlineProducers(const LoweredGraph &lg, const FusionPlan &plan,
@@ -244,6 +284,8 @@ Expected<Kernel> buildKernel(const LoweredGraph &lg, const FusionPlan &plan,
   Kernel k;
   k.name = "k" + std::to_string(kernelIndex) + "_" + sanitize(d.name, 32);
   k.body = s;
+  k.summary = kernelOps(lg, plan, def, red) + " -> " + dtypeName(d.dtype) +
+              "[" + printExprs(d.shape) + "]";
   AOTC_ASSIGN_OR_RETURN(k.buffers, kernelBuffers(s, m));
   k.symbols = kernelSymbols(s, k.buffers, m.symbols);
   k.wideIndex = true;

@@ -109,6 +109,7 @@ Expected<LoopModule> scheduleGraph(const Graph &g, LoweredGraph lg,
 
   planMemory(m, lg.env);
   AOTC_RETURN_IF_ERROR(passDone("plan-memory", m));
+  estimateKernelCosts(m, lg.env);
   return m;
 }
 

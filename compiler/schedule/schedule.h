@@ -61,6 +61,9 @@ int guardUnprovenAccesses(LoopModule &m);
 /// m.kernels and sets m.arenaBytes.
 void planMemory(LoopModule &m, const RangeEnv &env);
 
+/// Sets every kernel's flops and bytes estimates (kernel_cost.cpp).
+void estimateKernelCosts(LoopModule &m, const RangeEnv &env);
+
 /// Called after each Loop IR pass of the scheduler with the pass's name and
 /// the module so far; an error stops scheduling (the verifier hooks in here
 /// under --verify-each).
@@ -68,7 +71,8 @@ using LoopPassHook =
     std::function<Status(const std::string &pass, const LoopModule &m)>;
 
 /// The whole scheduler: fusion, then the Loop IR passes build-kernels
-/// (simplified kernels, unprovable accesses guarded) and plan-memory.
+/// (simplified kernels, unprovable accesses guarded) and plan-memory, then
+/// the kernels' cost estimates.
 Expected<LoopModule> scheduleGraph(const Graph &g, LoweredGraph lg,
                                    const LoopPassHook &afterPass = {});
 

@@ -1,6 +1,8 @@
 /// \file
 /// `aotc run` and `aotc inspect`: load a model .so through the C++ runner.
 #include "compiler/tools/commands.h"
+#include "compiler/tools/device_peak.h"
+#include "compiler/tools/profile_report.h"
 #include "compiler/tools/tensor_io.h"
 
 #include <algorithm>
@@ -29,8 +31,9 @@ std::string dimsText(const aotc::TensorInfo &t) {
 
 int runCommand(const RunArgs &args) {
   try {
-    aotc::Model model =
-        aotc::Model::load(args.model, modelOptions(args.device));
+    aotc::ModelOptions options = modelOptions(args.device);
+    options.profile = !args.profile.empty();
+    aotc::Model model = aotc::Model::load(args.model, options);
     std::vector<aotc::TensorInfo> ins = model.inputs();
     std::vector<aotc::SymbolInfo> syms = model.symbols();
     for (const auto &[name, value] : args.dims) {
@@ -90,12 +93,20 @@ int runCommand(const RunArgs &args) {
                   describeTensor(inputs[i]).c_str());
     std::vector<aotc::HostTensor> outputs;
     std::vector<double> times;
+    std::vector<ProfiledRun> profiled;
     for (int r = 0; r < std::max(1, args.repeat); ++r) {
       auto start = std::chrono::steady_clock::now();
       outputs = model.run(inputs);
       times.push_back(std::chrono::duration<double, std::milli>(
                           std::chrono::steady_clock::now() - start)
                           .count());
+      if (options.profile)
+        profiled.push_back(
+            {static_cast<uint64_t>(
+                 std::chrono::duration_cast<std::chrono::nanoseconds>(
+                     start.time_since_epoch())
+                     .count()),
+             model.lastProfile()});
     }
     std::vector<aotc::TensorInfo> outs = model.outputs();
     for (size_t i = 0; i < outputs.size(); ++i)
@@ -106,6 +117,27 @@ int runCommand(const RunArgs &args) {
     std::printf(
         "time: first %.3f ms, median %.3f ms, min %.3f ms over %zu runs\n",
         first, times[times.size() / 2], times.front(), times.size());
+    if (options.profile) {
+      ProfileNames names;
+      names.kernels = model.kernelNames();
+      names.summaries = model.kernelSummaries();
+      for (const aotc::TensorInfo &t : ins)
+        names.inputs.push_back(t.name);
+      for (const aotc::TensorInfo &t : outs)
+        names.outputs.push_back(t.name);
+      DevicePeak peak;
+      std::string error;
+      if (args.peak && !measureDevicePeak(model.deviceName(), peak, error))
+        std::fprintf(stderr, "aotc: warning: --peak: %s\n", error.c_str());
+      printProfileTable(profiled, names, peak);
+      if (!writeChromeTrace(args.profile, profiled, names, error)) {
+        std::fprintf(stderr, "aotc: error: --profile: %s\n", error.c_str());
+        return 1;
+      }
+      std::printf("trace: %s (open in https://ui.perfetto.dev or "
+                  "chrome://tracing)\n",
+                  args.profile.c_str());
+    }
     return 0;
   } catch (const std::exception &e) {
     std::fprintf(stderr, "aotc: error: %s\n", e.what());
@@ -156,9 +188,11 @@ int inspectCommand(const std::string &path, const std::string &device) {
       constBytes += c.nbytes;
     }
     std::vector<std::string> kernels = model.kernelNames();
+    std::vector<std::string> summaries = model.kernelSummaries();
     std::printf("kernels: %zu\n", kernels.size());
-    for (const std::string &k : kernels)
-      std::printf("  %s\n", k.c_str());
+    for (size_t k = 0; k < kernels.size(); ++k)
+      std::printf("  %s%s%s\n", kernels[k].c_str(),
+                  summaries[k].empty() ? "" : ": ", summaries[k].c_str());
     std::printf("constants: %zu (%llu bytes)\n", consts.size(),
                 (unsigned long long)constBytes);
     // The largest values may break what the model requires of its sizes (a

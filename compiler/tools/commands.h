@@ -17,6 +17,8 @@ struct RunArgs {
   int repeat = 1;
   std::map<std::string, int64_t> dims; ///< symbol values for random inputs
   uint64_t seed = 1;
+  std::string profile; ///< Chrome trace file; non-empty turns profiling on
+  bool peak = false;   ///< measure the device's peak for the profile table
 };
 
 struct TestArgs {

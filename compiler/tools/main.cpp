@@ -50,6 +50,12 @@ int runCli(int argc, char **argv) {
   run->add_option("--dim", runDims,
                   "symbol value for random inputs NAME=VALUE");
   run->add_option("--seed", rargs.seed, "random seed");
+  run->add_option("--profile", rargs.profile,
+                  "time every kernel and copy: write a Chrome trace to this "
+                  "file and print a per-kernel table");
+  run->add_flag("--peak", rargs.peak,
+                "with --profile: measure the device's FMA and copy peak for "
+                "the table");
 
   std::string inspectModel, inspectDevice;
   auto *inspect = app.add_subcommand("inspect", "describe a model .so");

@@ -7,6 +7,7 @@
 #include "container.h"
 #include "error.h"
 
+#include <algorithm>
 #include <cstring>
 #include <new>
 #include <type_traits>
@@ -62,6 +63,8 @@ AOTC_CHECK_FN(aotc_container_metadata_lookup)
 AOTC_CHECK_FN(aotc_container_arena_bytes)
 AOTC_CHECK_FN(aotc_container_num_graph_inputs)
 AOTC_CHECK_FN(aotc_container_graph_input_info)
+AOTC_CHECK_FN(aotc_container_last_profile)
+AOTC_CHECK_FN(aotc_container_kernel_summary)
 #undef AOTC_CHECK_FN
 
 /// Runs \p body, turning every escaping exception into a status.
@@ -201,6 +204,9 @@ AOTC_API aotc_status_t aotc_container_create(
       effective.device = options->device;
       effective.num_instances = options->num_instances;
       effective.cache_dir = options->cache_dir;
+      if (options->struct_size >= offsetof(aotc_container_options_t, profile) +
+                                      sizeof(options->profile))
+        effective.profile = options->profile;
     }
     auto container = std::make_unique<aotc_container_t>();
     aotc_status_t status = container->init(aotc_model_desc(), effective);
@@ -418,6 +424,40 @@ AOTC_API aotc_status_t aotc_container_kernel_name(
                       static_cast<size_t>(desc.num_kernels));
   *out_name = desc.kernel_names[index];
   return AOTC_OK;
+}
+
+AOTC_API aotc_status_t aotc_container_kernel_summary(
+    const aotc_container_t *container, size_t index, const char **out_summary) {
+  const char *fn = __func__;
+  AOTC_REQUIRE(container);
+  AOTC_REQUIRE(out_summary);
+  const AotcModelDesc &desc = container->desc();
+  if (index >= static_cast<size_t>(desc.num_kernels))
+    return indexError(__func__, "kernel", index,
+                      static_cast<size_t>(desc.num_kernels));
+  const char *s = desc.kernel_summaries ? desc.kernel_summaries[index] : nullptr;
+  *out_summary = s ? s : "";
+  return AOTC_OK;
+}
+
+AOTC_API aotc_status_t aotc_container_last_profile(
+    const aotc_container_t *container, aotc_profile_record_t *out,
+    size_t capacity, size_t *out_count) {
+  return guarded(__func__, [&](const char *fn) -> aotc_status_t {
+    AOTC_REQUIRE(container);
+    AOTC_REQUIRE(out_count);
+    if (capacity > 0)
+      AOTC_REQUIRE(out);
+    if (!container->profiling())
+      return fail(AOTC_ERROR_INVALID_ARGUMENT,
+                  "%s: the container was not created with options.profile "
+                  "set",
+                  fn);
+    std::vector<aotc_profile_record_t> records = container->lastProfile();
+    *out_count = records.size();
+    std::copy_n(records.begin(), std::min(capacity, records.size()), out);
+    return AOTC_OK;
+  });
 }
 
 AOTC_API aotc_status_t

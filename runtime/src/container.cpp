@@ -360,7 +360,9 @@ aotc_status_t Container::validateDesc() {
 
 aotc_status_t Container::createInstance(Instance &instance) {
   cl_int err = CL_SUCCESS;
-  instance.queue = clCreateCommandQueue(context_, device_.device, 0, &err);
+  instance.queue = clCreateCommandQueue(
+      context_, device_.device, profiling_ ? CL_QUEUE_PROFILING_ENABLE : 0,
+      &err);
   if (err != CL_SUCCESS || !instance.queue)
     return fail(statusForClError(err), "clCreateCommandQueue on '%s': %s",
                 device_.fullName.c_str(), clErrorName(err));
@@ -391,6 +393,7 @@ aotc_status_t Container::init(const AotcModelDesc *desc,
   if (!desc)
     return fail(AOTC_ERROR_INTERNAL, "the model .so has no model descriptor");
   desc_ = desc;
+  profiling_ = options.profile != 0;
   AOTC_RT_RETURN_IF_ERROR(validateDesc());
   if (options.num_instances == 0 || options.num_instances > kMaxInstances)
     return fail(AOTC_ERROR_INVALID_ARGUMENT,
@@ -756,6 +759,7 @@ aotc_status_t Container::arenaBytes(const int64_t *symbols, size_t numSymbols,
 aotc_status_t Container::run(const aotc_tensor_t *inputs, size_t numInputs,
                              aotc_tensor_t *outputs, size_t numOutputs) {
   const AotcModelDesc &d = *desc_;
+  uint64_t startNs = profiling_ ? hostNowNs() : 0;
   Binding binding;
   AOTC_RT_RETURN_IF_ERROR(bindInputs(inputs, numInputs, true, binding));
   std::vector<uint64_t> outputBytes;
@@ -779,8 +783,27 @@ aotc_status_t Container::run(const aotc_tensor_t *inputs, size_t numInputs,
 
   InstanceLease lease(*this);
   std::shared_ptr<ConstantBuffer> constants = activeConstants();
-  return enqueueRun(lease.get(), *constants, binding, inputs, outputs,
-                    outputBytes);
+  Instance &instance = lease.get();
+  if (profiling_)
+    instance.profile.begin(startNs);
+  aotc_status_t status = enqueueRun(instance, *constants, binding, inputs,
+                                    outputs, outputBytes);
+  if (profiling_) {
+    std::vector<aotc_profile_record_t> records;
+    if (status == AOTC_OK)
+      records = instance.profile.finish(hostNowNs());
+    instance.profile.clear();
+    if (status == AOTC_OK) {
+      std::lock_guard<std::mutex> lock(profileMutex_);
+      lastProfile_ = std::move(records);
+    }
+  }
+  return status;
+}
+
+std::vector<aotc_profile_record_t> Container::lastProfile() const {
+  std::lock_guard<std::mutex> lock(profileMutex_);
+  return lastProfile_;
 }
 
 aotc_status_t Container::enqueueRun(Instance &instance,
@@ -823,24 +846,29 @@ aotc_status_t Container::enqueueRun(Instance &instance,
   AotcErrorRecord record = kNoError;
   bool checksErrors = d.num_errors > 0;
   if (checksErrors) {
-    cl_int err =
-        clEnqueueWriteBuffer(instance.queue, instance.errors.mem(), CL_FALSE, 0,
-                             sizeof(kNoError), &kNoError, 0, nullptr, nullptr);
+    cl_int err = clEnqueueWriteBuffer(
+        instance.queue, instance.errors.mem(), CL_FALSE, 0, sizeof(kNoError),
+        &kNoError, 0, nullptr, instance.profile.next(profiling_));
     if (err != CL_SUCCESS)
       status = fail(statusForClError(err), "clearing the error record: %s",
                     clErrorName(err));
+    else
+      instance.profile.add(AOTC_PROFILE_COPY_IN, -1, 0, sizeof(kNoError));
   }
   for (int32_t i = 0; i < d.num_inputs && status == AOTC_OK; ++i) {
     if (binding.inputBytes[i] == 0)
       continue;
-    cl_int err =
-        clEnqueueWriteBuffer(instance.queue, instance.inputs[i].mem(), CL_FALSE,
-                             0, static_cast<size_t>(binding.inputBytes[i]),
-                             binding.inputs[i]->data, 0, nullptr, nullptr);
+    cl_int err = clEnqueueWriteBuffer(
+        instance.queue, instance.inputs[i].mem(), CL_FALSE, 0,
+        static_cast<size_t>(binding.inputBytes[i]), binding.inputs[i]->data, 0,
+        nullptr, instance.profile.next(profiling_));
     if (err != CL_SUCCESS)
       status =
           fail(statusForClError(err), "copying input '%s' to '%s': %s",
                d.inputs[i].name, device_.fullName.c_str(), clErrorName(err));
+    else
+      instance.profile.add(AOTC_PROFILE_COPY_IN, i, 0,
+                           static_cast<double>(binding.inputBytes[i]));
   }
   for (const auto &[c, tensor] : binding.overrides) {
     if (status != AOTC_OK || d.constants[c].nbytes == 0)
@@ -848,11 +876,14 @@ aotc_status_t Container::enqueueRun(Instance &instance,
     cl_int err = clEnqueueWriteBuffer(
         instance.queue, instance.overrides[c].mem(), CL_FALSE, 0,
         static_cast<size_t>(d.constants[c].nbytes), tensor->data, 0, nullptr,
-        nullptr);
+        instance.profile.next(profiling_));
     if (err != CL_SUCCESS)
       status = fail(statusForClError(err), "copying input '%s' to '%s': %s",
                     d.constants[c].name, device_.fullName.c_str(),
                     clErrorName(err));
+    else
+      instance.profile.add(AOTC_PROFILE_COPY_IN, -2 - c, 0,
+                           static_cast<double>(d.constants[c].nbytes));
   }
   if (status == AOTC_OK) {
     AotcRunCtx ctx;
@@ -864,7 +895,14 @@ aotc_status_t Container::enqueueRun(Instance &instance,
       for (const auto &override : binding.overrides)
         ctx.overrides[override.first] = instance.overrides[override.first].mem();
     }
+    if (profiling_ && d.kernel_costs && d.num_kernels > 0) {
+      ctx.costs.assign(2 * static_cast<size_t>(d.num_kernels), 0.0);
+      d.kernel_costs(binding.symbols.data(), ctx.costs.data());
+    }
+    uint64_t enqueueStart = profiling_ ? hostNowNs() : 0;
     int32_t result = d.run(&ctx, binding.symbols.data());
+    if (profiling_)
+      instance.profile.setEnqueue(enqueueStart, hostNowNs());
     if (result != 0) {
       status = ctx.status != AOTC_OK ? ctx.status
                                      : fail(AOTC_ERROR_INTERNAL,
@@ -879,19 +917,26 @@ aotc_status_t Container::enqueueRun(Instance &instance,
     cl_int err =
         clEnqueueReadBuffer(instance.queue, instance.outputs[i].mem(), CL_FALSE,
                             0, static_cast<size_t>(outputBytes[i]),
-                            outputs[i].data, 0, nullptr, nullptr);
+                            outputs[i].data, 0, nullptr,
+                            instance.profile.next(profiling_));
     if (err != CL_SUCCESS)
       status =
           fail(statusForClError(err), "copying output '%s' from '%s': %s",
                d.outputs[i].name, device_.fullName.c_str(), clErrorName(err));
+    else
+      instance.profile.add(AOTC_PROFILE_COPY_OUT, i, 0,
+                           static_cast<double>(outputBytes[i]));
   }
   if (checksErrors && status == AOTC_OK) {
     cl_int err =
         clEnqueueReadBuffer(instance.queue, instance.errors.mem(), CL_FALSE, 0,
-                            sizeof(record), &record, 0, nullptr, nullptr);
+                            sizeof(record), &record, 0, nullptr,
+                            instance.profile.next(profiling_));
     if (err != CL_SUCCESS)
       status = fail(statusForClError(err), "reading the error record: %s",
                     clErrorName(err));
+    else
+      instance.profile.add(AOTC_PROFILE_COPY_OUT, -1, 0, sizeof(record));
   }
   cl_int err = clFinish(instance.queue);
   if (status == AOTC_OK && err != CL_SUCCESS)
@@ -1063,15 +1108,19 @@ aotc_status_t Container::launch(AotcRunCtx &ctx, int32_t kernel,
                   name);
     g[i] = static_cast<size_t>(rounded / l[i] * l[i]);
   }
-  cl_int err =
-      clEnqueueNDRangeKernel(instance.queue, k, static_cast<cl_uint>(dims),
-                             nullptr, g, l, 0, nullptr, nullptr);
+  cl_int err = clEnqueueNDRangeKernel(
+      instance.queue, k, static_cast<cl_uint>(dims), nullptr, g, l, 0, nullptr,
+      instance.profile.next(profiling_));
   if (err != CL_SUCCESS)
     return fail(statusForClError(err),
                 "enqueueing kernel '%s' (global [%zu,%zu,%zu], local "
                 "[%zu,%zu,%zu]) on '%s' failed: %s",
                 name, g[0], g[1], g[2], l[0], l[1], l[2],
                 device_.fullName.c_str(), clErrorName(err));
+  size_t c = 2 * static_cast<size_t>(kernel);
+  bool costs = c + 1 < ctx.costs.size();
+  instance.profile.add(AOTC_PROFILE_KERNEL, kernel, costs ? ctx.costs[c] : 0,
+                       costs ? ctx.costs[c + 1] : 0);
   return AOTC_OK;
 }
 

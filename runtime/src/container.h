@@ -6,6 +6,7 @@
 
 #include "aotc/model_desc.h"
 #include "device.h"
+#include "profile.h"
 
 #include <condition_variable>
 #include <deque>
@@ -67,6 +68,8 @@ struct Instance {
   DeviceBuffer errors;
   /// Per constant: the caller's value of a default it replaced in a run.
   std::vector<DeviceBuffer> overrides;
+  /// The events of the run in progress (profiling containers).
+  RunProfile profile;
   Instance() = default;
   Instance(const Instance &) = delete;
   Instance &operator=(const Instance &) = delete;
@@ -111,6 +114,9 @@ public:
   const AotcModelDesc &desc() const { return *desc_; }
   const DeviceInfo &device() const { return device_; }
   bool programFromCache() const { return programFromCache_; }
+  bool profiling() const { return profiling_; }
+  /// The records of the most recent successful run (profiling containers).
+  std::vector<aotc_profile_record_t> lastProfile() const;
   size_t numInstances() const { return instances_.size(); }
   const std::vector<aotc_tensor_info_t> &inputInfos() const {
     return inputInfos_;
@@ -151,7 +157,11 @@ private:
   cl_context context_ = nullptr;
   cl_program program_ = nullptr;
   bool programFromCache_ = false;
+  bool profiling_ = false;
   std::vector<KernelInfo> kernels_;
+
+  mutable std::mutex profileMutex_;
+  std::vector<aotc_profile_record_t> lastProfile_;
 
   mutable std::mutex constantsMutex_;
   std::shared_ptr<ConstantBuffer> activeConstants_;
@@ -178,6 +188,9 @@ struct AotcRunCtx {
   std::vector<cl_mem> overrides;
   /// The first launch error (its message is already recorded).
   aotc_status_t status = AOTC_OK;
+  /// Profiling: each kernel's estimated flops and bytes for this run
+  /// (2 per kernel), or empty.
+  std::vector<double> costs;
 };
 
 /// The opaque handle of the C ABI.

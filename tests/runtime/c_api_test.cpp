@@ -549,6 +549,79 @@ TEST_F(ScaleShiftTest, Introspection) {
             AOTC_ERROR_INVALID_ARGUMENT);
 }
 
+TEST(Profile, RecordsEveryKernelAndCopyOfTheLastRun) {
+  aotc_container_options_t options;
+  aotc_container_options_init(&options);
+  options.device = testDevice();
+  options.cache_dir = sharedCacheDir();
+  options.profile = 1;
+  aotc_container_t *raw = nullptr;
+  ASSERT_EQ(aotc_container_create(&options, &raw), AOTC_OK)
+      << aotc_last_error();
+  ContainerPtr c(raw);
+  size_t n = 99;
+  ASSERT_EQ(aotc_container_last_profile(c.get(), nullptr, 0, &n), AOTC_OK);
+  EXPECT_EQ(n, 0u) << "no run yet";
+  for (int64_t batch : {5, 3}) {
+    runAndCheck(c.get(), batch, 7);
+    ASSERT_EQ(aotc_container_last_profile(c.get(), nullptr, 0, &n), AOTC_OK)
+        << aotc_last_error();
+    // run, enqueue, copy in x, the two kernels, copy out y.
+    ASSERT_EQ(n, 6u);
+    std::vector<aotc_profile_record_t> r(n + 2);
+    size_t got = 0;
+    ASSERT_EQ(aotc_container_last_profile(c.get(), r.data(), r.size(), &got),
+              AOTC_OK);
+    ASSERT_EQ(got, 6u);
+    const double b = static_cast<double>(batch);
+    EXPECT_EQ(r[0].kind, AOTC_PROFILE_RUN);
+    EXPECT_EQ(r[1].kind, AOTC_PROFILE_ENQUEUE);
+    EXPECT_EQ(r[2].kind, AOTC_PROFILE_COPY_IN);
+    EXPECT_EQ(r[2].index, 0);
+    EXPECT_EQ(r[2].bytes, 16 * b);
+    EXPECT_EQ(r[3].kind, AOTC_PROFILE_KERNEL);
+    EXPECT_EQ(r[3].index, 0);
+    EXPECT_EQ(r[3].flops, 4 * b); // the fixture's kernel_costs
+    EXPECT_EQ(r[3].bytes, 32 * b + 16);
+    EXPECT_EQ(r[4].kind, AOTC_PROFILE_KERNEL);
+    EXPECT_EQ(r[4].index, 1);
+    EXPECT_EQ(r[4].flops, 4 * b);
+    EXPECT_EQ(r[5].kind, AOTC_PROFILE_COPY_OUT);
+    EXPECT_EQ(r[5].index, 0);
+    EXPECT_EQ(r[5].bytes, 16 * b);
+    // Every span lies inside the run; device commands run in order.
+    for (size_t i = 0; i < got; ++i) {
+      EXPECT_LE(r[i].start_ns, r[i].end_ns) << "record " << i;
+      EXPECT_LE(r[i].end_ns, r[0].end_ns + 1000000) << "record " << i;
+    }
+    EXPECT_GT(r[0].end_ns, 0u);
+    for (size_t i = 3; i < got; ++i)
+      EXPECT_GE(r[i].start_ns + 1000, r[i - 1].end_ns) << "record " << i;
+  }
+  // A capacity smaller than the record count: partial copy, full count.
+  aotc_profile_record_t one;
+  ASSERT_EQ(aotc_container_last_profile(c.get(), &one, 1, &n), AOTC_OK);
+  EXPECT_EQ(n, 6u);
+  EXPECT_EQ(one.kind, AOTC_PROFILE_RUN);
+  const char *summary = nullptr;
+  ASSERT_EQ(aotc_container_kernel_summary(c.get(), 1, &summary), AOTC_OK);
+  EXPECT_STREQ(summary, "Add -> f32[batch,4]");
+  EXPECT_EQ(aotc_container_kernel_summary(c.get(), 2, &summary),
+            AOTC_ERROR_INVALID_ARGUMENT);
+}
+
+TEST_F(ScaleShiftTest, ProfileNeedsTheOption) {
+  size_t n = 0;
+  EXPECT_EQ(aotc_container_last_profile(container_, nullptr, 0, &n),
+            AOTC_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(aotc_last_error()).find("options.profile"),
+            std::string::npos);
+  EXPECT_EQ(aotc_container_last_profile(container_, nullptr, 1, &n),
+            AOTC_ERROR_INVALID_ARGUMENT); // capacity without a buffer
+  EXPECT_EQ(aotc_container_last_profile(container_, nullptr, 0, nullptr),
+            AOTC_ERROR_INVALID_ARGUMENT);
+}
+
 TEST(Concurrency, FourThreadsOnTwoInstances) {
   ContainerPtr c = create(testDevice(), 2);
   ASSERT_NE(c, nullptr);

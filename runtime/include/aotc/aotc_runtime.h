@@ -129,6 +129,12 @@ typedef struct aotc_container_options_t {
    * else $XDG_CACHE_HOME/aotc, else $HOME/.cache/aotc. A directory that cannot
    * be created or written only disables caching. Default: NULL. */
   const char *cache_dir;
+  /* Nonzero: time every kernel launch and host copy of every run with
+   * OpenCL profiling events (queues are created with
+   * CL_QUEUE_PROFILING_ENABLE), for aotc_container_last_profile. Costs a
+   * little host time per launch. Default: 0. (Added after cache_dir; a
+   * caller whose struct_size ends before it gets the default.) */
+  int32_t profile;
 } aotc_container_options_t;
 
 /* Fills *out_options with the defaults above. Does nothing if null. */
@@ -315,6 +321,56 @@ AOTC_API aotc_status_t aotc_container_arena_bytes(
     size_t num_symbols, uint64_t *out_bytes);
 
 /*===------------------------------------------------------------------------===
+ * Profiling (containers created with options.profile = 1)
+ *===------------------------------------------------------------------------===*/
+
+/* What a profile record times. */
+typedef enum aotc_profile_kind_t {
+  AOTC_PROFILE_RUN = 0,      /* the whole aotc_container_run call (host) */
+  AOTC_PROFILE_ENQUEUE = 1,  /* the wrapper enqueueing the kernels (host) */
+  AOTC_PROFILE_KERNEL = 2,   /* a kernel on the device; index: kernel number */
+  AOTC_PROFILE_COPY_IN = 3,  /* a host-to-device copy; index: input number,
+                                or -1 for the error record, or -2 - c for
+                                the caller's value of default (constant) c */
+  AOTC_PROFILE_COPY_OUT = 4, /* a device-to-host copy; index: output number,
+                                or -1 for the error record */
+} aotc_profile_kind_t;
+
+typedef struct aotc_profile_record_t {
+  int32_t kind;  /* aotc_profile_kind_t */
+  int32_t index; /* see aotc_profile_kind_t */
+  /* Nanoseconds from the start of the run, on the host's monotonic clock;
+   * device times are mapped onto it at the first command of the run, so
+   * device records are exact relative to each other and aligned with the
+   * host records to within one enqueue call. */
+  uint64_t start_ns;
+  uint64_t end_ns;
+  /* Kernels: estimated floating-point operations of this launch (every
+   * floating-point operator the kernel executes) and bytes of the buffers it
+   * reads and writes (each once); copies: 0 and the bytes copied. */
+  double flops;
+  double bytes;
+} aotc_profile_record_t;
+
+/* Copies the records of the container's most recent successful run (of any
+ * instance) to out, in the order the commands were issued: first
+ * AOTC_PROFILE_RUN, then AOTC_PROFILE_ENQUEUE, then the copies and kernels.
+ * *out_count is set to the number of records the run has (0 before the
+ * first run); at most `capacity` are written (out may be null when capacity
+ * is 0). Safe to call while other threads run the container. Errors:
+ * AOTC_ERROR_INVALID_ARGUMENT if the container was not created with
+ * options.profile set. */
+AOTC_API aotc_status_t aotc_container_last_profile(
+    const aotc_container_t *container, aotc_profile_record_t *out,
+    size_t capacity, size_t *out_count);
+
+/* What kernel `index` computes, for people: its ONNX ops, producers first,
+ * and its output, "Conv+Relu -> f32[batch,64,56,56]"; "" if the .so does
+ * not say. The string lives as long as the container. */
+AOTC_API aotc_status_t aotc_container_kernel_summary(
+    const aotc_container_t *container, size_t index, const char **out_summary);
+
+/*===------------------------------------------------------------------------===
  * Function pointer types, for hosts that resolve the ABI with dlsym()
  *===------------------------------------------------------------------------===*/
 
@@ -370,6 +426,9 @@ typedef aotc_status_t (*aotc_container_metadata_lookup_fn)(
 typedef aotc_status_t (*aotc_container_arena_bytes_fn)(const aotc_container_t *,
                                                        const int64_t *, size_t,
                                                        uint64_t *);
+typedef aotc_status_t (*aotc_container_last_profile_fn)(
+    const aotc_container_t *, aotc_profile_record_t *, size_t, size_t *);
+typedef aotc_container_kernel_name_fn aotc_container_kernel_summary_fn;
 
 #ifdef __cplusplus
 }

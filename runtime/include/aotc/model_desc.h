@@ -29,7 +29,7 @@ extern "C" {
 #endif
 
 /* Bumped whenever a struct below changes layout. */
-#define AOTC_MODEL_DESC_VERSION 3
+#define AOTC_MODEL_DESC_VERSION 4
 
 /* Element types; values match aotc_dtype_t in aotc_runtime.h. */
 enum {
@@ -197,6 +197,13 @@ typedef struct AotcModelDesc {
    * tensors in this order. */
   int32_t num_input_slots;
   const AotcInputSlotDesc *input_slots;
+
+  /* For profiles: what each kernel computes, "Conv+Relu -> f32[n,64,7,7]"
+   * (null when there are no kernels), and its estimated work for the
+   * symbol values: out[2*k] floating-point operations, out[2*k+1] bytes of
+   * the buffers kernel k reads and writes. Called after check_symbols. */
+  const char *const *kernel_summaries;
+  void (*kernel_costs)(const int64_t *symbols, double *out);
 } AotcModelDesc;
 
 /* Exported by the generated wrapper. */

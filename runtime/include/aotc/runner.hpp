@@ -22,10 +22,12 @@
 #include "aotc/aotc_runtime.h"
 
 #include <dlfcn.h>
+#include <unistd.h>
 
 #include <cstdint>
 #include <cstring>
 #include <memory>
+#include <algorithm>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -228,6 +230,8 @@ struct ModelOptions {
   uint32_t numInstances = 1;
   /// Program-binary cache directory; empty for the default.
   std::string cacheDir;
+  /// Time every kernel and copy of every run (Model::lastProfile()).
+  bool profile = false;
 };
 
 namespace detail {
@@ -263,7 +267,9 @@ namespace detail {
 /// Functions a model .so built by an older aotc may lack (null then).
 #define AOTC_RUNNER_OPTIONAL_FUNCTIONS(X)                                      \
   X(aotc_container_num_graph_inputs)                                           \
-  X(aotc_container_graph_input_info)
+  X(aotc_container_graph_input_info)                                           \
+  X(aotc_container_last_profile)                                               \
+  X(aotc_container_kernel_summary)
 
 /// The ABI of one loaded model .so.
 struct Library {
@@ -293,7 +299,14 @@ struct Library {
 inline std::shared_ptr<Library> openLibrary(const std::string &path) {
   auto lib = std::make_shared<Library>();
   lib->path = path;
-  lib->handle = dlopen(path.c_str(), RTLD_LOCAL | RTLD_NOW);
+  // A bare file name that names a file in the current directory means that
+  // file, as a user means it (dlopen alone would search the library path);
+  // other bare names are left to the library search path.
+  std::string file = path.find('/') == std::string::npos &&
+                             ::access(path.c_str(), F_OK) == 0
+                         ? "./" + path
+                         : path;
+  lib->handle = dlopen(file.c_str(), RTLD_LOCAL | RTLD_NOW);
   if (!lib->handle) {
     const char *why = dlerror();
     throw Error(AOTC_ERROR_NOT_FOUND,
@@ -349,6 +362,7 @@ public:
     opts.num_instances = options.numInstances;
     opts.cache_dir =
         options.cacheDir.empty() ? nullptr : options.cacheDir.c_str();
+    opts.profile = options.profile ? 1 : 0;
     aotc_container_t *container = nullptr;
     model.lib_->check(model.lib_->aotc_container_create(&opts, &container),
                       "aotc_container_create");
@@ -501,6 +515,37 @@ public:
       result.emplace_back(name);
     }
     return result;
+  }
+  /// What each kernel computes ("Conv+Relu -> f32[n,64,56,56]"); empty
+  /// strings for a .so built before kernels had summaries.
+  std::vector<std::string> kernelSummaries() const {
+    std::vector<std::string> result;
+    size_t n = count(lib().aotc_container_num_kernels);
+    for (size_t i = 0; i < n; ++i) {
+      const char *summary = "";
+      if (lib().aotc_container_kernel_summary)
+        lib().check(lib().aotc_container_kernel_summary(container_, i, &summary),
+                    "aotc_container_kernel_summary");
+      result.emplace_back(summary);
+    }
+    return result;
+  }
+  /// The timings of the most recent run (aotc_container_last_profile); the
+  /// model must have been loaded with ModelOptions::profile.
+  std::vector<aotc_profile_record_t> lastProfile() const {
+    if (!lib().aotc_container_last_profile)
+      throw Error(AOTC_ERROR_UNSUPPORTED,
+                  lib().path + ": this model .so cannot profile (built by an "
+                               "older aotc)");
+    size_t n = 0;
+    lib().check(lib().aotc_container_last_profile(container_, nullptr, 0, &n),
+                "aotc_container_last_profile");
+    std::vector<aotc_profile_record_t> records(n);
+    lib().check(lib().aotc_container_last_profile(container_, records.data(),
+                                                  records.size(), &n),
+                "aotc_container_last_profile");
+    records.resize(std::min(n, records.size()));
+    return records;
   }
   std::vector<std::pair<std::string, std::string>> metadata() const {
     std::vector<std::pair<std::string, std::string>> result;

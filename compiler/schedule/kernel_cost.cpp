@@ -1,0 +1,123 @@
+/// \file
+/// Work estimates of each kernel, for profiles: how many floating-point
+/// operations one launch performs and how many bytes of buffers it touches.
+///
+/// Operations are counted in the Loop IR as the kernel will execute them:
+/// every floating-point arithmetic operator or math call in a stored,
+/// assigned or bound value, times the extents of the loops around it (an
+/// `fma` counts 2, a comparison 0; both arms of a branch count, so guards
+/// cost nothing extra but an if/else is an upper bound). Recomputed inlined
+/// producers are counted each time, since the kernel does the work. Bytes are
+/// the sizes of the buffers the kernel reads and writes, each once: the
+/// compulsory traffic, not cache misses. Both are expressions over the
+/// module's symbols, which the wrapper evaluates per run (in double).
+#include "compiler/schedule/schedule.h"
+#include "ir/simplify.h"
+#include "ir/visitor.h"
+
+#include <set>
+
+namespace aotc {
+
+namespace {
+
+/// Floating-point operations in one evaluation of an expression.
+int64_t exprFlops(const Expr &e) {
+  struct V : IRVisitor {
+    int64_t n = 0;
+    void visitBinary(const Binary *op) override {
+      if (isFloat(op->type) && !isComparison(op->op) && op->op != BinOp::And &&
+          op->op != BinOp::Or)
+        ++n;
+      IRVisitor::visitBinary(op);
+    }
+    void visitCall(const Call *op) override {
+      if (isFloat(op->type))
+        n += (op->name == "fma" || op->name == "mad") ? 2 : 1;
+      IRVisitor::visitCall(op);
+    }
+  } v;
+  if (e.defined())
+    v.visit(e);
+  return v.n;
+}
+
+class FlopCounter {
+public:
+  FlopCounter(const std::set<uint64_t> &symbols, const RangeEnv &env)
+      : symbols_(symbols), env_(env) {}
+
+  Expr count(const Stmt &s, const Expr &times) {
+    if (!s.defined())
+      return Expr(0);
+    switch (s.kind()) {
+    case StmtKind::Store: {
+      const Store *st = s.as<Store>();
+      return scaled(exprFlops(st->value), times);
+    }
+    case StmtKind::For: {
+      const For *f = s.as<For>();
+      return count(f->body, times * extentOf(f->extent));
+    }
+    case StmtKind::Block: {
+      Expr sum(0);
+      for (const Stmt &c : s.as<Block>()->stmts)
+        sum = sum + count(c, times);
+      return sum;
+    }
+    case StmtKind::LetStmt: {
+      const LetStmt *l = s.as<LetStmt>();
+      return scaled(exprFlops(l->value), times) + count(l->body, times);
+    }
+    case StmtKind::LocalDecl: {
+      const LocalDecl *d = s.as<LocalDecl>();
+      return scaled(exprFlops(d->init), times) + count(d->body, times);
+    }
+    case StmtKind::LocalAssign:
+      return scaled(exprFlops(s.as<LocalAssign>()->value), times);
+    case StmtKind::IfThenElse: {
+      const IfThenElse *i = s.as<IfThenElse>();
+      return scaled(exprFlops(i->cond), times) + count(i->thenCase, times) +
+             count(i->elseCase, times);
+    }
+    }
+    return Expr(0);
+  }
+
+private:
+  static Expr scaled(int64_t n, const Expr &times) {
+    return n == 0 ? Expr(0) : times * Expr(n);
+  }
+  /// A loop's trip count as an expression over the symbols only: an extent
+  /// that depends on an outer loop (none today) counts as its upper bound
+  /// when one is known, else as 1.
+  Expr extentOf(const Expr &extent) const {
+    for (const Expr &v : freeVars(extent))
+      if (!symbols_.count(v.as<Var>()->id)) {
+        std::optional<Range> r = boundsOf(extent, env_);
+        return Expr(r && r->max > 0 && r->max < (int64_t(1) << 40) ? r->max
+                                                                   : 1);
+      }
+    return extent;
+  }
+
+  const std::set<uint64_t> &symbols_;
+  const RangeEnv &env_;
+};
+
+} // namespace
+
+void estimateKernelCosts(LoopModule &m, const RangeEnv &env) {
+  std::set<uint64_t> symbols;
+  for (const Symbol &s : m.symbols)
+    symbols.insert(s.var.as<Var>()->id);
+  for (Kernel &k : m.kernels) {
+    k.flops = simplify(FlopCounter(symbols, env).count(k.body, Expr(1)), env);
+    Expr bytes(0);
+    for (const KernelBuffer &b : k.buffers)
+      bytes = bytes + product(b.shape) * Expr(dtypeSize(b.dtype));
+    k.bytes = simplify(bytes, env);
+  }
+}
+
+} // namespace aotc
