@@ -451,10 +451,17 @@ private:
     case BinOp::FloorDiv:
       if (d_ == PrintDialect::Text)
         return "(" + x + " floordiv " + y + ")";
+      // The wrapper's sizes may divide negative values (a Slice size before
+      // its max with 0): floor semantics through a helper, never C's
+      // truncation. The OpenCL printer lowers these itself (cl_scalar.cpp).
+      if (d_ == PrintDialect::Cxx)
+        return "aotc_fdiv(" + x + ", " + y + ")";
       return "(" + x + " / " + y + ")";
     case BinOp::Mod:
       if (d_ == PrintDialect::Text)
         return "(" + x + " mod " + y + ")";
+      if (d_ == PrintDialect::Cxx)
+        return "aotc_fmod(" + x + ", " + y + ")";
       return "(" + x + " % " + y + ")";
     case BinOp::Min:
     case BinOp::Max: {

@@ -170,7 +170,7 @@ Status WrapperEmitter::checkSymbols() {
         "uint64_t",   "int32_t",      "uint32_t",      "int8_t",  "uint8_t",
         "nullptr",    "kModelDesc",   "kSymbols",      "kInputs", "kOutputs",
         "kConstants", "kKernelNames", "kMetadata", "kInputSlots",
-        "kKernelSummaries", "kernel_costs"})
+        "kKernelSummaries", "kernel_costs", "aotc_fdiv", "aotc_fmod"})
     namer_.reserve(fixed);
   std::set<std::string> names;
   for (size_t i = 0; i < m_.symbols.size(); ++i) {
@@ -816,7 +816,24 @@ Expected<std::string> WrapperEmitter::emit() {
   out_ += "__attribute__((unused)) static inline int64_t aotc_min(int64_t a, "
           "int64_t b) {\n  return a < b ? a : b;\n}\n";
   out_ += "__attribute__((unused)) static inline int64_t aotc_max(int64_t a, "
-          "int64_t b) {\n  return a > b ? a : b;\n}\n\n";
+          "int64_t b) {\n  return a > b ? a : b;\n}\n";
+  out_ += R"(// Floor division and its remainder (ONNX size arithmetic may divide
+// negative values); check_symbols() has ruled out a zero divisor and
+// overflow before any size is evaluated.
+__attribute__((unused)) static inline int64_t aotc_fdiv(int64_t a, int64_t b) {
+  if (b == 0 || (b == -1 && a == (-9223372036854775807LL - 1)))
+    return 0;
+  int64_t q = a / b;
+  return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
+}
+__attribute__((unused)) static inline int64_t aotc_fmod(int64_t a, int64_t b) {
+  if (b == 0 || b == -1)
+    return 0;
+  int64_t r = a % b;
+  return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
+}
+
+)";
   out_ +=
       R"(// Size arithmetic with overflow checks: check_symbols() evaluates every
 // size the wrapper computes this way before any is used.

@@ -156,8 +156,8 @@ TEST(Wrapper, TextPromises) {
   std::string ca = emitBoth(constArenaModule()).cpp;
   EXPECT_NE(ca.find("static int64_t arena_bytes(const int64_t *s) {\n"
                     "  const int64_t s_batch = s[0];\n"
-                    "  return (((((s_batch * 32) + 255) / 256) * 256) + "
-                    "((((s_batch * 4) + 255) / 256) * 256));\n}\n"),
+                    "  return ((aotc_fdiv(((s_batch * 32) + 255), 256) * 256) + "
+                    "(aotc_fdiv(((s_batch * 4) + 255), 256) * 256));\n}\n"),
             std::string::npos)
       << ca;
 }
