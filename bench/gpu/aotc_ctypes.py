@@ -20,8 +20,7 @@ class Tensor(ctypes.Structure):
 
 class Options(ctypes.Structure):
     _fields_ = [("struct_size", ctypes.c_uint32), ("device", ctypes.c_char_p),
-                ("num_instances", ctypes.c_uint32), ("cache_dir", ctypes.c_char_p),
-                ("profile", ctypes.c_int32)]
+                ("num_instances", ctypes.c_uint32), ("cache_dir", ctypes.c_char_p)]
 
 
 class ProfileRecord(ctypes.Structure):
@@ -41,10 +40,10 @@ class Model:
         opts.device = device.encode()
         if cache_dir:
             opts.cache_dir = cache_dir.encode()
-        if profile:  # a .so older than profiling has a smaller struct_size
-            opts.profile = 1
         self.c = ctypes.c_void_p()
         self._check(self.lib.aotc_container_create(ctypes.byref(opts), ctypes.byref(self.c)))
+        if profile:
+            self._check(self.lib.aotc_container_set_profiling(self.c, 1))
         name = ctypes.c_char_p()
         self._check(self.lib.aotc_container_device_name(self.c, ctypes.byref(name)))
         self.device_name = name.value.decode()

@@ -54,10 +54,13 @@ def compare(got, want, rtol, atol):
     return None
 
 
-def run_cases(names, cases, out, rtol, atol, log):
-    """Runs each case, appending `name<TAB>class<TAB>detail` lines to log."""
+def run_cases(names, cases, out, rtol, atol, log, deadline=None):
+    """Runs each case, appending `name<TAB>class<TAB>detail` lines to log;
+    stops before a case that would start after `deadline` (epoch seconds)."""
     with open(log, "a") as f:
         for name in names:
+            if deadline and time.time() > deadline:
+                return
             so = os.path.join(cases, name + ".so")
             d = os.path.join(cases, name, "test_data_set_0")
             refused = os.path.join(cases, name + ".refused")
@@ -108,12 +111,16 @@ def main():
     ap.add_argument("--rtol", type=float, default=1e-3)
     ap.add_argument("--atol", type=float, default=1e-4)
     ap.add_argument("--jobs", type=int, default=1)
+    ap.add_argument("--deadline", type=float, default=0,
+                    help="epoch seconds after which no case starts; the rest "
+                         "are reported as not run")
     ap.add_argument("--worker", help=argparse.SUPPRESS)  # names file
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
     if args.worker:
         names = open(args.worker).read().split()
-        run_cases(names, args.cases, args.out, args.rtol, args.atol, args.worker + ".log")
+        run_cases(names, args.cases, args.out, args.rtol, args.atol, args.worker + ".log",
+                  args.deadline or None)
         return 0
     tol = os.path.join(args.cases, "tolerance.json")
     if os.path.exists(tol):  # the pack's own (semantics cases: exact)
@@ -129,6 +136,7 @@ def main():
     import subprocess
     chunks = [names[i::args.jobs] for i in range(args.jobs)]
     results = {}
+    not_run = []
     pending = []
     for i, chunk in enumerate(chunks):
         lst = os.path.join(args.out, "worker%d" % i)
@@ -140,14 +148,17 @@ def main():
                 f.write("\n".join(chunk))
             procs.append((lst, chunk, subprocess.Popen(
                 [sys.executable, os.path.abspath(__file__), args.cases, args.out,
-                 "--rtol", str(args.rtol), "--atol", str(args.atol), "--worker", lst])))
+                 "--rtol", str(args.rtol), "--atol", str(args.atol),
+                 "--deadline", str(args.deadline), "--worker", lst])))
         pending = []
         for lst, chunk, p in procs:
             p.wait()
             done = read_log(lst + ".log")
             results.update({n: done[n] for n in chunk if n in done})
             rest = [n for n in chunk if n not in done]
-            if rest:
+            if rest and p.returncode == 0:  # stopped at the deadline
+                not_run.extend(rest)
+            elif rest:
                 results[rest[0]] = ("CRASH", "the process died (exit %d)" % p.returncode)
                 if rest[1:]:
                     pending.append((lst + "r", rest[1:]))
@@ -158,15 +169,16 @@ def main():
     differ = {n: (pocl[n], results[n][0]) for n in results
               if n in pocl and pocl[n] != results[n][0]}
     report = {"device": device, "seconds": time.time() - start, "graphs": len(results),
-              "counts": counts,
+              "counts": counts, "not_run": sorted(not_run),
               "pocl_counts": {c: list(pocl.values()).count(c) for c in set(pocl.values())},
               "differ_from_pocl": differ,
               "failures": {n: r for n, r in results.items() if r[0] in ("WRONG", "ERROR", "CRASH")}}
     with open(os.path.join(args.out, "fuzz_gpu_report.json"), "w") as f:
         json.dump(report, f, indent=1, sort_keys=True)
     print("device:", device)
-    print("%d graphs in %.0f s on the GPU: %s; PoCL: %s" % (
-        len(results), report["seconds"], counts, report["pocl_counts"] or "not run"))
+    print("%d graphs in %.0f s on the GPU: %s; PoCL: %s; not run (deadline): %d" % (
+        len(results), report["seconds"], counts, report["pocl_counts"] or "not run",
+        len(not_run)))
     for n, r in sorted(report["failures"].items())[:20]:
         print(r[0], n, r[1])
     for n, r in sorted(results.items()):

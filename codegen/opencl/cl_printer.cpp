@@ -99,10 +99,16 @@ private:
 
 /// Gives an explicit type to an integer literal that is not an int.
 Expr typedLiteral(const Expr &e) {
-  const IntImm *imm = e.as<IntImm>();
-  if (!imm || imm->type == DType::Int32)
+  // An integer literal prints as an int, and so does a ?: whose arms are
+  // narrower than int (C promotes them) or are literals: a call to an
+  // overloaded builtin (min, max) would then mix types, which some OpenCL
+  // compilers reject as ambiguous (NVIDIA's does; PoCL accepts it).
+  bool literal = e.as<IntImm>() != nullptr;
+  bool select = e.as<Select>() != nullptr && !isFloat(e.type()) &&
+                e.type() != DType::Bool;
+  if ((!literal && !select) || e.type() == DType::Int32)
     return e;
-  return Expr(std::make_shared<Cast>(imm->type, e));
+  return Expr(std::make_shared<Cast>(e.type(), e));
 }
 
 /// True if \p s is one parenthesized group: "(a + b)" but not "(a) + (b)".

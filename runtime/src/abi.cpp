@@ -63,6 +63,7 @@ AOTC_CHECK_FN(aotc_container_metadata_lookup)
 AOTC_CHECK_FN(aotc_container_arena_bytes)
 AOTC_CHECK_FN(aotc_container_num_graph_inputs)
 AOTC_CHECK_FN(aotc_container_graph_input_info)
+AOTC_CHECK_FN(aotc_container_set_profiling)
 AOTC_CHECK_FN(aotc_container_last_profile)
 AOTC_CHECK_FN(aotc_container_kernel_summary)
 #undef AOTC_CHECK_FN
@@ -204,9 +205,6 @@ AOTC_API aotc_status_t aotc_container_create(
       effective.device = options->device;
       effective.num_instances = options->num_instances;
       effective.cache_dir = options->cache_dir;
-      if (options->struct_size >= offsetof(aotc_container_options_t, profile) +
-                                      sizeof(options->profile))
-        effective.profile = options->profile;
     }
     auto container = std::make_unique<aotc_container_t>();
     aotc_status_t status = container->init(aotc_model_desc(), effective);
@@ -440,6 +438,14 @@ AOTC_API aotc_status_t aotc_container_kernel_summary(
   return AOTC_OK;
 }
 
+AOTC_API aotc_status_t aotc_container_set_profiling(aotc_container_t *container,
+                                                    int32_t enable) {
+  return guarded(__func__, [&](const char *fn) -> aotc_status_t {
+    AOTC_REQUIRE(container);
+    return container->setProfiling(enable != 0);
+  });
+}
+
 AOTC_API aotc_status_t aotc_container_last_profile(
     const aotc_container_t *container, aotc_profile_record_t *out,
     size_t capacity, size_t *out_count) {
@@ -450,9 +456,7 @@ AOTC_API aotc_status_t aotc_container_last_profile(
       AOTC_REQUIRE(out);
     if (!container->profiling())
       return fail(AOTC_ERROR_INVALID_ARGUMENT,
-                  "%s: the container was not created with options.profile "
-                  "set",
-                  fn);
+                  "%s: profiling is off (aotc_container_set_profiling)", fn);
     std::vector<aotc_profile_record_t> records = container->lastProfile();
     *out_count = records.size();
     std::copy_n(records.begin(), std::min(capacity, records.size()), out);

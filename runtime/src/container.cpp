@@ -361,7 +361,7 @@ aotc_status_t Container::validateDesc() {
 aotc_status_t Container::createInstance(Instance &instance) {
   cl_int err = CL_SUCCESS;
   instance.queue = clCreateCommandQueue(
-      context_, device_.device, profiling_ ? CL_QUEUE_PROFILING_ENABLE : 0,
+      context_, device_.device, profiling() ? CL_QUEUE_PROFILING_ENABLE : 0,
       &err);
   if (err != CL_SUCCESS || !instance.queue)
     return fail(statusForClError(err), "clCreateCommandQueue on '%s': %s",
@@ -393,7 +393,6 @@ aotc_status_t Container::init(const AotcModelDesc *desc,
   if (!desc)
     return fail(AOTC_ERROR_INTERNAL, "the model .so has no model descriptor");
   desc_ = desc;
-  profiling_ = options.profile != 0;
   AOTC_RT_RETURN_IF_ERROR(validateDesc());
   if (options.num_instances == 0 || options.num_instances > kMaxInstances)
     return fail(AOTC_ERROR_INVALID_ARGUMENT,
@@ -759,7 +758,7 @@ aotc_status_t Container::arenaBytes(const int64_t *symbols, size_t numSymbols,
 aotc_status_t Container::run(const aotc_tensor_t *inputs, size_t numInputs,
                              aotc_tensor_t *outputs, size_t numOutputs) {
   const AotcModelDesc &d = *desc_;
-  uint64_t startNs = profiling_ ? hostNowNs() : 0;
+  uint64_t startNs = hostNowNs();
   Binding binding;
   AOTC_RT_RETURN_IF_ERROR(bindInputs(inputs, numInputs, true, binding));
   std::vector<uint64_t> outputBytes;
@@ -784,11 +783,13 @@ aotc_status_t Container::run(const aotc_tensor_t *inputs, size_t numInputs,
   InstanceLease lease(*this);
   std::shared_ptr<ConstantBuffer> constants = activeConstants();
   Instance &instance = lease.get();
-  if (profiling_)
+  // Fixed while this run holds an instance (setProfiling takes them all).
+  const bool profiling = this->profiling();
+  if (profiling)
     instance.profile.begin(startNs);
   aotc_status_t status = enqueueRun(instance, *constants, binding, inputs,
                                     outputs, outputBytes);
-  if (profiling_) {
+  if (profiling) {
     std::vector<aotc_profile_record_t> records;
     if (status == AOTC_OK)
       records = instance.profile.finish(hostNowNs());
@@ -798,6 +799,57 @@ aotc_status_t Container::run(const aotc_tensor_t *inputs, size_t numInputs,
       lastProfile_ = std::move(records);
     }
   }
+  return status;
+}
+
+aotc_status_t Container::setProfiling(bool on) {
+  // Take every instance, as runs release them; new runs wait meanwhile.
+  std::vector<Instance *> held;
+  {
+    std::unique_lock<std::mutex> lock(instancesMutex_);
+    while (held.size() < instances_.size()) {
+      instanceFree_.wait(lock, [&] { return !freeInstances_.empty(); });
+      held.insert(held.end(), freeInstances_.begin(), freeInstances_.end());
+      freeInstances_.clear();
+    }
+  }
+  aotc_status_t status = AOTC_OK;
+  if (on != profiling()) {
+    // New queues first, so that a failure changes nothing.
+    std::vector<cl_command_queue> queues;
+    for (size_t i = 0; i < held.size() && status == AOTC_OK; ++i) {
+      cl_int err = CL_SUCCESS;
+      cl_command_queue q = clCreateCommandQueue(
+          context_, device_.device, on ? CL_QUEUE_PROFILING_ENABLE : 0, &err);
+      if (err != CL_SUCCESS || !q)
+        status = fail(statusForClError(err),
+                      "clCreateCommandQueue (profiling %s) on '%s': %s",
+                      on ? "on" : "off", device_.fullName.c_str(),
+                      clErrorName(err));
+      else
+        queues.push_back(q);
+    }
+    if (status == AOTC_OK) {
+      for (size_t i = 0; i < held.size(); ++i) {
+        clFinish(held[i]->queue);
+        clReleaseCommandQueue(held[i]->queue);
+        held[i]->queue = queues[i];
+      }
+      profiling_.store(on);
+      if (!on) {
+        std::lock_guard<std::mutex> lock(profileMutex_);
+        lastProfile_.clear();
+      }
+    } else {
+      for (cl_command_queue q : queues)
+        clReleaseCommandQueue(q);
+    }
+  }
+  {
+    std::lock_guard<std::mutex> lock(instancesMutex_);
+    freeInstances_.insert(freeInstances_.end(), held.begin(), held.end());
+  }
+  instanceFree_.notify_all();
   return status;
 }
 
@@ -848,7 +900,7 @@ aotc_status_t Container::enqueueRun(Instance &instance,
   if (checksErrors) {
     cl_int err = clEnqueueWriteBuffer(
         instance.queue, instance.errors.mem(), CL_FALSE, 0, sizeof(kNoError),
-        &kNoError, 0, nullptr, instance.profile.next(profiling_));
+        &kNoError, 0, nullptr, instance.profile.next(profiling()));
     if (err != CL_SUCCESS)
       status = fail(statusForClError(err), "clearing the error record: %s",
                     clErrorName(err));
@@ -861,7 +913,7 @@ aotc_status_t Container::enqueueRun(Instance &instance,
     cl_int err = clEnqueueWriteBuffer(
         instance.queue, instance.inputs[i].mem(), CL_FALSE, 0,
         static_cast<size_t>(binding.inputBytes[i]), binding.inputs[i]->data, 0,
-        nullptr, instance.profile.next(profiling_));
+        nullptr, instance.profile.next(profiling()));
     if (err != CL_SUCCESS)
       status =
           fail(statusForClError(err), "copying input '%s' to '%s': %s",
@@ -876,7 +928,7 @@ aotc_status_t Container::enqueueRun(Instance &instance,
     cl_int err = clEnqueueWriteBuffer(
         instance.queue, instance.overrides[c].mem(), CL_FALSE, 0,
         static_cast<size_t>(d.constants[c].nbytes), tensor->data, 0, nullptr,
-        instance.profile.next(profiling_));
+        instance.profile.next(profiling()));
     if (err != CL_SUCCESS)
       status = fail(statusForClError(err), "copying input '%s' to '%s': %s",
                     d.constants[c].name, device_.fullName.c_str(),
@@ -895,13 +947,13 @@ aotc_status_t Container::enqueueRun(Instance &instance,
       for (const auto &override : binding.overrides)
         ctx.overrides[override.first] = instance.overrides[override.first].mem();
     }
-    if (profiling_ && d.kernel_costs && d.num_kernels > 0) {
+    if (profiling() && d.kernel_costs && d.num_kernels > 0) {
       ctx.costs.assign(2 * static_cast<size_t>(d.num_kernels), 0.0);
       d.kernel_costs(binding.symbols.data(), ctx.costs.data());
     }
-    uint64_t enqueueStart = profiling_ ? hostNowNs() : 0;
+    uint64_t enqueueStart = hostNowNs();
     int32_t result = d.run(&ctx, binding.symbols.data());
-    if (profiling_)
+    if (profiling())
       instance.profile.setEnqueue(enqueueStart, hostNowNs());
     if (result != 0) {
       status = ctx.status != AOTC_OK ? ctx.status
@@ -918,7 +970,7 @@ aotc_status_t Container::enqueueRun(Instance &instance,
         clEnqueueReadBuffer(instance.queue, instance.outputs[i].mem(), CL_FALSE,
                             0, static_cast<size_t>(outputBytes[i]),
                             outputs[i].data, 0, nullptr,
-                            instance.profile.next(profiling_));
+                            instance.profile.next(profiling()));
     if (err != CL_SUCCESS)
       status =
           fail(statusForClError(err), "copying output '%s' from '%s': %s",
@@ -931,7 +983,7 @@ aotc_status_t Container::enqueueRun(Instance &instance,
     cl_int err =
         clEnqueueReadBuffer(instance.queue, instance.errors.mem(), CL_FALSE, 0,
                             sizeof(record), &record, 0, nullptr,
-                            instance.profile.next(profiling_));
+                            instance.profile.next(profiling()));
     if (err != CL_SUCCESS)
       status = fail(statusForClError(err), "reading the error record: %s",
                     clErrorName(err));
@@ -1110,7 +1162,7 @@ aotc_status_t Container::launch(AotcRunCtx &ctx, int32_t kernel,
   }
   cl_int err = clEnqueueNDRangeKernel(
       instance.queue, k, static_cast<cl_uint>(dims), nullptr, g, l, 0, nullptr,
-      instance.profile.next(profiling_));
+      instance.profile.next(profiling()));
   if (err != CL_SUCCESS)
     return fail(statusForClError(err),
                 "enqueueing kernel '%s' (global [%zu,%zu,%zu], local "

@@ -8,6 +8,7 @@
 #include "device.h"
 #include "profile.h"
 
+#include <atomic>
 #include <condition_variable>
 #include <deque>
 #include <memory>
@@ -114,7 +115,10 @@ public:
   const AotcModelDesc &desc() const { return *desc_; }
   const DeviceInfo &device() const { return device_; }
   bool programFromCache() const { return programFromCache_; }
-  bool profiling() const { return profiling_; }
+  bool profiling() const { return profiling_.load(); }
+  /// aotc_container_set_profiling: holds every instance while it recreates
+  /// their queues.
+  aotc_status_t setProfiling(bool on);
   /// The records of the most recent successful run (profiling containers).
   std::vector<aotc_profile_record_t> lastProfile() const;
   size_t numInstances() const { return instances_.size(); }
@@ -157,7 +161,9 @@ private:
   cl_context context_ = nullptr;
   cl_program program_ = nullptr;
   bool programFromCache_ = false;
-  bool profiling_ = false;
+  /// Changes only while setProfiling holds every instance, so a run reads
+  /// one value from start to end.
+  std::atomic<bool> profiling_{false};
   std::vector<KernelInfo> kernels_;
 
   mutable std::mutex profileMutex_;

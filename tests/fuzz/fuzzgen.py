@@ -722,14 +722,32 @@ def hazards(model, values):
     return out
 
 
+NAN_PROPAGATING_UNARY = {"Erf", "Tanh", "Sigmoid", "Exp", "Log", "Sqrt", "Abs", "Neg", "Floor",
+                         "Ceil", "Round", "Reciprocal", "Sin", "Cos", "Softplus", "Softsign",
+                         "Relu", "LeakyRelu", "Elu", "Selu", "HardSigmoid", "Sign"}
+
+
 def ort_departures(model, values):
     """Where ONNX Runtime's result departs from the exact one (NumPy in float64)
     in a way aotc's documented semantics do not follow, a reason; else None."""
     for node in model.graph.node:
         x = values.get(node.input[0]) if node.input else None
         out = values.get(node.output[0])
+        if node.op_type == "Gemm" and x is not None:
+            # ORT 1.20 returns C unscaled (ignores beta) when K is 0.
+            attrs = {a.name: a for a in node.attribute}
+            beta = attrs["beta"].f if "beta" in attrs else 1.0
+            trans_a = attrs["transA"].i if "transA" in attrs else 0
+            k = x.shape[0] if trans_a else x.shape[-1]
+            if k == 0 and beta != 1.0 and len(node.input) > 2 and node.input[2]:
+                return "Gemm over an empty dim ignores beta"
         if x is None or out is None or x.dtype.kind != "f" or not x.size:
             continue
+        if (node.op_type in NAN_PROPAGATING_UNARY and out.shape == x.shape and
+                np.any(np.isnan(x) & ~np.isnan(out))):
+            # NumPy, ONNX's reference and aotc give NaN; ORT's approximations
+            # clamp (Erf(NaN) = -1).
+            return "%s maps NaN to a number" % node.op_type
         if node.op_type in ("ReduceMax", "ReduceMin") and np.isnan(x).any():
             # aotc propagates NaN (as NumPy, PyTorch); ORT 1.20's reductions
             # over several axes of doubles skip it.
@@ -750,6 +768,22 @@ def ort_departures(model, values):
             want = f(x, axis=axes, keepdims=bool(keep))
             if want.shape == out.shape and not np.array_equal(np.isnan(want), np.isnan(out)):
                 return "%s skips NaN" % node.op_type
+        if node.op_type in ("Max", "Min") and len(node.input) > 1:
+            # NaN propagates (ONNX's reference uses np.maximum); ORT 1.20's
+            # broadcasting Max/Min can return the other operand.
+            ins = [values.get(i) for i in node.input]
+            if all(v is not None for v in ins) and any(np.isnan(v).any() for v in ins
+                                                          if v.dtype.kind == "f"):
+                f = np.maximum if node.op_type == "Max" else np.minimum
+                want = ins[0]
+                for v in ins[1:]:
+                    want = f(want, v)
+                if want.shape == out.shape and not np.array_equal(np.isnan(want), np.isnan(out)):
+                    return "%s skips NaN" % node.op_type
+        if node.op_type in ("Softmax", "LogSoftmax") and not np.isfinite(x).all():
+            # Undefined in practice: ORT clamps (LogSoftmax gave 46.05 =
+            # -log(1e-20) for an infinite input) where NumPy's formula gives NaN.
+            return "%s of a non-finite input" % node.op_type
         if node.op_type == "Sigmoid":
             # ORT approximates: 0 or 1 exactly where the exact value is not
             # (a later Ceil, Sign or comparison turns that into a wrong bit).

@@ -550,16 +550,15 @@ TEST_F(ScaleShiftTest, Introspection) {
 }
 
 TEST(Profile, RecordsEveryKernelAndCopyOfTheLastRun) {
-  aotc_container_options_t options;
-  aotc_container_options_init(&options);
-  options.device = testDevice();
-  options.cache_dir = sharedCacheDir();
-  options.profile = 1;
-  aotc_container_t *raw = nullptr;
-  ASSERT_EQ(aotc_container_create(&options, &raw), AOTC_OK)
-      << aotc_last_error();
-  ContainerPtr c(raw);
+  ContainerPtr c = create(testDevice(), 2);
+  ASSERT_TRUE(c);
   size_t n = 99;
+  EXPECT_EQ(aotc_container_last_profile(c.get(), nullptr, 0, &n),
+            AOTC_ERROR_INVALID_ARGUMENT); // off until turned on
+  runAndCheck(c.get(), 2, 3);
+  ASSERT_EQ(aotc_container_set_profiling(c.get(), 1), AOTC_OK)
+      << aotc_last_error();
+  ASSERT_EQ(aotc_container_set_profiling(c.get(), 1), AOTC_OK); // no change
   ASSERT_EQ(aotc_container_last_profile(c.get(), nullptr, 0, &n), AOTC_OK);
   EXPECT_EQ(n, 0u) << "no run yet";
   for (int64_t batch : {5, 3}) {
@@ -608,14 +607,46 @@ TEST(Profile, RecordsEveryKernelAndCopyOfTheLastRun) {
   EXPECT_STREQ(summary, "Add -> f32[batch,4]");
   EXPECT_EQ(aotc_container_kernel_summary(c.get(), 2, &summary),
             AOTC_ERROR_INVALID_ARGUMENT);
+  // Off again: runs stay correct, records are gone.
+  ASSERT_EQ(aotc_container_set_profiling(c.get(), 0), AOTC_OK);
+  runAndCheck(c.get(), 4, 5);
+  EXPECT_EQ(aotc_container_last_profile(c.get(), nullptr, 0, &n),
+            AOTC_ERROR_INVALID_ARGUMENT);
 }
 
-TEST_F(ScaleShiftTest, ProfileNeedsTheOption) {
+TEST(Profile, TogglingUnderTrafficKeepsEveryRunCorrect) {
+  // Four threads run while another turns profiling on and off: the toggle
+  // waits for runs in flight and holds new ones, so every run is correct.
+  ContainerPtr c = create(testDevice(), 2);
+  ASSERT_TRUE(c);
+  std::atomic<int> runs{0};
+  std::vector<std::thread> runners;
+  for (int t = 0; t < 4; ++t)
+    runners.emplace_back([&, t] {
+      for (int i = 0; i < 40; ++i) {
+        runAndCheck(c.get(), 1 + (t * 13 + i) % 64, 100 * t + i);
+        ++runs;
+      }
+    });
+  int toggles = 0;
+  while (runs.load() < 160) {
+    ASSERT_EQ(aotc_container_set_profiling(c.get(), toggles % 2 == 0), AOTC_OK)
+        << aotc_last_error();
+    ++toggles;
+  }
+  for (std::thread &t : runners)
+    t.join();
+  EXPECT_GT(toggles, 1);
+}
+
+TEST_F(ScaleShiftTest, ProfileNeedsProfilingOn) {
   size_t n = 0;
   EXPECT_EQ(aotc_container_last_profile(container_, nullptr, 0, &n),
             AOTC_ERROR_INVALID_ARGUMENT);
-  EXPECT_NE(std::string(aotc_last_error()).find("options.profile"),
+  EXPECT_NE(std::string(aotc_last_error()).find("profiling is off"),
             std::string::npos);
+  EXPECT_EQ(aotc_container_set_profiling(nullptr, 1),
+            AOTC_ERROR_INVALID_ARGUMENT);
   EXPECT_EQ(aotc_container_last_profile(container_, nullptr, 1, &n),
             AOTC_ERROR_INVALID_ARGUMENT); // capacity without a buffer
   EXPECT_EQ(aotc_container_last_profile(container_, nullptr, 0, nullptr),

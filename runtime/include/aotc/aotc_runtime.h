@@ -129,12 +129,6 @@ typedef struct aotc_container_options_t {
    * else $XDG_CACHE_HOME/aotc, else $HOME/.cache/aotc. A directory that cannot
    * be created or written only disables caching. Default: NULL. */
   const char *cache_dir;
-  /* Nonzero: time every kernel launch and host copy of every run with
-   * OpenCL profiling events (queues are created with
-   * CL_QUEUE_PROFILING_ENABLE), for aotc_container_last_profile. Costs a
-   * little host time per launch. Default: 0. (Added after cache_dir; a
-   * caller whose struct_size ends before it gets the default.) */
-  int32_t profile;
 } aotc_container_options_t;
 
 /* Fills *out_options with the defaults above. Does nothing if null. */
@@ -321,8 +315,18 @@ AOTC_API aotc_status_t aotc_container_arena_bytes(
     size_t num_symbols, uint64_t *out_bytes);
 
 /*===------------------------------------------------------------------------===
- * Profiling (containers created with options.profile = 1)
+ * Profiling
  *===------------------------------------------------------------------------===*/
+
+/* Turns profiling on (enable != 0) or off; a container starts with it off.
+ * While on, every kernel launch and host copy of every run is timed with
+ * OpenCL profiling events (the instances' queues are recreated with
+ * CL_QUEUE_PROFILING_ENABLE) for aotc_container_last_profile; it costs a
+ * little host time per launch. Safe to call from any thread: it waits for
+ * the runs in flight to finish and holds new runs until it is done. On
+ * failure (AOTC_ERROR_DEVICE_ERROR) profiling stays as it was. */
+AOTC_API aotc_status_t aotc_container_set_profiling(aotc_container_t *container,
+                                                    int32_t enable);
 
 /* What a profile record times. */
 typedef enum aotc_profile_kind_t {
@@ -352,14 +356,13 @@ typedef struct aotc_profile_record_t {
   double bytes;
 } aotc_profile_record_t;
 
-/* Copies the records of the container's most recent successful run (of any
- * instance) to out, in the order the commands were issued: first
+/* Copies the records of the container's most recent successful run with
+ * profiling on (of any instance) to out, in the order the commands were issued: first
  * AOTC_PROFILE_RUN, then AOTC_PROFILE_ENQUEUE, then the copies and kernels.
  * *out_count is set to the number of records the run has (0 before the
  * first run); at most `capacity` are written (out may be null when capacity
  * is 0). Safe to call while other threads run the container. Errors:
- * AOTC_ERROR_INVALID_ARGUMENT if the container was not created with
- * options.profile set. */
+ * AOTC_ERROR_INVALID_ARGUMENT if profiling is off. */
 AOTC_API aotc_status_t aotc_container_last_profile(
     const aotc_container_t *container, aotc_profile_record_t *out,
     size_t capacity, size_t *out_count);
@@ -426,6 +429,8 @@ typedef aotc_status_t (*aotc_container_metadata_lookup_fn)(
 typedef aotc_status_t (*aotc_container_arena_bytes_fn)(const aotc_container_t *,
                                                        const int64_t *, size_t,
                                                        uint64_t *);
+typedef aotc_status_t (*aotc_container_set_profiling_fn)(aotc_container_t *,
+                                                         int32_t);
 typedef aotc_status_t (*aotc_container_last_profile_fn)(
     const aotc_container_t *, aotc_profile_record_t *, size_t, size_t *);
 typedef aotc_container_kernel_name_fn aotc_container_kernel_summary_fn;

@@ -268,6 +268,7 @@ namespace detail {
 #define AOTC_RUNNER_OPTIONAL_FUNCTIONS(X)                                      \
   X(aotc_container_num_graph_inputs)                                           \
   X(aotc_container_graph_input_info)                                           \
+  X(aotc_container_set_profiling)                                              \
   X(aotc_container_last_profile)                                               \
   X(aotc_container_kernel_summary)
 
@@ -362,11 +363,12 @@ public:
     opts.num_instances = options.numInstances;
     opts.cache_dir =
         options.cacheDir.empty() ? nullptr : options.cacheDir.c_str();
-    opts.profile = options.profile ? 1 : 0;
     aotc_container_t *container = nullptr;
     model.lib_->check(model.lib_->aotc_container_create(&opts, &container),
                       "aotc_container_create");
     model.container_ = container;
+    if (options.profile)
+      model.setProfiling(true);
     return model;
   }
 
@@ -530,8 +532,17 @@ public:
     }
     return result;
   }
-  /// The timings of the most recent run (aotc_container_last_profile); the
-  /// model must have been loaded with ModelOptions::profile.
+  /// Turns per-run profiling on or off (aotc_container_set_profiling).
+  void setProfiling(bool on) {
+    if (!lib().aotc_container_set_profiling)
+      throw Error(AOTC_ERROR_UNSUPPORTED,
+                  lib().path + ": this model .so cannot profile (built by an "
+                               "older aotc)");
+    lib().check(lib().aotc_container_set_profiling(container_, on ? 1 : 0),
+                "aotc_container_set_profiling");
+  }
+  /// The timings of the most recent profiled run
+  /// (aotc_container_last_profile); profiling must be on.
   std::vector<aotc_profile_record_t> lastProfile() const {
     if (!lib().aotc_container_last_profile)
       throw Error(AOTC_ERROR_UNSUPPORTED,
