@@ -352,7 +352,9 @@ def header(results):
     v = results["versions"]
     a = v.get("aotc") or {}
     return (f"Run {results['date']} on `{results['host']}` ({results['cpu']}), {results['threads']} threads "
-            f"per system, total wall time {results['wall_s'] / 60:.1f} min.\n\n"
+            f"per system, total wall time {results['wall_s'] / 60:.1f} min; load average (1 min) "
+            f"{results['loadavg_start'][0]:.2f} at the start, {results.get('loadavg_end', [math.nan])[0]:.2f} "
+            f"at the end (other work on the machine makes every figure noisier).\n\n"
             f"Command: `{results['command']}`\n\n"
             f"Versions: aotc `{a.get('path')}` (sha256 {a.get('sha256')}, built {a.get('mtime')}, "
             f"checkout {a.get('commit')}) on {v.get('pocl_device')}; ONNX Runtime {v['onnxruntime']}; "

@@ -432,13 +432,14 @@ def main():
                       aotc=dict(aotc_id, commit=git_commit(os.path.dirname(aotc_id["path"])))
                       if "aotc" in args.systems else None,
                       pocl_device=None),
-        limits=limits, models=[])
+        limits=limits, loadavg_start=os.getloadavg(), models=[])
     estimates = Estimates()
     for name in names:
         log(f"--- {name}")
         results["models"].append(bench_model(registry.BY_NAME[name], args, args.work, estimates))
         results["wall_s"] = time.time() - start
     results["wall_s"] = time.time() - start
+    results["loadavg_end"] = os.getloadavg()
     results["versions"]["pocl_device"] = pocl_device(args)
     paths = report.write(results, args.results, args.doc)
     log(f"done in {results['wall_s'] / 60:.1f} min: " + ", ".join(paths))
