@@ -11,4 +11,5 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/bench_env.sh
-exec .venv-bench/bin/python bench/cpu/run.py --command "bash bench/cpu.sh $*" "$@"
+cmd="${AOTC:+AOTC=$AOTC }bash bench/cpu.sh${*:+ $*}"
+exec .venv-bench/bin/python bench/cpu/run.py --command "$cmd" "$@"

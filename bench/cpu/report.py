@@ -23,6 +23,13 @@ Measured figures of aotc beside its peers, each from one run of a benchmark suit
 ONNX Runtime (CPU provider) and IREE (llvm-cpu) on the same models and inputs, 2 threads each,
 measures the machine's FMA peak and copy bandwidth, and rewrites the part below.
 
+Reading the figures: the machine's limits are measured in every run because machines differ
+(`../shared/reference/pocl-cpu-limits.md` measured an AVX-512 VM at about 510 GFLOP/s; a VM that
+reports only AVX2 has half that; the limits line names the ISA). The VM shares its host and the
+developers' builds run beside the suite: each run prints the load average at its start and end,
+and a loaded machine slows every system, so compare ratios (aotc/ORT) across runs rather than
+milliseconds. Steady-state figures from a single timed run are marked in the notes.
+
 {begin}
 {end}
 
@@ -217,6 +224,11 @@ def wrong_answers(results, tol):
     return out
 
 
+def models_text(results):
+    """The models of the run and what they are (GEMM names are gemm_MxNxK)."""
+    return "Models: " + "; ".join(f"`{m['name']}` {m['desc']}" for m in results["models"]) + "."
+
+
 def limits_text(results):
     l = results["limits"]
     return (f"Machine limits, measured in this run (`bench/cpu/limits.c`, {l['isa']}, {l['vector_lanes']} "
@@ -374,7 +386,7 @@ def markdown(results, png_name):
     if wrong:
         parts.append("**⚠ WRONG ANSWERS (max relative error against ONNX Runtime above "
                      f"{tol:g}):**\n\n" + "\n".join(f"- **{w}**" for w in wrong))
-    parts += [header(results), limits_text(results),
+    parts += [header(results), limits_text(results), models_text(results),
               "### Latency\n\n" + latency_table(results),
               "### Compile, load, first run, memory\n\n" + cost_table(results)]
     n = notes(results)
