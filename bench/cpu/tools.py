@@ -1,0 +1,91 @@
+"""The compilers of the benchmark, run as child processes and timed: aotc
+(compile, inspect), IREE (iree-import-onnx + iree-compile for llvm-cpu on the
+host CPU), and the machine-limits program (bench/cpu/limits.c)."""
+
+import json
+import os
+import subprocess
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+IREE_FLAGS = ["--iree-hal-target-device=local", "--iree-hal-local-target-device-backends=llvm-cpu",
+              "--iree-llvmcpu-target-cpu=host", "--iree-opt-data-tiling=true",
+              "--iree-llvmcpu-enable-ukernels=all"]
+
+
+def timed(cmd, env=None, timeout=None):
+    """Runs cmd; returns rc, wall_s, out, err."""
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        t = time.perf_counter()
+        p = subprocess.Popen(cmd, stdout=out, stderr=err, env=env)
+        try:
+            rc = p.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.wait()
+            rc = 124
+        wall = time.perf_counter() - t
+        out.seek(0)
+        err.seek(0)
+        return dict(rc=rc, wall_s=wall, out=out.read().decode(errors="replace"), err=err.read().decode(errors="replace"))
+
+
+def first_error_line(r):
+    """The first line that says what went wrong (an "error" line if any)."""
+    lines = [l.strip() for l in (r["err"] + "\n" + r["out"]).splitlines() if l.strip()]
+    for l in lines:
+        if "error" in l.lower():
+            return l[:300]
+    return (lines[0][:300] if lines else f"exit status {r['rc']}")
+
+
+def aotc_compile(aotc, onnx_path, so_path, timeout):
+    r = timed([aotc, "compile", onnx_path, "-o", so_path], timeout=timeout)
+    res = dict(compile_s=r["wall_s"])
+    if r["rc"] != 0:
+        res["refused"] = ("timed out after %d s" % timeout) if r["rc"] == 124 else first_error_line(r)
+    return res
+
+
+def aotc_kernels(aotc, so_path):
+    r = timed([aotc, "inspect", so_path])
+    for line in r["out"].splitlines():
+        if line.startswith("kernels:"):
+            return int(line.split()[1])
+    return None
+
+
+def iree_compile(venv_bin, onnx_path, work, timeout):
+    """iree-import-onnx then iree-compile; returns the times and the .vmfb, or "error"."""
+    mlir, vmfb = os.path.join(work, "model.mlir"), os.path.join(work, "model.vmfb")
+    r = timed([os.path.join(venv_bin, "iree-import-onnx"), onnx_path, "-o", mlir], timeout=timeout)
+    res = dict(import_s=r["wall_s"])
+    if r["rc"] != 0:
+        res["error"] = "iree-import-onnx: " + first_error_line(r)
+        return res
+    r = timed([os.path.join(venv_bin, "iree-compile"), mlir, *IREE_FLAGS, "-o", vmfb], timeout=timeout)
+    res["compile_s"] = r["wall_s"]
+    os.remove(mlir)
+    if r["rc"] != 0:
+        res["error"] = ("iree-compile: timed out after %d s" % timeout) if r["rc"] == 124 \
+            else "iree-compile: " + first_error_line(r)
+        return res
+    res["total_s"] = res["import_s"] + res["compile_s"]
+    res["vmfb"] = vmfb
+    return res
+
+
+def machine_limits(work, threads):
+    """Builds and runs bench/cpu/limits.c (FMA peak on 1 and N threads, copy bandwidth)."""
+    exe = os.path.join(work, "limits")
+    cc = os.environ.get("CC", "cc")
+    r = timed([cc, "-O3", "-march=native", "-pthread", os.path.join(HERE, "limits.c"), "-o", exe])
+    if r["rc"] != 0:
+        raise SystemExit(f"bench: cannot build limits.c with {cc} (apt-get install gcc): "
+                         + first_error_line(r))
+    r = timed([exe, str(threads)])
+    if r["rc"] != 0:
+        raise SystemExit("bench: limits failed: " + first_error_line(r))
+    return json.loads(r["out"])

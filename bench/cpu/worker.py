@@ -1,0 +1,145 @@
+"""One system's side of a benchmark config, in its own process (so that its peak
+resident memory is its own): loads the model, runs it once (the first run),
+saves that run's outputs, then times one run per "run" line read on stdin
+until "quit". Started and driven by bench/cpu/run.py.
+
+    worker.py SYSTEM MODEL INPUTS.npz OUTPUTS.npz --threads N [--cache-dir D]
+
+SYSTEM: aotc (MODEL is the .so; device "cpu", PoCL), ort (MODEL is the .onnx;
+CPU provider, intra_op_num_threads=N, inter_op_num_threads=1) or iree (MODEL is
+the .vmfb; local-task driver with a task topology of N workers).
+
+Protocol: one JSON object per line on the original stdout (libraries' own
+prints go to stderr): first {"load_s", "first_s", "rss_base_kb",
+"rss_loaded_kb"}, then {"t": seconds} per run, then {"peak_rss_kb"} after quit;
+{"error": "..."} and exit status 1 on a failure.
+"""
+
+import argparse
+import ctypes
+import json
+import os
+import sys
+import time
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def status_kb(field):
+    """A memory figure of this process from /proc/self/status: VmRSS (now) or VmHWM (peak).
+    Not getrusage's ru_maxrss, which execve carries over from the parent (the driver)."""
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith(field + ":"):
+                return int(line.split()[1])
+    return 0
+
+
+def load_aotc(path, inputs, args):
+    sys.path.insert(0, os.path.join(HERE, "..", "gpu"))
+    import aotc_ctypes  # noqa: E402  (the repository's ctypes binding of the C ABI)
+
+    # aotc_container_options_init fills sizeof(the runtime's options struct); a runtime newer than
+    # the binding (one with fields after cache_dir) would write past the binding's struct and
+    # corrupt the heap. Give it zeroed room: the runtime then reads its defaults from it.
+    class RoomyOptions(ctypes.Structure):
+        _fields_ = aotc_ctypes.Options._fields_ + [("reserved", ctypes.c_uint64 * 16)]
+
+    aotc_ctypes.Options = RoomyOptions
+    model = aotc_ctypes.Model(path, device="cpu", cache_dir=args.cache_dir)
+    # Size the output buffers from the model (aotc_container_output_shapes), so
+    # that large outputs (GPT-2's logits at batch 8) fit.
+    ins = (aotc_ctypes.Tensor * len(inputs))()
+    for t, a in zip(ins, inputs):
+        t.data, t.nbytes, t.dtype, t.rank = a.ctypes.data, a.nbytes, aotc_ctypes.CODES[a.dtype], a.ndim
+        for i, d in enumerate(a.shape):
+            t.shape[i] = d
+    outs = (aotc_ctypes.Tensor * model.num_outputs)()
+    model._check(model.lib.aotc_container_output_shapes(model.c, ins, len(inputs), outs, model.num_outputs))
+    need = max(int(np.prod([o.shape[i] for i in range(o.rank)])) * 8 for o in outs)
+    capacity = max(need, 1 << 16)
+    return lambda: model.run(inputs, capacity=capacity), model
+
+
+def load_ort(path, inputs, args):
+    import onnxruntime as ort
+
+    so = ort.SessionOptions()
+    so.intra_op_num_threads = args.threads
+    so.inter_op_num_threads = 1
+    so.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+    sess = ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
+    feeds = {i.name: a for i, a in zip(sess.get_inputs(), inputs)}
+    return lambda: sess.run(None, feeds), sess
+
+
+def load_iree(path, inputs, args):
+    import iree.runtime as rt
+
+    rt.flags.parse_flags(f"--task_topology_group_count={args.threads}")
+    config = rt.Config("local-task")
+    ctx = rt.SystemContext(config=config)
+    ctx.add_vm_module(rt.VmModule.mmap(config.vm_instance, path))
+    module = ctx.modules[args.iree_module] if args.iree_module else ctx.modules.module
+    fn = module[args.iree_function]
+
+    def run():
+        out = fn(*inputs)
+        outs = out if isinstance(out, (list, tuple)) else [out]
+        return [o.to_host() if hasattr(o, "to_host") else np.asarray(o) for o in outs]
+
+    return run, ctx
+
+
+LOADERS = {"aotc": load_aotc, "ort": load_ort, "iree": load_iree}
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("system", choices=LOADERS)
+    ap.add_argument("model")
+    ap.add_argument("inputs")
+    ap.add_argument("outputs")
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--cache-dir")
+    ap.add_argument("--iree-function", default="main_graph")
+    ap.add_argument("--iree-module")
+    args = ap.parse_args()
+
+    proto = os.fdopen(os.dup(1), "w", buffering=1)
+    os.dup2(2, 1)
+
+    def send(obj):
+        proto.write(json.dumps(obj) + "\n")
+
+    try:
+        with np.load(args.inputs) as z:
+            inputs = [np.ascontiguousarray(z[f"arr_{i}"]) for i in range(len(z.files))]
+        base = status_kb("VmRSS")
+        t = time.perf_counter()
+        run, keep = LOADERS[args.system](args.model, inputs, args)
+        load_s = time.perf_counter() - t
+        loaded = status_kb("VmRSS")
+        t = time.perf_counter()
+        outs = run()
+        first_s = time.perf_counter() - t
+        np.savez(args.outputs, *[np.asarray(o) for o in outs])
+        send({"load_s": load_s, "first_s": first_s, "rss_base_kb": base, "rss_loaded_kb": loaded})
+        for line in sys.stdin:
+            if line.strip() != "run":
+                break
+            t = time.perf_counter()
+            run()
+            send({"t": time.perf_counter() - t})
+        send({"peak_rss_kb": status_kb("VmHWM")})
+    except Exception as ex:  # reported to the driver, which records it
+        msg = str(ex).strip().splitlines()
+        send({"error": f"{type(ex).__name__}: {msg[0] if msg else ''}"[:500]})
+        sys.exit(1)
+    del keep
+
+
+if __name__ == "__main__":
+    main()
