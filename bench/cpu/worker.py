@@ -16,7 +16,6 @@ prints go to stderr): first {"load_s", "first_s", "rss_base_kb",
 """
 
 import argparse
-import ctypes
 import json
 import os
 import sys
@@ -41,13 +40,6 @@ def load_aotc(path, inputs, args):
     sys.path.insert(0, os.path.join(HERE, "..", "gpu"))
     import aotc_ctypes  # noqa: E402  (the repository's ctypes binding of the C ABI)
 
-    # aotc_container_options_init fills sizeof(the runtime's options struct); a runtime newer than
-    # the binding (one with fields after cache_dir) would write past the binding's struct and
-    # corrupt the heap. Give it zeroed room: the runtime then reads its defaults from it.
-    class RoomyOptions(ctypes.Structure):
-        _fields_ = aotc_ctypes.Options._fields_ + [("reserved", ctypes.c_uint64 * 16)]
-
-    aotc_ctypes.Options = RoomyOptions
     model = aotc_ctypes.Model(path, device="cpu", cache_dir=args.cache_dir)
     # Size the output buffers from the model (aotc_container_output_shapes), so
     # that large outputs (GPT-2's logits at batch 8) fit.
