@@ -7,6 +7,7 @@ symbolic dimension named "batch"; the GEMMs have static shapes.
 """
 
 import collections
+import os
 
 # An input: name, shape (a string entry is the symbolic batch dim), dtype
 # ("float32" or "int64"), and for int64 inputs the exclusive upper bound of the
@@ -90,3 +91,38 @@ def select(spec):
 def shapes(model, batch):
     """The concrete input shapes at `batch`."""
     return [[batch if isinstance(d, str) else d for d in i.shape] for i in model.inputs]
+
+
+ONNX_DTYPES = {1: "float32", 2: "uint8", 3: "int8", 6: "int32", 7: "int64", 9: "bool", 11: "float64"}
+
+
+def from_onnx(path, dims=None):
+    """A Model for a user's ONNX file (`aotc bench MODEL.onnx`): its graph
+    inputs (initializers excluded); a dim_param named in `dims` gets that
+    value, any other becomes the batch. Family "user" ("static" when no dim is
+    symbolic, so it runs once, like a GEMM). Integer inputs get values in
+    [0, 2), valid as indices of any non-trivial axis."""
+    import onnx
+    m = onnx.load(path, load_external_data=False)
+    inits = {i.name for i in m.graph.initializer}
+    inputs, symbolic = [], False
+    for vi in m.graph.input:
+        if vi.name in inits:
+            continue
+        t = vi.type.tensor_type
+        dt = ONNX_DTYPES.get(t.elem_type)
+        if dt is None:
+            raise SystemExit(f"bench: input {vi.name!r} has an element type aotc does not take")
+        shape = []
+        for d in t.shape.dim:
+            if d.HasField("dim_value"):
+                shape.append(d.dim_value)
+            elif dims and d.dim_param in dims:
+                shape.append(dims[d.dim_param])
+            else:
+                shape.append("batch")
+                symbolic = True
+        inputs.append(Input(vi.name, shape, dt, 2 if dt not in ("float32", "float64") else None))
+    name = os.path.splitext(os.path.basename(path))[0]
+    return Model(name, "user" if symbolic else "static", f"{os.path.basename(path)} (user model)",
+                 inputs, None, 0, None)

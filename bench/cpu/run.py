@@ -109,10 +109,12 @@ def make_inputs(model, batch, path):
     rng = np.random.default_rng(1000 + (batch or 0))
     arrays = []
     for spec, shape in zip(model.inputs, registry.shapes(model, batch or 1)):
-        if spec.dtype == "int64":
-            arrays.append(rng.integers(0, spec.high, size=shape, dtype=np.int64))
+        if spec.dtype == "bool":
+            arrays.append(rng.integers(0, 2, size=shape).astype(np.bool_))
+        elif spec.dtype in ("int64", "int32", "int8", "uint8"):
+            arrays.append(rng.integers(0, spec.high, size=shape).astype(spec.dtype))
         else:
-            arrays.append(rng.standard_normal(shape).astype(np.float32))
+            arrays.append(rng.standard_normal(shape).astype(spec.dtype))
     np.savez(path, *arrays)
 
 
@@ -197,7 +199,7 @@ class Estimates:
 
 def bench_model(model, args, work, estimates):
     mdir = fresh_dir(os.path.join(work, model.name))
-    onnx_path = os.path.join(args.models_dir, model.name + ".onnx")
+    onnx_path = args.user_paths.get(model.name) or os.path.join(args.models_dir, model.name + ".onnx")
     rec = dict(name=model.name, family=model.family, desc=model.desc, aotc={}, iree={}, configs=[])
     a, ir = rec["aotc"], rec["iree"]
 
@@ -228,7 +230,7 @@ def bench_model(model, args, work, estimates):
     caches = dict(aotc=fresh_dir(os.path.join(mdir, "aotc-cache")),
                   pocl=fresh_dir(os.path.join(mdir, "pocl-cache")))
     env = dict(os.environ, POCL_CACHE_DIR=caches["pocl"], AOTC_CACHE_DIR=caches["aotc"])
-    batches = [None] if model.family == "gemm" else args.batches
+    batches = [None] if model.family in ("gemm", "static") else args.batches
     for i, batch in enumerate(batches):
         cfg = bench_config(model, batch, args, mdir, so, caches, env, rec, estimates)
         ca = cfg.get("aotc") or {}
@@ -258,7 +260,7 @@ def bench_config(model, batch, args, mdir, so, caches, env, rec, estimates):
     cfg = dict(batch=batch, flops=model.flops(batch or 1) if model.flops else None)
     inputs = cfg["inputs"] = os.path.join(mdir, f"inputs-{batch}.npz")
     make_inputs(model, batch, inputs)
-    onnx_path = os.path.join(args.models_dir, model.name + ".onnx")
+    onnx_path = args.user_paths.get(model.name) or os.path.join(args.models_dir, model.name + ".onnx")
     plan = []
     if "aotc" in args.systems and "refused" not in rec["aotc"]:
         plan.append(("aotc", so, env, ["--cache-dir", caches["aotc"]]))
@@ -380,8 +382,27 @@ def main():
                     help="the page whose CPU section gets the tables (default docs/PERFORMANCE.md; "
                          "'' or --quick: none)")
     ap.add_argument("--keep-work", action="store_true", help="keep compiled models and outputs")
+    ap.add_argument("--onnx", action="append", default=[],
+                    help="benchmark this ONNX file instead of the suite's models (repeatable; "
+                         "`aotc bench MODEL.onnx`); results go to bench/work/results")
+    ap.add_argument("--dim", action="append", default=[],
+                    help="NAME=VALUE for a symbolic dim of an --onnx model (others are the batch)")
     ap.add_argument("--command", default=None, help=argparse.SUPPRESS)
     args = ap.parse_args()
+    args.user_paths = {}
+    if args.onnx:
+        dims = dict((kv.split("=", 1)[0], int(kv.split("=", 1)[1])) for kv in args.dim)
+        for p in args.onnx:
+            if not os.path.isfile(p):
+                ap.error(f"--onnx {p}: no such file")
+            m = registry.from_onnx(os.path.abspath(p), dims)
+            registry.BY_NAME[m.name] = m
+            args.user_paths[m.name] = os.path.abspath(p)
+        args.models = ",".join(args.user_paths)
+        if args.results is None:
+            args.results = os.path.join(ROOT, "bench/work/results")
+        if args.doc is None:
+            args.doc = ""
     if args.quick:
         if args.models == "all":
             args.models = ",".join(registry.QUICK)
@@ -409,7 +430,8 @@ def main():
         snap = os.path.join(args.work, "aotc")
         shutil.copy2(args.aotc, snap)
         args.aotc_original, args.aotc = args.aotc, snap
-    missing = [n for n in names if not os.path.exists(os.path.join(args.models_dir, n + ".onnx"))]
+    missing = [n for n in names if n not in args.user_paths and
+               not os.path.exists(os.path.join(args.models_dir, n + ".onnx"))]
     if missing:
         log("exporting " + ", ".join(missing))
         subprocess.run(["/usr/bin/python3", os.path.join(HERE, "export_models.py"), "--out", args.models_dir,
@@ -443,6 +465,13 @@ def main():
     results["versions"]["pocl_device"] = pocl_device(args)
     paths = report.write(results, args.results, args.doc)
     log(f"done in {results['wall_s'] / 60:.1f} min: " + ", ".join(paths))
+    if args.onnx:  # `aotc bench MODEL.onnx`: the tables on the terminal too
+        md = next((p for p in paths if p.endswith(".md")), None)
+        if md:
+            text = open(md).read()
+            start_at = text.find("### Latency")
+            end_at = text.find("![")
+            print(text[start_at:end_at if end_at > start_at else None].rstrip(), flush=True)
     flagged = report.wrong_answers(results, args.tolerance)
     for line in flagged:
         log("WRONG ANSWER: " + line)

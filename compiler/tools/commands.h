@@ -31,11 +31,21 @@ struct TestArgs {
   bool verbose = false;
 };
 
+struct BenchArgs {
+  std::string model;                ///< the ONNX file
+  std::string batches = "1,8";      ///< batch sizes (symbolic dims)
+  std::vector<std::string> dims;    ///< NAME=VALUE for other symbolic dims
+  std::string systems;              ///< aotc,ort,iree (default: all)
+  double budget = 0;                ///< seconds of timed runs per system
+  int threads = 0;                  ///< threads of every system (default 2)
+};
+
 int compileCommand(const CompileOptions &opts, bool timePasses);
 int runCommand(const RunArgs &args);
 int inspectCommand(const std::string &model, const std::string &device);
 int devicesCommand();
 int testCommand(const TestArgs &args);
+int benchCommand(const BenchArgs &args);
 
 /// Parses NAME=MIN:MAX (or NAME=VALUE) into a range.
 bool parseDimRange(const std::string &s, std::string &name, Range &r);

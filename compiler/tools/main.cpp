@@ -78,6 +78,22 @@ int runCli(int argc, char **argv) {
   test->add_option("--atol", targs.atol, "absolute tolerance");
   test->add_flag("-v,--verbose", targs.verbose, "print passing cases too");
 
+  cli::BenchArgs bargs;
+  auto *bench = app.add_subcommand(
+      "bench", "compile, check against ONNX Runtime and time an ONNX model "
+               "beside ONNX Runtime and IREE (bench/cpu/run.py)");
+  bench->add_option("model", bargs.model, "the ONNX model")->required();
+  bench->add_option("--batch", bargs.batches,
+                    "batch sizes for the symbolic dims, e.g. 1,8");
+  bench->add_option("--dim", bargs.dims,
+                    "NAME=VALUE for a symbolic dim that is not the batch");
+  bench->add_option("--systems", bargs.systems,
+                    "comma list of aotc, ort, iree (default: all)");
+  bench->add_option("--budget", bargs.budget,
+                    "seconds of timed runs per system and batch");
+  bench->add_option("--threads", bargs.threads,
+                    "threads of every system (default 2)");
+
   CLI11_PARSE(app, argc, argv);
 
   auto parseDims = [](const std::vector<std::string> &specs,
@@ -113,6 +129,8 @@ int runCli(int argc, char **argv) {
     return cli::inspectCommand(inspectModel, inspectDevice);
   if (devices->parsed())
     return cli::devicesCommand();
+  if (bench->parsed())
+    return cli::benchCommand(bargs);
   if (test->parsed()) {
     if (targs.cases.empty() && targs.casesFrom.empty()) {
       std::fprintf(stderr, "aotc: error: no test cases given\n");
