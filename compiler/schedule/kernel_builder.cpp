@@ -242,43 +242,50 @@ Expected<Kernel> buildKernel(const LoweredGraph &lg, const FusionPlan &plan,
     return Materializer(lg, fused, fusedValue).mutate(v);
   };
 
-  Stmt body;
+  Stmt s;
   if (red < 0) {
-    body = Store::make(out, idx, instantiate(d.body, bindings, -1, Expr()));
+    s = Store::make(out, idx, instantiate(d.body, bindings, -1, Expr()));
+    for (int k = d.rank() - 1; k >= 0; --k)
+      s = For::make(idx[k], Expr(0), d.shape[k], ForKind::Parallel, 0, s);
   } else {
     const TensorDef &rd = lg.defs[red];
-    Expr acc = Var::make("acc", rd.dtype);
-    std::vector<Expr> rvars;
-    VarBindings rb = bindings;
-    for (size_t k = 0; k < rd.reduceExtents.size(); ++k) {
-      rvars.push_back(Var::make("r" + std::to_string(k)));
-      rb.emplace_back(lg.vars.rvar(static_cast<int>(k)), rvars.back());
-    }
-    Expr term = instantiate(rd.body, rb, -1, Expr());
-    Stmt loop = LocalAssign::make(acc, combine(rd.combiner, acc, term));
-    for (int k = static_cast<int>(rd.reduceExtents.size()) - 1; k >= 0; --k)
-      loop = For::make(rvars[k], Expr(0), rd.reduceExtents[k], ForKind::Serial,
-                       0, loop);
-    Expr result = acc;
-    if (rd.epilogue.defined()) {
-      VarBindings eb = bindings;
-      eb.emplace_back(lg.vars.acc(rd.dtype), acc);
-      result = instantiate(rd.epilogue, eb, -1, Expr());
-    }
-    Stmt finish;
-    if (red == def) {
-      finish = Store::make(out, idx, result);
-    } else {
+    ReductionNest nest;
+    nest.shape = d.shape;
+    nest.accType = rd.dtype;
+    nest.init = initial(rd.combiner, rd.dtype);
+    nest.reduceExtents = rd.reduceExtents;
+    nest.contraction = rd.rereadsInputs;
+    nest.term = [&](const std::vector<Expr> &at, const std::vector<Expr> &r) {
+      VarBindings rb = indexBindings(lg.vars, at);
+      for (size_t k = 0; k < r.size(); ++k)
+        rb.emplace_back(lg.vars.rvar(static_cast<int>(k)), r[k]);
+      return instantiate(rd.body, rb, -1, Expr());
+    };
+    nest.combine = [&](const Expr &acc, const Expr &term) {
+      return combine(rd.combiner, acc, term);
+    };
+    nest.finish = [&](const std::vector<Expr> &at, const Expr &acc) {
+      VarBindings eb = indexBindings(lg.vars, at);
+      Expr result = acc;
+      if (rd.epilogue.defined()) {
+        eb.emplace_back(lg.vars.acc(rd.dtype), acc);
+        result = instantiate(rd.epilogue, eb, -1, Expr());
+      }
+      if (red == def)
+        return Store::make(out, at, result);
       Expr redVar = Var::make("red", rd.dtype);
-      Expr v = instantiate(d.body, bindings, red, redVar);
-      finish = LetStmt::make(redVar, result, Store::make(out, idx, v));
+      Expr v = instantiate(d.body, indexBindings(lg.vars, at), red, redVar);
+      return LetStmt::make(redVar, result, Store::make(out, at, v));
+    };
+    RegisterTile tile = chooseRegisterTile(nest);
+    if (tile.n >= 0) {
+      s = registerTiledNest(nest, tile);
+    } else {
+      s = reductionElement(nest, idx);
+      for (int k = d.rank() - 1; k >= 0; --k)
+        s = For::make(idx[k], Expr(0), d.shape[k], ForKind::Parallel, 0, s);
     }
-    body = LocalDecl::make(acc, initial(rd.combiner, rd.dtype),
-                           Block::make({loop, finish}));
   }
-  Stmt s = body;
-  for (int k = d.rank() - 1; k >= 0; --k)
-    s = For::make(idx[k], Expr(0), d.shape[k], ForKind::Parallel, 0, s);
   s = simplify(s, lg.env);
 
   Kernel k;

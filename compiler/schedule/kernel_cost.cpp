@@ -77,8 +77,12 @@ public:
       return scaled(exprFlops(s.as<LocalAssign>()->value), times);
     case StmtKind::IfThenElse: {
       const IfThenElse *i = s.as<IfThenElse>();
-      return scaled(exprFlops(i->cond), times) + count(i->thenCase, times) +
-             count(i->elseCase, times);
+      // One branch runs: the costlier one bounds it (a register-tiled
+      // kernel's full and partial tiles do the same work).
+      Expr t = count(i->thenCase, times);
+      Expr e = i->elseCase.defined() ? count(i->elseCase, times) : Expr(0);
+      return scaled(exprFlops(i->cond), times) +
+             (e.isConstValue(0) ? t : maxExpr(t, e));
     }
     }
     return Expr(0);

@@ -6,7 +6,8 @@
 ///    which are inlined into their consumers (pointwise chains, views), and
 ///    which reductions are fused with their single pointwise consumer;
 ///  - kernel building (kernel_builder.cpp) writes each materialized def as a
-///    Loop IR kernel, inlining producers;
+///    Loop IR kernel, inlining producers; a contraction's kernel is register
+///    tiled (register_tile.cpp);
 ///  - memory planning (memory_plan.cpp) places intermediate buffers in one
 ///    arena, reusing space by liveness.
 #pragma once
@@ -52,6 +53,39 @@ Expr inlineProducers(const LoweredGraph &lg, const FusionPlan &plan,
 /// kernel's buffer shapes).
 Expected<Kernel> buildKernel(const LoweredGraph &lg, const FusionPlan &plan,
                              int def, int kernelIndex, const LoopModule &m);
+
+/// A reduction kernel before it is laid out: what one output element
+/// accumulates and how it is finished, as builders that make fresh variables
+/// on every call (so a tiled kernel can instantiate them per element).
+struct ReductionNest {
+  std::vector<Expr> shape; ///< the output's extents
+  DType accType = DType::Float32;
+  Expr init;                       ///< the accumulator's initial value
+  std::vector<Expr> reduceExtents; ///< the serial reduction loops
+  bool contraction = false;        ///< operands are reread across outputs
+  /// The term accumulated at output index \p idx, reduction index \p r.
+  std::function<Expr(const std::vector<Expr> &idx, const std::vector<Expr> &r)>
+      term;
+  /// The accumulator's next value.
+  std::function<Expr(const Expr &acc, const Expr &term)> combine;
+  /// Stores the element at \p idx from its final accumulator \p acc.
+  std::function<Stmt(const std::vector<Expr> &idx, const Expr &acc)> finish;
+};
+
+/// How a reduction is register tiled: tm x tn outputs per work-item along
+/// output dimensions m and n (m = -1: a 1 x tn row). n = -1: not tiled.
+struct RegisterTile {
+  int m = -1, n = -1;
+  int64_t tm = 1, tn = 1;
+};
+
+/// One output element at \p idx: accumulator, reduction loops, finish.
+Stmt reductionElement(const ReductionNest &nest, const std::vector<Expr> &idx);
+/// The tile for \p nest (register_tile.cpp); n = -1 when tiling does not pay.
+RegisterTile chooseRegisterTile(const ReductionNest &nest);
+/// The kernel body (Parallel loops over tiles included) of \p nest tiled by
+/// \p t; partial tiles run reductionElement per element.
+Stmt registerTiledNest(const ReductionNest &nest, const RegisterTile &t);
 
 /// Adds a run-time check to every load and store of \p m whose index the
 /// Loop IR verifier cannot prove inside its buffer; returns how many.
