@@ -711,6 +711,25 @@ protected:
     return LetStmt::make(op->var, v, body);
   }
 
+  /// A condition that simplifies to a constant keeps only the branch that
+  /// runs (a register-tiled kernel's full tile is statically never or
+  /// always inside a small output).
+  Stmt mutateIfThenElse(const IfThenElse *op, const Stmt &self) override {
+    Expr c = run(op->cond);
+    int64_t v;
+    if (c.isConst(v)) {
+      if (v)
+        return mutate(op->thenCase);
+      return op->elseCase.defined() ? mutate(op->elseCase) : Block::make({});
+    }
+    Stmt t = mutate(op->thenCase);
+    Stmt e = op->elseCase.defined() ? mutate(op->elseCase) : Stmt();
+    if (c.sameAs(op->cond) && t.sameAs(op->thenCase) &&
+        (!e.defined() || e.sameAs(op->elseCase)))
+      return self;
+    return IfThenElse::make(c, t, e);
+  }
+
 private:
   Expr run(const Expr &e) { return Simplifier(env_).simplify(e); }
   RangeEnv env_;

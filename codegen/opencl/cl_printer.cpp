@@ -537,7 +537,7 @@ Status KernelPrinter::printSerialFor(const For *f) {
 
 Status KernelPrinter::printIf(const IfThenElse *i) {
   AOTC_ASSIGN_OR_RETURN(std::string c, expr(i->cond, "condition"));
-  line("if " + parenthesized(c) + " {");
+  line("if " + (isParenthesized(c) ? c : "(" + c + ")") + " {");
   Stmt cases[2] = {i->thenCase, i->elseCase};
   for (int n = 0; n < 2; ++n) {
     if (n == 1) {

@@ -180,7 +180,7 @@ Expected<CompileResult> compileModel(const CompileOptions &opts) {
                                        "'");
   };
   auto scheduled = timer.run("schedule", [&] {
-    return scheduleGraph(*graph, lowered.take(), afterPass);
+    return scheduleGraph(*graph, lowered.take(), afterPass, opts.schedule);
   });
   if (!scheduled)
     return scheduled.status();

@@ -5,6 +5,7 @@
 #pragma once
 
 #include "compiler/frontend/onnx_import.h"
+#include "compiler/schedule/schedule.h"
 #include "ir/module.h"
 #include "ir/status.h"
 
@@ -24,6 +25,8 @@ struct CompileOptions {
   /// Run the Loop IR verifier after every Loop IR pass (always after the
   /// last one). Also on when the environment sets AOTC_VERIFY_EACH=1.
   bool verifyEach = false;
+  /// Kernel builder choices (`--naive-kernels` turns register tiling off).
+  ScheduleOptions schedule;
   int wrapperOptLevel = 1;
 };
 

@@ -135,25 +135,52 @@ Status lowerConv(const Node &n, LowerCtx &ctx) {
                      ": output channels must be static and divisible by group");
   Expr cg = w->type().dims[1]; // input channels per group
   std::vector<Expr> o = ctx.idxVars(out->type().rank());
-  Expr g = floorDiv(o[1], Expr(m / group));
-  Expr ci = g * cg + ctx.rvar(0);
+  // The input channel: group g's slice (none to pick with one group, so the
+  // input does not depend on the output channel, which register tiling
+  // shares it across).
+  Expr ci = ctx.rvar(0);
+  if (group != 1)
+    ci = floorDiv(o[1], Expr(m / group)) * cg + ci;
   std::vector<Expr> xi = {o[0], ci}, wi = {o[1], ctx.rvar(0)};
-  Expr inBounds;
+  // A padded input is read from a zero-padded copy (a pointwise def that
+  // fusion materializes, as it does every producer of a contraction): the
+  // contraction's loads then need no bounds test, which would keep the
+  // innermost loop from being vectorized, and the copy costs one pass over
+  // the input against the kernel-size reads of the convolution.
+  int xdef = ctx.defOf(x);
+  bool padded = false;
+  for (int64_t p : pads)
+    padded |= p != 0;
+  if (padded) {
+    TensorDef pd;
+    pd.kind = TensorDef::Kind::Pointwise;
+    pd.name = x->name() + "_padded";
+    pd.dtype = xt.dtype;
+    std::vector<Expr> pi = ctx.idxVars(xt.rank());
+    std::vector<Expr> src = {pi[0], pi[1]};
+    Expr inside;
+    pd.shape = {xt.dims[0], xt.dims[1]};
+    for (int k = 0; k < s; ++k) {
+      pd.shape.push_back(inSpatial[k] + Expr(pads[k] + pads[s + k]));
+      Expr pos = pi[2 + k] - Expr(pads[k]);
+      src.push_back(pos);
+      inside = logicalAnd(inside,
+                          logicalAnd(cmp(BinOp::GE, pos, Expr(0)),
+                                     cmp(BinOp::LT, pos, inSpatial[k])));
+    }
+    pd.body = Select::make(inside, ctx.read(xdef, src), literal(xt.dtype, 0));
+    xdef = ctx.add(std::move(pd));
+  }
   TensorDef d = contraction(out);
   d.reduceExtents.push_back(cg);
   for (int k = 0; k < s; ++k) {
     Expr r = ctx.rvar(1 + k);
-    Expr pos = o[2 + k] * Expr(strides[k]) - Expr(pads[k]) + r * Expr(dil[k]);
-    xi.push_back(pos);
+    xi.push_back(o[2 + k] * Expr(strides[k]) + r * Expr(dil[k]));
     wi.push_back(r);
     d.reduceExtents.push_back(Expr(kernel[k]));
-    inBounds =
-        logicalAnd(inBounds, logicalAnd(cmp(BinOp::GE, pos, Expr(0)),
-                                        cmp(BinOp::LT, pos, inSpatial[k])));
   }
   DType t = out->type().dtype;
-  Expr xv = Select::make(inBounds, ctx.readValue(x, xi), literal(t, 0));
-  d.body = bin(BinOp::Mul, xv, ctx.readValue(w, wi));
+  d.body = bin(BinOp::Mul, ctx.read(xdef, xi), ctx.readValue(w, wi));
   if (bias)
     d.epilogue = bin(BinOp::Add, ctx.acc(t), ctx.readValue(bias, {o[1]}));
   ctx.bind(out, ctx.add(std::move(d)));

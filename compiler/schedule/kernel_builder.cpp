@@ -225,7 +225,8 @@ std::string bufferName(const LoweredGraph &lg, int def) {
 }
 
 Expected<Kernel> buildKernel(const LoweredGraph &lg, const FusionPlan &plan,
-                             int def, int kernelIndex, const LoopModule &m) {
+                             int def, int kernelIndex, const LoopModule &m,
+                             const ScheduleOptions &opts) {
   const TensorDef &d = lg.defs[def];
   int red =
       d.kind == TensorDef::Kind::Reduction ? def : plan.fusedReduction[def];
@@ -244,9 +245,23 @@ Expected<Kernel> buildKernel(const LoweredGraph &lg, const FusionPlan &plan,
 
   Stmt s;
   if (red < 0) {
-    s = Store::make(out, idx, instantiate(d.body, bindings, -1, Expr()));
-    for (int k = d.rank() - 1; k >= 0; --k)
-      s = For::make(idx[k], Expr(0), d.shape[k], ForKind::Parallel, 0, s);
+    ReductionNest rows;
+    rows.shape = d.shape;
+    rows.finish = [&](const std::vector<Expr> &at, const Expr &) {
+      return Store::make(
+          out, at,
+          instantiate(d.body, indexBindings(lg.vars, at), -1, Expr()));
+    };
+    RegisterTile tile;
+    if (opts.registerTiling)
+      tile = chooseRegisterTile(rows);
+    if (tile.n >= 0) {
+      s = registerTiledNest(rows, tile);
+    } else {
+      s = Store::make(out, idx, instantiate(d.body, bindings, -1, Expr()));
+      for (int k = d.rank() - 1; k >= 0; --k)
+        s = For::make(idx[k], Expr(0), d.shape[k], ForKind::Parallel, 0, s);
+    }
   } else {
     const TensorDef &rd = lg.defs[red];
     ReductionNest nest;
@@ -277,7 +292,9 @@ Expected<Kernel> buildKernel(const LoweredGraph &lg, const FusionPlan &plan,
       Expr v = instantiate(d.body, indexBindings(lg.vars, at), red, redVar);
       return LetStmt::make(redVar, result, Store::make(out, at, v));
     };
-    RegisterTile tile = chooseRegisterTile(nest);
+    RegisterTile tile;
+    if (opts.registerTiling)
+      tile = chooseRegisterTile(nest);
     if (tile.n >= 0) {
       s = registerTiledNest(nest, tile);
     } else {

@@ -16,6 +16,9 @@
 /// instantiated per element exactly as in the naive kernel, and the verifier
 /// proves every access of a full tile from the tile's bounds check.
 ///
+/// Pointwise kernels get the same treatment with rows of innermost elements
+/// (ReductionNest without a term): the index arithmetic is paid once per row.
+///
 /// A tile that sticks out of the output (sizes not multiples of the tile, or
 /// symbolic) runs the naive nest for each of its elements that exist.
 #include "compiler/schedule/schedule.h"
@@ -68,6 +71,8 @@ int64_t tileSize(const Expr &extent, std::initializer_list<int64_t> sizes) {
 
 Stmt reductionElement(const ReductionNest &nest,
                       const std::vector<Expr> &idx) {
+  if (!nest.term)
+    return nest.finish(idx, Expr());
   Expr acc = Var::make("acc", nest.accType);
   std::vector<Expr> rvars;
   for (size_t k = 0; k < nest.reduceExtents.size(); ++k)
@@ -83,6 +88,19 @@ Stmt reductionElement(const ReductionNest &nest,
 RegisterTile chooseRegisterTile(const ReductionNest &nest) {
   RegisterTile t;
   int rank = static_cast<int>(nest.shape.size());
+  if (!nest.term) {
+    // A pointwise kernel: a row of up to 16 innermost elements per
+    // work-item, so the index arithmetic (a division per dimension) is paid
+    // once per row and the stores are contiguous, which LLVM vectorizes.
+    if (rank < 1)
+      return t;
+    int64_t tn = tileSize(nest.shape[rank - 1], {16, 8, 15, 14, 13, 12, 11, 10, 9, 7, 6, 5, 4});
+    if (tn < 4)
+      return t;
+    t.n = rank - 1;
+    t.tn = tn;
+    return t;
+  }
   // Only contractions reread their operands across outputs; a plain
   // reduction (ReduceSum, pooling) has nothing to share between them.
   if (!nest.contraction || rank < 1 || nest.reduceExtents.empty())
@@ -145,7 +163,10 @@ Stmt registerTiledNest(const ReductionNest &nest, const RegisterTile &t) {
     loopVars.push_back(v);
     extents.push_back(tiled ? floorDiv(nest.shape[d] + Expr(size - 1), Expr(size))
                             : nest.shape[d]);
-    base.push_back(tiled ? v * Expr(size) : v);
+    // One tile covers the whole extent: its base is 0, not 16 * t.
+    base.push_back(!tiled ? v
+                   : nest.shape[d].isConstValue(size) ? Expr(0)
+                                                      : v * Expr(size));
   }
   auto at = [&](int64_t a, int64_t b) {
     std::vector<Expr> idx = base;
@@ -164,18 +185,25 @@ Stmt registerTiledNest(const ReductionNest &nest, const RegisterTile &t) {
   std::vector<Stmt> updates, finishes;
   for (int64_t a = 0; a < tm; ++a)
     for (int64_t b = 0; b < t.tn; ++b) {
+      std::vector<Expr> idx = at(a, b);
+      if (!nest.term) {
+        finishes.push_back(nest.finish(idx, Expr()));
+        continue;
+      }
       Expr acc = Var::make("acc", nest.accType);
       accs.push_back(acc);
-      std::vector<Expr> idx = at(a, b);
       updates.push_back(
           LocalAssign::make(acc, nest.combine(acc, nest.term(idx, rvars))));
       finishes.push_back(nest.finish(idx, acc));
     }
-  Stmt loop = Block::make(updates);
-  for (int k = static_cast<int>(rvars.size()) - 1; k >= 0; --k)
-    loop = For::make(rvars[k], Expr(0), nest.reduceExtents[k],
-                     ForKind::Serial, 0, loop);
-  std::vector<Stmt> seq = {loop};
+  std::vector<Stmt> seq;
+  if (nest.term) {
+    Stmt loop = Block::make(updates);
+    for (int k = static_cast<int>(rvars.size()) - 1; k >= 0; --k)
+      loop = For::make(rvars[k], Expr(0), nest.reduceExtents[k],
+                       ForKind::Serial, 0, loop);
+    seq.push_back(loop);
+  }
   seq.insert(seq.end(), finishes.begin(), finishes.end());
   Stmt full = Block::make(seq);
   for (int k = static_cast<int>(accs.size()) - 1; k >= 0; --k)

@@ -8,7 +8,8 @@
 namespace aotc {
 
 Expected<LoopModule> scheduleGraph(const Graph &g, LoweredGraph lg,
-                                   const LoopPassHook &afterPass) {
+                                   const LoopPassHook &afterPass,
+                                   const ScheduleOptions &opts) {
   auto passDone = [&](const char *pass, const LoopModule &m) -> Status {
     return afterPass ? afterPass(pass, m) : Status::ok();
   };
@@ -99,7 +100,8 @@ Expected<LoopModule> scheduleGraph(const Graph &g, LoweredGraph lg,
   for (int id : plan.kernelOrder) {
     AOTC_ASSIGN_OR_RETURN(
         Kernel k,
-        buildKernel(lg, plan, id, static_cast<int>(m.kernels.size()), m));
+        buildKernel(lg, plan, id, static_cast<int>(m.kernels.size()), m,
+                    opts));
     m.kernels.push_back(std::move(k));
   }
   // Kernels come out simplified, and with a run-time check on every access

@@ -47,16 +47,26 @@ std::string bufferName(const LoweredGraph &lg, int def);
 Expr inlineProducers(const LoweredGraph &lg, const FusionPlan &plan,
                      const Expr &e);
 
+/// Choices of the kernel builder.
+struct ScheduleOptions {
+  /// Register-tile contractions and pointwise rows (register_tile.cpp);
+  /// off: one work-item per output element, the naive kernels that serve
+  /// as an oracle for the tiled ones (`aotc compile --naive-kernels`).
+  bool registerTiling = true;
+};
+
 /// Builds the kernel that computes materialized def \p def (and its fused
 /// reduction, if any).
 /// Buffers must already be declared in \p m (their shapes become the
 /// kernel's buffer shapes).
 Expected<Kernel> buildKernel(const LoweredGraph &lg, const FusionPlan &plan,
-                             int def, int kernelIndex, const LoopModule &m);
+                             int def, int kernelIndex, const LoopModule &m,
+                             const ScheduleOptions &opts = {});
 
-/// A reduction kernel before it is laid out: what one output element
-/// accumulates and how it is finished, as builders that make fresh variables
-/// on every call (so a tiled kernel can instantiate them per element).
+/// A kernel before it is laid out: what one output element accumulates and
+/// how it is finished, as builders that make fresh variables on every call
+/// (so a tiled kernel can instantiate them per element). A pointwise kernel
+/// has no term: finish(idx, Expr()) stores its element.
 struct ReductionNest {
   std::vector<Expr> shape; ///< the output's extents
   DType accType = DType::Float32;
@@ -108,6 +118,7 @@ using LoopPassHook =
 /// (simplified kernels, unprovable accesses guarded) and plan-memory, then
 /// the kernels' cost estimates.
 Expected<LoopModule> scheduleGraph(const Graph &g, LoweredGraph lg,
-                                   const LoopPassHook &afterPass = {});
+                                   const LoopPassHook &afterPass = {},
+                                   const ScheduleOptions &opts = {});
 
 } // namespace aotc

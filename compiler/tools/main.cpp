@@ -34,6 +34,10 @@ int runCli(int argc, char **argv) {
                     "print the IR after each pass");
   compile->add_flag("--verify-each", copts.verifyEach,
                     "run the Loop IR verifier after every Loop IR pass");
+  bool naiveKernels = false;
+  compile->add_flag("--naive-kernels", naiveKernels,
+                    "one work-item per output element, no register tiling "
+                    "(the reference the fast kernels are checked against)");
   compile->add_option("--wrapper-opt", copts.wrapperOptLevel,
                       "optimization level of the wrapper (0-3)");
 
@@ -113,6 +117,7 @@ int runCli(int argc, char **argv) {
   };
 
   if (compile->parsed()) {
+    copts.schedule.registerTiling = !naiveKernels;
     if (!parseDims(dimSpecs, copts.import.dimRanges))
       return 2;
     return cli::compileCommand(copts, timePasses);

@@ -588,14 +588,18 @@ TEST(Profile, RecordsEveryKernelAndCopyOfTheLastRun) {
     EXPECT_EQ(r[5].kind, AOTC_PROFILE_COPY_OUT);
     EXPECT_EQ(r[5].index, 0);
     EXPECT_EQ(r[5].bytes, 16 * b);
-    // Every span lies inside the run; device commands run in order.
+    // Every span lies inside the run; device commands run in order. Device
+    // times are mapped onto the host clock, which is exact only to the
+    // mapping's error: a loaded machine (ctest -j2) showed more than the
+    // 1 us once allowed, so the slack is 50 us (a reordering would be off
+    // by a whole command).
     for (size_t i = 0; i < got; ++i) {
       EXPECT_LE(r[i].start_ns, r[i].end_ns) << "record " << i;
       EXPECT_LE(r[i].end_ns, r[0].end_ns + 1000000) << "record " << i;
     }
     EXPECT_GT(r[0].end_ns, 0u);
     for (size_t i = 3; i < got; ++i)
-      EXPECT_GE(r[i].start_ns + 1000, r[i - 1].end_ns) << "record " << i;
+      EXPECT_GE(r[i].start_ns + 50000, r[i - 1].end_ns) << "record " << i;
   }
   // A capacity smaller than the record count: partial copy, full count.
   aotc_profile_record_t one;
