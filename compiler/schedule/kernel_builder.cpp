@@ -254,7 +254,7 @@ Expected<Kernel> buildKernel(const LoweredGraph &lg, const FusionPlan &plan,
     };
     RegisterTile tile;
     if (opts.registerTiling)
-      tile = chooseRegisterTile(rows);
+      tile = chooseRegisterTile(rows, opts.vectorLanes);
     if (tile.n >= 0) {
       s = registerTiledNest(rows, tile);
     } else {
@@ -294,7 +294,7 @@ Expected<Kernel> buildKernel(const LoweredGraph &lg, const FusionPlan &plan,
     };
     RegisterTile tile;
     if (opts.registerTiling)
-      tile = chooseRegisterTile(nest);
+      tile = chooseRegisterTile(nest, opts.vectorLanes);
     if (tile.n >= 0) {
       s = registerTiledNest(nest, tile);
     } else {

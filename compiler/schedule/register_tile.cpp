@@ -25,46 +25,112 @@
 
 #include "ir/visitor.h"
 
+#include <algorithm>
 #include <set>
 
 namespace aotc {
 
 namespace {
 
-/// Loads of \p e with the ids of the index variables each one reads.
-std::vector<std::set<uint64_t>> loadDependences(const Expr &e,
-                                                const std::vector<Expr> &idx) {
+/// One load of a reduction's term: which tiled output dimensions its index
+/// reads, and whether consecutive N indices are consecutive addresses.
+struct Operand {
+  bool m = false, n = false, contiguous = false;
+};
+
+/// The loads of \p e, classified against output dimensions \p m and \p n
+/// (m = -1: none) of the index variables \p idx.
+std::vector<Operand> classifyLoads(const Expr &e, const std::vector<Expr> &idx,
+                                   int m, int n) {
   struct V : IRVisitor {
-    std::vector<std::set<uint64_t>> loads;
-    std::set<uint64_t> idx;
+    std::vector<Operand> loads;
+    const Var *mv = nullptr, *nv = nullptr;
+    Expr nvar;
     void visitLoad(const Load *op) override {
-      std::set<uint64_t> deps;
-      for (const Expr &i : op->indices)
-        for (const Expr &v : freeVars(i))
-          if (idx.count(v.as<Var>()->id))
-            deps.insert(v.as<Var>()->id);
-      loads.push_back(std::move(deps));
+      Operand o;
+      for (const Expr &i : op->indices) {
+        o.m |= mv && usesVar(i, mv);
+        o.n |= usesVar(i, nv);
+      }
+      if (o.n) {
+        // Contiguous: only the last index moves, by exactly 1.
+        o.contiguous = true;
+        VarBindings next{{nvar, nvar + Expr(1)}};
+        for (size_t k = 0; k < op->indices.size(); ++k) {
+          Expr step = simplify(substitute(op->indices[k], next) - op->indices[k]);
+          if (!step.isConstValue(k + 1 == op->indices.size() ? 1 : 0))
+            o.contiguous = false;
+        }
+      }
+      loads.push_back(o);
       IRVisitor::visitLoad(op);
     }
   } v;
-  for (const Expr &i : idx)
-    v.idx.insert(i.as<Var>()->id);
+  v.mv = m >= 0 ? idx[m].as<Var>() : nullptr;
+  v.nv = idx[n].as<Var>();
+  v.nvar = idx[n];
   v.visit(e);
   return v.loads;
 }
 
-/// The first of \p sizes (the preferred one first) that divides a static
-/// \p extent, the extent itself when it is smaller, else the preferred size.
-int64_t tileSize(const Expr &extent, std::initializer_list<int64_t> sizes) {
-  int64_t e, preferred = *sizes.begin();
-  if (!extent.isConst(e))
-    return preferred;
-  if (e <= preferred)
-    return e;
-  for (int64_t t : sizes)
-    if (e % t == 0)
-      return t;
-  return preferred;
+/// The accumulator budget of a tile in vector registers: 12 left room for
+/// the operands in every measurement behind docs/PERFORMANCE.md (AVX2 with
+/// 16 registers, AVX-512 with 32).
+constexpr int64_t kAccumulatorVectors = 12;
+/// Cycles of each reduction step that do not depend on the tile: loop
+/// control and address arithmetic (a convolution's step has three loops).
+constexpr double kStepOverhead = 3;
+
+/// Vector instructions per row of \p cols elements, as measured through
+/// PoCL's LLVM: a power-of-two row of 8 or more runs as 8-lane vectors, a
+/// shorter one as vectors of its binary digits (7 = 4 + 2 + 1), and any
+/// other (24, 14) is left scalar (3-5x slower than a row of 16).
+int64_t vectorOps(int64_t cols, int64_t lanes) {
+  if (cols < 8)
+    return __builtin_popcountll(static_cast<unsigned long long>(cols));
+  if ((cols & (cols - 1)) == 0)
+    return std::max<int64_t>(1, cols / lanes);
+  return cols;
+}
+
+/// Estimated cycles of one reduction step of a \p tm x \p tn tile: FMAs and
+/// loads issue two a cycle, every accumulator chain waits for its FMA
+/// (latency 4), plus the step's overhead.
+double stepCycles(const std::vector<Operand> &loads, int64_t tm, int64_t tn,
+                  int64_t lanes) {
+  int64_t vectors = vectorOps(tn, lanes);
+  double fmas = static_cast<double>(tm * vectors), reads = 0;
+  for (const Operand &o : loads) {
+    double row = o.n ? (o.contiguous ? vectors : 2.0 * tn) : 1.0;
+    reads += o.m ? tm * row : row;
+  }
+  return std::max({fmas / 2, reads / 2, 4.0}) + kStepOverhead;
+}
+
+/// Estimated cycles per output element and reduction step of the tiles of
+/// \p tm x \p cols elements along an M of \p extentM (0: symbolic): whole
+/// tiles, then the rows left over as one narrower tile (a static M) or as
+/// 1 x cols tiles (a symbolic one).
+double perOutput(const std::vector<Operand> &loads, int64_t extentM,
+                 int64_t tm, int64_t cols, int64_t lanes) {
+  auto per = [&](int64_t rows) {
+    return stepCycles(loads, rows, cols, lanes) /
+           static_cast<double>(rows * cols);
+  };
+  if (extentM <= 0 || extentM % tm == 0)
+    return per(tm);
+  double whole = static_cast<double>(extentM - extentM % tm) /
+                 static_cast<double>(extentM);
+  return whole * per(tm) + (1 - whole) * per(extentM % tm);
+}
+
+/// The fraction of an extent's elements that lie in whole tiles of \p t
+/// (1 for a symbolic extent: assumed large).
+double wholeFraction(const Expr &extent, int64_t t) {
+  int64_t e;
+  if (!extent.isConst(e) || e == 0)
+    return 1.0;
+  return static_cast<double>(e - e % t) / static_cast<double>(e);
 }
 
 } // namespace
@@ -85,16 +151,19 @@ Stmt reductionElement(const ReductionNest &nest,
                          Block::make({loop, nest.finish(idx, acc)}));
 }
 
-RegisterTile chooseRegisterTile(const ReductionNest &nest) {
+RegisterTile chooseRegisterTile(const ReductionNest &nest, int64_t lanes) {
   RegisterTile t;
   int rank = static_cast<int>(nest.shape.size());
   if (!nest.term) {
     // A pointwise kernel: a row of up to 16 innermost elements per
     // work-item, so the index arithmetic (a division per dimension) is paid
     // once per row and the stores are contiguous, which LLVM vectorizes.
+    // A static extent's last row is the remainder (58 = 3 x 16 + 10).
     if (rank < 1)
       return t;
-    int64_t tn = tileSize(nest.shape[rank - 1], {16, 8, 15, 14, 13, 12, 11, 10, 9, 7, 6, 5, 4});
+    int64_t tn = 16, e;
+    if (nest.shape[rank - 1].isConst(e) && e < tn)
+      tn = e;
     if (tn < 4)
       return t;
     t.n = rank - 1;
@@ -110,11 +179,7 @@ RegisterTile chooseRegisterTile(const ReductionNest &nest) {
     idx.push_back(Var::make("i" + std::to_string(k)));
   for (size_t k = 0; k < nest.reduceExtents.size(); ++k)
     r.push_back(Var::make("r" + std::to_string(k)));
-  std::vector<std::set<uint64_t>> loads =
-      loadDependences(nest.term(idx, r), idx);
-  auto dependsOn = [&](const std::set<uint64_t> &deps, int d) {
-    return deps.count(idx[d].as<Var>()->id) > 0;
-  };
+  Expr term = nest.term(idx, r);
   int n = rank - 1;
   // M: an output dimension some operand does not depend on (that operand is
   // shared by the tile's rows) while every operand that depends on it is
@@ -122,33 +187,61 @@ RegisterTile chooseRegisterTile(const ReductionNest &nest) {
   int m = -1;
   for (int d = rank - 2; d >= 0 && m < 0; --d) {
     bool shared = false, separable = true;
-    for (const auto &deps : loads) {
-      if (!dependsOn(deps, d))
-        shared = true;
-      else if (dependsOn(deps, n))
-        separable = false;
+    for (const Operand &o : classifyLoads(term, idx, d, n)) {
+      shared |= !o.m;
+      separable &= !(o.m && o.n);
     }
     if (shared && separable)
       m = d;
   }
+  std::vector<Operand> loads = classifyLoads(term, idx, m, n);
   bool sharedAlongN = false;
-  for (const auto &deps : loads)
-    sharedAlongN |= !dependsOn(deps, n);
+  for (const Operand &o : loads)
+    sharedAlongN |= !o.n;
   if (!sharedAlongN && m < 0)
     return t;
-  // Up to 6 x 16 accumulators: 12 AVX2 or 6 AVX-512 registers, room left
-  // for the operands (measured on PoCL, docs/PERFORMANCE.md). A static
-  // extent gets a tile that divides it where one is near that size (a
-  // partial tile runs the naive nest), so 7 x 7 feature maps or 64 channels
-  // still run whole tiles only.
-  int64_t tn = tileSize(nest.shape[n], {16, 8, 15, 14, 13, 12, 11, 10, 9, 7, 6, 5, 4});
-  int64_t tm = m < 0 ? 1 : tileSize(nest.shape[m], {6, 4, 5, 3, 2});
-  if (tn < 1 || tm < 1 || tn * tm < 4)
-    return t;
-  t.m = tm > 1 ? m : -1;
-  t.n = n;
-  t.tm = tm;
-  t.tn = tn;
+  // The tile with the fewest estimated cycles per output: whole tiles at
+  // stepCycles, rows left over along M as 1 x TN tiles, columns left over
+  // along N one element at a time.
+  // Along M an even number of rows (LLVM's SLP vectorizer left 3-row tiles
+  // scalar), along N whole vectors: rows of 8, 16 or 32, or the whole extent
+  // below 8.
+  std::vector<int64_t> tms{1};
+  if (m >= 0)
+    for (int64_t tm : {2, 4, 6, 8, 12})
+      tms.push_back(tm);
+  std::vector<int64_t> tns;
+  int64_t extentN;
+  bool staticN = nest.shape[n].isConst(extentN);
+  if (staticN && extentN < 8)
+    tns.push_back(extentN);
+  for (int64_t tn = 8; tn <= 32; tn *= 2)
+    if (!staticN || tn <= extentN)
+      tns.push_back(tn);
+  double best = 0;
+  for (int64_t tn : tns)
+    for (int64_t tm : tms) {
+      if (tm * vectorOps(tn, lanes) > kAccumulatorVectors || tm * tn < 4)
+        continue;
+      int64_t extentM = 1;
+      if (m >= 0 && !nest.shape[m].isConst(extentM))
+        extentM = 0;
+      double fn = wholeFraction(nest.shape[n], tn);
+      // Columns left over along a static N run as a narrower tile, along a
+      // symbolic one element by element.
+      int64_t rest = staticN ? extentN % tn : 1;
+      double cost =
+          fn * perOutput(loads, extentM, tm, tn, lanes) +
+          (1 - fn) * (staticN && rest ? perOutput(loads, extentM, tm, rest, lanes)
+                                      : stepCycles(loads, 1, 1, lanes));
+      if (t.n < 0 || cost < best - 1e-9) {
+        best = cost;
+        t.m = tm > 1 ? m : -1;
+        t.n = n;
+        t.tm = tm;
+        t.tn = tn;
+      }
+    }
   return t;
 }
 
@@ -168,63 +261,85 @@ Stmt registerTiledNest(const ReductionNest &nest, const RegisterTile &t) {
                    : nest.shape[d].isConstValue(size) ? Expr(0)
                                                       : v * Expr(size));
   }
-  auto at = [&](int64_t a, int64_t b) {
-    std::vector<Expr> idx = base;
-    if (t.m >= 0)
-      idx[t.m] = idx[t.m] + Expr(a);
-    idx[t.n] = idx[t.n] + Expr(b);
-    return idx;
-  };
   int64_t tm = t.m >= 0 ? t.tm : 1;
 
-  // The full tile: one accumulator per element, one reduction loop.
-  std::vector<Expr> accs;
-  std::vector<Expr> rvars;
-  for (size_t k = 0; k < nest.reduceExtents.size(); ++k)
-    rvars.push_back(Var::make("r" + std::to_string(k)));
-  std::vector<Stmt> updates, finishes;
-  for (int64_t a = 0; a < tm; ++a)
-    for (int64_t b = 0; b < t.tn; ++b) {
-      std::vector<Expr> idx = at(a, b);
-      if (!nest.term) {
-        finishes.push_back(nest.finish(idx, Expr()));
-        continue;
+  // \p rows x TN elements from \p origin: one accumulator per element, one
+  // reduction loop.
+  auto tile = [&](const std::vector<Expr> &origin, int64_t rows,
+                  int64_t cols) {
+    std::vector<Expr> accs, rvars;
+    for (size_t k = 0; k < nest.reduceExtents.size(); ++k)
+      rvars.push_back(Var::make("r" + std::to_string(k)));
+    std::vector<Stmt> updates, finishes;
+    for (int64_t a = 0; a < rows; ++a)
+      for (int64_t b = 0; b < cols; ++b) {
+        std::vector<Expr> idx = origin;
+        if (t.m >= 0)
+          idx[t.m] = idx[t.m] + Expr(a);
+        idx[t.n] = idx[t.n] + Expr(b);
+        if (!nest.term) {
+          finishes.push_back(nest.finish(idx, Expr()));
+          continue;
+        }
+        Expr acc = Var::make("acc", nest.accType);
+        accs.push_back(acc);
+        updates.push_back(
+            LocalAssign::make(acc, nest.combine(acc, nest.term(idx, rvars))));
+        finishes.push_back(nest.finish(idx, acc));
       }
-      Expr acc = Var::make("acc", nest.accType);
-      accs.push_back(acc);
-      updates.push_back(
-          LocalAssign::make(acc, nest.combine(acc, nest.term(idx, rvars))));
-      finishes.push_back(nest.finish(idx, acc));
+    std::vector<Stmt> seq;
+    if (nest.term) {
+      Stmt loop = Block::make(updates);
+      for (int k = static_cast<int>(rvars.size()) - 1; k >= 0; --k)
+        loop = For::make(rvars[k], Expr(0), nest.reduceExtents[k],
+                         ForKind::Serial, 0, loop);
+      seq.push_back(loop);
     }
-  std::vector<Stmt> seq;
-  if (nest.term) {
-    Stmt loop = Block::make(updates);
-    for (int k = static_cast<int>(rvars.size()) - 1; k >= 0; --k)
-      loop = For::make(rvars[k], Expr(0), nest.reduceExtents[k],
-                       ForKind::Serial, 0, loop);
-    seq.push_back(loop);
-  }
-  seq.insert(seq.end(), finishes.begin(), finishes.end());
-  Stmt full = Block::make(seq);
-  for (int k = static_cast<int>(accs.size()) - 1; k >= 0; --k)
-    full = LocalDecl::make(accs[k], nest.init, full);
+    seq.insert(seq.end(), finishes.begin(), finishes.end());
+    Stmt s = Block::make(seq);
+    for (int k = static_cast<int>(accs.size()) - 1; k >= 0; --k)
+      s = LocalDecl::make(accs[k], nest.init, s);
+    return s;
+  };
 
-  // Whether the tile lies inside the output along M and N: statically so when
-  // the extent is a multiple of the tile.
-  Expr inside;
+  // Whether the tile lies inside the output along a dimension: statically so
+  // when the extent is a multiple of the tile.
   auto fits = [&](int d, int64_t size) {
     int64_t e;
     if (nest.shape[d].isConst(e) && e % size == 0)
-      return;
-    inside = logicalAnd(inside, cmp(BinOp::LE, base[d] + Expr(size),
-                                    nest.shape[d]));
+      return Expr();
+    return cmp(BinOp::LE, base[d] + Expr(size), nest.shape[d]);
   };
-  if (t.m >= 0)
-    fits(t.m, t.tm);
-  fits(t.n, t.tn);
-  Stmt body = full;
-  if (inside.defined()) {
-    // A partial tile: each existing element, the naive way.
+  Expr fitsM = t.m >= 0 ? fits(t.m, t.tm) : Expr();
+  Expr fitsN = fits(t.n, t.tn);
+  // TM rows of \p cols columns. The last tile along a static M: its
+  // remaining rows, still tiled; along a symbolic M, a 1 x cols tile for
+  // each row that exists.
+  int64_t extentM;
+  auto rowsOf = [&](int64_t cols) {
+    Stmt whole = tile(base, tm, cols);
+    if (!fitsM.defined())
+      return whole;
+    if (nest.shape[t.m].isConst(extentM))
+      return IfThenElse::make(fitsM, whole,
+                              tile(base, extentM % t.tm, cols));
+    Expr row = Var::make("a");
+    std::vector<Expr> origin = base;
+    origin[t.m] = base[t.m] + row;
+    Stmt rows = IfThenElse::make(
+        cmp(BinOp::LT, base[t.m] + row, nest.shape[t.m]), tile(origin, 1, cols));
+    rows = For::make(row, Expr(0), Expr(t.tm), ForKind::Serial, 0, rows);
+    return IfThenElse::make(fitsM, whole, rows);
+  };
+  Stmt body = rowsOf(t.tn);
+  int64_t extentN;
+  if (fitsN.defined() && nest.shape[t.n].isConst(extentN)) {
+    // The last tile along a static N: its remaining columns, still tiled
+    // (their range follows from the tile number's, so every access is
+    // proven in bounds).
+    body = IfThenElse::make(fitsN, body, rowsOf(extentN % t.tn));
+  } else if (fitsN.defined()) {
+    // Past a symbolic N's end: each existing element, the naive way.
     Expr a = Var::make("a"), b = Var::make("b");
     std::vector<Expr> idx = base;
     Expr exists = cmp(BinOp::LT, base[t.n] + b, nest.shape[t.n]);
@@ -238,7 +353,7 @@ Stmt registerTiledNest(const ReductionNest &nest, const RegisterTile &t) {
     partial = For::make(b, Expr(0), Expr(t.tn), ForKind::Serial, 0, partial);
     if (t.m >= 0)
       partial = For::make(a, Expr(0), Expr(t.tm), ForKind::Serial, 0, partial);
-    body = IfThenElse::make(inside, full, partial);
+    body = IfThenElse::make(fitsN, body, partial);
   }
   for (int d = rank - 1; d >= 0; --d)
     body = For::make(loopVars[d], Expr(0), extents[d], ForKind::Parallel, 0,

@@ -53,6 +53,11 @@ struct ScheduleOptions {
   /// off: one work-item per output element, the naive kernels that serve
   /// as an oracle for the tiled ones (`aotc compile --naive-kernels`).
   bool registerTiling = true;
+  /// Float lanes of the target's vectors, which the tile cost model counts
+  /// vector instructions in: 8 (AVX2, and AVX-512 where LLVM prefers
+  /// 256-bit vectors) or 16 (AVX-512 through PoCL, which uses 512-bit
+  /// vectors). `aotc compile --vector-lanes`.
+  int64_t vectorLanes = 8;
 };
 
 /// Builds the kernel that computes materialized def \p def (and its fused
@@ -92,7 +97,7 @@ struct RegisterTile {
 /// One output element at \p idx: accumulator, reduction loops, finish.
 Stmt reductionElement(const ReductionNest &nest, const std::vector<Expr> &idx);
 /// The tile for \p nest (register_tile.cpp); n = -1 when tiling does not pay.
-RegisterTile chooseRegisterTile(const ReductionNest &nest);
+RegisterTile chooseRegisterTile(const ReductionNest &nest, int64_t lanes);
 /// The kernel body (Parallel loops over tiles included) of \p nest tiled by
 /// \p t; partial tiles run reductionElement per element.
 Stmt registerTiledNest(const ReductionNest &nest, const RegisterTile &t);

@@ -49,6 +49,8 @@ std::string runCase(const std::string &dir, const TestArgs &args,
   CompileOptions co;
   co.modelPath = dir + "/model.onnx";
   co.outputPath = tmpDir + "/case" + std::to_string(index) + ".so";
+  co.schedule.registerTiling = !args.naiveKernels;
+  co.schedule.vectorLanes = args.vectorLanes;
   auto compiled = compileModel(co);
   if (!compiled)
     return "compile: " + compiled.status().message();

@@ -29,6 +29,8 @@ struct TestArgs {
   double rtol = 1e-3;
   double atol = 1e-5;
   bool verbose = false;
+  bool naiveKernels = false; ///< compile as `aotc compile --naive-kernels`
+  int64_t vectorLanes = 8;   ///< compile as `aotc compile --vector-lanes`
 };
 
 struct BenchArgs {

@@ -38,6 +38,11 @@ int runCli(int argc, char **argv) {
   compile->add_flag("--naive-kernels", naiveKernels,
                     "one work-item per output element, no register tiling "
                     "(the reference the fast kernels are checked against)");
+  compile->add_option("--vector-lanes", copts.schedule.vectorLanes,
+                      "float lanes of the target CPU's vectors, for the "
+                      "choice of register tiles: 8 (AVX2; default) or 16 "
+                      "(AVX-512 under PoCL)")
+      ->check(CLI::IsMember({8, 16}));
   compile->add_option("--wrapper-opt", copts.wrapperOptLevel,
                       "optimization level of the wrapper (0-3)");
 
@@ -81,6 +86,11 @@ int runCli(int argc, char **argv) {
   test->add_option("--rtol", targs.rtol, "relative tolerance");
   test->add_option("--atol", targs.atol, "absolute tolerance");
   test->add_flag("-v,--verbose", targs.verbose, "print passing cases too");
+  test->add_flag("--naive-kernels", targs.naiveKernels,
+                 "compile the cases as aotc compile --naive-kernels");
+  test->add_option("--vector-lanes", targs.vectorLanes,
+                   "compile the cases as aotc compile --vector-lanes")
+      ->check(CLI::IsMember({8, 16}));
 
   cli::BenchArgs bargs;
   auto *bench = app.add_subcommand(

@@ -11,6 +11,9 @@ was tiled (`--emit=loop` shows tile loops) where tiling applies, so a
 heuristic change cannot silently turn the fast path off and leave these
 checks testing the naive one.
 
+Every case runs twice: tiles chosen for 8-lane and for 16-lane vectors
+(`--vector-lanes`), which pick different tiles for the same shapes.
+
 Usage: check_register_tile.py AOTC    (prints "register tile ok")
 """
 import os
@@ -55,6 +58,14 @@ def cases():
         out.append((f"matmul_m{m}", [helper.make_node("MatMul", ["a", "b"], ["y"])],
                     [("a", f32, [m, 48]), ("b", f32, [48, 24])], f32, [m, 24],
                     [{"a": [m, 48], "b": [48, 24]}], True))
+    # Static extents whose last tile is narrower (its rows and columns run
+    # as a smaller tile): every tile height the heuristic picks (2 to 12
+    # rows, 1 to 32 columns) meets a remainder somewhere in this sweep.
+    for m, n, k in ((70, 58, 9), (12, 23, 17), (20, 100, 8), (64, 40, 31), (26, 7, 12),
+                    (50, 33, 5), (8, 72, 3), (3, 130, 10)):
+        out.append((f"matmul_{m}x{n}x{k}", [helper.make_node("MatMul", ["a", "b"], ["y"])],
+                    [("a", f32, [m, k]), ("b", f32, [k, n])], f32, [m, n],
+                    [{"a": [m, k], "b": [k, n]}], True))
     # Batched, B broadcast; float64; int32 (wraps).
     for dt in (np.float32, np.float64, np.int32):
         out.append((f"bmm_{dt.__name__}", [helper.make_node("MatMul", ["a", "b"], ["y"])],
@@ -82,7 +93,9 @@ def cases():
             ("conv_dilated", 4, 8, 1, 20, 3, 1, 2, 2),
             ("conv_grouped", 6, 9, 3, 11, 3, 1, 1, 1),
             ("conv_depthwise", 8, 8, 8, 19, 3, 1, 1, 1),
-            ("conv_1x1", 16, 24, 1, 9, 1, 1, 0, 1)):
+            ("conv_1x1", 16, 24, 1, 9, 1, 1, 0, 1),
+            ("conv_co64_w23", 8, 64, 1, 23, 3, 1, 1, 1),
+            ("conv_stride2_w30", 3, 20, 1, 30, 5, 2, 2, 1)):
         ho = (hw + 2 * pad - dil * (kk - 1) - 1) // stride + 1
         out.append((name,
                     [helper.make_node("Conv", ["x", "w", "bias"], ["t"], group=group, strides=[stride, stride],
@@ -129,13 +142,15 @@ def main():
             if tiled and not has_tiles:
                 failures.append(f"{name}: the contraction was not register tiled")
             dirs.append(case)
-        res = subprocess.run([aotc, "test", "-v", *dirs], capture_output=True, text=True, env=env)
-        print(res.stdout.strip().splitlines()[-1] if res.stdout.strip() else res.stderr)
-        for line in res.stdout.splitlines():
-            if line.startswith("FAIL"):
-                failures.append(line)
-        if res.returncode != 0 and not failures:
-            failures.append(f"aotc test exited {res.returncode}: {res.stderr.strip()}")
+        for lanes in ("8", "16"):
+            res = subprocess.run([aotc, "test", "-v", "--vector-lanes", lanes, *dirs],
+                                 capture_output=True, text=True, env=env)
+            print(f"lanes {lanes}:", res.stdout.strip().splitlines()[-1] if res.stdout.strip() else res.stderr)
+            for line in res.stdout.splitlines():
+                if line.startswith("FAIL"):
+                    failures.append(f"lanes {lanes}: {line}")
+            if res.returncode != 0 and not failures:
+                failures.append(f"aotc test --vector-lanes {lanes} exited {res.returncode}: {res.stderr.strip()}")
     for f in failures:
         print("FAILED:", f)
     if failures:
