@@ -382,6 +382,20 @@ Node *Graph::addNode(OpKind op, const std::string &name,
   return n;
 }
 
+Node *Graph::addNodeBefore(const Node *before, OpKind op,
+                           const std::string &name,
+                           const std::vector<Value *> &inputs,
+                           const std::vector<std::string> &outputNames) {
+  Node *n = addNode(op, name, inputs, outputNames);
+  auto at = std::find_if(nodes_.begin(), nodes_.end(),
+                         [&](const std::unique_ptr<Node> &p) {
+                           return p.get() == before;
+                         });
+  AOTC_CHECK(at != nodes_.end(), "addNodeBefore: node not in the graph");
+  std::rotate(at, nodes_.end() - 1, nodes_.end());
+  return n;
+}
+
 Expr Graph::addSymbol(const std::string &name, Range range) {
   if (const Symbol *s = findSymbol(name))
     return s->var;

@@ -239,6 +239,11 @@ public:
   Node *addNode(OpKind op, const std::string &name,
                 const std::vector<Value *> &inputs,
                 const std::vector<std::string> &outputNames);
+  /// As addNode, placed just before \p before in the node order (for a pass
+  /// that adds a producer of one of \p before's inputs).
+  Node *addNodeBefore(const Node *before, OpKind op, const std::string &name,
+                      const std::vector<Value *> &inputs,
+                      const std::vector<std::string> &outputNames);
   void addOutput(Value *v) { outputs_.push_back(v); }
   void setOutput(size_t i, Value *v) { outputs_.at(i) = v; }
 

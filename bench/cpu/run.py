@@ -206,7 +206,8 @@ def bench_model(model, args, work, estimates):
     # aotc: compile, inspect.
     so = os.path.join(mdir, "model.so")
     if "aotc" in args.systems:
-        a.update(tools.aotc_compile(args.aotc, onnx_path, so, args.compile_timeout))
+        a.update(tools.aotc_compile(args.aotc, onnx_path, so, args.compile_timeout,
+                                    args.aotc_flags.split()))
         if "refused" in a:
             log(f"{model.name}: aotc refused: {a['refused']}")
         else:
@@ -373,6 +374,9 @@ def main():
     ap.add_argument("--tolerance", type=float, default=1e-3,
                     help="max relative error against ONNX Runtime above which a result is flagged")
     ap.add_argument("--compile-timeout", type=int, default=900)
+    ap.add_argument("--aotc-flags", default="--vector-lanes host",
+                    help="extra aotc compile flags (default: tiles for this machine's vectors, "
+                         "as IREE compiles for --iree-llvmcpu-target-cpu=host)")
     ap.add_argument("--worker-timeout", type=int, default=900)
     ap.add_argument("--models-dir", default=os.path.join(ROOT, "bench/models"))
     ap.add_argument("--work", default=os.path.join(ROOT, "bench/work"))

@@ -41,8 +41,8 @@ def first_error_line(r):
     return (lines[0][:300] if lines else f"exit status {r['rc']}")
 
 
-def aotc_compile(aotc, onnx_path, so_path, timeout):
-    r = timed([aotc, "compile", onnx_path, "-o", so_path], timeout=timeout)
+def aotc_compile(aotc, onnx_path, so_path, timeout, flags=()):
+    r = timed([aotc, "compile", onnx_path, "-o", so_path, *flags], timeout=timeout)
     res = dict(compile_s=r["wall_s"])
     if r["rc"] != 0:
         res["refused"] = ("timed out after %d s" % timeout) if r["rc"] == 124 else first_error_line(r)

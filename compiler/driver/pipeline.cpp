@@ -1,6 +1,7 @@
 /// \file
 /// The compile pipeline. Reads top to bottom as the list of stages.
 #include "compiler/driver/pipeline.h"
+#include "compiler/passes/pack_weights.h"
 
 #include "codegen/opencl/cl_printer.h"
 #include "codegen/toolchain/clang_compile.h"
@@ -147,6 +148,12 @@ Expected<CompileResult> compileModel(const CompileOptions &opts) {
   Status passes = timer.run("passes", [&] {
     graph->removeDeadNodes();
     dumpGraph("dce", *graph);
+    // The naive kernels (the reference) read the weights as ONNX lays them
+    // out; the tiled ones read them packed for their loads.
+    if (opts.schedule.registerTiling) {
+      packWeights(*graph);
+      dumpGraph("pack-weights", *graph);
+    }
     return graph->verify();
   });
   AOTC_RETURN_IF_ERROR(passes);

@@ -180,68 +180,89 @@ RegisterTile chooseRegisterTile(const ReductionNest &nest, int64_t lanes) {
   for (size_t k = 0; k < nest.reduceExtents.size(); ++k)
     r.push_back(Var::make("r" + std::to_string(k)));
   Expr term = nest.term(idx, r);
-  int n = rank - 1;
-  // M: an output dimension some operand does not depend on (that operand is
-  // shared by the tile's rows) while every operand that depends on it is
-  // shared along N; the innermost such dimension.
-  int m = -1;
-  for (int d = rank - 2; d >= 0 && m < 0; --d) {
-    bool shared = false, separable = true;
-    for (const Operand &o : classifyLoads(term, idx, d, n)) {
-      shared |= !o.m;
-      separable &= !(o.m && o.n);
-    }
-    if (shared && separable)
-      m = d;
+  // Cycles per output of storing it, spread over the reduction's steps: a
+  // tile whose N is not the innermost dimension stores element by element.
+  double steps = 1;
+  for (const Expr &e : nest.reduceExtents) {
+    int64_t v;
+    steps *= e.isConst(v) ? static_cast<double>(std::max<int64_t>(v, 1)) : 64.0;
   }
-  std::vector<Operand> loads = classifyLoads(term, idx, m, n);
-  bool sharedAlongN = false;
-  for (const Operand &o : loads)
-    sharedAlongN |= !o.n;
-  if (!sharedAlongN && m < 0)
-    return t;
-  // The tile with the fewest estimated cycles per output: whole tiles at
-  // stepCycles, rows left over along M as 1 x TN tiles, columns left over
-  // along N one element at a time.
-  // Along M an even number of rows (LLVM's SLP vectorizer left 3-row tiles
-  // scalar), along N whole vectors: rows of 8, 16 or 32, or the whole extent
-  // below 8.
-  std::vector<int64_t> tms{1};
-  if (m >= 0)
-    for (int64_t tm : {2, 4, 6, 8, 12})
-      tms.push_back(tm);
-  std::vector<int64_t> tns;
-  int64_t extentN;
-  bool staticN = nest.shape[n].isConst(extentN);
-  if (staticN && extentN < 8)
-    tns.push_back(extentN);
-  for (int64_t tn = 8; tn <= 32; tn *= 2)
-    if (!staticN || tn <= extentN)
-      tns.push_back(tn);
   double best = 0;
-  for (int64_t tn : tns)
-    for (int64_t tm : tms) {
-      if (tm * vectorOps(tn, lanes) > kAccumulatorVectors || tm * tn < 4)
+  // N: the innermost dimension first (contiguous stores), then any other
+  // along which an operand is contiguous (a convolution's output channels
+  // read a packed weight, compiler/passes/pack_weights.h).
+  for (int n = rank - 1; n >= 0; --n) {
+    // M: an output dimension some operand does not depend on (that operand
+    // is shared by the tile's rows) while every operand that depends on it
+    // is shared along N; the innermost such dimension.
+    int m = -1;
+    for (int d = rank - 1; d >= 0 && m < 0; --d) {
+      if (d == n)
         continue;
-      int64_t extentM = 1;
-      if (m >= 0 && !nest.shape[m].isConst(extentM))
-        extentM = 0;
-      double fn = wholeFraction(nest.shape[n], tn);
-      // Columns left over along a static N run as a narrower tile, along a
-      // symbolic one element by element.
-      int64_t rest = staticN ? extentN % tn : 1;
-      double cost =
-          fn * perOutput(loads, extentM, tm, tn, lanes) +
-          (1 - fn) * (staticN && rest ? perOutput(loads, extentM, tm, rest, lanes)
-                                      : stepCycles(loads, 1, 1, lanes));
-      if (t.n < 0 || cost < best - 1e-9) {
-        best = cost;
-        t.m = tm > 1 ? m : -1;
-        t.n = n;
-        t.tm = tm;
-        t.tn = tn;
+      bool shared = false, separable = true;
+      for (const Operand &o : classifyLoads(term, idx, d, n)) {
+        shared |= !o.m;
+        separable &= !(o.m && o.n);
       }
+      if (shared && separable)
+        m = d;
     }
+    std::vector<Operand> loads = classifyLoads(term, idx, m, n);
+    bool sharedAlongN = false, contiguousAlongN = false;
+    for (const Operand &o : loads) {
+      sharedAlongN |= !o.n;
+      contiguousAlongN |= o.n && o.contiguous;
+    }
+    if (!sharedAlongN && m < 0)
+      continue;
+    if (n != rank - 1 && !contiguousAlongN)
+      continue;
+    double store = n == rank - 1 ? 0.0 : 1.0 / steps;
+    // Along M an even number of rows (LLVM's SLP vectorizer left 3-row
+    // tiles scalar), along N whole vectors: rows of 8, 16 or 32, or the
+    // whole extent below 8.
+    std::vector<int64_t> tms{1};
+    int64_t extentM = 0;
+    bool staticM = m >= 0 && nest.shape[m].isConst(extentM);
+    if (m >= 0)
+      for (int64_t tm : {2, 4, 6, 8, 12})
+        if (!staticM || tm <= extentM)
+          tms.push_back(tm);
+    if (staticM && extentM > 1 && extentM < 12 &&
+        std::find(tms.begin(), tms.end(), extentM) == tms.end())
+      tms.push_back(extentM); // one tile of all 7 rows of a 7 x 7 map
+    std::vector<int64_t> tns;
+    int64_t extentN;
+    bool staticN = nest.shape[n].isConst(extentN);
+    if (staticN && extentN < 8)
+      tns.push_back(extentN);
+    for (int64_t tn = 8; tn <= 32; tn *= 2)
+      if (!staticN || tn <= extentN)
+        tns.push_back(tn);
+    // The tile with the fewest estimated cycles per output: whole tiles at
+    // stepCycles, the last tile along a static extent as a smaller tile,
+    // past a symbolic N element by element.
+    for (int64_t tn : tns)
+      for (int64_t tm : tms) {
+        if (tm * vectorOps(tn, lanes) > kAccumulatorVectors || tm * tn < 4)
+          continue;
+        double fn = wholeFraction(nest.shape[n], tn);
+        int64_t rest = staticN ? extentN % tn : 1;
+        double cost =
+            store +
+            fn * perOutput(loads, m < 0 ? 1 : extentM, tm, tn, lanes) +
+            (1 - fn) * (staticN && rest
+                            ? perOutput(loads, m < 0 ? 1 : extentM, tm, rest, lanes)
+                            : stepCycles(loads, 1, 1, lanes));
+        if (t.n < 0 || cost < best - 1e-9) {
+          best = cost;
+          t.m = tm > 1 ? m : -1;
+          t.n = n;
+          t.tm = tm;
+          t.tn = tn;
+        }
+      }
+  }
   return t;
 }
 

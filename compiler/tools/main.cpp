@@ -38,11 +38,13 @@ int runCli(int argc, char **argv) {
   compile->add_flag("--naive-kernels", naiveKernels,
                     "one work-item per output element, no register tiling "
                     "(the reference the fast kernels are checked against)");
-  compile->add_option("--vector-lanes", copts.schedule.vectorLanes,
+  std::string vectorLanes = "8";
+  compile->add_option("--vector-lanes", vectorLanes,
                       "float lanes of the target CPU's vectors, for the "
-                      "choice of register tiles: 8 (AVX2; default) or 16 "
-                      "(AVX-512 under PoCL)")
-      ->check(CLI::IsMember({8, 16}));
+                      "choice of register tiles: 8 (AVX2; default), 16 "
+                      "(AVX-512 under PoCL) or host (this machine's: 16 "
+                      "with AVX-512F, else 8)")
+      ->check(CLI::IsMember({"8", "16", "host"}));
   compile->add_option("--wrapper-opt", copts.wrapperOptLevel,
                       "optimization level of the wrapper (0-3)");
 
@@ -128,6 +130,10 @@ int runCli(int argc, char **argv) {
 
   if (compile->parsed()) {
     copts.schedule.registerTiling = !naiveKernels;
+    copts.schedule.vectorLanes =
+        vectorLanes == "host"
+            ? (__builtin_cpu_supports("avx512f") ? 16 : 8)
+            : std::stoll(vectorLanes);
     if (!parseDims(dimSpecs, copts.import.dimRanges))
       return 2;
     return cli::compileCommand(copts, timePasses);

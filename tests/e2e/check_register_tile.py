@@ -23,7 +23,7 @@ import tempfile
 
 import numpy as np
 import onnxruntime as ort
-from onnx import TensorProto, helper
+from onnx import TensorProto, helper, numpy_helper
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fuzz"))
 import run_fuzz  # noqa: E402
@@ -104,7 +104,21 @@ def cases():
                     [("x", f32, ["n", c, hw, hw]), ("w", f32, [co, c // group, kk, kk]), ("bias", f32, [co])],
                     f32, ["n", co, ho, ho],
                     [{"x": [n, c, hw, hw], "w": [co, c // group, kk, kk], "bias": [co]} for n in (1, 2)], True))
-    return out
+    # Constant weights, packed at compile time (compiler/passes/pack_weights.h)
+    # so that the tile runs along output channels: convolutions of every
+    # shape class above, and Gemm with transB = 1.
+    packed = []
+    for name, nodes, inputs, out_dtype, out_shape, sets, tiled in out:
+        if name.startswith("conv_") or name == "gemm_trans_bias_relu":
+            packed.append((name + "_const", nodes, inputs, out_dtype, out_shape, sets, tiled))
+    return out + packed
+
+
+def constant_inputs(name):
+    """The inputs of case \p name given as initializers (weights, bias)."""
+    if not name.endswith("_const"):
+        return set()
+    return {"w", "bias"} if name.startswith("conv_") else {"b", "c"}
 
 
 def main():
@@ -114,9 +128,13 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         env = dict(os.environ, AOTC_CACHE_DIR=os.path.join(tmp, "cache"))
         dirs = []
-        for name, nodes, inputs, out_dtype, out_shape, sets, tiled in cases():
+        for name, nodes, all_inputs, out_dtype, out_shape, sets, tiled in cases():
+            consts = constant_inputs(name)
+            inits = [numpy_helper.from_array(random(rng, d, sets[0][n]), n)
+                     for n, d, _ in all_inputs if n in consts]
+            inputs = [i for i in all_inputs if i[0] not in consts]
             graph = helper.make_graph(nodes, name, [value(n, d, s) for n, d, s in inputs],
-                                      [value("y", out_dtype, out_shape)])
+                                      [value("y", out_dtype, out_shape)], inits)
             model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
             model.ir_version = 8
             case = os.path.join(tmp, name)
