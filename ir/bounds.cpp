@@ -6,6 +6,8 @@
 #include "ir/status.h"
 #include "ir/visitor.h"
 
+#include <map>
+
 namespace aotc {
 
 namespace {
@@ -82,6 +84,53 @@ void comparisonFacts(BinOp op, const Expr &a, const Expr &b, bool holds,
   }
 }
 
+/// \p e as sum(coef * var) + constant, if it is linear in integer variables
+/// with constant coefficients (no overflow checks: the coefficients of index
+/// facts are small).
+bool linearForm(const Expr &e, int64_t scale,
+                std::map<uint64_t, std::pair<const Var *, int64_t>> &terms,
+                int64_t &constant) {
+  if (const IntImm *i = e.as<IntImm>()) {
+    constant += scale * i->value;
+    return true;
+  }
+  if (const Var *v = e.as<Var>()) {
+    auto &t = terms[v->id];
+    t.first = v;
+    t.second += scale;
+    return true;
+  }
+  if (const Cast *c = e.as<Cast>())
+    return scalar::isInteger(c->value.type()) &&
+           linearForm(c->value, scale, terms, constant);
+  const Binary *b = e.as<Binary>();
+  if (!b)
+    return false;
+  switch (b->op) {
+  case BinOp::Add:
+    return linearForm(b->a, scale, terms, constant) &&
+           linearForm(b->b, scale, terms, constant);
+  case BinOp::Sub:
+    return linearForm(b->a, scale, terms, constant) &&
+           linearForm(b->b, -scale, terms, constant);
+  case BinOp::Mul: {
+    int64_t k;
+    if (b->a.isConst(k))
+      return linearForm(b->b, scale * k, terms, constant);
+    if (b->b.isConst(k))
+      return linearForm(b->a, scale * k, terms, constant);
+    return false;
+  }
+  default:
+    return false;
+  }
+}
+
+int64_t floorDivInt(int64_t a, int64_t b) {
+  int64_t q = a / b;
+  return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
+}
+
 } // namespace
 
 BoundsProver::BoundsProver(RangeEnv symbols)
@@ -136,8 +185,36 @@ void BoundsProver::learnConstRange(const Entry &e) {
     }
     return;
   }
-  case Entry::Fact:
+  case Entry::Fact: {
+    // A fact c * v + k >= 0 in one variable bounds it: the last tile's
+    // check `6 * t + 6 <= 28` gives t <= 3, which proves `12 * t + 10 < 56`
+    // (a stride-2 read) where comparing with the fact term by term cannot.
+    std::map<uint64_t, std::pair<const Var *, int64_t>> terms;
+    int64_t k = 0;
+    if (!linearForm(e.fact, 1, terms, k))
+      return;
+    const Var *v = nullptr;
+    int64_t c = 0;
+    for (const auto &[id, t] : terms) {
+      if (t.second == 0)
+        continue;
+      if (v)
+        return; // more than one variable
+      v = t.first;
+      c = t.second;
+    }
+    const Range *r = v ? env_.find(v) : nullptr;
+    if (!r)
+      return;
+    Range n = *r;
+    if (c > 0)
+      n.min = std::max(n.min, -floorDivInt(k, c)); // v >= ceil(-k / c)
+    else
+      n.max = std::min(n.max, floorDivInt(k, -c)); // v <= floor(k / -c)
+    if (n.min <= n.max)
+      env_.set(v, n);
     return;
+  }
   }
 }
 
@@ -200,6 +277,7 @@ void BoundsProver::addFact(const Expr &cond, bool holds) {
       e.kind = Entry::Fact;
       e.fact = simplify(f, env_);
       scope_.push_back(e);
+      learnConstRange(scope_.back());
     }
   }
 }

@@ -330,6 +330,42 @@ std::string floatLiteral(double v, DType t, PrintDialect d) {
   return s;
 }
 
+/// Whether \p e can be evaluated whatever the value of the condition beside
+/// it: no memory access or index check (a guard may be what keeps it in
+/// bounds) and no integer division (a guard may be what keeps it from 0).
+static bool eagerSafe(const Expr &e) {
+  switch (e.kind()) {
+  case ExprKind::IntImm:
+  case ExprKind::FloatImm:
+  case ExprKind::Var:
+    return true;
+  case ExprKind::Binary: {
+    const Binary *b = e.as<Binary>();
+    if ((b->op == BinOp::Div || b->op == BinOp::FloorDiv ||
+         b->op == BinOp::Mod) &&
+        !isFloat(b->a.type()))
+      return false;
+    return eagerSafe(b->a) && eagerSafe(b->b);
+  }
+  case ExprKind::Not:
+    return eagerSafe(e.as<Not>()->a);
+  case ExprKind::Select: {
+    const Select *s = e.as<Select>();
+    return eagerSafe(s->cond) && eagerSafe(s->trueValue) &&
+           eagerSafe(s->falseValue);
+  }
+  case ExprKind::Cast:
+    return eagerSafe(e.as<Cast>()->value);
+  case ExprKind::Call:
+    for (const Expr &a : e.as<Call>()->args)
+      if (!eagerSafe(a))
+        return false;
+    return true;
+  default:
+    return false;
+  }
+}
+
 class Printer {
 public:
   Printer(PrintDialect d, const VarNamer *namer, bool keys = false)
@@ -475,6 +511,14 @@ private:
     }
     case BinOp::Pow:
       return "pow(" + x + ", " + y + ")";
+    case BinOp::And:
+    case BinOp::Or:
+      // OpenCL C's && and || branch; with nothing to guard, both sides are
+      // evaluated and combined bitwise (0 or 1 each), which stays
+      // vectorizable: (v > acc) | isnan(v) in a max.
+      if (d_ == PrintDialect::OpenCL && eagerSafe(b->a) && eagerSafe(b->b))
+        return "(" + x + (b->op == BinOp::And ? " & " : " | ") + y + ")";
+      return "(" + x + " " + binOpName(b->op) + " " + y + ")";
     default:
       return "(" + x + " " + binOpName(b->op) + " " + y + ")";
     }

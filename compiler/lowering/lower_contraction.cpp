@@ -169,6 +169,7 @@ Status lowerConv(const Node &n, LowerCtx &ctx) {
                                      cmp(BinOp::LT, pos, inSpatial[k])));
     }
     pd.body = Select::make(inside, ctx.read(xdef, src), literal(xt.dtype, 0));
+    pd.materialize = true;
     xdef = ctx.add(std::move(pd));
   }
   TensorDef d = contraction(out);

@@ -216,7 +216,40 @@ Status lowerPool(const Node &n, LowerCtx &ctx) {
     }
   }
   Expr fill = isMax ? lowestValue(t) : literal(t, 0);
-  d.body = Select::make(inBounds, ctx.read(xid, xi), fill);
+  bool padded = n.intAttr("ceil_mode") != 0;
+  for (int64_t p : pads)
+    padded |= p != 0;
+  if (padded) {
+    // Windows that reach past the input read a padded copy (a pointwise
+    // def with the fill value outside the input, materialized): the pooling
+    // loop then has no bounds test per tap, which kept it scalar. The copy
+    // covers every position a window reads, ceil_mode's last windows
+    // included.
+    TensorDef pd;
+    pd.kind = TensorDef::Kind::Pointwise;
+    pd.name = x->name() + "_padded";
+    pd.dtype = t;
+    pd.materialize = true;
+    pd.shape = {xt.dims[0], xt.dims[1]};
+    std::vector<Expr> pi = ctx.idxVars(xt.rank());
+    std::vector<Expr> src = {pi[0], pi[1]}, at = {o[0], o[1]};
+    Expr inside;
+    for (int k = 0; k < s; ++k) {
+      Expr last = (out->type().dims[2 + k] - Expr(1)) * Expr(strides[k]) +
+                  Expr((kernel[k] - 1) * dil[k]);
+      pd.shape.push_back(maxExpr(last + Expr(1), Expr(0)));
+      Expr pos = pi[2 + k] - Expr(pads[k]);
+      src.push_back(pos);
+      inside = logicalAnd(inside,
+                          logicalAnd(cmp(BinOp::GE, pos, Expr(0)),
+                                     cmp(BinOp::LT, pos, inSpatial[k])));
+      at.push_back(o[2 + k] * Expr(strides[k]) + ctx.rvar(k) * Expr(dil[k]));
+    }
+    pd.body = Select::make(inside, ctx.read(xid, src), fill);
+    d.body = ctx.read(ctx.add(std::move(pd)), at);
+  } else {
+    d.body = Select::make(inBounds, ctx.read(xid, xi), fill);
+  }
   if (!isMax)
     d.epilogue = bin(BinOp::Div, acc, Cast::make(t, count));
   ctx.bind(out, ctx.add(std::move(d)));

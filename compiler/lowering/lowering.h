@@ -61,6 +61,9 @@ struct TensorDef {
   Expr body;
   /// Pointwise that only re-indexes one other tensor (free when inlined).
   bool isView = false;
+  /// Pointwise that gets a buffer whatever its consumers: a zero- or
+  /// -inf-padded copy, which exists so that its reader does no bounds test.
+  bool materialize = false;
 
   // Reductions.
   std::vector<Expr> reduceExtents;

@@ -188,7 +188,7 @@ FusionPlan planFusion(const LoweredGraph &lg) {
       if (plan.decisions[t] == Decision::Inline)
         size += inlinedSize[t];
     inlinedSize[d] = size;
-    if (isOutput[d]) {
+    if (isOutput[d] || def.materialize) {
       plan.decisions[d] = Decision::Materialize;
       continue;
     }

@@ -73,10 +73,12 @@ std::vector<Operand> classifyLoads(const Expr &e, const std::vector<Expr> &idx,
   return v.loads;
 }
 
-/// The accumulator budget of a tile in vector registers: 12 left room for
-/// the operands in every measurement behind docs/PERFORMANCE.md (AVX2 with
-/// 16 registers, AVX-512 with 32).
-constexpr int64_t kAccumulatorVectors = 12;
+/// The accumulator budget of a tile in vector registers: 12 of AVX2's 16
+/// left room for the operands in the measurements behind
+/// docs/PERFORMANCE.md; with AVX-512's 32, 14 (a 7 x 7 map's 7 rows x 32
+/// channels: 132 GFLOP/s against 97 with 7 x 16; more than 14 was slower
+/// for GEMMs).
+int64_t accumulatorVectors(int64_t lanes) { return lanes >= 16 ? 14 : 12; }
 /// Cycles of each reduction step that do not depend on the tile: loop
 /// control and address arithmetic (a convolution's step has three loops).
 constexpr double kStepOverhead = 3;
@@ -133,6 +135,27 @@ double wholeFraction(const Expr &extent, int64_t t) {
   return static_cast<double>(e - e % t) / static_cast<double>(e);
 }
 
+/// acc = combine(acc, term), the term bound to a local first when the
+/// combiner reads it more than once (a max compares it, tests it for NaN and
+/// picks it): computed once, and the condition then holds no load, so the
+/// printer need not guard it with && or || (which branch).
+Stmt accumulate(const ReductionNest &nest, const Expr &acc, const Expr &term) {
+  if (term.as<Var>() || term.as<IntImm>() || term.as<FloatImm>())
+    return LocalAssign::make(acc, nest.combine(acc, term));
+  Expr v = Var::make("v", term.type());
+  Expr combined = nest.combine(acc, v);
+  struct Uses : IRVisitor {
+    uint64_t id;
+    int n = 0;
+    void visitVar(const Var *op) override { n += op->id == id; }
+  } uses;
+  uses.id = v.as<Var>()->id;
+  uses.visit(combined);
+  if (uses.n <= 1)
+    return LocalAssign::make(acc, nest.combine(acc, term));
+  return LetStmt::make(v, term, LocalAssign::make(acc, combined));
+}
+
 } // namespace
 
 Stmt reductionElement(const ReductionNest &nest,
@@ -143,7 +166,7 @@ Stmt reductionElement(const ReductionNest &nest,
   std::vector<Expr> rvars;
   for (size_t k = 0; k < nest.reduceExtents.size(); ++k)
     rvars.push_back(Var::make("r" + std::to_string(k)));
-  Stmt loop = LocalAssign::make(acc, nest.combine(acc, nest.term(idx, rvars)));
+  Stmt loop = accumulate(nest, acc, nest.term(idx, rvars));
   for (int k = static_cast<int>(rvars.size()) - 1; k >= 0; --k)
     loop = For::make(rvars[k], Expr(0), nest.reduceExtents[k],
                      ForKind::Serial, 0, loop);
@@ -170,10 +193,22 @@ RegisterTile chooseRegisterTile(const ReductionNest &nest, int64_t lanes) {
     t.tn = tn;
     return t;
   }
-  // Only contractions reread their operands across outputs; a plain
-  // reduction (ReduceSum, pooling) has nothing to share between them.
-  if (!nest.contraction || rank < 1 || nest.reduceExtents.empty())
+  if (rank < 1 || nest.reduceExtents.empty())
     return t;
+  if (!nest.contraction) {
+    // A plain reduction (pooling, ReduceSum) has no operand to share
+    // between outputs, but a row of innermost outputs pays the reduction
+    // loop's control and index arithmetic once, and its independent
+    // accumulators run side by side.
+    int64_t e, tn = 8;
+    if (nest.shape[rank - 1].isConst(e) && e < tn)
+      tn = e;
+    if (tn >= 4) {
+      t.n = rank - 1;
+      t.tn = tn;
+    }
+    return t;
+  }
   std::vector<Expr> idx, r;
   for (int k = 0; k < rank; ++k)
     idx.push_back(Var::make("i" + std::to_string(k)));
@@ -244,7 +279,7 @@ RegisterTile chooseRegisterTile(const ReductionNest &nest, int64_t lanes) {
     // past a symbolic N element by element.
     for (int64_t tn : tns)
       for (int64_t tm : tms) {
-        if (tm * vectorOps(tn, lanes) > kAccumulatorVectors || tm * tn < 4)
+        if (tm * vectorOps(tn, lanes) > accumulatorVectors(lanes) || tm * tn < 4)
           continue;
         double fn = wholeFraction(nest.shape[n], tn);
         int64_t rest = staticN ? extentN % tn : 1;
@@ -305,7 +340,7 @@ Stmt registerTiledNest(const ReductionNest &nest, const RegisterTile &t) {
         Expr acc = Var::make("acc", nest.accType);
         accs.push_back(acc);
         updates.push_back(
-            LocalAssign::make(acc, nest.combine(acc, nest.term(idx, rvars))));
+            accumulate(nest, acc, nest.term(idx, rvars)));
         finishes.push_back(nest.finish(idx, acc));
       }
     std::vector<Stmt> seq;

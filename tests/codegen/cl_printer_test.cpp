@@ -151,7 +151,7 @@ TEST(CLPrinter, ReductionKernelSanitizesNames) {
                    "    const float v = x[((r * s_seq_len) + k)];\n"
                    "    sum = (sum + v);\n"
                    "    best = fmax(best, v);\n"
-                   "    neg = (neg || (v < 0.0f));\n"
+                   "    neg = (neg | (v < 0.0f));\n"
                    "  }\n"),
             std::string::npos)
       << s;

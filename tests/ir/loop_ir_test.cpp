@@ -67,4 +67,28 @@ TEST(LoopIR, VisitorCountsLoads) {
   EXPECT_EQ(c.loads, 2);
 }
 
+// OpenCL's && and || branch: a condition with nothing to guard is printed
+// with & and | (both sides evaluated, vectorizable); one whose side reads
+// memory or divides integers keeps the short circuit (the other side may be
+// what keeps the read in bounds or the divisor non-zero).
+TEST(LoopIR, OpenClAndOrShortCircuitOnlyWhereItGuards) {
+  Expr i = Var::make("i"), d = Var::make("d");
+  Expr v = Var::make("v", DType::Float32);
+  VarNamer namer = [](const Var &x) { return x.name; };
+  auto cl = [&](const Expr &e) {
+    return printExpr(e, PrintDialect::OpenCL, &namer);
+  };
+  Expr pure = Binary::make(BinOp::Or, cmp(BinOp::GT, v, FloatImm::make(1.0)),
+                           Call::make(DType::Bool, "isnan", {v}));
+  EXPECT_EQ(cl(pure), "((v > 1.0f) | isnan(v))");
+  Expr load = Load::make(DType::Float32, "x", {i});
+  Expr guardedRead = logicalAnd(cmp(BinOp::LT, i, Expr(4)),
+                                cmp(BinOp::GT, load, FloatImm::make(0.0)));
+  EXPECT_EQ(cl(guardedRead), "((i < 4) && (x[i] > 0.0f))");
+  Expr guardedDiv = logicalAnd(cmp(BinOp::NE, d, Expr(0)),
+                               cmp(BinOp::GT, floorDiv(i, d), Expr(2)));
+  EXPECT_NE(cl(guardedDiv).find("&&"), std::string::npos);
+  EXPECT_EQ(printExpr(pure), "((v > 1.0) || isnan(v))"); // Text keeps ||
+}
+
 } // namespace

@@ -273,4 +273,26 @@ TEST(BoundsProver, SymbolicIntervalsAndFacts) {
   EXPECT_TRUE(p.proveNonNegative(floorDiv(n * 4 + 255, 256) * 256 - n * 4));
 }
 
+// A fact in one variable bounds it: a register tile's check that its 6 rows
+// fit in 28 (t <= 3) proves its stride-2 reads inside a 56-wide row, which
+// comparing the read with the fact term by term does not.
+TEST(BoundsProver, FactBoundsItsVariable) {
+  Expr t = Var::make("t"), r = Var::make("r");
+  BoundsProver p{RangeEnv()};
+  p.addLoop(t, 0, Expr(5));
+  p.addLoop(r, 0, Expr(3));
+  EXPECT_FALSE(p.proveInRange(t * 12 + 10, Expr(56)));
+  size_t mark = p.mark();
+  p.addFact(cmp(BinOp::LE, t * 6 + 6, Expr(28)), true);
+  EXPECT_TRUE(p.proveInRange(t * 12 + 10, Expr(56)));     // t <= 3: 46
+  EXPECT_TRUE(p.proveInRange(t * 12 + 10 + r * 4, Expr(56)));  // 54
+  EXPECT_FALSE(p.proveInRange(t * 12 + 10 + r * 6, Expr(56))); // 58
+  p.release(mark);
+  EXPECT_FALSE(p.proveInRange(t * 12 + 10, Expr(56)));
+  // The else branch: t >= 4, so 12 * t >= 48.
+  p.addFact(cmp(BinOp::LE, t * 6 + 6, Expr(28)), false);
+  EXPECT_TRUE(p.proveNonNegative(t * 12 - 48));
+  EXPECT_FALSE(p.proveNonNegative(t * 12 - 49));
+}
+
 } // namespace
