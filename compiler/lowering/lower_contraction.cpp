@@ -163,7 +163,10 @@ Status lowerConv(const Node &n, LowerCtx &ctx) {
     for (int k = 0; k < s; ++k) {
       pd.shape.push_back(inSpatial[k] + Expr(pads[k] + pads[s + k]));
       Expr pos = pi[2 + k] - Expr(pads[k]);
-      src.push_back(pos);
+      // Clamped into the input: the read is in bounds whatever the select
+      // picks, so it is made before the select (speculate_loads.cpp).
+      src.push_back(
+          minExpr(maxExpr(pos, Expr(0)), maxExpr(inSpatial[k] - Expr(1), Expr(0))));
       inside = logicalAnd(inside,
                           logicalAnd(cmp(BinOp::GE, pos, Expr(0)),
                                      cmp(BinOp::LT, pos, inSpatial[k])));

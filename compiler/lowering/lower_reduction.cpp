@@ -239,7 +239,9 @@ Status lowerPool(const Node &n, LowerCtx &ctx) {
                   Expr((kernel[k] - 1) * dil[k]);
       pd.shape.push_back(maxExpr(last + Expr(1), Expr(0)));
       Expr pos = pi[2 + k] - Expr(pads[k]);
-      src.push_back(pos);
+      // Clamped into the input, as the convolution's padded copy.
+      src.push_back(
+          minExpr(maxExpr(pos, Expr(0)), maxExpr(inSpatial[k] - Expr(1), Expr(0))));
       inside = logicalAnd(inside,
                           logicalAnd(cmp(BinOp::GE, pos, Expr(0)),
                                      cmp(BinOp::LT, pos, inSpatial[k])));

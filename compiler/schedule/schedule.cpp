@@ -104,8 +104,10 @@ Expected<LoopModule> scheduleGraph(const Graph &g, LoweredGraph lg,
                     opts));
     m.kernels.push_back(std::move(k));
   }
-  // Kernels come out simplified, and with a run-time check on every access
-  // the verifier cannot prove (the invariant holds from here on).
+  // Kernels come out simplified, their select-arm loads read up front where
+  // that is proven safe, and with a run-time check on every access the
+  // verifier cannot prove (the invariant holds from here on).
+  speculateSelectLoads(m);
   guardUnprovenAccesses(m);
   AOTC_RETURN_IF_ERROR(passDone("build-kernels", m));
 

@@ -102,6 +102,11 @@ RegisterTile chooseRegisterTile(const ReductionNest &nest, int64_t lanes);
 /// \p t; partial tiles run reductionElement per element.
 Stmt registerTiledNest(const ReductionNest &nest, const RegisterTile &t);
 
+/// Reads a load that is an arm of a select before its statement where the
+/// verifier proves it in bounds there (speculate_loads.cpp); returns how
+/// many.
+int speculateSelectLoads(LoopModule &m);
+
 /// Adds a run-time check to every load and store of \p m whose index the
 /// Loop IR verifier cannot prove inside its buffer; returns how many.
 int guardUnprovenAccesses(LoopModule &m);
