@@ -126,6 +126,41 @@ bool linearForm(const Expr &e, int64_t scale,
   }
 }
 
+/// \p e with every `k * (y floordiv d)` term whose sign is positive (\p sign
+/// is the sign \p e appears with) and whose constant k is a multiple of the
+/// constant d replaced by its lower bound (k / d) * (y - (d - 1)): so that
+/// `256 * ((x + 123) floordiv 256) + 132 - x >= 0`, a rounded-up arena, is
+/// proven (floor division is opaque to the symbolic intervals).
+Expr floorDivLowerBound(const Expr &e, int64_t sign) {
+  const Binary *b = e.as<Binary>();
+  if (!b)
+    return e;
+  switch (b->op) {
+  case BinOp::Add:
+    return floorDivLowerBound(b->a, sign) + floorDivLowerBound(b->b, sign);
+  case BinOp::Sub:
+    return floorDivLowerBound(b->a, sign) - floorDivLowerBound(b->b, -sign);
+  case BinOp::Mul: {
+    int64_t k;
+    const Expr *other = nullptr;
+    if (b->a.isConst(k))
+      other = &b->b;
+    else if (b->b.isConst(k))
+      other = &b->a;
+    if (!other || k == 0)
+      return e;
+    const Binary *f = other->as<Binary>();
+    int64_t d;
+    if (f && f->op == BinOp::FloorDiv && f->b.isConst(d) && d > 0 &&
+        k % d == 0 && (k > 0) == (sign > 0))
+      return Expr(k / d) * (f->a - Expr(d - 1));
+    return Expr(k) * floorDivLowerBound(*other, k > 0 ? sign : -sign);
+  }
+  default:
+    return e;
+  }
+}
+
 int64_t floorDivInt(int64_t a, int64_t b) {
   int64_t q = a / b;
   return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
@@ -553,9 +588,15 @@ bool BoundsProver::proveNonNegative(const Expr &e) {
   for (const Entry &f : scope_)
     if (f.kind == Entry::Fact)
       facts.push_back(f.fact);
+  // And from a multiple of one: a tile of 8 outputs read at stride 2 is in
+  // bounds by twice its tile check (16 * t + 14 < 2 * n from 8 * t + 8 <= n).
   for (const Expr &f : facts)
-    if (lowerEndNonNegative(simplify(s - f, env_)))
-      return true;
+    for (int64_t k : {1, 2, 3, 4, 8})
+      if (lowerEndNonNegative(simplify(s - Expr(k) * f, env_)))
+        return true;
+  Expr bound = floorDivLowerBound(s, 1);
+  if (!bound.sameAs(s) && lowerEndNonNegative(simplify(bound, env_)))
+    return true;
   return false;
 }
 

@@ -235,9 +235,15 @@ Status lowerPool(const Node &n, LowerCtx &ctx) {
     std::vector<Expr> src = {pi[0], pi[1]}, at = {o[0], o[1]};
     Expr inside;
     for (int k = 0; k < s; ++k) {
-      Expr last = (out->type().dims[2 + k] - Expr(1)) * Expr(strides[k]) +
-                  Expr((kernel[k] - 1) * dil[k]);
-      pd.shape.push_back(maxExpr(last + Expr(1), Expr(0)));
+      // The last window starts at (out - 1) * stride. For a symbolic output
+      // size, one stride more keeps the extent positive and linear in it
+      // (no max with 0, which the bounds prover cannot see through), at the
+      // cost of one stride of extra copy.
+      int64_t outSize;
+      const Expr &od = out->type().dims[2 + k];
+      Expr windows = od.isConst(outSize) && outSize >= 1 ? od - Expr(1) : od;
+      pd.shape.push_back(windows * Expr(strides[k]) +
+                         Expr((kernel[k] - 1) * dil[k] + 1));
       Expr pos = pi[2 + k] - Expr(pads[k]);
       // Clamped into the input, as the convolution's padded copy.
       src.push_back(

@@ -289,6 +289,22 @@ TEST(BoundsProver, FactBoundsItsVariable) {
   EXPECT_FALSE(p.proveInRange(t * 12 + 10 + r * 6, Expr(56))); // 58
   p.release(mark);
   EXPECT_FALSE(p.proveInRange(t * 12 + 10, Expr(56)));
+  // A multiple of a fact: 8 outputs at stride 2 from `8 * t + 8 <= n`.
+  Expr n = Var::make("n");
+  RangeEnv env;
+  env.set(n, Range{0, 1000});
+  BoundsProver q(env);
+  q.addLoop(t, 0, floorDiv(n + Expr(7), Expr(8)));
+  q.addLoop(r, 0, Expr(3));
+  q.addFact(cmp(BinOp::LE, t * 8 + 8, n), true);
+  EXPECT_TRUE(q.proveInRange(t * 16 + 14 + r * 2, n * 2 + 5));
+  EXPECT_FALSE(q.proveInRange(t * 16 + 14 + r * 2, n * 2 + 2)); // 2n + 2
+  // A rounded-up size covers what it rounds: 256 * ((x + 123) floordiv 256)
+  // + 3072 >= x + 2940, and not x + 2941.
+  EXPECT_TRUE(q.proveNonNegative(floorDiv(n * 1960 + 123, 256) * 256 + 3072 -
+                                 (n * 1960 + 2940)));
+  EXPECT_FALSE(q.proveNonNegative(floorDiv(n * 1960 + 123, 256) * 256 +
+                                  3072 - (n * 1960 + 2941)));
   // The else branch: t >= 4, so 12 * t >= 48.
   p.addFact(cmp(BinOp::LE, t * 6 + 6, Expr(28)), false);
   EXPECT_TRUE(p.proveNonNegative(t * 12 - 48));
