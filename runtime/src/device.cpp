@@ -77,9 +77,6 @@ void fillDetails(DeviceInfo &info) {
   info.isCpu = (type & CL_DEVICE_TYPE_CPU) != 0;
   info.isGpu = (type & CL_DEVICE_TYPE_GPU) != 0;
   info.maxWorkGroupSize = deviceValue<size_t>(d, CL_DEVICE_MAX_WORK_GROUP_SIZE);
-  info.computeUnits = deviceValue<cl_uint>(d, CL_DEVICE_MAX_COMPUTE_UNITS);
-  if (info.computeUnits == 0)
-    info.computeUnits = 1;
   if (info.maxWorkGroupSize == 0)
     info.maxWorkGroupSize = 1;
   cl_uint dims = deviceValue<cl_uint>(d, CL_DEVICE_MAX_WORK_ITEM_DIMENSIONS);
