@@ -61,11 +61,36 @@ struct TensorType {
   std::string str() const; ///< "f32[batch,64]"
 };
 
-/// Raw little-endian bytes of a constant tensor, shared between copies.
+/// Raw little-endian bytes of a constant tensor, shared between copies: an
+/// owned buffer, or a view into storage someone else owns (a mapped
+/// external-data file), kept alive by \c owner.
 struct TensorData {
-  std::shared_ptr<const std::vector<uint8_t>> bytes;
-  int64_t size() const { return bytes ? (int64_t)bytes->size() : 0; }
-  const uint8_t *data() const { return bytes ? bytes->data() : nullptr; }
+  std::shared_ptr<const void> owner;
+  const uint8_t *ptr = nullptr;
+  int64_t len = 0;
+
+  /// Takes ownership of \p bytes.
+  static TensorData fromBytes(std::vector<uint8_t> bytes) {
+    auto v = std::make_shared<const std::vector<uint8_t>>(std::move(bytes));
+    TensorData d;
+    d.ptr = v->data();
+    d.len = static_cast<int64_t>(v->size());
+    d.owner = std::move(v);
+    return d;
+  }
+  /// \p n bytes at \p p, valid while \p owner lives.
+  static TensorData view(std::shared_ptr<const void> owner, const uint8_t *p,
+                         int64_t n) {
+    TensorData d;
+    d.owner = std::move(owner);
+    d.ptr = p;
+    d.len = n;
+    return d;
+  }
+  /// True once bytes (possibly none) were given.
+  bool defined() const { return owner != nullptr; }
+  int64_t size() const { return len; }
+  const uint8_t *data() const { return ptr; }
   template <typename T> const T *as() const {
     return reinterpret_cast<const T *>(data());
   }

@@ -37,9 +37,9 @@ D defFloat(const char *name, double v, int64_t since = 1,
            D::Defaulted, [v](const Node &, int64_t) { return floatAttr(v); },
            since,        until};
 }
-D defString(const char *name, const char *v) {
+D defString(const char *name, const char *v, int64_t since = 1) {
   return D{name, AttrKind::String, D::Defaulted,
-           [v](const Node &, int64_t) { return stringAttr(v); }};
+           [v](const Node &, int64_t) { return stringAttr(v); }, since};
 }
 D optional(const char *name, AttrKind k, int64_t since = 1,
            int64_t until = kMax) {
@@ -120,7 +120,10 @@ const std::map<OpKind, std::vector<D>> &table() {
     m[OpKind::LeakyRelu] = {defFloat("alpha", 0.01)};
     m[OpKind::Clip] = {optional("min", AttrKind::Float, 1, 10),
                        optional("max", AttrKind::Float, 1, 10)};
-    m[OpKind::Cast] = {required("to", AttrKind::Int)};
+    // saturate (19) and round_mode (24) only concern float8 targets, which
+    // aotc refuses as dtypes.
+    m[OpKind::Cast] = {required("to", AttrKind::Int), defInt("saturate", 1, 19),
+                       defString("round_mode", "up", 24)};
     m[OpKind::Gemm] = {defFloat("alpha", 1.0), defFloat("beta", 1.0),
                        defInt("transA", 0), defInt("transB", 0)};
     m[OpKind::Conv] = windowAttrs(true, false);

@@ -16,8 +16,8 @@ What it writes (ONNX backend-test layout, read by `aotc test CASE_DIR`):
     examples/models/mlp_gelu.onnx                 (the bundled example model)
     examples/models/mlp_gelu_input_0.pb           (one input at batch 4)
 
-Every model has a dynamic leading dimension named "batch", opset 13 and IR version <= 8 (aotc links
-ONNX 1.12). For each model the script also runs the model in float64 and prints how far the float32
+Every model has a dynamic leading dimension named "batch", opset 13 and IR version <= 8 (what Debian's
+torch 1.13 exporter writes). For each model the script also runs the model in float64 and prints how far the float32
 outputs are from it, so that test tolerances can be chosen against a known floor.
 """
 

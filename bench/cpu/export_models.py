@@ -11,7 +11,7 @@ every run. GEMMs and single convolutions are built with onnx.helper (B / W const
 initializers); the networks come from PyTorch (torchvision with weights=None; BERT-base and GPT-2
 small written here after the Hugging Face architectures, with their configs' sizes) exported at
 opset 14, where LayerNormalization is decomposed into primitive ops. Every model has opset <= 17
-and IR version <= 8 (aotc links ONNX 1.12). A model whose file exists is skipped (--force
+and IR version <= 8 (what Debian's exporter writes). A model whose file exists is skipped (--force
 rewrites it).
 """
 

@@ -4,12 +4,15 @@
 /// cross-check of aotc's inferred types against ONNX's.
 #include "compiler/frontend/onnx_import.h"
 
+#include "compiler/frontend/external_data.h"
 #include "compiler/frontend/onnx_internal.h"
 #include "compiler/frontend/read_file.h"
 #include "compiler/passes/shape_inference.h"
 
 #include <onnx/checker.h>
+#include <onnx/common/version.h>
 #include <onnx/defs/parser.h>
+#include <onnx/defs/schema.h>
 #include <onnx/shape_inference/implementation.h>
 
 #include <cctype>
@@ -27,7 +30,14 @@ using namespace onnx_import;
 namespace {
 
 constexpr int64_t kMinOpset = 1;
-constexpr int64_t kMaxOpset = 17;
+
+/// The newest opset of the default domain the ONNX library knows (25 for
+/// ONNX 1.20): its checker and shape inference cover every opset up to it.
+int64_t maxOpset() {
+  const auto &m = onnx::OpSchemaRegistry::DomainToVersionRange::Instance().Map();
+  auto it = m.find(onnx::ONNX_DOMAIN);
+  return it == m.end() ? 0 : it->second.second;
+}
 /// Initializers above this many elements lose their data in the copy given
 /// to ONNX's shape inference (which only reads small shape-like tensors).
 constexpr int64_t kShapeInferenceDataLimit = 1024;
@@ -85,9 +95,12 @@ private:
 
 class Importer {
 public:
+  /// \p modelPath: the file the model came from (empty for text and
+  /// in-memory models); external data is read relative to its folder.
   Importer(const onnx::ModelProto &model, const std::string &origin,
-           const ImportOptions &opts)
-      : model_(model), origin_(origin), opts_(opts) {}
+           const ImportOptions &opts, const std::string &modelPath)
+      : model_(model), origin_(origin), opts_(opts), modelPath_(modelPath),
+        external_(folderOf(modelPath)) {}
 
   Expected<std::unique_ptr<Graph>> run();
 
@@ -111,9 +124,19 @@ private:
   Expected<Value *> lookup(const std::string &name,
                            const std::string &desc) const;
 
+  static std::string folderOf(const std::string &path) {
+    if (path.empty())
+      return "";
+    size_t s = path.find_last_of('/');
+    return s == std::string::npos ? "." : s == 0 ? "/" : path.substr(0, s);
+  }
+
   const onnx::ModelProto &model_;
   std::string origin_;
   const ImportOptions &opts_;
+  std::string modelPath_;
+  ExternalData external_;
+  bool hasExternalData_ = false;
   std::unique_ptr<Graph> graph_ = std::make_unique<Graph>();
   int64_t opset_ = 0;
   std::map<std::string, Value *> values_;
@@ -172,25 +195,39 @@ Status Importer::checkModel() {
   }
   if (!found)
     return error("model imports no opset of the default ONNX domain");
-  if (opset_ < kMinOpset || opset_ > kMaxOpset)
-    return error("unsupported opset version ", opset_,
-                 " (supported: ", kMinOpset, " to ", kMaxOpset, ")");
+  if (opset_ < kMinOpset)
+    return error("unsupported opset version ", opset_, " (supported: ",
+                 kMinOpset, " to ", maxOpset(), ")");
+  if (opset_ > maxOpset())
+    return error("opset version ", opset_,
+                 " is newer than the ONNX library aotc is built with (ONNX ",
+                 onnx::LAST_RELEASE_VERSION, " knows opsets up to ", maxOpset(), ")");
   if (g.output_size() == 0)
     return error("the graph has no outputs");
   if (g.sparse_initializer_size() > 0)
     return error("sparse initializer '",
                  g.sparse_initializer(0).values().name(), "' is not supported");
+  // External data: every location is checked (inside the model's folder,
+  // a regular file) before ONNX's checker sees it.
   for (const onnx::TensorProto &t : g.initializer())
-    if (t.data_location() == onnx::TensorProto_DataLocation_EXTERNAL)
-      return error("initializer '", t.name(),
-                   "': external data (a separate weights file) is not "
-                   "supported yet");
+    if (t.data_location() == onnx::TensorProto_DataLocation_EXTERNAL) {
+      auto path = external_.resolve(t);
+      if (!path)
+        return withOrigin(path.status());
+      hasExternalData_ = true;
+    }
   return Status::ok();
 }
 
 Status Importer::runOnnxChecker() {
   try {
-    onnx::checker::check_model(model_);
+    // With external data the checker resolves locations against the
+    // model's folder, which only its file-path form knows (it re-reads the
+    // small model file, not the data).
+    if (hasExternalData_)
+      onnx::checker::check_model(modelPath_);
+    else
+      onnx::checker::check_model(model_);
   } catch (const std::exception &e) {
     return error("invalid model: ", firstLine(e.what()));
   }
@@ -215,13 +252,22 @@ Status Importer::runOnnxShapeInference() {
     int64_t numel = 1;
     for (int64_t d : t.dims())
       numel *= d;
-    if (numel <= kShapeInferenceDataLimit) {
+    bool external =
+        t.data_location() == onnx::TensorProto_DataLocation_EXTERNAL;
+    if (numel <= kShapeInferenceDataLimit && !external) {
       *c = t;
       continue;
     }
     c->set_name(t.name());
     c->set_data_type(t.data_type());
     *c->mutable_dims() = t.dims();
+    // A small external tensor (a shape or axes input) gets the bytes read
+    // from its file: ONNX's inference does not read external data.
+    auto it = values_.find(t.name());
+    if (numel <= kShapeInferenceDataLimit && it != values_.end())
+      c->set_raw_data(std::string(
+          reinterpret_cast<const char *>(it->second->data().data()),
+          static_cast<size_t>(it->second->data().size())));
   }
   try {
     // Not strict: ONNX's inference only cross-checks aotc's, which has
@@ -255,7 +301,7 @@ Status Importer::importInitializers() {
   for (const onnx::TensorProto &t : model_.graph().initializer()) {
     if (values_.count(t.name()))
       return error("initializer '", t.name(), "' is defined twice");
-    auto converted = convertTensor(t);
+    auto converted = convertTensor(t, &external_);
     if (!converted)
       return withOrigin(converted.status());
     auto [type, data] = converted.take();
@@ -348,7 +394,7 @@ Status Importer::importConstantNode(const onnx::NodeProto &node,
   };
   TensorData data;
   if (a.name() == "value") {
-    auto t = convertTensor(a.t());
+    auto t = convertTensor(a.t(), nullptr);
     if (!t)
       return withOrigin(t.status().withContext(desc + ": attribute 'value'"));
     std::tie(type, data) = t.take();
@@ -369,8 +415,8 @@ Status Importer::importConstantNode(const onnx::NodeProto &node,
     return error(desc, ": attribute '", a.name(),
                  "': sparse constants are not supported");
   }
-  if (!data.bytes)
-    data.bytes = std::make_shared<const std::vector<uint8_t>>(std::move(bytes));
+  if (!data.defined())
+    data = TensorData::fromBytes(std::move(bytes));
   const std::string &name = node.output(0);
   Value *v = graph_->addConstant(name, std::move(type), std::move(data), "",
                                  /*folded=*/true);
@@ -439,9 +485,10 @@ Status Importer::importOutputs() {
 }
 
 Status Importer::crossCheckTypes() const {
-  // ONNX 1.12 (Debian's) sizes ceil_mode pools without dropping the windows
-  // that start in the right padding (fixed in later ONNX); its sizes
-  // downstream of such a pool cannot be compared.
+  // ONNX's shape inference (1.12, still in 1.20.1) sizes ceil_mode pools
+  // without dropping the windows that start in the right padding (its
+  // reference implementation and node tests do drop them); sizes downstream
+  // of such a pool cannot be compared.
   for (const auto &node : graph_->nodes())
     if ((node->op() == OpKind::MaxPool || node->op() == OpKind::AveragePool) &&
         node->hasAttr("ceil_mode") && node->intAttr("ceil_mode") == 1)
@@ -471,8 +518,8 @@ Status Importer::crossCheckTypes() const {
           }
           theirs << d.dim_value();
           int64_t c;
-          // (ONNX 1.12 sizes some slices of empty dims as 1: an empty dim
-          // on our side is not compared.)
+          // (ONNX's inference, 1.12 and 1.20.1, sizes some slices of empty
+          // dims as 1: an empty dim on our side is not compared.)
           if (i < ours.rank() && ours.dims[i].isConst(c) &&
               c != d.dim_value() && c != 0)
             mismatch = true;
@@ -528,7 +575,7 @@ Expected<std::unique_ptr<Graph>> Importer::run() {
 Expected<std::unique_ptr<Graph>> importOnnxModel(const onnx::ModelProto &model,
                                                  const std::string &origin,
                                                  const ImportOptions &opts) {
-  return Importer(model, origin, opts).run();
+  return Importer(model, origin, opts, "").run();
 }
 
 Expected<std::unique_ptr<Graph>> importOnnxFile(const std::string &path,
@@ -540,7 +587,8 @@ Expected<std::unique_ptr<Graph>> importOnnxFile(const std::string &path,
   onnx::ModelProto model;
   if (!model.ParseFromString(bytes))
     return makeError(path, ": not an ONNX model (protobuf parse failed)");
-  return importOnnxModel(model, path, opts);
+  bytes = std::string(); // the parsed model holds what is needed
+  return Importer(model, path, opts, path).run();
 }
 
 Expected<std::unique_ptr<Graph>> importOnnxText(const std::string &text,

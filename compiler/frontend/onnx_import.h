@@ -37,7 +37,7 @@ Expected<std::unique_ptr<Graph>> importOnnxFile(const std::string &path,
                                                 const ImportOptions &opts);
 
 /// Parses a model written in ONNX textual syntax (onnx::OnnxParser), as tests
-/// write them inline. A missing ir_version defaults to the one libonnx
+/// write them inline. A missing ir_version defaults to the one the ONNX library
 /// writes. Errors start with "<text>".
 Expected<std::unique_ptr<Graph>> importOnnxText(const std::string &text,
                                                 const ImportOptions &opts);

@@ -22,10 +22,13 @@ std::string onnxDTypeName(int32_t elemType);
 /// 'float16'" for types aotc does not handle.
 Expected<DType> dtypeFromOnnx(int32_t elemType);
 
-/// Converts a tensor (raw_data or the typed *_data fields) into a type and
-/// little-endian bytes. Errors name the tensor; external data is an error.
+class ExternalData;
+
+/// Converts a tensor (raw_data, the typed *_data fields, or external data
+/// read through \p external) into a type and little-endian bytes. Errors
+/// name the tensor; external data without \p external is an error.
 Expected<std::pair<TensorType, TensorData>>
-convertTensor(const onnx::TensorProto &t);
+convertTensor(const onnx::TensorProto &t, ExternalData *external);
 
 /// The shortest decimal double that reads back as \p f: 0.01f -> 0.01.
 double floatToDouble(float f);

@@ -2,7 +2,9 @@
 /// Conversion of ONNX element types, tensors and attribute values into the
 /// Graph IR's DType, TensorType/TensorData and Attribute.
 #include "compiler/frontend/onnx_internal.h"
+#include "compiler/frontend/external_data.h"
 
+#include <cctype>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -47,8 +49,18 @@ std::string onnxDTypeName(int32_t elemType) {
     return "complex128";
   case onnx::TensorProto_DataType_BFLOAT16:
     return "bfloat16";
-  default:
-    return "type " + std::to_string(elemType);
+  default: {
+    // The newer types by ONNX's own name: "float8e4m3fn", "int4", ...
+    std::string name;
+    if (onnx::TensorProto_DataType_IsValid(elemType))
+      name = onnx::TensorProto_DataType_Name(
+          static_cast<onnx::TensorProto_DataType>(elemType));
+    if (name.empty())
+      return "type " + std::to_string(elemType);
+    for (char &c : name)
+      c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return name;
+  }
   }
 }
 
@@ -92,12 +104,16 @@ std::string tensorLabel(const onnx::TensorProto &t) {
 } // namespace
 
 Expected<std::pair<TensorType, TensorData>>
-convertTensor(const onnx::TensorProto &t) {
+convertTensor(const onnx::TensorProto &t, ExternalData *external) {
   std::string label = tensorLabel(t);
-  if (t.data_location() == onnx::TensorProto_DataLocation_EXTERNAL ||
-      t.external_data_size() > 0)
-    return makeError(label, ": external data (a separate weights file) is not "
-                            "supported yet");
+  bool isExternal =
+      t.data_location() == onnx::TensorProto_DataLocation_EXTERNAL;
+  if (!isExternal && t.external_data_size() > 0)
+    return makeError(label, ": has external_data entries but its "
+                            "data_location is not EXTERNAL");
+  if (isExternal && !external)
+    return makeError(label, ": external data is only read for a model "
+                            "compiled from its file");
   if (t.has_segment())
     return makeError(label, ": segmented tensors are not supported");
   auto dtype = dtypeFromOnnx(t.data_type());
@@ -115,6 +131,10 @@ convertTensor(const onnx::TensorProto &t) {
     type.dims.push_back(Expr(d));
   }
   int64_t elemSize = dtypeSize(*dtype);
+  if (isExternal) {
+    AOTC_ASSIGN_OR_RETURN(TensorData data, external->read(t, numel * elemSize));
+    return std::make_pair(std::move(type), std::move(data));
+  }
   std::vector<uint8_t> bytes;
   if (t.has_raw_data()) {
     const std::string &raw = t.raw_data();
@@ -161,9 +181,7 @@ convertTensor(const onnx::TensorProto &t) {
       return makeError(label, ": has ", count, " elements, expected ", numel,
                        " for ", type.str());
   }
-  TensorData data;
-  data.bytes = std::make_shared<const std::vector<uint8_t>>(std::move(bytes));
-  return std::make_pair(std::move(type), std::move(data));
+  return std::make_pair(std::move(type), TensorData::fromBytes(std::move(bytes)));
 }
 
 double floatToDouble(float f) {
@@ -205,7 +223,7 @@ Expected<Attribute> convertAttribute(const onnx::AttributeProto &a) {
     r.value = std::vector<std::string>(a.strings().begin(), a.strings().end());
     return r;
   case onnx::AttributeProto_AttributeType_TENSOR: {
-    auto t = convertTensor(a.t());
+    auto t = convertTensor(a.t(), nullptr);
     if (!t)
       return t.status().withContext("attribute '" + a.name() + "'");
     r.tensor = t.take();

@@ -206,8 +206,24 @@ Status lowerPad(const Node &n, LowerCtx &ctx) {
   } else {
     pads = n.intsAttr("pads");
   }
-  if (n.input(3))
-    return makeError(n.describe(), ": Pad 'axes' input is not supported");
+  if (const Value *axesIn = n.input(3)) {
+    // Opset 18: pads for the listed axes only (begins, then ends).
+    AOTC_ASSIGN_OR_RETURN(std::vector<int64_t> axes,
+                          constInts(n, axesIn, "axes"));
+    if (pads.size() != 2 * axes.size())
+      return makeError(n.describe(), ": 'pads' has ", pads.size(),
+                       " values for ", axes.size(), " axes");
+    std::vector<int64_t> full(2 * r, 0);
+    for (size_t i = 0; i < axes.size(); ++i) {
+      int64_t a = axes[i] < 0 ? axes[i] + r : axes[i];
+      if (a < 0 || a >= r)
+        return makeError(n.describe(), ": axis ", axes[i],
+                         " is out of range for rank ", r);
+      full[a] = pads[i];
+      full[a + r] = pads[i + axes.size()];
+    }
+    pads = std::move(full);
+  }
   if ((int)pads.size() != 2 * r)
     return makeError(n.describe(), ": 'pads' has ", pads.size(),
                      " values for rank ", r);

@@ -37,14 +37,14 @@ std::pair<TensorType, TensorData> transposed(const Value *v,
   int64_t elem = dtypeSize(v->type().dtype), total = 1;
   for (int64_t d : out)
     total *= d;
-  auto bytes = std::make_shared<std::vector<uint8_t>>(total * elem);
+  std::vector<uint8_t> bytes(total * elem);
   const uint8_t *src = v->data().data();
   std::vector<int64_t> o(r, 0);
   for (int64_t i = 0; i < total; ++i) {
     int64_t at = 0;
     for (int k = 0; k < r; ++k)
       at += o[k] * inStride[perm[k]];
-    std::memcpy(bytes->data() + i * elem, src + at * elem, elem);
+    std::memcpy(bytes.data() + i * elem, src + at * elem, elem);
     for (int k = r - 1; k >= 0 && ++o[k] == out[k]; --k)
       o[k] = 0;
   }
@@ -52,9 +52,7 @@ std::pair<TensorType, TensorData> transposed(const Value *v,
   t.dims.clear();
   for (int64_t d : out)
     t.dims.push_back(Expr(d));
-  TensorData data;
-  data.bytes = std::move(bytes);
-  return {t, data};
+  return {t, TensorData::fromBytes(std::move(bytes))};
 }
 
 /// Conv with one group: W[co, ci, k...] -> Transpose(W'[ci, k..., co]).

@@ -21,7 +21,7 @@ Expected<aotc::HostTensor> readTensorFile(const std::string &path) {
   onnx::TensorProto proto;
   if (!proto.ParseFromString(bytes))
     return makeError(path, ": not a valid TensorProto");
-  auto converted = onnx_import::convertTensor(proto);
+  auto converted = onnx_import::convertTensor(proto, nullptr);
   if (!converted)
     return converted.status().withContext(path);
   const auto &[type, data] = *converted;

@@ -40,10 +40,10 @@ ModuleTensor tensor(const std::string &name, DType t, std::vector<Expr> dims,
 Expr roundUp256(const Expr &bytes) { return floorDiv(bytes + 255, 256) * 256; }
 
 TensorData floatData(const std::vector<float> &v) {
-  auto bytes = std::make_shared<std::vector<uint8_t>>(v.size() * sizeof(float));
+  std::vector<uint8_t> bytes(v.size() * sizeof(float));
   if (!v.empty())
-    std::memcpy(bytes->data(), v.data(), bytes->size());
-  return TensorData{bytes};
+    std::memcpy(bytes.data(), v.data(), bytes.size());
+  return TensorData::fromBytes(std::move(bytes));
 }
 
 } // namespace

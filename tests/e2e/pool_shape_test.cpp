@@ -83,8 +83,9 @@ TEST(PoolShape, CeilModeDropsWindowsStartingInThePadding) {
           ModelBuilder::attrInt(node, "ceil_mode", ceilMode);
           if (!isMax)
             ModelBuilder::attrInt(node, "count_include_pad", includePad);
-          // Dim params: Debian's ONNX 1.12 shape inference predates the
-          // ceil_mode fix and would disagree with a declared size.
+          // Dim params: ONNX's shape inference (1.12 and 1.20.1) does not
+          // drop windows starting in the padding and would disagree with a
+          // declared size.
           mb.output("y", onnx::TensorProto::FLOAT, {1, 1, "oh", "ow"});
           std::string what =
               std::string(isMax ? "MaxPool" : "AveragePool") + " " +

@@ -10,10 +10,10 @@ namespace aotc {
 namespace {
 
 TensorData int64Data(const std::vector<int64_t> &v) {
-  auto bytes = std::make_shared<std::vector<uint8_t>>(v.size() * 8);
+  std::vector<uint8_t> bytes(v.size() * 8);
   if (!v.empty())
-    std::memcpy(bytes->data(), v.data(), bytes->size());
-  return TensorData{bytes};
+    std::memcpy(bytes.data(), v.data(), bytes.size());
+  return TensorData::fromBytes(std::move(bytes));
 }
 
 TensorType f32(std::vector<Expr> dims) {

@@ -224,7 +224,9 @@ TEST(OnnxImport, BadTensorDataIsAnError) {
   EXPECT_STARTS_WITH(g.status().message(), "short.onnx: ");
 }
 
-TEST(OnnxImport, ExternalDataIsAnError) {
+TEST(OnnxImport, ExternalDataNeedsTheModelsFile) {
+  // A model given in memory has no folder to read external data from
+  // (tests/frontend/external_data_test.cpp covers models read from files).
   onnx::TensorProto t;
   t.set_name("w");
   t.set_data_type(onnx::TensorProto_DataType_FLOAT);
@@ -238,8 +240,8 @@ TEST(OnnxImport, ExternalDataIsAnError) {
   auto g = importOnnxModel(m, "ext.onnx", ImportOptions());
   ASSERT_FALSE(g.isOk());
   EXPECT_EQ(g.status().message(),
-            "ext.onnx: initializer 'w': external data (a separate weights "
-            "file) is not supported yet");
+            "ext.onnx: initializer 'w': external data ('weights.bin') needs "
+            "the model's folder; compile the model from its file");
 }
 
 //===----------------------------------------------------------------------===//
@@ -611,11 +613,25 @@ agraph (float[batch, 12] x, int64[2] s) => (float[batch, 12] y) {
 }
 
 TEST(OnnxImportErrors, OpsetOutOfRange) {
+  // Every opset the ONNX library knows imports; a newer one names both.
+  for (int opset : {1, 6, 13, 17, 18, 21, 25})
+    EXPECT_EQ(importError(model(R"(
+agraph (float[2] x) => (float[2] y) { y = Relu(x) }
+)",
+                                opset)),
+              "")
+        << "opset " << opset;
   EXPECT_EQ(importError(model(R"(
 agraph (float[2] x) => (float[2] y) { y = Relu(x) }
 )",
-                              18)),
-            "<text>: unsupported opset version 18 (supported: 1 to 17)");
+                              99)),
+            "<text>: opset version 99 is newer than the ONNX library aotc is "
+            "built with (ONNX 1.20.1 knows opsets up to 25)");
+  EXPECT_EQ(importError(model(R"(
+agraph (float[2] x) => (float[2] y) { y = Relu(x) }
+)",
+                              0)),
+            "<text>: unsupported opset version 0 (supported: 1 to 25)");
 }
 
 TEST(OnnxImportErrors, CrossCheckAgainstOnnxShapes) {
