@@ -124,6 +124,8 @@ const std::map<OpKind, std::vector<D>> &table() {
     // aotc refuses as dtypes.
     m[OpKind::Cast] = {required("to", AttrKind::Int), defInt("saturate", 1, 19),
                        defString("round_mode", "up", 24)};
+    m[OpKind::CastLike] = {defInt("saturate", 1, 19),
+                           defString("round_mode", "up", 24)};
     m[OpKind::Gemm] = {defFloat("alpha", 1.0), defFloat("beta", 1.0),
                        defInt("transA", 0), defInt("transB", 0)};
     m[OpKind::Conv] = windowAttrs(true, false);
@@ -148,6 +150,12 @@ const std::map<OpKind, std::vector<D>> &table() {
         defFloat("epsilon", 1e-5), defFloat("momentum", 0.9),
         defInt("spatial", 1, 1, 8), optional("is_test", AttrKind::Int, 1, 6),
         impliedInt("training_mode", 0, 14)};
+    // LayerNormalization (17) and RMSNormalization (23): statistics over the
+    // axes from 'axis' on, computed in stash_type (1: float, 11: double).
+    m[OpKind::LayerNormalization] = {defInt("axis", -1), defFloat("epsilon", 1e-5),
+                                     defInt("stash_type", 1)};
+    m[OpKind::RMSNormalization] = {defInt("axis", -1), defFloat("epsilon", 1e-5),
+                                   defInt("stash_type", 1)};
     m[OpKind::Reshape] = {impliedInt("allowzero", 0, 14)};
     m[OpKind::Transpose] = {
         D{"perm", AttrKind::Ints, D::Defaulted,
@@ -158,6 +166,10 @@ const std::map<OpKind, std::vector<D>> &table() {
               p.push_back(k);
             return intsAttr(p);
           }}};
+    // Split: sizes as an attribute until opset 13 (then an input); opset 18
+    // adds num_outputs for near-equal parts.
+    m[OpKind::Split] = {defInt("axis", 0), optional("split", AttrKind::Ints, 1, 12),
+                        optional("num_outputs", AttrKind::Int, 18)};
     m[OpKind::Squeeze] = {optional("axes", AttrKind::Ints, 1, 12)};
     m[OpKind::Unsqueeze] = {required("axes", AttrKind::Ints, 1, 12)};
     m[OpKind::Slice] = {required("starts", AttrKind::Ints, 1, 9),

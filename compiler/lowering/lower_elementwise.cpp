@@ -90,12 +90,19 @@ Status lowerElementwise(const Node &n, LowerCtx &ctx) {
   case OpKind::Div:
   case OpKind::Equal:
   case OpKind::Less:
-  case OpKind::Greater: {
+  case OpKind::Greater:
+  case OpKind::LessOrEqual:
+  case OpKind::GreaterOrEqual:
+  case OpKind::And:
+  case OpKind::Or:
+  case OpKind::Xor: {
     static const std::map<OpKind, BinOp> ops = {
-        {OpKind::Add, BinOp::Add},   {OpKind::Sub, BinOp::Sub},
-        {OpKind::Mul, BinOp::Mul},   {OpKind::Div, BinOp::Div},
-        {OpKind::Equal, BinOp::EQ},  {OpKind::Less, BinOp::LT},
-        {OpKind::Greater, BinOp::GT}};
+        {OpKind::Add, BinOp::Add},     {OpKind::Sub, BinOp::Sub},
+        {OpKind::Mul, BinOp::Mul},     {OpKind::Div, BinOp::Div},
+        {OpKind::Equal, BinOp::EQ},    {OpKind::Less, BinOp::LT},
+        {OpKind::Greater, BinOp::GT},  {OpKind::LessOrEqual, BinOp::LE},
+        {OpKind::GreaterOrEqual, BinOp::GE}, {OpKind::And, BinOp::And},
+        {OpKind::Or, BinOp::Or},       {OpKind::Xor, BinOp::NE}};
     Expr a = operand(n, 0, ctx), b = operand(n, 1, ctx);
     Expr v = bin(ops.at(n.op()), a, b);
     if (v.type() != outT)
@@ -150,7 +157,8 @@ Status lowerElementwise(const Node &n, LowerCtx &ctx) {
     ctx.addPointwise(out, v);
     return Status::ok();
   }
-  case OpKind::Cast: {
+  case OpKind::Cast:
+  case OpKind::CastLike: { // CastLike: to the second input's dtype
     Expr x = operand(n, 0, ctx);
     if (outT == DType::Bool && isFloat(x.type()))
       x = bin(BinOp::NE, x, literal(x.type(), 0));

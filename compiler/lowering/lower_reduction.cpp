@@ -290,6 +290,74 @@ Status lowerBatchNorm(const Node &n, LowerCtx &ctx) {
   return Status::ok();
 }
 
+/// LayerNormalization: mean, then the mean squared deviation (two passes,
+/// more accurate than E[x^2] - E[x]^2), then one pointwise kernel
+/// (x - mean) * invstd * scale + bias. RMSNormalization: the mean square
+/// only, x * invrms * scale. Statistics are computed in stash_type.
+Status lowerNormalization(const Node &n, LowerCtx &ctx) {
+  const Value *x = n.input(0), *out = n.output(0);
+  int rank = x->type().rank();
+  int64_t axis = n.intAttr("axis");
+  if (axis < 0)
+    axis += rank;
+  std::vector<int> axes;
+  std::vector<Expr> ext;
+  for (int k = static_cast<int>(axis); k < rank; ++k) {
+    axes.push_back(k);
+    ext.push_back(x->type().dims[k]);
+  }
+  DType t = out->type().dtype;
+  DType u = n.intAttr("stash_type") == 11 ? DType::Float64 : DType::Float32;
+  Expr count = Cast::make(u, product(ext));
+  Expr eps = literal(u, n.floatAttr("epsilon"));
+  const std::vector<Expr> &shape = x->type().dims;
+  int xid = ctx.defOf(x);
+  auto xu = [&](const std::vector<Expr> &idx) {
+    return Cast::make(u, ctx.read(xid, idx));
+  };
+  auto statAt = [&](int def, const std::vector<Expr> &idx) {
+    std::vector<Expr> m = idx;
+    for (int a : axes)
+      m[a] = Expr(0);
+    return ctx.read(def, m);
+  };
+  bool rms = n.op() == OpKind::RMSNormalization;
+  int mean = -1;
+  if (!rms)
+    mean = addAxisReduction(ctx, out->name() + "_mean", u, shape, axes, true,
+                            Combiner::Sum, xu,
+                            bin(BinOp::Div, ctx.acc(u), count));
+  auto centered = [&](const std::vector<Expr> &idx) {
+    return rms ? xu(idx) : bin(BinOp::Sub, xu(idx), statAt(mean, idx));
+  };
+  // 1 / sqrt(mean square + epsilon)
+  int inv = addAxisReduction(
+      ctx, out->name() + (rms ? "_invrms" : "_invstd"), u, shape, axes, true,
+      Combiner::Sum,
+      [&](const std::vector<Expr> &idx) {
+        Expr d = centered(idx);
+        return bin(BinOp::Mul, d, d);
+      },
+      bin(BinOp::Div, literal(u, 1),
+          Call::make(u, "sqrt",
+                     {bin(BinOp::Add, bin(BinOp::Div, ctx.acc(u), count),
+                          eps)})));
+  std::vector<Expr> iv = ctx.idxVars(rank);
+  Expr y = bin(BinOp::Mul, centered(iv), statAt(inv, iv));
+  auto param = [&](size_t i) {
+    return Cast::make(u, ctx.readBroadcast(ctx.defOf(n.input(i)), shape, iv));
+  };
+  y = bin(BinOp::Mul, y, param(1));
+  if (n.numInputs() > 2 && n.input(2))
+    y = bin(BinOp::Add, y, param(2));
+  ctx.addPointwise(out, Cast::make(t, y));
+  if (n.outputs().size() > 1)
+    ctx.bind(n.output(1), mean);
+  if (n.outputs().size() > 2)
+    ctx.bind(n.output(2), inv);
+  return Status::ok();
+}
+
 } // namespace
 
 Status lowerReduction(const Node &n, LowerCtx &ctx) {
@@ -304,6 +372,9 @@ Status lowerReduction(const Node &n, LowerCtx &ctx) {
     return lowerSoftmax(n, ctx);
   case OpKind::BatchNormalization:
     return lowerBatchNorm(n, ctx);
+  case OpKind::LayerNormalization:
+  case OpKind::RMSNormalization:
+    return lowerNormalization(n, ctx);
   case OpKind::MaxPool:
   case OpKind::AveragePool:
   case OpKind::GlobalMaxPool:

@@ -194,6 +194,41 @@ Status lowerSlice(const Node &n, LowerCtx &ctx) {
   return Status::ok();
 }
 
+/// Range: start + i * delta (its count is static or symbolic, set by shape
+/// inference; known integer values were lowered as constants already).
+Status lowerRange(const Node &n, LowerCtx &ctx) {
+  const Value *out = n.output(0);
+  DType t = out->type().dtype;
+  Expr start = ctx.readValue(n.input(0), {});
+  Expr delta = ctx.readValue(n.input(2), {});
+  Expr i = ctx.idxVars(1)[0];
+  Expr v = isFloat(t) ? Binary::make(BinOp::Add, start,
+                                     Binary::make(BinOp::Mul,
+                                                  Cast::make(t, i), delta))
+                      : Cast::make(t, Cast::make(DType::Int64, start) +
+                                          i * Cast::make(DType::Int64, delta));
+  ctx.addPointwise(out, v);
+  return Status::ok();
+}
+
+/// Split: each output is a view of its range along the axis (sizes from
+/// shape inference).
+Status lowerSplit(const Node &n, LowerCtx &ctx) {
+  const Value *x = n.input(0);
+  int r = x->type().rank();
+  int64_t axis = n.intAttr("axis");
+  if (axis < 0)
+    axis += r;
+  Expr offset = Expr(0);
+  for (const Value *out : n.outputs()) {
+    std::vector<Expr> in = ctx.idxVars(r);
+    in[axis] = in[axis] + offset;
+    ctx.addPointwise(out, ctx.readValue(x, in), /*isView=*/true);
+    offset = simplify(offset + out->type().dims[axis], ctx.env());
+  }
+  return Status::ok();
+}
+
 Status lowerPad(const Node &n, LowerCtx &ctx) {
   const Value *x = n.input(0), *out = n.output(0);
   int r = x->type().rank();
@@ -277,6 +312,10 @@ Status lowerShapeOp(const Node &n, LowerCtx &ctx) {
     return lowerGather(n, ctx);
   case OpKind::Slice:
     return lowerSlice(n, ctx);
+  case OpKind::Split:
+    return lowerSplit(n, ctx);
+  case OpKind::Range:
+    return lowerRange(n, ctx);
   case OpKind::Pad:
     return lowerPad(n, ctx);
   case OpKind::ConstantOfShape: {
@@ -299,6 +338,7 @@ Status lowerShapeOp(const Node &n, LowerCtx &ctx) {
     return Status::ok();
   }
   case OpKind::Shape:
+  case OpKind::Size:
   case OpKind::Constant:
   default:
     return makeError(n.describe(), ": value is not known at compile time");

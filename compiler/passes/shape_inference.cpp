@@ -26,6 +26,14 @@ std::string inputLabel(const Node &n, size_t i) {
   return s;
 }
 
+Status requireSameDType(const Node &n, size_t i, size_t j) {
+  DType a = inputType(n, i).dtype, b = inputType(n, j).dtype;
+  if (a == b)
+    return Status::ok();
+  return makeError(n.describe(), ": ", inputLabel(n, i), " is ", dtypeName(a),
+                   " but ", inputLabel(n, j), " is ", dtypeName(b));
+}
+
 void setResult(const Context &c, Node &n, size_t i, DType dtype,
                std::vector<Expr> dims) {
   for (Expr &d : dims)

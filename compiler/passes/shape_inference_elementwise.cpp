@@ -12,14 +12,6 @@ namespace {
 
 bool isIntegral(DType t) { return !isFloat(t) && t != DType::Bool; }
 
-Status requireSameDType(const Node &n, size_t i, size_t j) {
-  DType a = inputType(n, i).dtype, b = inputType(n, j).dtype;
-  if (a == b)
-    return Status::ok();
-  return makeError(n.describe(), ": ", inputLabel(n, i), " is ", dtypeName(a),
-                   " but ", inputLabel(n, j), " is ", dtypeName(b));
-}
-
 /// Broadcast shape of all inputs.
 Expected<std::vector<Expr>> broadcastInputs(const Context &c, const Node &n) {
   std::vector<Expr> dims = inputType(n, 0).dims;
@@ -132,6 +124,21 @@ void propagateData(const Context &c, Node &n) {
     case OpKind::Identity:
       r = args[0];
       break;
+    case OpKind::Neg:
+      if (allConst) {
+        r = Expr(scalar::sub(opT, 0, k[0])); // wraps like the kernel
+        break;
+      }
+      r = Expr(0) - args[0];
+      break;
+    case OpKind::Abs:
+    case OpKind::Relu:
+      if (!allConst)
+        return;
+      r = Expr(n.op() == OpKind::Relu ? std::max<int64_t>(k[0], 0)
+                                      : k[0] < 0 ? scalar::sub(opT, 0, k[0])
+                                                 : k[0]);
+      break;
     default:
       return;
     }
@@ -167,9 +174,20 @@ Status inferElementwise(Context &c, Node &n) {
     setResult(c, n, 0, x.dtype, std::move(dims));
     return Status::ok();
   }
+  case OpKind::And:
+  case OpKind::Or:
+  case OpKind::Xor:
+    for (size_t i = 0; i < 2; ++i)
+      if (inputType(n, i).dtype != DType::Bool)
+        return makeError(n.describe(), ": ", inputLabel(n, i),
+                         " must be bool, got ",
+                         dtypeName(inputType(n, i).dtype));
+    [[fallthrough]];
   case OpKind::Equal:
   case OpKind::Less:
-  case OpKind::Greater: {
+  case OpKind::Greater:
+  case OpKind::LessOrEqual:
+  case OpKind::GreaterOrEqual: {
     AOTC_RETURN_IF_ERROR(requireSameDType(n, 0, 1));
     AOTC_ASSIGN_OR_RETURN(std::vector<Expr> dims, broadcastInputs(c, n));
     setResult(c, n, 0, DType::Bool, std::move(dims));
@@ -217,6 +235,11 @@ Status inferElementwise(Context &c, Node &n) {
       propagateData(c, n);
     return Status::ok();
   }
+  case OpKind::CastLike:
+    // The second input gives the dtype only (ONNX's checker has checked it
+    // is one CastLike accepts; aotc's dtypes are all castable).
+    setResult(c, n, 0, inputType(n, 1).dtype, x.dims);
+    return Status::ok();
   case OpKind::Identity:
     setResult(c, n, 0, x.dtype, x.dims);
     if (n.input(0)->symbolicData())
@@ -248,6 +271,10 @@ Status inferElementwise(Context &c, Node &n) {
   case OpKind::Floor:
   case OpKind::Ceil:
     setResult(c, n, 0, x.dtype, x.dims);
+    if (isIntegral(x.dtype) &&
+        (n.op() == OpKind::Neg || n.op() == OpKind::Abs ||
+         n.op() == OpKind::Relu))
+      propagateData(c, n);
     return Status::ok();
   default:
     return makeError(n.describe(), ": not an element-wise op");

@@ -26,6 +26,9 @@ const TensorType &inputType(const Node &n, size_t i);
 /// "input 1 ('shape_out')": how errors name an input.
 std::string inputLabel(const Node &n, size_t i);
 
+/// Fails unless inputs \p i and \p j have the same dtype.
+Status requireSameDType(const Node &n, size_t i, size_t j);
+
 /// Sets result \p i of \p n (dims simplified) and clears its symbolic data.
 void setResult(const Context &c, Node &n, size_t i, DType dtype,
                std::vector<Expr> dims);

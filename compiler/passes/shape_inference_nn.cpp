@@ -280,6 +280,50 @@ Status inferBatchNorm(Context &c, Node &n) {
   return Status::ok();
 }
 
+/// LayerNormalization, RMSNormalization: Y like X; LayerNormalization's
+/// Mean and InvStdDev have X's dims with the normalized ones 1, in
+/// stash_type.
+Status inferNormalization(Context &c, Node &n) {
+  const TensorType &x = inputType(n, 0);
+  if (!isFloat(x.dtype))
+    return makeError(n.describe(), ": ", inputLabel(n, 0),
+                     " must be a float tensor, got ", x.str());
+  if (x.rank() == 0)
+    return makeError(n.describe(), ": ", inputLabel(n, 0),
+                     " must have rank 1 or more");
+  AOTC_ASSIGN_OR_RETURN(int64_t axis,
+                        normalizeAxis(n, n.intAttr("axis"), x.rank()));
+  int64_t stash = n.intAttr("stash_type");
+  if (stash != 1 && stash != 11)
+    return makeError(n.describe(), ": attribute 'stash_type' ", stash,
+                     " is not supported (1: float, 11: double)");
+  std::vector<Expr> normalized(x.dims.begin() + axis, x.dims.end());
+  for (size_t i = 1; i < n.numInputs(); ++i) {
+    if (!n.input(i))
+      continue;
+    AOTC_RETURN_IF_ERROR(requireSameDType(n, 0, i));
+    // Scale and bias broadcast to the normalized dims (unidirectionally).
+    const TensorType &p = inputType(n, i);
+    AOTC_ASSIGN_OR_RETURN(std::vector<Expr> b,
+                          broadcastShapes(c, n, normalized, p.dims));
+    if (b.size() != normalized.size())
+      return makeError(n.describe(), ": ", inputLabel(n, i), " ", p.str(),
+                       " does not broadcast to the normalized dims of ",
+                       x.str());
+    for (size_t k = 0; k < b.size(); ++k)
+      AOTC_RETURN_IF_ERROR(requireEqual(c, n, b[k], normalized[k],
+                                        inputLabel(n, i) + " dims"));
+  }
+  setResult(c, n, 0, x.dtype, x.dims);
+  std::vector<Expr> stats = x.dims;
+  for (size_t k = axis; k < stats.size(); ++k)
+    stats[k] = Expr(1);
+  DType u = stash == 11 ? DType::Float64 : DType::Float32;
+  for (size_t i = 1; i < n.outputs().size(); ++i)
+    setResult(c, n, i, u, stats);
+  return Status::ok();
+}
+
 } // namespace
 
 Status inferNN(Context &c, Node &n) {
@@ -304,6 +348,9 @@ Status inferNN(Context &c, Node &n) {
   }
   case OpKind::BatchNormalization:
     return inferBatchNorm(c, n);
+  case OpKind::LayerNormalization:
+  case OpKind::RMSNormalization:
+    return inferNormalization(c, n);
   case OpKind::Softmax:
   case OpKind::LogSoftmax:
     return inferSoftmax(c, n);

@@ -1,12 +1,13 @@
 /// \file
 /// Shape inference of shape and data-movement ops (Reshape, Flatten,
-/// Transpose, Squeeze, Unsqueeze, Concat, Gather, Slice, Expand, Shape,
-/// Constant, ConstantOfShape), with the symbolic data that carries shape
+/// Transpose, Squeeze, Unsqueeze, Concat, Gather, Slice, Split, Expand,
+/// Shape, Size, Range, Constant, ConstantOfShape), with the symbolic data that carries shape
 /// arithmetic through them.
 #include "compiler/passes/shape_inference_internal.h"
 
 #include <algorithm>
 #include <climits>
+#include <cmath>
 
 namespace aotc {
 namespace shape_inference {
@@ -412,6 +413,143 @@ Status inferPad(Context &c, Node &n) {
   return Status::ok();
 }
 
+/// Split: the sizes of the parts, from the split input (opset 13+) or
+/// attribute, else equal parts (ceil(dim / parts), the last one smaller, as
+/// opset 18 defines it; earlier opsets require equal parts).
+Status inferSplit(Context &c, Node &n) {
+  const TensorType &x = inputType(n, 0);
+  if (x.rank() == 0)
+    return makeError(n.describe(), ": cannot split a scalar");
+  AOTC_ASSIGN_OR_RETURN(int64_t axis,
+                        normalizeAxis(n, n.intAttr("axis"), x.rank()));
+  const Expr &dim = x.dims[axis];
+  size_t parts = n.outputs().size();
+  std::vector<Expr> sizes;
+  bool given = n.input(1) || n.hasAttr("split");
+  if (n.input(1)) {
+    AOTC_ASSIGN_OR_RETURN(sizes, knownData(n, 1, "split"));
+  } else if (n.hasAttr("split")) {
+    for (int64_t v : n.intsAttr("split"))
+      sizes.push_back(Expr(v));
+  }
+  if (given) {
+    if (sizes.size() != parts)
+      return makeError(n.describe(), ": 'split' has ", sizes.size(),
+                       " sizes for ", parts, " outputs");
+    Expr sum = Expr(0);
+    for (const Expr &e : sizes) {
+      int64_t v;
+      if (e.isConst(v) && v < 0)
+        return makeError(n.describe(), ": 'split' has a negative size ", v);
+      sum = sum + e;
+    }
+    Expr total = simplifyDim(c, sum);
+    int64_t a, b;
+    if (total.isConst(a) && dim.isConst(b) && a != b)
+      return makeError(n.describe(), ": 'split' sizes sum to ", a,
+                       ", not the size ", b, " of axis ", axis);
+    if (!proveEqual(total, dim, c.env))
+      return makeError(n.describe(), ": 'split' sizes sum to ",
+                       printExpr(total), ", which aotc cannot prove equal to ",
+                       "the size ", printExpr(dim), " of axis ", axis,
+                       " (a dim range such as --dim NAME=", printExpr(total),
+                       ":", printExpr(total), " would)");
+  } else {
+    if (n.hasAttr("num_outputs") && n.intAttr("num_outputs") != (int64_t)parts)
+      return makeError(n.describe(), ": num_outputs is ",
+                       n.intAttr("num_outputs"), " but the node has ", parts,
+                       " outputs");
+    int64_t d;
+    if (c.opset < 18 && dim.isConst(d) && d % (int64_t)parts != 0)
+      return makeError(n.describe(), ": axis ", axis, " of size ", d,
+                       " does not split into ", parts,
+                       " equal parts (before opset 18)");
+    Expr chunk = simplifyDim(c, floorDiv(dim + Expr((int64_t)parts - 1),
+                                         Expr((int64_t)parts)));
+    for (size_t i = 0; i < parts; ++i)
+      sizes.push_back(
+          maxOf(c, Expr(0),
+                minOf(c, chunk, dim - chunk * Expr((int64_t)i))));
+  }
+  Expr offset = Expr(0);
+  const auto &data = n.input(0)->symbolicData();
+  for (size_t i = 0; i < parts; ++i) {
+    std::vector<Expr> dims = x.dims;
+    dims[axis] = simplifyDim(c, sizes[i]);
+    setResult(c, n, i, x.dtype, dims);
+    // A split of a known 1-D value (a shape) keeps its elements.
+    int64_t off, len;
+    if (data && x.rank() == 1 && simplifyDim(c, offset).isConst(off) &&
+        dims[axis].isConst(len) && off + len <= (int64_t)data->size())
+      setResultData(c, n, i,
+                    std::vector<Expr>(data->begin() + off,
+                                      data->begin() + off + len));
+    offset = offset + sizes[i];
+  }
+  return Status::ok();
+}
+
+/// Range: the element count must be known at compile time: integer start,
+/// limit and delta with known values (delta a constant), or float constants.
+/// Integer results keep their elements as symbolic data.
+Status inferRange(Context &c, Node &n) {
+  DType t = inputType(n, 0).dtype;
+  for (size_t i = 0; i < 3; ++i) {
+    AOTC_RETURN_IF_ERROR(requireSameDType(n, 0, i));
+    if (inputType(n, i).rank() != 0)
+      return makeError(n.describe(), ": ", inputLabel(n, i),
+                       " must be a scalar, got ", inputType(n, i).str());
+  }
+  if (t == DType::Bool)
+    return makeError(n.describe(), ": unsupported dtype 'bool'");
+  Expr size;
+  std::vector<Expr> data;
+  if (isFloat(t)) {
+    double v[3];
+    for (size_t i = 0; i < 3; ++i) {
+      const Value *in = n.input(i);
+      if (!in->isConstant())
+        return makeError(n.describe(), ": ", inputLabel(n, i),
+                         " must be known at compile time (the size of a "
+                         "float Range)");
+      v[i] = tensorDataFloat(in->data(), t, 0);
+    }
+    if (v[2] == 0)
+      return makeError(n.describe(), ": delta is 0");
+    double count = std::ceil((v[1] - v[0]) / v[2]);
+    if (!(count < double(int64_t{1} << 40)))
+      return makeError(n.describe(), ": ", count, " elements are too many");
+    size = Expr(std::max<int64_t>(0, static_cast<int64_t>(count)));
+  } else {
+    std::vector<Expr> v(3);
+    for (size_t i = 0; i < 3; ++i) {
+      AOTC_ASSIGN_OR_RETURN(std::vector<Expr> d,
+                            knownData(n, i, i == 0   ? "start"
+                                            : i == 1 ? "limit"
+                                                     : "delta"));
+      v[i] = d.at(0);
+    }
+    int64_t delta;
+    if (!v[2].isConst(delta))
+      return makeError(n.describe(), ": ", inputLabel(n, 2),
+                       " (delta) must be known at compile time");
+    if (delta == 0)
+      return makeError(n.describe(), ": delta is 0");
+    Expr span = delta > 0 ? v[1] - v[0] : v[0] - v[1];
+    int64_t step = delta > 0 ? delta : -delta;
+    size = maxOf(c, Expr(0), simplifyDim(c, floorDiv(span + Expr(step - 1),
+                                                     Expr(step))));
+    int64_t count;
+    if (size.isConst(count) && count <= 64)
+      for (int64_t i = 0; i < count; ++i)
+        data.push_back(simplifyDim(c, v[0] + Expr(i * delta)));
+  }
+  setResult(c, n, 0, t, {size});
+  if (!data.empty())
+    setResultData(c, n, 0, std::move(data));
+  return Status::ok();
+}
+
 Status inferShape(Context &c, Node &n) {
   const TensorType &x = inputType(n, 0);
   int64_t rank = x.rank();
@@ -503,6 +641,18 @@ Status inferTensorOp(Context &c, Node &n) {
   }
   case OpKind::Shape:
     return inferShape(c, n);
+  case OpKind::Split:
+    return inferSplit(c, n);
+  case OpKind::Range:
+    return inferRange(c, n);
+  case OpKind::Size: {
+    // The element count, known at compile time as an expression of the
+    // symbols (no kernel reads data for it).
+    const TensorType &x = inputType(n, 0);
+    setResult(c, n, 0, DType::Int64, {});
+    setResultData(c, n, 0, {simplifyDim(c, x.numel())});
+    return Status::ok();
+  }
   case OpKind::Constant: {
     auto it = n.attrs().find("value");
     if (it == n.attrs().end() || !it->second.tensor)
