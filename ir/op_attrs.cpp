@@ -118,6 +118,16 @@ const std::map<OpKind, std::vector<D>> &table() {
   static const std::map<OpKind, std::vector<D>> t = [] {
     std::map<OpKind, std::vector<D>> m;
     m[OpKind::LeakyRelu] = {defFloat("alpha", 0.01)};
+    m[OpKind::Elu] = {defFloat("alpha", 1.0)};
+    m[OpKind::Selu] = {defFloat("alpha", 1.67326319217681884765625),
+                       defFloat("gamma", 1.05070102214813232421875)};
+    m[OpKind::Celu] = {defFloat("alpha", 1.0)};
+    m[OpKind::HardSigmoid] = {defFloat("alpha", 0.2), defFloat("beta", 0.5)};
+    m[OpKind::ThresholdedRelu] = {defFloat("alpha", 1.0)};
+    m[OpKind::Gelu] = {defString("approximate", "none")};
+    m[OpKind::Swish] = {defFloat("alpha", 1.0)};
+    m[OpKind::IsInf] = {defInt("detect_negative", 1), defInt("detect_positive", 1)};
+    m[OpKind::Mod] = {defInt("fmod", 0)};
     m[OpKind::Clip] = {optional("min", AttrKind::Float, 1, 10),
                        optional("max", AttrKind::Float, 1, 10)};
     // saturate (19) and round_mode (24) only concern float8 targets, which

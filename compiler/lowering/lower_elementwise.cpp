@@ -3,7 +3,9 @@
 /// BatchNormalization to pointwise defs.
 #include "compiler/lowering/lowering.h"
 
+#include <cctype>
 #include <cmath>
+#include <string>
 
 namespace aotc {
 
@@ -73,6 +75,104 @@ Expected<Expr> unary(const Node &n, const Expr &x) {
                bin(BinOp::Add, one, call("exp", bin(BinOp::Sub, zero, x))));
   case OpKind::Not:
     return Not::make(x);
+  case OpKind::Acos:
+  case OpKind::Acosh:
+  case OpKind::Asin:
+  case OpKind::Asinh:
+  case OpKind::Atan:
+  case OpKind::Atanh:
+  case OpKind::Cos:
+  case OpKind::Cosh:
+  case OpKind::Sin:
+  case OpKind::Sinh:
+  case OpKind::Tan: {
+    std::string name = opName(n.op());
+    name[0] = static_cast<char>(std::tolower(name[0]));
+    return Call::make(t, name, {x});
+  }
+  case OpKind::Round: // half to even, the default rounding mode
+    return flt ? call("rint", x) : x;
+  case OpKind::Sign:
+    // NaN stays NaN (NumPy), zeros stay zeros.
+    return Select::make(bin(BinOp::GT, x, zero), one,
+                        Select::make(bin(BinOp::LT, x, zero),
+                                     literal(t, -1), flt ? x : zero));
+  case OpKind::IsNaN:
+    return Call::make(DType::Bool, "isnan", {x});
+  case OpKind::IsInf: {
+    Expr inf = Call::make(DType::Bool, "isinf", {x});
+    bool pos = n.intAttr("detect_positive") != 0;
+    bool neg = n.intAttr("detect_negative") != 0;
+    if (pos && neg)
+      return inf;
+    if (!pos && !neg)
+      return literal(DType::Bool, 0);
+    return Binary::make(BinOp::And, inf,
+                        bin(pos ? BinOp::GT : BinOp::LT, x, zero));
+  }
+  case OpKind::Softplus:
+    // log(1 + exp(x)); x itself above 20, where exp would overflow first.
+    return Select::make(bin(BinOp::GT, x, literal(t, 20)), x,
+                        call("log1p", call("exp", x)));
+  case OpKind::Softsign:
+    return bin(BinOp::Div, x, bin(BinOp::Add, one, call("fabs", x)));
+  case OpKind::Elu: {
+    Expr alpha = literal(t, n.floatAttr("alpha"));
+    return Select::make(bin(BinOp::LT, x, zero),
+                        bin(BinOp::Mul, alpha, call("expm1", x)), x);
+  }
+  case OpKind::Selu: {
+    Expr alpha = literal(t, n.floatAttr("alpha"));
+    Expr gamma = literal(t, n.floatAttr("gamma"));
+    return bin(BinOp::Mul, gamma,
+               Select::make(bin(BinOp::LE, x, zero),
+                            bin(BinOp::Mul, alpha, call("expm1", x)), x));
+  }
+  case OpKind::Celu: {
+    Expr alpha = literal(t, n.floatAttr("alpha"));
+    return Select::make(
+        bin(BinOp::GT, x, zero), x,
+        bin(BinOp::Mul, alpha, call("expm1", bin(BinOp::Div, x, alpha))));
+  }
+  case OpKind::HardSigmoid:
+  case OpKind::HardSwish: {
+    bool swish = n.op() == OpKind::HardSwish;
+    Expr alpha = literal(t, swish ? 1.0 / 6 : n.floatAttr("alpha"));
+    Expr beta = literal(t, swish ? 0.5 : n.floatAttr("beta"));
+    Expr v = bin(BinOp::Add, bin(BinOp::Mul, alpha, x), beta);
+    // Clamped to [0, 1] by selects (fmin/fmax would drop a NaN).
+    v = Select::make(bin(BinOp::LT, v, zero), zero,
+                     Select::make(bin(BinOp::GT, v, one), one, v));
+    return swish ? bin(BinOp::Mul, x, v) : v;
+  }
+  case OpKind::Mish: {
+    Expr sp = Select::make(bin(BinOp::GT, x, literal(t, 20)), x,
+                           call("log1p", call("exp", x)));
+    return bin(BinOp::Mul, x, call("tanh", sp));
+  }
+  case OpKind::ThresholdedRelu:
+    return Select::make(bin(BinOp::GT, x, literal(t, n.floatAttr("alpha"))),
+                        x, zero);
+  case OpKind::Gelu: {
+    Expr half = literal(t, 0.5);
+    Expr inner;
+    if (n.stringAttr("approximate") == "tanh") {
+      Expr cube = bin(BinOp::Mul, x, bin(BinOp::Mul, x, x));
+      inner = call("tanh",
+                   bin(BinOp::Mul, literal(t, std::sqrt(2.0 / M_PI)),
+                       bin(BinOp::Add, x,
+                           bin(BinOp::Mul, literal(t, 0.044715), cube))));
+    } else {
+      inner = call("erf", bin(BinOp::Mul, x, literal(t, M_SQRT1_2)));
+    }
+    return bin(BinOp::Mul, bin(BinOp::Mul, half, x),
+               bin(BinOp::Add, one, inner));
+  }
+  case OpKind::Swish: {
+    Expr ax = bin(BinOp::Mul, literal(t, n.floatAttr("alpha")), x);
+    return bin(BinOp::Div, x,
+               bin(BinOp::Add, one, call("exp", bin(BinOp::Sub, zero, ax))));
+  }
   default:
     return makeError(n.describe(), ": not a unary op");
   }
@@ -107,6 +207,37 @@ Status lowerElementwise(const Node &n, LowerCtx &ctx) {
     Expr v = bin(ops.at(n.op()), a, b);
     if (v.type() != outT)
       v = Cast::make(outT, v);
+    ctx.addPointwise(out, v);
+    return Status::ok();
+  }
+  case OpKind::Mod: {
+    Expr a = operand(n, 0, ctx), b = operand(n, 1, ctx);
+    Expr v;
+    if (isFloat(outT))
+      v = Call::make(outT, "fmod", {a, b});
+    else if (n.intAttr("fmod") == 0) // the divisor's sign (Python's %)
+      v = bin(BinOp::Mod, a, b);
+    else // the dividend's sign (C's %); x mod 0 is 0, as for fmod=0
+      v = Select::make(bin(BinOp::EQ, b, literal(outT, 0)), literal(outT, 0),
+                       bin(BinOp::Sub, a,
+                           bin(BinOp::Mul, b, bin(BinOp::Div, a, b))));
+    ctx.addPointwise(out, v);
+    return Status::ok();
+  }
+  case OpKind::PRelu: {
+    Expr x = operand(n, 0, ctx), slope = operand(n, 1, ctx);
+    ctx.addPointwise(out, Select::make(bin(BinOp::LT, x, literal(outT, 0)),
+                                       bin(BinOp::Mul, slope, x), x));
+    return Status::ok();
+  }
+  case OpKind::Sum:
+  case OpKind::Mean: {
+    Expr v = operand(n, 0, ctx);
+    for (size_t i = 1; i < n.numInputs(); ++i)
+      v = bin(BinOp::Add, v, operand(n, i, ctx));
+    if (n.op() == OpKind::Mean)
+      v = bin(BinOp::Div, v,
+              literal(outT, static_cast<double>(n.numInputs())));
     ctx.addPointwise(out, v);
     return Status::ok();
   }

@@ -162,7 +162,8 @@ Expected<std::vector<int64_t>> knownInts(const Node &n, size_t i,
     int64_t v;
     if (!e.isConst(v))
       return makeError(n.describe(), ": ", inputLabel(n, i), " (", what,
-                       ") must be constant, has element ", printExpr(e));
+                       ") must be known at compile time as a constant, has ",
+                       "element ", printExpr(e));
     r.push_back(v);
   }
   return r;

@@ -159,8 +159,14 @@ Status inferElementwise(Context &c, Node &n) {
   case OpKind::Sub:
   case OpKind::Mul:
   case OpKind::Div:
+  case OpKind::Mod:
+  case OpKind::Sum:
+  case OpKind::Mean:
   case OpKind::Max:
   case OpKind::Min: {
+    if (n.op() == OpKind::Mod && isFloat(x.dtype) && n.intAttr("fmod") != 1)
+      return makeError(n.describe(), ": attribute 'fmod' must be 1 for ",
+                       dtypeName(x.dtype), " inputs");
     for (size_t i = 1; i < n.numInputs(); ++i)
       AOTC_RETURN_IF_ERROR(requireSameDType(n, 0, i));
     AOTC_ASSIGN_OR_RETURN(std::vector<Expr> dims, broadcastInputs(c, n));
@@ -257,6 +263,60 @@ Status inferElementwise(Context &c, Node &n) {
     }
     setResult(c, n, 0, x.dtype, x.dims);
     return Status::ok();
+  case OpKind::PRelu: {
+    // The slope broadcasts to X (unidirectionally).
+    AOTC_RETURN_IF_ERROR(requireSameDType(n, 0, 1));
+    AOTC_ASSIGN_OR_RETURN(std::vector<Expr> dims, broadcastInputs(c, n));
+    if (dims.size() != x.dims.size())
+      return makeError(n.describe(), ": ", inputLabel(n, 1), " ",
+                       inputType(n, 1).str(), " does not broadcast to ",
+                       x.str());
+    for (size_t k = 0; k < dims.size(); ++k)
+      AOTC_RETURN_IF_ERROR(
+          requireEqual(c, n, dims[k], x.dims[k], "slope dims"));
+    setResult(c, n, 0, x.dtype, x.dims);
+    return Status::ok();
+  }
+  case OpKind::IsNaN:
+  case OpKind::IsInf:
+    if (!isFloat(x.dtype))
+      return makeError(n.describe(), ": ", inputLabel(n, 0),
+                       " must be a float tensor, got ", x.str());
+    setResult(c, n, 0, DType::Bool, x.dims);
+    return Status::ok();
+  case OpKind::Acos:
+  case OpKind::Acosh:
+  case OpKind::Asin:
+  case OpKind::Asinh:
+  case OpKind::Atan:
+  case OpKind::Atanh:
+  case OpKind::Cos:
+  case OpKind::Cosh:
+  case OpKind::Sin:
+  case OpKind::Sinh:
+  case OpKind::Tan:
+  case OpKind::Round:
+  case OpKind::Softplus:
+  case OpKind::Softsign:
+  case OpKind::Elu:
+  case OpKind::Selu:
+  case OpKind::Celu:
+  case OpKind::HardSigmoid:
+  case OpKind::HardSwish:
+  case OpKind::Mish:
+  case OpKind::ThresholdedRelu:
+  case OpKind::Gelu:
+  case OpKind::Swish:
+    if (!isFloat(x.dtype))
+      return makeError(n.describe(), ": ", inputLabel(n, 0),
+                       " must be a float tensor, got ", x.str());
+    if (n.op() == OpKind::Gelu && n.stringAttr("approximate") != "none" &&
+        n.stringAttr("approximate") != "tanh")
+      return makeError(n.describe(), ": attribute 'approximate' has ",
+                       "unsupported value '", n.stringAttr("approximate"),
+                       "'");
+    setResult(c, n, 0, x.dtype, x.dims);
+    return Status::ok();
   case OpKind::Neg:
   case OpKind::Abs:
   case OpKind::Exp:
@@ -268,6 +328,7 @@ Status inferElementwise(Context &c, Node &n) {
   case OpKind::LeakyRelu:
   case OpKind::Sigmoid:
   case OpKind::Tanh:
+  case OpKind::Sign:
   case OpKind::Floor:
   case OpKind::Ceil:
     setResult(c, n, 0, x.dtype, x.dims);
