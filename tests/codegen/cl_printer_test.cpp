@@ -186,6 +186,35 @@ TEST(CLPrinter, ConstantArenaKernels) {
   EXPECT_NE(s.find("y[r] = fmax(u[r], 0.0f);"), std::string::npos) << s;
 }
 
+TEST(CLPrinter, SelfComparisonOfIntegersFolds) {
+  // Two reads of one element compared (a Gather whose index simplified to
+  // the element it reads): clang rejects x == x of an integer as always
+  // true, so it prints as a constant; a float keeps it (a NaN test).
+  Expr i = I();
+  Expr ld = Load::make(DType::Int32, "ii", {Expr(0)});
+  Expr f = in(Expr(0));
+  LoopModule m = oneKernel(
+      Block::make({Store::make("ob", {i},
+                               Cast::make(DType::UInt8,
+                                          Binary::make(BinOp::EQ, ld, ld))),
+                   Store::make("ob", {i + 8},
+                               Cast::make(DType::UInt8,
+                                          Binary::make(BinOp::LT, ld, ld))),
+                   Store::make("ob", {i + 4},
+                               Cast::make(DType::UInt8,
+                                          Binary::make(BinOp::EQ, f, f)))}),
+      {{"in", DType::Float32, false, {16}},
+       {"ii", DType::Int32, false, {16}},
+       {"ob", DType::UInt8, true, {16}}});
+  m.kernels[0].body = overN(m.kernels[0].body);
+  std::string s = emitOk(m);
+  EXPECT_NE(s.find("ob[i] = 1;"), std::string::npos) << s;
+  EXPECT_NE(s.find("ob[(i + 8)] = 0;"), std::string::npos) << s;
+  EXPECT_NE(s.find("ob[(i + 4)] = ((uchar)((in[0] == in[0])));"),
+            std::string::npos)
+      << s;
+}
+
 TEST(CLPrinter, Float64Pragma) {
   Expr i = I();
   LoopModule m = oneKernel(overN(Store::make(

@@ -287,6 +287,63 @@ def op_unary(b):
     return b.node(op, [a], a.dt, a.shape, **attrs)
 
 
+def op_activation(b):
+    """The element-wise functions added with ONNX 1.20 (opset <= 17 forms)."""
+    op = b.rng.choice(["Sin", "Cos", "Tan", "Asin", "Acos", "Atan", "Sinh", "Cosh",
+                       "Asinh", "Acosh", "Atanh", "Round", "Sign", "Softplus",
+                       "Softsign", "Elu", "Selu", "Celu", "HardSigmoid", "HardSwish",
+                       "ThresholdedRelu", "IsNaN", "IsInf"])
+    a = b.pick(SIGNED if op == "Sign" else (["f32"] if op == "Celu" else FLOATS))
+    attrs = {}
+    if op in ("Elu", "Celu", "ThresholdedRelu"):
+        attrs["alpha"] = float(b.rng.choice([1.0, 0.5, 2.0]))
+    if op == "HardSigmoid":
+        attrs["alpha"], attrs["beta"] = float(b.rng.choice([0.2, 0.5])), float(b.rng.choice([0.5, 0.1]))
+    if op == "IsInf":
+        attrs["detect_negative"], attrs["detect_positive"] = [int(v) for v in b.rng.integers(0, 2, 2)]
+    return b.node(op, [a], "bool" if op in ("IsNaN", "IsInf") else a.dt, a.shape, **attrs)
+
+
+def op_binary_more(b):
+    op = b.rng.choice(["Mod", "PRelu", "And", "Or", "Xor", "GreaterOrEqual",
+                       "LessOrEqual", "Sum", "Mean"])
+    if op in ("And", "Or", "Xor"):
+        a = b.pick(["bool"])
+        c = b.partner(a)
+        return b.node(op, [a, c], "bool", broadcast(a.shape, c.shape))
+    if op == "PRelu":
+        x = b.pick(FLOATS, lambda t: t.rank >= 1)
+        slope = b.leaf(x.dt, [1 if b.rng.random() < 0.5 else d for d in x.shape[-int(b.rng.integers(1, x.rank + 1)):]])
+        return b.node(op, [x, slope], x.dt, x.shape)
+    if op == "Mod":
+        a = b.pick(NUMERIC)
+        fmod = 1 if a.dt in FLOATS else int(b.rng.integers(0, 2))
+        # (ONNX Runtime traps on an integer x % 0: a divisor without 0.)
+        c = b.partner(a, nonzero=True) if a.dt in INTS else b.partner(a)
+        return b.node(op, [a, c], a.dt, broadcast(a.shape, c.shape), fmod=fmod)
+    if op in ("Sum", "Mean"):
+        a = b.pick(FLOATS if op == "Mean" else NUMERIC)
+        ins = [a] + [b.partner(a) for _ in range(int(b.rng.integers(0, 3)))]
+        shape = a.shape
+        for t in ins[1:]:
+            shape = broadcast(shape, t.shape)
+        return b.node(op, ins, a.dt, shape)
+    a = b.pick(NUMERIC)
+    c = b.partner(a)
+    return b.node(op, [a, c], "bool", broadcast(a.shape, c.shape))
+
+
+def op_layernorm(b):
+    x = b.pick(FLOATS, lambda t: t.rank >= 1)
+    axis = int(b.rng.integers(-x.rank, x.rank))
+    norm = x.shape[axis:] if axis >= 0 else x.shape[x.rank + axis:]
+    ins = [x, b.new_const(x.dt, norm)]
+    if b.rng.random() < 0.7:
+        ins.append(b.new_const(x.dt, norm))
+    return b.node("LayerNormalization", ins, x.dt, x.shape, axis=axis,
+                  epsilon=float(b.rng.choice([1e-5, 1e-3])))
+
+
 def op_clip(b):
     a = b.pick(NUMERIC)
     lo = hi = None
@@ -647,7 +704,8 @@ OPS = [(op_binary, 6), (op_where, 1), (op_unary, 4), (op_clip, 1),
        (op_softmax, 1), (op_reduce, 2), (op_batchnorm, 1), (op_reshape, 2),
        (op_flatten, 1), (op_transpose, 2), (op_squeeze, 2), (op_concat, 2),
        (op_gather, 2), (op_slice, 2), (op_pad, 1), (op_expand, 1),
-       (op_shape, 1), (op_constant, 1)]
+       (op_shape, 1), (op_constant, 1), (op_activation, 2), (op_binary_more, 2),
+       (op_layernorm, 1)]
 
 
 # --- the graph and its reference ----------------------------------------------
@@ -724,7 +782,9 @@ def hazards(model, values):
 
 NAN_PROPAGATING_UNARY = {"Erf", "Tanh", "Sigmoid", "Exp", "Log", "Sqrt", "Abs", "Neg", "Floor",
                          "Ceil", "Round", "Reciprocal", "Sin", "Cos", "Softplus", "Softsign",
-                         "Relu", "LeakyRelu", "Elu", "Selu", "HardSigmoid", "Sign"}
+                         "Relu", "LeakyRelu", "Elu", "Selu", "HardSigmoid", "Sign",
+                         "Tan", "Asin", "Acos", "Atan", "Sinh", "Cosh", "Asinh", "Acosh",
+                         "Atanh", "Celu", "HardSwish", "ThresholdedRelu"}
 
 
 def ort_departures(model, values):
@@ -741,6 +801,14 @@ def ort_departures(model, values):
             k = x.shape[0] if trans_a else x.shape[-1]
             if k == 0 and beta != 1.0 and len(node.input) > 2 and node.input[2]:
                 return "Gemm over an empty dim ignores beta"
+        if (node.op_type == "Mod" and x is not None and x.dtype == np.int64 and
+                any(a.name == "fmod" and a.i == 1 for a in node.attribute)):
+            y = values.get(node.input[1])
+            if y is not None and max(np.abs(x.astype(np.float64)).max(initial=0),
+                                     np.abs(y.astype(np.float64)).max(initial=0)) > 2.0**53:
+                # ORT 1.20 computes an integer fmod through doubles, which
+                # round int64 values above 2^53; aotc's is exact.
+                return "Mod fmod=1 of int64 values beyond 2^53"
         if x is None or out is None or x.dtype.kind != "f" or not x.size:
             continue
         if (node.op_type in NAN_PROPAGATING_UNARY and out.shape == x.shape and
