@@ -156,6 +156,17 @@ const std::map<OpKind, std::vector<D>> &table() {
     m[OpKind::ReduceMean] = reduceAttrs(18);
     m[OpKind::ReduceMax] = reduceAttrs(18);
     m[OpKind::ReduceMin] = reduceAttrs(18);
+    for (OpKind k : {OpKind::ReduceProd, OpKind::ReduceL1, OpKind::ReduceL2,
+                     OpKind::ReduceSumSquare, OpKind::ReduceLogSum,
+                     OpKind::ReduceLogSumExp})
+      m[k] = reduceAttrs(18);
+    m[OpKind::Trilu] = {defInt("upper", 1)};
+    // Dropout: ratio an attribute until opset 12 (then an input); is_test
+    // until 6. Only inference (training_mode false) is supported.
+    m[OpKind::Dropout] = {optional("ratio", AttrKind::Float, 1, 11),
+                          optional("is_test", AttrKind::Int, 1, 6),
+                          optional("seed", AttrKind::Int, 12),
+                          optional("consumed_inputs", AttrKind::Ints, 1, 5)};
     m[OpKind::BatchNormalization] = {
         defFloat("epsilon", 1e-5), defFloat("momentum", 0.9),
         defInt("spatial", 1, 1, 8), optional("is_test", AttrKind::Int, 1, 6),

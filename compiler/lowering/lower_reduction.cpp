@@ -4,6 +4,7 @@
 #include "compiler/lowering/lowering.h"
 
 #include <algorithm>
+#include <functional>
 
 namespace aotc {
 
@@ -61,7 +62,38 @@ Status lowerReduce(const Node &n, LowerCtx &ctx) {
   int64_t noop = n.intAttr("noop_with_empty_axes");
   int xid = ctx.defOf(x);
   if (raw.empty() && noop) {
-    ctx.bind(out, xid);
+    // A reduction over no axis: each element on its own (ONNX's reference:
+    // ReduceSumSquare gives x*x, ReduceL1 |x|, ReduceLogSum log(x)).
+    DType t = out->type().dtype;
+    std::vector<Expr> iv = ctx.idxVars(rank);
+    Expr v = ctx.read(xid, iv);
+    switch (n.op()) {
+    case OpKind::ReduceL1:
+      v = isFloat(t) ? Call::make(t, "fabs", {v})
+                     : Select::make(bin(BinOp::LT, v, literal(t, 0)),
+                                    bin(BinOp::Sub, literal(t, 0), v), v);
+      break;
+    case OpKind::ReduceSumSquare:
+      v = bin(BinOp::Mul, v, v);
+      break;
+    case OpKind::ReduceL2:
+      v = isFloat(t) ? Call::make(t, "sqrt", {bin(BinOp::Mul, v, v)})
+                     : Cast::make(t, Call::make(DType::Float64, "sqrt",
+                                                {Cast::make(DType::Float64,
+                                                            bin(BinOp::Mul, v,
+                                                                v))}));
+      break;
+    case OpKind::ReduceLogSum:
+      v = Call::make(t, "log", {v});
+      break;
+    case OpKind::ReduceLogSumExp:
+      v = Call::make(t, "log", {Call::make(t, "exp", {v})});
+      break;
+    default:
+      ctx.bind(out, xid);
+      return Status::ok();
+    }
+    ctx.addPointwise(out, v);
     return Status::ok();
   }
   std::vector<int> axes;
@@ -72,10 +104,77 @@ Status lowerReduce(const Node &n, LowerCtx &ctx) {
     AOTC_ASSIGN_OR_RETURN(axes, normalizeAxes(n, raw, rank));
   }
   DType t = out->type().dtype;
-  Combiner comb = n.op() == OpKind::ReduceMax   ? Combiner::Max
-                  : n.op() == OpKind::ReduceMin ? Combiner::Min
-                                                : Combiner::Sum;
+  Combiner comb = n.op() == OpKind::ReduceMax    ? Combiner::Max
+                  : n.op() == OpKind::ReduceMin  ? Combiner::Min
+                  : n.op() == OpKind::ReduceProd ? Combiner::Prod
+                                                 : Combiner::Sum;
+  std::function<Expr(const std::vector<Expr> &)> term =
+      [&](const std::vector<Expr> &idx) { return ctx.read(xid, idx); };
   Expr epi;
+  switch (n.op()) {
+  case OpKind::ReduceL1:
+    term = [&](const std::vector<Expr> &idx) {
+      Expr v = ctx.read(xid, idx);
+      return isFloat(t) ? Call::make(t, "fabs", {v})
+                        : Select::make(bin(BinOp::LT, v, literal(t, 0)),
+                                       bin(BinOp::Sub, literal(t, 0), v), v);
+    };
+    break;
+  case OpKind::ReduceL2:
+  case OpKind::ReduceSumSquare:
+    term = [&](const std::vector<Expr> &idx) {
+      Expr v = ctx.read(xid, idx);
+      return bin(BinOp::Mul, v, v);
+    };
+    if (n.op() == OpKind::ReduceL2)
+      epi = isFloat(t) ? Call::make(t, "sqrt", {ctx.acc(t)})
+                       : Cast::make(t, Call::make(DType::Float64, "sqrt",
+                                                  {Cast::make(DType::Float64,
+                                                              ctx.acc(t))}));
+    break;
+  case OpKind::ReduceLogSum:
+    epi = Call::make(t, "log", {ctx.acc(t)});
+    break;
+  default:
+    break;
+  }
+  if (n.op() == OpKind::ReduceLogSumExp) {
+    // log(sum(exp(x - m))) + m with m the max (a finite shift: all -inf
+    // gives log(0) = -inf, as the unshifted form).
+    int mx = addAxisReduction(ctx, out->name() + "_max", t, x->type().dims,
+                              axes, true, Combiner::Max, term, Expr());
+    auto shift = [&](const std::vector<Expr> &idx) {
+      std::vector<Expr> m = idx;
+      for (int a : axes)
+        m[a] = Expr(0);
+      Expr v = ctx.read(mx, m);
+      return Select::make(Call::make(DType::Bool, "isfinite", {v}), v,
+                          literal(t, 0));
+    };
+    auto shifted = [&](const std::vector<Expr> &idx) {
+      return Call::make(t, "exp", {bin(BinOp::Sub, ctx.read(xid, idx),
+                                       shift(idx))});
+    };
+    int sum = addAxisReduction(ctx, out->name() + "_sum", t, x->type().dims,
+                               axes, true, Combiner::Sum, shifted, Expr());
+    std::vector<Expr> iv = ctx.idxVars(out->type().rank());
+    // The kept-dims position of each output element.
+    std::vector<Expr> at;
+    int o = 0;
+    for (int k = 0; k < rank; ++k) {
+      bool reduced = std::find(axes.begin(), axes.end(), k) != axes.end();
+      if (reduced) {
+        at.push_back(Expr(0));
+        if (keepdims)
+          ++o;
+      } else {
+        at.push_back(iv[o++]);
+      }
+    }
+    ctx.addPointwise(out, bin(BinOp::Add, Call::make(t, "log", {ctx.read(sum, at)}),
+                              shift(at)));
+    return Status::ok();
+  }
   if (n.op() == OpKind::ReduceMean) {
     std::vector<Expr> ext;
     for (int a : axes)
@@ -87,9 +186,8 @@ Status lowerReduce(const Node &n, LowerCtx &ctx) {
                                          Cast::make(DType::Int64, ctx.acc(t)),
                                          product(ext)));
   }
-  int id = addAxisReduction(
-      ctx, out->name(), t, x->type().dims, axes, keepdims != 0, comb,
-      [&](const std::vector<Expr> &idx) { return ctx.read(xid, idx); }, epi);
+  int id = addAxisReduction(ctx, out->name(), t, x->type().dims, axes,
+                            keepdims != 0, comb, term, epi);
   ctx.bind(out, id);
   return Status::ok();
 }
@@ -366,6 +464,12 @@ Status lowerReduction(const Node &n, LowerCtx &ctx) {
   case OpKind::ReduceMean:
   case OpKind::ReduceMax:
   case OpKind::ReduceMin:
+  case OpKind::ReduceProd:
+  case OpKind::ReduceL1:
+  case OpKind::ReduceL2:
+  case OpKind::ReduceSumSquare:
+  case OpKind::ReduceLogSum:
+  case OpKind::ReduceLogSumExp:
     return lowerReduce(n, ctx);
   case OpKind::Softmax:
   case OpKind::LogSoftmax:

@@ -316,6 +316,29 @@ Status lowerShapeOp(const Node &n, LowerCtx &ctx) {
     return lowerSplit(n, ctx);
   case OpKind::Range:
     return lowerRange(n, ctx);
+  case OpKind::Trilu: {
+    // Keeps x where column - row >= k (upper) or <= k (lower); k is read at
+    // run time.
+    const Value *x = n.input(0), *out = n.output(0);
+    int r = x->type().rank();
+    std::vector<Expr> iv = ctx.idxVars(r);
+    Expr k = n.input(1) ? ctx.readValue(n.input(1), std::vector<Expr>(
+                                                        n.input(1)->type().rank(),
+                                                        Expr(0)))
+                        : Expr(0);
+    Expr diff = Cast::make(DType::Int64, iv[r - 1]) -
+                Cast::make(DType::Int64, iv[r - 2]);
+    Expr keep = Binary::make(n.intAttr("upper") ? BinOp::GE : BinOp::LE, diff,
+                             Cast::make(DType::Int64, k));
+    ctx.addPointwise(out, Select::make(keep, ctx.readValue(x, iv),
+                                       literal(out->type().dtype, 0)));
+    return Status::ok();
+  }
+  case OpKind::Dropout:
+    ctx.bind(n.output(0), ctx.defOf(n.input(0)));
+    if (n.outputs().size() > 1)
+      ctx.addPointwise(n.output(1), literal(DType::Bool, 1));
+    return Status::ok();
   case OpKind::Pad:
     return lowerPad(n, ctx);
   case OpKind::ConstantOfShape: {

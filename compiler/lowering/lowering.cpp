@@ -281,9 +281,10 @@ std::string LoweredGraph::print() const {
       s += std::string(d.isView ? "view " : "pointwise ") + printExpr(d.body);
       break;
     case TensorDef::Kind::Reduction:
-      s += std::string(d.combiner == Combiner::Sum   ? "sum"
-                       : d.combiner == Combiner::Max ? "max"
-                                                     : "min") +
+      s += std::string(d.combiner == Combiner::Sum    ? "sum"
+                       : d.combiner == Combiner::Prod ? "prod"
+                       : d.combiner == Combiner::Max  ? "max"
+                                                      : "min") +
            "(r in [" + printExprs(d.reduceExtents) + "]) " + printExpr(d.body);
       if (d.epilogue.defined())
         s += " then " + printExpr(d.epilogue);

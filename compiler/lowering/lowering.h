@@ -24,7 +24,7 @@
 
 namespace aotc {
 
-enum class Combiner { Sum, Max, Min };
+enum class Combiner { Sum, Prod, Max, Min };
 
 /// The formal variables every def is written over, created on first use and
 /// shared by all defs of one LoweredGraph: the output index i<k>, the

@@ -358,6 +358,16 @@ Status inferNN(Context &c, Node &n) {
   case OpKind::ReduceMean:
   case OpKind::ReduceMax:
   case OpKind::ReduceMin:
+  case OpKind::ReduceProd:
+  case OpKind::ReduceL1:
+  case OpKind::ReduceL2:
+  case OpKind::ReduceSumSquare:
+  case OpKind::ReduceLogSum:
+  case OpKind::ReduceLogSumExp:
+    if ((n.op() == OpKind::ReduceLogSum || n.op() == OpKind::ReduceLogSumExp) &&
+        !isFloat(inputType(n, 0).dtype))
+      return makeError(n.describe(), ": ", inputLabel(n, 0),
+                       " must be a float tensor, got ", inputType(n, 0).str());
     return inferReduce(c, n);
   default:
     return makeError(n.describe(), ": not a contraction/pool/reduction op");

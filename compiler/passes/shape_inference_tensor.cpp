@@ -645,6 +645,38 @@ Status inferTensorOp(Context &c, Node &n) {
     return inferSplit(c, n);
   case OpKind::Range:
     return inferRange(c, n);
+  case OpKind::Trilu: {
+    const TensorType &x = inputType(n, 0);
+    if (x.rank() < 2)
+      return makeError(n.describe(), ": ", inputLabel(n, 0),
+                       " must have rank 2 or more, got ", x.str());
+    if (n.input(1) && (inputType(n, 1).dtype != DType::Int64 ||
+                       !simplifyDim(c, inputType(n, 1).numel()).isConstValue(1)))
+      return makeError(n.describe(), ": ", inputLabel(n, 1),
+                       " (k) must be an int64 scalar, got ",
+                       inputType(n, 1).str());
+    setResult(c, n, 0, x.dtype, x.dims);
+    return Status::ok();
+  }
+  case OpKind::Dropout: {
+    // Inference: the identity, and a mask of trues. training_mode must be
+    // known to be false.
+    const TensorType &x = inputType(n, 0);
+    if (n.input(2)) {
+      AOTC_ASSIGN_OR_RETURN(std::vector<int64_t> t,
+                            knownInts(n, 2, "training_mode"));
+      if (t.size() != 1 || t[0] != 0)
+        return makeError(n.describe(), ": training mode (random dropout) is "
+                                       "not supported");
+    }
+    if (n.hasAttr("is_test") && n.intAttr("is_test") == 0)
+      return makeError(n.describe(), ": training mode (is_test=0) is not "
+                                     "supported");
+    setResult(c, n, 0, x.dtype, x.dims);
+    if (n.outputs().size() > 1)
+      setResult(c, n, 1, DType::Bool, x.dims);
+    return Status::ok();
+  }
   case OpKind::Size: {
     // The element count, known at compile time as an expression of the
     // symbols (no kernel reads data for it).

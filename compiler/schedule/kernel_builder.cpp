@@ -93,6 +93,8 @@ Expr combine(Combiner c, const Expr &acc, const Expr &v) {
   switch (c) {
   case Combiner::Sum:
     return Binary::make(BinOp::Add, acc, v);
+  case Combiner::Prod:
+    return Binary::make(BinOp::Mul, acc, v);
   case Combiner::Max:
     return pickIf(BinOp::GT, acc, v);
   case Combiner::Min:
@@ -105,6 +107,8 @@ Expr initial(Combiner c, DType t) {
   switch (c) {
   case Combiner::Sum:
     return literal(t, 0);
+  case Combiner::Prod:
+    return literal(t, 1);
   case Combiner::Max:
     return lowestValue(t);
   case Combiner::Min:
