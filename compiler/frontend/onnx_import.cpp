@@ -5,6 +5,7 @@
 #include "compiler/frontend/onnx_import.h"
 
 #include "compiler/frontend/external_data.h"
+#include "compiler/frontend/inline_functions.h"
 #include "compiler/frontend/onnx_internal.h"
 #include "compiler/frontend/read_file.h"
 #include "compiler/passes/shape_inference.h"
@@ -575,6 +576,11 @@ Expected<std::unique_ptr<Graph>> Importer::run() {
 Expected<std::unique_ptr<Graph>> importOnnxModel(const onnx::ModelProto &model,
                                                  const std::string &origin,
                                                  const ImportOptions &opts) {
+  if (needsFunctionExpansion(model)) {
+    onnx::ModelProto expanded = model;
+    AOTC_RETURN_IF_ERROR(expandFunctions(expanded, origin));
+    return Importer(expanded, origin, opts, "").run();
+  }
   return Importer(model, origin, opts, "").run();
 }
 
@@ -588,6 +594,8 @@ Expected<std::unique_ptr<Graph>> importOnnxFile(const std::string &path,
   if (!model.ParseFromString(bytes))
     return makeError(path, ": not an ONNX model (protobuf parse failed)");
   bytes = std::string(); // the parsed model holds what is needed
+  if (needsFunctionExpansion(model))
+    AOTC_RETURN_IF_ERROR(expandFunctions(model, path));
   return Importer(model, path, opts, path).run();
 }
 
@@ -605,6 +613,8 @@ Expected<std::unique_ptr<Graph>> importOnnxText(const std::string &text,
   }
   if (model.ir_version() == 0)
     model.set_ir_version(onnx::IR_VERSION);
+  if (needsFunctionExpansion(model))
+    AOTC_RETURN_IF_ERROR(expandFunctions(model, origin));
   return importOnnxModel(model, origin, opts);
 }
 

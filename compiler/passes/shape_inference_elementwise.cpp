@@ -108,6 +108,42 @@ void propagateData(const Context &c, Node &n) {
       else
         return;
       break;
+    case OpKind::Less:
+    case OpKind::Greater:
+    case OpKind::LessOrEqual:
+    case OpKind::GreaterOrEqual:
+      if (!allConst)
+        return;
+      r = Expr(n.op() == OpKind::Less           ? k[0] < k[1]
+               : n.op() == OpKind::Greater      ? k[0] > k[1]
+               : n.op() == OpKind::LessOrEqual  ? k[0] <= k[1]
+                                                : k[0] >= k[1]);
+      break;
+    case OpKind::And:
+    case OpKind::Or:
+    case OpKind::Xor:
+      if (!allConst)
+        return;
+      r = Expr(n.op() == OpKind::And  ? (k[0] && k[1])
+               : n.op() == OpKind::Or ? (k[0] || k[1])
+                                      : ((k[0] != 0) != (k[1] != 0)));
+      break;
+    case OpKind::Not:
+      if (!allConst)
+        return;
+      r = Expr(k[0] ? 0 : 1);
+      break;
+    case OpKind::Mod:
+      if (!allConst)
+        return;
+      if (n.intAttr("fmod") == 0) {
+        r = Expr(scalar::floorMod(opT, k[0], k[1]));
+      } else { // the dividend's sign; x mod 0 = 0 as in the kernels
+        int64_t q = scalar::div(opT, k[0], k[1]);
+        r = Expr(k[1] == 0 ? 0
+                           : scalar::sub(opT, k[0], scalar::mul(opT, k[1], q)));
+      }
+      break;
     case OpKind::Where:
       if (!args[0].isConst(k[0]))
         return;
@@ -197,7 +233,7 @@ Status inferElementwise(Context &c, Node &n) {
     AOTC_RETURN_IF_ERROR(requireSameDType(n, 0, 1));
     AOTC_ASSIGN_OR_RETURN(std::vector<Expr> dims, broadcastInputs(c, n));
     setResult(c, n, 0, DType::Bool, std::move(dims));
-    if (n.op() == OpKind::Equal && isIntegral(x.dtype))
+    if (isIntegral(x.dtype) || x.dtype == DType::Bool)
       propagateData(c, n);
     return Status::ok();
   }
@@ -218,6 +254,7 @@ Status inferElementwise(Context &c, Node &n) {
       return makeError(n.describe(), ": ", inputLabel(n, 0),
                        " must be bool, got ", dtypeName(x.dtype));
     setResult(c, n, 0, DType::Bool, x.dims);
+    propagateData(c, n);
     return Status::ok();
   case OpKind::Cast: {
     int64_t to = n.intAttr("to");

@@ -288,6 +288,41 @@ agraph (float[2] x) => (float[2] y) {
   EXPECT_NE(g->print().find("{alpha=0.01}"), std::string::npos) << g->print();
 }
 
+TEST(OnnxImport, FunctionsAreExpanded) {
+  // A model-local function (another domain) and a function-defined op
+  // without a native lowering (MeanVarianceNormalization, whose body needs
+  // its default 'axes' bound) become their bodies; LayerNormalization, which
+  // aotc lowers natively, stays one node.
+  auto g = importOk(R"(
+<ir_version: 8, opset_import: ["" : 17, "local" : 1]>
+agraph (float[2, 3, 4, 5] x, float[5] s) => (float[2, 3, 4, 5] y, float[2, 3, 4, 5] m, float[2, 3, 4, 5] l) {
+  y = local.Square(x)
+  m = MeanVarianceNormalization(x)
+  l = LayerNormalization(x, s)
+}
+<domain: "local", opset_import: ["" : 17]>
+Square (a) => (b) {
+  b = Mul(a, a)
+}
+)");
+  ASSERT_TRUE(g);
+  std::map<std::string, int> ops;
+  for (const auto &n : g->nodes())
+    ++ops[opName(n->op())];
+  EXPECT_EQ(ops["Mul"] >= 1, true);
+  EXPECT_EQ(ops["LayerNormalization"], 1);
+  EXPECT_EQ(ops.count("MeanVarianceNormalization"), 0u);
+  // MVN's body reduces over its default axes [0, 2, 3].
+  bool sawAxes = false;
+  for (const auto &n : g->nodes())
+    if (n->op() == OpKind::ReduceMean && n->hasAttr("axes")) {
+      EXPECT_EQ(n->intsAttr("axes"), (std::vector<int64_t>{0, 2, 3}));
+      sawAxes = true;
+    }
+  EXPECT_TRUE(sawAxes);
+  EXPECT_EQ(typeOf(*g, "m"), "f32[2,3,4,5]");
+}
+
 TEST(OnnxImport, NodeNames) {
   auto g = importOk(model(R"(
 agraph (float[2] x) => (float[2] y) {
