@@ -161,6 +161,12 @@ const std::map<OpKind, std::vector<D>> &table() {
                      OpKind::ReduceLogSumExp})
       m[k] = reduceAttrs(18);
     m[OpKind::Trilu] = {defInt("upper", 1)};
+    m[OpKind::Hardmax] = {softmaxAxis};
+    m[OpKind::LpNormalization] = {defInt("axis", -1), defInt("p", 2)};
+    for (OpKind k : {OpKind::ArgMax, OpKind::ArgMin})
+      m[k] = {defInt("axis", 0), defInt("keepdims", 1),
+              impliedInt("select_last_index", 0, 12)};
+    m[OpKind::GatherElements] = {defInt("axis", 0)};
     // Dropout: ratio an attribute until opset 12 (then an input); is_test
     // until 6. Only inference (training_mode false) is supported.
     m[OpKind::Dropout] = {optional("ratio", AttrKind::Float, 1, 11),

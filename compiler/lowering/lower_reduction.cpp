@@ -456,6 +456,98 @@ Status lowerNormalization(const Node &n, LowerCtx &ctx) {
   return Status::ok();
 }
 
+/// ArgMax/ArgMin: the max (min) along the axis, then the first (or last,
+/// select_last_index) position that holds it; a NaN counts as the extreme
+/// (NumPy: the first NaN's index).
+Status lowerArgExtreme(const Node &n, LowerCtx &ctx) {
+  const Value *x = n.input(0), *out = n.output(0);
+  int rank = x->type().rank();
+  int64_t axis = n.intAttr("axis");
+  if (axis < 0)
+    axis += rank;
+  std::vector<int> axes = {static_cast<int>(axis)};
+  DType t = x->type().dtype;
+  int xid = ctx.defOf(x);
+  bool isMax = n.op() == OpKind::ArgMax;
+  bool last = n.intAttr("select_last_index") != 0;
+  int ext = addAxisReduction(
+      ctx, out->name() + (isMax ? "_max" : "_min"), t, x->type().dims, axes,
+      true, isMax ? Combiner::Max : Combiner::Min,
+      [&](const std::vector<Expr> &idx) { return ctx.read(xid, idx); },
+      Expr());
+  auto term = [&](const std::vector<Expr> &idx) {
+    Expr v = ctx.read(xid, idx);
+    std::vector<Expr> at = idx;
+    at[axis] = Expr(0);
+    Expr m = ctx.read(ext, at);
+    Expr hit = bin(BinOp::EQ, v, m);
+    if (isFloat(t))
+      hit = Select::make(Call::make(DType::Bool, "isnan", {m}),
+                         Call::make(DType::Bool, "isnan", {v}), hit);
+    Expr sentinel = last ? literal(DType::Int64, -1)
+                         : Cast::make(DType::Int64, x->type().dims[axis]);
+    return Select::make(hit, Cast::make(DType::Int64, idx[axis]), sentinel);
+  };
+  int id = addAxisReduction(ctx, out->name(), DType::Int64, x->type().dims,
+                            axes, n.intAttr("keepdims") != 0,
+                            last ? Combiner::Max : Combiner::Min, term, Expr());
+  ctx.bind(out, id);
+  return Status::ok();
+}
+
+/// Hardmax: 1 at the first maximum along the axis, 0 elsewhere.
+/// LpNormalization: x divided by its L1 or L2 norm along the axis (a zero
+/// vector gives NaN, as ONNX's reference).
+Status lowerAxisNormalize(const Node &n, LowerCtx &ctx) {
+  const Value *x = n.input(0), *out = n.output(0);
+  int rank = x->type().rank();
+  int64_t axis = n.intAttr("axis");
+  if (axis < 0)
+    axis += rank;
+  std::vector<int> axes = {static_cast<int>(axis)};
+  DType t = x->type().dtype;
+  int xid = ctx.defOf(x);
+  std::vector<Expr> iv = ctx.idxVars(rank);
+  std::vector<Expr> at = iv;
+  at[axis] = Expr(0);
+  if (n.op() == OpKind::LpNormalization) {
+    bool l1 = n.intAttr("p") == 1;
+    int norm = addAxisReduction(
+        ctx, out->name() + "_norm", t, x->type().dims, axes, true,
+        Combiner::Sum,
+        [&](const std::vector<Expr> &idx) {
+          Expr v = ctx.read(xid, idx);
+          return l1 ? Call::make(t, "fabs", {v}) : bin(BinOp::Mul, v, v);
+        },
+        l1 ? Expr() : Call::make(t, "sqrt", {ctx.acc(t)}));
+    ctx.addPointwise(out, bin(BinOp::Div, ctx.read(xid, iv), ctx.read(norm, at)));
+    return Status::ok();
+  }
+  int mx = addAxisReduction(
+      ctx, out->name() + "_max", t, x->type().dims, axes, true, Combiner::Max,
+      [&](const std::vector<Expr> &idx) { return ctx.read(xid, idx); },
+      Expr());
+  int first = addAxisReduction(
+      ctx, out->name() + "_at", DType::Int64, x->type().dims, axes, true,
+      Combiner::Min,
+      [&](const std::vector<Expr> &idx) {
+        std::vector<Expr> m = idx;
+        m[axis] = Expr(0);
+        Expr v = ctx.read(xid, idx), e = ctx.read(mx, m);
+        Expr hit = Select::make(Call::make(DType::Bool, "isnan", {e}),
+                                Call::make(DType::Bool, "isnan", {v}),
+                                bin(BinOp::EQ, v, e));
+        return Select::make(hit, Cast::make(DType::Int64, idx[axis]),
+                            Cast::make(DType::Int64, x->type().dims[axis]));
+      },
+      Expr());
+  ctx.addPointwise(out, Select::make(bin(BinOp::EQ,
+                                         Cast::make(DType::Int64, iv[axis]),
+                                         ctx.read(first, at)),
+                                     literal(t, 1), literal(t, 0)));
+  return Status::ok();
+}
+
 } // namespace
 
 Status lowerReduction(const Node &n, LowerCtx &ctx) {
@@ -479,6 +571,12 @@ Status lowerReduction(const Node &n, LowerCtx &ctx) {
   case OpKind::LayerNormalization:
   case OpKind::RMSNormalization:
     return lowerNormalization(n, ctx);
+  case OpKind::ArgMax:
+  case OpKind::ArgMin:
+    return lowerArgExtreme(n, ctx);
+  case OpKind::Hardmax:
+  case OpKind::LpNormalization:
+    return lowerAxisNormalize(n, ctx);
   case OpKind::MaxPool:
   case OpKind::AveragePool:
   case OpKind::GlobalMaxPool:

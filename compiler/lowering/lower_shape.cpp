@@ -154,6 +154,34 @@ Status lowerGather(const Node &n, LowerCtx &ctx) {
   return Status::ok();
 }
 
+/// GatherElements: out[i] = data[i with the axis index replaced by
+/// indices[i]], the index checked (and a negative one wrapped) as Gather's.
+Status lowerGatherElements(const Node &n, LowerCtx &ctx) {
+  const Value *data = n.input(0), *indices = n.input(1), *out = n.output(0);
+  int r = data->type().rank();
+  int64_t axis = n.intAttr("axis");
+  if (axis < 0)
+    axis += r;
+  std::vector<Expr> o = ctx.idxVars(r);
+  Expr raw = Cast::make(DType::Int64, ctx.readValue(indices, o));
+  Expr dim = data->type().dims[axis];
+  int code =
+      ctx.addError(n.describe() + ": index {value} is out of range for axis " +
+                   std::to_string(axis) +
+                   " of size {extent} (valid: [-{extent}, {extent}))");
+  Expr checked = IndexCheck::make(raw, dim, code, /*wrapNegative=*/true);
+  std::vector<Expr> in = o;
+  in[axis] = checked;
+  Expr v = ctx.readValue(data, in);
+  auto b = boundsOf(dim, ctx.env());
+  if (!b || b->min < 1)
+    v = Select::make(logicalAnd(cmp(BinOp::GE, checked, Expr(0)),
+                                cmp(BinOp::GE, dim, Expr(1))),
+                     v, literal(out->type().dtype, 0));
+  ctx.addPointwise(out, v);
+  return Status::ok();
+}
+
 Status lowerSlice(const Node &n, LowerCtx &ctx) {
   const Value *x = n.input(0), *out = n.output(0);
   int r = x->type().rank();
@@ -314,6 +342,8 @@ Status lowerShapeOp(const Node &n, LowerCtx &ctx) {
     return lowerSlice(n, ctx);
   case OpKind::Split:
     return lowerSplit(n, ctx);
+  case OpKind::GatherElements:
+    return lowerGatherElements(n, ctx);
   case OpKind::Range:
     return lowerRange(n, ctx);
   case OpKind::Trilu: {

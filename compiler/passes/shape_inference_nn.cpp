@@ -351,6 +351,52 @@ Status inferNN(Context &c, Node &n) {
   case OpKind::LayerNormalization:
   case OpKind::RMSNormalization:
     return inferNormalization(c, n);
+  case OpKind::Hardmax:
+  case OpKind::LpNormalization: {
+    const TensorType &x = inputType(n, 0);
+    if (!isFloat(x.dtype))
+      return makeError(n.describe(), ": ", inputLabel(n, 0),
+                       " must be a float tensor, got ", x.str());
+    if (x.rank() == 0)
+      return makeError(n.describe(), ": ", inputLabel(n, 0),
+                       " must have rank 1 or more");
+    AOTC_ASSIGN_OR_RETURN(int64_t axis,
+                          normalizeAxis(n, n.intAttr("axis"), x.rank()));
+    if (n.op() == OpKind::Hardmax && c.opset < 13 && axis != x.rank() - 1)
+      return makeError(n.describe(), ": Hardmax before opset 13 over the ",
+                       "flattened dims from axis ", axis,
+                       " is not supported (only the last axis)");
+    if (n.op() == OpKind::LpNormalization && n.intAttr("p") != 1 &&
+        n.intAttr("p") != 2)
+      return makeError(n.describe(), ": attribute 'p' must be 1 or 2, got ",
+                       n.intAttr("p"));
+    setResult(c, n, 0, x.dtype, x.dims);
+    return Status::ok();
+  }
+  case OpKind::ArgMax:
+  case OpKind::ArgMin: {
+    const TensorType &x = inputType(n, 0);
+    if (x.dtype == DType::Bool)
+      return makeError(n.describe(), ": ", inputLabel(n, 0),
+                       " must be numeric, got ", x.str());
+    if (x.rank() == 0)
+      return makeError(n.describe(), ": ", inputLabel(n, 0),
+                       " must have rank 1 or more");
+    AOTC_ASSIGN_OR_RETURN(int64_t axis,
+                          normalizeAxis(n, n.intAttr("axis"), x.rank()));
+    auto b = boundsOf(x.dims[axis], c.env);
+    if (b && b->max == 0)
+      return makeError(n.describe(), ": axis ", axis, " of ", x.str(),
+                       " is empty: no element to pick");
+    std::vector<Expr> out;
+    for (int64_t k = 0; k < x.rank(); ++k)
+      if (k != axis)
+        out.push_back(x.dims[k]);
+      else if (n.intAttr("keepdims"))
+        out.push_back(Expr(1));
+    setResult(c, n, 0, DType::Int64, std::move(out));
+    return Status::ok();
+  }
   case OpKind::Softmax:
   case OpKind::LogSoftmax:
     return inferSoftmax(c, n);

@@ -643,6 +643,33 @@ Status inferTensorOp(Context &c, Node &n) {
     return inferShape(c, n);
   case OpKind::Split:
     return inferSplit(c, n);
+  case OpKind::GatherElements: {
+    // The output has the indices' shape; along every other axis the
+    // indices may not reach past the data (each output element reads the
+    // data at its own position there).
+    const TensorType &x = inputType(n, 0), &idx = inputType(n, 1);
+    if (idx.dtype != DType::Int64 && idx.dtype != DType::Int32)
+      return makeError(n.describe(), ": ", inputLabel(n, 1),
+                       " must be int32 or int64, got ", idx.str());
+    if (x.rank() == 0 || idx.rank() != x.rank())
+      return makeError(n.describe(), ": ", inputLabel(n, 1), " ", idx.str(),
+                       " must have the rank of ", inputLabel(n, 0), " ",
+                       x.str(), " (1 or more)");
+    AOTC_ASSIGN_OR_RETURN(int64_t axis,
+                          normalizeAxis(n, n.intAttr("axis"), x.rank()));
+    for (int64_t k = 0; k < x.rank(); ++k) {
+      if (k == axis)
+        continue;
+      auto b = boundsOf(simplifyDim(c, x.dims[k] - idx.dims[k]), c.env);
+      if (!b || b->min < 0)
+        return makeError(n.describe(), ": dim ", k, " of ",
+                         inputLabel(n, 1), " ", idx.str(),
+                         " must not exceed the data's ", x.str(),
+                         " (not supported where it cannot be proven)");
+    }
+    setResult(c, n, 0, x.dtype, idx.dims);
+    return Status::ok();
+  }
   case OpKind::Range:
     return inferRange(c, n);
   case OpKind::Trilu: {
