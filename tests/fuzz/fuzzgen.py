@@ -344,6 +344,39 @@ def op_layernorm(b):
                   epsilon=float(b.rng.choice([1e-5, 1e-3])))
 
 
+def op_argmax(b):
+    op = b.rng.choice(["ArgMax", "ArgMin"])
+    x = b.pick(NUMERIC, lambda t: t.rank >= 1 and 0 not in t.shape)
+    axis = int(b.rng.integers(-x.rank, x.rank))
+    keep = int(b.rng.integers(0, 2))
+    a = axis % x.rank
+    shape = [1 if i == a else d for i, d in enumerate(x.shape) if keep or i != a]
+    return b.node(op, [x], "i64", shape, axis=axis, keepdims=keep,
+                  select_last_index=int(b.rng.integers(0, 2)))
+
+
+def op_gather_elements(b):
+    x = b.pick(ALL, lambda t: t.rank >= 1 and 0 not in t.shape)
+    axis = int(b.rng.integers(-x.rank, x.rank))
+    a = axis % x.rank
+    shape = [int(b.rng.integers(0, d + 1)) if i != a else int(b.rng.integers(0, 4))
+             for i, d in enumerate(x.shape)]
+    dim = x.shape[a]
+    idx = b.rng.integers(-dim, dim, size=shape).astype(np.int64)
+    ind = b.new_const("i64", shape, idx)
+    return b.node("GatherElements", [x, ind], x.dt, shape, axis=axis)
+
+
+def op_reduce_more(b):
+    op = b.rng.choice(["ReduceL1", "ReduceL2", "ReduceSumSquare", "ReduceLogSumExp",
+                       "ReduceProd"])
+    x = b.pick(FLOATS, lambda t: t.rank >= 1 and 0 not in t.shape)
+    axes = sorted(set(int(a) for a in b.rng.integers(0, x.rank, int(b.rng.integers(1, x.rank + 1)))))
+    keep = int(b.rng.integers(0, 2))
+    shape = [(1 if i in axes else d) for i, d in enumerate(x.shape) if keep or i not in axes]
+    return b.node(op, [x], x.dt, shape, keepdims=keep, axes=axes)
+
+
 def op_clip(b):
     a = b.pick(NUMERIC)
     lo = hi = None
@@ -705,7 +738,7 @@ OPS = [(op_binary, 6), (op_where, 1), (op_unary, 4), (op_clip, 1),
        (op_flatten, 1), (op_transpose, 2), (op_squeeze, 2), (op_concat, 2),
        (op_gather, 2), (op_slice, 2), (op_pad, 1), (op_expand, 1),
        (op_shape, 1), (op_constant, 1), (op_activation, 2), (op_binary_more, 2),
-       (op_layernorm, 1)]
+       (op_layernorm, 1), (op_argmax, 1), (op_gather_elements, 1), (op_reduce_more, 1)]
 
 
 # --- the graph and its reference ----------------------------------------------
