@@ -167,6 +167,21 @@ const std::map<OpKind, std::vector<D>> &table() {
       m[k] = {defInt("axis", 0), defInt("keepdims", 1),
               impliedInt("select_last_index", 0, 12)};
     m[OpKind::GatherElements] = {defInt("axis", 0)};
+    m[OpKind::Resize] = {
+        defString("mode", "nearest"),
+        D{"coordinate_transformation_mode", AttrKind::String, D::Defaulted,
+          [](const Node &, int64_t opset) -> Expected<Attribute> {
+            // Opset 10 (Upsample's semantics) maps coordinates asymmetrically.
+            return stringAttr(opset < 11 ? "asymmetric" : "half_pixel");
+          },
+          11},
+        defString("nearest_mode", "round_prefer_floor", 11),
+        defFloat("cubic_coeff_a", -0.75, 11),
+        defInt("exclude_outside", 0, 11),
+        defFloat("extrapolation_value", 0.0, 11),
+        defInt("antialias", 0, 18),
+        optional("axes", AttrKind::Ints, 18),
+        defString("keep_aspect_ratio_policy", "stretch", 18)};
     // Dropout: ratio an attribute until opset 12 (then an input); is_test
     // until 6. Only inference (training_mode false) is supported.
     m[OpKind::Dropout] = {optional("ratio", AttrKind::Float, 1, 11),

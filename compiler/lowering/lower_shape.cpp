@@ -346,6 +346,8 @@ Status lowerShapeOp(const Node &n, LowerCtx &ctx) {
     return lowerGatherElements(n, ctx);
   case OpKind::Range:
     return lowerRange(n, ctx);
+  case OpKind::Resize:
+    return lowerResize(n, ctx);
   case OpKind::Trilu: {
     // Keeps x where column - row >= k (upper) or <= k (lower); k is read at
     // run time.

@@ -152,6 +152,7 @@ Status lowerElementwise(const Node &n, LowerCtx &ctx);
 Status lowerContraction(const Node &n, LowerCtx &ctx);
 Status lowerReduction(const Node &n, LowerCtx &ctx);
 Status lowerShapeOp(const Node &n, LowerCtx &ctx);
+Status lowerResize(const Node &n, LowerCtx &ctx);
 
 /// The explicit pads of a Conv or pooling node: the begin pad of each spatial
 /// dim, then the end pad of each.

@@ -76,6 +76,7 @@ Expr divideProducts(const Context &c, const std::vector<Expr> &numer,
 Status inferElementwise(Context &c, Node &n);
 Status inferNN(Context &c, Node &n);
 Status inferTensorOp(Context &c, Node &n);
+Status inferResize(Context &c, Node &n);
 
 } // namespace shape_inference
 } // namespace aotc

@@ -672,6 +672,8 @@ Status inferTensorOp(Context &c, Node &n) {
   }
   case OpKind::Range:
     return inferRange(c, n);
+  case OpKind::Resize:
+    return inferResize(c, n);
   case OpKind::Trilu: {
     const TensorType &x = inputType(n, 0);
     if (x.rank() < 2)
