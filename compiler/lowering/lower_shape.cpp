@@ -261,7 +261,7 @@ Status lowerPad(const Node &n, LowerCtx &ctx) {
   const Value *x = n.input(0), *out = n.output(0);
   int r = x->type().rank();
   const std::string &mode = n.stringAttr("mode");
-  if (mode != "constant")
+  if (mode != "constant" && mode != "reflect" && mode != "edge")
     return makeError(n.describe(), ": Pad mode '", mode, "' is not supported");
   std::vector<int64_t> pads;
   if (n.numInputs() > 1) {
@@ -291,13 +291,42 @@ Status lowerPad(const Node &n, LowerCtx &ctx) {
     return makeError(n.describe(), ": 'pads' has ", pads.size(),
                      " values for rank ", r);
   DType t = out->type().dtype;
+  std::vector<Expr> o = ctx.idxVars(r), in;
+  if (mode != "constant") {
+    // edge: the nearest element; reflect: mirrored about the edge element
+    // (pads must stay below the dim, as ONNX requires).
+    for (int k = 0; k < r; ++k) {
+      Expr p = o[k] - Expr(pads[k]);
+      if (pads[k] == 0 && pads[r + k] == 0) {
+        in.push_back(p);
+        continue;
+      }
+      const Expr &dim = x->type().dims[k];
+      int64_t d;
+      if (!dim.isConst(d) || d < 1)
+        return makeError(n.describe(), ": Pad mode '", mode,
+                         "' needs a static, non-empty dim ", k, ", got ",
+                         printExpr(dim), " (not supported)");
+      if (mode == "reflect" &&
+          (std::max(pads[k], pads[r + k]) >= d))
+        return makeError(n.describe(), ": reflect pads ", pads[k], ", ",
+                         pads[r + k], " must be smaller than dim ", k,
+                         " (", d, ")");
+      Expr lo = mode == "edge" ? Expr(0) : Expr(0) - p;
+      Expr hi = mode == "edge" ? Expr(d - 1) : Expr(2 * (d - 1)) - p;
+      in.push_back(Select::make(cmp(BinOp::LT, p, Expr(0)), lo,
+                                Select::make(cmp(BinOp::GE, p, Expr(d)), hi,
+                                             p)));
+    }
+    ctx.addPointwise(out, ctx.readValue(x, in));
+    return Status::ok();
+  }
   Expr fill = literal(t, 0);
   if (const Value *cv = n.input(2))
     fill = ctx.readValue(cv, std::vector<Expr>(cv->type().rank(), Expr(0)));
   else if (n.hasAttr("value")) {
     fill = literal(t, n.floatAttr("value"));
   }
-  std::vector<Expr> o = ctx.idxVars(r), in;
   Expr inBounds;
   for (int k = 0; k < r; ++k) {
     Expr p = o[k] - Expr(pads[k]);
