@@ -139,6 +139,12 @@ const std::map<OpKind, std::vector<D>> &table() {
     m[OpKind::Gemm] = {defFloat("alpha", 1.0), defFloat("beta", 1.0),
                        defInt("transA", 0), defInt("transB", 0)};
     m[OpKind::Conv] = windowAttrs(true, false);
+    // ConvTranspose: Conv's window attributes (kernel_shape from W's dims)
+    // plus output_padding and output_shape.
+    m[OpKind::ConvTranspose] = windowAttrs(true, false);
+    m[OpKind::ConvTranspose].push_back(windowList("output_padding", 0, 1));
+    m[OpKind::ConvTranspose].push_back(
+        optional("output_shape", AttrKind::Ints));
     m[OpKind::MaxPool] = windowAttrs(false, true);
     m[OpKind::AveragePool] = windowAttrs(false, false);
     // Softmax: axis 1 (a 2-D coercion) before opset 13, the last axis after.

@@ -138,6 +138,7 @@ Status checkAttributeNames(OpKind op, const onnx::NodeProto &node,
 Status checkAttributeValues(const Node &n, int64_t opset) {
   switch (n.op()) {
   case OpKind::Conv:
+  case OpKind::ConvTranspose:
   case OpKind::MaxPool:
   case OpKind::AveragePool:
     return checkWindowAttrs(n);

@@ -191,6 +191,80 @@ Status lowerConv(const Node &n, LowerCtx &ctx) {
   return Status::ok();
 }
 
+/// ConvTranspose as a stride-1 correlation: the input is spread into a
+/// zero-filled copy Z (element i at (K_eff - 1) + i * stride, K_eff the
+/// dilated kernel extent), and out[o] = sum over c, k of
+/// Z[o + pad_begin + k * d] * W[c, m, K - 1 - k] (the kernel flipped).
+Status lowerConvTranspose(const Node &n, LowerCtx &ctx) {
+  const Value *x = n.input(0), *w = n.input(1), *bias = n.input(2);
+  const Value *out = n.output(0);
+  const TensorType &xt = x->type();
+  int s = xt.rank() - 2;
+  const std::vector<int64_t> &st = n.intsAttr("strides");
+  const std::vector<int64_t> &dil = n.intsAttr("dilations");
+  const std::vector<int64_t> &pads = n.intsAttr("pads");
+  int64_t group = n.intAttr("group");
+  std::vector<int64_t> kernel, eff;
+  for (int k = 0; k < s; ++k) {
+    int64_t v = 0;
+    w->type().dims[2 + k].isConst(v);
+    kernel.push_back(v);
+    eff.push_back((v - 1) * dil[k] + 1);
+  }
+  int64_t cin = 0;
+  xt.dims[1].isConst(cin);
+  int64_t cg = cin / group;
+  Expr mg = w->type().dims[1]; // output channels per group
+  const std::vector<Expr> &outDims = out->type().dims;
+  // Z: [N, C, (out - 1) + pad_begin + K_eff] spread input.
+  TensorDef zd;
+  zd.kind = TensorDef::Kind::Pointwise;
+  zd.name = x->name() + "_spread";
+  zd.dtype = xt.dtype;
+  zd.shape = {xt.dims[0], xt.dims[1]};
+  std::vector<Expr> zi = ctx.idxVars(xt.rank());
+  std::vector<Expr> src = {zi[0], zi[1]};
+  Expr inside;
+  int xdef = ctx.defOf(x);
+  for (int k = 0; k < s; ++k) {
+    zd.shape.push_back(outDims[2 + k] + Expr(pads[k] + eff[k] - 1));
+    Expr t = zi[2 + k] - Expr(eff[k] - 1);
+    Expr q = floorDiv(t, Expr(st[k]));
+    const Expr &in = xt.dims[2 + k];
+    // Clamped into the input, so the read is in bounds whatever the select
+    // picks.
+    src.push_back(minExpr(maxExpr(q, Expr(0)), maxExpr(in - Expr(1), Expr(0))));
+    Expr ok = logicalAnd(cmp(BinOp::GE, t, Expr(0)),
+                         cmp(BinOp::LT, q, in));
+    if (st[k] != 1)
+      ok = logicalAnd(ok, cmp(BinOp::EQ, t - q * Expr(st[k]), Expr(0)));
+    inside = logicalAnd(inside, ok);
+  }
+  zd.body = Select::make(inside, ctx.read(xdef, src), literal(xt.dtype, 0));
+  zd.materialize = true;
+  int zdef = ctx.add(std::move(zd));
+  std::vector<Expr> o = ctx.idxVars(out->type().rank());
+  Expr ci = ctx.rvar(0);
+  if (group != 1)
+    ci = floorDiv(o[1], mg) * Expr(cg) + ci;
+  Expr mo = group != 1 ? o[1] - floorDiv(o[1], mg) * mg : o[1];
+  TensorDef d = contraction(out);
+  d.reduceExtents.push_back(Expr(cg));
+  std::vector<Expr> xi = {o[0], ci}, wi = {ci, mo};
+  for (int k = 0; k < s; ++k) {
+    Expr r = ctx.rvar(1 + k);
+    xi.push_back(o[2 + k] + Expr(pads[k]) + r * Expr(dil[k]));
+    wi.push_back(Expr(kernel[k] - 1) - r);
+    d.reduceExtents.push_back(Expr(kernel[k]));
+  }
+  DType t = out->type().dtype;
+  d.body = bin(BinOp::Mul, ctx.read(zdef, xi), ctx.readValue(w, wi));
+  if (bias)
+    d.epilogue = bin(BinOp::Add, ctx.acc(t), ctx.readValue(bias, {o[1]}));
+  ctx.bind(out, ctx.add(std::move(d)));
+  return Status::ok();
+}
+
 } // namespace
 
 Status lowerContraction(const Node &n, LowerCtx &ctx) {
@@ -201,6 +275,8 @@ Status lowerContraction(const Node &n, LowerCtx &ctx) {
     return lowerGemm(n, ctx);
   case OpKind::Conv:
     return lowerConv(n, ctx);
+  case OpKind::ConvTranspose:
+    return lowerConvTranspose(n, ctx);
   default:
     return makeError(n.describe(), ": not a contraction");
   }

@@ -212,6 +212,112 @@ Status inferConv(Context &c, Node &n) {
   return Status::ok();
 }
 
+/// ConvTranspose: out = stride * (in - 1) + output_padding + (k - 1) * d + 1
+/// - pads, or output_shape (auto_pad SAME_*: in * stride) with the pads
+/// that give it; explicit pads are written back and auto_pad cleared.
+Status inferConvTranspose(Context &c, Node &n) {
+  const TensorType &x = inputType(n, 0), &w = inputType(n, 1);
+  AOTC_RETURN_IF_ERROR(requireRank(n, 0, 3));
+  size_t s = x.rank() - 2;
+  if (s > 3)
+    return makeError(n.describe(), ": unsupported ", s,
+                     "-D transposed convolution; only 1-D to 3-D are "
+                     "supported");
+  if (w.rank() != x.rank() || w.dtype != x.dtype || !isFloat(x.dtype))
+    return makeError(n.describe(), ": weight ", w.str(),
+                     " does not match input ", x.str());
+  std::vector<int64_t> kernel;
+  for (size_t i = 0; i < s; ++i) {
+    int64_t k;
+    if (!w.dims[2 + i].isConst(k))
+      return makeError(n.describe(), ": weight ", w.str(),
+                       " must have a static kernel size");
+    kernel.push_back(k);
+  }
+  if (n.intsAttr("kernel_shape") != kernel)
+    return makeError(n.describe(), ": attribute 'kernel_shape' does not ",
+                     "match weight ", w.str());
+  int64_t group = n.intAttr("group");
+  AOTC_RETURN_IF_ERROR(requireEqual(c, n, x.dims[1], w.dims[0],
+                                    "input channels and weight dim 0"));
+  int64_t cin;
+  if (!x.dims[1].isConst(cin) || cin % group != 0)
+    return makeError(n.describe(), ": input channels ", printExpr(x.dims[1]),
+                     " must be static and divisible by group ", group);
+  const std::vector<int64_t> &st = n.intsAttr("strides");
+  const std::vector<int64_t> &dil = n.intsAttr("dilations");
+  const std::vector<int64_t> &op = n.intsAttr("output_padding");
+  if (op.size() != s)
+    return makeError(n.describe(), ": 'output_padding' has ", op.size(),
+                     " values, expected ", s);
+  for (size_t i = 0; i < s; ++i)
+    if (op[i] < 0 || op[i] >= std::max(st[i], dil[i]))
+      return makeError(n.describe(), ": output_padding ", op[i],
+                       " must be below the stride or the dilation");
+  std::vector<int64_t> pads = n.intsAttr("pads");
+  const std::string autoPad = n.stringAttr("auto_pad");
+  std::vector<int64_t> target;
+  if (n.hasAttr("output_shape")) {
+    target = n.intsAttr("output_shape");
+    if (target.size() == s + 2)
+      target.erase(target.begin(), target.begin() + 2);
+    if (target.size() != s)
+      return makeError(n.describe(), ": 'output_shape' has ", target.size(),
+                       " values for ", s, " spatial dims");
+  } else if (autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER") {
+    for (size_t i = 0; i < s; ++i) {
+      int64_t in;
+      if (!x.dims[2 + i].isConst(in))
+        return makeError(n.describe(), ": auto_pad ", autoPad,
+                         " over the symbolic dim ", printExpr(x.dims[2 + i]),
+                         " is not supported");
+      target.push_back(in * st[i]);
+    }
+  }
+  if (!target.empty()) {
+    pads.assign(2 * s, 0);
+    for (size_t i = 0; i < s; ++i) {
+      int64_t in;
+      if (!x.dims[2 + i].isConst(in))
+        return makeError(n.describe(), ": output_shape over the symbolic dim ",
+                         printExpr(x.dims[2 + i]), " is not supported");
+      int64_t total = st[i] * (in - 1) + op[i] + (kernel[i] - 1) * dil[i] + 1 -
+                      target[i];
+      // A larger output than the full result extends it at the end with
+      // the bias alone (ONNX's reference and ONNX Runtime agree); a smaller
+      // one crops, the larger half at the start unless SAME_UPPER.
+      bool upper = autoPad == "SAME_UPPER";
+      pads[i] = total < 0 ? 0 : upper ? total / 2 : total - total / 2;
+      pads[s + i] = total - pads[i];
+    }
+  } else if (autoPad == "VALID") {
+    pads.assign(2 * s, 0);
+  }
+  if (pads.size() != 2 * s)
+    return makeError(n.describe(), ": 'pads' has ", pads.size(),
+                     " values, expected ", 2 * s);
+  std::vector<Expr> out = {x.dims[0], simplifyDim(c, w.dims[1] * Expr(group))};
+  for (size_t i = 0; i < s; ++i) {
+    Expr o = simplifyDim(c, x.dims[2 + i] * Expr(st[i]) +
+                                Expr(op[i] + (kernel[i] - 1) * dil[i] + 1 -
+                                     st[i] - pads[i] - pads[s + i]));
+    auto b = boundsOf(o, c.env);
+    if (!b || b->min < 1)
+      return makeError(n.describe(), ": output dim ", printExpr(o),
+                       " may be empty or negative (not supported)");
+    out.push_back(o);
+  }
+  if (n.input(2)) {
+    AOTC_RETURN_IF_ERROR(requireRank(n, 2, 1, 1));
+    AOTC_RETURN_IF_ERROR(requireEqual(c, n, inputType(n, 2).dims[0], out[1],
+                                      "bias and output channels"));
+  }
+  n.setAttr("pads", Attribute{pads, std::nullopt});
+  n.setAttr("auto_pad", Attribute{std::string("NOTSET"), std::nullopt});
+  setResult(c, n, 0, x.dtype, std::move(out));
+  return Status::ok();
+}
+
 Status inferPool(Context &c, Node &n) {
   const TensorType &x = inputType(n, 0);
   AOTC_RETURN_IF_ERROR(requireRank(n, 0, 3));
@@ -334,6 +440,8 @@ Status inferNN(Context &c, Node &n) {
     return inferGemm(c, n);
   case OpKind::Conv:
     return inferConv(c, n);
+  case OpKind::ConvTranspose:
+    return inferConvTranspose(c, n);
   case OpKind::MaxPool:
   case OpKind::AveragePool:
     return inferPool(c, n);
