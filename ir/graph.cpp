@@ -417,6 +417,12 @@ const Symbol *Graph::findSymbol(const Var *var) const {
   return nullptr;
 }
 
+void Graph::freezeInitializer(const Value *v, const std::string &reason) {
+  if (!v || !v->isConstant() || v->folded() || v->onnxName().empty())
+    return;
+  frozen_.emplace(v->onnxName(), reason); // the first reason stays
+}
+
 void Graph::addAssumption(Expr holds, std::string message) {
   for (const Assumption &a : assumptions_)
     if (structurallyEqual(a.holds, holds))

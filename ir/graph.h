@@ -282,6 +282,15 @@ public:
 
   /// Records a run-time assumption (once per condition).
   void addAssumption(Expr holds, std::string message);
+  /// Records that the value of ONNX initializer \p v was used at compile
+  /// time (packed, read as shape data): the .so cannot take an update of it,
+  /// and names it with \p reason. No-op for a value that is not an
+  /// initializer.
+  void freezeInitializer(const Value *v, const std::string &reason);
+  /// ONNX initializer name -> why its value is compiled in.
+  const std::map<std::string, std::string> &frozenInitializers() const {
+    return frozen_;
+  }
   const std::vector<Assumption> &assumptions() const { return assumptions_; }
   void setSymbolRange(const std::string &name, Range r);
   RangeEnv rangeEnv() const;
@@ -322,6 +331,7 @@ private:
   std::vector<Value *> outputs_;
   std::vector<Symbol> symbols_;
   std::vector<Assumption> assumptions_;
+  std::map<std::string, std::string> frozen_;
   int nextId_ = 0;
 };
 

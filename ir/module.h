@@ -79,6 +79,9 @@ struct LoopModule {
   std::vector<ModuleTensor> outputs;
   std::vector<ModuleConstant> constants;
   uint64_t constantsBytes = 0; ///< size of the blob
+  /// ONNX initializers whose values were used at compile time, with why:
+  /// the runtime refuses updates of them.
+  std::vector<std::pair<std::string, std::string>> frozen;
   std::vector<ModuleBuffer> buffers;
   /// Kernels in launch order. Each kernel's body is a nest whose outermost
   /// Parallel loops (dims 0, 1, 2) form its ND-range.

@@ -96,6 +96,7 @@ private:
   Status checkSymbols();
   Status emitTensors(const std::vector<ModuleTensor> &ts, bool inputs);
   Status emitConstants();
+  void emitFrozen();
   Status emitInputSlots();
   void emitKernelNamesAndMetadata();
   Status emitArenaBytes();
@@ -290,6 +291,17 @@ Status WrapperEmitter::emitConstants() {
   out_ += "static const AotcConstantDesc kConstants[" +
           std::to_string(m_.constants.size()) + "] = {\n" + table + "};\n\n";
   return Status::ok();
+}
+
+void WrapperEmitter::emitFrozen() {
+  if (m_.frozen.empty())
+    return;
+  out_ += "// ONNX initializers compiled into the model: name, why.\n";
+  out_ += "static const char *const kFrozen[" +
+          std::to_string(2 * m_.frozen.size()) + "] = {\n";
+  for (const auto &[name, why] : m_.frozen)
+    out_ += "    " + cStringLiteral(name) + ", " + cStringLiteral(why) + ",\n";
+  out_ += "};\n\n";
 }
 
 Status WrapperEmitter::emitInputSlots() {
@@ -790,7 +802,8 @@ void WrapperEmitter::emitDesc() {
   out_ += "    " + count(m_.inputSlots.size(), "kInputSlots") + ",\n";
   out_ += "    " +
           std::string(m_.kernels.empty() ? "nullptr" : "kKernelSummaries") +
-          ",\n    kernel_costs,\n};\n\n";
+          ",\n    kernel_costs,\n";
+  out_ += "    " + count(m_.frozen.size(), "kFrozen") + ",\n};\n\n";
   out_ +=
       "extern \"C\" __attribute__((visibility(\"hidden\"))) const "
       "AotcModelDesc *\naotc_model_desc(void) {\n  return &kModelDesc;\n}\n";
@@ -874,6 +887,7 @@ __attribute__((unused)) static inline int64_t aotc_ck_mod(int64_t a, int64_t b, 
   AOTC_RETURN_IF_ERROR(emitTensors(m_.inputs, true));
   AOTC_RETURN_IF_ERROR(emitTensors(m_.outputs, false));
   AOTC_RETURN_IF_ERROR(emitConstants());
+  emitFrozen();
   AOTC_RETURN_IF_ERROR(emitInputSlots());
   emitKernelNamesAndMetadata();
   emitErrors();

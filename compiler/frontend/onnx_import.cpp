@@ -309,6 +309,12 @@ Status Importer::importInitializers() {
     Value *v = graph_->addConstant(t.name(), std::move(type), std::move(data),
                                    t.name(), /*folded=*/false);
     setConstantSymbolicData(v);
+    // Small integer tensors may become sizes, axes or indices compiled into
+    // the code (shape inference and lowering read them as known values).
+    if (v->symbolicData())
+      graph_->freezeInitializer(
+          v, "a small integer tensor, which the compiler may read as shape "
+             "data and compile into the code");
     values_[t.name()] = v;
   }
   return Status::ok();

@@ -68,6 +68,9 @@ bool packConv(Graph &g, Node &n) {
   auto [type, data] = transposed(w, toPacked);
   Value *packed = g.addConstant(w->name() + "_packed", type, std::move(data),
                                 "", /*folded=*/true);
+  g.freezeInitializer(w, "packed at compile time into '" + packed->name() +
+                             "' (compile with --updatable-weights to keep it "
+                             "updatable)");
   // Back to W's layout as a view: output dim 0 (co) is W' dim r - 1, output
   // dim k >= 1 is W' dim k - 1.
   std::vector<int64_t> perm{r - 1};
@@ -91,6 +94,9 @@ bool packGemm(Graph &g, Node &n) {
   auto [type, data] = transposed(b, {1, 0});
   Value *packed = g.addConstant(b->name() + "_packed", type, std::move(data),
                                 "", /*folded=*/true);
+  g.freezeInitializer(b, "packed at compile time into '" + packed->name() +
+                             "' (compile with --updatable-weights to keep it "
+                             "updatable)");
   n.replaceInput(1, packed);
   Attribute zero;
   zero.value = int64_t{0};

@@ -12,12 +12,15 @@ namespace shape_inference {
 namespace {
 
 /// A float constant's values (scales and roi are float tensors).
-Expected<std::vector<double>> floatConstant(const Node &n, size_t i,
+Expected<std::vector<double>> floatConstant(Context &c, const Node &n,
+                                            size_t i,
                                             const std::string &what) {
   const Value *v = n.input(i);
   if (!v->isConstant())
     return makeError(n.describe(), ": ", inputLabel(n, i), " (", what,
                      ") must be known at compile time");
+  c.graph.freezeInitializer(v, "read at compile time as the " + what +
+                                   " of " + n.describe());
   std::vector<double> r;
   int64_t count = v->data().size() / dtypeSize(v->type().dtype);
   for (int64_t k = 0; k < count; ++k)
@@ -81,7 +84,7 @@ Status inferResize(Context &c, Node &n) {
     if (!n.input(scalesIn))
       return makeError(n.describe(), ": neither 'scales' nor 'sizes' given");
     AOTC_ASSIGN_OR_RETURN(std::vector<double> scales,
-                          floatConstant(n, scalesIn, "scales"));
+                          floatConstant(c, n, scalesIn, "scales"));
     if (scales.size() != axes.size())
       return makeError(n.describe(), ": 'scales' has ", scales.size(),
                        " values for ", axes.size(), " axes");

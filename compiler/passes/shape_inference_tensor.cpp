@@ -512,6 +512,8 @@ Status inferRange(Context &c, Node &n) {
         return makeError(n.describe(), ": ", inputLabel(n, i),
                          " must be known at compile time (the size of a "
                          "float Range)");
+      c.graph.freezeInitializer(in, "read at compile time as a bound of " +
+                                        n.describe());
       v[i] = tensorDataFloat(in->data(), t, 0);
     }
     if (v[2] == 0)

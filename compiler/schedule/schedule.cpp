@@ -21,6 +21,8 @@ Expected<LoopModule> scheduleGraph(const Graph &g, LoweredGraph lg,
   m.symbols = g.symbols();
   m.errors = lg.errors;
   m.assumptions = g.assumptions();
+  m.frozen.assign(g.frozenInitializers().begin(),
+                  g.frozenInitializers().end());
 
   for (size_t k = 0; k < lg.inputs.size(); ++k) {
     const TensorDef &d = lg.defs[lg.inputs[k]];

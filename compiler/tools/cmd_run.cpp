@@ -6,6 +6,7 @@
 #include "compiler/tools/tensor_io.h"
 
 #include <algorithm>
+#include <set>
 #include <chrono>
 #include <cstdio>
 
@@ -27,6 +28,64 @@ std::string dimsText(const aotc::TensorInfo &t) {
   return s + "]";
 }
 
+/// --constants: every updatable weight of the model from \p path (all of
+/// them: validate_full). A float initializer of the file that the model
+/// compiled in (packed) is an error, since running without it would not be
+/// the file's model; integer ones (shape data) stay as compiled, with a note.
+int loadConstants(aotc::Model &model, const std::string &path) {
+  auto weights = readInitializers(path);
+  if (!weights) {
+    std::fprintf(stderr, "aotc: error: --constants: %s\n",
+                 weights.status().message().c_str());
+    return 1;
+  }
+  std::map<std::string, std::string> why; // frozen initializer -> reason
+  std::set<std::string> updatable;
+  for (const aotc::ConstantInfo &c : model.constants()) {
+    if (c.onnxName.empty())
+      continue;
+    if (c.updatable)
+      updatable.insert(c.onnxName);
+    else
+      why[c.onnxName] = c.notUpdatableReason;
+  }
+  aotc::Model::ConstantMap update;
+  std::string kept;
+  for (auto &[name, tensor] : *weights) {
+    if (updatable.count(name)) {
+      update.emplace(name, std::move(tensor));
+      continue;
+    }
+    bool isFloat = tensor.dtype() == AOTC_DTYPE_FLOAT32 ||
+                   tensor.dtype() == AOTC_DTYPE_FLOAT64;
+    if (isFloat) {
+      // Packed weights are gone from the model's constants: ask the model
+      // itself for the reason.
+      try {
+        model.updateConstants({{name, tensor}});
+      } catch (const aotc::Error &e) {
+        std::fprintf(stderr, "aotc: error: --constants %s: %s\n", path.c_str(),
+                     e.what());
+        return 1;
+      }
+    }
+    kept += (kept.empty() ? "" : ", ") + name;
+  }
+  try {
+    model.updateConstants(update, /*useInactive=*/false,
+                          /*validateFull=*/true);
+  } catch (const aotc::Error &e) {
+    std::fprintf(stderr, "aotc: error: --constants %s: %s\n", path.c_str(),
+                 e.what());
+    return 1;
+  }
+  std::printf("constants: %zu updated from %s", update.size(), path.c_str());
+  if (!kept.empty())
+    std::printf("; kept as compiled (integer data): %s", kept.c_str());
+  std::printf("\n");
+  return 0;
+}
+
 } // namespace
 
 int runCommand(const RunArgs &args) {
@@ -34,6 +93,8 @@ int runCommand(const RunArgs &args) {
     aotc::ModelOptions options = modelOptions(args.device);
     options.profile = !args.profile.empty();
     aotc::Model model = aotc::Model::load(args.model, options);
+    if (!args.constants.empty() && loadConstants(model, args.constants) != 0)
+      return 1;
     std::vector<aotc::TensorInfo> ins = model.inputs();
     std::vector<aotc::SymbolInfo> syms = model.symbols();
     for (const auto &[name, value] : args.dims) {
@@ -181,10 +242,11 @@ int inspectCommand(const std::string &path, const std::string &device) {
       std::string shape;
       for (size_t i = 0; i < c.shape.size(); ++i)
         shape += (i ? "," : "") + std::to_string(c.shape[i]);
-      std::printf("constant %s (onnx '%s'): %s[%s] %llu bytes%s\n",
+      std::printf("constant %s (onnx '%s'): %s[%s] %llu bytes, %s%s\n",
                   c.name.c_str(), c.onnxName.c_str(), aotc::dtypeName(c.dtype),
                   shape.c_str(), (unsigned long long)c.nbytes,
-                  c.folded ? " folded" : "");
+                  c.updatable ? "updatable" : "not updatable: ",
+                  c.updatable ? "" : c.notUpdatableReason.c_str());
       constBytes += c.nbytes;
     }
     std::vector<std::string> kernels = model.kernelNames();

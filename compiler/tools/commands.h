@@ -19,6 +19,8 @@ struct RunArgs {
   uint64_t seed = 1;
   std::string profile; ///< Chrome trace file; non-empty turns profiling on
   bool peak = false;   ///< measure the device's peak for the profile table
+  /// Weights to load before running: an ONNX file or a folder of .pb files.
+  std::string constants;
 };
 
 struct TestArgs {

@@ -38,6 +38,10 @@ int runCli(int argc, char **argv) {
   compile->add_flag("--naive-kernels", naiveKernels,
                     "one work-item per output element, no register tiling "
                     "(the reference the fast kernels are checked against)");
+  compile->add_flag(
+      "--updatable-weights", copts.updatableWeights,
+      "keep every float weight updatable at run time "
+      "(aotc_container_update_constants): no compile-time weight packing");
   std::string vectorLanes = "8";
   compile->add_option("--vector-lanes", vectorLanes,
                       "float lanes of the target CPU's vectors, for the "
@@ -61,6 +65,10 @@ int runCli(int argc, char **argv) {
   run->add_option("--dim", runDims,
                   "symbol value for random inputs NAME=VALUE");
   run->add_option("--seed", rargs.seed, "random seed");
+  run->add_option("--constants", rargs.constants,
+                  "load the weights from this ONNX file (or folder of .pb "
+                  "tensors) into the model before running "
+                  "(aotc_container_update_constants)");
   run->add_option("--profile", rargs.profile,
                   "time every kernel and copy: write a Chrome trace to this "
                   "file and print a per-kernel table");

@@ -2,12 +2,15 @@
 /// TensorProto reading, random tensors and tolerant comparison.
 #include "compiler/tools/tensor_io.h"
 
+#include "compiler/frontend/external_data.h"
 #include "compiler/frontend/onnx_internal.h"
 #include "compiler/frontend/read_file.h"
 
 #include <onnx/onnx_pb.h>
 
+#include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <cstring>
 #include <fstream>
 #include <random>
@@ -32,6 +35,74 @@ Expected<aotc::HostTensor> readTensorFile(const std::string &path) {
   if (t.nbytes())
     std::memcpy(t.raw(), data.data(), t.nbytes());
   return t;
+}
+
+namespace {
+
+Expected<aotc::HostTensor> toHostTensor(const onnx::TensorProto &proto,
+                                        onnx_import::ExternalData *external,
+                                        const std::string &where) {
+  auto converted = onnx_import::convertTensor(proto, external);
+  if (!converted)
+    return converted.status().withContext(where);
+  const auto &[type, data] = *converted;
+  aotc::HostTensor t(static_cast<aotc_dtype_t>(type.dtype), type.staticDims());
+  if (t.nbytes() != static_cast<size_t>(data.size()))
+    return makeError(where, ": tensor holds ", data.size(),
+                     " bytes, expected ", t.nbytes());
+  if (t.nbytes())
+    std::memcpy(t.raw(), data.data(), t.nbytes());
+  return t;
+}
+
+} // namespace
+
+Expected<std::map<std::string, aotc::HostTensor>>
+readInitializers(const std::string &path) {
+  std::map<std::string, aotc::HostTensor> result;
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) {
+    std::vector<std::filesystem::path> files;
+    for (const auto &entry : std::filesystem::directory_iterator(path, ec))
+      if (entry.path().extension() == ".pb")
+        files.push_back(entry.path());
+    if (ec)
+      return makeError(path, ": ", ec.message());
+    std::sort(files.begin(), files.end());
+    for (const auto &f : files) {
+      AOTC_ASSIGN_OR_RETURN(std::string bytes,
+                            readRegularFile(f.string(), kMaxProtobufBytes));
+      onnx::TensorProto proto;
+      if (!proto.ParseFromString(bytes))
+        return makeError(f.string(), ": not a valid TensorProto");
+      std::string name =
+          proto.name().empty() ? f.stem().string() : proto.name();
+      AOTC_ASSIGN_OR_RETURN(aotc::HostTensor t,
+                            toHostTensor(proto, nullptr, f.string()));
+      if (!result.emplace(name, std::move(t)).second)
+        return makeError(f.string(), ": tensor '", name, "' is given twice");
+    }
+    if (result.empty())
+      return makeError(path, ": no .pb tensor files");
+    return result;
+  }
+  AOTC_ASSIGN_OR_RETURN(std::string bytes,
+                        readRegularFile(path, kMaxProtobufBytes));
+  onnx::ModelProto model;
+  if (!model.ParseFromString(bytes))
+    return makeError(path, ": not a valid ONNX model");
+  onnx_import::ExternalData external(
+      std::filesystem::path(path).parent_path().string());
+  for (const onnx::TensorProto &init : model.graph().initializer()) {
+    AOTC_ASSIGN_OR_RETURN(
+        aotc::HostTensor t,
+        toHostTensor(init, &external,
+                     path + ": initializer '" + init.name() + "'"));
+    if (!result.emplace(init.name(), std::move(t)).second)
+      return makeError(path, ": initializer '", init.name(),
+                       "' is defined twice");
+  }
+  return result;
 }
 
 aotc::HostTensor randomTensor(aotc_dtype_t dtype, std::vector<int64_t> shape,

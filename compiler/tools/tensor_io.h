@@ -7,12 +7,20 @@
 
 #include <aotc/runner.hpp>
 
+#include <map>
 #include <string>
 
 namespace aotc::cli {
 
 /// Reads a TensorProto file (ONNX backend-test layout).
 Expected<aotc::HostTensor> readTensorFile(const std::string &path);
+
+/// The initializers of an ONNX model file (external data read from beside
+/// it), or of every TensorProto .pb file in a directory (named by the
+/// proto's name, else the file's stem): weights for
+/// aotc::Model::updateConstants.
+Expected<std::map<std::string, aotc::HostTensor>>
+readInitializers(const std::string &path);
 
 /// Fills a tensor with reproducible random values (normal for floats,
 /// small integers for integer types, 0/1 for bool).

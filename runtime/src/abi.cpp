@@ -66,6 +66,13 @@ AOTC_CHECK_FN(aotc_container_graph_input_info)
 AOTC_CHECK_FN(aotc_container_set_profiling)
 AOTC_CHECK_FN(aotc_container_last_profile)
 AOTC_CHECK_FN(aotc_container_kernel_summary)
+AOTC_CHECK_FN(aotc_container_update_constants)
+AOTC_CHECK_FN(aotc_container_update_user_managed_constants)
+AOTC_CHECK_FN(aotc_container_run_const_fold)
+AOTC_CHECK_FN(aotc_container_swap_constant_buffer)
+AOTC_CHECK_FN(aotc_container_free_inactive_constant_buffer)
+AOTC_CHECK_FN(aotc_container_extract_constants)
+AOTC_CHECK_FN(aotc_container_constant_updatable)
 #undef AOTC_CHECK_FN
 
 /// Runs \p body, turning every escaping exception into a status.
@@ -240,6 +247,81 @@ AOTC_API aotc_status_t aotc_container_run(aotc_container_t *container,
   return guarded(__func__, [&](const char *fn) -> aotc_status_t {
     AOTC_REQUIRE(container);
     return container->run(inputs, num_inputs, outputs, num_outputs);
+  });
+}
+
+AOTC_API aotc_status_t aotc_container_update_constants(
+    aotc_container_t *container, const aotc_constant_entry_t *entries,
+    size_t num_entries, int32_t use_inactive, int32_t validate_full) {
+  return guarded(__func__, [&](const char *fn) -> aotc_status_t {
+    AOTC_REQUIRE(container);
+    return container->constants.update(entries, num_entries, use_inactive != 0,
+                                       validate_full != 0,
+                                       /*userManaged=*/false);
+  });
+}
+
+AOTC_API aotc_status_t aotc_container_update_user_managed_constants(
+    aotc_container_t *container, const aotc_constant_entry_t *entries,
+    size_t num_entries, int32_t use_inactive, int32_t validate_full) {
+  return guarded(__func__, [&](const char *fn) -> aotc_status_t {
+    AOTC_REQUIRE(container);
+    return container->constants.update(entries, num_entries, use_inactive != 0,
+                                       validate_full != 0,
+                                       /*userManaged=*/true);
+  });
+}
+
+AOTC_API aotc_status_t aotc_container_run_const_fold(
+    aotc_container_t *container, int32_t use_inactive) {
+  return guarded(__func__, [&](const char *fn) -> aotc_status_t {
+    AOTC_REQUIRE(container);
+    return container->constants.runConstFold(use_inactive != 0);
+  });
+}
+
+AOTC_API aotc_status_t
+aotc_container_swap_constant_buffer(aotc_container_t *container) {
+  return guarded(__func__, [&](const char *fn) -> aotc_status_t {
+    AOTC_REQUIRE(container);
+    return container->constants.swap();
+  });
+}
+
+AOTC_API aotc_status_t
+aotc_container_free_inactive_constant_buffer(aotc_container_t *container) {
+  return guarded(__func__, [&](const char *fn) -> aotc_status_t {
+    AOTC_REQUIRE(container);
+    return container->constants.freeInactive();
+  });
+}
+
+AOTC_API aotc_status_t aotc_container_extract_constants(
+    const aotc_container_t *container, int32_t use_inactive,
+    aotc_constant_entry_t *out, size_t capacity, size_t *out_count) {
+  return guarded(__func__, [&](const char *fn) -> aotc_status_t {
+    AOTC_REQUIRE(container);
+    return container->constants.extract(use_inactive != 0, out, capacity,
+                                        out_count);
+  });
+}
+
+AOTC_API aotc_status_t aotc_container_constant_updatable(
+    const aotc_container_t *container, size_t index, int32_t *out_updatable,
+    const char **out_reason) {
+  return guarded(__func__, [&](const char *fn) -> aotc_status_t {
+    AOTC_REQUIRE(container);
+    AOTC_REQUIRE(out_updatable);
+    const AotcModelDesc &desc = container->desc();
+    if (index >= static_cast<size_t>(desc.num_constants))
+      return indexError(fn, "constant", index,
+                        static_cast<size_t>(desc.num_constants));
+    const char *reason = nullptr;
+    *out_updatable =
+        container->constants.updatable(static_cast<int32_t>(index), reason);
+    if (out_reason)
+      *out_reason = reason;
+    return AOTC_OK;
   });
 }
 

@@ -150,11 +150,6 @@ void DeviceBuffer::release() {
   capacity_ = 0;
 }
 
-ConstantBuffer::~ConstantBuffer() {
-  if (mem)
-    clReleaseMemObject(mem);
-}
-
 Instance::~Instance() {
   if (queue)
     clFinish(queue);
@@ -205,7 +200,7 @@ Container::~Container() {
   freeInstances_.clear();
   if (program_)
     clReleaseProgram(program_);
-  activeConstants_.reset();
+  constants.release();
   if (context_)
     clReleaseContext(context_);
 }
@@ -414,27 +409,7 @@ aotc_status_t Container::init(const AotcModelDesc *desc,
                 device_.fullName.c_str(), clErrorName(err));
 
   // The constants: uploaded once, shared by all instances.
-  auto constants = std::make_shared<ConstantBuffer>();
-  constants->bytes = desc_->constants_blob_size;
-  uint64_t allocBytes = std::max(desc_->constants_blob_size, kMinBufferBytes);
-  if (device_.maxMemAllocSize && allocBytes > device_.maxMemAllocSize)
-    return fail(AOTC_ERROR_OUT_OF_MEMORY,
-                "model '%s': the constants (%llu bytes) exceed the largest "
-                "buffer '%s' can allocate (%llu bytes)",
-                desc_->model_name, ull(allocBytes), device_.fullName.c_str(),
-                ull(device_.maxMemAllocSize));
-  bool copy = desc_->constants_blob && desc_->constants_blob_size > 0;
-  constants->mem = clCreateBuffer(
-      context_, CL_MEM_READ_ONLY | (copy ? CL_MEM_COPY_HOST_PTR : 0),
-      static_cast<size_t>(allocBytes),
-      copy ? const_cast<uint8_t *>(desc_->constants_blob) : nullptr, &err);
-  if (err != CL_SUCCESS || !constants->mem)
-    return fail(statusForClError(err),
-                "model '%s': uploading %llu bytes of constants to '%s' "
-                "failed: %s",
-                desc_->model_name, ull(allocBytes), device_.fullName.c_str(),
-                clErrorName(err));
-  activeConstants_ = std::move(constants);
+  AOTC_RT_RETURN_IF_ERROR(constants.init(context_, device_, *desc_));
 
   // The program: one per container, from the cache or from source.
   kernels_.resize(desc_->num_kernels);
@@ -483,11 +458,6 @@ aotc_status_t Container::init(const AotcModelDesc *desc,
         std::min({local, info.maxWorkGroupSize, device_.maxWorkItemSizes[0]}));
   }
   return AOTC_OK;
-}
-
-std::shared_ptr<ConstantBuffer> Container::activeConstants() const {
-  std::lock_guard<std::mutex> lock(constantsMutex_);
-  return activeConstants_;
 }
 
 //===----------------------------------------------------------------------===//
@@ -784,13 +754,22 @@ aotc_status_t Container::run(const aotc_tensor_t *inputs, size_t numInputs,
   }
 
   InstanceLease lease(*this);
-  std::shared_ptr<ConstantBuffer> constants = activeConstants();
+  std::shared_ptr<const ConstantSet> set = constants.active();
+  if (set->numMissing > 0)
+    for (int32_t c = 0; c < d.num_constants; ++c)
+      if (set->missing[c])
+        return fail(AOTC_ERROR_INVALID_ARGUMENT,
+                    "model '%s': constant '%s' has no value (a weightless "
+                    "model takes every weight through "
+                    "aotc_container_update_constants before its first run; "
+                    "%zu missing)",
+                    d.model_name, d.constants[c].onnx_name, set->numMissing);
   Instance &instance = lease.get();
   // Fixed while this run holds an instance (setProfiling takes them all).
   const bool profiling = this->profiling();
   if (profiling)
     instance.profile.begin(startNs);
-  aotc_status_t status = enqueueRun(instance, *constants, binding, inputs,
+  aotc_status_t status = enqueueRun(instance, *set, binding, inputs,
                                     outputs, outputBytes);
   if (profiling) {
     std::vector<aotc_profile_record_t> records;
@@ -862,7 +841,7 @@ std::vector<aotc_profile_record_t> Container::lastProfile() const {
 }
 
 aotc_status_t Container::enqueueRun(Instance &instance,
-                                    const ConstantBuffer &constants,
+                                    const ConstantSet &constants,
                                     const Binding &binding,
                                     const aotc_tensor_t *inputs,
                                     aotc_tensor_t *outputs,
@@ -1053,25 +1032,29 @@ aotc_status_t Container::launch(AotcRunCtx &ctx, int32_t kernel,
     }
     case AOTC_ARG_CONSTANT: {
       kind = "constants";
-      mem = ctx.constants->mem;
-      capacity = ctx.constants->bytes;
+      mem = ctx.constants->blob.get();
+      capacity = ctx.constants->blobBytes;
       if (arg.index < 0 || arg.index >= d.num_constants)
         return fail(AOTC_ERROR_INTERNAL,
                     "kernel '%s' argument %d: constant %d of %d", name, a,
                     arg.index, d.num_constants);
-      if (ctx.overrides.empty() || !ctx.overrides[arg.index])
+      // A default replaced in this run, or a constant updated in this set:
+      // its own buffer, at offset 0.
+      cl_mem own = !ctx.overrides.empty() && ctx.overrides[arg.index]
+                       ? ctx.overrides[arg.index]
+                       : ctx.constants->own[arg.index].get();
+      if (!own)
         break;
-      // A default replaced in this run: its own buffer, at offset 0.
       const AotcConstantDesc &c = d.constants[arg.index];
       if (arg.value != static_cast<int64_t>(c.offset))
         return fail(AOTC_ERROR_INTERNAL,
                     "kernel '%s' argument %d: constant '%s' at offset %lld, "
                     "not %llu",
                     name, a, c.name, ll(arg.value), ull(c.offset));
-      mem = ctx.overrides[arg.index];
+      mem = own;
       capacity = c.nbytes;
       byteOffset = 0;
-      kind = "default's";
+      kind = "updated constant's";
       break;
     }
     case AOTC_ARG_ARENA:

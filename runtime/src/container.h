@@ -5,6 +5,7 @@
 #define AOTC_RUNTIME_SRC_CONTAINER_H
 
 #include "aotc/model_desc.h"
+#include "constants.h"
 #include "device.h"
 #include "profile.h"
 
@@ -38,15 +39,6 @@ public:
 private:
   cl_mem mem_ = nullptr;
   uint64_t capacity_ = 0;
-};
-
-/// A set of constants on the device: one buffer read by every instance.
-/// Runs hold it by shared_ptr, so that a later weight swap can replace the
-/// active set while runs that read the old one are still in flight.
-struct ConstantBuffer {
-  cl_mem mem = nullptr;
-  uint64_t bytes = 0;
-  ~ConstantBuffer();
 };
 
 /// What the runtime knows about a kernel (the same for every instance).
@@ -150,11 +142,10 @@ private:
   aotc_status_t fillOutputShapes(const Binding &binding, aotc_tensor_t *outputs,
                                  size_t numOutputs,
                                  std::vector<uint64_t> &outBytes) const;
-  aotc_status_t enqueueRun(Instance &instance, const ConstantBuffer &constants,
+  aotc_status_t enqueueRun(Instance &instance, const ConstantSet &constants,
                            const Binding &binding, const aotc_tensor_t *inputs,
                            aotc_tensor_t *outputs,
                            const std::vector<uint64_t> &outputBytes);
-  std::shared_ptr<ConstantBuffer> activeConstants() const;
 
   const AotcModelDesc *desc_ = nullptr;
   DeviceInfo device_;
@@ -169,8 +160,11 @@ private:
   mutable std::mutex profileMutex_;
   std::vector<aotc_profile_record_t> lastProfile_;
 
-  mutable std::mutex constantsMutex_;
-  std::shared_ptr<ConstantBuffer> activeConstants_;
+public:
+  /// The constant sets: update, swap, extract (aotc_container_*constant*).
+  ConstantStore constants;
+
+private:
 
   std::vector<std::unique_ptr<Instance>> instances_;
   std::mutex instancesMutex_;
@@ -189,7 +183,7 @@ private:
 struct AotcRunCtx {
   const aotc::rt::Container *container = nullptr;
   aotc::rt::Instance *instance = nullptr;
-  const aotc::rt::ConstantBuffer *constants = nullptr;
+  const aotc::rt::ConstantSet *constants = nullptr;
   /// Per constant: the buffer replacing it in this run, or null.
   std::vector<cl_mem> overrides;
   /// The first launch error (its message is already recorded).

@@ -19,9 +19,10 @@
  *  - Strings returned by the container (names, metadata, device name) live
  *    as long as the container.
  *
- * Thread safety: aotc_container_run, aotc_container_output_shapes and every
- * introspection call may be used concurrently from any number of threads on
- * one container. aotc_container_delete must not race with any other call on
+ * Thread safety: aotc_container_run, aotc_container_output_shapes, every
+ * introspection call and the constant updates (update, fold, swap, free,
+ * extract) may be used concurrently from any number of threads on one
+ * container. aotc_container_delete must not race with any other call on
  * the same container.
  *
  * This header is plain C99 and depends on no OpenCL header.
@@ -200,6 +201,100 @@ AOTC_API aotc_status_t aotc_container_run(aotc_container_t *container,
 AOTC_API aotc_status_t aotc_container_output_shapes(
     const aotc_container_t *container, const aotc_tensor_t *inputs,
     size_t num_inputs, aotc_tensor_t *outputs, size_t num_outputs);
+
+/*===------------------------------------------------------------------------===
+ * Constants: updating, swapping and reading back the weights
+ *===------------------------------------------------------------------------===*/
+
+/* A container holds an active constant set, which every new run reads, and
+ * optionally an inactive one, which updates can prepare while runs go on
+ * and aotc_container_swap_constant_buffer makes active. A run reads the set
+ * that was active when it started, from start to end: no call below changes
+ * what a run in flight reads, and memory a run reads is released only after
+ * its device work has finished.
+ *
+ * Updatable constants are the model's ONNX initializers (name: the
+ * initializer's name), except those whose values the compiler used (packed
+ * weights, shape data; aotc_container_constant_updatable says which and
+ * why; `aotc compile --updatable-weights` keeps every float weight
+ * updatable). Constants computed at compile time (folded) cannot be given.
+ *
+ * Threads: the calls of this section may be made from any thread while runs
+ * are in flight on other threads; they are serialized among themselves.
+ * Failure: an unknown name, a name given twice, a wrong dtype, rank or shape,
+ * too few bytes, a frozen or folded constant, or (validate_full) a missing
+ * updatable constant is AOTC_ERROR_INVALID_ARGUMENT (unknown name:
+ * AOTC_ERROR_NOT_FOUND) and changes nothing; so does a device allocation
+ * failure. */
+typedef struct aotc_constant_entry_t {
+  const char *name;
+  aotc_tensor_t tensor;
+} aotc_constant_entry_t;
+
+/* Copies the given constants into a new version of the active set
+ * (use_inactive == 0: the next run reads them; runs in flight keep the old
+ * values) or of the inactive set (use_inactive != 0: created from the
+ * active set's values on first use; runs see it only after a swap).
+ * Constants not given keep their values. The caller's memory is not used
+ * after the call. validate_full != 0: every updatable constant must be
+ * given. Device memory: each given constant gets its own buffer; the
+ * compiled-in copy stays until the container is deleted. */
+AOTC_API aotc_status_t aotc_container_update_constants(
+    aotc_container_t *container, const aotc_constant_entry_t *entries,
+    size_t num_entries, int32_t use_inactive, int32_t validate_full);
+
+/* As aotc_container_update_constants, without the copy: the runtime wraps
+ * the caller's memory (CL_MEM_USE_HOST_PTR). The caller keeps each tensor's
+ * memory alive and unchanged while the set that holds it can be read: until
+ * another update replaces the constant in that set and every run that read
+ * it has returned, or until the set is freed, or the container deleted.
+ * Zero copy on CPU devices (PoCL reads the caller's memory); a GPU driver
+ * may keep its own copy, so edits after the call are not guaranteed to be
+ * seen: update again to publish new values. */
+AOTC_API aotc_status_t aotc_container_update_user_managed_constants(
+    aotc_container_t *container, const aotc_constant_entry_t *entries,
+    size_t num_entries, int32_t use_inactive, int32_t validate_full);
+
+/* Recomputes the folded constants of the active or inactive set from its
+ * updatable constants. A model's folded constants are computed at compile
+ * time from frozen initializers only (an initializer that feeds folding is
+ * frozen, so that an update can never leave a folded copy stale): there is
+ * nothing to recompute, and the call checks that the set exists. Errors:
+ * AOTC_ERROR_NOT_FOUND for use_inactive without an inactive set. */
+AOTC_API aotc_status_t aotc_container_run_const_fold(
+    aotc_container_t *container, int32_t use_inactive);
+
+/* Makes the inactive set active and the active one inactive, atomically for
+ * new runs (runs in flight finish with the set they started with).
+ * AOTC_ERROR_NOT_FOUND if there is no inactive set. */
+AOTC_API aotc_status_t
+aotc_container_swap_constant_buffer(aotc_container_t *container);
+
+/* Drops the inactive set; its device memory is released once no run reads
+ * it. A later update with use_inactive creates it again from the active
+ * set. No inactive set: nothing to do, AOTC_OK. */
+AOTC_API aotc_status_t
+aotc_container_free_inactive_constant_buffer(aotc_container_t *container);
+
+/* Reads back the updatable constants of the active or inactive set, in the
+ * model's order. *out_count receives their number. For each of the first
+ * min(capacity, count) entries, writes name (the initializer's name, valid
+ * as long as the container), tensor.dtype, rank and shape; and when
+ * tensor.data is not null, copies the values into it (tensor.nbytes must
+ * hold them, else AOTC_ERROR_BUFFER_TOO_SMALL after filling the shapes).
+ * So a call with out = NULL, capacity = 0 counts, one with data = NULL
+ * describes, and a third reads. AOTC_ERROR_NOT_FOUND for use_inactive
+ * without an inactive set. */
+AOTC_API aotc_status_t aotc_container_extract_constants(
+    const aotc_container_t *container, int32_t use_inactive,
+    aotc_constant_entry_t *out, size_t capacity, size_t *out_count);
+
+/* Whether constant `index` (aotc_container_constant_info order) can be
+ * updated: *out_updatable is 1 or 0, and *out_reason (0: null) says why
+ * not ("folded", or what the compiler used its value for). */
+AOTC_API aotc_status_t aotc_container_constant_updatable(
+    const aotc_container_t *container, size_t index, int32_t *out_updatable,
+    const char **out_reason);
 
 /*===------------------------------------------------------------------------===
  * Introspection
@@ -434,6 +529,22 @@ typedef aotc_status_t (*aotc_container_set_profiling_fn)(aotc_container_t *,
 typedef aotc_status_t (*aotc_container_last_profile_fn)(
     const aotc_container_t *, aotc_profile_record_t *, size_t, size_t *);
 typedef aotc_container_kernel_name_fn aotc_container_kernel_summary_fn;
+typedef aotc_status_t (*aotc_container_update_constants_fn)(
+    aotc_container_t *, const aotc_constant_entry_t *, size_t, int32_t,
+    int32_t);
+typedef aotc_container_update_constants_fn
+    aotc_container_update_user_managed_constants_fn;
+typedef aotc_status_t (*aotc_container_run_const_fold_fn)(aotc_container_t *,
+                                                          int32_t);
+typedef aotc_status_t (*aotc_container_swap_constant_buffer_fn)(
+    aotc_container_t *);
+typedef aotc_container_swap_constant_buffer_fn
+    aotc_container_free_inactive_constant_buffer_fn;
+typedef aotc_status_t (*aotc_container_extract_constants_fn)(
+    const aotc_container_t *, int32_t, aotc_constant_entry_t *, size_t,
+    size_t *);
+typedef aotc_status_t (*aotc_container_constant_updatable_fn)(
+    const aotc_container_t *, size_t, int32_t *, const char **);
 
 #ifdef __cplusplus
 }

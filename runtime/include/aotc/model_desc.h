@@ -29,7 +29,7 @@ extern "C" {
 #endif
 
 /* Bumped whenever a struct below changes layout. */
-#define AOTC_MODEL_DESC_VERSION 4
+#define AOTC_MODEL_DESC_VERSION 5
 
 /* Element types; values match aotc_dtype_t in aotc_runtime.h. */
 enum {
@@ -204,6 +204,12 @@ typedef struct AotcModelDesc {
    * the buffers kernel k reads and writes. Called after check_symbols. */
   const char *const *kernel_summaries;
   void (*kernel_costs)(const int64_t *symbols, double *out);
+
+  /* ONNX initializers whose values the compiler used (packed weights, shape
+   * data): frozen[2*i] is the name, frozen[2*i+1] why. Updates of them are
+   * refused. */
+  int32_t num_frozen;
+  const char *const *frozen;
 } AotcModelDesc;
 
 /* Exported by the generated wrapper. */

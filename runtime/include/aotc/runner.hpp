@@ -26,6 +26,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <map>
 #include <memory>
 #include <algorithm>
 #include <optional>
@@ -207,6 +208,9 @@ struct ConstantInfo {
   std::vector<int64_t> shape;
   uint64_t nbytes = 0;
   bool folded = false;
+  /// Whether Model::updateConstants takes it; if not, why.
+  bool updatable = false;
+  std::string notUpdatableReason;
 };
 
 /// An input as the ONNX graph lists it (Model::graphInputs).
@@ -270,7 +274,14 @@ namespace detail {
   X(aotc_container_graph_input_info)                                           \
   X(aotc_container_set_profiling)                                              \
   X(aotc_container_last_profile)                                               \
-  X(aotc_container_kernel_summary)
+  X(aotc_container_kernel_summary)                                             \
+  X(aotc_container_update_constants)                                           \
+  X(aotc_container_update_user_managed_constants)                              \
+  X(aotc_container_run_const_fold)                                             \
+  X(aotc_container_swap_constant_buffer)                                       \
+  X(aotc_container_free_inactive_constant_buffer)                              \
+  X(aotc_container_extract_constants)                                          \
+  X(aotc_container_constant_updatable)
 
 /// The ABI of one loaded model .so.
 struct Library {
@@ -492,6 +503,15 @@ public:
       info.shape.assign(c.shape, c.shape + c.rank);
       info.nbytes = c.nbytes;
       info.folded = c.folded != 0;
+      if (lib().aotc_container_constant_updatable) {
+        int32_t updatable = 0;
+        const char *reason = nullptr;
+        lib().check(lib().aotc_container_constant_updatable(
+                        container_, i, &updatable, &reason),
+                    "aotc_container_constant_updatable");
+        info.updatable = updatable != 0;
+        info.notUpdatableReason = reason ? reason : "";
+      }
       result.push_back(std::move(info));
     }
     return result;
@@ -594,7 +614,92 @@ public:
   /// The message of the model's last failed call on this thread.
   std::string lastError() const { return lib().aotc_last_error(); }
 
+  /// Weights by ONNX initializer name (see aotc_container_update_constants
+  /// for the rules; every failure throws and changes nothing).
+  using ConstantMap = std::map<std::string, HostTensor>;
+
+  /// Copies \p constants into the active set (\p useInactive false: the
+  /// next run reads them) or the inactive one (seen after
+  /// swapConstantBuffer). \p validateFull: every updatable constant must be
+  /// given.
+  void updateConstants(const ConstantMap &constants, bool useInactive = false,
+                       bool validateFull = false) {
+    std::vector<aotc_constant_entry_t> entries = toEntries(constants);
+    lib().check(require(lib().aotc_container_update_constants)(
+                    container_, entries.data(), entries.size(), useInactive,
+                    validateFull),
+                "aotc_container_update_constants");
+  }
+  /// As updateConstants without a copy: \p constants must stay alive and
+  /// unchanged while the set holding them can be read (see
+  /// aotc_container_update_user_managed_constants).
+  void updateUserManagedConstants(const ConstantMap &constants,
+                                  bool useInactive = false,
+                                  bool validateFull = false) {
+    std::vector<aotc_constant_entry_t> entries = toEntries(constants);
+    lib().check(require(lib().aotc_container_update_user_managed_constants)(
+                    container_, entries.data(), entries.size(), useInactive,
+                    validateFull),
+                "aotc_container_update_user_managed_constants");
+  }
+  void runConstFold(bool useInactive = false) {
+    lib().check(
+        require(lib().aotc_container_run_const_fold)(container_, useInactive),
+        "aotc_container_run_const_fold");
+  }
+  void swapConstantBuffer() {
+    lib().check(require(lib().aotc_container_swap_constant_buffer)(container_),
+                "aotc_container_swap_constant_buffer");
+  }
+  void freeInactiveConstantBuffer() {
+    lib().check(
+        require(lib().aotc_container_free_inactive_constant_buffer)(container_),
+        "aotc_container_free_inactive_constant_buffer");
+  }
+  /// Reads back every updatable constant of the active or inactive set.
+  ConstantMap extractConstants(bool useInactive = false) const {
+    auto fn = require(lib().aotc_container_extract_constants);
+    size_t n = 0;
+    lib().check(fn(container_, useInactive, nullptr, 0, &n),
+                "aotc_container_extract_constants");
+    std::vector<aotc_constant_entry_t> entries(n);
+    std::memset(entries.data(), 0, n * sizeof(aotc_constant_entry_t));
+    lib().check(fn(container_, useInactive, entries.data(), n, &n),
+                "aotc_container_extract_constants");
+    ConstantMap result;
+    for (aotc_constant_entry_t &e : entries) {
+      HostTensor &t = result[e.name]; // map nodes do not move
+      t.reset(static_cast<aotc_dtype_t>(e.tensor.dtype),
+              std::vector<int64_t>(e.tensor.shape,
+                                   e.tensor.shape + e.tensor.rank));
+      e.tensor.data = t.raw();
+      e.tensor.nbytes = t.nbytes();
+    }
+    lib().check(fn(container_, useInactive, entries.data(), n, &n),
+                "aotc_container_extract_constants");
+    return result;
+  }
+
 private:
+  template <typename Fn> Fn require(Fn fn) const {
+    if (!fn)
+      throw Error(AOTC_ERROR_UNSUPPORTED,
+                  lib().path + ": the model was built by an aotc without "
+                               "constant updates");
+    return fn;
+  }
+  static std::vector<aotc_constant_entry_t>
+  toEntries(const ConstantMap &constants) {
+    std::vector<aotc_constant_entry_t> entries;
+    for (const auto &[name, tensor] : constants) {
+      aotc_constant_entry_t e;
+      std::memset(&e, 0, sizeof(e));
+      e.name = name.c_str();
+      e.tensor = toCTensor(tensor, name);
+      entries.push_back(e);
+    }
+    return entries;
+  }
   const detail::Library &lib() const {
     if (!lib_ || !container_)
       throw Error(AOTC_ERROR_INVALID_ARGUMENT, "aotc::Model is empty");
@@ -626,24 +731,27 @@ private:
     }
     return result;
   }
+  /// A view of \p t (its memory, not a copy's) for the C ABI.
+  static aotc_tensor_t toCTensor(const HostTensor &t, const std::string &what) {
+    if (t.rank() > AOTC_MAX_RANK)
+      throw Error(AOTC_ERROR_INVALID_ARGUMENT,
+                  what + " has rank " + std::to_string(t.rank()) +
+                      ", more than AOTC_MAX_RANK");
+    aotc_tensor_t c;
+    std::memset(&c, 0, sizeof(c));
+    c.data = const_cast<void *>(t.raw());
+    c.nbytes = t.nbytes();
+    c.dtype = t.dtype();
+    c.rank = static_cast<int32_t>(t.rank());
+    for (int64_t d = 0; d < t.rank(); ++d)
+      c.shape[d] = t.shape()[static_cast<size_t>(d)];
+    return c;
+  }
   static std::vector<aotc_tensor_t>
   toCTensors(const std::vector<HostTensor> &tensors) {
-    std::vector<aotc_tensor_t> result(tensors.size());
-    for (size_t i = 0; i < tensors.size(); ++i) {
-      const HostTensor &t = tensors[i];
-      if (t.rank() > AOTC_MAX_RANK)
-        throw Error(AOTC_ERROR_INVALID_ARGUMENT,
-                    "input " + std::to_string(i) + " has rank " +
-                        std::to_string(t.rank()) + ", more than AOTC_MAX_RANK");
-      aotc_tensor_t &c = result[i];
-      std::memset(&c, 0, sizeof(c));
-      c.data = const_cast<void *>(t.raw());
-      c.nbytes = t.nbytes();
-      c.dtype = t.dtype();
-      c.rank = static_cast<int32_t>(t.rank());
-      for (int64_t d = 0; d < t.rank(); ++d)
-        c.shape[d] = t.shape()[static_cast<size_t>(d)];
-    }
+    std::vector<aotc_tensor_t> result;
+    for (size_t i = 0; i < tensors.size(); ++i)
+      result.push_back(toCTensor(tensors[i], "input " + std::to_string(i)));
     return result;
   }
 

@@ -1,0 +1,110 @@
+/// \file
+/// The constants lifecycle of a container: the active constant set that new
+/// runs read, an optional inactive set that updates prepare, the swap
+/// between them, and reading a set back.
+///
+/// A ConstantSet never changes once published: an update builds a new set
+/// (sharing the unchanged device memory of the old one) and publishes it
+/// under a short lock. A run holds the set it started with by shared_ptr
+/// until its device work has finished, so a swap or an update never changes
+/// what a run in flight reads, and memory is released only when the last run
+/// that reads it is done.
+#ifndef AOTC_RUNTIME_SRC_CONSTANTS_H
+#define AOTC_RUNTIME_SRC_CONSTANTS_H
+
+#include "aotc/aotc_runtime.h"
+#include "aotc/model_desc.h"
+#include "device.h"
+
+#include <memory>
+#include <mutex>
+#include <string>
+#include <type_traits>
+#include <unordered_map>
+#include <vector>
+
+namespace aotc::rt {
+
+/// A reference-counted cl_mem (released with its last reference).
+using MemRef = std::shared_ptr<std::remove_pointer_t<cl_mem>>;
+
+/// One set of the model's constants on the device.
+struct ConstantSet {
+  /// The compiled-in constants blob, shared by every set.
+  MemRef blob;
+  uint64_t blobBytes = 0;
+  /// Per constant: its own buffer (an update's copy, or the caller's memory
+  /// for a user-managed update), or null to read it from the blob.
+  std::vector<MemRef> own;
+  /// Per constant: the caller's host memory behind a user-managed buffer.
+  std::vector<const void *> userData;
+  /// Per constant: 1 while its value is missing (a weightless .so before
+  /// update); runs are refused until every one is given.
+  std::vector<char> missing;
+  size_t numMissing = 0;
+};
+
+class ConstantStore {
+public:
+  ConstantStore() = default;
+  ConstantStore(const ConstantStore &) = delete;
+  ConstantStore &operator=(const ConstantStore &) = delete;
+  ~ConstantStore() { release(); }
+  /// Releases every set and the queue (before the context goes).
+  void release();
+
+  /// Uploads the blob of \p desc and indexes the updatable constants.
+  aotc_status_t init(cl_context context, const DeviceInfo &device,
+                     const AotcModelDesc &desc);
+
+  /// The set new runs read (never null after init).
+  std::shared_ptr<const ConstantSet> active() const;
+
+  /// aotc_container_update_constants / _update_user_managed_constants.
+  aotc_status_t update(const aotc_constant_entry_t *entries, size_t n,
+                       bool useInactive, bool validateFull, bool userManaged);
+  /// aotc_container_run_const_fold.
+  aotc_status_t runConstFold(bool useInactive);
+  /// aotc_container_swap_constant_buffer.
+  aotc_status_t swap();
+  /// aotc_container_free_inactive_constant_buffer.
+  aotc_status_t freeInactive();
+  /// aotc_container_extract_constants.
+  aotc_status_t extract(bool useInactive, aotc_constant_entry_t *out,
+                        size_t capacity, size_t *outCount) const;
+  /// Whether constant \p index can be updated; if not, why (a string that
+  /// lives as long as the store).
+  bool updatable(int32_t index, const char *&reason) const;
+
+private:
+  /// The constant an update of \p name targets, or an error naming why
+  /// \p name cannot be updated.
+  aotc_status_t lookup(const char *name, int32_t &index) const;
+  aotc_status_t checkEntry(const aotc_constant_entry_t &e,
+                           int32_t index) const;
+  aotc_status_t readBack(const ConstantSet &set, int32_t index,
+                         void *data) const;
+
+  cl_context context_ = nullptr;
+  const DeviceInfo *device_ = nullptr;
+  const AotcModelDesc *desc_ = nullptr;
+  /// Reads sets back (extract); used under updateMutex_.
+  cl_command_queue queue_ = nullptr;
+  /// ONNX initializer name -> constant number, for the updatable ones.
+  std::unordered_map<std::string, int32_t> updatable_;
+  /// The updatable constants in the model's order (what extract lists).
+  std::vector<int32_t> order_;
+  /// ONNX initializer name -> why its value is compiled in.
+  std::unordered_map<std::string, std::string> frozen_;
+
+  /// Serializes update, fold, swap, free and extract.
+  mutable std::mutex updateMutex_;
+  /// Guards active_ and inactive_ (held only to copy or replace them).
+  mutable std::mutex setsMutex_;
+  std::shared_ptr<const ConstantSet> active_;
+  std::shared_ptr<const ConstantSet> inactive_;
+};
+
+} // namespace aotc::rt
+
+#endif // AOTC_RUNTIME_SRC_CONSTANTS_H
