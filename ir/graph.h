@@ -291,6 +291,19 @@ public:
   const std::map<std::string, std::string> &frozenInitializers() const {
     return frozen_;
   }
+  /// A folded constant that is a permutation of an ONNX initializer
+  /// (a packed weight): the runtime recomputes it when the initializer is
+  /// updated.
+  struct FoldRecipe {
+    std::string source; ///< the initializer's ONNX name
+    DType dtype = DType::Float32;
+    std::vector<int64_t> sourceShape;
+    std::string target; ///< the folded constant's value name
+    /// Target dim k is source dim perm[k].
+    std::vector<int> perm;
+  };
+  void addFoldRecipe(FoldRecipe r) { folds_.push_back(std::move(r)); }
+  const std::vector<FoldRecipe> &foldRecipes() const { return folds_; }
   const std::vector<Assumption> &assumptions() const { return assumptions_; }
   void setSymbolRange(const std::string &name, Range r);
   RangeEnv rangeEnv() const;
@@ -332,6 +345,7 @@ private:
   std::vector<Symbol> symbols_;
   std::vector<Assumption> assumptions_;
   std::map<std::string, std::string> frozen_;
+  std::vector<FoldRecipe> folds_;
   int nextId_ = 0;
 };
 

@@ -82,6 +82,16 @@ struct LoopModule {
   /// ONNX initializers whose values were used at compile time, with why:
   /// the runtime refuses updates of them.
   std::vector<std::pair<std::string, std::string>> frozen;
+  /// Folded constants that permute an initializer (packed weights): what
+  /// the runtime recomputes when the initializer is updated.
+  struct Fold {
+    std::string source; ///< the initializer's ONNX name
+    DType dtype = DType::Float32;
+    std::vector<int64_t> sourceShape;
+    int target = -1; ///< index into constants
+    std::vector<int> perm; ///< target dim k is source dim perm[k]
+  };
+  std::vector<Fold> folds;
   std::vector<ModuleBuffer> buffers;
   /// Kernels in launch order. Each kernel's body is a nest whose outermost
   /// Parallel loops (dims 0, 1, 2) form its ND-range.

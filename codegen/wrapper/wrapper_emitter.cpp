@@ -97,6 +97,7 @@ private:
   Status emitTensors(const std::vector<ModuleTensor> &ts, bool inputs);
   Status emitConstants();
   void emitFrozen();
+  Status emitFolds();
   Status emitInputSlots();
   void emitKernelNamesAndMetadata();
   Status emitArenaBytes();
@@ -290,6 +291,37 @@ Status WrapperEmitter::emitConstants() {
   }
   out_ += "static const AotcConstantDesc kConstants[" +
           std::to_string(m_.constants.size()) + "] = {\n" + table + "};\n\n";
+  return Status::ok();
+}
+
+Status WrapperEmitter::emitFolds() {
+  if (m_.folds.empty())
+    return Status::ok();
+  out_ += "// Packed initializers: source, dtype, rank, shape, target constant, "
+          "perm.\n";
+  std::string table;
+  for (size_t i = 0; i < m_.folds.size(); ++i) {
+    const LoopModule::Fold &f = m_.folds[i];
+    size_t r = f.sourceShape.size();
+    if (f.target < 0 || f.target >= static_cast<int>(m_.constants.size()) ||
+        f.perm.size() != r || r == 0)
+      return makeError("fold of '", f.source, "' has a bad target or perm");
+    std::string shape = "kFold" + std::to_string(i) + "Shape";
+    std::string perm = "kFold" + std::to_string(i) + "Perm";
+    out_ += "static const int64_t " + shape + "[" + std::to_string(r) + "] = {";
+    for (size_t d = 0; d < r; ++d)
+      out_ += (d ? ", " : "") + i64(f.sourceShape[d]);
+    out_ += "};\nstatic const int32_t " + perm + "[" + std::to_string(r) +
+            "] = {";
+    for (size_t d = 0; d < r; ++d)
+      out_ += (d ? ", " : "") + std::to_string(f.perm[d]);
+    out_ += "};\n";
+    table += "    {" + cStringLiteral(f.source) + ", " + dtypeEnum(f.dtype) +
+             ", " + std::to_string(r) + ", " + shape + ", " +
+             std::to_string(f.target) + ", " + perm + "},\n";
+  }
+  out_ += "static const AotcFoldDesc kFolds[" +
+          std::to_string(m_.folds.size()) + "] = {\n" + table + "};\n\n";
   return Status::ok();
 }
 
@@ -803,7 +835,8 @@ void WrapperEmitter::emitDesc() {
   out_ += "    " +
           std::string(m_.kernels.empty() ? "nullptr" : "kKernelSummaries") +
           ",\n    kernel_costs,\n";
-  out_ += "    " + count(m_.frozen.size(), "kFrozen") + ",\n};\n\n";
+  out_ += "    " + count(m_.frozen.size(), "kFrozen") + ",\n";
+  out_ += "    " + count(m_.folds.size(), "kFolds") + ",\n};\n\n";
   out_ +=
       "extern \"C\" __attribute__((visibility(\"hidden\"))) const "
       "AotcModelDesc *\naotc_model_desc(void) {\n  return &kModelDesc;\n}\n";
@@ -888,6 +921,7 @@ __attribute__((unused)) static inline int64_t aotc_ck_mod(int64_t a, int64_t b, 
   AOTC_RETURN_IF_ERROR(emitTensors(m_.outputs, false));
   AOTC_RETURN_IF_ERROR(emitConstants());
   emitFrozen();
+  AOTC_RETURN_IF_ERROR(emitFolds());
   AOTC_RETURN_IF_ERROR(emitInputSlots());
   emitKernelNamesAndMetadata();
   emitErrors();

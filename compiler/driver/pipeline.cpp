@@ -150,7 +150,7 @@ Expected<CompileResult> compileModel(const CompileOptions &opts) {
     dumpGraph("dce", *graph);
     // The naive kernels (the reference) read the weights as ONNX lays them
     // out; the tiled ones read them packed for their loads.
-    if (opts.schedule.registerTiling && !opts.updatableWeights) {
+    if (opts.schedule.registerTiling) {
       packWeights(*graph);
       dumpGraph("pack-weights", *graph);
     }

@@ -28,10 +28,6 @@ struct CompileOptions {
   /// Kernel builder choices (`--naive-kernels` turns register tiling off).
   ScheduleOptions schedule;
   int wrapperOptLevel = 1;
-  /// Keep every float weight updatable at run time
-  /// (aotc_container_update_constants): no compile-time packing of weights,
-  /// which the .so cannot redo after an update.
-  bool updatableWeights = false;
 };
 
 struct StageTime {

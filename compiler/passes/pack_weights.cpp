@@ -55,6 +55,20 @@ std::pair<TensorType, TensorData> transposed(const Value *v,
   return {t, TensorData::fromBytes(std::move(bytes))};
 }
 
+/// Lets the runtime repack \p packed when initializer \p w is updated.
+void recordFold(Graph &g, const Value *w, const Value *packed,
+                const std::vector<int> &perm) {
+  if (w->onnxName().empty() || w->folded())
+    return; // not an initializer: never updated
+  Graph::FoldRecipe r;
+  r.source = w->onnxName();
+  r.dtype = w->type().dtype;
+  r.sourceShape = w->type().staticDims();
+  r.target = packed->name();
+  r.perm = perm;
+  g.addFoldRecipe(std::move(r));
+}
+
 /// Conv with one group: W[co, ci, k...] -> Transpose(W'[ci, k..., co]).
 bool packConv(Graph &g, Node &n) {
   Value *w = n.input(1);
@@ -68,9 +82,7 @@ bool packConv(Graph &g, Node &n) {
   auto [type, data] = transposed(w, toPacked);
   Value *packed = g.addConstant(w->name() + "_packed", type, std::move(data),
                                 "", /*folded=*/true);
-  g.freezeInitializer(w, "packed at compile time into '" + packed->name() +
-                             "' (compile with --updatable-weights to keep it "
-                             "updatable)");
+  recordFold(g, w, packed, toPacked);
   // Back to W's layout as a view: output dim 0 (co) is W' dim r - 1, output
   // dim k >= 1 is W' dim k - 1.
   std::vector<int64_t> perm{r - 1};
@@ -94,9 +106,7 @@ bool packGemm(Graph &g, Node &n) {
   auto [type, data] = transposed(b, {1, 0});
   Value *packed = g.addConstant(b->name() + "_packed", type, std::move(data),
                                 "", /*folded=*/true);
-  g.freezeInitializer(b, "packed at compile time into '" + packed->name() +
-                             "' (compile with --updatable-weights to keep it "
-                             "updatable)");
+  recordFold(g, b, packed, {1, 0});
   n.replaceInput(1, packed);
   Attribute zero;
   zero.value = int64_t{0};

@@ -14,6 +14,8 @@
 /// Only constants the caller cannot replace per run are packed (an
 /// overridable initializer keeps its layout), and a packed constant is
 /// marked folded with no ONNX name: its bytes are not the ONNX weight's.
+/// Each packing is recorded as a fold recipe (Graph::addFoldRecipe), so the
+/// runtime repacks a weight that aotc_container_update_constants replaces.
 #pragma once
 
 #include "ir/graph.h"

@@ -84,6 +84,16 @@ Expected<LoopModule> scheduleGraph(const Graph &g, LoweredGraph lg,
     }
     m.inputSlots.push_back(slot);
   }
+  std::map<std::string, int> constantByValue;
+  for (const auto &[v, index] : constantIndex)
+    constantByValue[v->name()] = index;
+  for (const Graph::FoldRecipe &r : g.foldRecipes()) {
+    auto it = constantByValue.find(r.target);
+    if (it == constantByValue.end())
+      continue; // the packed copy is not read by any kernel
+    m.folds.push_back(LoopModule::Fold{r.source, r.dtype, r.sourceShape,
+                                       it->second, r.perm});
+  }
   for (size_t k = 0; k < lg.outputs.size(); ++k) {
     const TensorDef &d = lg.defs[lg.outputs[k]];
     std::string buf = bufferName(lg, lg.outputs[k]);

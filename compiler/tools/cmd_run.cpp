@@ -30,8 +30,9 @@ std::string dimsText(const aotc::TensorInfo &t) {
 
 /// --constants: every updatable weight of the model from \p path (all of
 /// them: validate_full). A float initializer of the file that the model
-/// compiled in (packed) is an error, since running without it would not be
-/// the file's model; integer ones (shape data) stay as compiled, with a note.
+/// cannot take (unknown, or compiled in) is an error, since running without
+/// it would not be the file's model; integer ones the model compiled in
+/// (shape data) stay as compiled, with a note.
 int loadConstants(aotc::Model &model, const std::string &path) {
   auto weights = readInitializers(path);
   if (!weights) {
@@ -39,15 +40,13 @@ int loadConstants(aotc::Model &model, const std::string &path) {
                  weights.status().message().c_str());
     return 1;
   }
-  std::map<std::string, std::string> why; // frozen initializer -> reason
   std::set<std::string> updatable;
-  for (const aotc::ConstantInfo &c : model.constants()) {
-    if (c.onnxName.empty())
-      continue;
-    if (c.updatable)
-      updatable.insert(c.onnxName);
-    else
-      why[c.onnxName] = c.notUpdatableReason;
+  try {
+    for (const std::string &name : model.updatableConstantNames())
+      updatable.insert(name);
+  } catch (const aotc::Error &e) {
+    std::fprintf(stderr, "aotc: error: --constants: %s\n", e.what());
+    return 1;
   }
   aotc::Model::ConstantMap update;
   std::string kept;
@@ -59,8 +58,7 @@ int loadConstants(aotc::Model &model, const std::string &path) {
     bool isFloat = tensor.dtype() == AOTC_DTYPE_FLOAT32 ||
                    tensor.dtype() == AOTC_DTYPE_FLOAT64;
     if (isFloat) {
-      // Packed weights are gone from the model's constants: ask the model
-      // itself for the reason.
+      // Not updatable: the model's own error says why.
       try {
         model.updateConstants({{name, tensor}});
       } catch (const aotc::Error &e) {

@@ -38,10 +38,6 @@ int runCli(int argc, char **argv) {
   compile->add_flag("--naive-kernels", naiveKernels,
                     "one work-item per output element, no register tiling "
                     "(the reference the fast kernels are checked against)");
-  compile->add_flag(
-      "--updatable-weights", copts.updatableWeights,
-      "keep every float weight updatable at run time "
-      "(aotc_container_update_constants): no compile-time weight packing");
   std::string vectorLanes = "8";
   compile->add_option("--vector-lanes", vectorLanes,
                       "float lanes of the target CPU's vectors, for the "

@@ -24,6 +24,33 @@ MemRef adopt(cl_mem mem) {
   });
 }
 
+/// Permutes a dense tensor: target dim k is source dim perm[k]. Forward:
+/// \p target[t] = \p source[s]; inverse (!forward): the same pairs, written
+/// the other way (a target read back into the source layout).
+void permute(const uint8_t *from, uint8_t *to, int32_t rank,
+             const int64_t *sourceShape, const int32_t *perm, size_t elem,
+             bool forward) {
+  int64_t stride[AOTC_MAX_RANK], out[AOTC_MAX_RANK], o[AOTC_MAX_RANK] = {};
+  int64_t total = 1;
+  for (int32_t k = rank - 1; k >= 0; --k) {
+    stride[k] = total;
+    total *= sourceShape[k];
+  }
+  for (int32_t k = 0; k < rank; ++k)
+    out[k] = sourceShape[perm[k]];
+  for (int64_t t = 0; t < total; ++t) {
+    int64_t at = 0;
+    for (int32_t k = 0; k < rank; ++k)
+      at += o[k] * stride[perm[k]];
+    if (forward)
+      std::memcpy(to + t * elem, from + at * elem, elem);
+    else
+      std::memcpy(to + at * elem, from + t * elem, elem);
+    for (int32_t k = rank - 1; k >= 0 && ++o[k] == out[k]; --k)
+      o[k] = 0;
+  }
+}
+
 std::string shapeText(int32_t rank, const int64_t *shape) {
   std::string s = "[";
   for (int32_t d = 0; d < rank; ++d)
@@ -54,12 +81,20 @@ aotc_status_t ConstantStore::init(cl_context context, const DeviceInfo &device,
     if (c.folded || !c.onnx_name || !*c.onnx_name ||
         frozen_.count(c.onnx_name))
       continue;
-    if (!updatable_.emplace(c.onnx_name, i).second)
+    Target t;
+    t.name = c.onnx_name;
+    t.direct = i;
+    t.dtype = c.dtype;
+    t.rank = c.rank;
+    t.shape = c.shape;
+    t.nbytes = c.nbytes;
+    if (!byName_.emplace(c.onnx_name, targets_.size()).second)
       return fail(AOTC_ERROR_INTERNAL,
                   "model '%s': two constants are initializer '%s'",
                   desc.model_name, c.onnx_name);
-    order_.push_back(i);
+    targets_.push_back(std::move(t));
   }
+  AOTC_RT_RETURN_IF_ERROR(indexFolds());
 
   auto set = std::make_shared<ConstantSet>();
   set->blobBytes = desc.constants_blob_size;
@@ -94,8 +129,9 @@ aotc_status_t ConstantStore::init(cl_context context, const DeviceInfo &device,
       const AotcConstantDesc &c = desc.constants[i];
       if (c.nbytes == 0)
         continue;
-      bool updatable = c.onnx_name && updatable_.count(c.onnx_name) &&
-                       updatable_.at(c.onnx_name) == i;
+      bool updatable = (c.onnx_name && byName_.count(c.onnx_name) &&
+                        targets_[byName_.at(c.onnx_name)].direct == i) ||
+                       packedReason_.count(i);
       if (!updatable)
         return fail(AOTC_ERROR_UNSUPPORTED,
                     "model '%s' is weightless but its constant '%s' cannot "
@@ -113,9 +149,68 @@ aotc_status_t ConstantStore::init(cl_context context, const DeviceInfo &device,
   return AOTC_OK;
 }
 
+aotc_status_t ConstantStore::indexFolds() {
+  const AotcModelDesc &d = *desc_;
+  for (int32_t f = 0; f < d.num_folds; ++f) {
+    const AotcFoldDesc &fold = d.folds[f];
+    bool ok = fold.source && fold.shape && fold.perm && fold.rank > 0 &&
+              fold.rank <= AOTC_MAX_RANK && fold.target >= 0 &&
+              fold.target < d.num_constants;
+    if (ok) {
+      const AotcConstantDesc &c = d.constants[fold.target];
+      uint64_t bytes = aotc_dtype_size(fold.dtype);
+      bool seen[AOTC_MAX_RANK] = {};
+      ok = c.rank == fold.rank && c.dtype == fold.dtype && bytes > 0;
+      for (int32_t k = 0; ok && k < fold.rank; ++k) {
+        int32_t p = fold.perm[k];
+        ok = p >= 0 && p < fold.rank && !seen[p] && fold.shape[p] >= 0 &&
+             c.shape[k] == fold.shape[p];
+        if (ok) {
+          seen[p] = true;
+          bytes *= static_cast<uint64_t>(fold.shape[p]);
+        }
+      }
+      ok = ok && bytes == c.nbytes;
+    }
+    if (!ok)
+      return fail(AOTC_ERROR_INTERNAL,
+                  "model '%s': fold %d (of '%s') does not match its target",
+                  d.model_name, f, fold.source ? fold.source : "?");
+    if (frozen_.count(fold.source))
+      continue;
+    auto [it, added] = byName_.emplace(fold.source, targets_.size());
+    if (added) {
+      Target t;
+      t.name = fold.source;
+      t.dtype = fold.dtype;
+      t.rank = fold.rank;
+      t.shape = fold.shape;
+      t.nbytes = d.constants[fold.target].nbytes;
+      targets_.push_back(std::move(t));
+    }
+    Target &t = targets_[it->second];
+    bool same = t.dtype == fold.dtype && t.rank == fold.rank;
+    for (int32_t k = 0; same && k < t.rank; ++k)
+      same = t.shape[k] == fold.shape[k];
+    if (!same)
+      return fail(AOTC_ERROR_INTERNAL,
+                  "model '%s': initializer '%s' has two shapes", d.model_name,
+                  fold.source);
+    t.folds.push_back(f);
+    packedReason_[fold.target] =
+        std::string("packed from initializer '") + fold.source +
+        "' (rewritten when it is updated)";
+  }
+  return AOTC_OK;
+}
+
 bool ConstantStore::updatable(int32_t index, const char *&reason) const {
   const AotcConstantDesc &c = desc_->constants[index];
   reason = nullptr;
+  if (auto it = packedReason_.find(index); it != packedReason_.end()) {
+    reason = it->second.c_str();
+    return false;
+  }
   if (c.folded) {
     reason = "folded: computed at compile time";
     return false;
@@ -136,12 +231,12 @@ std::shared_ptr<const ConstantSet> ConstantStore::active() const {
   return active_;
 }
 
-aotc_status_t ConstantStore::lookup(const char *name, int32_t &index) const {
+aotc_status_t ConstantStore::lookup(const char *name, size_t &target) const {
   const AotcModelDesc &d = *desc_;
   if (!name)
     return fail(AOTC_ERROR_INVALID_ARGUMENT, "a constant entry has no name");
-  if (auto it = updatable_.find(name); it != updatable_.end()) {
-    index = it->second;
+  if (auto it = byName_.find(name); it != byName_.end()) {
+    target = it->second;
     return AOTC_OK;
   }
   if (auto it = frozen_.find(name); it != frozen_.end())
@@ -158,12 +253,11 @@ aotc_status_t ConstantStore::lookup(const char *name, int32_t &index) const {
   return fail(AOTC_ERROR_NOT_FOUND,
               "model '%s' has no updatable constant '%s' (%zu updatable: "
               "aotc_container_extract_constants lists them)",
-              d.model_name, name, order_.size());
+              d.model_name, name, targets_.size());
 }
 
 aotc_status_t ConstantStore::checkEntry(const aotc_constant_entry_t &e,
-                                        int32_t index) const {
-  const AotcConstantDesc &c = desc_->constants[index];
+                                        const Target &c) const {
   const aotc_tensor_t &t = e.tensor;
   bool sameShape = t.rank == c.rank;
   for (int32_t k = 0; sameShape && k < c.rank; ++k)
@@ -193,22 +287,22 @@ aotc_status_t ConstantStore::update(const aotc_constant_entry_t *entries,
   std::lock_guard<std::mutex> serial(updateMutex_);
   const AotcModelDesc &d = *desc_;
   // Check everything before changing anything.
-  std::vector<int32_t> index(n);
-  std::unordered_set<int32_t> given;
+  std::vector<size_t> target(n);
+  std::unordered_set<size_t> given;
   for (size_t i = 0; i < n; ++i) {
-    AOTC_RT_RETURN_IF_ERROR(lookup(entries[i].name, index[i]));
-    AOTC_RT_RETURN_IF_ERROR(checkEntry(entries[i], index[i]));
-    if (!given.insert(index[i]).second)
+    AOTC_RT_RETURN_IF_ERROR(lookup(entries[i].name, target[i]));
+    AOTC_RT_RETURN_IF_ERROR(checkEntry(entries[i], targets_[target[i]]));
+    if (!given.insert(target[i]).second)
       return fail(AOTC_ERROR_INVALID_ARGUMENT,
                   "constant '%s' is given twice", entries[i].name);
   }
   if (validateFull)
-    for (int32_t i : order_)
-      if (!given.count(i))
+    for (size_t k = 0; k < targets_.size(); ++k)
+      if (!given.count(k))
         return fail(AOTC_ERROR_INVALID_ARGUMENT,
                     "validate_full: constant '%s' is not given (%zu of %zu "
                     "updatable constants are)",
-                    d.constants[i].onnx_name, given.size(), order_.size());
+                    targets_[k].name, given.size(), targets_.size());
 
   std::shared_ptr<const ConstantSet> base;
   {
@@ -216,39 +310,68 @@ aotc_status_t ConstantStore::update(const aotc_constant_entry_t *entries,
     base = useInactive && inactive_ ? inactive_ : active_;
   }
   auto next = std::make_shared<ConstantSet>(*base);
-  for (size_t i = 0; i < n; ++i) {
-    const AotcConstantDesc &c = d.constants[index[i]];
-    const aotc_tensor_t &t = entries[i].tensor;
-    MemRef mem;
-    if (c.nbytes > 0) {
-      cl_int err = CL_SUCCESS;
-      cl_mem_flags flags =
-          CL_MEM_READ_ONLY | (userManaged ? CL_MEM_USE_HOST_PTR : 0);
-      // A copy is written with a blocking write: PoCL may read a
-      // CL_MEM_COPY_HOST_PTR source after clCreateBuffer returns.
-      cl_mem m = clCreateBuffer(context_, flags, static_cast<size_t>(c.nbytes),
-                                userManaged ? t.data : nullptr, &err);
-      if (err == CL_SUCCESS && m && !userManaged)
-        err = clEnqueueWriteBuffer(queue_, m, CL_TRUE, 0,
-                                   static_cast<size_t>(c.nbytes), t.data, 0,
-                                   nullptr, nullptr);
-      mem = adopt(m);
-      if (err != CL_SUCCESS || !m)
-        return fail(statusForClError(err),
-                    "constant '%s': %s %llu bytes on '%s' failed: %s",
-                    entries[i].name,
-                    userManaged ? "wrapping the caller's" : "copying",
-                    ull(c.nbytes), device_->fullName.c_str(), clErrorName(err));
-    }
-    next->own[index[i]] = std::move(mem);
-    next->userData[index[i]] = userManaged ? t.data : nullptr;
-    if (next->missing[index[i]]) {
-      next->missing[index[i]] = 0;
+  auto setOwn = [&](int32_t c, MemRef mem, const void *user) {
+    next->own[c] = std::move(mem);
+    next->userData[c] = user;
+    if (next->missing[c]) {
+      next->missing[c] = 0;
       --next->numMissing;
+    }
+  };
+  std::vector<uint8_t> packed;
+  for (size_t i = 0; i < n; ++i) {
+    const Target &t = targets_[target[i]];
+    const void *data = entries[i].tensor.data;
+    if (t.direct >= 0) {
+      MemRef mem;
+      AOTC_RT_RETURN_IF_ERROR(
+          upload(t.name, data, t.nbytes, userManaged, mem));
+      setOwn(t.direct, std::move(mem), userManaged ? data : nullptr);
+    }
+    // The packed copies: always the runtime's own memory.
+    for (int32_t f : t.folds) {
+      const AotcFoldDesc &fold = d.folds[f];
+      packed.resize(static_cast<size_t>(t.nbytes));
+      if (t.nbytes > 0)
+        permute(static_cast<const uint8_t *>(data), packed.data(), fold.rank,
+                fold.shape, fold.perm, aotc_dtype_size(fold.dtype),
+                /*forward=*/true);
+      MemRef mem;
+      AOTC_RT_RETURN_IF_ERROR(
+          upload(t.name, packed.data(), t.nbytes, false, mem));
+      setOwn(fold.target, std::move(mem), nullptr);
     }
   }
   std::lock_guard<std::mutex> lock(setsMutex_);
   (useInactive ? inactive_ : active_) = std::move(next);
+  return AOTC_OK;
+}
+
+aotc_status_t ConstantStore::upload(const char *what, const void *data,
+                                    uint64_t bytes, bool useHostPtr,
+                                    MemRef &out) const {
+  out.reset();
+  if (bytes == 0)
+    return AOTC_OK;
+  cl_int err = CL_SUCCESS;
+  cl_mem_flags flags = CL_MEM_READ_ONLY | (useHostPtr ? CL_MEM_USE_HOST_PTR : 0);
+  cl_mem m = clCreateBuffer(context_, flags, static_cast<size_t>(bytes),
+                            useHostPtr ? const_cast<void *>(data) : nullptr,
+                            &err);
+  // A copy is written with a blocking write, so that the caller's memory
+  // is free to change when the update returns.
+  if (err == CL_SUCCESS && m && !useHostPtr)
+    err = clEnqueueWriteBuffer(queue_, m, CL_TRUE, 0,
+                               static_cast<size_t>(bytes), data, 0, nullptr,
+                               nullptr);
+  out = adopt(m);
+  if (err != CL_SUCCESS || !m) {
+    out.reset();
+    return fail(statusForClError(err),
+                "constant '%s': %s %llu bytes on '%s' failed: %s", what,
+                useHostPtr ? "wrapping the caller's" : "copying", ull(bytes),
+                device_->fullName.c_str(), clErrorName(err));
+  }
   return AOTC_OK;
 }
 
@@ -259,8 +382,9 @@ aotc_status_t ConstantStore::runConstFold(bool useInactive) {
     return fail(AOTC_ERROR_NOT_FOUND,
                 "model '%s' has no inactive constant set to fold",
                 desc_->model_name);
-  // Folded constants derive from frozen initializers only (see the header):
-  // an updated set needs no recomputation.
+  // An update rewrites the packed copies of what it replaces, and every
+  // other folded constant derives from frozen initializers only: an
+  // updated set is already consistent.
   return AOTC_OK;
 }
 
@@ -294,7 +418,7 @@ aotc_status_t ConstantStore::readBack(const ConstantSet &set, int32_t index,
   if (set.missing[index])
     return fail(AOTC_ERROR_INVALID_ARGUMENT,
                 "constant '%s' has no value yet (weightless model)",
-                c.onnx_name);
+                c.name);
   cl_mem mem = set.own[index] ? set.own[index].get() : set.blob.get();
   size_t offset = set.own[index] ? 0 : static_cast<size_t>(c.offset);
   cl_int err = clEnqueueReadBuffer(queue_, mem, CL_TRUE, offset,
@@ -302,7 +426,7 @@ aotc_status_t ConstantStore::readBack(const ConstantSet &set, int32_t index,
                                    nullptr, nullptr);
   if (err != CL_SUCCESS)
     return fail(statusForClError(err), "reading constant '%s' from '%s': %s",
-                c.onnx_name, device_->fullName.c_str(), clErrorName(err));
+                c.name, device_->fullName.c_str(), clErrorName(err));
   return AOTC_OK;
 }
 
@@ -323,13 +447,13 @@ aotc_status_t ConstantStore::extract(bool useInactive,
     return fail(AOTC_ERROR_NOT_FOUND,
                 "model '%s' has no inactive constant set to read",
                 desc_->model_name);
-  *outCount = order_.size();
-  size_t n = std::min(capacity, order_.size());
+  *outCount = targets_.size();
+  size_t n = std::min(capacity, targets_.size());
   aotc_status_t tooSmall = AOTC_OK;
   for (size_t k = 0; k < n; ++k) {
-    const AotcConstantDesc &c = desc_->constants[order_[k]];
+    const Target &c = targets_[k];
     aotc_constant_entry_t &e = out[k];
-    e.name = c.onnx_name;
+    e.name = c.name;
     e.tensor.dtype = c.dtype;
     e.tensor.rank = c.rank;
     std::fill(e.tensor.shape, e.tensor.shape + AOTC_MAX_RANK, 0);
@@ -340,10 +464,21 @@ aotc_status_t ConstantStore::extract(bool useInactive,
       tooSmall = fail(AOTC_ERROR_BUFFER_TOO_SMALL,
                       "constant '%s': the buffer holds %llu bytes, the "
                       "constant %llu",
-                      c.onnx_name, ull(e.tensor.nbytes), ull(c.nbytes));
+                      c.name, ull(e.tensor.nbytes), ull(c.nbytes));
       continue;
     }
-    AOTC_RT_RETURN_IF_ERROR(readBack(*set, order_[k], e.tensor.data));
+    if (c.direct >= 0) {
+      AOTC_RT_RETURN_IF_ERROR(readBack(*set, c.direct, e.tensor.data));
+      continue;
+    }
+    // Only packed: read the packed copy back and unpack it.
+    const AotcFoldDesc &fold = desc_->folds[c.folds.front()];
+    std::vector<uint8_t> packed(static_cast<size_t>(c.nbytes));
+    AOTC_RT_RETURN_IF_ERROR(readBack(*set, fold.target, packed.data()));
+    if (c.nbytes > 0)
+      permute(packed.data(), static_cast<uint8_t *>(e.tensor.data), fold.rank,
+              fold.shape, fold.perm, aotc_dtype_size(fold.dtype),
+              /*forward=*/false);
   }
   return tooSmall;
 }

@@ -77,11 +77,27 @@ public:
   bool updatable(int32_t index, const char *&reason) const;
 
 private:
-  /// The constant an update of \p name targets, or an error naming why
-  /// \p name cannot be updated.
-  aotc_status_t lookup(const char *name, int32_t &index) const;
+  /// What an update of one initializer writes: the constant kernels read
+  /// as given, and the packed copies (folds) made from it.
+  struct Target {
+    const char *name = nullptr;
+    int32_t direct = -1;        ///< constant number, or -1
+    std::vector<int32_t> folds; ///< indices into desc.folds
+    int32_t dtype = 0;
+    int32_t rank = 0;
+    const int64_t *shape = nullptr;
+    uint64_t nbytes = 0;
+  };
+
+  aotc_status_t indexFolds();
+  /// The target of \p name, or an error naming why \p name cannot be
+  /// updated.
+  aotc_status_t lookup(const char *name, size_t &target) const;
   aotc_status_t checkEntry(const aotc_constant_entry_t &e,
-                           int32_t index) const;
+                           const Target &target) const;
+  /// Copies \p bytes bytes at \p data to a new device buffer.
+  aotc_status_t upload(const char *what, const void *data, uint64_t bytes,
+                       bool useHostPtr, MemRef &out) const;
   aotc_status_t readBack(const ConstantSet &set, int32_t index,
                          void *data) const;
 
@@ -90,10 +106,11 @@ private:
   const AotcModelDesc *desc_ = nullptr;
   /// Reads sets back (extract); used under updateMutex_.
   cl_command_queue queue_ = nullptr;
-  /// ONNX initializer name -> constant number, for the updatable ones.
-  std::unordered_map<std::string, int32_t> updatable_;
-  /// The updatable constants in the model's order (what extract lists).
-  std::vector<int32_t> order_;
+  /// The updatable initializers in the model's order (what extract lists).
+  std::vector<Target> targets_;
+  std::unordered_map<std::string, size_t> byName_;
+  /// Folded constant number -> why it cannot be given (a packed copy).
+  std::unordered_map<int32_t, std::string> packedReason_;
   /// ONNX initializer name -> why its value is compiled in.
   std::unordered_map<std::string, std::string> frozen_;
 

@@ -1,10 +1,11 @@
 // Updating, swapping and reading back a model's weights at run time
 // (aotc_container_update_constants and friends, through the C++ runner and
 // the C ABI): a container whose weights were updated gives the same outputs
-// as a model compiled from an ONNX file holding those weights; every bad
-// update is an error that changes nothing; weights the compiler used (packed,
-// shape data) are refused with the reason; and runs on four threads while
-// another thread updates and swaps never see a mix of two weight sets.
+// as a model compiled from an ONNX file holding those weights (packed
+// weights are repacked); every bad update is an error that changes nothing;
+// integers the compiler used as shape data are refused with the reason; and
+// runs on four threads while another thread updates and swaps never see a
+// mix of two weight sets.
 #include "model_test_util.h"
 
 #include <gtest/gtest.h>
@@ -43,8 +44,8 @@ Weights makeWeights(float seed) {
   return w;
 }
 
-/// y = Reshape(Relu(x @ w1^T + b1) @ w2, [-1, 3]): Gemm (w1 packed unless
-/// --updatable-weights), MatMul, and a shape initializer.
+/// y = Reshape(Relu(x @ w1^T + b1) @ w2, [-1, 3]): Gemm (w1 packed by the
+/// tiled build), MatMul, and a shape initializer.
 std::string buildModel(const Weights &w) {
   ModelBuilder mb("constants");
   mb.input("x", onnx::TensorProto::FLOAT, {"N", kIn});
@@ -108,22 +109,24 @@ protected:
   static void SetUpTestSuite() {
     a_ = makeWeights(0.5f);
     b_ = makeWeights(2.0f);
-    Compiled c = compileModel(buildModel(a_), "--updatable-weights");
+    Compiled c = compileModel(buildModel(a_));
     ASSERT_EQ(c.exitCode, 0) << c.output;
     updatablePath_ = c.soPath;
-    Compiled p = compileModel(buildModel(a_));
+    Compiled p = compileModel(buildModel(a_), "--naive-kernels");
     ASSERT_EQ(p.exitCode, 0) << p.output;
-    packedPath_ = p.soPath;
-    refA_ = compiledWith(a_, "--updatable-weights");
-    refB_ = compiledWith(b_, "--updatable-weights");
+    naivePath_ = p.soPath;
+    refA_ = compiledWith(a_, "");
+    refB_ = compiledWith(b_, "");
     ASSERT_NE(refA_, refB_);
   }
   static Weights a_, b_;
-  static std::string updatablePath_, packedPath_;
+  /// w1 packed for the tiled Gemm (a fold the runtime redoes on update),
+  /// and the naive kernels' build, which reads w1 as given.
+  static std::string updatablePath_, naivePath_;
   static std::vector<float> refA_, refB_;
 };
 Weights Constants::a_, Constants::b_;
-std::string Constants::updatablePath_, Constants::packedPath_;
+std::string Constants::updatablePath_, Constants::naivePath_;
 std::vector<float> Constants::refA_, Constants::refB_;
 
 TEST_F(Constants, UpdatedWeightsMatchAModelCompiledWithThem) {
@@ -135,7 +138,7 @@ TEST_F(Constants, UpdatedWeightsMatchAModelCompiledWithThem) {
   Weights mixed = b_;
   mixed.b1 = a_.b1;
   m.updateConstants({{"b1", aotc::HostTensor::fromVector({kHidden}, a_.b1)}});
-  EXPECT_EQ(runModel(m), compiledWith(mixed, "--updatable-weights"));
+  EXPECT_EQ(runModel(m), compiledWith(mixed, ""));
   // Extraction reads back what was set.
   aotc::Model::ConstantMap got = m.extractConstants();
   ASSERT_EQ(got.size(), 3u);
@@ -177,7 +180,7 @@ TEST_F(Constants, InactiveSetTakesEffectOnlyAfterTheSwap) {
       {{"w2", aotc::HostTensor::fromVector({kHidden, kOut}, a_.w2)}}, true);
   EXPECT_EQ(runModel(m), refB_);
   m.swapConstantBuffer();
-  EXPECT_EQ(runModel(m), compiledWith(mixed, "--updatable-weights"));
+  EXPECT_EQ(runModel(m), compiledWith(mixed, ""));
 }
 
 TEST_F(Constants, UserManagedWeightsAreRead) {
@@ -281,44 +284,82 @@ TEST_F(Constants, BadUpdatesChangeNothing) {
   dlclose(so);
 }
 
-TEST_F(Constants, CompileTimeUsesAreRefusedWithTheReason) {
-  aotc::Model m = loadModel(packedPath_);
-  std::map<std::string, aotc::ConstantInfo> byOnnx;
+TEST_F(Constants, PackedWeightsAreRepackedAndShapeDataRefused) {
+  aotc::Model m = loadModel(updatablePath_);
+  // w1 is read packed (transposed for the tiled Gemm): the packed copy is
+  // not updatable itself, w1 is (the runtime repacks it); the shape
+  // initializer is compiled into the code.
+  bool sawPacked = false;
   for (const aotc::ConstantInfo &c : m.constants())
-    if (!c.onnxName.empty())
-      byOnnx[c.onnxName] = c;
-  // w1 was packed (transposed for the tiled Gemm) and is gone; the packed
-  // copy is folded; b1 and w2 stay updatable.
-  for (const aotc::ConstantInfo &c : m.constants())
-    if (c.folded) {
+    if (c.notUpdatableReason.find("packed from initializer 'w1'") !=
+        std::string::npos) {
+      sawPacked = true;
       EXPECT_FALSE(c.updatable);
-      EXPECT_NE(c.notUpdatableReason.find("folded"), std::string::npos);
+      EXPECT_TRUE(c.folded);
+      EXPECT_EQ(c.shape, (std::vector<int64_t>{kIn, kHidden}));
     }
-  ASSERT_TRUE(byOnnx.count("b1"));
-  EXPECT_TRUE(byOnnx["b1"].updatable) << byOnnx["b1"].notUpdatableReason;
+  EXPECT_TRUE(sawPacked);
+  aotc::Model::ConstantMap got = m.extractConstants();
+  EXPECT_EQ(got.size(), 3u);
+  EXPECT_EQ(got.at("w1").toVector<float>(), a_.w1); // unpacked
   std::string why = messageOf([&] {
     m.updateConstants(
-        {{"w1", aotc::HostTensor::fromVector({kHidden, kIn}, b_.w1)}});
+        {{"shape", aotc::HostTensor::fromVector<int64_t>({2}, {-1, 3})}});
   });
-  EXPECT_NE(why.find("initializer 'w1' cannot be updated: packed at compile "
-                     "time into 'w1_packed'"),
+  EXPECT_NE(why.find("initializer 'shape' cannot be updated: a small "
+                     "integer tensor"),
             std::string::npos)
       << why;
-  EXPECT_NE(why.find("--updatable-weights"), std::string::npos) << why;
-  EXPECT_EQ(m.extractConstants().count("w1"), 0u);
-  // What stays updatable still updates.
-  Weights mixed = a_;
-  mixed.b1 = b_.b1;
-  mixed.w2 = b_.w2;
-  m.updateConstants(
-      {{"b1", aotc::HostTensor::fromVector({kHidden}, b_.b1)},
-       {"w2", aotc::HostTensor::fromVector({kHidden, kOut}, b_.w2)}},
-      false, /*validateFull=*/true);
-  std::vector<float> want = compiledWith(mixed, "");
-  std::vector<float> got = runModel(m);
-  ASSERT_EQ(got.size(), want.size());
-  for (size_t i = 0; i < want.size(); ++i)
-    EXPECT_NEAR(got[i], want[i], 1e-5) << i;
+  // The naive build reads w1 directly: the same updates give its own
+  // compiled-in references.
+  aotc::Model naive = loadModel(naivePath_);
+  for (const aotc::ConstantInfo &c : naive.constants())
+    EXPECT_EQ(c.notUpdatableReason.find("packed"), std::string::npos);
+  naive.updateConstants(asMap(b_), false, true);
+  std::vector<float> want = compiledWith(b_, "--naive-kernels");
+  EXPECT_EQ(runModel(naive), want);
+  EXPECT_EQ(naive.extractConstants().at("w1").toVector<float>(), b_.w1);
+}
+
+TEST(ConstantsConv, PackedConvWeightsFollowUpdates) {
+  // Conv weights are packed [co, ci, kh, kw] -> [ci, kh, kw, co].
+  auto build = [](const std::vector<float> &w, const std::vector<float> &b) {
+    ModelBuilder mb("conv_update");
+    mb.input("x", onnx::TensorProto::FLOAT, {"N", 3, 6, 5});
+    mb.initializerF32("w", {4, 3, 3, 2}, w);
+    mb.initializerF32("b", {4}, b);
+    auto &n = mb.node("Conv", {"x", "w", "b"}, {"y"}, "conv");
+    ModelBuilder::attrInts(n, "pads", {1, 0, 1, 1});
+    mb.output("y", onnx::TensorProto::FLOAT, {"N", 4, 6, 5});
+    return mb.bytes();
+  };
+  std::vector<float> w1(72), w2(72), b1(4), b2(4);
+  for (size_t i = 0; i < w1.size(); ++i) {
+    w1[i] = std::sin(0.3f * static_cast<float>(i));
+    w2[i] = std::cos(0.7f * static_cast<float>(i) + 1.0f);
+  }
+  for (size_t i = 0; i < b1.size(); ++i) {
+    b1[i] = 0.1f * static_cast<float>(i);
+    b2[i] = -0.2f * static_cast<float>(i) + 0.5f;
+  }
+  Compiled c1 = compileModel(build(w1, b1));
+  Compiled c2 = compileModel(build(w2, b2));
+  ASSERT_EQ(c1.exitCode, 0) << c1.output;
+  ASSERT_EQ(c2.exitCode, 0) << c2.output;
+  std::vector<float> x(2 * 3 * 6 * 5);
+  for (size_t i = 0; i < x.size(); ++i)
+    x[i] = std::sin(1.1f * static_cast<float>(i));
+  auto in = aotc::HostTensor::fromVector({2, 3, 6, 5}, x);
+  aotc::Model m = loadModel(c1.soPath);
+  std::vector<float> want2 =
+      loadModel(c2.soPath).run({in})[0].toVector<float>();
+  m.updateConstants({{"w", aotc::HostTensor::fromVector({4, 3, 3, 2}, w2)},
+                     {"b", aotc::HostTensor::fromVector({4}, b2)}},
+                    /*useInactive=*/true, /*validateFull=*/true);
+  m.swapConstantBuffer();
+  EXPECT_EQ(m.run({in})[0].toVector<float>(), want2);
+  EXPECT_EQ(m.extractConstants().at("w").toVector<float>(), w2);
+  EXPECT_EQ(m.extractConstants(true).at("w").toVector<float>(), w1);
 }
 
 /// Runs the aotc CLI with \p args; returns its exit code and output.
@@ -355,7 +396,7 @@ TEST_F(Constants, RunLoadsWeightsFromAnotherOnnxFile) {
     std::string bytes = buildModel(b_);
     std::ofstream(bFile, std::ios::binary).write(bytes.data(), bytes.size());
   }
-  Compiled compiledB = compileModel(buildModel(b_), "--updatable-weights");
+  Compiled compiledB = compileModel(buildModel(b_), "");
   ASSERT_EQ(compiledB.exitCode, 0) << compiledB.output;
   auto [rcB, outB] = aotcCli("run '" + compiledB.soPath +
                              "' --device cpu --dim N=4 --seed 7");
@@ -369,13 +410,28 @@ TEST_F(Constants, RunLoadsWeightsFromAnotherOnnxFile) {
       << out;
   EXPECT_FALSE(outputLines(out).empty()) << out;
   EXPECT_EQ(outputLines(out), outputLines(outB));
-  // The packed model cannot take w1: an error, not a run with A's w1.
-  auto [rcP, outP] = aotcCli("run '" + packedPath_ + "' --device cpu --dim "
-                             "N=4 --constants '" + bFile + "'");
-  EXPECT_EQ(rcP, 1) << outP;
-  EXPECT_NE(outP.find("initializer 'w1' cannot be updated: packed"),
+  // A file whose float initializer the model does not have is an error,
+  // not a run without it.
+  std::string extraFile = dir + "/weights_extra.onnx";
+  {
+    onnx::ModelProto extra;
+    extra.ParseFromString(buildModel(b_));
+    onnx::TensorProto *t = extra.mutable_graph()->add_initializer();
+    t->set_name("unused_weight");
+    t->set_data_type(onnx::TensorProto::FLOAT);
+    t->add_dims(1);
+    t->add_float_data(1.0f);
+    std::string bytes;
+    extra.SerializeToString(&bytes);
+    std::ofstream(extraFile, std::ios::binary).write(bytes.data(),
+                                                     bytes.size());
+  }
+  auto [rcX, outX] = aotcCli("run '" + updatablePath_ + "' --device cpu --dim "
+                             "N=4 --constants '" + extraFile + "'");
+  EXPECT_EQ(rcX, 1) << outX;
+  EXPECT_NE(outX.find("no updatable constant 'unused_weight'"),
             std::string::npos)
-      << outP;
+      << outX;
 }
 
 TEST_F(Constants, SwapsUnderTrafficNeverMixWeights) {

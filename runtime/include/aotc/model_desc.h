@@ -29,7 +29,7 @@ extern "C" {
 #endif
 
 /* Bumped whenever a struct below changes layout. */
-#define AOTC_MODEL_DESC_VERSION 5
+#define AOTC_MODEL_DESC_VERSION 6
 
 /* Element types; values match aotc_dtype_t in aotc_runtime.h. */
 enum {
@@ -78,6 +78,18 @@ typedef struct AotcConstantDesc {
   uint64_t nbytes;
   int32_t folded;
 } AotcConstantDesc;
+
+/* A folded constant that permutes an ONNX initializer (a weight packed for
+ * the kernels): when the initializer is updated, the runtime writes
+ * target[t] = source[s] where target dim k is source dim perm[k]. */
+typedef struct AotcFoldDesc {
+  const char *source; /* the initializer's ONNX name */
+  int32_t dtype;
+  int32_t rank;
+  const int64_t *shape; /* the initializer's shape */
+  int32_t target;       /* the folded constant's index */
+  const int32_t *perm;  /* rank entries */
+} AotcFoldDesc;
 
 /* How an input that the ONNX graph lists is bound (AotcInputSlotDesc). */
 enum {
@@ -210,6 +222,10 @@ typedef struct AotcModelDesc {
    * refused. */
   int32_t num_frozen;
   const char *const *frozen;
+
+  /* Packed copies of initializers, recomputed on update. */
+  int32_t num_folds;
+  const AotcFoldDesc *folds;
 } AotcModelDesc;
 
 /* Exported by the generated wrapper. */

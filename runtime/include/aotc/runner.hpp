@@ -656,6 +656,22 @@ public:
         require(lib().aotc_container_free_inactive_constant_buffer)(container_),
         "aotc_container_free_inactive_constant_buffer");
   }
+  /// The names updateConstants takes (the updatable initializers), in the
+  /// model's order; reads no data.
+  std::vector<std::string> updatableConstantNames() const {
+    auto fn = require(lib().aotc_container_extract_constants);
+    size_t n = 0;
+    lib().check(fn(container_, 0, nullptr, 0, &n),
+                "aotc_container_extract_constants");
+    std::vector<aotc_constant_entry_t> entries(n);
+    std::memset(entries.data(), 0, n * sizeof(aotc_constant_entry_t));
+    lib().check(fn(container_, 0, entries.data(), n, &n),
+                "aotc_container_extract_constants");
+    std::vector<std::string> names;
+    for (const aotc_constant_entry_t &e : entries)
+      names.push_back(e.name);
+    return names;
+  }
   /// Reads back every updatable constant of the active or inactive set.
   ConstantMap extractConstants(bool useInactive = false) const {
     auto fn = require(lib().aotc_container_extract_constants);
