@@ -82,6 +82,20 @@ bool sameBytes(const std::vector<aotc::HostTensor> &x,
   return true;
 }
 
+/// Resident memory of this process in MB (Linux), or -1.
+double residentMB() {
+  FILE *f = std::fopen("/proc/self/status", "r");
+  if (!f)
+    return -1;
+  char line[256];
+  double mb = -1;
+  while (std::fgets(line, sizeof line, f))
+    if (std::strncmp(line, "VmRSS:", 6) == 0)
+      mb = std::atof(line + 6) / 1024.0;
+  std::fclose(f);
+  return mb;
+}
+
 double percentile(std::vector<double> v, double p) {
   if (v.empty())
     return 0;
@@ -132,7 +146,9 @@ int main(int argc, char **argv) {
   }
   options.numInstances = static_cast<uint32_t>(threads);
   try {
+    double rssStart = residentMB();
     aotc::Model model = aotc::Model::load(argv[1], options);
+    double rssLoaded = residentMB();
     std::printf("model %s on %s, %d threads\n", model.name().c_str(),
                 model.deviceName().c_str(), threads);
     std::vector<aotc::SymbolInfo> symbols = model.symbols();
@@ -152,6 +168,10 @@ int main(int argc, char **argv) {
       inputs.push_back(std::move(t));
     }
 
+    std::vector<aotc::HostTensor> refA = model.run(inputs);
+    std::printf("resident memory: %.1f MB at start, %.1f MB after load, "
+                "%.1f MB after a run\n",
+                rssStart, rssLoaded, residentMB());
     aotc::Model::ConstantMap setA = model.extractConstants();
     if (setA.empty()) {
       std::fprintf(stderr, "the model has no updatable constants\n");
@@ -161,7 +181,6 @@ int main(int argc, char **argv) {
     uint64_t weightBytes = 0;
     for (const auto &kv : setA)
       weightBytes += kv.second.nbytes();
-    std::vector<aotc::HostTensor> refA = model.run(inputs);
     model.updateConstants(setB);
     std::vector<aotc::HostTensor> refB = model.run(inputs);
     model.updateConstants(setA);

@@ -251,7 +251,9 @@ Expected<CompileResult> compileModel(const CompileOptions &opts) {
                   blob.begin() + c.offset);
     std::string src = clSource;
     std::vector<toolchain::DataSymbol> syms = {
-        {kConstantsBlobSymbol, blob.data(), blob.size(), 64, true},
+        // Page aligned: a CPU device reads the weights where the .so is
+        // mapped (CL_MEM_USE_HOST_PTR needs the device's base alignment).
+        {kConstantsBlobSymbol, blob.data(), blob.size(), 4096, true},
         {kKernelsSourceSymbol, src.c_str(), src.size() + 1, 16, false}};
     return toolchain::writeDataObject(syms);
   });

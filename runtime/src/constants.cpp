@@ -106,9 +106,19 @@ aotc_status_t ConstantStore::init(cl_context context, const DeviceInfo &device,
                 desc.model_name, ull(allocBytes), device.fullName.c_str(),
                 ull(device.maxMemAllocSize));
   bool copy = desc.constants_blob && desc.constants_blob_size > 0;
+  // A CPU device shares the host's memory: its kernels read the blob where
+  // the .so is mapped, so the weights are not resident twice. Needs the
+  // device's base alignment (the blob is page aligned) and a blob as large
+  // as the buffer.
+  uint64_t align = std::max<uint64_t>(device.memBaseAddrAlignBits / 8, 1);
+  bool share = copy && device.isCpu && allocBytes == desc.constants_blob_size &&
+               reinterpret_cast<uintptr_t>(desc.constants_blob) % align == 0;
   cl_int err = CL_SUCCESS;
   cl_mem blob = clCreateBuffer(
-      context, CL_MEM_READ_ONLY | (copy ? CL_MEM_COPY_HOST_PTR : 0),
+      context,
+      CL_MEM_READ_ONLY | (share  ? CL_MEM_USE_HOST_PTR
+                          : copy ? CL_MEM_COPY_HOST_PTR
+                                 : 0),
       static_cast<size_t>(allocBytes),
       copy ? const_cast<uint8_t *>(desc.constants_blob) : nullptr, &err);
   if (err != CL_SUCCESS || !blob)
