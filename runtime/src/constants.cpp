@@ -3,6 +3,7 @@
 #include "constants.h"
 
 #include "error.h"
+#include "util.h"
 
 #include <algorithm>
 #include <cstring>
@@ -13,9 +14,6 @@ namespace {
 
 constexpr uint64_t kMinBlobBytes = 64;
 
-unsigned long long ull(uint64_t value) {
-  return static_cast<unsigned long long>(value);
-}
 
 MemRef adopt(cl_mem mem) {
   return MemRef(mem, [](cl_mem m) {
@@ -51,12 +49,6 @@ void permute(const uint8_t *from, uint8_t *to, int32_t rank,
   }
 }
 
-std::string shapeText(int32_t rank, const int64_t *shape) {
-  std::string s = "[";
-  for (int32_t d = 0; d < rank; ++d)
-    s += (d ? "," : "") + std::to_string(shape[d]);
-  return s + "]";
-}
 
 } // namespace
 
@@ -277,9 +269,9 @@ aotc_status_t ConstantStore::checkEntry(const aotc_constant_entry_t &e,
                 "constant '%s': got %s%s, the model has %s%s", e.name,
                 aotc_dtype_name(t.dtype),
                 t.rank >= 0 && t.rank <= AOTC_MAX_RANK
-                    ? shapeText(t.rank, t.shape).c_str()
+                    ? shapeString(t.rank, t.shape).c_str()
                     : "[bad rank]",
-                aotc_dtype_name(c.dtype), shapeText(c.rank, c.shape).c_str());
+                aotc_dtype_name(c.dtype), shapeString(c.rank, c.shape).c_str());
   if (c.nbytes > 0 && (!t.data || t.nbytes < c.nbytes))
     return fail(AOTC_ERROR_INVALID_ARGUMENT,
                 "constant '%s': %s holds %llu bytes, its shape needs %llu",

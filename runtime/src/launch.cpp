@@ -1,0 +1,218 @@
+/// \file
+/// The launch path: binding each kernel argument (inputs, outputs, the
+/// arena, the active constant set or a replaced constant's own buffer,
+/// scalars) and enqueueing it with its work-group size.
+#include "container.h"
+
+#include "util.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace aotc::rt {
+
+aotc_status_t Container::launch(AotcRunCtx &ctx, int32_t kernel,
+                                const AotcArg *args, int32_t nargs,
+                                int32_t dims, const uint64_t *global,
+                                const uint64_t *local) const {
+  const AotcModelDesc &d = *desc_;
+  if (kernel < 0 || kernel >= d.num_kernels)
+    return fail(AOTC_ERROR_INTERNAL, "model '%s': launch of kernel %d of %d",
+                d.model_name, kernel, d.num_kernels);
+  const KernelInfo &info = kernels_[kernel];
+  const char *name = info.name.c_str();
+  if (nargs < 0 || (nargs > 0 && !args) || dims < 1 || dims > 3 || !global)
+    return fail(AOTC_ERROR_INTERNAL,
+                "kernel '%s': bad launch (%d args, %d dims, global %p)", name,
+                nargs, dims, static_cast<const void *>(global));
+
+  // A buffer argument is two OpenCL arguments: the cl_mem and a byte offset.
+  cl_uint clArgs = 0;
+  for (int32_t a = 0; a < nargs; ++a)
+    clArgs +=
+        (args[a].kind == AOTC_ARG_I64 || args[a].kind == AOTC_ARG_I32) ? 1 : 2;
+  if (clArgs != info.numArgs)
+    return fail(AOTC_ERROR_INTERNAL,
+                "kernel '%s' takes %u OpenCL arguments, the wrapper passed %u",
+                name, info.numArgs, clArgs);
+
+  Instance &instance = *ctx.instance;
+  cl_kernel k = instance.kernels[kernel];
+  cl_uint index = 0;
+  for (int32_t a = 0; a < nargs; ++a) {
+    const AotcArg &arg = args[a];
+    cl_mem mem = nullptr;
+    uint64_t capacity = 0;
+    const char *kind = "";
+    int64_t byteOffset = arg.value;
+    switch (arg.kind) {
+    case AOTC_ARG_INPUT:
+    case AOTC_ARG_OUTPUT: {
+      bool isInput = arg.kind == AOTC_ARG_INPUT;
+      int32_t count = isInput ? d.num_inputs : d.num_outputs;
+      kind = isInput ? "input" : "output";
+      if (arg.index < 0 || arg.index >= count)
+        return fail(AOTC_ERROR_INTERNAL, "kernel '%s' argument %d: %s %d of %d",
+                    name, a, kind, arg.index, count);
+      const DeviceBuffer &buffer =
+          isInput ? instance.inputs[arg.index] : instance.outputs[arg.index];
+      mem = buffer.mem();
+      capacity = buffer.capacity();
+      break;
+    }
+    case AOTC_ARG_CONSTANT: {
+      kind = "constants";
+      mem = ctx.constants->blob.get();
+      capacity = ctx.constants->blobBytes;
+      if (arg.index < 0 || arg.index >= d.num_constants)
+        return fail(AOTC_ERROR_INTERNAL,
+                    "kernel '%s' argument %d: constant %d of %d", name, a,
+                    arg.index, d.num_constants);
+      // A default replaced in this run, or a constant updated in this set:
+      // its own buffer, at offset 0.
+      cl_mem own = !ctx.overrides.empty() && ctx.overrides[arg.index]
+                       ? ctx.overrides[arg.index]
+                       : ctx.constants->own[arg.index].get();
+      if (!own)
+        break;
+      const AotcConstantDesc &c = d.constants[arg.index];
+      if (arg.value != static_cast<int64_t>(c.offset))
+        return fail(AOTC_ERROR_INTERNAL,
+                    "kernel '%s' argument %d: constant '%s' at offset %lld, "
+                    "not %llu",
+                    name, a, c.name, ll(arg.value), ull(c.offset));
+      mem = own;
+      capacity = c.nbytes;
+      byteOffset = 0;
+      kind = "updated constant's";
+      break;
+    }
+    case AOTC_ARG_ARENA:
+      kind = "arena";
+      mem = instance.arena.mem();
+      capacity = instance.arena.capacity();
+      break;
+    case AOTC_ARG_ERRORS:
+      kind = "error record";
+      mem = instance.errors.mem();
+      capacity = instance.errors.capacity();
+      if (!mem)
+        return fail(AOTC_ERROR_INTERNAL,
+                    "kernel '%s' records errors but the model declares none",
+                    name);
+      break;
+    case AOTC_ARG_I64: {
+      cl_long value = arg.value;
+      cl_int err = clSetKernelArg(k, index++, sizeof(value), &value);
+      if (err != CL_SUCCESS)
+        return fail(AOTC_ERROR_INTERNAL,
+                    "kernel '%s' argument %d (long): clSetKernelArg: %s", name,
+                    a, clErrorName(err));
+      continue;
+    }
+    case AOTC_ARG_I32: {
+      if (arg.value < INT32_MIN || arg.value > INT32_MAX)
+        return fail(AOTC_ERROR_INTERNAL,
+                    "kernel '%s' argument %d: %lld does not fit an int", name,
+                    a, ll(arg.value));
+      cl_int value = static_cast<cl_int>(arg.value);
+      cl_int err = clSetKernelArg(k, index++, sizeof(value), &value);
+      if (err != CL_SUCCESS)
+        return fail(AOTC_ERROR_INTERNAL,
+                    "kernel '%s' argument %d (int): clSetKernelArg: %s", name,
+                    a, clErrorName(err));
+      continue;
+    }
+    default:
+      return fail(AOTC_ERROR_INTERNAL,
+                  "kernel '%s' argument %d: unknown kind %d", name, a,
+                  arg.kind);
+    }
+    if (byteOffset < 0 || static_cast<uint64_t>(byteOffset) > capacity)
+      return fail(AOTC_ERROR_INTERNAL,
+                  "kernel '%s' argument %d: offset %lld is outside the %s "
+                  "buffer (%llu bytes)",
+                  name, a, ll(byteOffset), kind, ull(capacity));
+    cl_ulong offset = static_cast<cl_ulong>(byteOffset);
+    cl_int err = clSetKernelArg(k, index++, sizeof(cl_mem), &mem);
+    if (err == CL_SUCCESS)
+      err = clSetKernelArg(k, index++, sizeof(offset), &offset);
+    if (err != CL_SUCCESS)
+      return fail(AOTC_ERROR_INTERNAL,
+                  "kernel '%s' argument %d (%s buffer): clSetKernelArg: %s",
+                  name, a, kind, clErrorName(err));
+  }
+
+  size_t g[3] = {1, 1, 1};
+  size_t l[3] = {1, 1, 1};
+  for (int32_t i = 0; i < dims; ++i)
+    if (global[i] == 0)
+      return AOTC_OK; // Nothing to do: OpenCL 1.2 rejects empty ranges.
+  if (local) {
+    uint64_t product = 1;
+    for (int32_t i = 0; i < dims; ++i) {
+      if (local[i] == 0 || local[i] > device_.maxWorkItemSizes[i])
+        return fail(AOTC_ERROR_UNSUPPORTED,
+                    "kernel '%s': local size %llu in dim %d is not in [1, "
+                    "%zu] on '%s'",
+                    name, ull(local[i]), i, device_.maxWorkItemSizes[i],
+                    device_.fullName.c_str());
+      product *= local[i];
+      l[i] = static_cast<size_t>(local[i]);
+    }
+    if (product > info.maxWorkGroupSize)
+      return fail(AOTC_ERROR_UNSUPPORTED,
+                  "kernel '%s': work-group of %llu work-items exceeds its "
+                  "limit of %zu on '%s'",
+                  name, ull(product), info.maxWorkGroupSize,
+                  device_.fullName.c_str());
+  } else {
+    l[0] = info.defaultLocalSize;
+  }
+  for (int32_t i = 0; i < dims; ++i) {
+    uint64_t rounded = 0;
+    if (__builtin_add_overflow(global[i], l[i] - 1, &rounded))
+      return fail(AOTC_ERROR_UNSUPPORTED, "kernel '%s': global size overflow",
+                  name);
+    g[i] = static_cast<size_t>(rounded / l[i] * l[i]);
+  }
+  cl_int err = clEnqueueNDRangeKernel(
+      instance.queue, k, static_cast<cl_uint>(dims), nullptr, g, l, 0, nullptr,
+      instance.profile.next(profiling()));
+  if (err != CL_SUCCESS)
+    return fail(statusForClError(err),
+                "enqueueing kernel '%s' (global [%zu,%zu,%zu], local "
+                "[%zu,%zu,%zu]) on '%s' failed: %s",
+                name, g[0], g[1], g[2], l[0], l[1], l[2],
+                device_.fullName.c_str(), clErrorName(err));
+  size_t c = 2 * static_cast<size_t>(kernel);
+  bool costs = c + 1 < ctx.costs.size();
+  instance.profile.add(AOTC_PROFILE_KERNEL, kernel, costs ? ctx.costs[c] : 0,
+                       costs ? ctx.costs[c + 1] : 0);
+  return AOTC_OK;
+}
+
+} // namespace aotc::rt
+
+/// Called by the generated wrapper; hidden, never exported from the .so.
+extern "C" __attribute__((visibility("hidden"))) int32_t
+aotc_rt_launch(AotcRunCtx *ctx, int32_t kernel, const AotcArg *args,
+               int32_t nargs, int32_t dims, const uint64_t *global,
+               const uint64_t *local) {
+  using namespace aotc::rt;
+  if (!ctx || !ctx->container || !ctx->instance)
+    return fail(AOTC_ERROR_INTERNAL, "aotc_rt_launch: null run context");
+  if (ctx->status != AOTC_OK)
+    return ctx->status;
+  aotc_status_t status = AOTC_OK;
+  try {
+    status =
+        ctx->container->launch(*ctx, kernel, args, nargs, dims, global, local);
+  } catch (const std::bad_alloc &) {
+    status = fail(AOTC_ERROR_OUT_OF_MEMORY, "out of host memory");
+  } catch (...) {
+    status = fail(AOTC_ERROR_INTERNAL, "aotc_rt_launch: unexpected exception");
+  }
+  ctx->status = status;
+  return status;
+}
