@@ -79,6 +79,9 @@ struct LoopModule {
   std::vector<ModuleTensor> outputs;
   std::vector<ModuleConstant> constants;
   uint64_t constantsBytes = 0; ///< size of the blob
+  /// The blob's prefix before the first updatable constant (those are laid
+  /// out last): what a weightless .so stores.
+  uint64_t constantsStoredBytes = 0;
   /// ONNX initializers whose values were used at compile time, with why:
   /// the runtime refuses updates of them.
   std::vector<std::pair<std::string, std::string>> frozen;

@@ -97,6 +97,11 @@ private:
   Status emitTensors(const std::vector<ModuleTensor> &ts, bool inputs);
   Status emitConstants();
   void emitFrozen();
+  /// Whether the .so has a constants blob: always, except a weightless one
+  /// whose every constant is updatable.
+  bool hasBlob() const {
+    return !opts_.weightless || m_.constantsStoredBytes > 0;
+  }
   Status emitFolds();
   Status emitInputSlots();
   void emitKernelNamesAndMetadata();
@@ -822,8 +827,7 @@ void WrapperEmitter::emitDesc() {
   out_ += "    " + count(m_.inputs.size(), "kInputs") + ",\n";
   out_ += "    " + count(m_.outputs.size(), "kOutputs") + ",\n";
   out_ += "    " + count(m_.constants.size(), "kConstants") + ",\n";
-  out_ += "    " +
-          std::string(opts_.weightless ? "nullptr" : kConstantsBlobSymbol) +
+  out_ += "    " + std::string(hasBlob() ? kConstantsBlobSymbol : "nullptr") +
           ", " + u64(m_.constantsBytes) +
           ",  // constants_blob, constants_blob_size\n";
   out_ += "    " + std::to_string(numMetadata_) + ", kMetadata,\n";
@@ -836,7 +840,10 @@ void WrapperEmitter::emitDesc() {
           std::string(m_.kernels.empty() ? "nullptr" : "kKernelSummaries") +
           ",\n    kernel_costs,\n";
   out_ += "    " + count(m_.frozen.size(), "kFrozen") + ",\n";
-  out_ += "    " + count(m_.folds.size(), "kFolds") + ",\n};\n\n";
+  out_ += "    " + count(m_.folds.size(), "kFolds") + ",\n";
+  out_ += "    " +
+          u64(opts_.weightless ? m_.constantsStoredBytes : m_.constantsBytes) +
+          ",  // constants_blob_stored\n};\n\n";
   out_ +=
       "extern \"C\" __attribute__((visibility(\"hidden\"))) const "
       "AotcModelDesc *\naotc_model_desc(void) {\n  return &kModelDesc;\n}\n";
@@ -852,7 +859,7 @@ Expected<std::string> WrapperEmitter::emit() {
           ", constants: " + std::to_string(m_.constants.size()) + ".\n";
   out_ += "#include <aotc/model_desc.h>\n\n";
   out_ += "// Defined by the data object linked beside this wrapper.\n";
-  if (!opts_.weightless)
+  if (hasBlob())
     out_ += "extern \"C\" __attribute__((visibility(\"hidden\"))) const "
             "uint8_t " +
             std::string(kConstantsBlobSymbol) + "[];\n";

@@ -33,7 +33,8 @@ struct WrapperOptions {
   uint64_t clSourceSize = 0;
   /// Build options of the OpenCL program (buildOptions() of cl_printer.h).
   std::string clBuildOptions;
-  /// Weights are supplied at load: constants_blob is null.
+  /// The updatable weights are supplied at load: the blob holds only the
+  /// prefix before them (LoopModule::constantsStoredBytes), null if empty.
   bool weightless = false;
 };
 

@@ -213,6 +213,7 @@ Expected<CompileResult> compileModel(const CompileOptions &opts) {
     WrapperOptions wo;
     wo.clSourceSize = clSource.size();
     wo.clBuildOptions = buildOptions(module);
+    wo.weightless = opts.weightless;
     AOTC_ASSIGN_OR_RETURN(wrapper, emitWrapper(module, wo));
     return Status::ok();
   });
@@ -244,9 +245,12 @@ Expected<CompileResult> compileModel(const CompileOptions &opts) {
   if (!wrapperObj)
     return wrapperObj.status().withContext("compiling the wrapper");
   auto dataObj = timer.run("constants", [&] {
-    std::string blob(module.constantsBytes, '\0');
+    // Weightless: only the prefix before the updatable constants.
+    uint64_t stored = opts.weightless ? module.constantsStoredBytes
+                                      : module.constantsBytes;
+    std::string blob(stored, '\0');
     for (const ModuleConstant &c : module.constants)
-      if (c.data.size())
+      if (c.data.size() && c.offset < stored)
         std::copy(c.data.data(), c.data.data() + c.data.size(),
                   blob.begin() + c.offset);
     std::string src = clSource;

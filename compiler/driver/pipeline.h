@@ -28,6 +28,9 @@ struct CompileOptions {
   /// Kernel builder choices (`--naive-kernels` turns register tiling off).
   ScheduleOptions schedule;
   int wrapperOptLevel = 1;
+  /// Leave the updatable weights out of the .so: the host gives them with
+  /// aotc_container_update_constants before the first run.
+  bool weightless = false;
 };
 
 struct StageTime {

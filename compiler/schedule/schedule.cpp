@@ -94,6 +94,36 @@ Expected<LoopModule> scheduleGraph(const Graph &g, LoweredGraph lg,
     m.folds.push_back(LoopModule::Fold{r.source, r.dtype, r.sourceShape,
                                        it->second, r.perm});
   }
+  // Updatable constants (initializers not compiled in, and the packed copies
+  // made from them) go last, so that a weightless .so stores only the
+  // prefix before them.
+  {
+    const auto &frozen = g.frozenInitializers();
+    std::vector<bool> updatable(m.constants.size(), false);
+    for (size_t i = 0; i < m.constants.size(); ++i) {
+      const ModuleConstant &c = m.constants[i];
+      updatable[i] =
+          !c.folded && !c.onnxName.empty() && !frozen.count(c.onnxName);
+    }
+    for (const LoopModule::Fold &f : m.folds)
+      if (!frozen.count(f.source))
+        updatable[f.target] = true;
+    uint64_t offset = 0;
+    for (bool pass : {false, true}) {
+      if (pass)
+        m.constantsStoredBytes = offset;
+      for (size_t i = 0; i < m.constants.size(); ++i) {
+        if (updatable[i] != pass)
+          continue;
+        ModuleConstant &c = m.constants[i];
+        c.offset = offset;
+        offset += (c.data.size() + LoopModule::kConstantAlignment - 1) /
+                  LoopModule::kConstantAlignment *
+                  LoopModule::kConstantAlignment;
+      }
+    }
+    m.constantsBytes = offset;
+  }
   for (size_t k = 0; k < lg.outputs.size(); ++k) {
     const TensorDef &d = lg.defs[lg.outputs[k]];
     std::string buf = bufferName(lg, lg.outputs[k]);

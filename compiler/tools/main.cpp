@@ -35,6 +35,10 @@ int runCli(int argc, char **argv) {
   compile->add_flag("--verify-each", copts.verifyEach,
                     "run the Loop IR verifier after every Loop IR pass");
   bool naiveKernels = false;
+  compile->add_flag("--weightless", copts.weightless,
+                    "leave the updatable weights out of the .so: the host "
+                    "gives them with aotc_container_update_constants (or "
+                    "aotc run --constants) before the first run");
   compile->add_flag("--naive-kernels", naiveKernels,
                     "one work-item per output element, no register tiling "
                     "(the reference the fast kernels are checked against)");

@@ -97,56 +97,66 @@ aotc_status_t ConstantStore::init(cl_context context, const DeviceInfo &device,
                 "buffer '%s' can allocate (%llu bytes)",
                 desc.model_name, ull(allocBytes), device.fullName.c_str(),
                 ull(device.maxMemAllocSize));
-  bool copy = desc.constants_blob && desc.constants_blob_size > 0;
+  // The bytes the .so holds: all, or a weightless .so's prefix before the
+  // updatable constants.
+  uint64_t stored = desc.constants_blob ? desc.constants_blob_stored : 0;
+  if (stored > desc.constants_blob_size)
+    return fail(AOTC_ERROR_INTERNAL,
+                "model '%s': %llu stored bytes of a %llu-byte constants blob",
+                desc.model_name, ull(stored), ull(desc.constants_blob_size));
+  cl_int err = CL_SUCCESS;
+  queue_ = clCreateCommandQueue(context, device.device, 0, &err);
+  if (err != CL_SUCCESS || !queue_)
+    return fail(statusForClError(err), "clCreateCommandQueue on '%s': %s",
+                device.fullName.c_str(), clErrorName(err));
+  bool whole = stored > 0 && stored == allocBytes;
   // A CPU device shares the host's memory: its kernels read the blob where
   // the .so is mapped, so the weights are not resident twice. Needs the
   // device's base alignment (the blob is page aligned) and a blob as large
   // as the buffer.
   uint64_t align = std::max<uint64_t>(device.memBaseAddrAlignBits / 8, 1);
-  bool share = copy && device.isCpu && allocBytes == desc.constants_blob_size &&
+  bool share = whole && device.isCpu &&
                reinterpret_cast<uintptr_t>(desc.constants_blob) % align == 0;
-  cl_int err = CL_SUCCESS;
   cl_mem blob = clCreateBuffer(
       context,
-      CL_MEM_READ_ONLY | (share  ? CL_MEM_USE_HOST_PTR
-                          : copy ? CL_MEM_COPY_HOST_PTR
-                                 : 0),
+      CL_MEM_READ_ONLY | (share   ? CL_MEM_USE_HOST_PTR
+                          : whole ? CL_MEM_COPY_HOST_PTR
+                                  : 0),
       static_cast<size_t>(allocBytes),
-      copy ? const_cast<uint8_t *>(desc.constants_blob) : nullptr, &err);
+      whole ? const_cast<uint8_t *>(desc.constants_blob) : nullptr, &err);
+  if (err == CL_SUCCESS && blob && !whole && stored > 0)
+    err = clEnqueueWriteBuffer(queue_, blob, CL_TRUE, 0,
+                               static_cast<size_t>(stored),
+                               desc.constants_blob, 0, nullptr, nullptr);
+  set->blob = adopt(blob);
   if (err != CL_SUCCESS || !blob)
     return fail(statusForClError(err),
                 "model '%s': uploading %llu bytes of constants to '%s' "
                 "failed: %s",
                 desc.model_name, ull(allocBytes), device.fullName.c_str(),
                 clErrorName(err));
-  set->blob = adopt(blob);
   set->own.resize(desc.num_constants);
   set->userData.assign(desc.num_constants, nullptr);
   set->missing.assign(desc.num_constants, 0);
-  // A weightless .so: every constant must come through an update before
-  // the first run; one that cannot (folded or frozen) makes the model
-  // unusable, which is an error now rather than garbage later.
-  if (!desc.constants_blob)
-    for (int32_t i = 0; i < desc.num_constants; ++i) {
-      const AotcConstantDesc &c = desc.constants[i];
-      if (c.nbytes == 0)
-        continue;
-      bool updatable = (c.onnx_name && byName_.count(c.onnx_name) &&
-                        targets_[byName_.at(c.onnx_name)].direct == i) ||
-                       packedReason_.count(i);
-      if (!updatable)
-        return fail(AOTC_ERROR_UNSUPPORTED,
-                    "model '%s' is weightless but its constant '%s' cannot "
-                    "be updated (folded or compiled in)",
-                    desc.model_name, c.name);
-      set->missing[i] = 1;
-      ++set->numMissing;
-    }
-
-  queue_ = clCreateCommandQueue(context, device.device, 0, &err);
-  if (err != CL_SUCCESS || !queue_)
-    return fail(statusForClError(err), "clCreateCommandQueue on '%s': %s",
-                device.fullName.c_str(), clErrorName(err));
+  // A weightless .so: the constants past the stored prefix must come
+  // through an update before the first run; one that cannot (folded or
+  // compiled in) makes the model unusable, which is an error now rather
+  // than garbage later.
+  for (int32_t i = 0; i < desc.num_constants; ++i) {
+    const AotcConstantDesc &c = desc.constants[i];
+    if (c.nbytes == 0 || c.offset + c.nbytes <= stored)
+      continue;
+    bool updatable = (c.onnx_name && byName_.count(c.onnx_name) &&
+                      targets_[byName_.at(c.onnx_name)].direct == i) ||
+                     packedReason_.count(i);
+    if (!updatable)
+      return fail(AOTC_ERROR_UNSUPPORTED,
+                  "model '%s': constant '%s' is not stored in the .so and "
+                  "cannot be updated (folded or compiled in)",
+                  desc.model_name, c.name);
+    set->missing[i] = 1;
+    ++set->numMissing;
+  }
   active_ = std::move(set);
   return AOTC_OK;
 }
@@ -226,6 +236,14 @@ bool ConstantStore::updatable(int32_t index, const char *&reason) const {
     return false;
   }
   return true;
+}
+
+const char *ConstantStore::initializerOf(int32_t index) const {
+  const AotcConstantDesc &c = desc_->constants[index];
+  for (int32_t f = 0; f < desc_->num_folds; ++f)
+    if (desc_->folds[f].target == index)
+      return desc_->folds[f].source;
+  return c.onnx_name && *c.onnx_name ? c.onnx_name : c.name;
 }
 
 std::shared_ptr<const ConstantSet> ConstantStore::active() const {

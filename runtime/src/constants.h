@@ -75,6 +75,9 @@ public:
   /// Whether constant \p index can be updated; if not, why (a string that
   /// lives as long as the store).
   bool updatable(int32_t index, const char *&reason) const;
+  /// The initializer that gives constant \p index its value when updated
+  /// (itself, or the source of a packed copy), or its own name.
+  const char *initializerOf(int32_t index) const;
 
 private:
   /// What an update of one initializer writes: the constant kernels read

@@ -420,11 +420,12 @@ aotc_status_t Container::run(const aotc_tensor_t *inputs, size_t numInputs,
     for (int32_t c = 0; c < d.num_constants; ++c)
       if (set->missing[c])
         return fail(AOTC_ERROR_INVALID_ARGUMENT,
-                    "model '%s': constant '%s' has no value (a weightless "
-                    "model takes every weight through "
-                    "aotc_container_update_constants before its first run; "
-                    "%zu missing)",
-                    d.model_name, d.constants[c].onnx_name, set->numMissing);
+                    "model '%s': weight '%s' has no value: a weightless "
+                    "model takes its weights through "
+                    "aotc_container_update_constants before its first run "
+                    "(%zu constants missing)",
+                    d.model_name, constants.initializerOf(c),
+                    set->numMissing);
   Instance &instance = lease.get();
   // Fixed while this run holds an instance (setProfiling takes them all).
   const bool profiling = this->profiling();

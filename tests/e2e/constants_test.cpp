@@ -362,6 +362,52 @@ TEST(ConstantsConv, PackedConvWeightsFollowUpdates) {
   EXPECT_EQ(m.extractConstants(true).at("w").toVector<float>(), w1);
 }
 
+TEST(ConstantsWeightless, TakesItsWeightsBeforeTheFirstRun) {
+  // A 256 x 192 weight (packed for the tiled Gemm), a bias, and a shape
+  // initializer that stays in the .so.
+  std::vector<float> w(256 * 192), b(256);
+  for (size_t i = 0; i < w.size(); ++i)
+    w[i] = std::sin(0.01f * static_cast<float>(i));
+  for (size_t i = 0; i < b.size(); ++i)
+    b[i] = std::cos(0.3f * static_cast<float>(i));
+  ModelBuilder mb("weightless");
+  mb.input("x", onnx::TensorProto::FLOAT, {"N", 192});
+  mb.initializerF32("w", {256, 192}, w);
+  mb.initializerF32("b", {256}, b);
+  mb.initializerI64("shape", {3}, {-1, 16, 16});
+  auto &gemm = mb.node("Gemm", {"x", "w", "b"}, {"h"});
+  ModelBuilder::attrInt(gemm, "transB", 1);
+  mb.node("Reshape", {"h", "shape"}, {"y"});
+  mb.output("y", onnx::TensorProto::FLOAT, {"N", 16, 16});
+  Compiled full = compileModel(mb.bytes());
+  Compiled light = compileModel(mb.bytes(), "--weightless");
+  ASSERT_EQ(full.exitCode, 0) << full.output;
+  ASSERT_EQ(light.exitCode, 0) << light.output;
+  EXPECT_GE(std::filesystem::file_size(full.soPath),
+            std::filesystem::file_size(light.soPath) + w.size() * 4)
+      << "the weightless .so still holds the weights";
+
+  std::vector<float> x(3 * 192);
+  for (size_t i = 0; i < x.size(); ++i)
+    x[i] = std::sin(0.7f * static_cast<float>(i));
+  auto in = aotc::HostTensor::fromVector({3, 192}, x);
+  std::vector<float> want = loadModel(full.soPath).run({in})[0].toVector<float>();
+
+  aotc::Model m = loadModel(light.soPath);
+  std::string why = messageOf([&] { m.run({in}); });
+  EXPECT_NE(why.find("has no value: a weightless model takes its weights"),
+            std::string::npos)
+      << why;
+  EXPECT_EQ(statusOf([&] { m.extractConstants(); }),
+            AOTC_ERROR_INVALID_ARGUMENT);
+  m.updateConstants({{"b", aotc::HostTensor::fromVector({256}, b)}});
+  why = messageOf([&] { m.run({in}); });
+  EXPECT_NE(why.find("weight 'w' has no value"), std::string::npos) << why;
+  m.updateConstants({{"w", aotc::HostTensor::fromVector({256, 192}, w)}});
+  EXPECT_EQ(m.run({in})[0].toVector<float>(), want);
+  EXPECT_EQ(m.extractConstants().at("w").toVector<float>(), w);
+}
+
 /// Runs the aotc CLI with \p args; returns its exit code and output.
 std::pair<int, std::string> aotcCli(const std::string &args) {
   std::string cmd = std::string(AOTC_BIN) + " " + args + " 2>&1";

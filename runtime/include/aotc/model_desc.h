@@ -29,7 +29,7 @@ extern "C" {
 #endif
 
 /* Bumped whenever a struct below changes layout. */
-#define AOTC_MODEL_DESC_VERSION 6
+#define AOTC_MODEL_DESC_VERSION 7
 
 /* Element types; values match aotc_dtype_t in aotc_runtime.h. */
 enum {
@@ -174,7 +174,7 @@ typedef struct AotcModelDesc {
   const AotcTensorDesc *outputs;
   int32_t num_constants;
   const AotcConstantDesc *constants;
-  const uint8_t *constants_blob; /* null in a weightless .so */
+  const uint8_t *constants_blob; /* null: nothing stored (weightless) */
   uint64_t constants_blob_size;
 
   /* Key/value pairs: metadata[2*i] is a key, metadata[2*i+1] its value. */
@@ -226,6 +226,11 @@ typedef struct AotcModelDesc {
   /* Packed copies of initializers, recomputed on update. */
   int32_t num_folds;
   const AotcFoldDesc *folds;
+
+  /* Bytes of constants_blob present in the .so: constants_blob_size, or in
+   * a weightless .so the prefix before the updatable constants (laid out
+   * last), which the host gives before the first run. */
+  uint64_t constants_blob_stored;
 } AotcModelDesc;
 
 /* Exported by the generated wrapper. */
