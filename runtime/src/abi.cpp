@@ -66,6 +66,8 @@ AOTC_CHECK_FN(aotc_container_graph_input_info)
 AOTC_CHECK_FN(aotc_container_set_profiling)
 AOTC_CHECK_FN(aotc_container_last_profile)
 AOTC_CHECK_FN(aotc_container_kernel_summary)
+AOTC_CHECK_FN(aotc_container_opencl_handles)
+AOTC_CHECK_FN(aotc_container_run_device)
 AOTC_CHECK_FN(aotc_container_update_constants)
 AOTC_CHECK_FN(aotc_container_update_user_managed_constants)
 AOTC_CHECK_FN(aotc_container_run_const_fold)
@@ -247,6 +249,27 @@ AOTC_API aotc_status_t aotc_container_run(aotc_container_t *container,
   return guarded(__func__, [&](const char *fn) -> aotc_status_t {
     AOTC_REQUIRE(container);
     return container->run(inputs, num_inputs, outputs, num_outputs);
+  });
+}
+
+AOTC_API aotc_status_t aotc_container_opencl_handles(
+    const aotc_container_t *container, void **out_context, void **out_device) {
+  return guarded(__func__, [&](const char *fn) -> aotc_status_t {
+    AOTC_REQUIRE(container);
+    AOTC_REQUIRE(out_context);
+    AOTC_REQUIRE(out_device);
+    *out_context = container->context();
+    *out_device = container->device().device;
+    return AOTC_OK;
+  });
+}
+
+AOTC_API aotc_status_t aotc_container_run_device(
+    aotc_container_t *container, const aotc_device_tensor_t *inputs,
+    size_t num_inputs, aotc_device_tensor_t *outputs, size_t num_outputs) {
+  return guarded(__func__, [&](const char *fn) -> aotc_status_t {
+    AOTC_REQUIRE(container);
+    return container->runDevice(inputs, num_inputs, outputs, num_outputs);
   });
 }
 

@@ -414,6 +414,132 @@ aotc_status_t Container::run(const aotc_tensor_t *inputs, size_t numInputs,
                   d.outputs[i].name, ull(o.nbytes));
   }
 
+  return runOnInstance(binding, outputs, outputBytes, nullptr, startNs);
+}
+
+aotc_status_t Container::checkDeviceTensor(
+    const char *kind, const char *name, const aotc_device_tensor_t &t) const {
+  if (!t.buffer)
+    return fail(AOTC_ERROR_INVALID_ARGUMENT, "%s '%s': buffer is null", kind,
+                name);
+  if (t.offset % 256 != 0)
+    return fail(AOTC_ERROR_INVALID_ARGUMENT,
+                "%s '%s': offset %llu is not a multiple of 256", kind, name,
+                ull(t.offset));
+  cl_mem mem = static_cast<cl_mem>(t.buffer);
+  cl_context owner = nullptr;
+  size_t size = 0;
+  cl_int err = clGetMemObjectInfo(mem, CL_MEM_CONTEXT, sizeof(owner), &owner,
+                                  nullptr);
+  if (err == CL_SUCCESS)
+    err = clGetMemObjectInfo(mem, CL_MEM_SIZE, sizeof(size), &size, nullptr);
+  if (err != CL_SUCCESS)
+    return fail(AOTC_ERROR_INVALID_ARGUMENT,
+                "%s '%s': not an OpenCL buffer (%s)", kind, name,
+                clErrorName(err));
+  if (owner != context_)
+    return fail(AOTC_ERROR_INVALID_ARGUMENT,
+                "%s '%s': the buffer belongs to another OpenCL context (use "
+                "aotc_container_opencl_handles)",
+                kind, name);
+  if (t.offset > size || t.nbytes > size - t.offset)
+    return fail(AOTC_ERROR_INVALID_ARGUMENT,
+                "%s '%s': %llu bytes at offset %llu pass the end of the "
+                "%zu-byte buffer",
+                kind, name, ull(t.nbytes), ull(t.offset), size);
+  return AOTC_OK;
+}
+
+aotc_status_t Container::runDevice(const aotc_device_tensor_t *inputs,
+                                   size_t numInputs,
+                                   aotc_device_tensor_t *outputs,
+                                   size_t numOutputs) {
+  const AotcModelDesc &d = *desc_;
+  uint64_t startNs = hostNowNs();
+  if ((numInputs > 0 && !inputs) || (numOutputs > 0 && !outputs))
+    return fail(AOTC_ERROR_INVALID_ARGUMENT, "inputs or outputs is null");
+  if (numInputs != static_cast<size_t>(d.num_inputs))
+    return fail(AOTC_ERROR_INVALID_ARGUMENT,
+                "model '%s': a device run takes the %d required inputs, got "
+                "%zu",
+                d.model_name, d.num_inputs, numInputs);
+  // The caller's tensors as host tensors whose data is the buffer handle:
+  // the same validation and binding as a host run.
+  std::vector<aotc_tensor_t> in(numInputs), out(numOutputs);
+  for (size_t i = 0; i < numInputs; ++i) {
+    in[i].data = inputs[i].buffer;
+    in[i].nbytes = inputs[i].nbytes;
+    in[i].dtype = inputs[i].dtype;
+    in[i].rank = inputs[i].rank;
+    std::copy(inputs[i].shape, inputs[i].shape + AOTC_MAX_RANK, in[i].shape);
+  }
+  Binding binding;
+  AOTC_RT_RETURN_IF_ERROR(bindInputs(in.data(), numInputs, true, binding));
+  for (size_t i = 0; i < numOutputs; ++i) {
+    out[i].data = outputs[i].buffer;
+    out[i].nbytes = outputs[i].nbytes;
+  }
+  std::vector<uint64_t> outputBytes;
+  AOTC_RT_RETURN_IF_ERROR(
+      fillOutputShapes(binding, out.data(), numOutputs, outputBytes));
+  for (size_t i = 0; i < numOutputs; ++i) {
+    outputs[i].dtype = out[i].dtype;
+    outputs[i].rank = out[i].rank;
+    std::copy(out[i].shape, out[i].shape + AOTC_MAX_RANK, outputs[i].shape);
+  }
+  for (size_t i = 0; i < numOutputs; ++i)
+    if (outputs[i].nbytes < outputBytes[i])
+      return fail(AOTC_ERROR_BUFFER_TOO_SMALL,
+                  "output '%s': the buffer range holds %llu bytes, shape %s "
+                  "%s needs %llu",
+                  d.outputs[i].name, ull(outputs[i].nbytes),
+                  shapeString(outputs[i].rank, outputs[i].shape).c_str(),
+                  dtypeName(d.outputs[i].dtype), ull(outputBytes[i]));
+  DeviceIO io;
+  for (size_t i = 0; i < numInputs; ++i) {
+    if (binding.inputBytes[i] > 0)
+      AOTC_RT_RETURN_IF_ERROR(
+          checkDeviceTensor("input", d.inputs[i].name, inputs[i]));
+    io.inputs.push_back(static_cast<cl_mem>(inputs[i].buffer));
+    io.inputOffsets.push_back(inputs[i].offset);
+    io.inputBytes.push_back(inputs[i].nbytes);
+  }
+  for (size_t i = 0; i < numOutputs; ++i) {
+    if (outputBytes[i] > 0)
+      AOTC_RT_RETURN_IF_ERROR(
+          checkDeviceTensor("output", d.outputs[i].name, outputs[i]));
+    io.outputs.push_back(static_cast<cl_mem>(outputs[i].buffer));
+    io.outputOffsets.push_back(outputs[i].offset);
+    io.outputBytes.push_back(outputs[i].nbytes);
+  }
+  // An output may not overlap another output or an input.
+  for (size_t i = 0; i < numOutputs; ++i) {
+    if (outputBytes[i] == 0)
+      continue;
+    auto overlaps = [&](cl_mem mem, uint64_t off, uint64_t bytes) {
+      return mem == io.outputs[i] && bytes > 0 &&
+             off < io.outputOffsets[i] + outputBytes[i] &&
+             io.outputOffsets[i] < off + bytes;
+    };
+    for (size_t j = 0; j < numInputs; ++j)
+      if (overlaps(io.inputs[j], io.inputOffsets[j], binding.inputBytes[j]))
+        return fail(AOTC_ERROR_INVALID_ARGUMENT,
+                    "output '%s' overlaps input '%s'", d.outputs[i].name,
+                    d.inputs[j].name);
+    for (size_t j = 0; j < i; ++j)
+      if (overlaps(io.outputs[j], io.outputOffsets[j], outputBytes[j]))
+        return fail(AOTC_ERROR_INVALID_ARGUMENT,
+                    "output '%s' overlaps output '%s'", d.outputs[i].name,
+                    d.outputs[j].name);
+  }
+  return runOnInstance(binding, nullptr, outputBytes, &io, startNs);
+}
+
+aotc_status_t Container::runOnInstance(const Binding &binding,
+                                       aotc_tensor_t *outputs,
+                                       const std::vector<uint64_t> &outputBytes,
+                                       const DeviceIO *io, uint64_t startNs) {
+  const AotcModelDesc &d = *desc_;
   InstanceLease lease(*this);
   std::shared_ptr<const ConstantSet> set = constants.active();
   if (set->numMissing > 0)
@@ -431,8 +557,8 @@ aotc_status_t Container::run(const aotc_tensor_t *inputs, size_t numInputs,
   const bool profiling = this->profiling();
   if (profiling)
     instance.profile.begin(startNs);
-  aotc_status_t status = enqueueRun(instance, *set, binding, inputs,
-                                    outputs, outputBytes);
+  aotc_status_t status =
+      enqueueRun(instance, *set, binding, outputs, outputBytes, io);
   if (profiling) {
     std::vector<aotc_profile_record_t> records;
     if (status == AOTC_OK)
@@ -505,9 +631,9 @@ std::vector<aotc_profile_record_t> Container::lastProfile() const {
 aotc_status_t Container::enqueueRun(Instance &instance,
                                     const ConstantSet &constants,
                                     const Binding &binding,
-                                    const aotc_tensor_t *inputs,
                                     aotc_tensor_t *outputs,
-                                    const std::vector<uint64_t> &outputBytes) {
+                                    const std::vector<uint64_t> &outputBytes,
+                                    const DeviceIO *io) {
   const AotcModelDesc &d = *desc_;
   int64_t arena = d.arena_bytes(binding.symbols.data());
   if (arena < 0)
@@ -517,7 +643,7 @@ aotc_status_t Container::enqueueRun(Instance &instance,
   AOTC_RT_RETURN_IF_ERROR(
       instance.arena.ensure(context_, device_, CL_MEM_READ_WRITE,
                             static_cast<uint64_t>(arena), what.c_str()));
-  for (int32_t i = 0; i < d.num_inputs; ++i) {
+  for (int32_t i = 0; i < d.num_inputs && !io; ++i) {
     what = formatString("input '%s'", d.inputs[i].name);
     AOTC_RT_RETURN_IF_ERROR(
         instance.inputs[i].ensure(context_, device_, CL_MEM_READ_ONLY,
@@ -529,7 +655,7 @@ aotc_status_t Container::enqueueRun(Instance &instance,
         instance.overrides[c].ensure(context_, device_, CL_MEM_READ_ONLY,
                                      d.constants[c].nbytes, what.c_str()));
   }
-  for (int32_t i = 0; i < d.num_outputs; ++i) {
+  for (int32_t i = 0; i < d.num_outputs && !io; ++i) {
     what = formatString("output '%s'", d.outputs[i].name);
     AOTC_RT_RETURN_IF_ERROR(instance.outputs[i].ensure(
         context_, device_, CL_MEM_READ_WRITE, outputBytes[i], what.c_str()));
@@ -551,7 +677,7 @@ aotc_status_t Container::enqueueRun(Instance &instance,
     else
       instance.profile.add(AOTC_PROFILE_COPY_IN, -1, 0, sizeof(kNoError));
   }
-  for (int32_t i = 0; i < d.num_inputs && status == AOTC_OK; ++i) {
+  for (int32_t i = 0; i < d.num_inputs && status == AOTC_OK && !io; ++i) {
     if (binding.inputBytes[i] == 0)
       continue;
     cl_int err = clEnqueueWriteBuffer(
@@ -586,6 +712,7 @@ aotc_status_t Container::enqueueRun(Instance &instance,
     ctx.container = this;
     ctx.instance = &instance;
     ctx.constants = &constants;
+    ctx.io = io;
     if (!binding.overrides.empty()) {
       ctx.overrides.assign(d.num_constants, nullptr);
       for (const auto &override : binding.overrides)
@@ -607,7 +734,7 @@ aotc_status_t Container::enqueueRun(Instance &instance,
                                             d.model_name, result);
     }
   }
-  for (int32_t i = 0; i < d.num_outputs && status == AOTC_OK; ++i) {
+  for (int32_t i = 0; i < d.num_outputs && status == AOTC_OK && !io; ++i) {
     if (outputBytes[i] == 0)
       continue;
     cl_int err =

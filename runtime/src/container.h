@@ -69,6 +69,14 @@ struct Instance {
   ~Instance();
 };
 
+/// The caller's buffers of a device run (aotc_container_run_device): kernels
+/// bind them instead of the instance's input and output buffers.
+struct DeviceIO {
+  std::vector<cl_mem> inputs, outputs;
+  std::vector<uint64_t> inputOffsets, outputOffsets;
+  std::vector<uint64_t> inputBytes, outputBytes; ///< usable from the offset
+};
+
 /// Inputs checked against the model, with the symbol values they bind.
 struct Binding {
   std::vector<int64_t> symbols;
@@ -94,6 +102,10 @@ public:
 
   aotc_status_t run(const aotc_tensor_t *inputs, size_t numInputs,
                     aotc_tensor_t *outputs, size_t numOutputs);
+  /// aotc_container_run_device.
+  aotc_status_t runDevice(const aotc_device_tensor_t *inputs, size_t numInputs,
+                          aotc_device_tensor_t *outputs, size_t numOutputs);
+  cl_context context() const { return context_; }
   aotc_status_t outputShapes(const aotc_tensor_t *inputs, size_t numInputs,
                              aotc_tensor_t *outputs, size_t numOutputs) const;
   aotc_status_t arenaBytes(const int64_t *symbols, size_t numSymbols,
@@ -142,10 +154,18 @@ private:
   aotc_status_t fillOutputShapes(const Binding &binding, aotc_tensor_t *outputs,
                                  size_t numOutputs,
                                  std::vector<uint64_t> &outBytes) const;
+  /// Runs on a free instance with the active constants: host tensors, or
+  /// the caller's device buffers when \p io is set.
+  aotc_status_t runOnInstance(const Binding &binding, aotc_tensor_t *outputs,
+                              const std::vector<uint64_t> &outputBytes,
+                              const DeviceIO *io, uint64_t startNs);
   aotc_status_t enqueueRun(Instance &instance, const ConstantSet &constants,
-                           const Binding &binding, const aotc_tensor_t *inputs,
-                           aotc_tensor_t *outputs,
-                           const std::vector<uint64_t> &outputBytes);
+                           const Binding &binding, aotc_tensor_t *outputs,
+                           const std::vector<uint64_t> &outputBytes,
+                           const DeviceIO *io);
+  /// Checks one caller buffer of a device run.
+  aotc_status_t checkDeviceTensor(const char *kind, const char *name,
+                                  const aotc_device_tensor_t &t) const;
 
   const AotcModelDesc *desc_ = nullptr;
   DeviceInfo device_;
@@ -186,6 +206,8 @@ struct AotcRunCtx {
   const aotc::rt::ConstantSet *constants = nullptr;
   /// Per constant: the buffer replacing it in this run, or null.
   std::vector<cl_mem> overrides;
+  /// The caller's buffers of a device run, or null.
+  const aotc::rt::DeviceIO *io = nullptr;
   /// The first launch error (its message is already recorded).
   aotc_status_t status = AOTC_OK;
   /// Profiling: each kernel's estimated flops and bytes for this run

@@ -54,6 +54,16 @@ aotc_status_t Container::launch(AotcRunCtx &ctx, int32_t kernel,
       if (arg.index < 0 || arg.index >= count)
         return fail(AOTC_ERROR_INTERNAL, "kernel '%s' argument %d: %s %d of %d",
                     name, a, kind, arg.index, count);
+      if (ctx.io) { // the caller's buffer, from its offset
+        size_t k = static_cast<size_t>(arg.index);
+        mem = isInput ? ctx.io->inputs[k] : ctx.io->outputs[k];
+        uint64_t base = isInput ? ctx.io->inputOffsets[k]
+                                : ctx.io->outputOffsets[k];
+        capacity = base + (isInput ? ctx.io->inputBytes[k]
+                                   : ctx.io->outputBytes[k]);
+        byteOffset += static_cast<int64_t>(base);
+        break;
+      }
       const DeviceBuffer &buffer =
           isInput ? instance.inputs[arg.index] : instance.outputs[arg.index];
       mem = buffer.mem();

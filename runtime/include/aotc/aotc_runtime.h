@@ -203,6 +203,45 @@ AOTC_API aotc_status_t aotc_container_output_shapes(
     size_t num_inputs, aotc_tensor_t *outputs, size_t num_outputs);
 
 /*===------------------------------------------------------------------------===
+ * Running with device memory
+ *===------------------------------------------------------------------------===*/
+
+/* The container's OpenCL context and device (cl_context, cl_device_id), for a
+ * host that keeps its tensors on the device: it allocates buffers in this
+ * context (clCreateBuffer) and passes them to aotc_container_run_device.
+ * The handles live as long as the container; do not release them. */
+AOTC_API aotc_status_t aotc_container_opencl_handles(
+    const aotc_container_t *container, void **out_context, void **out_device);
+
+/* A tensor in an OpenCL buffer the caller owns, dense and row-major. */
+typedef struct aotc_device_tensor_t {
+  void *buffer;    /* a cl_mem of the container's context */
+  uint64_t offset; /* bytes from the buffer's start, a multiple of 256 */
+  uint64_t nbytes; /* bytes usable from offset */
+  int32_t dtype;   /* aotc_dtype_t */
+  int32_t rank;
+  int64_t shape[AOTC_MAX_RANK];
+} aotc_device_tensor_t;
+
+/* Runs the model once on tensors that stay on the device: kernels read the
+ * caller's input buffers and write the caller's output buffers directly (no
+ * host copies). Inputs: the model's required inputs in order (defaults
+ * cannot be replaced in a device run), validated like aotc_container_run;
+ * outputs: the runtime writes dtype, rank and shape, and the buffer ranges
+ * must hold them (AOTC_ERROR_BUFFER_TOO_SMALL otherwise, after filling every
+ * shape). Output ranges must not overlap each other or an input. Returns
+ * after the device work has finished and the model's run-time checks were
+ * read, so the buffers may be used by any queue afterwards; the caller must
+ * not write the inputs or touch the outputs while the call runs. Same
+ * threads and errors as aotc_container_run; a buffer of another context, a
+ * range past the buffer's end or a misaligned offset is
+ * AOTC_ERROR_INVALID_ARGUMENT. Not done yet: enqueueing on the caller's own
+ * command queue without waiting. */
+AOTC_API aotc_status_t aotc_container_run_device(
+    aotc_container_t *container, const aotc_device_tensor_t *inputs,
+    size_t num_inputs, aotc_device_tensor_t *outputs, size_t num_outputs);
+
+/*===------------------------------------------------------------------------===
  * Constants: updating, swapping and reading back the weights
  *===------------------------------------------------------------------------===*/
 
@@ -529,6 +568,11 @@ typedef aotc_status_t (*aotc_container_set_profiling_fn)(aotc_container_t *,
 typedef aotc_status_t (*aotc_container_last_profile_fn)(
     const aotc_container_t *, aotc_profile_record_t *, size_t, size_t *);
 typedef aotc_container_kernel_name_fn aotc_container_kernel_summary_fn;
+typedef aotc_status_t (*aotc_container_opencl_handles_fn)(
+    const aotc_container_t *, void **, void **);
+typedef aotc_status_t (*aotc_container_run_device_fn)(
+    aotc_container_t *, const aotc_device_tensor_t *, size_t,
+    aotc_device_tensor_t *, size_t);
 typedef aotc_status_t (*aotc_container_update_constants_fn)(
     aotc_container_t *, const aotc_constant_entry_t *, size_t, int32_t,
     int32_t);

@@ -275,6 +275,8 @@ namespace detail {
   X(aotc_container_set_profiling)                                              \
   X(aotc_container_last_profile)                                               \
   X(aotc_container_kernel_summary)                                             \
+  X(aotc_container_opencl_handles)                                             \
+  X(aotc_container_run_device)                                                 \
   X(aotc_container_update_constants)                                           \
   X(aotc_container_update_user_managed_constants)                              \
   X(aotc_container_run_const_fold)                                             \
@@ -613,6 +615,25 @@ public:
   aotc_container_t *handle() const { return container_; }
   /// The message of the model's last failed call on this thread.
   std::string lastError() const { return lib().aotc_last_error(); }
+
+  /// The container's cl_context and cl_device_id (as void *), for buffers
+  /// that runDevice reads and writes.
+  std::pair<void *, void *> openclHandles() const {
+    void *context = nullptr, *device = nullptr;
+    lib().check(require(lib().aotc_container_opencl_handles)(
+                    container_, &context, &device),
+                "aotc_container_opencl_handles");
+    return {context, device};
+  }
+  /// Runs on tensors in the caller's OpenCL buffers (see
+  /// aotc_container_run_device); fills each output's dtype and shape.
+  void runDevice(const std::vector<aotc_device_tensor_t> &inputs,
+                 std::vector<aotc_device_tensor_t> &outputs) const {
+    lib().check(require(lib().aotc_container_run_device)(
+                    container_, inputs.data(), inputs.size(), outputs.data(),
+                    outputs.size()),
+                "aotc_container_run_device");
+  }
 
   /// Weights by ONNX initializer name (see aotc_container_update_constants
   /// for the rules; every failure throws and changes nothing).
