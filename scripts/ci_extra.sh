@@ -3,14 +3,16 @@
 #  1. an ASan + UBSan build with assertions on (-O1, without NDEBUG)
 #     runs the unit, FileCheck and end-to-end tests; any sanitizer finding
 #     fails the run;
-#  2. the libFuzzer targets (tests/fuzz_targets, a clang-14 build) run for
+#  2. a ThreadSanitizer build of the runtime runs its tests and the serving
+#     example, which swaps weights every 2 ms under 3 threads of runs;
+#  3. the libFuzzer targets (tests/fuzz_targets, a clang-14 build) run for
 #     AOTC_FUZZ_SECONDS each (default 60) from their seed corpus.
-# Usage: scripts/ci_extra.sh [sanitizers|libfuzzer]...   (default: both)
+# Usage: scripts/ci_extra.sh [sanitizers|tsan|libfuzzer]...   (default: all)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
 steps=("$@")
-[ ${#steps[@]} -gt 0 ] || steps=(sanitizers libfuzzer)
+[ ${#steps[@]} -gt 0 ] || steps=(sanitizers tsan libfuzzer)
 
 # use_sigaltstack=0: LLVM's crash recovery installs its own alternate signal
 # stack on compiling threads, which ASan would otherwise unmap as its own.
@@ -46,6 +48,26 @@ for step in "${steps[@]}"; do
       ctest --test-dir build-asan --output-on-failure -j2 -R 'Toolchain'
     unset LD_PRELOAD
     echo "   tests in $(( $(date +%s) - start )) s"
+    ;;
+  tsan)
+    echo "== ThreadSanitizer: the runtime under concurrent runs and weight swaps"
+    start=$(date +%s)
+    # The runtime, a fixture model, its tests and the serving example: no
+    # compiler, so the build is small.
+    cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=Release \
+      -DCMAKE_CXX_FLAGS_RELEASE="-O1 -g1" -DCMAKE_C_FLAGS_RELEASE="-O1 -g1" \
+      -DAOTC_SANITIZER=thread > /dev/null
+    cmake --build build-tsan --target aotc_test_model_scale_shift \
+      aotc_example_serve_swap aotc_runtime_tests
+    cache=$(mktemp -d)
+    TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1" \
+      AOTC_CACHE_DIR="$cache" build-tsan/tests/runtime/aotc_runtime_tests
+    TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1" \
+      build-tsan/examples/aotc_example_serve_swap \
+      build-tsan/tests/runtime/aotc_test_model_scale_shift.so --device cpu \
+      --dim batch=8 --threads 3 --seconds 2 --swap-every 2 --cache-dir "$cache"
+    rm -rf "$cache"
+    echo "   in $(( $(date +%s) - start )) s"
     ;;
   libfuzzer)
     echo "== libFuzzer targets"
