@@ -100,6 +100,8 @@ private:
   /// Whether the .so has a constants blob: always, except a weightless one
   /// whose every constant is updatable.
   bool hasBlob() const {
+    if (!opts_.weightsFile.empty())
+      return false;
     return !opts_.weightless || m_.constantsStoredBytes > 0;
   }
   Status emitFolds();
@@ -843,7 +845,12 @@ void WrapperEmitter::emitDesc() {
   out_ += "    " + count(m_.folds.size(), "kFolds") + ",\n";
   out_ += "    " +
           u64(opts_.weightless ? m_.constantsStoredBytes : m_.constantsBytes) +
-          ",  // constants_blob_stored\n};\n\n";
+          ",  // constants_blob_stored\n";
+  out_ += "    " +
+          (opts_.weightsFile.empty() ? std::string("nullptr")
+                                     : cStringLiteral(opts_.weightsFile)) +
+          ", " + u64(opts_.weightsId) + ",  // weights_file, weights_id\n";
+  out_ += "};\n\n";
   out_ +=
       "extern \"C\" __attribute__((visibility(\"hidden\"))) const "
       "AotcModelDesc *\naotc_model_desc(void) {\n  return &kModelDesc;\n}\n";

@@ -36,6 +36,10 @@ struct WrapperOptions {
   /// The updatable weights are supplied at load: the blob holds only the
   /// prefix before them (LoopModule::constantsStoredBytes), null if empty.
   bool weightless = false;
+  /// The side file holding the whole blob (a name in the .so's folder), or
+  /// empty; weightsId is written in its header.
+  std::string weightsFile;
+  uint64_t weightsId = 0;
 };
 
 /// Emits the C++ wrapper of \p m: symbol, input, output, constant, kernel and

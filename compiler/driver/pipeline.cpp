@@ -17,6 +17,7 @@
 #include "aotc_runtime_link.h"
 
 #include <chrono>
+#include <cstring>
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
@@ -206,6 +207,35 @@ Expected<CompileResult> compileModel(const CompileOptions &opts) {
     return result;
   }
 
+  // The constants blob: in the .so (a weightless one: only the prefix before
+  // the updatable constants), or in a side file the runtime maps.
+  bool sideFile = !opts.weightless &&
+                  (opts.weightsFile || module.constantsBytes > kSideFileThreshold);
+  uint64_t stored =
+      opts.weightless ? module.constantsStoredBytes : module.constantsBytes;
+  std::string blob(stored, '\0');
+  for (const ModuleConstant &c : module.constants)
+    if (c.data.size() && c.offset < stored)
+      std::copy(c.data.data(), c.data.data() + c.data.size(),
+                blob.begin() + c.offset);
+  // FNV-1a over the size and bytes: ties the side file to this .so.
+  uint64_t weightsId = 1469598103934665603ull;
+  if (sideFile) {
+    auto mix = [&](uint8_t b) { weightsId = (weightsId ^ b) * 1099511628211ull; };
+    for (int k = 0; k < 8; ++k)
+      mix(static_cast<uint8_t>(stored >> (8 * k)));
+    for (char ch : blob)
+      mix(static_cast<uint8_t>(ch));
+  }
+  // The side file's name, in the .so's folder.
+  std::string weightsName;
+  if (sideFile) {
+    std::string out = opts.outputPath.empty() ? "model.so" : opts.outputPath;
+    size_t slash = out.rfind('/');
+    weightsName =
+        (slash == std::string::npos ? out : out.substr(slash + 1)) + ".weights";
+  }
+
   // 5. Code generation: OpenCL C and the C++ wrapper.
   std::string clSource, wrapper;
   Status gen = timer.run("codegen", [&]() -> Status {
@@ -214,6 +244,8 @@ Expected<CompileResult> compileModel(const CompileOptions &opts) {
     wo.clSourceSize = clSource.size();
     wo.clBuildOptions = buildOptions(module);
     wo.weightless = opts.weightless;
+    wo.weightsFile = weightsName;
+    wo.weightsId = weightsId;
     AOTC_ASSIGN_OR_RETURN(wrapper, emitWrapper(module, wo));
     return Status::ok();
   });
@@ -244,15 +276,28 @@ Expected<CompileResult> compileModel(const CompileOptions &opts) {
   });
   if (!wrapperObj)
     return wrapperObj.status().withContext("compiling the wrapper");
+  if (sideFile) {
+    // A page of header (magic, id, payload size), then the blob: the
+    // runtime maps the file and its payload is page aligned.
+    Status wrote = timer.run("weights file", [&]() -> Status {
+      std::string path = opts.outputPath + ".weights";
+      std::ofstream out(path, std::ios::binary | std::ios::trunc);
+      std::string header(4096, '\0');
+      std::memcpy(&header[0], "AOTCWGT1", 8);
+      std::memcpy(&header[8], &weightsId, 8);
+      std::memcpy(&header[16], &stored, 8);
+      out.write(header.data(), static_cast<std::streamsize>(header.size()));
+      out.write(blob.data(), static_cast<std::streamsize>(blob.size()));
+      out.close();
+      if (!out)
+        return makeError("cannot write the weights file '", path, "'");
+      return Status::ok();
+    });
+    AOTC_RETURN_IF_ERROR(wrote);
+    blob.clear();
+    blob.shrink_to_fit();
+  }
   auto dataObj = timer.run("constants", [&] {
-    // Weightless: only the prefix before the updatable constants.
-    uint64_t stored = opts.weightless ? module.constantsStoredBytes
-                                      : module.constantsBytes;
-    std::string blob(stored, '\0');
-    for (const ModuleConstant &c : module.constants)
-      if (c.data.size() && c.offset < stored)
-        std::copy(c.data.data(), c.data.data() + c.data.size(),
-                  blob.begin() + c.offset);
     std::string src = clSource;
     std::vector<toolchain::DataSymbol> syms = {
         // Page aligned: a CPU device reads the weights where the .so is

@@ -31,7 +31,14 @@ struct CompileOptions {
   /// Leave the updatable weights out of the .so: the host gives them with
   /// aotc_container_update_constants before the first run.
   bool weightless = false;
+  /// Write the constants to OUTPUT.weights beside the .so, which the runtime
+  /// maps at load (always when they pass kSideFileThreshold).
+  bool weightsFile = false;
 };
+
+/// Constants above this size go to a side file (a .so over 2 GiB needs a
+/// different code model, and mapping the file avoids a copy).
+constexpr uint64_t kSideFileThreshold = uint64_t{1} << 30;
 
 struct StageTime {
   std::string stage;

@@ -274,6 +274,7 @@ Expected<Kernel> buildKernel(const LoweredGraph &lg, const FusionPlan &plan,
     nest.init = initial(rd.combiner, rd.dtype);
     nest.reduceExtents = rd.reduceExtents;
     nest.contraction = rd.rereadsInputs;
+    nest.blockedSum = rd.combiner == Combiner::Sum && isFloat(rd.dtype);
     nest.term = [&](const std::vector<Expr> &at, const std::vector<Expr> &r) {
       VarBindings rb = indexBindings(lg.vars, at);
       for (size_t k = 0; k < r.size(); ++k)

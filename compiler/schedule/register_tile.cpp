@@ -156,6 +156,73 @@ Stmt accumulate(const ReductionNest &nest, const Expr &acc, const Expr &term) {
   return LetStmt::make(v, term, LocalAssign::make(acc, combined));
 }
 
+/// The accumulations of \p targets (one per output element) at reduction
+/// index \p r.
+using Updates = std::function<std::vector<Stmt>(
+    const std::vector<Expr> &targets, const std::vector<Expr> &r)>;
+
+/// The serial reduction loops over \p rvars around \p updates of \p accs.
+/// A float sum that may add more than kSumBlock terms accumulates in two
+/// levels: each partial sum adds at most kSumBlock terms (the inner loops
+/// from the outermost level whose nest is that small, or blocks of the
+/// innermost loop when it alone may be longer), and the accumulator adds
+/// the partials.
+Stmt reductionLoops(const ReductionNest &nest, const std::vector<Expr> &rvars,
+                    const std::vector<Expr> &accs, const Updates &updates) {
+  const std::vector<Expr> &ext = nest.reduceExtents;
+  size_t n = rvars.size();
+  auto wrap = [&](Stmt s, size_t from, size_t to) {
+    for (size_t k = to; k-- > from;)
+      s = For::make(rvars[k], Expr(0), ext[k], ForKind::Serial, 0, s);
+    return s;
+  };
+  // The outermost level whose inner nest adds at most kSumBlock terms.
+  size_t level = n;
+  int64_t terms = 1;
+  while (level > 0) {
+    int64_t e;
+    if (!ext[level - 1].isConst(e) || e < 0 || e > kSumBlock / terms)
+      break;
+    terms *= std::max<int64_t>(e, 1);
+    --level;
+  }
+  if (!nest.blockedSum || level == 0 || accs.empty())
+    return wrap(Block::make(updates(accs, rvars)), 0, n);
+  std::vector<Expr> parts;
+  for (size_t i = 0; i < accs.size(); ++i)
+    parts.push_back(Var::make("part", nest.accType));
+  std::vector<Expr> r = rvars;
+  Stmt partial;
+  Expr block; // the innermost loop's block number, when it is split
+  if (level < n) {
+    partial = Block::make(updates(parts, r));
+    for (size_t k = n; k-- > level;)
+      partial = For::make(rvars[k], Expr(0), ext[k], ForKind::Serial, 0,
+                          partial);
+  } else {
+    block = Var::make("rb");
+    Expr inner = Var::make("ri");
+    Expr start = block * Expr(kSumBlock);
+    r[n - 1] = start + inner;
+    partial = For::make(inner, Expr(0),
+                        minExpr(Expr(kSumBlock), ext[n - 1] - start),
+                        ForKind::Serial, 0, Block::make(updates(parts, r)));
+  }
+  std::vector<Stmt> seq = {partial};
+  for (size_t i = 0; i < accs.size(); ++i)
+    seq.push_back(LocalAssign::make(accs[i], nest.combine(accs[i], parts[i])));
+  Stmt s = Block::make(seq);
+  for (size_t i = parts.size(); i-- > 0;)
+    s = LocalDecl::make(parts[i], nest.init, s);
+  if (block.defined()) {
+    s = For::make(block, Expr(0),
+                  floorDiv(ext[n - 1] + Expr(kSumBlock - 1), Expr(kSumBlock)),
+                  ForKind::Serial, 0, s);
+    return wrap(s, 0, n - 1);
+  }
+  return wrap(s, 0, level);
+}
+
 } // namespace
 
 Stmt reductionElement(const ReductionNest &nest,
@@ -166,10 +233,11 @@ Stmt reductionElement(const ReductionNest &nest,
   std::vector<Expr> rvars;
   for (size_t k = 0; k < nest.reduceExtents.size(); ++k)
     rvars.push_back(Var::make("r" + std::to_string(k)));
-  Stmt loop = accumulate(nest, acc, nest.term(idx, rvars));
-  for (int k = static_cast<int>(rvars.size()) - 1; k >= 0; --k)
-    loop = For::make(rvars[k], Expr(0), nest.reduceExtents[k],
-                     ForKind::Serial, 0, loop);
+  Stmt loop = reductionLoops(
+      nest, rvars, {acc},
+      [&](const std::vector<Expr> &targets, const std::vector<Expr> &r) {
+        return std::vector<Stmt>{accumulate(nest, targets[0], nest.term(idx, r))};
+      });
   return LocalDecl::make(acc, nest.init,
                          Block::make({loop, nest.finish(idx, acc)}));
 }
@@ -326,7 +394,8 @@ Stmt registerTiledNest(const ReductionNest &nest, const RegisterTile &t) {
     std::vector<Expr> accs, rvars;
     for (size_t k = 0; k < nest.reduceExtents.size(); ++k)
       rvars.push_back(Var::make("r" + std::to_string(k)));
-    std::vector<Stmt> updates, finishes;
+    std::vector<Stmt> finishes;
+    std::vector<std::vector<Expr>> idxs;
     for (int64_t a = 0; a < rows; ++a)
       for (int64_t b = 0; b < cols; ++b) {
         std::vector<Expr> idx = origin;
@@ -339,18 +408,20 @@ Stmt registerTiledNest(const ReductionNest &nest, const RegisterTile &t) {
         }
         Expr acc = Var::make("acc", nest.accType);
         accs.push_back(acc);
-        updates.push_back(
-            accumulate(nest, acc, nest.term(idx, rvars)));
+        idxs.push_back(idx);
         finishes.push_back(nest.finish(idx, acc));
       }
     std::vector<Stmt> seq;
-    if (nest.term) {
-      Stmt loop = Block::make(updates);
-      for (int k = static_cast<int>(rvars.size()) - 1; k >= 0; --k)
-        loop = For::make(rvars[k], Expr(0), nest.reduceExtents[k],
-                         ForKind::Serial, 0, loop);
-      seq.push_back(loop);
-    }
+    if (nest.term)
+      seq.push_back(reductionLoops(
+          nest, rvars, accs,
+          [&](const std::vector<Expr> &targets, const std::vector<Expr> &r) {
+            std::vector<Stmt> updates;
+            for (size_t i = 0; i < targets.size(); ++i)
+              updates.push_back(
+                  accumulate(nest, targets[i], nest.term(idxs[i], r)));
+            return updates;
+          }));
     seq.insert(seq.end(), finishes.begin(), finishes.end());
     Stmt s = Block::make(seq);
     for (int k = static_cast<int>(accs.size()) - 1; k >= 0; --k)

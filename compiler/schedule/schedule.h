@@ -78,6 +78,11 @@ struct ReductionNest {
   Expr init;                       ///< the accumulator's initial value
   std::vector<Expr> reduceExtents; ///< the serial reduction loops
   bool contraction = false;        ///< operands are reread across outputs
+  /// A float sum: accumulated in two levels when it may add more than
+  /// kSumBlock terms (reductionLoops), so that a long sum does not stall
+  /// once the accumulator dwarfs each term (float32 stops changing when a
+  /// term is below half its ulp: 2^24 + 0.9 == 2^24).
+  bool blockedSum = false;
   /// The term accumulated at output index \p idx, reduction index \p r.
   std::function<Expr(const std::vector<Expr> &idx, const std::vector<Expr> &r)>
       term;
@@ -93,6 +98,9 @@ struct RegisterTile {
   int m = -1, n = -1;
   int64_t tm = 1, tn = 1;
 };
+
+/// The most terms one partial sum of a blocked float sum adds.
+constexpr int64_t kSumBlock = 65536;
 
 /// One output element at \p idx: accumulator, reduction loops, finish.
 Stmt reductionElement(const ReductionNest &nest, const std::vector<Expr> &idx);

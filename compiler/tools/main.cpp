@@ -35,6 +35,9 @@ int runCli(int argc, char **argv) {
   compile->add_flag("--verify-each", copts.verifyEach,
                     "run the Loop IR verifier after every Loop IR pass");
   bool naiveKernels = false;
+  compile->add_flag("--weights-file", copts.weightsFile,
+                    "write the constants to OUTPUT.weights beside the .so, "
+                    "which the runtime maps at load (automatic above 1 GiB)");
   compile->add_flag("--weightless", copts.weightless,
                     "leave the updatable weights out of the .so: the host "
                     "gives them with aotc_container_update_constants (or "

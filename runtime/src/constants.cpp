@@ -5,7 +5,14 @@
 #include "error.h"
 #include "util.h"
 
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
 #include <unordered_set>
 
@@ -20,6 +27,91 @@ MemRef adopt(cl_mem mem) {
     if (m)
       clReleaseMemObject(m);
   });
+}
+
+/// A read-only mapping of a model's weights file.
+struct Mapping {
+  void *addr = MAP_FAILED;
+  size_t size = 0;
+  ~Mapping() {
+    if (addr != MAP_FAILED)
+      munmap(addr, size);
+  }
+};
+
+constexpr size_t kWeightsHeader = 4096;
+
+/// Maps desc.weights_file from the .so's folder and checks its header
+/// against the .so; \p blob receives the payload.
+aotc_status_t mapWeightsFile(const AotcModelDesc &d,
+                             std::shared_ptr<Mapping> &out,
+                             const uint8_t *&blob) {
+  std::string name = d.weights_file;
+  if (name.empty() || name.find('/') != std::string::npos || name == "." ||
+      name == "..")
+    return fail(AOTC_ERROR_INTERNAL, "model '%s': bad weights file name '%s'",
+                d.model_name, name.c_str());
+  Dl_info info;
+  if (!dladdr(&d, &info) || !info.dli_fname)
+    return fail(AOTC_ERROR_NOT_FOUND,
+                "model '%s': cannot find the .so's own path to open its "
+                "weights file '%s'",
+                d.model_name, name.c_str());
+  std::string so = info.dli_fname;
+  size_t slash = so.rfind('/');
+  std::string path = (slash == std::string::npos ? "." : so.substr(0, slash)) +
+                     "/" + name;
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0)
+    return fail(AOTC_ERROR_NOT_FOUND,
+                "model '%s': cannot open its weights file '%s': %s",
+                d.model_name, path.c_str(), std::strerror(errno));
+  struct stat st;
+  char header[24];
+  bool ok = fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
+  uint64_t id = 0, payload = 0;
+  if (ok)
+    ok = pread(fd, header, sizeof(header), 0) ==
+         static_cast<ssize_t>(sizeof(header));
+  if (ok) {
+    std::memcpy(&id, header + 8, 8);
+    std::memcpy(&payload, header + 16, 8);
+  }
+  if (!ok || std::memcmp(header, "AOTCWGT1", 8) != 0) {
+    close(fd);
+    return fail(AOTC_ERROR_INVALID_ARGUMENT,
+                "model '%s': '%s' is not an aotc weights file",
+                d.model_name, path.c_str());
+  }
+  if (id != d.weights_id || payload != d.constants_blob_size) {
+    close(fd);
+    return fail(AOTC_ERROR_INVALID_ARGUMENT,
+                "model '%s': the weights file '%s' belongs to another "
+                "compile (id %016llx, %llu bytes; this .so expects %016llx, "
+                "%llu bytes)",
+                d.model_name, path.c_str(), ull(id), ull(payload),
+                ull(d.weights_id), ull(d.constants_blob_size));
+  }
+  if (static_cast<uint64_t>(st.st_size) != kWeightsHeader + payload) {
+    close(fd);
+    return fail(AOTC_ERROR_INVALID_ARGUMENT,
+                "model '%s': the weights file '%s' holds %llu bytes, its "
+                "header says %llu",
+                d.model_name, path.c_str(), ull(st.st_size),
+                ull(kWeightsHeader + payload));
+  }
+  auto map = std::make_shared<Mapping>();
+  map->size = static_cast<size_t>(st.st_size);
+  map->addr = mmap(nullptr, map->size, PROT_READ, MAP_PRIVATE, fd, 0);
+  int mapErrno = errno;
+  close(fd);
+  if (map->addr == MAP_FAILED)
+    return fail(AOTC_ERROR_OUT_OF_MEMORY,
+                "model '%s': mapping the weights file '%s': %s", d.model_name,
+                path.c_str(), std::strerror(mapErrno));
+  blob = static_cast<const uint8_t *>(map->addr) + kWeightsHeader;
+  out = std::move(map);
+  return AOTC_OK;
 }
 
 /// Permutes a dense tensor: target dim k is source dim perm[k]. Forward:
@@ -98,8 +190,14 @@ aotc_status_t ConstantStore::init(cl_context context, const DeviceInfo &device,
                 desc.model_name, ull(allocBytes), device.fullName.c_str(),
                 ull(device.maxMemAllocSize));
   // The bytes the .so holds: all, or a weightless .so's prefix before the
-  // updatable constants.
-  uint64_t stored = desc.constants_blob ? desc.constants_blob_stored : 0;
+  // updatable constants; or the whole blob in a mapped side file.
+  const uint8_t *source = desc.constants_blob;
+  uint64_t stored = source ? desc.constants_blob_stored : 0;
+  std::shared_ptr<Mapping> mapping;
+  if (desc.weights_file) {
+    AOTC_RT_RETURN_IF_ERROR(mapWeightsFile(desc, mapping, source));
+    stored = desc.constants_blob_size;
+  }
   if (stored > desc.constants_blob_size)
     return fail(AOTC_ERROR_INTERNAL,
                 "model '%s': %llu stored bytes of a %llu-byte constants blob",
@@ -116,19 +214,23 @@ aotc_status_t ConstantStore::init(cl_context context, const DeviceInfo &device,
   // as the buffer.
   uint64_t align = std::max<uint64_t>(device.memBaseAddrAlignBits / 8, 1);
   bool share = whole && device.isCpu &&
-               reinterpret_cast<uintptr_t>(desc.constants_blob) % align == 0;
+               reinterpret_cast<uintptr_t>(source) % align == 0;
   cl_mem blob = clCreateBuffer(
       context,
       CL_MEM_READ_ONLY | (share   ? CL_MEM_USE_HOST_PTR
                           : whole ? CL_MEM_COPY_HOST_PTR
                                   : 0),
       static_cast<size_t>(allocBytes),
-      whole ? const_cast<uint8_t *>(desc.constants_blob) : nullptr, &err);
+      whole ? const_cast<uint8_t *>(source) : nullptr, &err);
   if (err == CL_SUCCESS && blob && !whole && stored > 0)
     err = clEnqueueWriteBuffer(queue_, blob, CL_TRUE, 0,
-                               static_cast<size_t>(stored),
-                               desc.constants_blob, 0, nullptr, nullptr);
-  set->blob = adopt(blob);
+                               static_cast<size_t>(stored), source, 0,
+                               nullptr, nullptr);
+  // A buffer over the mapped file keeps the mapping until it is released.
+  set->blob = MemRef(blob, [mapping](cl_mem m) {
+    if (m)
+      clReleaseMemObject(m);
+  });
   if (err != CL_SUCCESS || !blob)
     return fail(statusForClError(err),
                 "model '%s': uploading %llu bytes of constants to '%s' "

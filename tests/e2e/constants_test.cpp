@@ -408,6 +408,57 @@ TEST(ConstantsWeightless, TakesItsWeightsBeforeTheFirstRun) {
   EXPECT_EQ(m.extractConstants().at("w").toVector<float>(), w);
 }
 
+TEST_F(Constants, WeightsFileIsMappedAndChecked) {
+  Compiled c = compileModel(buildModel(a_), "--weights-file");
+  ASSERT_EQ(c.exitCode, 0) << c.output;
+  std::string weights = c.soPath + ".weights";
+  ASSERT_TRUE(std::filesystem::exists(weights));
+  {
+    aotc::Model m = loadModel(c.soPath);
+    EXPECT_EQ(runModel(m), refA_);
+    m.updateConstants(asMap(b_));
+    EXPECT_EQ(runModel(m), refB_);
+    EXPECT_EQ(m.extractConstants().at("w1").toVector<float>(), b_.w1);
+  }
+  auto loadError = [&](const std::string &so) {
+    try {
+      loadModel(so);
+    } catch (const aotc::Error &e) {
+      return std::string(e.what());
+    }
+    return std::string("loaded");
+  };
+  // Another compile's weights file (B's weights) in its place.
+  Compiled other = compileModel(buildModel(b_), "--weights-file");
+  ASSERT_EQ(other.exitCode, 0) << other.output;
+  std::filesystem::copy_file(weights, weights + ".keep");
+  std::filesystem::copy_file(other.soPath + ".weights", weights,
+                             std::filesystem::copy_options::overwrite_existing);
+  EXPECT_NE(loadError(c.soPath).find("belongs to another compile"),
+            std::string::npos)
+      << loadError(c.soPath);
+  // Truncated.
+  std::filesystem::copy_file(weights + ".keep", weights,
+                             std::filesystem::copy_options::overwrite_existing);
+  std::filesystem::resize_file(weights,
+                               std::filesystem::file_size(weights) - 64);
+  EXPECT_NE(loadError(c.soPath).find("header says"), std::string::npos)
+      << loadError(c.soPath);
+  // Missing, and a directory in its place.
+  std::filesystem::remove(weights);
+  std::string missing = loadError(c.soPath);
+  EXPECT_NE(missing.find("cannot open its weights file"), std::string::npos)
+      << missing;
+  EXPECT_NE(missing.find(weights), std::string::npos) << missing;
+  std::filesystem::create_directory(weights);
+  EXPECT_NE(loadError(c.soPath).find("is not an aotc weights file"),
+            std::string::npos)
+      << loadError(c.soPath);
+  std::filesystem::remove(weights);
+  std::filesystem::rename(weights + ".keep", weights);
+  EXPECT_EQ(runModel(loadModel(c.soPath)), refA_);
+}
+
 /// Runs the aotc CLI with \p args; returns its exit code and output.
 std::pair<int, std::string> aotcCli(const std::string &args) {
   std::string cmd = std::string(AOTC_BIN) + " " + args + " 2>&1";

@@ -29,7 +29,7 @@ extern "C" {
 #endif
 
 /* Bumped whenever a struct below changes layout. */
-#define AOTC_MODEL_DESC_VERSION 7
+#define AOTC_MODEL_DESC_VERSION 8
 
 /* Element types; values match aotc_dtype_t in aotc_runtime.h. */
 enum {
@@ -231,6 +231,12 @@ typedef struct AotcModelDesc {
    * a weightless .so the prefix before the updatable constants (laid out
    * last), which the host gives before the first run. */
   uint64_t constants_blob_stored;
+
+  /* The blob lives in this file in the .so's folder instead (constants_blob
+   * is null): a 4096-byte header ("AOTCWGT1", weights_id, the payload size)
+   * and the blob, which the runtime maps. Null: no side file. */
+  const char *weights_file;
+  uint64_t weights_id;
 } AotcModelDesc;
 
 /* Exported by the generated wrapper. */
