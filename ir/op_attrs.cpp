@@ -205,6 +205,10 @@ const std::map<OpKind, std::vector<D>> &table() {
     m[OpKind::RMSNormalization] = {defInt("axis", -1), defFloat("epsilon", 1e-5),
                                    defInt("stash_type", 1)};
     m[OpKind::Reshape] = {impliedInt("allowzero", 0, 14)};
+    // DepthToSpace: mode DCR (depth, column, row) or CRD since opset 11.
+    m[OpKind::DepthToSpace] = {required("blocksize", AttrKind::Int),
+                               defString("mode", "DCR", 11)};
+    m[OpKind::SpaceToDepth] = {required("blocksize", AttrKind::Int)};
     m[OpKind::Transpose] = {
         D{"perm", AttrKind::Ints, D::Defaulted,
           [](const Node &n, int64_t) -> Expected<Attribute> {

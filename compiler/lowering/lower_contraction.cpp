@@ -212,7 +212,7 @@ Status lowerConvTranspose(const Node &n, LowerCtx &ctx) {
     eff.push_back((v - 1) * dil[k] + 1);
   }
   int64_t cin = 0;
-  xt.dims[1].isConst(cin);
+  w->type().dims[0].isConst(cin); // static (shape inference)
   int64_t cg = cin / group;
   Expr mg = w->type().dims[1]; // output channels per group
   const std::vector<Expr> &outDims = out->type().dims;

@@ -363,6 +363,46 @@ Status lowerShapeOp(const Node &n, LowerCtx &ctx) {
                      /*isView=*/true);
     return Status::ok();
   }
+  case OpKind::Tile: {
+    // out[i] = in[i mod d] on every axis.
+    const Value *x = n.input(0), *out = n.output(0);
+    std::vector<Expr> o = ctx.idxVars(out->type().rank()), in;
+    for (int k = 0; k < out->type().rank(); ++k) {
+      const Expr &d = x->type().dims[k];
+      in.push_back(o[k] - floorDiv(o[k], d) * d);
+    }
+    ctx.addPointwise(out, ctx.readValue(x, in), /*isView=*/true);
+    return Status::ok();
+  }
+  case OpKind::DepthToSpace: {
+    // out[n, c, h*b + i, w*b + j] = in[n, ch, h, w] with ch = (i*b + j)*C'
+    // + c (DCR) or c*b*b + i*b + j (CRD), C' the output channels.
+    const Value *x = n.input(0), *out = n.output(0);
+    int64_t b = n.intAttr("blocksize"), co = 0;
+    out->type().dims[1].isConst(co);
+    std::vector<Expr> o = ctx.idxVars(4);
+    Expr h = floorDiv(o[2], Expr(b)), i = o[2] - h * Expr(b);
+    Expr w = floorDiv(o[3], Expr(b)), j = o[3] - w * Expr(b);
+    Expr ch = n.stringAttr("mode") == "CRD"
+                  ? o[1] * Expr(b * b) + i * Expr(b) + j
+                  : (i * Expr(b) + j) * Expr(co) + o[1];
+    ctx.addPointwise(out, ctx.readValue(x, {o[0], ch, h, w}), /*isView=*/true);
+    return Status::ok();
+  }
+  case OpKind::SpaceToDepth: {
+    // out[n, (i*b + j)*C + c, h, w] = in[n, c, h*b + i, w*b + j].
+    const Value *x = n.input(0), *out = n.output(0);
+    int64_t b = n.intAttr("blocksize"), ci = 0;
+    x->type().dims[1].isConst(ci);
+    std::vector<Expr> o = ctx.idxVars(4);
+    Expr blk = floorDiv(o[1], Expr(ci)), c = o[1] - blk * Expr(ci);
+    Expr i = floorDiv(blk, Expr(b)), j = blk - i * Expr(b);
+    ctx.addPointwise(out,
+                     ctx.readValue(x, {o[0], c, o[2] * Expr(b) + i,
+                                       o[3] * Expr(b) + j}),
+                     /*isView=*/true);
+    return Status::ok();
+  }
   case OpKind::Concat:
     return lowerConcat(n, ctx);
   case OpKind::Gather:

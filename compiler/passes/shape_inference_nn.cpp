@@ -240,9 +240,9 @@ Status inferConvTranspose(Context &c, Node &n) {
   int64_t group = n.intAttr("group");
   AOTC_RETURN_IF_ERROR(requireEqual(c, n, x.dims[1], w.dims[0],
                                     "input channels and weight dim 0"));
-  int64_t cin;
-  if (!x.dims[1].isConst(cin) || cin % group != 0)
-    return makeError(n.describe(), ": input channels ", printExpr(x.dims[1]),
+  int64_t cin; // the weight's dim 0, static
+  if (!w.dims[0].isConst(cin) || cin % group != 0)
+    return makeError(n.describe(), ": input channels ", printExpr(w.dims[0]),
                      " must be static and divisible by group ", group);
   const std::vector<int64_t> &st = n.intsAttr("strides");
   const std::vector<int64_t> &dil = n.intsAttr("dilations");
@@ -302,9 +302,15 @@ Status inferConvTranspose(Context &c, Node &n) {
                                 Expr(op[i] + (kernel[i] - 1) * dil[i] + 1 -
                                      st[i] - pads[i] - pads[s + i]));
     auto b = boundsOf(o, c.env);
-    if (!b || b->min < 1)
+    if (b && b->max < 0)
       return makeError(n.describe(), ": output dim ", printExpr(o),
-                       " may be empty or negative (not supported)");
+                       " is negative");
+    if (!b || b->min < 0)
+      c.graph.addAssumption(
+          cmp(BinOp::GE, o, Expr(0)),
+          n.describe() + ": spatial dim " + std::to_string(i) + " of " +
+              inputLabel(n, 0) + " (" + printExpr(x.dims[2 + i]) +
+              ") gives a negative output size " + printExpr(o));
     out.push_back(o);
   }
   if (n.input(2)) {

@@ -641,6 +641,68 @@ Status inferTensorOp(Context &c, Node &n) {
     setResult(c, n, 0, x.dtype, std::move(out));
     return Status::ok();
   }
+  case OpKind::Tile: {
+    // out dim k = in dim k * repeats[k] (repeats known at compile time).
+    const TensorType &x = inputType(n, 0);
+    AOTC_ASSIGN_OR_RETURN(std::vector<Expr> reps, knownData(n, 1, "repeats"));
+    if (static_cast<int64_t>(reps.size()) != x.rank())
+      return makeError(n.describe(), ": ", reps.size(), " repeats for ",
+                       inputLabel(n, 0), " ", x.str());
+    std::vector<Expr> out;
+    for (int64_t k = 0; k < x.rank(); ++k) {
+      auto b = boundsOf(reps[k], c.env);
+      if (!b || b->min < 0)
+        return makeError(n.describe(), ": repeats value ", printExpr(reps[k]),
+                         " may be negative");
+      out.push_back(simplifyDim(c, x.dims[k] * reps[k]));
+    }
+    setResult(c, n, 0, x.dtype, std::move(out));
+    return Status::ok();
+  }
+  case OpKind::DepthToSpace:
+  case OpKind::SpaceToDepth: {
+    const TensorType &x = inputType(n, 0);
+    if (x.rank() != 4)
+      return makeError(n.describe(), ": ", inputLabel(n, 0), " ", x.str(),
+                       " must have rank 4");
+    int64_t b = n.intAttr("blocksize"), ch;
+    if (b < 1)
+      return makeError(n.describe(), ": blocksize ", b, " must be positive");
+    if (n.op() == OpKind::DepthToSpace && n.stringAttr("mode") != "DCR" &&
+        n.stringAttr("mode") != "CRD")
+      return makeError(n.describe(), ": mode '", n.stringAttr("mode"),
+                       "' is not DCR or CRD");
+    if (!x.dims[1].isConst(ch))
+      return makeError(n.describe(), ": the channels of ", inputLabel(n, 0),
+                       " ", x.str(), " must be static");
+    std::vector<Expr> out = {x.dims[0]};
+    if (n.op() == OpKind::DepthToSpace) {
+      if (ch % (b * b) != 0)
+        return makeError(n.describe(), ": channels ", ch,
+                         " are not divisible by blocksize^2 = ", b * b);
+      out.push_back(Expr(ch / (b * b)));
+      out.push_back(simplifyDim(c, x.dims[2] * Expr(b)));
+      out.push_back(simplifyDim(c, x.dims[3] * Expr(b)));
+    } else {
+      out.push_back(Expr(ch * b * b));
+      for (int k = 2; k < 4; ++k) {
+        Expr q = simplifyDim(c, floorDiv(x.dims[k], Expr(b)));
+        int64_t e;
+        if (x.dims[k].isConst(e) && e % b != 0)
+          return makeError(n.describe(), ": dim ", k, " (", e,
+                           ") is not divisible by blocksize ", b);
+        if (!x.dims[k].isConst(e))
+          c.graph.addAssumption(
+              cmp(BinOp::EQ, simplifyDim(c, q * Expr(b)), x.dims[k]),
+              n.describe() + ": dim " + std::to_string(k) + " of " +
+                  inputLabel(n, 0) + " (" + printExpr(x.dims[k]) +
+                  ") must be divisible by blocksize " + std::to_string(b));
+        out.push_back(q);
+      }
+    }
+    setResult(c, n, 0, x.dtype, std::move(out));
+    return Status::ok();
+  }
   case OpKind::Shape:
     return inferShape(c, n);
   case OpKind::Split:
