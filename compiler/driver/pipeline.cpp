@@ -16,6 +16,7 @@
 
 #include "aotc_runtime_link.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <cstdlib>
@@ -213,19 +214,52 @@ Expected<CompileResult> compileModel(const CompileOptions &opts) {
                   (opts.weightsFile || module.constantsBytes > kSideFileThreshold);
   uint64_t stored =
       opts.weightless ? module.constantsStoredBytes : module.constantsBytes;
-  std::string blob(stored, '\0');
-  for (const ModuleConstant &c : module.constants)
-    if (c.data.size() && c.offset < stored)
-      std::copy(c.data.data(), c.data.data() + c.data.size(),
-                blob.begin() + c.offset);
+  // The blob's first \p limit bytes in order, in pieces: each constant at
+  // its offset, zeros between. A side file is written from these pieces, so
+  // the weights are not held a second time (they may be mapped external
+  // data of several GB).
+  auto forEachPiece = [&](uint64_t limit, auto &&emit) {
+    std::vector<const ModuleConstant *> order;
+    for (const ModuleConstant &c : module.constants)
+      if (c.data.size() && c.offset < limit)
+        order.push_back(&c);
+    std::sort(order.begin(), order.end(),
+              [](const ModuleConstant *a, const ModuleConstant *b) {
+                return a->offset < b->offset;
+              });
+    static const char zeros[4096] = {};
+    uint64_t at = 0;
+    auto pad = [&](uint64_t to) {
+      while (at < to) {
+        uint64_t n = std::min<uint64_t>(sizeof(zeros), to - at);
+        emit(zeros, n);
+        at += n;
+      }
+    };
+    for (const ModuleConstant *c : order) {
+      pad(c->offset);
+      emit(reinterpret_cast<const char *>(c->data.data()),
+           static_cast<uint64_t>(c->data.size()));
+      at += static_cast<uint64_t>(c->data.size());
+    }
+    pad(limit);
+  };
+  std::string blob;
+  if (!sideFile) {
+    blob.reserve(stored);
+    forEachPiece(stored,
+                 [&](const char *p, uint64_t n) { blob.append(p, n); });
+  }
   // FNV-1a over the size and bytes: ties the side file to this .so.
   uint64_t weightsId = 1469598103934665603ull;
   if (sideFile) {
     auto mix = [&](uint8_t b) { weightsId = (weightsId ^ b) * 1099511628211ull; };
     for (int k = 0; k < 8; ++k)
       mix(static_cast<uint8_t>(stored >> (8 * k)));
-    for (char ch : blob)
-      mix(static_cast<uint8_t>(ch));
+    forEachPiece(stored, [&](const char *p, uint64_t n) {
+      for (uint64_t i = 0; i < n; ++i)
+        mix(static_cast<uint8_t>(p[i]));
+    });
   }
   // The side file's name, in the .so's folder.
   std::string weightsName;
@@ -287,15 +321,15 @@ Expected<CompileResult> compileModel(const CompileOptions &opts) {
       std::memcpy(&header[8], &weightsId, 8);
       std::memcpy(&header[16], &stored, 8);
       out.write(header.data(), static_cast<std::streamsize>(header.size()));
-      out.write(blob.data(), static_cast<std::streamsize>(blob.size()));
+      forEachPiece(stored, [&](const char *p, uint64_t n) {
+        out.write(p, static_cast<std::streamsize>(n));
+      });
       out.close();
       if (!out)
         return makeError("cannot write the weights file '", path, "'");
       return Status::ok();
     });
     AOTC_RETURN_IF_ERROR(wrote);
-    blob.clear();
-    blob.shrink_to_fit();
   }
   auto dataObj = timer.run("constants", [&] {
     std::string src = clSource;
