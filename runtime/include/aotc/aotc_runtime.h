@@ -209,7 +209,8 @@ AOTC_API aotc_status_t aotc_container_output_shapes(
 /* The container's OpenCL context and device (cl_context, cl_device_id), for a
  * host that keeps its tensors on the device: it allocates buffers in this
  * context (clCreateBuffer) and passes them to aotc_container_run_device.
- * The handles live as long as the container; do not release them. */
+ * The handles live as long as the container; do not release them. Any
+ * thread. Errors: AOTC_ERROR_INVALID_ARGUMENT for a null pointer. */
 AOTC_API aotc_status_t aotc_container_opencl_handles(
     const aotc_container_t *container, void **out_context, void **out_device);
 
@@ -253,10 +254,13 @@ AOTC_API aotc_status_t aotc_container_run_device(
  * its device work has finished.
  *
  * Updatable constants are the model's ONNX initializers (name: the
- * initializer's name), except those whose values the compiler used (packed
- * weights, shape data; aotc_container_constant_updatable says which and
- * why; `aotc compile --updatable-weights` keeps every float weight
- * updatable). Constants computed at compile time (folded) cannot be given.
+ * initializer's name), except those whose values the compiler compiled into
+ * the code (small integer shape data, Resize scales, float Range bounds;
+ * aotc_container_constant_updatable says which and why). A weight the
+ * compiler packed for its kernels is updatable: the update also rewrites
+ * the packed copy. Constants computed at compile time (folded, packed
+ * copies) cannot be given themselves. A weightless .so (aotc compile
+ * --weightless) refuses runs until every updatable constant was given.
  *
  * Threads: the calls of this section may be made from any thread while runs
  * are in flight on other threads; they are serialized among themselves.
@@ -276,14 +280,15 @@ typedef struct aotc_constant_entry_t {
  * active set's values on first use; runs see it only after a swap).
  * Constants not given keep their values. The caller's memory is not used
  * after the call. validate_full != 0: every updatable constant must be
- * given. Device memory: each given constant gets its own buffer; the
- * compiled-in copy stays until the container is deleted. */
+ * given. Device memory: each given constant (and its packed copy) gets its
+ * own buffer; the compiled-in copy stays until the container is deleted. */
 AOTC_API aotc_status_t aotc_container_update_constants(
     aotc_container_t *container, const aotc_constant_entry_t *entries,
     size_t num_entries, int32_t use_inactive, int32_t validate_full);
 
 /* As aotc_container_update_constants, without the copy: the runtime wraps
- * the caller's memory (CL_MEM_USE_HOST_PTR). The caller keeps each tensor's
+ * the caller's memory (CL_MEM_USE_HOST_PTR; a packed copy is still made for
+ * a weight the kernels read packed). The caller keeps each tensor's
  * memory alive and unchanged while the set that holds it can be read: until
  * another update replaces the constant in that set and every run that read
  * it has returned, or until the set is freed, or the container deleted.
@@ -295,11 +300,11 @@ AOTC_API aotc_status_t aotc_container_update_user_managed_constants(
     size_t num_entries, int32_t use_inactive, int32_t validate_full);
 
 /* Recomputes the folded constants of the active or inactive set from its
- * updatable constants. A model's folded constants are computed at compile
- * time from frozen initializers only (an initializer that feeds folding is
- * frozen, so that an update can never leave a folded copy stale): there is
- * nothing to recompute, and the call checks that the set exists. Errors:
- * AOTC_ERROR_NOT_FOUND for use_inactive without an inactive set. */
+ * updatable constants. An update already rewrites the packed copies of what
+ * it replaces, and every other folded constant derives from initializers
+ * compiled into the code, so a set is always consistent: the call only
+ * checks that the set exists. Errors: AOTC_ERROR_NOT_FOUND for use_inactive
+ * without an inactive set. */
 AOTC_API aotc_status_t aotc_container_run_const_fold(
     aotc_container_t *container, int32_t use_inactive);
 
@@ -329,8 +334,11 @@ AOTC_API aotc_status_t aotc_container_extract_constants(
     aotc_constant_entry_t *out, size_t capacity, size_t *out_count);
 
 /* Whether constant `index` (aotc_container_constant_info order) can be
- * updated: *out_updatable is 1 or 0, and *out_reason (0: null) says why
- * not ("folded", or what the compiler used its value for). */
+ * updated: *out_updatable is 1 or 0, and *out_reason (null when updatable;
+ * out_reason itself may be null) says why not: folded, the packed copy of
+ * an initializer, or what the compiler used its value for. The string lives
+ * as long as the container. Any thread. Errors: AOTC_ERROR_INVALID_ARGUMENT
+ * for a null container or out_updatable, or an index out of range. */
 AOTC_API aotc_status_t aotc_container_constant_updatable(
     const aotc_container_t *container, size_t index, int32_t *out_updatable,
     const char **out_reason);
