@@ -244,12 +244,6 @@ Expected<CompileResult> compileModel(const CompileOptions &opts) {
     }
     pad(limit);
   };
-  std::string blob;
-  if (!sideFile) {
-    blob.reserve(stored);
-    forEachPiece(stored,
-                 [&](const char *p, uint64_t n) { blob.append(p, n); });
-  }
   // FNV-1a over the size and bytes: ties the side file to this .so.
   uint64_t weightsId = 1469598103934665603ull;
   if (sideFile) {
@@ -332,6 +326,14 @@ Expected<CompileResult> compileModel(const CompileOptions &opts) {
     AOTC_RETURN_IF_ERROR(wrote);
   }
   auto dataObj = timer.run("constants", [&] {
+    // The blob in the .so: built here, when it is written, not held through
+    // code generation and the wrapper's compile.
+    std::string blob;
+    if (!sideFile) {
+      blob.reserve(stored);
+      forEachPiece(stored,
+                   [&](const char *p, uint64_t n) { blob.append(p, n); });
+    }
     std::string src = clSource;
     std::vector<toolchain::DataSymbol> syms = {
         // Page aligned: a CPU device reads the weights where the .so is

@@ -167,6 +167,24 @@ Expected<std::vector<Expr>> windowDims(Context &c, Node &n,
   return out;
 }
 
+/// The kernel size from a Conv or ConvTranspose weight's spatial dims, which
+/// must be static and agree with 'kernel_shape'.
+Expected<std::vector<int64_t>> staticKernel(const Node &n, const TensorType &w,
+                                            size_t spatial) {
+  std::vector<int64_t> kernel;
+  for (size_t i = 0; i < spatial; ++i) {
+    int64_t k;
+    if (!w.dims[2 + i].isConst(k))
+      return makeError(n.describe(), ": weight ", w.str(),
+                       " must have a static kernel size");
+    kernel.push_back(k);
+  }
+  if (n.intsAttr("kernel_shape") != kernel)
+    return makeError(n.describe(), ": attribute 'kernel_shape' does not ",
+                     "match weight ", w.str());
+  return kernel;
+}
+
 Status inferConv(Context &c, Node &n) {
   const TensorType &x = inputType(n, 0), &w = inputType(n, 1);
   AOTC_RETURN_IF_ERROR(requireRank(n, 0, 3));
@@ -181,17 +199,8 @@ Status inferConv(Context &c, Node &n) {
   if (w.dtype != x.dtype)
     return makeError(n.describe(), ": weight is ", dtypeName(w.dtype),
                      " but input is ", dtypeName(x.dtype));
-  std::vector<int64_t> kernel;
-  for (size_t i = 0; i < spatial; ++i) {
-    int64_t k;
-    if (!w.dims[2 + i].isConst(k))
-      return makeError(n.describe(), ": weight ", w.str(),
-                       " must have a static kernel size");
-    kernel.push_back(k);
-  }
-  if (n.intsAttr("kernel_shape") != kernel)
-    return makeError(n.describe(), ": attribute 'kernel_shape' does not ",
-                     "match weight ", w.str());
+  AOTC_ASSIGN_OR_RETURN(std::vector<int64_t> kernel,
+                        staticKernel(n, w, spatial));
   int64_t group = n.intAttr("group");
   AOTC_RETURN_IF_ERROR(requireEqual(c, n, x.dims[1], w.dims[1] * Expr(group),
                                     "input channels and weight channels "
@@ -226,17 +235,7 @@ Status inferConvTranspose(Context &c, Node &n) {
   if (w.rank() != x.rank() || w.dtype != x.dtype || !isFloat(x.dtype))
     return makeError(n.describe(), ": weight ", w.str(),
                      " does not match input ", x.str());
-  std::vector<int64_t> kernel;
-  for (size_t i = 0; i < s; ++i) {
-    int64_t k;
-    if (!w.dims[2 + i].isConst(k))
-      return makeError(n.describe(), ": weight ", w.str(),
-                       " must have a static kernel size");
-    kernel.push_back(k);
-  }
-  if (n.intsAttr("kernel_shape") != kernel)
-    return makeError(n.describe(), ": attribute 'kernel_shape' does not ",
-                     "match weight ", w.str());
+  AOTC_ASSIGN_OR_RETURN(std::vector<int64_t> kernel, staticKernel(n, w, s));
   int64_t group = n.intAttr("group");
   AOTC_RETURN_IF_ERROR(requireEqual(c, n, x.dims[1], w.dims[0],
                                     "input channels and weight dim 0"));

@@ -680,29 +680,16 @@ public:
   /// The names updateConstants takes (the updatable initializers), in the
   /// model's order; reads no data.
   std::vector<std::string> updatableConstantNames() const {
-    auto fn = require(lib().aotc_container_extract_constants);
-    size_t n = 0;
-    lib().check(fn(container_, 0, nullptr, 0, &n),
-                "aotc_container_extract_constants");
-    std::vector<aotc_constant_entry_t> entries(n);
-    std::memset(entries.data(), 0, n * sizeof(aotc_constant_entry_t));
-    lib().check(fn(container_, 0, entries.data(), n, &n),
-                "aotc_container_extract_constants");
     std::vector<std::string> names;
-    for (const aotc_constant_entry_t &e : entries)
+    for (const aotc_constant_entry_t &e : describeConstants(false))
       names.push_back(e.name);
     return names;
   }
   /// Reads back every updatable constant of the active or inactive set.
   ConstantMap extractConstants(bool useInactive = false) const {
-    auto fn = require(lib().aotc_container_extract_constants);
-    size_t n = 0;
-    lib().check(fn(container_, useInactive, nullptr, 0, &n),
-                "aotc_container_extract_constants");
-    std::vector<aotc_constant_entry_t> entries(n);
-    std::memset(entries.data(), 0, n * sizeof(aotc_constant_entry_t));
-    lib().check(fn(container_, useInactive, entries.data(), n, &n),
-                "aotc_container_extract_constants");
+    std::vector<aotc_constant_entry_t> entries = describeConstants(useInactive);
+    size_t n = entries.size();
+    auto fn = lib().aotc_container_extract_constants;
     ConstantMap result;
     for (aotc_constant_entry_t &e : entries) {
       HostTensor &t = result[e.name]; // map nodes do not move
@@ -718,6 +705,18 @@ public:
   }
 
 private:
+  /// The updatable constants' names, dtypes and shapes (no data read).
+  std::vector<aotc_constant_entry_t> describeConstants(bool useInactive) const {
+    auto fn = require(lib().aotc_container_extract_constants);
+    size_t n = 0;
+    lib().check(fn(container_, useInactive, nullptr, 0, &n),
+                "aotc_container_extract_constants");
+    std::vector<aotc_constant_entry_t> entries(n);
+    std::memset(entries.data(), 0, n * sizeof(aotc_constant_entry_t));
+    lib().check(fn(container_, useInactive, entries.data(), n, &n),
+                "aotc_container_extract_constants");
+    return entries;
+  }
   template <typename Fn> Fn require(Fn fn) const {
     if (!fn)
       throw Error(AOTC_ERROR_UNSUPPORTED,
