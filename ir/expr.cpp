@@ -63,6 +63,7 @@ Expr::Expr(int64_t v) : Expr(IntImm::make(v)) {}
 
 ExprKind Expr::kind() const { return node_->kind; }
 DType Expr::type() const { return node_->type; }
+int Expr::lanes() const { return node_->lanes; }
 
 bool Expr::isConst(int64_t &v) const {
   if (const IntImm *i = as<IntImm>()) {
@@ -85,9 +86,33 @@ Expr IntImm::make(int64_t v, DType t) {
 Expr FloatImm::make(double v, DType t) {
   return Expr(std::make_shared<FloatImm>(t, v));
 }
-Expr Var::make(const std::string &hint, DType t) {
+Expr Var::make(const std::string &hint, DType t, int lanes) {
   static std::atomic<uint64_t> next{1};
-  return Expr(std::make_shared<Var>(t, hint, next.fetch_add(1)));
+  AOTC_CHECK(lanes == 1 || (isVectorWidth(lanes) && isFloat(t)),
+             "vector variable of " << lanes << " x " << dtypeName(t));
+  return Expr(std::make_shared<Var>(t, hint, next.fetch_add(1), lanes));
+}
+
+Expr Broadcast::make(Expr value, int lanes) {
+  AOTC_CHECK(value.defined() && value.lanes() == 1 && isVectorWidth(lanes) &&
+                 isFloat(value.type()),
+             "broadcast to " << lanes << " lanes");
+  return Expr(std::make_shared<Broadcast>(std::move(value), lanes));
+}
+
+Expr VectorLoad::make(DType t, const std::string &buffer,
+                      std::vector<Expr> indices, int lanes) {
+  AOTC_CHECK(isVectorWidth(lanes) && isFloat(t) && !indices.empty(),
+             "vector load of " << lanes << " x " << dtypeName(t));
+  return Expr(
+      std::make_shared<VectorLoad>(t, buffer, std::move(indices), lanes));
+}
+
+Expr Lane::make(Expr vector, int lane) {
+  AOTC_CHECK(vector.defined() && lane >= 0 && lane < vector.lanes() &&
+                 vector.lanes() > 1,
+             "lane " << lane << " of a " << vector.lanes() << "-lane value");
+  return Expr(std::make_shared<Lane>(std::move(vector), lane));
 }
 
 Expr Binary::make(BinOp op, Expr a, Expr b) {
@@ -98,6 +123,9 @@ Expr Binary::make(BinOp op, Expr a, Expr b) {
   DType t = (isComparison(op) || op == BinOp::And || op == BinOp::Or)
                 ? DType::Bool
                 : a.type();
+  AOTC_CHECK(a.lanes() == b.lanes() && (a.lanes() == 1 || t == a.type()),
+             "binary " << binOpName(op) << " of " << a.lanes() << " and "
+                       << b.lanes() << " lanes");
   return Expr(std::make_shared<Binary>(t, op, std::move(a), std::move(b)));
 }
 
@@ -106,6 +134,8 @@ Expr Not::make(Expr a) { return Expr(std::make_shared<Not>(std::move(a))); }
 Expr Select::make(Expr c, Expr t, Expr f) {
   AOTC_CHECK(c.type() == DType::Bool, "select condition must be bool");
   AOTC_CHECK(t.type() == f.type(), "select branches differ in type");
+  AOTC_CHECK(c.lanes() == 1 && t.lanes() == f.lanes(),
+             "select of " << t.lanes() << " and " << f.lanes() << " lanes");
   return Expr(
       std::make_shared<Select>(std::move(c), std::move(t), std::move(f)));
 }
@@ -113,6 +143,7 @@ Expr Select::make(Expr c, Expr t, Expr f) {
 Expr Cast::make(DType t, Expr v) {
   if (v.type() == t)
     return v;
+  AOTC_CHECK(v.lanes() == 1, "cast of a vector");
   // Constants fold with the semantics of scalar_ops.h.
   if (const IntImm *i = v.as<IntImm>()) {
     if (!isFloat(t))
@@ -126,7 +157,12 @@ Expr Cast::make(DType t, Expr v) {
 }
 
 Expr Call::make(DType t, const std::string &name, std::vector<Expr> args) {
-  return Expr(std::make_shared<Call>(t, name, std::move(args)));
+  // A call on vectors (an OpenCL builtin: fma, exp, ...) takes vectors of
+  // one width and gives one.
+  int lanes = args.empty() ? 1 : args[0].lanes();
+  for (const Expr &a : args)
+    AOTC_CHECK(a.lanes() == lanes, "call of " << name << " mixes widths");
+  return Expr(std::make_shared<Call>(t, name, std::move(args), lanes));
 }
 
 Expr Load::make(DType t, const std::string &buffer, std::vector<Expr> indices) {
@@ -245,7 +281,7 @@ bool structurallyEqual(const Expr &a, const Expr &b) {
     return true;
   if (!a.defined() || !b.defined())
     return false;
-  if (a.kind() != b.kind() || a.type() != b.type())
+  if (a.kind() != b.kind() || a.type() != b.type() || a.lanes() != b.lanes())
     return false;
   switch (a.kind()) {
   case ExprKind::IntImm:
@@ -302,6 +338,20 @@ bool structurallyEqual(const Expr &a, const Expr &b) {
            structurallyEqual(x->value, y->value) &&
            structurallyEqual(x->extent, y->extent);
   }
+  case ExprKind::Broadcast:
+    return structurallyEqual(a.as<Broadcast>()->value, b.as<Broadcast>()->value);
+  case ExprKind::VectorLoad: {
+    auto *x = a.as<VectorLoad>(), *y = b.as<VectorLoad>();
+    if (x->buffer != y->buffer || x->indices.size() != y->indices.size())
+      return false;
+    for (size_t i = 0; i < x->indices.size(); ++i)
+      if (!structurallyEqual(x->indices[i], y->indices[i]))
+        return false;
+    return true;
+  }
+  case ExprKind::Lane:
+    return a.as<Lane>()->lane == b.as<Lane>()->lane &&
+           structurallyEqual(a.as<Lane>()->vector, b.as<Lane>()->vector);
   }
   return false;
 }
@@ -453,6 +503,37 @@ public:
              print(c->value) + ", " + print(c->extent) + ", #" +
              std::to_string(c->code) + ")";
     }
+    case ExprKind::Broadcast: {
+      auto *b = e.as<Broadcast>();
+      std::string v = print(b->value);
+      if (d_ == PrintDialect::Text)
+        return "broadcast" + std::to_string(b->lanes) + "(" + v + ")";
+      AOTC_CHECK(d_ == PrintDialect::OpenCL, "vector printed as C++");
+      return "((" + typeName(b->type) + std::to_string(b->lanes) + ")(" + v +
+             "))";
+    }
+    case ExprKind::VectorLoad: {
+      auto *l = e.as<VectorLoad>();
+      std::string n = std::to_string(l->lanes);
+      if (d_ == PrintDialect::Text) {
+        std::string s = "load" + n + "(" + l->buffer + "[";
+        for (size_t i = 0; i < l->indices.size(); ++i)
+          s += (i ? ", " : "") + print(l->indices[i]);
+        return s + "])";
+      }
+      AOTC_CHECK(d_ == PrintDialect::OpenCL && l->indices.size() == 1,
+                 "vector load of '" << l->buffer << "' printed as code");
+      return "vload" + n + "(0, " + l->buffer + " + " +
+             print(l->indices[0]) + ")";
+    }
+    case ExprKind::Lane: {
+      auto *l = e.as<Lane>();
+      std::string v = print(l->vector);
+      if (d_ == PrintDialect::Text)
+        return v + ".lane" + std::to_string(l->lane);
+      AOTC_CHECK(d_ == PrintDialect::OpenCL, "vector printed as C++");
+      return "(" + v + ").s" + "0123456789abcdef"[l->lane];
+    }
     }
     return "?";
   }
@@ -575,6 +656,16 @@ void collectVars(const Expr &e, std::set<Expr, VarOrder> &out) {
     collectVars(e.as<IndexCheck>()->value, out);
     collectVars(e.as<IndexCheck>()->extent, out);
     return;
+  case ExprKind::Broadcast:
+    collectVars(e.as<Broadcast>()->value, out);
+    return;
+  case ExprKind::VectorLoad:
+    for (const Expr &a : e.as<VectorLoad>()->indices)
+      collectVars(a, out);
+    return;
+  case ExprKind::Lane:
+    collectVars(e.as<Lane>()->vector, out);
+    return;
   }
 }
 
@@ -643,6 +734,15 @@ bool hasIndexCheck(const Expr &e) {
     return false;
   case ExprKind::IndexCheck:
     return true;
+  case ExprKind::Broadcast:
+    return hasIndexCheck(e.as<Broadcast>()->value);
+  case ExprKind::VectorLoad:
+    for (const Expr &a : e.as<VectorLoad>()->indices)
+      if (hasIndexCheck(a))
+        return true;
+    return false;
+  case ExprKind::Lane:
+    return hasIndexCheck(e.as<Lane>()->vector);
   }
   return false;
 }

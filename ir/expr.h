@@ -29,7 +29,10 @@ namespace aotc {
   X(Call)                                                                      \
   X(Load)                                                                      \
   X(Access)                                                                    \
-  X(IndexCheck)
+  X(IndexCheck)                                                                \
+  X(Broadcast)                                                                 \
+  X(VectorLoad)                                                                \
+  X(Lane)
 
 enum class ExprKind {
 #define AOTC_X(n) n,
@@ -81,6 +84,9 @@ public:
   bool sameAs(const Expr &o) const { return node_ == o.node_; }
   ExprKind kind() const;
   DType type() const;
+  /// 1 for a scalar; the number of elements of a vector value (Broadcast,
+  /// VectorLoad, a vector local, and arithmetic and calls on them).
+  int lanes() const;
   template <typename T> const T *as() const;
   /// True for an IntImm; sets \p v.
   bool isConst(int64_t &v) const;
@@ -91,10 +97,15 @@ private:
 };
 
 struct ExprNode {
-  ExprNode(ExprKind k, DType t) : kind(k), type(t) {}
+  ExprNode(ExprKind k, DType t, int l = 1) : kind(k), type(t), lanes(l) {}
   virtual ~ExprNode() = default;
   const ExprKind kind;
   const DType type;
+  /// Elements of the value: 1 for a scalar. Vectors exist only inside
+  /// kernels (register_tile.cpp's vectorized tiles): float arithmetic, calls
+  /// and selects by a scalar condition on them; no comparison, cast or
+  /// index is a vector.
+  const int lanes;
 };
 
 struct IntImm : ExprNode {
@@ -118,18 +129,21 @@ struct FloatImm : ExprNode {
 /// from a model ever becomes an identifier and no two variables can clash.
 struct Var : ExprNode {
   static constexpr ExprKind kKind = ExprKind::Var;
-  Var(DType t, std::string n, uint64_t i)
-      : ExprNode(kKind, t), name(std::move(n)), id(i) {}
+  Var(DType t, std::string n, uint64_t i, int l = 1)
+      : ExprNode(kKind, t, l), name(std::move(n)), id(i) {}
   std::string name;
   uint64_t id; ///< unique in the process; creation order within one thread
-  /// A fresh variable, distinct from every other.
-  static Expr make(const std::string &hint, DType t = DType::Int64);
+  /// A fresh variable, distinct from every other (a vector of \p lanes
+  /// elements when lanes > 1: a local accumulator of a vectorized tile).
+  static Expr make(const std::string &hint, DType t = DType::Int64,
+                   int lanes = 1);
 };
 
 struct Binary : ExprNode {
   static constexpr ExprKind kKind = ExprKind::Binary;
   Binary(DType t, BinOp o, Expr x, Expr y)
-      : ExprNode(kKind, t), op(o), a(std::move(x)), b(std::move(y)) {}
+      : ExprNode(kKind, t, x.lanes()), op(o), a(std::move(x)),
+        b(std::move(y)) {}
   BinOp op;
   Expr a, b;
   /// Operands must have the same type; comparisons and logic yield Bool.
@@ -146,8 +160,8 @@ struct Not : ExprNode {
 struct Select : ExprNode {
   static constexpr ExprKind kKind = ExprKind::Select;
   Select(Expr c, Expr t, Expr f)
-      : ExprNode(kKind, t.type()), cond(std::move(c)), trueValue(std::move(t)),
-        falseValue(std::move(f)) {}
+      : ExprNode(kKind, t.type(), t.lanes()), cond(std::move(c)),
+        trueValue(std::move(t)), falseValue(std::move(f)) {}
   Expr cond, trueValue, falseValue;
   static Expr make(Expr cond, Expr t, Expr f);
 };
@@ -162,8 +176,8 @@ struct Cast : ExprNode {
 /// A pure math function: exp, log, sqrt, erf, tanh, fabs, floor, ceil, ...
 struct Call : ExprNode {
   static constexpr ExprKind kKind = ExprKind::Call;
-  Call(DType t, std::string n, std::vector<Expr> a)
-      : ExprNode(kKind, t), name(std::move(n)), args(std::move(a)) {}
+  Call(DType t, std::string n, std::vector<Expr> a, int l = 1)
+      : ExprNode(kKind, t, l), name(std::move(n)), args(std::move(a)) {}
   std::string name;
   std::vector<Expr> args;
   static Expr make(DType t, const std::string &name, std::vector<Expr> args);
@@ -213,6 +227,42 @@ struct IndexCheck : ExprNode {
   bool wrapNegative;
   static Expr make(Expr value, Expr extent, int code, bool wrapNegative);
 };
+
+/// A vector of \p lanes copies of the scalar \p value.
+struct Broadcast : ExprNode {
+  static constexpr ExprKind kKind = ExprKind::Broadcast;
+  Broadcast(Expr v, int l) : ExprNode(kKind, v.type(), l), value(std::move(v)) {}
+  Expr value;
+  static Expr make(Expr value, int lanes);
+};
+
+/// A read of \p lanes consecutive elements of a buffer: the element at
+/// \p indices (one component per dimension, like Load) and the ones after
+/// it along the last dimension, whose index plus lanes - 1 the verifier
+/// proves inside that dimension.
+struct VectorLoad : ExprNode {
+  static constexpr ExprKind kKind = ExprKind::VectorLoad;
+  VectorLoad(DType t, std::string b, std::vector<Expr> i, int l)
+      : ExprNode(kKind, t, l), buffer(std::move(b)), indices(std::move(i)) {}
+  std::string buffer;
+  std::vector<Expr> indices;
+  static Expr make(DType t, const std::string &buffer,
+                   std::vector<Expr> indices, int lanes);
+};
+
+/// Element \p lane of the vector \p vector: a scalar.
+struct Lane : ExprNode {
+  static constexpr ExprKind kKind = ExprKind::Lane;
+  Lane(Expr v, int i) : ExprNode(kKind, v.type()), vector(std::move(v)), lane(i) {}
+  Expr vector;
+  int lane;
+  static Expr make(Expr vector, int lane);
+};
+
+/// The vector widths OpenCL C has (2, 3, 4, 8, 16); aotc uses 2, 4, 8, 16.
+inline bool isVectorWidth(int lanes) {
+  return lanes == 2 || lanes == 4 || lanes == 8 || lanes == 16;
+}
 
 template <typename T> const T *Expr::as() const {
   if (!node_ || node_->kind != T::kKind)

@@ -259,6 +259,17 @@ public:
       return IndexCheck::make(simplify(c->value), simplify(c->extent), c->code,
                               c->wrapNegative);
     }
+    case ExprKind::Broadcast:
+      return Broadcast::make(simplify(e.as<Broadcast>()->value), e.lanes());
+    case ExprKind::VectorLoad: {
+      auto *l = e.as<VectorLoad>();
+      std::vector<Expr> idx;
+      for (const Expr &i : l->indices)
+        idx.push_back(simplify(i));
+      return VectorLoad::make(l->type, l->buffer, idx, l->lanes);
+    }
+    case ExprKind::Lane:
+      return Lane::make(simplify(e.as<Lane>()->vector), e.as<Lane>()->lane);
     }
     return e;
   }

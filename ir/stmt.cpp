@@ -100,8 +100,11 @@ std::string printStmt(const Stmt &s, int indent) {
   }
   case StmtKind::LocalDecl: {
     auto *l = s.as<LocalDecl>();
-    return pad + "var " + printExpr(l->var) + ": " + dtypeName(l->type()) +
-           " = " + printExpr(l->init) + "\n" + printStmt(l->body, indent);
+    std::string type = dtypeName(l->type());
+    if (l->var.lanes() > 1)
+      type += "x" + std::to_string(l->var.lanes());
+    return pad + "var " + printExpr(l->var) + ": " + type + " = " +
+           printExpr(l->init) + "\n" + printStmt(l->body, indent);
   }
   case StmtKind::LocalAssign: {
     auto *l = s.as<LocalAssign>();

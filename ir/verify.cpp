@@ -213,6 +213,11 @@ Status KernelVerifier::expr(const Expr &e) {
     if (b->a.type() != b->b.type())
       return fail(std::string("operands of ") + binOpName(b->op) + " are " +
                   dtypeName(b->a.type()) + " and " + dtypeName(b->b.type()));
+    if (b->a.lanes() != b->b.lanes() || b->lanes != b->a.lanes() ||
+        (b->lanes > 1 && !isFloat(b->type)))
+      return fail(std::string("operands of ") + binOpName(b->op) + " have " +
+                  std::to_string(b->a.lanes()) + " and " +
+                  std::to_string(b->b.lanes()) + " lanes");
     bool boolResult =
         isComparison(b->op) || b->op == BinOp::And || b->op == BinOp::Or;
     if (b->type != (boolResult ? DType::Bool : b->a.type()))
@@ -242,6 +247,8 @@ Status KernelVerifier::expr(const Expr &e) {
     const Select *s = e.as<Select>();
     if (s->cond.type() != DType::Bool)
       return fail("select condition is not bool");
+    if (s->cond.lanes() != 1 || s->trueValue.lanes() != s->falseValue.lanes())
+      return fail("select by a vector condition or of different widths");
     if (s->trueValue.type() != s->falseValue.type() ||
         s->type != s->trueValue.type())
       return fail(std::string("select branches are ") +
@@ -284,6 +291,35 @@ Status KernelVerifier::expr(const Expr &e) {
     AOTC_RETURN_IF_ERROR(expr(c->value));
     return expr(c->extent);
   }
+  case ExprKind::Broadcast: {
+    const Broadcast *b = e.as<Broadcast>();
+    if (b->value.lanes() != 1 || !isFloat(b->type))
+      return fail("broadcast of a vector or non-float");
+    return expr(b->value);
+  }
+  case ExprKind::VectorLoad: {
+    // Every lane inside the buffer: the first lane's index and the last
+    // one's along the last dimension.
+    // A vector load cannot be guarded: it must be proven, also when the
+    // guard pass collects what is not.
+    const VectorLoad *l = e.as<VectorLoad>();
+    std::vector<Expr> last = l->indices;
+    last.back() = last.back() + Expr(l->lanes - 1);
+    std::vector<UnprovenAccess> *saved = collect_;
+    collect_ = nullptr;
+    Status st = access(l->buffer, l->indices, l->type, false, l);
+    if (st.isOk())
+      st = access(l->buffer, last, l->type, false, l);
+    collect_ = saved;
+    return st;
+  }
+  case ExprKind::Lane: {
+    const Lane *l = e.as<Lane>();
+    if (l->lane < 0 || l->lane >= l->vector.lanes())
+      return fail("lane " + std::to_string(l->lane) + " of a " +
+                  std::to_string(l->vector.lanes()) + "-lane vector");
+    return expr(l->vector);
+  }
   }
   return fail("unknown expression");
 }
@@ -295,6 +331,8 @@ Status KernelVerifier::stmt(const Stmt &s) {
   case StmtKind::Store: {
     const Store *st = s.as<Store>();
     AOTC_RETURN_IF_ERROR(expr(st->value));
+    if (st->value.lanes() != 1)
+      return fail("store of a vector into buffer '" + st->buffer + "'");
     stored_.insert(st->buffer);
     return access(st->buffer, st->indices, st->value.type(), true, st);
   }
@@ -324,7 +362,8 @@ Status KernelVerifier::stmt(const Stmt &s) {
   case StmtKind::LetStmt: {
     const LetStmt *l = s.as<LetStmt>();
     AOTC_RETURN_IF_ERROR(expr(l->value));
-    if (l->value.type() != l->var.type())
+    if (l->value.type() != l->var.type() ||
+        l->value.lanes() != l->var.lanes())
       return fail("let '" + name(l->var) + "' of type " +
                   dtypeName(l->var.type()) + " bound to a " +
                   dtypeName(l->value.type()));
@@ -340,7 +379,7 @@ Status KernelVerifier::stmt(const Stmt &s) {
   case StmtKind::LocalDecl: {
     const LocalDecl *d = s.as<LocalDecl>();
     AOTC_RETURN_IF_ERROR(expr(d->init));
-    if (d->init.type() != d->var.type())
+    if (d->init.type() != d->var.type() || d->init.lanes() != d->var.lanes())
       return fail("local '" + name(d->var) + "' of type " +
                   dtypeName(d->var.type()) + " initialized with a " +
                   dtypeName(d->init.type()));
@@ -358,7 +397,7 @@ Status KernelVerifier::stmt(const Stmt &s) {
       return fail("assignment to '" + name(a->var) +
                   "', which is not a local in scope");
     AOTC_RETURN_IF_ERROR(expr(a->value));
-    if (a->value.type() != v->type)
+    if (a->value.type() != v->type || a->value.lanes() != v->lanes)
       return fail(std::string("assignment of a ") + dtypeName(a->value.type()) +
                   " to local '" + v->name + "' of type " + dtypeName(v->type));
     return Status::ok();

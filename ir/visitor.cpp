@@ -56,6 +56,12 @@ void IRVisitor::visitAccess(const Access *op) {
 void IRVisitor::visitIndexCheck(const IndexCheck *op) {
   visit(op->value), visit(op->extent);
 }
+void IRVisitor::visitBroadcast(const Broadcast *op) { visit(op->value); }
+void IRVisitor::visitVectorLoad(const VectorLoad *op) {
+  for (const Expr &i : op->indices)
+    visit(i);
+}
+void IRVisitor::visitLane(const Lane *op) { visit(op->vector); }
 void IRVisitor::visitStore(const Store *op) {
   for (const Expr &i : op->indices)
     visit(i);
@@ -163,6 +169,24 @@ Expr IRMutator::mutateIndexCheck(const IndexCheck *op, const Expr &self) {
   if (v.sameAs(op->value) && n.sameAs(op->extent))
     return self;
   return IndexCheck::make(v, n, op->code, op->wrapNegative);
+}
+Expr IRMutator::mutateBroadcast(const Broadcast *op, const Expr &self) {
+  Expr v = mutate(op->value);
+  return v.sameAs(op->value) ? self : Broadcast::make(v, op->lanes);
+}
+Expr IRMutator::mutateVectorLoad(const VectorLoad *op, const Expr &self) {
+  std::vector<Expr> idx;
+  bool changed = false;
+  for (const Expr &a : op->indices) {
+    idx.push_back(mutate(a));
+    changed |= !idx.back().sameAs(a);
+  }
+  return changed ? VectorLoad::make(op->type, op->buffer, idx, op->lanes)
+                 : self;
+}
+Expr IRMutator::mutateLane(const Lane *op, const Expr &self) {
+  Expr v = mutate(op->vector);
+  return v.sameAs(op->vector) ? self : Lane::make(v, op->lane);
 }
 
 Stmt IRMutator::mutateStore(const Store *op, const Stmt &self) {

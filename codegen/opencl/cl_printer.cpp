@@ -72,6 +72,7 @@ public:
 protected:
   Expr mutateVar(const Var *op, const Expr &self) override;
   Expr mutateLoad(const Load *op, const Expr &self) override;
+  Expr mutateVectorLoad(const VectorLoad *op, const Expr &self) override;
   Expr mutateAccess(const Access *op, const Expr &self) override;
   Expr mutateBinary(const Binary *op, const Expr &self) override;
   Expr mutateCall(const Call *op, const Expr &self) override;
@@ -109,6 +110,12 @@ Expr typedLiteral(const Expr &e) {
   if ((!literal && !select) || e.type() == DType::Int32)
     return e;
   return Expr(std::make_shared<Cast>(e.type(), e));
+}
+
+/// The OpenCL C type of \p e's value: `float`, or `float16` for a vector.
+std::string clTypeName(const Expr &e) {
+  std::string t = dtypeCLName(e.type());
+  return e.lanes() > 1 ? t + std::to_string(e.lanes()) : t;
 }
 
 /// True if \p s is one parenthesized group: "(a + b)" but not "(a) + (b)".
@@ -232,6 +239,16 @@ Expr ExprRewriter::mutateLoad(const Load *op, const Expr &self) {
   return Load::make(op->type, op->buffer, {index});
 }
 
+Expr ExprRewriter::mutateVectorLoad(const VectorLoad *op, const Expr &self) {
+  // The same checks and linearization as a scalar load of its first lane.
+  Expr scalar = Load::make(op->type, op->buffer, op->indices);
+  Expr first = mutateLoad(scalar.as<Load>(), scalar);
+  const Load *l = first.as<Load>();
+  if (!l)
+    return self;
+  return VectorLoad::make(op->type, op->buffer, l->indices, op->lanes);
+}
+
 Expr ExprRewriter::mutateAccess(const Access *op, const Expr &self) {
   fail(p_.error("tensor access %t" + std::to_string(op->tensor) +
                 " was not resolved to a buffer load (scheduler bug)"));
@@ -338,6 +355,12 @@ Expected<std::string> KernelPrinter::expr(const Expr &e, const char *what,
       Expr e = IRMutator::mutateLoad(op, self);
       const Load *l = e.as<Load>();
       return Load::make(l->type, p->buffer(l->buffer)->ident, l->indices);
+    }
+    Expr mutateVectorLoad(const VectorLoad *op, const Expr &self) override {
+      Expr e = IRMutator::mutateVectorLoad(op, self);
+      const VectorLoad *l = e.as<VectorLoad>();
+      return VectorLoad::make(l->type, p->buffer(l->buffer)->ident,
+                              l->indices, l->lanes);
     }
   } renamer;
   renamer.p = this;
@@ -516,6 +539,8 @@ Status KernelPrinter::printStore(const Store *st) {
   AOTC_ASSIGN_OR_RETURN(std::string idx, expr(flat, "store index", true));
   AOTC_ASSIGN_OR_RETURN(std::string val, expr(st->value, "stored value"));
   DType vt = st->value.type();
+  if (st->value.lanes() != 1)
+    return error("store of a vector into buffer '" + st->buffer + "'");
   if (std::string(dtypeCLName(vt)) != dtypeCLName(b->buffer->dtype))
     return error(std::string("store of a ") + dtypeName(vt) +
                  " value into buffer '" + st->buffer + "' of type " +
@@ -584,8 +609,7 @@ Status KernelPrinter::printStmt(const Stmt &s) {
     const LetStmt *l = s.as<LetStmt>();
     AOTC_ASSIGN_OR_RETURN(std::string v, expr(l->value, "let value"));
     AOTC_ASSIGN_OR_RETURN(std::string id, bind(l->var, Binding::Let));
-    line("const " + std::string(dtypeCLName(l->value.type())) + " " + id +
-         " = " + v + ";");
+    line("const " + clTypeName(l->value) + " " + id + " = " + v + ";");
     RangeEnv saved = env_;
     if (auto r = boundsOf(l->value, env_))
       env_.set(l->var, *r);
@@ -602,7 +626,10 @@ Status KernelPrinter::printStmt(const Stmt &s) {
                    "' of type " + dtypeName(d->type()) +
                    " initialized with a " + dtypeName(d->init.type()));
     AOTC_ASSIGN_OR_RETURN(std::string id, bind(d->var, Binding::Local));
-    line(std::string(dtypeCLName(d->type())) + " " + id + " = " + init + ";");
+    if (d->init.lanes() != d->var.lanes())
+      return error(std::string("local '") + d->var.as<Var>()->name +
+                   "' initialized with a value of another width");
+    line(clTypeName(d->var) + " " + id + " = " + init + ";");
     Status st = printStmt(d->body);
     unbind(d->var);
     return st;
@@ -615,7 +642,8 @@ Status KernelPrinter::printStmt(const Stmt &s) {
       return error("assignment to '" + (v ? v->name : std::string("?")) +
                    "', which is not a local in scope");
     AOTC_ASSIGN_OR_RETURN(std::string val, expr(a->value, "assigned value"));
-    if (std::string(dtypeCLName(a->value.type())) != dtypeCLName(v->type))
+    if (std::string(dtypeCLName(a->value.type())) != dtypeCLName(v->type) ||
+        a->value.lanes() != v->lanes)
       return error(std::string("assignment of a ") +
                    dtypeName(a->value.type()) + " to local '" + v->name +
                    "' of type " + dtypeName(v->type));

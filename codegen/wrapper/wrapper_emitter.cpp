@@ -75,6 +75,7 @@ public:
 
 protected:
   void visitLoad(const Load *) override { found = true; }
+  void visitVectorLoad(const VectorLoad *) override { found = true; }
   void visitAccess(const Access *) override { found = true; }
 };
 

@@ -127,6 +127,10 @@ Expected<std::vector<KernelBuffer>> kernelBuffers(const Stmt &s,
       bufs.emplace(op->buffer, KernelBuffer{op->buffer, op->type, false, {}});
       IRVisitor::visitLoad(op);
     }
+    void visitVectorLoad(const VectorLoad *op) override {
+      bufs.emplace(op->buffer, KernelBuffer{op->buffer, op->type, false, {}});
+      IRVisitor::visitVectorLoad(op);
+    }
     void visitStore(const Store *op) override {
       auto &b =
           bufs.emplace(op->buffer,

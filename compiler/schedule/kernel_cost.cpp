@@ -21,19 +21,20 @@ namespace aotc {
 
 namespace {
 
-/// Floating-point operations in one evaluation of an expression.
+/// Floating-point operations in one evaluation of an expression (an
+/// operation on a vector counts once per lane).
 int64_t exprFlops(const Expr &e) {
   struct V : IRVisitor {
     int64_t n = 0;
     void visitBinary(const Binary *op) override {
       if (isFloat(op->type) && !isComparison(op->op) && op->op != BinOp::And &&
           op->op != BinOp::Or)
-        ++n;
+        n += op->lanes;
       IRVisitor::visitBinary(op);
     }
     void visitCall(const Call *op) override {
       if (isFloat(op->type))
-        n += (op->name == "fma" || op->name == "mad") ? 2 : 1;
+        n += ((op->name == "fma" || op->name == "mad") ? 2 : 1) * op->lanes;
       IRVisitor::visitCall(op);
     }
   } v;

@@ -23,6 +23,7 @@
 /// symbolic) runs the naive nest for each of its elements that exist.
 #include "compiler/schedule/schedule.h"
 
+#include "ir/status.h"
 #include "ir/visitor.h"
 
 #include <algorithm>
@@ -135,6 +136,104 @@ double wholeFraction(const Expr &extent, int64_t t) {
   return static_cast<double>(e - e % t) / static_cast<double>(e);
 }
 
+/// The initial value of accumulator \p acc (a vector: the init in every
+/// lane).
+Expr initialValue(const ReductionNest &nest, const Expr &acc) {
+  return acc.lanes() > 1 ? Broadcast::make(nest.init, acc.lanes()) : nest.init;
+}
+
+/// True if \p nest is a float32 sum: combine(acc, term) is acc + term.
+bool isFloatSum(const ReductionNest &nest) {
+  if (!nest.term || nest.accType != DType::Float32)
+    return false;
+  Expr acc = Var::make("acc", nest.accType), term = Var::make("t", nest.accType);
+  const Binary *b = nest.combine(acc, term).as<Binary>();
+  return b && b->op == BinOp::Add &&
+         ((b->a.sameAs(acc) && b->b.sameAs(term)) ||
+          (b->a.sameAs(term) && b->b.sameAs(acc)));
+}
+
+/// OpenCL builtins that take and give float vectors lane by lane.
+bool isLanewiseBuiltin(const std::string &name) {
+  static const std::set<std::string> names = {
+      "exp", "log", "sqrt", "erf", "tanh", "fabs", "floor", "ceil",
+      "sin", "cos", "fma", "fmin", "fmax", "log1p", "expm1", "rsqrt"};
+  return names.count(name) > 0;
+}
+
+/// \p e, an expression of the lane variable \p lane, as a vector of
+/// \p lanes values, lane k being \p e at lane = k: a load whose last index
+/// steps by one with the lane (and no other) becomes a VectorLoad,
+/// float arithmetic, lanewise builtins and selects by a condition that does
+/// not depend on the lane are applied to vectors, and what does not depend
+/// on the lane stays scalar (broadcast where it meets a vector). Anything
+/// else that depends on the lane (a gather, a strided read, a cast, a
+/// comparison): no vector form, an undefined Expr.
+Expr vectorizeLanes(const Expr &e, const Expr &lane, int lanes) {
+  const Var *lv = lane.as<Var>();
+  if (!usesVar(e, lv))
+    return e;
+  auto widen = [&](const Expr &x) {
+    return x.lanes() == 1 ? Broadcast::make(x, lanes) : x;
+  };
+  switch (e.kind()) {
+  case ExprKind::Load: {
+    const Load *l = e.as<Load>();
+    if (!isFloat(l->type) || l->indices.empty())
+      return Expr();
+    VarBindings next{{lane, lane + Expr(1)}}, first{{lane, Expr(0)}};
+    std::vector<Expr> base;
+    for (size_t k = 0; k < l->indices.size(); ++k) {
+      const Expr &i = l->indices[k];
+      if (hasIndexCheck(i))
+        return Expr();
+      Expr step = simplify(substitute(i, next) - i);
+      if (!step.isConstValue(k + 1 == l->indices.size() ? 1 : 0))
+        return Expr();
+      base.push_back(simplify(substitute(i, first)));
+    }
+    return VectorLoad::make(l->type, l->buffer, base, lanes);
+  }
+  case ExprKind::Binary: {
+    const Binary *b = e.as<Binary>();
+    if (!isFloat(b->type) ||
+        !(b->op == BinOp::Add || b->op == BinOp::Sub || b->op == BinOp::Mul ||
+          b->op == BinOp::Div || b->op == BinOp::Min || b->op == BinOp::Max))
+      return Expr();
+    Expr x = vectorizeLanes(b->a, lane, lanes);
+    Expr y = vectorizeLanes(b->b, lane, lanes);
+    if (!x.defined() || !y.defined())
+      return Expr();
+    return Binary::make(b->op, widen(x), widen(y));
+  }
+  case ExprKind::Call: {
+    const Call *c = e.as<Call>();
+    if (!isFloat(c->type) || !isLanewiseBuiltin(c->name))
+      return Expr();
+    std::vector<Expr> args;
+    for (const Expr &a : c->args) {
+      Expr v = vectorizeLanes(a, lane, lanes);
+      if (!v.defined() || !isFloat(v.type()))
+        return Expr();
+      args.push_back(widen(v));
+    }
+    return Call::make(c->type, c->name, args);
+  }
+  case ExprKind::Select: {
+    const Select *sel = e.as<Select>();
+    if (usesVar(sel->cond, lv))
+      return Expr();
+    Expr t = vectorizeLanes(sel->trueValue, lane, lanes);
+    Expr f = vectorizeLanes(sel->falseValue, lane, lanes);
+    if (!t.defined() || !f.defined() || !isFloat(t.type()))
+      return Expr();
+    return Select::make(sel->cond, widen(t), widen(f));
+  }
+  default:
+    return Expr();
+  }
+}
+
 /// acc = combine(acc, term), the term bound to a local first when the
 /// combiner reads it more than once (a max compares it, tests it for NaN and
 /// picks it): computed once, and the condition then holds no load, so the
@@ -190,7 +289,7 @@ Stmt reductionLoops(const ReductionNest &nest, const std::vector<Expr> &rvars,
     return wrap(Block::make(updates(accs, rvars)), 0, n);
   std::vector<Expr> parts;
   for (size_t i = 0; i < accs.size(); ++i)
-    parts.push_back(Var::make("part", nest.accType));
+    parts.push_back(Var::make("part", nest.accType, accs[i].lanes()));
   std::vector<Expr> r = rvars;
   Stmt partial;
   Expr block; // the innermost loop's block number, when it is split
@@ -213,7 +312,7 @@ Stmt reductionLoops(const ReductionNest &nest, const std::vector<Expr> &rvars,
     seq.push_back(LocalAssign::make(accs[i], nest.combine(accs[i], parts[i])));
   Stmt s = Block::make(seq);
   for (size_t i = parts.size(); i-- > 0;)
-    s = LocalDecl::make(parts[i], nest.init, s);
+    s = LocalDecl::make(parts[i], initialValue(nest, parts[i]), s);
   if (block.defined()) {
     s = For::make(block, Expr(0),
                   floorDiv(ext[n - 1] + Expr(kSumBlock - 1), Expr(kSumBlock)),
@@ -244,6 +343,7 @@ Stmt reductionElement(const ReductionNest &nest,
 
 RegisterTile chooseRegisterTile(const ReductionNest &nest, int64_t lanes) {
   RegisterTile t;
+  t.vectorLanes = static_cast<int>(std::min<int64_t>(lanes, 16));
   int rank = static_cast<int>(nest.shape.size());
   if (!nest.term) {
     // A pointwise kernel: a row of up to 16 innermost elements per
@@ -387,29 +487,78 @@ Stmt registerTiledNest(const ReductionNest &nest, const RegisterTile &t) {
   }
   int64_t tm = t.m >= 0 ? t.tm : 1;
 
-  // \p rows x TN elements from \p origin: one accumulator per element, one
-  // reduction loop.
+  // \p rows x \p cols elements from \p origin, one reduction loop. A float
+  // sum whose term vectorizes along N (vectorizeLanes) accumulates each row
+  // in vectors: groups of 16, 8 or 4 columns (at most t.vectorLanes), one
+  // fma per group and step, the columns left over in scalars; otherwise
+  // one scalar accumulator per element.
+  bool vectorSum = t.vectorLanes >= 4 && isFloatSum(nest);
   auto tile = [&](const std::vector<Expr> &origin, int64_t rows,
                   int64_t cols) {
-    std::vector<Expr> accs, rvars;
+    std::vector<Expr> rvars;
     for (size_t k = 0; k < nest.reduceExtents.size(); ++k)
       rvars.push_back(Var::make("r" + std::to_string(k)));
+    struct Group {
+      int64_t c0;
+      int width; // 1: a scalar column
+    };
+    std::vector<Group> groups;
+    for (int64_t c = 0; c < cols;) {
+      int w = 1;
+      if (vectorSum)
+        for (int cand : {16, 8, 4})
+          if (cand <= t.vectorLanes && c + cand <= cols) {
+            w = cand;
+            break;
+          }
+      groups.push_back({c, w});
+      c += w;
+    }
+    // The term of row a, group g at reduction index r: a vector (the lane
+    // variable substituted) or a scalar; undefined if it does not vectorize.
+    auto rowIndex = [&](int64_t a, const Expr &col) {
+      std::vector<Expr> idx = origin;
+      if (t.m >= 0)
+        idx[t.m] = idx[t.m] + Expr(a);
+      idx[t.n] = idx[t.n] + col;
+      return idx;
+    };
+    auto groupTerm = [&](int64_t a, const Group &g, const std::vector<Expr> &r) {
+      if (g.width == 1)
+        return nest.term(rowIndex(a, Expr(g.c0)), r);
+      Expr lane = Var::make("lane");
+      return vectorizeLanes(nest.term(rowIndex(a, Expr(g.c0) + lane), r), lane,
+                            g.width);
+    };
+    bool vectorized = false;
+    for (const Group &g : groups)
+      vectorized |= g.width > 1;
+    for (int64_t a = 0; vectorized && a < rows; ++a)
+      for (const Group &g : groups)
+        if (g.width > 1 && !groupTerm(a, g, rvars).defined())
+          vectorized = false;
+    if (!vectorized) {
+      groups.clear();
+      for (int64_t c = 0; c < cols; ++c)
+        groups.push_back({c, 1});
+    }
+
+    std::vector<Expr> accs;
+    std::vector<std::pair<int64_t, Group>> accOf; // row, group
     std::vector<Stmt> finishes;
-    std::vector<std::vector<Expr>> idxs;
     for (int64_t a = 0; a < rows; ++a)
-      for (int64_t b = 0; b < cols; ++b) {
-        std::vector<Expr> idx = origin;
-        if (t.m >= 0)
-          idx[t.m] = idx[t.m] + Expr(a);
-        idx[t.n] = idx[t.n] + Expr(b);
+      for (const Group &g : groups) {
         if (!nest.term) {
-          finishes.push_back(nest.finish(idx, Expr()));
+          finishes.push_back(nest.finish(rowIndex(a, Expr(g.c0)), Expr()));
           continue;
         }
-        Expr acc = Var::make("acc", nest.accType);
+        Expr acc = Var::make("acc", nest.accType, g.width);
         accs.push_back(acc);
-        idxs.push_back(idx);
-        finishes.push_back(nest.finish(idx, acc));
+        accOf.push_back({a, g});
+        for (int k = 0; k < g.width; ++k)
+          finishes.push_back(
+              nest.finish(rowIndex(a, Expr(g.c0 + k)),
+                          g.width == 1 ? acc : Lane::make(acc, k)));
       }
     std::vector<Stmt> seq;
     if (nest.term)
@@ -417,15 +566,34 @@ Stmt registerTiledNest(const ReductionNest &nest, const RegisterTile &t) {
           nest, rvars, accs,
           [&](const std::vector<Expr> &targets, const std::vector<Expr> &r) {
             std::vector<Stmt> updates;
-            for (size_t i = 0; i < targets.size(); ++i)
-              updates.push_back(
-                  accumulate(nest, targets[i], nest.term(idxs[i], r)));
+            for (size_t i = 0; i < targets.size(); ++i) {
+              const auto &[a, g] = accOf[i];
+              Expr term = groupTerm(a, g, r);
+              if (g.width == 1) {
+                updates.push_back(accumulate(nest, targets[i], term));
+                continue;
+              }
+              AOTC_CHECK(term.defined(), "a vectorized term stopped vectorizing");
+              // acc + x * y as one fma per lane (PoCL does not contract a
+              // multiply and an add on its own).
+              // A term that does not depend on the column is broadcast.
+              auto widen = [&](const Expr &x) {
+                return x.lanes() == 1 ? Broadcast::make(x, g.width) : x;
+              };
+              const Binary *mul = term.as<Binary>();
+              Expr next =
+                  mul && mul->op == BinOp::Mul
+                      ? Call::make(nest.accType, "fma",
+                                   {widen(mul->a), widen(mul->b), targets[i]})
+                      : Binary::make(BinOp::Add, targets[i], widen(term));
+              updates.push_back(LocalAssign::make(targets[i], next));
+            }
             return updates;
           }));
     seq.insert(seq.end(), finishes.begin(), finishes.end());
     Stmt s = Block::make(seq);
     for (int k = static_cast<int>(accs.size()) - 1; k >= 0; --k)
-      s = LocalDecl::make(accs[k], nest.init, s);
+      s = LocalDecl::make(accs[k], initialValue(nest, accs[k]), s);
     return s;
   };
 

@@ -97,6 +97,10 @@ struct ReductionNest {
 struct RegisterTile {
   int m = -1, n = -1;
   int64_t tm = 1, tn = 1;
+  /// Float lanes of the target's vectors (ScheduleOptions::vectorLanes): a
+  /// float sum whose term vectorizes along n accumulates in explicit
+  /// vectors of up to this many lanes (0: scalar accumulators only).
+  int vectorLanes = 0;
 };
 
 /// The most terms one partial sum of a blocked float sum adds.

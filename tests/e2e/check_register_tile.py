@@ -12,7 +12,11 @@ heuristic change cannot silently turn the fast path off and leave these
 checks testing the naive one.
 
 Every case runs twice: tiles chosen for 8-lane and for 16-lane vectors
-(`--vector-lanes`), which pick different tiles for the same shapes.
+(`--vector-lanes`), which pick different tiles for the same shapes. Float32
+sums whose term reads N contiguously accumulate in explicit vectors
+(`f32x16` locals, fma); each case checks that it does exactly when it
+should (SCALAR_F32 lists the float32 cases whose tile cannot: strided or
+too narrow along N).
 
 Usage: check_register_tile.py AOTC    (prints "register tile ok")
 """
@@ -114,6 +118,11 @@ def cases():
     return out + packed
 
 
+# Float32 cases whose tiles stay scalar: N below 4, or a convolution whose
+# output columns read the input with a stride of 2 (no contiguous lanes).
+SCALAR_F32 = {"matmul_n3_k4", "conv_stride2_odd", "conv_stride2_w30"}
+
+
 def constant_inputs(name):
     """The inputs of case \p name given as initializers (weights, bias)."""
     if not name.endswith("_const"):
@@ -159,6 +168,11 @@ def main():
             has_tiles = " t" in "".join(l for l in loop.stdout.splitlines() if "parallel<0> t" in l)
             if tiled and not has_tiles:
                 failures.append(f"{name}: the contraction was not register tiled")
+            vec = subprocess.run([aotc, "compile", os.path.join(case, "model.onnx"), "--emit=loop",
+                                  "--vector-lanes", "16"], capture_output=True, text=True, env=env)
+            want_vectors = out_dtype == np.float32 and name not in SCALAR_F32
+            if ("f32x" in vec.stdout) != want_vectors:
+                failures.append(f"{name}: expected {'vector' if want_vectors else 'scalar'} accumulators")
             dirs.append(case)
         for lanes in ("8", "16"):
             res = subprocess.run([aotc, "test", "-v", "--vector-lanes", lanes, *dirs],
