@@ -105,6 +105,34 @@ TEST(Verify, RejectsUnprovenAccesses) {
             std::string::npos);
 }
 
+TEST(Verify, VectorLoadsAreProvenInEveryLane) {
+  Fixture f;
+  // c has 4 elements: a 4-lane load from 0 is inside, from 1 its last lane
+  // is not; a vector load is never left to the guard pass.
+  Expr acc = Var::make("acc", f32, 4);
+  auto sumOf = [&](const Expr &start) {
+    Expr v = VectorLoad::make(f32, "c", {start}, 4);
+    Stmt body = Block::make(
+        {LocalAssign::make(acc, Call::make(f32, "fma", {v, v, acc})),
+         Store::make("y", {f.i}, Lane::make(acc, 3))});
+    return LocalDecl::make(acc, Broadcast::make(FloatImm::make(0.0), 4), body);
+  };
+  EXPECT_EQ(message(f.verify(sumOf(Expr(0)))), "ok");
+  Status s = f.verify(sumOf(Expr(1)));
+  EXPECT_NE(message(s).find("load from buffer 'c': index 0 (4) is not provably"),
+            std::string::npos)
+      << message(s);
+  EXPECT_TRUE(unprovenAccesses(f.m, f.m.kernels[0]).empty());
+  // Widths must agree: a vector stored, a 4-lane local given 8 lanes.
+  EXPECT_FALSE(f.verify(Store::make("y", {f.i},
+                                    VectorLoad::make(f32, "c", {Expr(0)}, 4)))
+                   .isOk());
+  Stmt wide = LocalDecl::make(
+      acc, Broadcast::make(FloatImm::make(0.0), 8),
+      Store::make("y", {f.i}, Lane::make(acc, 0)));
+  EXPECT_FALSE(f.verify(wide).isOk());
+}
+
 TEST(Verify, IndexChecksMakeDataIndicesSafe) {
   Fixture f;
   f.m.errors = {"bad index {value}"};
