@@ -299,8 +299,11 @@ public:
     DType dtype = DType::Float32;
     std::vector<int64_t> sourceShape;
     std::string target; ///< the folded constant's value name
-    /// Target dim k is source dim perm[k].
+    /// Target dim k is view dim perm[k]: the source, or with split > 0
+    /// the source with dim splitDim split into [size / split, split].
     std::vector<int> perm;
+    int splitDim = -1;
+    int64_t split = 0;
   };
   void addFoldRecipe(FoldRecipe r) { folds_.push_back(std::move(r)); }
   const std::vector<FoldRecipe> &foldRecipes() const { return folds_; }

@@ -92,7 +92,11 @@ struct LoopModule {
     DType dtype = DType::Float32;
     std::vector<int64_t> sourceShape;
     int target = -1; ///< index into constants
-    std::vector<int> perm; ///< target dim k is source dim perm[k]
+    std::vector<int> perm; ///< target dim k is view dim perm[k]
+    /// With split > 0 the view splits source dim splitDim into
+    /// [size / split, split] (weight panels); else the view is the source.
+    int splitDim = -1;
+    int64_t split = 0;
   };
   std::vector<Fold> folds;
   std::vector<ModuleBuffer> buffers;

@@ -306,27 +306,32 @@ Status WrapperEmitter::emitFolds() {
   if (m_.folds.empty())
     return Status::ok();
   out_ += "// Packed initializers: source, dtype, rank, shape, target constant, "
-          "perm.\n";
+          "perm, split dim, split.\n";
   std::string table;
   for (size_t i = 0; i < m_.folds.size(); ++i) {
     const LoopModule::Fold &f = m_.folds[i];
     size_t r = f.sourceShape.size();
+    size_t viewRank = r + (f.split > 0 ? 1 : 0);
     if (f.target < 0 || f.target >= static_cast<int>(m_.constants.size()) ||
-        f.perm.size() != r || r == 0)
+        f.perm.size() != viewRank || r == 0 ||
+        (f.split > 0 && (f.splitDim < 0 || f.splitDim >= static_cast<int>(r) ||
+                         f.sourceShape[f.splitDim] % f.split != 0)))
       return makeError("fold of '", f.source, "' has a bad target or perm");
     std::string shape = "kFold" + std::to_string(i) + "Shape";
     std::string perm = "kFold" + std::to_string(i) + "Perm";
     out_ += "static const int64_t " + shape + "[" + std::to_string(r) + "] = {";
     for (size_t d = 0; d < r; ++d)
       out_ += (d ? ", " : "") + i64(f.sourceShape[d]);
-    out_ += "};\nstatic const int32_t " + perm + "[" + std::to_string(r) +
-            "] = {";
-    for (size_t d = 0; d < r; ++d)
+    out_ += "};\nstatic const int32_t " + perm + "[" +
+            std::to_string(viewRank) + "] = {";
+    for (size_t d = 0; d < viewRank; ++d)
       out_ += (d ? ", " : "") + std::to_string(f.perm[d]);
     out_ += "};\n";
     table += "    {" + cStringLiteral(f.source) + ", " + dtypeEnum(f.dtype) +
              ", " + std::to_string(r) + ", " + shape + ", " +
-             std::to_string(f.target) + ", " + perm + "},\n";
+             std::to_string(f.target) + ", " + perm + ", " +
+             std::to_string(f.split > 0 ? f.splitDim : -1) + ", " +
+             i64(f.split > 0 ? f.split : 0) + "},\n";
   }
   out_ += "static const AotcFoldDesc kFolds[" +
           std::to_string(m_.folds.size()) + "] = {\n" + table + "};\n\n";

@@ -153,7 +153,7 @@ Expected<CompileResult> compileModel(const CompileOptions &opts) {
     // The naive kernels (the reference) read the weights as ONNX lays them
     // out; the tiled ones read them packed for their loads.
     if (opts.schedule.registerTiling) {
-      packWeights(*graph);
+      packWeights(*graph, opts.schedule.vectorLanes);
       dumpGraph("pack-weights", *graph);
     }
     return graph->verify();

@@ -21,11 +21,28 @@ bool packable(const Value *v) {
   return v->data().size() == elems * dtypeSize(v->type().dtype);
 }
 
-/// The bytes of \p v transposed by \p perm (output dim k is input dim
-/// perm[k]), and the transposed type.
+/// The shape of \p v's view: its shape, or with split > 0 its dim splitDim
+/// split into [size / split, split].
+std::vector<int64_t> viewShape(const Value *v, int splitDim, int64_t split) {
+  std::vector<int64_t> in = v->type().staticDims(), out;
+  for (int k = 0; k < static_cast<int>(in.size()); ++k) {
+    if (split > 0 && k == splitDim) {
+      out.push_back(in[k] / split);
+      out.push_back(split);
+    } else {
+      out.push_back(in[k]);
+    }
+  }
+  return out;
+}
+
+/// The bytes of \p v's view (viewShape) transposed by \p perm (output dim k
+/// is view dim perm[k]), and the transposed type.
 std::pair<TensorType, TensorData> transposed(const Value *v,
-                                             const std::vector<int> &perm) {
-  std::vector<int64_t> in = v->type().staticDims();
+                                             const std::vector<int> &perm,
+                                             int splitDim = -1,
+                                             int64_t split = 0) {
+  std::vector<int64_t> in = viewShape(v, splitDim, split);
   int r = static_cast<int>(in.size());
   std::vector<int64_t> out(r), inStride(r, 1), outStride(r, 1);
   for (int k = r - 2; k >= 0; --k)
@@ -57,7 +74,8 @@ std::pair<TensorType, TensorData> transposed(const Value *v,
 
 /// Lets the runtime repack \p packed when initializer \p w is updated.
 void recordFold(Graph &g, const Value *w, const Value *packed,
-                const std::vector<int> &perm) {
+                const std::vector<int> &perm, int splitDim = -1,
+                int64_t split = 0) {
   if (w->onnxName().empty() || w->folded())
     return; // not an initializer: never updated
   Graph::FoldRecipe r;
@@ -66,42 +84,104 @@ void recordFold(Graph &g, const Value *w, const Value *packed,
   r.sourceShape = w->type().staticDims();
   r.target = packed->name();
   r.perm = perm;
+  r.splitDim = split > 0 ? splitDim : -1;
+  r.split = split;
   g.addFoldRecipe(std::move(r));
 }
 
-/// Conv with one group: W[co, ci, k...] -> Transpose(W'[ci, k..., co]).
-bool packConv(Graph &g, Node &n) {
+/// Replaces input \p input of \p n, the weight w, by a packed copy: w's view
+/// (split at \p splitDim into panels of \p split when split > 0) transposed
+/// by \p perm, a folded constant; \p n reads it back through views
+/// (Transpose, and Reshape when split) that give w's shape, which the
+/// scheduler inlines into the loads.
+void replaceByPacked(Graph &g, Node &n, int input, const std::vector<int> &perm,
+                     int splitDim, int64_t split) {
+  Value *w = n.input(input);
+  auto [type, data] = transposed(w, perm, splitDim, split);
+  Value *packed = g.addConstant(w->name() + "_packed", type, std::move(data),
+                                "", /*folded=*/true);
+  recordFold(g, w, packed, perm, splitDim, split);
+  std::vector<int64_t> view = viewShape(w, splitDim, split);
+  std::vector<int64_t> inverse(perm.size());
+  for (size_t k = 0; k < perm.size(); ++k)
+    inverse[perm[k]] = static_cast<int64_t>(k);
+  Node *t = g.addNodeBefore(&n, OpKind::Transpose, w->name() + "_unpacked",
+                            {packed}, {w->name() + "_unpacked"});
+  Attribute permAttr;
+  permAttr.value = inverse;
+  t->setAttr("perm", permAttr);
+  TensorType viewType = w->type();
+  viewType.dims.clear();
+  for (int64_t d : view)
+    viewType.dims.push_back(Expr(d));
+  t->output(0)->setType(split > 0 ? viewType : w->type());
+  Value *result = t->output(0);
+  if (split > 0) {
+    std::vector<int64_t> dims = w->type().staticDims();
+    TensorType shapeType;
+    shapeType.dtype = DType::Int64;
+    shapeType.dims = {Expr(static_cast<int64_t>(dims.size()))};
+    std::vector<uint8_t> bytes(dims.size() * sizeof(int64_t));
+    std::memcpy(bytes.data(), dims.data(), bytes.size());
+    Value *shape = g.addConstant(w->name() + "_panel_shape", shapeType,
+                                 TensorData::fromBytes(std::move(bytes)), "",
+                                 /*folded=*/true);
+    std::vector<Expr> known;
+    for (int64_t d : dims)
+      known.push_back(Expr(d));
+    shape->setSymbolicData(known);
+    Node *r = g.addNodeBefore(&n, OpKind::Reshape, w->name() + "_panels",
+                              {result, shape}, {w->name() + "_panels"});
+    r->output(0)->setType(w->type());
+    result = r->output(0);
+  }
+  n.replaceInput(input, result);
+}
+
+/// Conv with one group: W[co, ci, k...] as panels P[co / L, ci, k..., L]
+/// when L divides co (each tile of output channels streams one panel), else
+/// W'[ci, k..., co].
+bool packConv(Graph &g, Node &n, int64_t lanes) {
   Value *w = n.input(1);
   if (n.intAttr("group") != 1 || !packable(w) || w->type().rank() < 3)
     return false;
   int r = w->type().rank();
-  std::vector<int> toPacked; // W' dim k is W dim toPacked[k]
+  int64_t co = w->type().staticDims()[0];
+  std::vector<int> perm;
+  if (co % lanes == 0 && co > lanes) {
+    // View [co / L, L, ci, k...]: P dim 0 is view dim 0, then ci, k..., L.
+    perm.push_back(0);
+    for (int k = 2; k <= r; ++k)
+      perm.push_back(k);
+    perm.push_back(1);
+    replaceByPacked(g, n, 1, perm, 0, lanes);
+    return true;
+  }
   for (int k = 1; k < r; ++k)
-    toPacked.push_back(k);
-  toPacked.push_back(0);
-  auto [type, data] = transposed(w, toPacked);
-  Value *packed = g.addConstant(w->name() + "_packed", type, std::move(data),
-                                "", /*folded=*/true);
-  recordFold(g, w, packed, toPacked);
-  // Back to W's layout as a view: output dim 0 (co) is W' dim r - 1, output
-  // dim k >= 1 is W' dim k - 1.
-  std::vector<int64_t> perm{r - 1};
-  for (int k = 0; k < r - 1; ++k)
     perm.push_back(k);
-  Node *t = g.addNodeBefore(&n, OpKind::Transpose, w->name() + "_unpacked",
-                            {packed}, {w->name() + "_unpacked"});
-  Attribute permAttr;
-  permAttr.value = perm;
-  t->setAttr("perm", permAttr);
-  t->output(0)->setType(w->type());
-  n.replaceInput(1, t->output(0));
+  perm.push_back(0);
+  replaceByPacked(g, n, 1, perm, -1, 0);
   return true;
 }
 
-/// Gemm with transB = 1: B[n, k] -> B'[k, n], transB = 0.
-bool packGemm(Graph &g, Node &n) {
+/// The constant right operand B of a MatMul (rank 2, [k, n]) or of a Gemm
+/// ([k, n], or [n, k] with transB = 1) as panels P[n / L, k, L] when L
+/// divides n; else a Gemm with transB = 1 gets B'[k, n] and transB = 0.
+bool packRightOperand(Graph &g, Node &n, int64_t lanes) {
   Value *b = n.input(1);
-  if (n.intAttr("transB") != 1 || !packable(b) || b->type().rank() != 2)
+  if (!packable(b) || b->type().rank() != 2)
+    return false;
+  bool transB = n.op() == OpKind::Gemm && n.intAttr("transB") == 1;
+  std::vector<int64_t> dims = b->type().staticDims();
+  int64_t cols = transB ? dims[0] : dims[1];
+  if (cols % lanes == 0 && cols > lanes) {
+    if (transB) // view [n / L, L, k] -> [n / L, k, L]
+      replaceByPacked(g, n, 1, {0, 2, 1}, 0, lanes);
+    else // view [k, n / L, L] -> [n / L, k, L]
+      replaceByPacked(g, n, 1, {1, 0, 2}, 1, lanes);
+    return true;
+  }
+  if (!transB)
     return false;
   auto [type, data] = transposed(b, {1, 0});
   Value *packed = g.addConstant(b->name() + "_packed", type, std::move(data),
@@ -116,16 +196,16 @@ bool packGemm(Graph &g, Node &n) {
 
 } // namespace
 
-int packWeights(Graph &g) {
+int packWeights(Graph &g, int64_t lanes) {
   std::vector<Node *> nodes;
   for (const auto &n : g.nodes())
     nodes.push_back(n.get());
   int packed = 0;
   for (Node *n : nodes) {
     if (n->op() == OpKind::Conv)
-      packed += packConv(g, *n);
-    else if (n->op() == OpKind::Gemm)
-      packed += packGemm(g, *n);
+      packed += packConv(g, *n, lanes);
+    else if (n->op() == OpKind::Gemm || n->op() == OpKind::MatMul)
+      packed += packRightOperand(g, *n, lanes);
   }
   if (packed)
     g.removeDeadNodes();

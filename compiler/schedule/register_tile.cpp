@@ -27,6 +27,7 @@
 #include "ir/visitor.h"
 
 #include <algorithm>
+#include <map>
 #include <set>
 
 namespace aotc {
@@ -34,19 +35,38 @@ namespace aotc {
 namespace {
 
 /// One load of a reduction's term: which tiled output dimensions its index
-/// reads, and whether consecutive N indices are consecutive addresses.
+/// reads, and whether consecutive N indices are consecutive addresses:
+/// everywhere (contiguous), or within aligned groups of the vector lanes
+/// (panel: a weight packed as panels of that many columns,
+/// compiler/passes/pack_weights.h).
 struct Operand {
-  bool m = false, n = false, contiguous = false;
+  bool m = false, n = false, contiguous = false, panel = false;
 };
 
+/// True if the last index of \p indices steps by one and the others stay
+/// when \p var steps by one, for \p var in \p env.
+bool stepsByOne(const std::vector<Expr> &indices, const Expr &var,
+                const RangeEnv &env) {
+  VarBindings next{{var, var + Expr(1)}};
+  for (size_t k = 0; k < indices.size(); ++k) {
+    Expr step = simplify(substitute(indices[k], next) - indices[k], env);
+    if (!step.isConstValue(k + 1 == indices.size() ? 1 : 0))
+      return false;
+  }
+  return true;
+}
+
 /// The loads of \p e, classified against output dimensions \p m and \p n
-/// (m = -1: none) of the index variables \p idx.
+/// (m = -1: none) of the index variables \p idx, for vectors of \p lanes.
 std::vector<Operand> classifyLoads(const Expr &e, const std::vector<Expr> &idx,
-                                   int m, int n) {
+                                   int m, int n, int64_t lanes,
+                                   const RangeEnv &ranges) {
   struct V : IRVisitor {
     std::vector<Operand> loads;
     const Var *mv = nullptr, *nv = nullptr;
     Expr nvar;
+    int64_t lanes = 8;
+    const RangeEnv *ranges = nullptr;
     void visitLoad(const Load *op) override {
       Operand o;
       for (const Expr &i : op->indices) {
@@ -54,13 +74,19 @@ std::vector<Operand> classifyLoads(const Expr &e, const std::vector<Expr> &idx,
         o.n |= usesVar(i, nv);
       }
       if (o.n) {
-        // Contiguous: only the last index moves, by exactly 1.
-        o.contiguous = true;
-        VarBindings next{{nvar, nvar + Expr(1)}};
-        for (size_t k = 0; k < op->indices.size(); ++k) {
-          Expr step = simplify(substitute(op->indices[k], next) - op->indices[k]);
-          if (!step.isConstValue(k + 1 == op->indices.size() ? 1 : 0))
-            o.contiguous = false;
+        o.contiguous = stepsByOne(op->indices, nvar, RangeEnv());
+        if (!o.contiguous && lanes > 1) {
+          // N = lanes * q + lane, the lane below its last value.
+          Expr q = Var::make("q"), lane = Var::make("lane");
+          RangeEnv env = *ranges;
+          const Range *nr = ranges->find(nvar.as<Var>());
+          env.set(q, Range{0, nr ? nr->max / lanes : INT64_MAX / (4 * lanes)});
+          env.set(lane, Range{0, lanes - 2});
+          VarBindings split{{nvar, q * Expr(lanes) + lane}};
+          std::vector<Expr> at;
+          for (const Expr &i : op->indices)
+            at.push_back(substitute(i, split));
+          o.panel = stepsByOne(at, lane, env);
         }
       }
       loads.push_back(o);
@@ -70,6 +96,8 @@ std::vector<Operand> classifyLoads(const Expr &e, const std::vector<Expr> &idx,
   v.mv = m >= 0 ? idx[m].as<Var>() : nullptr;
   v.nv = idx[n].as<Var>();
   v.nvar = idx[n];
+  v.lanes = lanes;
+  v.ranges = &ranges;
   v.visit(e);
   return v.loads;
 }
@@ -104,7 +132,7 @@ double stepCycles(const std::vector<Operand> &loads, int64_t tm, int64_t tn,
   int64_t vectors = vectorOps(tn, lanes);
   double fmas = static_cast<double>(tm * vectors), reads = 0;
   for (const Operand &o : loads) {
-    double row = o.n ? (o.contiguous ? vectors : 2.0 * tn) : 1.0;
+    double row = o.n ? (o.contiguous || o.panel ? vectors : 2.0 * tn) : 1.0;
     reads += o.m ? tm * row : row;
   }
   return std::max({fmas / 2, reads / 2, 4.0}) + kStepOverhead;
@@ -169,7 +197,8 @@ bool isLanewiseBuiltin(const std::string &name) {
 /// on the lane stays scalar (broadcast where it meets a vector). Anything
 /// else that depends on the lane (a gather, a strided read, a cast, a
 /// comparison): no vector form, an undefined Expr.
-Expr vectorizeLanes(const Expr &e, const Expr &lane, int lanes) {
+Expr vectorizeLanes(const Expr &e, const Expr &lane, int lanes,
+                    const RangeEnv &ranges) {
   const Var *lv = lane.as<Var>();
   if (!usesVar(e, lv))
     return e;
@@ -181,17 +210,19 @@ Expr vectorizeLanes(const Expr &e, const Expr &lane, int lanes) {
     const Load *l = e.as<Load>();
     if (!isFloat(l->type) || l->indices.empty())
       return Expr();
-    VarBindings next{{lane, lane + Expr(1)}}, first{{lane, Expr(0)}};
+    // Lane by lane (the lane below its last value), the last index steps
+    // by one and the others stay: plain rows and aligned panels alike.
+    RangeEnv env = ranges;
+    env.set(lane, Range{0, lanes - 2});
+    VarBindings first{{lane, Expr(0)}};
     std::vector<Expr> base;
-    for (size_t k = 0; k < l->indices.size(); ++k) {
-      const Expr &i = l->indices[k];
+    for (const Expr &i : l->indices) {
       if (hasIndexCheck(i))
         return Expr();
-      Expr step = simplify(substitute(i, next) - i);
-      if (!step.isConstValue(k + 1 == l->indices.size() ? 1 : 0))
-        return Expr();
-      base.push_back(simplify(substitute(i, first)));
+      base.push_back(simplify(substitute(i, first), ranges));
     }
+    if (!stepsByOne(l->indices, lane, env))
+      return Expr();
     return VectorLoad::make(l->type, l->buffer, base, lanes);
   }
   case ExprKind::Binary: {
@@ -200,8 +231,8 @@ Expr vectorizeLanes(const Expr &e, const Expr &lane, int lanes) {
         !(b->op == BinOp::Add || b->op == BinOp::Sub || b->op == BinOp::Mul ||
           b->op == BinOp::Div || b->op == BinOp::Min || b->op == BinOp::Max))
       return Expr();
-    Expr x = vectorizeLanes(b->a, lane, lanes);
-    Expr y = vectorizeLanes(b->b, lane, lanes);
+    Expr x = vectorizeLanes(b->a, lane, lanes, ranges);
+    Expr y = vectorizeLanes(b->b, lane, lanes, ranges);
     if (!x.defined() || !y.defined())
       return Expr();
     return Binary::make(b->op, widen(x), widen(y));
@@ -212,7 +243,7 @@ Expr vectorizeLanes(const Expr &e, const Expr &lane, int lanes) {
       return Expr();
     std::vector<Expr> args;
     for (const Expr &a : c->args) {
-      Expr v = vectorizeLanes(a, lane, lanes);
+      Expr v = vectorizeLanes(a, lane, lanes, ranges);
       if (!v.defined() || !isFloat(v.type()))
         return Expr();
       args.push_back(widen(v));
@@ -223,8 +254,8 @@ Expr vectorizeLanes(const Expr &e, const Expr &lane, int lanes) {
     const Select *sel = e.as<Select>();
     if (usesVar(sel->cond, lv))
       return Expr();
-    Expr t = vectorizeLanes(sel->trueValue, lane, lanes);
-    Expr f = vectorizeLanes(sel->falseValue, lane, lanes);
+    Expr t = vectorizeLanes(sel->trueValue, lane, lanes, ranges);
+    Expr f = vectorizeLanes(sel->falseValue, lane, lanes, ranges);
     if (!t.defined() || !f.defined() || !isFloat(t.type()))
       return Expr();
     return Select::make(sel->cond, widen(t), widen(f));
@@ -383,6 +414,14 @@ RegisterTile chooseRegisterTile(const ReductionNest &nest, int64_t lanes) {
   for (size_t k = 0; k < nest.reduceExtents.size(); ++k)
     r.push_back(Var::make("r" + std::to_string(k)));
   Expr term = nest.term(idx, r);
+  // The static extents' ranges: a panel's index simplifies only with them.
+  RangeEnv ranges;
+  for (int k = 0; k < rank; ++k)
+    if (int64_t e; nest.shape[k].isConst(e) && e >= 1)
+      ranges.set(idx[k], Range{0, e - 1});
+  for (size_t k = 0; k < r.size(); ++k)
+    if (int64_t e; nest.reduceExtents[k].isConst(e) && e >= 1)
+      ranges.set(r[k], Range{0, e - 1});
   // Cycles per output of storing it, spread over the reduction's steps: a
   // tile whose N is not the innermost dimension stores element by element.
   double steps = 1;
@@ -403,18 +442,19 @@ RegisterTile chooseRegisterTile(const ReductionNest &nest, int64_t lanes) {
       if (d == n)
         continue;
       bool shared = false, separable = true;
-      for (const Operand &o : classifyLoads(term, idx, d, n)) {
+      for (const Operand &o : classifyLoads(term, idx, d, n, lanes, ranges)) {
         shared |= !o.m;
         separable &= !(o.m && o.n);
       }
       if (shared && separable)
         m = d;
     }
-    std::vector<Operand> loads = classifyLoads(term, idx, m, n);
-    bool sharedAlongN = false, contiguousAlongN = false;
+    std::vector<Operand> loads = classifyLoads(term, idx, m, n, lanes, ranges);
+    bool sharedAlongN = false, contiguousAlongN = false, panels = false;
     for (const Operand &o : loads) {
       sharedAlongN |= !o.n;
-      contiguousAlongN |= o.n && o.contiguous;
+      contiguousAlongN |= o.n && (o.contiguous || o.panel);
+      panels |= o.n && o.panel;
     }
     if (!sharedAlongN && m < 0)
       continue;
@@ -440,8 +480,8 @@ RegisterTile chooseRegisterTile(const ReductionNest &nest, int64_t lanes) {
     if (staticN && extentN < 8)
       tns.push_back(extentN);
     for (int64_t tn = 8; tn <= 32; tn *= 2)
-      if (!staticN || tn <= extentN)
-        tns.push_back(tn);
+      if ((!staticN || tn <= extentN) && (!panels || tn % lanes == 0))
+        tns.push_back(tn); // a tile of panels starts at a panel
     // The tile with the fewest estimated cycles per output: whole tiles at
     // stepCycles, the last tile along a static extent as a smaller tile,
     // past a symbolic N element by element.
@@ -523,25 +563,51 @@ Stmt registerTiledNest(const ReductionNest &nest, const RegisterTile &t) {
       idx[t.n] = idx[t.n] + col;
       return idx;
     };
-    auto groupTerm = [&](int64_t a, const Group &g, const std::vector<Expr> &r) {
-      if (g.width == 1)
-        return nest.term(rowIndex(a, Expr(g.c0)), r);
-      Expr lane = Var::make("lane");
-      return vectorizeLanes(nest.term(rowIndex(a, Expr(g.c0) + lane), r), lane,
-                            g.width);
+    // The vector terms at reduction index rvars, found with the ranges of
+    // the loop variables (a panel's index simplifies only with them);
+    // each update substitutes its own reduction index (a blocked sum's
+    // index stays in the same range).
+    RangeEnv ranges;
+    auto learn = [&](const Expr &v, const Expr &extent) {
+      int64_t e;
+      if (extent.isConst(e) && e >= 1)
+        ranges.set(v, Range{0, e - 1});
     };
+    for (int d = 0; d < rank; ++d)
+      learn(loopVars[d], extents[d]);
+    for (size_t k = 0; k < rvars.size(); ++k)
+      learn(rvars[k], nest.reduceExtents[k]);
+    std::map<std::pair<int64_t, int64_t>, Expr> vectorTerms; // (row, c0)
     bool vectorized = false;
     for (const Group &g : groups)
       vectorized |= g.width > 1;
     for (int64_t a = 0; vectorized && a < rows; ++a)
-      for (const Group &g : groups)
-        if (g.width > 1 && !groupTerm(a, g, rvars).defined())
+      for (const Group &g : groups) {
+        if (g.width == 1)
+          continue;
+        Expr lane = Var::make("lane");
+        Expr v = vectorizeLanes(
+            nest.term(rowIndex(a, Expr(g.c0) + lane), rvars), lane, g.width,
+            ranges);
+        if (!v.defined()) {
           vectorized = false;
+          break;
+        }
+        vectorTerms[{a, g.c0}] = v;
+      }
     if (!vectorized) {
       groups.clear();
       for (int64_t c = 0; c < cols; ++c)
         groups.push_back({c, 1});
     }
+    auto groupTerm = [&](int64_t a, const Group &g, const std::vector<Expr> &r) {
+      if (g.width == 1)
+        return nest.term(rowIndex(a, Expr(g.c0)), r);
+      VarBindings at;
+      for (size_t k = 0; k < rvars.size(); ++k)
+        at.push_back({rvars[k], r[k]});
+      return substitute(vectorTerms.at({a, g.c0}), at);
+    };
 
     std::vector<Expr> accs;
     std::vector<std::pair<int64_t, Group>> accOf; // row, group
@@ -573,7 +639,6 @@ Stmt registerTiledNest(const ReductionNest &nest, const RegisterTile &t) {
                 updates.push_back(accumulate(nest, targets[i], term));
                 continue;
               }
-              AOTC_CHECK(term.defined(), "a vectorized term stopped vectorizing");
               // acc + x * y as one fma per lane (PoCL does not contract a
               // multiply and an add on its own).
               // A term that does not depend on the column is broadcast.

@@ -92,7 +92,8 @@ Expected<LoopModule> scheduleGraph(const Graph &g, LoweredGraph lg,
     if (it == constantByValue.end())
       continue; // the packed copy is not read by any kernel
     m.folds.push_back(LoopModule::Fold{r.source, r.dtype, r.sourceShape,
-                                       it->second, r.perm});
+                                       it->second, r.perm, r.splitDim,
+                                       r.split});
   }
   // Updatable constants (initializers not compiled in, and the packed copies
   // made from them) go last, so that a weightless .so stores only the

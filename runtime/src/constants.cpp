@@ -114,13 +114,40 @@ aotc_status_t mapWeightsFile(const AotcModelDesc &d,
   return AOTC_OK;
 }
 
+/// A fold's view of its source has at most one dim more than a tensor.
+constexpr int32_t kMaxViewRank = AOTC_MAX_RANK + 1;
+
+/// The shape of \p fold's view of its source into \p view (the source's
+/// shape, or with a split its dim split_dim as [size / split, split]);
+/// returns the view's rank, or -1 if the split does not fit.
+int32_t foldView(const AotcFoldDesc &fold, int64_t *view) {
+  if (fold.split <= 0) {
+    for (int32_t k = 0; k < fold.rank; ++k)
+      view[k] = fold.shape[k];
+    return fold.rank;
+  }
+  if (fold.split_dim < 0 || fold.split_dim >= fold.rank ||
+      fold.shape[fold.split_dim] % fold.split != 0)
+    return -1;
+  int32_t r = 0;
+  for (int32_t k = 0; k < fold.rank; ++k) {
+    if (k == fold.split_dim) {
+      view[r++] = fold.shape[k] / fold.split;
+      view[r++] = fold.split;
+    } else {
+      view[r++] = fold.shape[k];
+    }
+  }
+  return r;
+}
+
 /// Permutes a dense tensor: target dim k is source dim perm[k]. Forward:
 /// \p target[t] = \p source[s]; inverse (!forward): the same pairs, written
 /// the other way (a target read back into the source layout).
 void permute(const uint8_t *from, uint8_t *to, int32_t rank,
              const int64_t *sourceShape, const int32_t *perm, size_t elem,
              bool forward) {
-  int64_t stride[AOTC_MAX_RANK], out[AOTC_MAX_RANK], o[AOTC_MAX_RANK] = {};
+  int64_t stride[kMaxViewRank], out[kMaxViewRank], o[kMaxViewRank] = {};
   int64_t total = 1;
   for (int32_t k = rank - 1; k >= 0; --k) {
     stride[k] = total;
@@ -273,15 +300,17 @@ aotc_status_t ConstantStore::indexFolds() {
     if (ok) {
       const AotcConstantDesc &c = d.constants[fold.target];
       uint64_t bytes = aotc_dtype_size(fold.dtype);
-      bool seen[AOTC_MAX_RANK] = {};
-      ok = c.rank == fold.rank && c.dtype == fold.dtype && bytes > 0;
-      for (int32_t k = 0; ok && k < fold.rank; ++k) {
+      bool seen[kMaxViewRank] = {};
+      int64_t view[kMaxViewRank];
+      int32_t vr = foldView(fold, view);
+      ok = vr > 0 && c.rank == vr && c.dtype == fold.dtype && bytes > 0;
+      for (int32_t k = 0; ok && k < vr; ++k) {
         int32_t p = fold.perm[k];
-        ok = p >= 0 && p < fold.rank && !seen[p] && fold.shape[p] >= 0 &&
-             c.shape[k] == fold.shape[p];
+        ok = p >= 0 && p < vr && !seen[p] && view[p] >= 0 &&
+             c.shape[k] == view[p];
         if (ok) {
           seen[p] = true;
-          bytes *= static_cast<uint64_t>(fold.shape[p]);
+          bytes *= static_cast<uint64_t>(view[p]);
         }
       }
       ok = ok && bytes == c.nbytes;
@@ -454,10 +483,11 @@ aotc_status_t ConstantStore::update(const aotc_constant_entry_t *entries,
     for (int32_t f : t.folds) {
       const AotcFoldDesc &fold = d.folds[f];
       packed.resize(static_cast<size_t>(t.nbytes));
+      int64_t view[kMaxViewRank];
+      int32_t vr = foldView(fold, view); // checked by indexFolds
       if (t.nbytes > 0)
-        permute(static_cast<const uint8_t *>(data), packed.data(), fold.rank,
-                fold.shape, fold.perm, aotc_dtype_size(fold.dtype),
-                /*forward=*/true);
+        permute(static_cast<const uint8_t *>(data), packed.data(), vr, view,
+                fold.perm, aotc_dtype_size(fold.dtype), /*forward=*/true);
       MemRef mem;
       AOTC_RT_RETURN_IF_ERROR(
           upload(t.name, packed.data(), t.nbytes, false, mem));
@@ -597,10 +627,11 @@ aotc_status_t ConstantStore::extract(bool useInactive,
     const AotcFoldDesc &fold = desc_->folds[c.folds.front()];
     std::vector<uint8_t> packed(static_cast<size_t>(c.nbytes));
     AOTC_RT_RETURN_IF_ERROR(readBack(*set, fold.target, packed.data()));
+    int64_t view[kMaxViewRank];
+    int32_t vr = foldView(fold, view);
     if (c.nbytes > 0)
-      permute(packed.data(), static_cast<uint8_t *>(e.tensor.data), fold.rank,
-              fold.shape, fold.perm, aotc_dtype_size(fold.dtype),
-              /*forward=*/false);
+      permute(packed.data(), static_cast<uint8_t *>(e.tensor.data), vr, view,
+              fold.perm, aotc_dtype_size(fold.dtype), /*forward=*/false);
   }
   return tooSmall;
 }

@@ -27,7 +27,10 @@ using namespace aotc::e2e;
 
 namespace {
 
-constexpr int64_t kIn = 5, kHidden = 7, kOut = 3;
+// Hidden and output widths are multiples of the 8 vector lanes: the tiled
+// build packs w1 (Gemm, transB) and w2 (MatMul) as panels of 8 columns, a
+// fold with a split (pack_weights.h) that updates and extraction redo.
+constexpr int64_t kIn = 5, kHidden = 24, kOut = 16;
 
 struct Weights {
   std::vector<float> w1, b1, w2;
@@ -220,10 +223,10 @@ TEST_F(Constants, BadUpdatesChangeNothing) {
   expectRefused(with("nope", aotc::HostTensor(AOTC_DTYPE_FLOAT32, {1})),
                 AOTC_ERROR_NOT_FOUND, "no updatable constant 'nope'", false);
   expectRefused(with("w1", aotc::HostTensor(AOTC_DTYPE_FLOAT32, {kIn, kHidden})),
-                AOTC_ERROR_INVALID_ARGUMENT, "constant 'w1': got float32[5,7]",
+                AOTC_ERROR_INVALID_ARGUMENT, "constant 'w1': got float32[5,24]",
                 false);
   expectRefused(with("b1", aotc::HostTensor(AOTC_DTYPE_INT32, {kHidden})),
-                AOTC_ERROR_INVALID_ARGUMENT, "constant 'b1': got int32[7]",
+                AOTC_ERROR_INVALID_ARGUMENT, "constant 'b1': got int32[24]",
                 false);
   expectRefused(with("shape", aotc::HostTensor::fromVector<int64_t>({2},
                                                                     {-1, 3})),
@@ -270,7 +273,7 @@ TEST_F(Constants, BadUpdatesChangeNothing) {
       << lastError();
   e[0].tensor.nbytes = 8;
   EXPECT_EQ(update(c, e, 1, 0, 0), AOTC_ERROR_INVALID_ARGUMENT);
-  EXPECT_NE(std::string(lastError()).find("holds 8 bytes, its shape needs 28"),
+  EXPECT_NE(std::string(lastError()).find("holds 8 bytes, its shape needs 96"),
             std::string::npos)
       << lastError();
   e[0].tensor.data = nullptr;
@@ -286,7 +289,8 @@ TEST_F(Constants, BadUpdatesChangeNothing) {
 
 TEST_F(Constants, PackedWeightsAreRepackedAndShapeDataRefused) {
   aotc::Model m = loadModel(updatablePath_);
-  // w1 is read packed (transposed for the tiled Gemm): the packed copy is
+  // w1 is read packed (as panels [24 / 8, 5, 8] for the tiled Gemm): the
+  // packed copy is
   // not updatable itself, w1 is (the runtime repacks it); the shape
   // initializer is compiled into the code.
   bool sawPacked = false;
@@ -296,7 +300,7 @@ TEST_F(Constants, PackedWeightsAreRepackedAndShapeDataRefused) {
       sawPacked = true;
       EXPECT_FALSE(c.updatable);
       EXPECT_TRUE(c.folded);
-      EXPECT_EQ(c.shape, (std::vector<int64_t>{kIn, kHidden}));
+      EXPECT_EQ(c.shape, (std::vector<int64_t>{kHidden / 8, kIn, 8}));
     }
   EXPECT_TRUE(sawPacked);
   aotc::Model::ConstantMap got = m.extractConstants();

@@ -29,7 +29,7 @@ extern "C" {
 #endif
 
 /* Bumped whenever a struct below changes layout. */
-#define AOTC_MODEL_DESC_VERSION 8
+#define AOTC_MODEL_DESC_VERSION 9
 
 /* Element types; values match aotc_dtype_t in aotc_runtime.h. */
 enum {
@@ -81,14 +81,19 @@ typedef struct AotcConstantDesc {
 
 /* A folded constant that permutes an ONNX initializer (a weight packed for
  * the kernels): when the initializer is updated, the runtime writes
- * target[t] = source[s] where target dim k is source dim perm[k]. */
+ * target[t] = source[s] where target dim k is dim perm[k] of the source's
+ * view. The view is the source itself, or with split > 0 the source with
+ * dim split_dim split into [shape[split_dim] / split, split] (panels of
+ * `split` columns), which has rank + 1 dims. */
 typedef struct AotcFoldDesc {
   const char *source; /* the initializer's ONNX name */
   int32_t dtype;
   int32_t rank;
   const int64_t *shape; /* the initializer's shape */
   int32_t target;       /* the folded constant's index */
-  const int32_t *perm;  /* rank entries */
+  const int32_t *perm;  /* one entry per dim of the view */
+  int32_t split_dim;    /* with split > 0: the dim split into panels */
+  int64_t split;        /* 0: no split */
 } AotcFoldDesc;
 
 /* How an input that the ONNX graph lists is bound (AotcInputSlotDesc). */
