@@ -76,7 +76,10 @@ std::string printStmt(const Stmt &s, int indent) {
     std::string idx;
     for (size_t i = 0; i < st->indices.size(); ++i)
       idx += (i ? ", " : "") + printExpr(st->indices[i]);
-    return pad + st->buffer + "[" + idx + "] = " + printExpr(st->value) + "\n";
+    std::string target = st->buffer + "[" + idx + "]";
+    if (st->value.lanes() > 1)
+      target = "store" + std::to_string(st->value.lanes()) + "(" + target + ")";
+    return pad + target + " = " + printExpr(st->value) + "\n";
   }
   case StmtKind::For: {
     auto *f = s.as<For>();

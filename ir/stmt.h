@@ -55,7 +55,9 @@ private:
 };
 
 /// buffer[indices...] = value: one component per dimension of the buffer's
-/// shape in the kernel, like Load.
+/// shape in the kernel, like Load. A vector value (lanes > 1, float) writes
+/// that many consecutive elements along the last dimension, like
+/// VectorLoad reads them.
 struct Store : StmtNode {
   static constexpr StmtKind kKind = StmtKind::Store;
   Store(std::string b, std::vector<Expr> i, Expr v)

@@ -331,10 +331,21 @@ Status KernelVerifier::stmt(const Stmt &s) {
   case StmtKind::Store: {
     const Store *st = s.as<Store>();
     AOTC_RETURN_IF_ERROR(expr(st->value));
-    if (st->value.lanes() != 1)
-      return fail("store of a vector into buffer '" + st->buffer + "'");
     stored_.insert(st->buffer);
-    return access(st->buffer, st->indices, st->value.type(), true, st);
+    if (st->value.lanes() == 1)
+      return access(st->buffer, st->indices, st->value.type(), true, st);
+    // A vector store: every lane proven (never guarded), like VectorLoad.
+    if (!isFloat(st->value.type()) || st->indices.empty())
+      return fail("vector store of a non-float into '" + st->buffer + "'");
+    std::vector<Expr> last = st->indices;
+    last.back() = last.back() + Expr(st->value.lanes() - 1);
+    std::vector<UnprovenAccess> *saved = collect_;
+    collect_ = nullptr;
+    Status vs = access(st->buffer, st->indices, st->value.type(), true, st);
+    if (vs.isOk())
+      vs = access(st->buffer, last, st->value.type(), true, st);
+    collect_ = saved;
+    return vs;
   }
   case StmtKind::For: {
     const For *f = s.as<For>();

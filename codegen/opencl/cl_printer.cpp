@@ -539,14 +539,19 @@ Status KernelPrinter::printStore(const Store *st) {
   AOTC_ASSIGN_OR_RETURN(std::string idx, expr(flat, "store index", true));
   AOTC_ASSIGN_OR_RETURN(std::string val, expr(st->value, "stored value"));
   DType vt = st->value.type();
-  if (st->value.lanes() != 1)
-    return error("store of a vector into buffer '" + st->buffer + "'");
   if (std::string(dtypeCLName(vt)) != dtypeCLName(b->buffer->dtype))
     return error(std::string("store of a ") + dtypeName(vt) +
                  " value into buffer '" + st->buffer + "' of type " +
                  dtypeName(b->buffer->dtype));
   if (vt == DType::Bool)
     val = "(uchar)" + parenthesized(val);
+  if (int lanes = st->value.lanes(); lanes > 1) {
+    if (!isFloat(vt))
+      return error("vector store of a non-float into '" + st->buffer + "'");
+    line("vstore" + std::to_string(lanes) + "(" + val + ", 0, " + b->ident +
+         " + " + idx + ");");
+    return Status::ok();
+  }
   line(b->ident + "[" + idx + "] = " + val + ";");
   return Status::ok();
 }
