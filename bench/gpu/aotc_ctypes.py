@@ -58,7 +58,11 @@ class Model:
         if status != 0:
             raise RuntimeError(f"aotc status {status}: {self.lib.aotc_last_error().decode()}")
 
-    def run(self, inputs, capacity=1 << 26):
+    def run(self, inputs, capacity=1 << 26, out_buffers=None):
+        """Runs the model; returns the outputs. With out_buffers (one uint8
+        array per output, from the caller, reused across runs as a C host
+        would) the outputs are views into them, valid until the next run;
+        without, fresh buffers of `capacity` bytes and copies."""
         ins = (Tensor * len(inputs))()
         keep = []
         for t, a in zip(ins, inputs):
@@ -69,10 +73,11 @@ class Model:
             for i, d in enumerate(a.shape):
                 t.shape[i] = d
         outs = (Tensor * self.num_outputs)()
-        bufs = []
-        for t in outs:
-            b = np.empty(capacity, dtype=np.uint8)
-            bufs.append(b)
+        bufs = list(out_buffers) if out_buffers is not None else []
+        for i, t in enumerate(outs):
+            if out_buffers is None:
+                bufs.append(np.empty(capacity, dtype=np.uint8))
+            b = bufs[i]
             t.data, t.nbytes = b.ctypes.data, b.nbytes
         self._check(self.lib.aotc_container_run(self.c, ins, len(inputs), outs, self.num_outputs))
         result = []
@@ -80,7 +85,8 @@ class Model:
             dt = np.dtype(DTYPES[t.dtype])
             shape = tuple(t.shape[i] for i in range(t.rank))
             n = int(np.prod(shape)) if shape else 1
-            result.append(b[: n * dt.itemsize].view(dt).reshape(shape).copy())
+            view = b[: n * dt.itemsize].view(dt).reshape(shape)
+            result.append(view if out_buffers is not None else view.copy())
         return result
 
     def kernel_summaries(self):
