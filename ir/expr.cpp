@@ -123,7 +123,11 @@ Expr Binary::make(BinOp op, Expr a, Expr b) {
   DType t = (isComparison(op) || op == BinOp::And || op == BinOp::Or)
                 ? DType::Bool
                 : a.type();
-  AOTC_CHECK(a.lanes() == b.lanes() && (a.lanes() == 1 || t == a.type()),
+  // Vectors: float arithmetic, and float comparisons (a lane-by-lane
+  // condition for a vector select).
+  AOTC_CHECK(a.lanes() == b.lanes() &&
+                 (a.lanes() == 1 || t == a.type() ||
+                  (isComparison(op) && isFloat(a.type()))),
              "binary " << binOpName(op) << " of " << a.lanes() << " and "
                        << b.lanes() << " lanes");
   return Expr(std::make_shared<Binary>(t, op, std::move(a), std::move(b)));
@@ -134,7 +138,8 @@ Expr Not::make(Expr a) { return Expr(std::make_shared<Not>(std::move(a))); }
 Expr Select::make(Expr c, Expr t, Expr f) {
   AOTC_CHECK(c.type() == DType::Bool, "select condition must be bool");
   AOTC_CHECK(t.type() == f.type(), "select branches differ in type");
-  AOTC_CHECK(c.lanes() == 1 && t.lanes() == f.lanes(),
+  AOTC_CHECK((c.lanes() == 1 || c.lanes() == t.lanes()) &&
+                 t.lanes() == f.lanes(),
              "select of " << t.lanes() << " and " << f.lanes() << " lanes");
   return Expr(
       std::make_shared<Select>(std::move(c), std::move(t), std::move(f)));

@@ -171,6 +171,10 @@ struct Kernel {
   /// What the kernel computes, for people (profiles, `aotc inspect`): its
   /// ONNX ops, producers first, and its output, "Conv+Relu -> f32[n,64,7,7]".
   std::string summary = {};
+  /// The template and configuration it was built with, as JSON
+  /// (compiler/schedule/device_profile.h: KernelConfig); recorded in the
+  /// .so and shown by `aotc inspect`.
+  std::string config = {};
   /// Work estimates over the module's symbols (compiler/schedule/
   /// kernel_cost.cpp): floating-point operations one launch performs, and
   /// bytes of the buffers it reads and writes, each counted once.

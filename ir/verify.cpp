@@ -214,7 +214,8 @@ Status KernelVerifier::expr(const Expr &e) {
       return fail(std::string("operands of ") + binOpName(b->op) + " are " +
                   dtypeName(b->a.type()) + " and " + dtypeName(b->b.type()));
     if (b->a.lanes() != b->b.lanes() || b->lanes != b->a.lanes() ||
-        (b->lanes > 1 && !isFloat(b->type)))
+        (b->lanes > 1 && !isFloat(b->a.type())) ||
+        (b->lanes > 1 && !isFloat(b->type) && !isComparison(b->op)))
       return fail(std::string("operands of ") + binOpName(b->op) + " have " +
                   std::to_string(b->a.lanes()) + " and " +
                   std::to_string(b->b.lanes()) + " lanes");
@@ -247,14 +248,21 @@ Status KernelVerifier::expr(const Expr &e) {
     const Select *s = e.as<Select>();
     if (s->cond.type() != DType::Bool)
       return fail("select condition is not bool");
-    if (s->cond.lanes() != 1 || s->trueValue.lanes() != s->falseValue.lanes())
-      return fail("select by a vector condition or of different widths");
+    if ((s->cond.lanes() != 1 && s->cond.lanes() != s->trueValue.lanes()) ||
+        s->trueValue.lanes() != s->falseValue.lanes())
+      return fail("select of different widths");
     if (s->trueValue.type() != s->falseValue.type() ||
         s->type != s->trueValue.type())
       return fail(std::string("select branches are ") +
                   dtypeName(s->trueValue.type()) + " and " +
                   dtypeName(s->falseValue.type()));
     AOTC_RETURN_IF_ERROR(expr(s->cond));
+    // A vector condition selects lane by lane after both arms are
+    // evaluated: each arm must be valid without it.
+    if (s->cond.lanes() > 1) {
+      AOTC_RETURN_IF_ERROR(expr(s->trueValue));
+      return expr(s->falseValue);
+    }
     size_t mark = prover_.mark();
     prover_.addFact(s->cond, true);
     Status st = expr(s->trueValue);

@@ -153,7 +153,7 @@ Expected<CompileResult> compileModel(const CompileOptions &opts) {
     // The naive kernels (the reference) read the weights as ONNX lays them
     // out; the tiled ones read them packed for their loads.
     if (opts.schedule.registerTiling) {
-      packWeights(*graph, opts.schedule.vectorLanes);
+      packWeights(*graph, opts.schedule.profile.vectorLanes);
       dumpGraph("pack-weights", *graph);
     }
     return graph->verify();
@@ -200,6 +200,19 @@ Expected<CompileResult> compileModel(const CompileOptions &opts) {
         verified.withContext("Loop IR verifier after the last pass"));
   }
   module.metadata["source"] = baseName(opts.modelPath);
+  // The target and every kernel's template configuration, for `aotc
+  // inspect` and as the starting point of a --kernel-configs file.
+  KernelConfigs configs;
+  for (const Kernel &k : module.kernels) {
+    AOTC_ASSIGN_OR_RETURN(configs[k.name], parseKernelConfig(k.config));
+  }
+  module.metadata["aotc.device_profile"] =
+      deviceProfileJson(opts.schedule.profile);
+  module.metadata["aotc.kernel_configs"] = kernelConfigsJson(configs, false);
+  if (opts.emit == "kernel-configs") {
+    result.emitted = kernelConfigsJson(configs, true) + "\n";
+    return result;
+  }
   result.numKernels = module.kernels.size();
   result.arenaBytes = printExpr(module.arenaBytes);
   result.constantsBytes = module.constantsBytes;

@@ -148,7 +148,7 @@ bool packConv(Graph &g, Node &n, int64_t lanes) {
   int r = w->type().rank();
   int64_t co = w->type().staticDims()[0];
   std::vector<int> perm;
-  if (co % lanes == 0 && co > lanes) {
+  if (lanes >= 4 && co % lanes == 0 && co > lanes) {
     // View [co / L, L, ci, k...]: P dim 0 is view dim 0, then ci, k..., L.
     perm.push_back(0);
     for (int k = 2; k <= r; ++k)
@@ -174,7 +174,7 @@ bool packRightOperand(Graph &g, Node &n, int64_t lanes) {
   bool transB = n.op() == OpKind::Gemm && n.intAttr("transB") == 1;
   std::vector<int64_t> dims = b->type().staticDims();
   int64_t cols = transB ? dims[0] : dims[1];
-  if (cols % lanes == 0 && cols > lanes) {
+  if (lanes >= 4 && cols % lanes == 0 && cols > lanes) {
     if (transB) // view [n / L, L, k] -> [n / L, k, L]
       replaceByPacked(g, n, 1, {0, 2, 1}, 0, lanes);
     else // view [k, n / L, L] -> [n / L, k, L]

@@ -32,7 +32,9 @@
 namespace aotc {
 
 /// Packs the weights of \p g in place for kernels whose vectors have
-/// \p lanes float lanes (the panel width); returns the number packed.
+/// \p lanes float lanes (the panel width; below 4, a target without
+/// explicit vectors such as a GPU, no panels: a convolution's weight still
+/// gets its output channels innermost); returns the number packed.
 int packWeights(Graph &g, int64_t lanes);
 
 } // namespace aotc

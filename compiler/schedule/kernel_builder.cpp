@@ -251,6 +251,48 @@ Expected<Kernel> buildKernel(const LoweredGraph &lg, const FusionPlan &plan,
     return Materializer(lg, fused, fusedValue).mutate(v);
   };
 
+  const std::string name =
+      "k" + std::to_string(kernelIndex) + "_" + sanitize(d.name, 32);
+  KernelConfig config;
+  config.templ = red < 0                       ? "pointwise"
+                 : lg.defs[red].rereadsInputs ? "contraction"
+                                               : "reduction";
+  auto override = opts.kernelConfigs.find(name);
+  // The tile: the heuristic's for this device, or the configuration given
+  // for this kernel by name (checked against the kernel first).
+  auto pickTile = [&](const ReductionNest &nest) -> Expected<RegisterTile> {
+    RegisterTile t;
+    if (override == opts.kernelConfigs.end()) {
+      if (opts.registerTiling)
+        t = chooseRegisterTile(nest, opts.profile);
+      return t;
+    }
+    const KernelConfig &c = override->second;
+    int rank = static_cast<int>(nest.shape.size());
+    if (!c.templ.empty() && c.templ != config.templ)
+      return makeError("--kernel-configs: kernel '", name, "' is a ",
+                       config.templ, ", not a ", c.templ);
+    if (c.m >= rank || c.n >= rank)
+      return makeError("--kernel-configs: kernel '", name, "' has ", rank,
+                       " output dimensions; m = ", c.m, ", n = ", c.n);
+    if (c.n >= 0 && rank == 0)
+      return makeError("--kernel-configs: kernel '", name,
+                       "' has a scalar output and cannot be tiled");
+    t.m = c.m;
+    t.n = c.n;
+    t.tm = c.tm;
+    t.tn = c.tn;
+    t.vectorLanes = c.lanes;
+    return t;
+  };
+  auto record = [&](const RegisterTile &t) {
+    config.m = t.n >= 0 ? t.m : -1;
+    config.n = t.n;
+    config.tm = t.n >= 0 && t.m >= 0 ? t.tm : 1;
+    config.tn = t.n >= 0 ? t.tn : 1;
+    config.lanes = t.n >= 0 ? t.vectorLanes : 0;
+  };
+
   Stmt s;
   if (red < 0) {
     ReductionNest rows;
@@ -260,9 +302,8 @@ Expected<Kernel> buildKernel(const LoweredGraph &lg, const FusionPlan &plan,
           out, at,
           instantiate(d.body, indexBindings(lg.vars, at), -1, Expr()));
     };
-    RegisterTile tile;
-    if (opts.registerTiling)
-      tile = chooseRegisterTile(rows, opts.vectorLanes);
+    AOTC_ASSIGN_OR_RETURN(RegisterTile tile, pickTile(rows));
+    record(tile);
     if (tile.n >= 0) {
       s = registerTiledNest(rows, tile);
     } else {
@@ -301,9 +342,8 @@ Expected<Kernel> buildKernel(const LoweredGraph &lg, const FusionPlan &plan,
       Expr v = instantiate(d.body, indexBindings(lg.vars, at), red, redVar);
       return LetStmt::make(redVar, result, Store::make(out, at, v));
     };
-    RegisterTile tile;
-    if (opts.registerTiling)
-      tile = chooseRegisterTile(nest, opts.vectorLanes);
+    AOTC_ASSIGN_OR_RETURN(RegisterTile tile, pickTile(nest));
+    record(tile);
     if (tile.n >= 0) {
       s = registerTiledNest(nest, tile);
     } else {
@@ -315,7 +355,8 @@ Expected<Kernel> buildKernel(const LoweredGraph &lg, const FusionPlan &plan,
   s = simplify(s, lg.env);
 
   Kernel k;
-  k.name = "k" + std::to_string(kernelIndex) + "_" + sanitize(d.name, 32);
+  k.name = name;
+  k.config = kernelConfigJson(config);
   k.body = s;
   k.summary = kernelOps(lg, plan, def, red) + " -> " + dtypeName(d.dtype) +
               "[" + printExprs(d.shape) + "]";

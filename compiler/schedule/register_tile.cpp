@@ -22,6 +22,7 @@
 /// A tile that sticks out of the output (sizes not multiples of the tile, or
 /// symbolic) runs the naive nest for each of its elements that exist.
 #include "compiler/schedule/schedule.h"
+#include "compiler/schedule/row_interior.h"
 
 #include "ir/status.h"
 #include "ir/visitor.h"
@@ -107,7 +108,9 @@ std::vector<Operand> classifyLoads(const Expr &e, const std::vector<Expr> &idx,
 /// docs/PERFORMANCE.md; with AVX-512's 32, 14 (a 7 x 7 map's 7 rows x 32
 /// channels: 132 GFLOP/s against 97 with 7 x 16; more than 14 was slower
 /// for GEMMs).
-int64_t accumulatorVectors(int64_t lanes) { return lanes >= 16 ? 14 : 12; }
+int64_t accumulatorVectors(const DeviceProfile &target) {
+  return target.vectorRegisters >= 32 ? 14 : 12;
+}
 /// Cycles of each reduction step that do not depend on the tile: loop
 /// control and address arithmetic (a convolution's step has three loops).
 constexpr double kStepOverhead = 3;
@@ -262,8 +265,19 @@ Expr vectorizeLanes(const Expr &e, const Expr &lane, int lanes,
   }
   case ExprKind::Select: {
     const Select *sel = e.as<Select>();
-    if (usesVar(sel->cond, lv))
-      return Expr();
+    Expr cond = sel->cond;
+    if (usesVar(cond, lv)) {
+      // A comparison of float vectors selects lane by lane (a Clip or a
+      // ReLU of a vector: OpenCL's ?: on a vector condition).
+      const Binary *c = cond.as<Binary>();
+      if (!c || !isComparison(c->op) || !isFloat(c->a.type()))
+        return Expr();
+      Expr x = vectorizeLanes(c->a, lane, lanes, ranges, vectors);
+      Expr y = vectorizeLanes(c->b, lane, lanes, ranges, vectors);
+      if (!x.defined() || !y.defined())
+        return Expr();
+      cond = Binary::make(c->op, widen(x), widen(y));
+    }
     for (const auto &[id, v] : vectors)
       for (const Expr &f : freeVars(sel->cond))
         if (f.as<Var>()->id == id)
@@ -272,7 +286,7 @@ Expr vectorizeLanes(const Expr &e, const Expr &lane, int lanes,
     Expr f = vectorizeLanes(sel->falseValue, lane, lanes, ranges, vectors);
     if (!t.defined() || !f.defined() || !isFloat(t.type()))
       return Expr();
-    return Select::make(sel->cond, widen(t), widen(f));
+    return Select::make(cond, widen(t), widen(f));
   }
   default:
     return Expr();
@@ -386,9 +400,12 @@ Stmt reductionElement(const ReductionNest &nest,
                          Block::make({loop, nest.finish(idx, acc)}));
 }
 
-RegisterTile chooseRegisterTile(const ReductionNest &nest, int64_t lanes) {
+RegisterTile chooseRegisterTile(const ReductionNest &nest,
+                                const DeviceProfile &target) {
+  const int64_t lanes = std::max<int64_t>(target.vectorLanes, 1);
   RegisterTile t;
-  t.vectorLanes = static_cast<int>(std::min<int64_t>(lanes, 16));
+  // Below 4 lanes (a GPU profile) no explicit vectors: 0.
+  t.vectorLanes = lanes >= 4 ? static_cast<int>(std::min<int64_t>(lanes, 16)) : 0;
   int rank = static_cast<int>(nest.shape.size());
   if (!nest.term) {
     // A pointwise kernel: a row of up to 16 innermost elements per
@@ -481,9 +498,19 @@ RegisterTile chooseRegisterTile(const ReductionNest &nest, int64_t lanes) {
     std::vector<int64_t> tms{1};
     int64_t extentM = 0;
     bool staticM = m >= 0 && nest.shape[m].isConst(extentM);
+    // An operand packed in panels along M (a convolution weight packed for
+    // its output channels, read by a tile whose rows are those channels)
+    // is indexed by row / lanes and row % lanes: a tile of whole panels
+    // keeps that arithmetic out of the inner loop (MobileNetV2's 1x1
+    // convolutions with 6-row tiles divided in every load).
+    bool panelsAlongM = false;
+    if (m >= 0 && lanes > 1)
+      for (const Operand &o : classifyLoads(term, idx, -1, m, lanes, ranges))
+        panelsAlongM |= o.n && o.panel;
     if (m >= 0)
-      for (int64_t tm : {2, 4, 6, 8, 12})
-        if (!staticM || tm <= extentM)
+      for (int64_t tm : {2, 4, 6, 8, 12, 16})
+        if ((!staticM || tm <= extentM) &&
+            (panelsAlongM ? tm % lanes == 0 : tm != 16))
           tms.push_back(tm);
     if (staticM && extentM > 1 && extentM < 12 &&
         std::find(tms.begin(), tms.end(), extentM) == tms.end())
@@ -501,7 +528,7 @@ RegisterTile chooseRegisterTile(const ReductionNest &nest, int64_t lanes) {
     // past a symbolic N element by element.
     for (int64_t tn : tns)
       for (int64_t tm : tms) {
-        if (tm * vectorOps(tn, lanes) > accumulatorVectors(lanes) || tm * tn < 4)
+        if (tm * vectorOps(tn, lanes) > accumulatorVectors(target) || tm * tn < 4)
           continue;
         double fn = wholeFraction(nest.shape[n], tn);
         int64_t rest = staticN ? extentN % tn : 1;
@@ -547,6 +574,68 @@ Stmt registerTiledNest(const ReductionNest &nest, const RegisterTile &t) {
   // fma per group and step, the columns left over in scalars; otherwise
   // one scalar accumulator per element.
   bool vectorSum = t.vectorLanes >= 4 && isFloatSum(nest);
+  // A row of \p cols pointwise elements. Where the element selects between
+  // an in-bounds read and a constant by comparisons of its indices (a
+  // padded copy), the row first tests whether every lane takes the read
+  // (row_interior.h); there it stores the read without the select and the
+  // index clamps, as vectors where it is contiguous.
+  auto pointwiseRow = [&](int64_t a, int64_t cols, const auto &rowIndex,
+                          const RangeEnv &ranges) -> Stmt {
+    std::vector<Stmt> elems;
+    for (int64_t c = 0; c < cols; ++c)
+      elems.push_back(nest.finish(rowIndex(a, Expr(c)), Expr()));
+    Stmt generic = Block::make(elems);
+    if (cols < 4)
+      return generic;
+    Expr lane = Var::make("lane");
+    Stmt f = nest.finish(rowIndex(a, lane), Expr());
+    const Store *st = f.as<Store>();
+    if (!st || st->value.lanes() != 1)
+      return generic;
+    Expr inside = rowInteriorCondition(st->value, lane, cols, ranges);
+    if (!inside.defined())
+      return generic;
+    Expr value = assumeRowInterior(st->value, ranges);
+    int widest = std::max(4, std::min(16, t.vectorLanes));
+    std::vector<Stmt> row;
+    for (int64_t c0 = 0; c0 < cols;) {
+      int w = 1;
+      for (int cand : {16, 8, 4})
+        if (cand <= widest && c0 + cand <= cols) {
+          w = cand;
+          break;
+        }
+      Expr l = Var::make("lane");
+      VarBindings at{{lane, Expr(c0) + l}};
+      std::vector<Expr> indices;
+      for (const Expr &i : st->indices)
+        indices.push_back(substitute(i, at));
+      RangeEnv env = ranges;
+      env.set(l, Range{0, std::max(w - 2, 0)});
+      Expr v = w > 1 && isFloat(value.type()) && stepsByOne(indices, l, env)
+                   ? vectorizeLanes(substitute(value, at), l, w, ranges)
+                   : Expr();
+      if (v.defined()) {
+        if (v.lanes() == 1)
+          v = Broadcast::make(v, w);
+        VarBindings zero{{l, Expr(0)}};
+        std::vector<Expr> base;
+        for (const Expr &i : indices)
+          base.push_back(simplify(substitute(i, zero), ranges));
+        row.push_back(Store::make(st->buffer, base, v));
+      } else {
+        for (int k = 0; k < w; ++k) {
+          VarBindings one{{lane, Expr(c0 + k)}};
+          std::vector<Expr> idx;
+          for (const Expr &i : st->indices)
+            idx.push_back(substitute(i, one));
+          row.push_back(Store::make(st->buffer, idx, substitute(value, one)));
+        }
+      }
+      c0 += w;
+    }
+    return IfThenElse::make(inside, Block::make(row), generic);
+  };
   auto tile = [&](const std::vector<Expr> &origin, int64_t rows,
                   int64_t cols) {
     std::vector<Expr> rvars;
@@ -664,12 +753,12 @@ Stmt registerTiledNest(const ReductionNest &nest, const RegisterTile &t) {
     std::vector<Expr> accs;
     std::vector<std::pair<int64_t, Group>> accOf; // row, group
     std::vector<Stmt> finishes;
-    for (int64_t a = 0; a < rows; ++a)
+    for (int64_t a = 0; a < rows; ++a) {
+      if (!nest.term) {
+        finishes.push_back(pointwiseRow(a, cols, rowIndex, ranges));
+        continue;
+      }
       for (const Group &g : groups) {
-        if (!nest.term) {
-          finishes.push_back(nest.finish(rowIndex(a, Expr(g.c0)), Expr()));
-          continue;
-        }
         Expr acc = Var::make("acc", nest.accType, g.width);
         accs.push_back(acc);
         accOf.push_back({a, g});
@@ -682,6 +771,7 @@ Stmt registerTiledNest(const ReductionNest &nest, const RegisterTile &t) {
               nest.finish(rowIndex(a, Expr(g.c0 + k)),
                           g.width == 1 ? acc : Lane::make(acc, k)));
       }
+    }
     std::vector<Stmt> seq;
     if (nest.term)
       seq.push_back(reductionLoops(

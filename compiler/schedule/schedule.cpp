@@ -147,6 +147,23 @@ Expected<LoopModule> scheduleGraph(const Graph &g, LoweredGraph lg,
                     opts));
     m.kernels.push_back(std::move(k));
   }
+  // Every configuration given by name was used: a name from another model
+  // or an older compile would otherwise be ignored silently.
+  for (const auto &[name, config] : opts.kernelConfigs) {
+    bool found = false;
+    for (const Kernel &k : m.kernels)
+      found |= k.name == name;
+    if (!found) {
+      std::string names;
+      for (size_t i = 0; i < m.kernels.size() && i < 8; ++i)
+        names += (i ? ", " : "") + m.kernels[i].name;
+      if (m.kernels.size() > 8)
+        names += ", ...";
+      return makeError("--kernel-configs: no kernel named '", name,
+                       "' (this model's kernels: ", names,
+                       "; `aotc compile --emit=kernel-configs` lists them)");
+    }
+  }
   // Kernels come out simplified, their select-arm loads read up front where
   // that is proven safe, and with a run-time check on every access the
   // verifier cannot prove (the invariant holds from here on).

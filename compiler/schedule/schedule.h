@@ -13,6 +13,7 @@
 #pragma once
 
 #include "compiler/lowering/lowering.h"
+#include "compiler/schedule/device_profile.h"
 #include "ir/module.h"
 
 #include <functional>
@@ -53,11 +54,14 @@ struct ScheduleOptions {
   /// off: one work-item per output element, the naive kernels that serve
   /// as an oracle for the tiled ones (`aotc compile --naive-kernels`).
   bool registerTiling = true;
-  /// Float lanes of the target's vectors, which the tile cost model counts
-  /// vector instructions in: 8 (AVX2, and AVX-512 where LLVM prefers
-  /// 256-bit vectors) or 16 (AVX-512 through PoCL, which uses 512-bit
-  /// vectors). `aotc compile --vector-lanes`.
-  int64_t vectorLanes = 8;
+  /// The target, which the tile cost model counts vector instructions and
+  /// registers of (`aotc compile --device-profile`, `--vector-lanes`).
+  DeviceProfile profile;
+  /// Per kernel name, a configuration that replaces the heuristic's
+  /// (`aotc compile --kernel-configs`); a name that matches no kernel, or
+  /// a configuration of another template or outside the kernel's rank, is
+  /// an error.
+  KernelConfigs kernelConfigs;
 };
 
 /// Builds the kernel that computes materialized def \p def (and its fused
@@ -97,7 +101,7 @@ struct ReductionNest {
 struct RegisterTile {
   int m = -1, n = -1;
   int64_t tm = 1, tn = 1;
-  /// Float lanes of the target's vectors (ScheduleOptions::vectorLanes): a
+  /// Float lanes of the target's vectors (DeviceProfile::vectorLanes): a
   /// float sum whose term vectorizes along n accumulates in explicit
   /// vectors of up to this many lanes (0: scalar accumulators only).
   int vectorLanes = 0;
@@ -108,8 +112,10 @@ constexpr int64_t kSumBlock = 65536;
 
 /// One output element at \p idx: accumulator, reduction loops, finish.
 Stmt reductionElement(const ReductionNest &nest, const std::vector<Expr> &idx);
-/// The tile for \p nest (register_tile.cpp); n = -1 when tiling does not pay.
-RegisterTile chooseRegisterTile(const ReductionNest &nest, int64_t lanes);
+/// The tile for \p nest on \p target (register_tile.cpp); n = -1 when
+/// tiling does not pay.
+RegisterTile chooseRegisterTile(const ReductionNest &nest,
+                                const DeviceProfile &target);
 /// The kernel body (Parallel loops over tiles included) of \p nest tiled by
 /// \p t; partial tiles run reductionElement per element.
 Stmt registerTiledNest(const ReductionNest &nest, const RegisterTile &t);

@@ -1,11 +1,16 @@
 /// \file
-/// `aotc devices`: the OpenCL platforms and devices this machine has.
+/// `aotc devices`: the OpenCL platforms and devices this machine has, and
+/// their DeviceProfiles (`aotc devices --profile`, `aotc compile
+/// --device-profile cl:DEVICE`).
 #include "compiler/tools/commands.h"
 
 #define CL_TARGET_OPENCL_VERSION 120
 #include <CL/cl.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <fstream>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -39,9 +44,108 @@ template <typename T> T deviceValue(cl_device_id d, cl_device_info what) {
   return v;
 }
 
+struct Found {
+  cl_device_id device = nullptr;
+  std::string id; ///< cpu:N or gpu:N
+};
+
+/// Every device, numbered per family as `aotc devices` lists them.
+std::vector<Found> allDevices() {
+  std::vector<Found> out;
+  cl_uint np = 0;
+  if (clGetPlatformIDs(0, nullptr, &np) != CL_SUCCESS || np == 0)
+    return out;
+  std::vector<cl_platform_id> platforms(np);
+  clGetPlatformIDs(np, platforms.data(), nullptr);
+  int cpu = 0, gpu = 0;
+  for (cl_platform_id p : platforms) {
+    cl_uint nd = 0;
+    if (clGetDeviceIDs(p, CL_DEVICE_TYPE_ALL, 0, nullptr, &nd) != CL_SUCCESS)
+      continue;
+    std::vector<cl_device_id> devs(nd);
+    clGetDeviceIDs(p, CL_DEVICE_TYPE_ALL, nd, devs.data(), nullptr);
+    for (cl_device_id d : devs) {
+      bool isGpu = deviceValue<cl_device_type>(d, CL_DEVICE_TYPE) &
+                   CL_DEVICE_TYPE_GPU;
+      out.push_back({d, isGpu ? "gpu:" + std::to_string(gpu++)
+                              : "cpu:" + std::to_string(cpu++)});
+    }
+  }
+  return out;
+}
+
+DeviceProfile profileOf(const Found &f) {
+  cl_device_id d = f.device;
+  DeviceProfile p;
+  p.name = deviceString(d, CL_DEVICE_NAME);
+  bool isGpu = f.id.rfind("gpu", 0) == 0;
+  p.family = isGpu ? "gpu" : "cpu";
+  p.vectorLanes = std::max<cl_uint>(
+      1, deviceValue<cl_uint>(d, CL_DEVICE_PREFERRED_VECTOR_WIDTH_FLOAT));
+  // OpenCL does not say how many vector registers a CPU device has; PoCL's
+  // CPU devices are this machine's cores.
+  p.vectorRegisters = isGpu ? 0
+#if defined(__x86_64__)
+                      : __builtin_cpu_supports("avx512f") ? 32
+#endif
+                                                          : 16;
+  p.computeUnits = deviceValue<cl_uint>(d, CL_DEVICE_MAX_COMPUTE_UNITS);
+  p.localMemBytes =
+      static_cast<int64_t>(deviceValue<cl_ulong>(d, CL_DEVICE_LOCAL_MEM_SIZE));
+  p.maxWorkGroupSize = static_cast<int64_t>(
+      deviceValue<size_t>(d, CL_DEVICE_MAX_WORK_GROUP_SIZE));
+  return p;
+}
+
 } // namespace
 
-int devicesCommand() {
+Expected<DeviceProfile> queryDeviceProfile(const std::string &spec) {
+  std::vector<Found> devs = allDevices();
+  if (devs.empty())
+    return makeError("no OpenCL device found to query for '", spec,
+                     "' (is an ICD installed? e.g. pocl-opencl-icd)");
+  std::string want = spec.empty() ? "cpu" : spec;
+  for (const Found &f : devs)
+    if (f.id == want || f.id == want + ":0")
+      return profileOf(f);
+  for (const Found &f : devs)
+    if (deviceString(f.device, CL_DEVICE_NAME).find(want) != std::string::npos)
+      return profileOf(f);
+  std::string ids;
+  for (const Found &f : devs)
+    ids += (ids.empty() ? "" : ", ") + f.id;
+  return makeError("no OpenCL device '", want, "' (this machine has: ", ids,
+                   ")");
+}
+
+Expected<DeviceProfile> resolveDeviceProfile(const std::string &spec) {
+  if (spec.rfind("cl:", 0) == 0 || spec == "cl")
+    return queryDeviceProfile(spec.size() > 3 ? spec.substr(3) : "");
+  if (spec.find(".json") != std::string::npos ||
+      spec.find('/') != std::string::npos) {
+    std::ifstream in(spec);
+    if (!in)
+      return makeError("cannot read device profile '", spec, "'");
+    std::stringstream text;
+    text << in.rdbuf();
+    auto p = parseDeviceProfile(text.str());
+    if (!p)
+      return p.status().withContext("'" + spec + "'");
+    return p;
+  }
+  return builtinDeviceProfile(spec);
+}
+
+int devicesCommand(const std::string &profileSpec) {
+  if (!profileSpec.empty()) {
+    auto p = queryDeviceProfile(profileSpec);
+    if (!p) {
+      std::fprintf(stderr, "aotc: error: %s\n", p.status().message().c_str());
+      return 1;
+    }
+    std::printf("%s\n", deviceProfileJson(*p, true).c_str());
+    return 0;
+  }
   cl_uint np = 0;
   if (clGetPlatformIDs(0, nullptr, &np) != CL_SUCCESS || np == 0) {
     std::printf("no OpenCL platform found (is an ICD installed? e.g. "

@@ -6,6 +6,7 @@
 #include "compiler/tools/tensor_io.h"
 
 #include <algorithm>
+#include <map>
 #include <set>
 #include <chrono>
 #include <cstdio>
@@ -249,10 +250,28 @@ int inspectCommand(const std::string &path, const std::string &device) {
     }
     std::vector<std::string> kernels = model.kernelNames();
     std::vector<std::string> summaries = model.kernelSummaries();
+    std::vector<std::pair<std::string, std::string>> metaList =
+        model.metadata();
+    std::map<std::string, std::string> meta(metaList.begin(), metaList.end());
+    // Each kernel's template configuration (a .so from before they were
+    // recorded has none).
+    KernelConfigs configs;
+    if (auto it = meta.find("aotc.kernel_configs"); it != meta.end()) {
+      auto parsed = parseKernelConfigs(it->second);
+      if (parsed)
+        configs = *parsed;
+    }
     std::printf("kernels: %zu\n", kernels.size());
     for (size_t k = 0; k < kernels.size(); ++k)
       std::printf("  %s%s%s\n", kernels[k].c_str(),
                   summaries[k].empty() ? "" : ": ", summaries[k].c_str());
+    if (!configs.empty()) {
+      std::printf("kernel configs: %zu\n", configs.size());
+      for (size_t k = 0; k < kernels.size(); ++k)
+        if (auto c = configs.find(kernels[k]); c != configs.end())
+          std::printf("  %s: %s\n", kernels[k].c_str(),
+                      kernelConfigJson(c->second).c_str());
+    }
     std::printf("constants: %zu (%llu bytes)\n", consts.size(),
                 (unsigned long long)constBytes);
     // The largest values may break what the model requires of its sizes (a
@@ -265,8 +284,9 @@ int inspectCommand(const std::string &path, const std::string &device) {
                   "(%s)\n",
                   e.what());
     }
-    for (const auto &[k, v] : model.metadata())
-      std::printf("metadata %s = %s\n", k.c_str(), v.c_str());
+    for (const auto &[k, v] : meta)
+      if (k != "aotc.kernel_configs") // shown per kernel above
+        std::printf("metadata %s = %s\n", k.c_str(), v.c_str());
     return 0;
   } catch (const std::exception &e) {
     std::fprintf(stderr, "aotc: error: %s\n", e.what());

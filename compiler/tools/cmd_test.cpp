@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <dirent.h>
 #include <fstream>
+#include <sstream>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -50,7 +51,20 @@ std::string runCase(const std::string &dir, const TestArgs &args,
   co.modelPath = dir + "/model.onnx";
   co.outputPath = tmpDir + "/case" + std::to_string(index) + ".so";
   co.schedule.registerTiling = !args.naiveKernels;
-  co.schedule.vectorLanes = args.vectorLanes;
+  auto profile = resolveDeviceProfile(args.deviceProfile);
+  if (!profile)
+    return "compile: " + profile.status().message();
+  co.schedule.profile = *profile;
+  if (!args.kernelConfigs.empty()) {
+    std::ifstream in(args.kernelConfigs);
+    std::stringstream text;
+    text << in.rdbuf();
+    auto configs = parseKernelConfigs(text.str());
+    if (!in || !configs)
+      return "compile: --kernel-configs '" + args.kernelConfigs +
+             "': " + (in ? configs.status().message() : "cannot read it");
+    co.schedule.kernelConfigs = *configs;
+  }
   auto compiled = compileModel(co);
   if (!compiled)
     return "compile: " + compiled.status().message();

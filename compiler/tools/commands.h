@@ -32,7 +32,11 @@ struct TestArgs {
   double atol = 1e-5;
   bool verbose = false;
   bool naiveKernels = false; ///< compile as `aotc compile --naive-kernels`
-  int64_t vectorLanes = 8;   ///< compile as `aotc compile --vector-lanes`
+  /// compile as `aotc compile --device-profile`
+  std::string deviceProfile = "generic-avx2";
+  /// compile as `aotc compile --kernel-configs` (every case: the names are
+  /// one model's kernels)
+  std::string kernelConfigs;
 };
 
 struct BenchArgs {
@@ -47,7 +51,15 @@ struct BenchArgs {
 int compileCommand(const CompileOptions &opts, bool timePasses);
 int runCommand(const RunArgs &args);
 int inspectCommand(const std::string &model, const std::string &device);
-int devicesCommand();
+/// Without a profile spec, lists the devices; with one (cpu, gpu, gpu:N,
+/// a name substring), prints that device's DeviceProfile as JSON.
+int devicesCommand(const std::string &profileSpec);
+
+/// The DeviceProfile OpenCL reports for device \p spec (as devicesCommand).
+Expected<DeviceProfile> queryDeviceProfile(const std::string &spec);
+/// A --device-profile argument: a built-in profile's name, a JSON file
+/// (a path with '/' or ending in .json), or cl:DEVICE to query OpenCL.
+Expected<DeviceProfile> resolveDeviceProfile(const std::string &spec);
 int testCommand(const TestArgs &args);
 int benchCommand(const BenchArgs &args);
 

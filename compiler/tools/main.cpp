@@ -5,6 +5,8 @@
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
+#include <fstream>
+#include <sstream>
 
 using namespace aotc;
 
@@ -27,7 +29,8 @@ int runCli(int argc, char **argv) {
   compile->add_option("--dim", dimSpecs,
                       "symbol range NAME=MIN:MAX (or NAME=VALUE)");
   compile->add_option("--emit", copts.emit,
-                      "print an artifact instead: graph|lowered|loop|cl|cpp");
+                      "print an artifact instead: "
+                      "graph|lowered|loop|kernel-configs|cl|cpp");
   compile->add_flag("--time-passes", timePasses,
                     "print the time of each stage");
   compile->add_flag("--print-after-all", copts.printAfterAll,
@@ -45,13 +48,22 @@ int runCli(int argc, char **argv) {
   compile->add_flag("--naive-kernels", naiveKernels,
                     "one work-item per output element, no register tiling "
                     "(the reference the fast kernels are checked against)");
-  std::string vectorLanes = "8";
+  std::string vectorLanes, deviceProfile, kernelConfigsPath;
   compile->add_option("--vector-lanes", vectorLanes,
-                      "float lanes of the target CPU's vectors, for the "
-                      "choice of register tiles: 8 (AVX2; default), 16 "
-                      "(AVX-512 under PoCL) or host (this machine's: 16 "
-                      "with AVX-512F, else 8)")
+                      "shorthand for --device-profile: 8 (generic-avx2), 16 "
+                      "(generic-avx512, AVX-512 under PoCL) or host (16 with "
+                      "AVX-512F, else 8)")
       ->check(CLI::IsMember({"8", "16", "host"}));
+  compile->add_option(
+      "--device-profile", deviceProfile,
+      "the target the kernels' configurations are chosen for: "
+      "generic-avx2 (default), generic-avx512, generic-gpu, a JSON file "
+      "(from aotc devices --profile), or cl:DEVICE to query an OpenCL "
+      "device (cpu, gpu, gpu:N, a name substring)");
+  compile->add_option(
+      "--kernel-configs", kernelConfigsPath,
+      "JSON file of per-kernel template configurations that replace the "
+      "heuristic's (the format --emit=kernel-configs prints)");
   compile->add_option("--wrapper-opt", copts.wrapperOptLevel,
                       "optimization level of the wrapper (0-3)");
 
@@ -84,8 +96,12 @@ int runCli(int argc, char **argv) {
   inspect->add_option("model", inspectModel, "the model .so")->required();
   inspect->add_option("--device", inspectDevice, "device to load it on");
 
+  std::string devicesProfile;
   auto *devices =
       app.add_subcommand("devices", "list OpenCL platforms and devices");
+  devices->add_option("--profile", devicesProfile,
+                      "print this device's profile as JSON (cpu, gpu, gpu:N, "
+                      "a name substring), for aotc compile --device-profile");
 
   cli::TestArgs targs;
   auto *test = app.add_subcommand(
@@ -101,9 +117,10 @@ int runCli(int argc, char **argv) {
   test->add_flag("-v,--verbose", targs.verbose, "print passing cases too");
   test->add_flag("--naive-kernels", targs.naiveKernels,
                  "compile the cases as aotc compile --naive-kernels");
-  test->add_option("--vector-lanes", targs.vectorLanes,
-                   "compile the cases as aotc compile --vector-lanes")
-      ->check(CLI::IsMember({8, 16}));
+  test->add_option("--device-profile", targs.deviceProfile,
+                   "compile the cases as aotc compile --device-profile");
+  test->add_option("--kernel-configs", targs.kernelConfigs,
+                   "compile the cases as aotc compile --kernel-configs");
 
   cli::BenchArgs bargs;
   auto *bench = app.add_subcommand(
@@ -141,10 +158,42 @@ int runCli(int argc, char **argv) {
 
   if (compile->parsed()) {
     copts.schedule.registerTiling = !naiveKernels;
-    copts.schedule.vectorLanes =
-        vectorLanes == "host"
-            ? (__builtin_cpu_supports("avx512f") ? 16 : 8)
-            : std::stoll(vectorLanes);
+    if (!vectorLanes.empty() && !deviceProfile.empty()) {
+      std::fprintf(stderr, "aotc: error: give --vector-lanes or "
+                           "--device-profile, not both\n");
+      return 2;
+    }
+    if (deviceProfile.empty())
+      deviceProfile = vectorLanes == "16" ? "generic-avx512"
+                      : vectorLanes == "host" &&
+                              __builtin_cpu_supports("avx512f")
+                          ? "generic-avx512"
+                          : "generic-avx2";
+    auto profile = cli::resolveDeviceProfile(deviceProfile);
+    if (!profile) {
+      std::fprintf(stderr, "aotc: error: --device-profile: %s\n",
+                   profile.status().message().c_str());
+      return 2;
+    }
+    copts.schedule.profile = *profile;
+    if (!kernelConfigsPath.empty()) {
+      std::ifstream in(kernelConfigsPath);
+      if (!in) {
+        std::fprintf(stderr, "aotc: error: cannot read --kernel-configs '%s'\n",
+                     kernelConfigsPath.c_str());
+        return 2;
+      }
+      std::stringstream text;
+      text << in.rdbuf();
+      auto configs = parseKernelConfigs(text.str());
+      if (!configs) {
+        std::fprintf(stderr, "aotc: error: '%s': %s\n",
+                     kernelConfigsPath.c_str(),
+                     configs.status().message().c_str());
+        return 2;
+      }
+      copts.schedule.kernelConfigs = *configs;
+    }
     if (!parseDims(dimSpecs, copts.import.dimRanges))
       return 2;
     return cli::compileCommand(copts, timePasses);
@@ -160,7 +209,7 @@ int runCli(int argc, char **argv) {
   if (inspect->parsed())
     return cli::inspectCommand(inspectModel, inspectDevice);
   if (devices->parsed())
-    return cli::devicesCommand();
+    return cli::devicesCommand(devicesProfile);
   if (bench->parsed())
     return cli::benchCommand(bargs);
   if (test->parsed()) {

@@ -12,14 +12,22 @@ heuristic change cannot silently turn the fast path off and leave these
 checks testing the naive one.
 
 Every case runs twice: tiles chosen for 8-lane and for 16-lane vectors
-(`--vector-lanes`), which pick different tiles for the same shapes. Float32
+(`--device-profile generic-avx2` and `generic-avx512`), which pick different tiles for the same shapes. Float32
 sums whose term reads N contiguously accumulate in explicit vectors
 (`f32x16` locals, fma); each case checks that it does exactly when it
 should (SCALAR_F32 lists the float32 cases whose tile cannot: strided or
 too narrow along N).
 
+Then every configuration the heuristic could pick, and ones it would not,
+through `--kernel-configs` (the seam the autotuner uses): per case three
+variants of its contraction kernel's configuration (odd tiles that leave
+partial tiles and scalar columns beside vector groups, a row tile of 16
+lanes, M and N exchanged so that N may be strided, no tiling), each checked
+to be the one compiled (`--emit=kernel-configs`) and against ONNX Runtime.
+
 Usage: check_register_tile.py AOTC    (prints "register tile ok")
 """
+import json
 import os
 import subprocess
 import sys
@@ -130,6 +138,59 @@ def constant_inputs(name):
     return {"w", "bias"} if name.startswith("conv_") else {"b", "c"}
 
 
+def variants(c, rng):
+    """Three configurations for a contraction kernel whose heuristic chose
+    \p c (a KernelConfig as JSON)."""
+    m, n = c["m"], c["n"]
+    out = []
+    if n >= 0:
+        out.append({"m": m, "n": n, "tm": int(rng.choice([3, 5])) if m >= 0 else 1,
+                    "tn": int(rng.choice([7, 12])), "lanes": int(rng.choice([4, 8]))})
+        out.append({"m": -1, "n": n, "tm": 1, "tn": 16, "lanes": 16})
+        if m >= 0:
+            out.append({"m": n, "n": m, "tm": 2, "tn": 8, "lanes": 8})
+    out.append({"m": -1, "n": -1, "tm": 1, "tn": 1, "lanes": 0})
+    return out[:3] if len(out) > 3 and rng.random() < 0.5 else out[-3:]
+
+
+def check_config_variants(aotc, dirs, env, tmp, rng):
+    failures = []
+    runs = 0
+    for case in dirs:
+        model = os.path.join(case, "model.onnx")
+        name = os.path.basename(case)
+        res = subprocess.run([aotc, "compile", model, "--emit=kernel-configs"],
+                             capture_output=True, text=True, env=env)
+        if res.returncode != 0:
+            failures.append(f"{name}: --emit=kernel-configs failed: {res.stderr.strip()}")
+            continue
+        configs = json.loads(res.stdout)["kernels"]
+        for kernel, c in configs.items():
+            if c["template"] != "contraction":
+                continue
+            for v in variants(c, rng):
+                v = dict(v, template="contraction")
+                path = os.path.join(tmp, "configs.json")
+                with open(path, "w") as f:
+                    json.dump({"kernels": {kernel: v}}, f)
+                got = subprocess.run([aotc, "compile", model, "--emit=kernel-configs",
+                                      "--kernel-configs", path],
+                                     capture_output=True, text=True, env=env)
+                if got.returncode != 0 or json.loads(got.stdout)["kernels"][kernel] != v:
+                    failures.append(f"{name}: {kernel} {v} not compiled as given: "
+                                    f"{got.stdout.strip() or got.stderr.strip()}")
+                    continue
+                res = subprocess.run([aotc, "test", "--kernel-configs", path, case],
+                                     capture_output=True, text=True, env=env)
+                runs += 1
+                if res.returncode != 0:
+                    failures.append(f"{name}: {kernel} {v}: {res.stdout.strip()} {res.stderr.strip()}")
+    print(f"kernel-configs variants: {runs} compiled and checked")
+    if runs < len(dirs):
+        failures.append(f"only {runs} variants ran for {len(dirs)} cases")
+    return failures
+
+
 def main():
     aotc = os.path.abspath(sys.argv[1])
     rng = np.random.default_rng(20261125)
@@ -169,20 +230,22 @@ def main():
             if tiled and not has_tiles:
                 failures.append(f"{name}: the contraction was not register tiled")
             vec = subprocess.run([aotc, "compile", os.path.join(case, "model.onnx"), "--emit=loop",
-                                  "--vector-lanes", "16"], capture_output=True, text=True, env=env)
+                                  "--device-profile", "generic-avx512"],
+                                 capture_output=True, text=True, env=env)
             want_vectors = out_dtype == np.float32 and name not in SCALAR_F32
             if ("f32x" in vec.stdout) != want_vectors:
                 failures.append(f"{name}: expected {'vector' if want_vectors else 'scalar'} accumulators")
             dirs.append(case)
-        for lanes in ("8", "16"):
-            res = subprocess.run([aotc, "test", "-v", "--vector-lanes", lanes, *dirs],
+        for lanes in ("generic-avx2", "generic-avx512"):
+            res = subprocess.run([aotc, "test", "-v", "--device-profile", lanes, *dirs],
                                  capture_output=True, text=True, env=env)
             print(f"lanes {lanes}:", res.stdout.strip().splitlines()[-1] if res.stdout.strip() else res.stderr)
             for line in res.stdout.splitlines():
                 if line.startswith("FAIL"):
                     failures.append(f"lanes {lanes}: {line}")
             if res.returncode != 0 and not failures:
-                failures.append(f"aotc test --vector-lanes {lanes} exited {res.returncode}: {res.stderr.strip()}")
+                failures.append(f"aotc test --device-profile {lanes} exited {res.returncode}: {res.stderr.strip()}")
+        failures += check_config_variants(aotc, dirs, env, tmp, rng)
     for f in failures:
         print("FAILED:", f)
     if failures:

@@ -1,0 +1,206 @@
+/// \file
+/// DeviceProfile and KernelConfig: built-in profiles and JSON.
+#include "compiler/schedule/device_profile.h"
+
+#include <nlohmann/json.hpp>
+
+#include <set>
+
+namespace aotc {
+
+namespace {
+
+using nlohmann::json;
+
+Expected<json> parseObject(const std::string &text, const char *what) {
+  json j;
+  try {
+    j = json::parse(text);
+  } catch (const json::parse_error &e) {
+    return makeError(what, ": not JSON: ", e.what());
+  }
+  if (!j.is_object())
+    return makeError(what, ": expected a JSON object");
+  return j;
+}
+
+/// Reads integer field \p key of \p j into \p out if present, within
+/// [lo, hi].
+Status readInt(const json &j, const std::string &key, int64_t lo, int64_t hi,
+               const std::string &where, int64_t &out) {
+  auto it = j.find(key);
+  if (it == j.end())
+    return Status::ok();
+  if (!it->is_number_integer())
+    return makeError(where, ": '", key, "' must be an integer");
+  int64_t v = it->get<int64_t>();
+  if (v < lo || v > hi)
+    return makeError(where, ": '", key, "' is ", v, ", expected ", lo, " to ",
+                     hi);
+  out = v;
+  return Status::ok();
+}
+
+Status checkKeys(const json &j, const std::set<std::string> &known,
+                 const std::string &where) {
+  for (auto it = j.begin(); it != j.end(); ++it)
+    if (!known.count(it.key())) {
+      std::string list;
+      for (const std::string &k : known)
+        list += (list.empty() ? "" : ", ") + k;
+      return makeError(where, ": unknown field '", it.key(), "' (known: ",
+                       list, ")");
+    }
+  return Status::ok();
+}
+
+json profileObject(const DeviceProfile &p) {
+  return json{{"name", p.name},
+              {"family", p.family},
+              {"vector_lanes", p.vectorLanes},
+              {"vector_registers", p.vectorRegisters},
+              {"compute_units", p.computeUnits},
+              {"local_mem_bytes", p.localMemBytes},
+              {"max_work_group_size", p.maxWorkGroupSize}};
+}
+
+json configObject(const KernelConfig &c) {
+  return json{{"template", c.templ}, {"m", c.m},   {"n", c.n},
+              {"tm", c.tm},          {"tn", c.tn}, {"lanes", c.lanes}};
+}
+
+Expected<KernelConfig> configFrom(const json &j, const std::string &where) {
+  if (!j.is_object())
+    return makeError(where, ": expected an object");
+  AOTC_RETURN_IF_ERROR(
+      checkKeys(j, {"template", "m", "n", "tm", "tn", "lanes"}, where));
+  KernelConfig c;
+  if (auto t = j.find("template"); t != j.end()) {
+    if (!t->is_string() || (*t != "pointwise" && *t != "reduction" &&
+                            *t != "contraction"))
+      return makeError(where, ": 'template' must be pointwise, reduction or "
+                              "contraction");
+    c.templ = t->get<std::string>();
+  }
+  int64_t m = -1, n = -1, lanes = 0;
+  AOTC_RETURN_IF_ERROR(readInt(j, "m", -1, 64, where, m));
+  AOTC_RETURN_IF_ERROR(readInt(j, "n", -1, 64, where, n));
+  AOTC_RETURN_IF_ERROR(readInt(j, "tm", 1, 64, where, c.tm));
+  AOTC_RETURN_IF_ERROR(readInt(j, "tn", 1, 64, where, c.tn));
+  AOTC_RETURN_IF_ERROR(readInt(j, "lanes", 0, 16, where, lanes));
+  c.m = static_cast<int>(m);
+  c.n = static_cast<int>(n);
+  c.lanes = static_cast<int>(lanes);
+  if (lanes != 0 && lanes != 4 && lanes != 8 && lanes != 16)
+    return makeError(where, ": 'lanes' is ", lanes,
+                     ", expected 0 (scalar), 4, 8 or 16");
+  if (c.m >= 0 && c.m == c.n)
+    return makeError(where, ": 'm' and 'n' are both dimension ", c.m);
+  if (c.m < 0 && c.tm != 1)
+    return makeError(where, ": 'tm' is ", c.tm, " without a dimension 'm'");
+  if (c.n < 0 && (c.m >= 0 || c.tn != 1))
+    return makeError(where, ": an untiled kernel (n = -1) takes no 'm' "
+                            "and 'tn' of 1");
+  if (c.tm * c.tn > 512)
+    return makeError(where, ": a tile of ", c.tm, " x ", c.tn,
+                     " outputs is more than 512");
+  return c;
+}
+
+} // namespace
+
+Expected<DeviceProfile> builtinDeviceProfile(const std::string &name) {
+  DeviceProfile p;
+  if (name == "generic-avx2")
+    return p;
+  p.name = name;
+  if (name == "generic-avx512") {
+    p.vectorLanes = 16;
+    p.vectorRegisters = 32;
+    return p;
+  }
+  if (name == "generic-gpu") {
+    p.family = "gpu";
+    p.vectorLanes = 1;
+    p.vectorRegisters = 0;
+    return p;
+  }
+  return makeError("unknown device profile '", name,
+                   "' (built in: generic-avx2, generic-avx512, generic-gpu; "
+                   "or a JSON file from `aotc devices --profile`)");
+}
+
+std::string deviceProfileJson(const DeviceProfile &p, bool pretty) {
+  return profileObject(p).dump(pretty ? 2 : -1);
+}
+
+Expected<DeviceProfile> parseDeviceProfile(const std::string &text) {
+  AOTC_ASSIGN_OR_RETURN(json j, parseObject(text, "device profile"));
+  const std::string where = "device profile";
+  AOTC_RETURN_IF_ERROR(checkKeys(
+      j,
+      {"name", "family", "vector_lanes", "vector_registers", "compute_units",
+       "local_mem_bytes", "max_work_group_size"},
+      where));
+  DeviceProfile p;
+  if (auto it = j.find("name"); it != j.end()) {
+    if (!it->is_string())
+      return makeError(where, ": 'name' must be a string");
+    p.name = it->get<std::string>();
+  }
+  if (auto it = j.find("family"); it != j.end()) {
+    if (!it->is_string() || (*it != "cpu" && *it != "gpu"))
+      return makeError(where, ": 'family' must be \"cpu\" or \"gpu\"");
+    p.family = it->get<std::string>();
+  }
+  AOTC_RETURN_IF_ERROR(readInt(j, "vector_lanes", 1, 16, where, p.vectorLanes));
+  if (p.vectorLanes & (p.vectorLanes - 1))
+    return makeError(where, ": 'vector_lanes' is ", p.vectorLanes,
+                     ", expected 1, 2, 4, 8 or 16");
+  AOTC_RETURN_IF_ERROR(
+      readInt(j, "vector_registers", 0, 256, where, p.vectorRegisters));
+  AOTC_RETURN_IF_ERROR(
+      readInt(j, "compute_units", 0, 1 << 20, where, p.computeUnits));
+  AOTC_RETURN_IF_ERROR(
+      readInt(j, "local_mem_bytes", 0, int64_t{1} << 40, where, p.localMemBytes));
+  AOTC_RETURN_IF_ERROR(readInt(j, "max_work_group_size", 0, 1 << 20, where,
+                               p.maxWorkGroupSize));
+  return p;
+}
+
+std::string kernelConfigJson(const KernelConfig &c) {
+  return configObject(c).dump();
+}
+
+Expected<KernelConfig> parseKernelConfig(const std::string &text) {
+  AOTC_ASSIGN_OR_RETURN(json j, parseObject(text, "kernel config"));
+  return configFrom(j, "kernel config");
+}
+
+std::string kernelConfigsJson(const KernelConfigs &configs, bool pretty) {
+  json kernels = json::object();
+  for (const auto &[name, c] : configs)
+    kernels[name] = configObject(c);
+  return json{{"kernels", kernels}}.dump(pretty ? 2 : -1);
+}
+
+Expected<KernelConfigs> parseKernelConfigs(const std::string &text) {
+  AOTC_ASSIGN_OR_RETURN(json j, parseObject(text, "kernel configs"));
+  AOTC_RETURN_IF_ERROR(checkKeys(j, {"kernels"}, "kernel configs"));
+  KernelConfigs out;
+  auto ks = j.find("kernels");
+  if (ks == j.end())
+    return out;
+  if (!ks->is_object())
+    return makeError("kernel configs: 'kernels' must be an object of kernel "
+                     "name to configuration");
+  for (auto it = ks->begin(); it != ks->end(); ++it) {
+    AOTC_ASSIGN_OR_RETURN(
+        KernelConfig c,
+        configFrom(*it, "kernel configs: kernel '" + it.key() + "'"));
+    out[it.key()] = c;
+  }
+  return out;
+}
+
+} // namespace aotc

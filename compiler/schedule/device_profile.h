@@ -1,0 +1,76 @@
+/// \file
+/// What the scheduler's heuristics know of the target device, as data: a
+/// DeviceProfile is queried from OpenCL (`aotc devices --profile`), read
+/// from JSON for a device that is not present (`aotc compile
+/// --device-profile FILE`), or one of the built-in profiles. It is recorded
+/// in the .so (metadata `aotc.device_profile`) beside every kernel's
+/// configuration.
+///
+/// A KernelConfig is what one kernel's template was instantiated with: the
+/// template's name and its register tile. The scheduler picks it from the
+/// profile (register_tile.cpp); `--kernel-configs FILE` overrides it per
+/// kernel, the seam an autotuner uses. Both round-trip through JSON.
+#pragma once
+
+#include "ir/status.h"
+
+#include <cstdint>
+#include <map>
+#include <string>
+
+namespace aotc {
+
+struct DeviceProfile {
+  std::string name = "generic-avx2"; ///< a label (the OpenCL device name)
+  std::string family = "cpu";        ///< cpu | gpu
+  /// Float lanes of a vector register: 8 (AVX2, and AVX-512 where LLVM
+  /// prefers 256-bit vectors), 16 (AVX-512 through PoCL), 4 (SSE/NEON),
+  /// 1 (a GPU's scalar lanes: no explicit vectors, no panels).
+  int64_t vectorLanes = 8;
+  /// Vector registers: a tile's accumulators leave room for the operands
+  /// (16 -> 12 accumulators, 32 -> 14; register_tile.cpp).
+  int64_t vectorRegisters = 16;
+  int64_t computeUnits = 0;      ///< 0: not known
+  int64_t localMemBytes = 0;     ///< 0: not known
+  int64_t maxWorkGroupSize = 0;  ///< 0: not known
+};
+
+/// The built-in profiles: "generic-avx2" (8 lanes, 16 registers, the
+/// default), "generic-avx512" (16 lanes, 32 registers), "generic-gpu"
+/// (1 lane). Error for another name.
+Expected<DeviceProfile> builtinDeviceProfile(const std::string &name);
+
+/// The profile as a JSON object (every field).
+std::string deviceProfileJson(const DeviceProfile &p, bool pretty = false);
+/// Reads a profile from JSON text. Fields left out keep the defaults of
+/// generic-avx2; an unknown field, a wrong type or an out-of-range value is
+/// an error naming it.
+Expected<DeviceProfile> parseDeviceProfile(const std::string &json);
+
+/// The configuration of one kernel's template.
+struct KernelConfig {
+  /// The kernel family: pointwise (no reduction), reduction (no operand
+  /// reread across outputs: pooling, ReduceSum, softmax's sums) or
+  /// contraction (MatMul, Gemm, Conv).
+  std::string templ;
+  /// The register tile: tm x tn outputs per work-item along output
+  /// dimensions m and n; n = -1 is one element per work-item, m = -1 a
+  /// 1 x tn row.
+  int m = -1, n = -1;
+  int64_t tm = 1, tn = 1;
+  /// Lanes of the explicit vectors a float sum accumulates in (0: scalar).
+  int lanes = 0;
+};
+
+/// The configurations of a module's kernels by kernel name, as JSON
+/// (`{"kernels": {"k3_MatMul": {...}, ...}}`): what `aotc compile
+/// --emit=kernel-configs` prints and `--kernel-configs` reads.
+using KernelConfigs = std::map<std::string, KernelConfig>;
+std::string kernelConfigsJson(const KernelConfigs &configs, bool pretty);
+std::string kernelConfigJson(const KernelConfig &c);
+Expected<KernelConfig> parseKernelConfig(const std::string &json);
+/// Reads kernel configurations; "template" may be left out of an entry
+/// (then any template is accepted). Errors name the kernel and field.
+Expected<KernelConfigs> parseKernelConfigs(const std::string &json);
+
+} // namespace aotc

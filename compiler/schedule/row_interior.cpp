@@ -1,0 +1,174 @@
+/// \file
+/// The interior of a pointwise row: see row_interior.h.
+#include "compiler/schedule/row_interior.h"
+
+#include "ir/visitor.h"
+
+#include <vector>
+
+namespace aotc {
+
+namespace {
+
+/// The conjuncts of a condition (nested And).
+void conjuncts(const Expr &c, std::vector<Expr> &out) {
+  if (const Binary *b = c.as<Binary>(); b && b->op == BinOp::And) {
+    conjuncts(b->a, out);
+    conjuncts(b->b, out);
+    return;
+  }
+  out.push_back(c);
+}
+
+/// Whether \p e reads memory (a comparison of data, not of indices).
+bool readsMemory(const Expr &e) {
+  struct Finder : IRVisitor {
+    bool found = false;
+    void visitLoad(const Load *) override { found = true; }
+    void visitAccess(const Access *) override { found = true; }
+  } f;
+  f.visit(e);
+  return f.found;
+}
+
+/// A comparison of index expressions (int64, no loads) as d >= 0 (d
+/// simplified); undefined for anything else (a comparison of data, even
+/// integer data, is not an index bound).
+Expr nonNegativeForm(const Expr &c, const RangeEnv &ranges) {
+  const Binary *b = c.as<Binary>();
+  if (!b || !isComparison(b->op) || b->a.type() != DType::Int64 ||
+      b->b.type() != DType::Int64 || b->a.lanes() != 1 ||
+      b->b.lanes() != 1 || readsMemory(b->a) || readsMemory(b->b))
+    return Expr();
+  switch (b->op) {
+  case BinOp::GE:
+    return simplify(b->a - b->b, ranges);
+  case BinOp::GT:
+    return simplify(b->a - b->b - Expr(1), ranges);
+  case BinOp::LE:
+    return simplify(b->b - b->a, ranges);
+  case BinOp::LT:
+    return simplify(b->b - b->a - Expr(1), ranges);
+  default:
+    return Expr();
+  }
+}
+
+struct SelectConditions : IRVisitor {
+  std::vector<Expr> conds;
+  void visitSelect(const Select *s) override {
+    conds.push_back(s->cond);
+    IRVisitor::visitSelect(s);
+  }
+};
+
+class AssumeInterior : public IRMutator {
+public:
+  AssumeInterior(std::vector<Expr> facts, const RangeEnv &ranges)
+      : facts_(std::move(facts)), ranges_(ranges) {}
+
+protected:
+  /// Whether e >= 0 follows from one fact d >= 0 (e - d a constant >= 0).
+  bool implied(const Expr &e) {
+    int64_t v;
+    Expr s = simplify(e, ranges_);
+    if (s.isConst(v))
+      return v >= 0;
+    for (const Expr &d : facts_)
+      if (simplify(s - d, ranges_).isConst(v) && v >= 0)
+        return true;
+    return false;
+  }
+  bool holds(const Expr &cond) {
+    std::vector<Expr> cs;
+    conjuncts(cond, cs);
+    for (const Expr &c : cs) {
+      Expr d = nonNegativeForm(c, ranges_);
+      if (!d.defined() || !implied(d))
+        return false;
+    }
+    return true;
+  }
+  Expr mutateSelect(const Select *s, const Expr &self) override {
+    if (holds(s->cond))
+      return mutate(s->trueValue);
+    return IRMutator::mutateSelect(s, self);
+  }
+  Expr mutateBinary(const Binary *b, const Expr &self) override {
+    Expr e = IRMutator::mutateBinary(b, self);
+    const Binary *m = e.as<Binary>();
+    if (!m || m->type != DType::Int64 || m->a.lanes() != 1 ||
+        (m->op != BinOp::Min && m->op != BinOp::Max) || readsMemory(e))
+      return e; // only index clamps
+    // max(p, q) = p where p >= q; min(p, q) = p where q >= p.
+    bool aWins = m->op == BinOp::Max ? implied(m->a - m->b)
+                                     : implied(m->b - m->a);
+    if (aWins)
+      return m->a;
+    bool bWins = m->op == BinOp::Max ? implied(m->b - m->a)
+                                     : implied(m->a - m->b);
+    return bWins ? m->b : e;
+  }
+
+private:
+  std::vector<Expr> facts_;
+  const RangeEnv &ranges_;
+};
+
+} // namespace
+
+Expr rowInteriorCondition(const Expr &value, const Expr &lane, int64_t cols,
+                          const RangeEnv &ranges) {
+  SelectConditions sc;
+  sc.visit(value);
+  if (sc.conds.empty() || cols < 1)
+    return Expr();
+  const Var *lv = lane.as<Var>();
+  VarBindings next{{lane, lane + Expr(1)}};
+  VarBindings first{{lane, Expr(0)}}, last{{lane, Expr(cols - 1)}};
+  Expr all;
+  for (const Expr &cond : sc.conds) {
+    std::vector<Expr> cs;
+    conjuncts(cond, cs);
+    // Only a select on the indices alone (a padded copy's bounds) decides
+    // the interior; one on the data (a Clip fused into the copy) stays.
+    bool onIndices = true;
+    for (const Expr &c : cs)
+      onIndices &= nonNegativeForm(c, ranges).defined();
+    if (!onIndices)
+      continue;
+    for (const Expr &c : cs) {
+      Expr d = nonNegativeForm(c, ranges);
+      // Affine in the lane: its step to the next lane does not depend on
+      // the lane (so it is monotone, and holds between the ends).
+      Expr step = simplify(substitute(d, next) - d, ranges);
+      if (usesVar(step, lv))
+        return Expr();
+      if (!usesVar(d, lv)) {
+        all = logicalAnd(all, cmp(BinOp::GE, d, Expr(0)));
+        continue;
+      }
+      all = logicalAnd(all, cmp(BinOp::GE, simplify(substitute(d, first), ranges),
+                                Expr(0)));
+      all = logicalAnd(all, cmp(BinOp::GE, simplify(substitute(d, last), ranges),
+                                Expr(0)));
+    }
+  }
+  return all; // undefined when no select is on the indices alone
+}
+
+Expr assumeRowInterior(const Expr &value, const RangeEnv &ranges) {
+  SelectConditions sc;
+  sc.visit(value);
+  std::vector<Expr> facts;
+  for (const Expr &cond : sc.conds) {
+    std::vector<Expr> cs;
+    conjuncts(cond, cs);
+    for (const Expr &c : cs)
+      if (Expr d = nonNegativeForm(c, ranges); d.defined())
+        facts.push_back(d);
+  }
+  return AssumeInterior(std::move(facts), ranges).mutate(value);
+}
+
+} // namespace aotc
