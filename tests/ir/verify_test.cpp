@@ -133,6 +133,32 @@ TEST(Verify, VectorLoadsAreProvenInEveryLane) {
   EXPECT_FALSE(f.verify(wide).isOk());
 }
 
+TEST(Verify, VectorSelectsCheckBothArmsWithoutTheCondition) {
+  Fixture f;
+  // A float comparison of vectors selects lane by lane (a vector Clip): both
+  // arms are evaluated, so a condition proves nothing about their loads.
+  Expr v = VectorLoad::make(f32, "c", {Expr(0)}, 4);
+  Expr zero = Broadcast::make(FloatImm::make(0.0), 4);
+  Expr relu = Select::make(Binary::make(BinOp::LT, v, zero), zero, v);
+  EXPECT_EQ(relu.lanes(), 4);
+  Expr acc = Var::make("acc", f32, 4);
+  auto storing = [&](const Expr &value) {
+    return LocalDecl::make(acc, value,
+                           Store::make("y", {f.i}, Lane::make(acc, 0)));
+  };
+  EXPECT_EQ(message(f.verify(storing(relu))), "ok");
+  // The arm past c's end (a load from 1 reads lane 3 at index 4) is an
+  // error even though a scalar select's condition could have guarded it.
+  Expr past = VectorLoad::make(f32, "c", {Expr(1)}, 4);
+  Expr guarded = Select::make(Binary::make(BinOp::LT, v, zero), past, v);
+  EXPECT_FALSE(f.verify(storing(guarded)).isOk());
+  // Integer vectors still have no comparisons.
+  EXPECT_DEATH_IF_SUPPORTED(
+      Binary::make(BinOp::LT, Broadcast::make(Expr(1), 4),
+                   Broadcast::make(Expr(2), 4)),
+      "lanes");
+}
+
 TEST(Verify, IndexChecksMakeDataIndicesSafe) {
   Fixture f;
   f.m.errors = {"bad index {value}"};
