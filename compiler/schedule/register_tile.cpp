@@ -178,7 +178,8 @@ bool isFloatSum(const ReductionNest &nest) {
   if (!nest.term || nest.accType != DType::Float32)
     return false;
   Expr acc = Var::make("acc", nest.accType), term = Var::make("t", nest.accType);
-  const Binary *b = nest.combine(acc, term).as<Binary>();
+  Expr sum = nest.combine(acc, term); // held: b points into it
+  const Binary *b = sum.as<Binary>();
   return b && b->op == BinOp::Add &&
          ((b->a.sameAs(acc) && b->b.sameAs(term)) ||
           (b->a.sameAs(term) && b->b.sameAs(acc)));
