@@ -322,6 +322,7 @@ aotc_status_t Container::init(const AotcModelDesc *desc,
                 "num_instances must be in [1, %u], got %u", kMaxInstances,
                 options.num_instances);
   AOTC_RT_RETURN_IF_ERROR(selectDevice(options.device, device_));
+  preferPrebuiltWorkGroups(device_);
 
   cl_int err = CL_SUCCESS;
   cl_context_properties properties[] = {

@@ -5,6 +5,7 @@
 #include <cctype>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 #include <vector>
 
 namespace aotc::rt {
@@ -75,6 +76,8 @@ void fillDetails(DeviceInfo &info) {
   info.fullName = info.platformName + " / " + info.deviceName;
   cl_device_type type = deviceValue<cl_device_type>(d, CL_DEVICE_TYPE);
   info.isCpu = (type & CL_DEVICE_TYPE_CPU) != 0;
+  info.isPocl =
+      info.platformName.find("Portable Computing Language") != std::string::npos;
   info.isGpu = (type & CL_DEVICE_TYPE_GPU) != 0;
   info.maxWorkGroupSize = deviceValue<size_t>(d, CL_DEVICE_MAX_WORK_GROUP_SIZE);
   if (info.maxWorkGroupSize == 0)
@@ -196,6 +199,17 @@ aotc_status_t selectDevice(const char *spec, DeviceInfo &out) {
   }
   out = *chosen;
   return AOTC_OK;
+}
+
+void preferPrebuiltWorkGroups(const DeviceInfo &device) {
+  if (!device.isPocl || !device.isCpu)
+    return;
+  static std::once_flag once;
+  std::call_once(once, [] {
+    // Not overwritten: a host that set it (to 1, keeping specialization)
+    // decides.
+    setenv("POCL_WORK_GROUP_SPECIALIZATION", "0", 0);
+  });
 }
 
 } // namespace aotc::rt

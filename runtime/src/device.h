@@ -15,6 +15,10 @@ struct DeviceInfo {
   cl_device_id device = nullptr;
   bool isCpu = false;
   bool isGpu = false;
+  /// PoCL (platform "Portable Computing Language"), whose CPU devices
+  /// compile work-group functions on a kernel's first launch unless told
+  /// otherwise (preferPrebuiltWorkGroups).
+  bool isPocl = false;
   std::string platformName;
   std::string platformVersion;
   std::string deviceName;
@@ -34,6 +38,13 @@ struct DeviceInfo {
 /// AOTC_ERROR_NOT_FOUND with the list of available devices if nothing
 /// matches.
 aotc_status_t selectDevice(const char *spec, DeviceInfo &out);
+
+/// On a PoCL CPU device: sets POCL_WORK_GROUP_SPECIALIZATION=0 once per
+/// process unless the host set it, so that launches run the work-group
+/// functions built with the program (the runtime fetches the program binary
+/// right after building it, which makes PoCL compile them then) instead of
+/// compiling a specialized one on each kernel's first launch.
+void preferPrebuiltWorkGroups(const DeviceInfo &device);
 
 } // namespace aotc::rt
 

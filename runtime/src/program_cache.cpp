@@ -337,9 +337,12 @@ aotc_status_t buildProgram(cl_context context, const DeviceInfo &device,
   out.program = program;
   out.fromCache = false;
 
-  if (!path.empty()) {
+  // The binary, for the cache; on PoCL's CPU device also without a cache,
+  // because asking for it is what compiles the work-group functions now
+  // rather than on each kernel's first launch (preferPrebuiltWorkGroups).
+  if (!path.empty() || (device.isPocl && device.isCpu)) {
     std::vector<unsigned char> binary;
-    if (programBinary(program, binary))
+    if (programBinary(program, binary) && !path.empty())
       writeEntry(dir, path, key, binary.data(), binary.size());
   }
   return AOTC_OK;

@@ -138,8 +138,15 @@ aotc_container_options_init(aotc_container_options_t *out_options);
 
 /* Loads the model of this .so onto a device: selects the device, uploads the
  * constants, builds the OpenCL program (or loads it from the binary cache)
- * and creates every kernel of every instance. Nothing is compiled later.
- * options may be null (defaults). On success *out_container owns everything
+ * and creates every kernel of every instance. Nothing is compiled later:
+ * on PoCL's CPU device the runtime sets POCL_WORK_GROUP_SPECIALIZATION=0 in
+ * the process environment (once, and only if the host has not set it), so
+ * that PoCL runs the work-group functions it builds with the program instead
+ * of compiling a specialized one on each kernel's first launch (BERT-base:
+ * 40 s of first run after a cold load). A host that keeps specialization
+ * sets the variable itself; one that reads the environment from other
+ * threads while it creates its first container sets it before starting
+ * them (setenv is not thread-safe). options may be null (defaults). On success *out_container owns everything
  * and must be released with aotc_container_delete; on failure it is set to
  * null. Errors: AOTC_ERROR_NOT_FOUND (no matching device; the message lists
  * the available ones), AOTC_ERROR_DEVICE_ERROR (the build log is in the
