@@ -143,8 +143,9 @@ aotc_container_options_init(aotc_container_options_t *out_options);
  * the process environment (once, and only if the host has not set it), so
  * that PoCL runs the work-group functions it builds with the program instead
  * of compiling a specialized one on each kernel's first launch (BERT-base:
- * 40 s of first run after a cold load). A host that keeps specialization
- * sets the variable itself; one that reads the environment from other
+ * 40 s of first run after a cold load; its steady runs are about 10% slower
+ * with the generic functions, docs/PERFORMANCE.md). A host that keeps
+ * specialization sets the variable to 1 itself; one that reads the environment from other
  * threads while it creates its first container sets it before starting
  * them (setenv is not thread-safe). options may be null (defaults). On success *out_container owns everything
  * and must be released with aotc_container_delete; on failure it is set to
