@@ -14,15 +14,6 @@ namespace {
 
 bool isIndexType(DType t) { return t == DType::Int64 || t == DType::Int32; }
 
-/// The Bool conjuncts of \p c: a && b && c -> {a, b, c}.
-void conjuncts(const Expr &c, std::vector<Expr> &out) {
-  if (const Binary *b = c.as<Binary>(); b && b->op == BinOp::And) {
-    conjuncts(b->a, out);
-    conjuncts(b->b, out);
-    return;
-  }
-  out.push_back(c);
-}
 
 /// The disjuncts of \p c: a || b -> {a, b} (a false disjunction makes each
 /// disjunct false).

@@ -759,4 +759,13 @@ bool usesVar(const Expr &e, const Var *var) {
   return false;
 }
 
+void conjuncts(const Expr &c, std::vector<Expr> &out) {
+  if (const Binary *b = c.as<Binary>(); b && b->op == BinOp::And) {
+    conjuncts(b->a, out);
+    conjuncts(b->b, out);
+    return;
+  }
+  out.push_back(c);
+}
+
 } // namespace aotc

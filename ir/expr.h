@@ -308,5 +308,7 @@ std::vector<Expr> freeVars(const Expr &e);
 bool usesVar(const Expr &e, const Var *var);
 /// True if \p e contains an IndexCheck (evaluating it may record an error).
 bool hasIndexCheck(const Expr &e);
+/// Appends the Bool conjuncts of \p c to \p out: a && b && c -> {a, b, c}.
+void conjuncts(const Expr &c, std::vector<Expr> &out);
 
 } // namespace aotc

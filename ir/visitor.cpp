@@ -276,4 +276,15 @@ Stmt substitute(const Stmt &s, const VarBindings &bindings) {
   return Substituter(bindings).mutate(s);
 }
 
+bool readsMemory(const Expr &e) {
+  struct Finder : IRVisitor {
+    bool found = false;
+    void visitLoad(const Load *) override { found = true; }
+    void visitVectorLoad(const VectorLoad *) override { found = true; }
+    void visitAccess(const Access *) override { found = true; }
+  } f;
+  f.visit(e);
+  return f.found;
+}
+
 } // namespace aotc

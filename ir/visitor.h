@@ -46,4 +46,7 @@ using VarBindings = std::vector<std::pair<Expr, Expr>>;
 Expr substitute(const Expr &e, const VarBindings &bindings);
 Stmt substitute(const Stmt &s, const VarBindings &bindings);
 
+/// True if \p e reads memory (a Load, VectorLoad or Access).
+bool readsMemory(const Expr &e);
+
 } // namespace aotc

@@ -68,17 +68,6 @@ std::string u64(uint64_t v) {
   return v > INT32_MAX ? s + "ULL" : s;
 }
 
-/// True if an expression reads memory (a Load or an Access).
-class MemoryReadFinder : public IRVisitor {
-public:
-  bool found = false;
-
-protected:
-  void visitLoad(const Load *) override { found = true; }
-  void visitVectorLoad(const VectorLoad *) override { found = true; }
-  void visitAccess(const Access *) override { found = true; }
-};
-
 class WrapperEmitter {
 public:
   WrapperEmitter(const LoopModule &m, const WrapperOptions &o)
@@ -145,9 +134,7 @@ Expected<std::string> WrapperEmitter::cxx(const Expr &e,
                                           std::set<int> &used) const {
   if (!e.defined())
     return makeError(what, " is undefined");
-  MemoryReadFinder reads;
-  reads.visit(e);
-  if (reads.found)
+  if (readsMemory(e))
     return makeError(what, " reads a buffer: ", printExpr(e));
   for (const Expr &v : freeVars(e)) {
     auto it = symbolIndex_.find(v.as<Var>()->id);

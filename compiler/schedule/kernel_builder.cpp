@@ -275,9 +275,6 @@ Expected<Kernel> buildKernel(const LoweredGraph &lg, const FusionPlan &plan,
     if (c.m >= rank || c.n >= rank)
       return makeError("--kernel-configs: kernel '", name, "' has ", rank,
                        " output dimensions; m = ", c.m, ", n = ", c.n);
-    if (c.n >= 0 && rank == 0)
-      return makeError("--kernel-configs: kernel '", name,
-                       "' has a scalar output and cannot be tiled");
     t.m = c.m;
     t.n = c.n;
     t.tm = c.tm;

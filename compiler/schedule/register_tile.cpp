@@ -298,6 +298,41 @@ Expr vectorizeLanes(const Expr &e, const Expr &lane, int lanes,
 /// combiner reads it more than once (a max compares it, tests it for NaN and
 /// picks it): computed once, and the condition then holds no load, so the
 /// printer need not guard it with && or || (which branch).
+/// The widest vector group (16, 8 or 4 lanes, at most \p limit) of the
+/// columns from \p c on, of \p cols; 1 (a scalar column) where none fits.
+int groupWidth(int64_t c, int64_t cols, int limit) {
+  for (int cand : {16, 8, 4})
+    if (cand <= limit && c + cand <= cols)
+      return cand;
+  return 1;
+}
+
+/// \p value stored at \p indices (both expressions of \p lane) as one
+/// vector of \p width lanes from lane 0: where the last index steps by one
+/// with the lane and the value vectorizes (vectorizeLanes, with \p vectors);
+/// else undefined.
+Stmt vectorStore(const std::string &buffer, const std::vector<Expr> &indices,
+                 const Expr &value, const Expr &lane, int width,
+                 const RangeEnv &ranges,
+                 const std::map<uint64_t, Expr> &vectors = {}) {
+  if (width < 2 || !isFloat(value.type()))
+    return Stmt();
+  RangeEnv env = ranges;
+  env.set(lane, Range{0, width - 2});
+  if (!stepsByOne(indices, lane, env))
+    return Stmt();
+  Expr v = vectorizeLanes(value, lane, width, ranges, vectors);
+  if (!v.defined())
+    return Stmt();
+  if (v.lanes() == 1)
+    v = Broadcast::make(v, width);
+  VarBindings first{{lane, Expr(0)}};
+  std::vector<Expr> base;
+  for (const Expr &i : indices)
+    base.push_back(simplify(substitute(i, first), ranges));
+  return Store::make(buffer, base, v);
+}
+
 Stmt accumulate(const ReductionNest &nest, const Expr &acc, const Expr &term) {
   if (term.as<Var>() || term.as<IntImm>() || term.as<FloatImm>())
     return LocalAssign::make(acc, nest.combine(acc, term));
@@ -600,30 +635,16 @@ Stmt registerTiledNest(const ReductionNest &nest, const RegisterTile &t) {
     int widest = std::max(4, std::min(16, t.vectorLanes));
     std::vector<Stmt> row;
     for (int64_t c0 = 0; c0 < cols;) {
-      int w = 1;
-      for (int cand : {16, 8, 4})
-        if (cand <= widest && c0 + cand <= cols) {
-          w = cand;
-          break;
-        }
+      int w = groupWidth(c0, cols, widest);
       Expr l = Var::make("lane");
       VarBindings at{{lane, Expr(c0) + l}};
       std::vector<Expr> indices;
       for (const Expr &i : st->indices)
         indices.push_back(substitute(i, at));
-      RangeEnv env = ranges;
-      env.set(l, Range{0, std::max(w - 2, 0)});
-      Expr v = w > 1 && isFloat(value.type()) && stepsByOne(indices, l, env)
-                   ? vectorizeLanes(substitute(value, at), l, w, ranges)
-                   : Expr();
-      if (v.defined()) {
-        if (v.lanes() == 1)
-          v = Broadcast::make(v, w);
-        VarBindings zero{{l, Expr(0)}};
-        std::vector<Expr> base;
-        for (const Expr &i : indices)
-          base.push_back(simplify(substitute(i, zero), ranges));
-        row.push_back(Store::make(st->buffer, base, v));
+      if (Stmt v = vectorStore(st->buffer, indices, substitute(value, at), l,
+                               w, ranges);
+          v.defined()) {
+        row.push_back(v);
       } else {
         for (int k = 0; k < w; ++k) {
           VarBindings one{{lane, Expr(c0 + k)}};
@@ -648,13 +669,7 @@ Stmt registerTiledNest(const ReductionNest &nest, const RegisterTile &t) {
     };
     std::vector<Group> groups;
     for (int64_t c = 0; c < cols;) {
-      int w = 1;
-      if (vectorSum)
-        for (int cand : {16, 8, 4})
-          if (cand <= t.vectorLanes && c + cand <= cols) {
-            w = cand;
-            break;
-          }
+      int w = vectorSum ? groupWidth(c, cols, t.vectorLanes) : 1;
       groups.push_back({c, w});
       c += w;
     }
@@ -730,26 +745,13 @@ Stmt registerTiledNest(const ReductionNest &nest, const RegisterTile &t) {
         f = l->body;
       }
       const Store *st = f.as<Store>();
-      if (!st || !isFloat(st->value.type()))
+      if (!st)
         return Stmt();
-      RangeEnv env = ranges;
-      env.set(lane, Range{0, g.width - 2});
       std::vector<Expr> indices;
       for (const Expr &i : st->indices)
         indices.push_back(substitute(i, lets));
-      if (!stepsByOne(indices, lane, env))
-        return Stmt();
-      Expr v = vectorizeLanes(substitute(st->value, lets), lane, g.width,
-                              ranges, {{x.as<Var>()->id, acc}});
-      if (!v.defined())
-        return Stmt();
-      if (v.lanes() == 1)
-        v = Broadcast::make(v, g.width);
-      VarBindings first{{lane, Expr(0)}};
-      std::vector<Expr> base;
-      for (const Expr &i : indices)
-        base.push_back(simplify(substitute(i, first), ranges));
-      return Store::make(st->buffer, base, v);
+      return vectorStore(st->buffer, indices, substitute(st->value, lets),
+                         lane, g.width, ranges, {{x.as<Var>()->id, acc}});
     };
     std::vector<Expr> accs;
     std::vector<std::pair<int64_t, Group>> accOf; // row, group

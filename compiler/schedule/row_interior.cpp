@@ -10,27 +10,6 @@ namespace aotc {
 
 namespace {
 
-/// The conjuncts of a condition (nested And).
-void conjuncts(const Expr &c, std::vector<Expr> &out) {
-  if (const Binary *b = c.as<Binary>(); b && b->op == BinOp::And) {
-    conjuncts(b->a, out);
-    conjuncts(b->b, out);
-    return;
-  }
-  out.push_back(c);
-}
-
-/// Whether \p e reads memory (a comparison of data, not of indices).
-bool readsMemory(const Expr &e) {
-  struct Finder : IRVisitor {
-    bool found = false;
-    void visitLoad(const Load *) override { found = true; }
-    void visitAccess(const Access *) override { found = true; }
-  } f;
-  f.visit(e);
-  return f.found;
-}
-
 /// A comparison of index expressions (int64, no loads) as d >= 0 (d
 /// simplified); undefined for anything else (a comparison of data, even
 /// integer data, is not an index bound).

@@ -3,9 +3,23 @@
 #include "compiler/tools/commands.h"
 
 #include <cstdio>
+#include <fstream>
 #include <iostream>
+#include <sstream>
 
 namespace aotc::cli {
+
+Expected<KernelConfigs> readKernelConfigs(const std::string &path) {
+  std::ifstream in(path);
+  if (!in)
+    return makeError("cannot read --kernel-configs '", path, "'");
+  std::stringstream text;
+  text << in.rdbuf();
+  auto configs = parseKernelConfigs(text.str());
+  if (!configs)
+    return makeError("'", path, "': ", configs.status().message());
+  return configs;
+}
 
 bool parseDimRange(const std::string &s, std::string &name, Range &r) {
   size_t eq = s.find('=');

@@ -47,11 +47,18 @@ template <typename T> T deviceValue(cl_device_id d, cl_device_info what) {
 struct Found {
   cl_device_id device = nullptr;
   std::string id; ///< cpu:N or gpu:N
+  bool isGpu = false;
 };
 
-/// Every device, numbered per family as `aotc devices` lists them.
-std::vector<Found> allDevices() {
-  std::vector<Found> out;
+struct Platform {
+  cl_platform_id platform = nullptr;
+  std::vector<Found> devices;
+};
+
+/// Every platform and its devices, the devices numbered per family over
+/// all platforms (what --device and --profile specs name).
+std::vector<Platform> allPlatforms() {
+  std::vector<Platform> out;
   cl_uint np = 0;
   if (clGetPlatformIDs(0, nullptr, &np) != CL_SUCCESS || np == 0)
     return out;
@@ -59,6 +66,7 @@ std::vector<Found> allDevices() {
   clGetPlatformIDs(np, platforms.data(), nullptr);
   int cpu = 0, gpu = 0;
   for (cl_platform_id p : platforms) {
+    out.push_back({p, {}});
     cl_uint nd = 0;
     if (clGetDeviceIDs(p, CL_DEVICE_TYPE_ALL, 0, nullptr, &nd) != CL_SUCCESS)
       continue;
@@ -67,10 +75,20 @@ std::vector<Found> allDevices() {
     for (cl_device_id d : devs) {
       bool isGpu = deviceValue<cl_device_type>(d, CL_DEVICE_TYPE) &
                    CL_DEVICE_TYPE_GPU;
-      out.push_back({d, isGpu ? "gpu:" + std::to_string(gpu++)
-                              : "cpu:" + std::to_string(cpu++)});
+      out.back().devices.push_back(
+          {d,
+           isGpu ? "gpu:" + std::to_string(gpu++)
+                 : "cpu:" + std::to_string(cpu++),
+           isGpu});
     }
   }
+  return out;
+}
+
+std::vector<Found> allDevices() {
+  std::vector<Found> out;
+  for (const Platform &p : allPlatforms())
+    out.insert(out.end(), p.devices.begin(), p.devices.end());
   return out;
 }
 
@@ -78,7 +96,7 @@ DeviceProfile profileOf(const Found &f) {
   cl_device_id d = f.device;
   DeviceProfile p;
   p.name = deviceString(d, CL_DEVICE_NAME);
-  bool isGpu = f.id.rfind("gpu", 0) == 0;
+  bool isGpu = f.isGpu;
   p.family = isGpu ? "gpu" : "cpu";
   p.vectorLanes = std::max<cl_uint>(
       1, deviceValue<cl_uint>(d, CL_DEVICE_PREFERRED_VECTOR_WIDTH_FLOAT));
@@ -146,31 +164,21 @@ int devicesCommand(const std::string &profileSpec) {
     std::printf("%s\n", deviceProfileJson(*p, true).c_str());
     return 0;
   }
-  cl_uint np = 0;
-  if (clGetPlatformIDs(0, nullptr, &np) != CL_SUCCESS || np == 0) {
+  std::vector<Platform> platforms = allPlatforms();
+  if (platforms.empty()) {
     std::printf("no OpenCL platform found (is an ICD installed? e.g. "
                 "pocl-opencl-icd)\n");
     return 1;
   }
-  std::vector<cl_platform_id> platforms(np);
-  clGetPlatformIDs(np, platforms.data(), nullptr);
-  int cpu = 0, gpu = 0;
-  for (cl_uint p = 0; p < np; ++p) {
-    std::printf("platform %u: %s (%s)\n", p,
-                platformString(platforms[p], CL_PLATFORM_NAME).c_str(),
-                platformString(platforms[p], CL_PLATFORM_VERSION).c_str());
-    cl_uint nd = 0;
-    if (clGetDeviceIDs(platforms[p], CL_DEVICE_TYPE_ALL, 0, nullptr, &nd) !=
-        CL_SUCCESS)
-      continue;
-    std::vector<cl_device_id> devs(nd);
-    clGetDeviceIDs(platforms[p], CL_DEVICE_TYPE_ALL, nd, devs.data(), nullptr);
-    for (cl_device_id d : devs) {
-      auto type = deviceValue<cl_device_type>(d, CL_DEVICE_TYPE);
-      bool isGpu = type & CL_DEVICE_TYPE_GPU;
-      std::string id = isGpu ? "gpu:" + std::to_string(gpu++)
-                             : "cpu:" + std::to_string(cpu++);
-      std::printf("  %s  %s\n", id.c_str(),
+  for (size_t p = 0; p < platforms.size(); ++p) {
+    cl_platform_id platform = platforms[p].platform;
+    std::printf("platform %zu: %s (%s)\n", p,
+                platformString(platform, CL_PLATFORM_NAME).c_str(),
+                platformString(platform, CL_PLATFORM_VERSION).c_str());
+    for (const Found &f : platforms[p].devices) {
+      cl_device_id d = f.device;
+      bool isGpu = f.isGpu;
+      std::printf("  %s  %s\n", f.id.c_str(),
                   deviceString(d, CL_DEVICE_NAME).c_str());
       std::printf(
           "      family %s, %u compute units, %llu MiB global, %llu KiB local, "

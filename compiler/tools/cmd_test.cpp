@@ -9,7 +9,6 @@
 #include <cstdio>
 #include <dirent.h>
 #include <fstream>
-#include <sstream>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -56,13 +55,9 @@ std::string runCase(const std::string &dir, const TestArgs &args,
     return "compile: " + profile.status().message();
   co.schedule.profile = *profile;
   if (!args.kernelConfigs.empty()) {
-    std::ifstream in(args.kernelConfigs);
-    std::stringstream text;
-    text << in.rdbuf();
-    auto configs = parseKernelConfigs(text.str());
-    if (!in || !configs)
-      return "compile: --kernel-configs '" + args.kernelConfigs +
-             "': " + (in ? configs.status().message() : "cannot read it");
+    auto configs = readKernelConfigs(args.kernelConfigs);
+    if (!configs)
+      return "compile: " + configs.status().message();
     co.schedule.kernelConfigs = *configs;
   }
   auto compiled = compileModel(co);

@@ -63,6 +63,9 @@ Expected<DeviceProfile> resolveDeviceProfile(const std::string &spec);
 int testCommand(const TestArgs &args);
 int benchCommand(const BenchArgs &args);
 
+/// Reads a --kernel-configs file; errors name the file.
+Expected<KernelConfigs> readKernelConfigs(const std::string &path);
+
 /// Parses NAME=MIN:MAX (or NAME=VALUE) into a range.
 bool parseDimRange(const std::string &s, std::string &name, Range &r);
 

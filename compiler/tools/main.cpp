@@ -5,8 +5,6 @@
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
-#include <fstream>
-#include <sstream>
 
 using namespace aotc;
 
@@ -177,18 +175,9 @@ int runCli(int argc, char **argv) {
     }
     copts.schedule.profile = *profile;
     if (!kernelConfigsPath.empty()) {
-      std::ifstream in(kernelConfigsPath);
-      if (!in) {
-        std::fprintf(stderr, "aotc: error: cannot read --kernel-configs '%s'\n",
-                     kernelConfigsPath.c_str());
-        return 2;
-      }
-      std::stringstream text;
-      text << in.rdbuf();
-      auto configs = parseKernelConfigs(text.str());
+      auto configs = cli::readKernelConfigs(kernelConfigsPath);
       if (!configs) {
-        std::fprintf(stderr, "aotc: error: '%s': %s\n",
-                     kernelConfigsPath.c_str(),
+        std::fprintf(stderr, "aotc: error: %s\n",
                      configs.status().message().c_str());
         return 2;
       }

@@ -138,20 +138,31 @@ aotc_container_options_init(aotc_container_options_t *out_options);
 
 /* Loads the model of this .so onto a device: selects the device, uploads the
  * constants, builds the OpenCL program (or loads it from the binary cache)
- * and creates every kernel of every instance. Nothing is compiled later:
- * on PoCL's CPU device the runtime sets POCL_WORK_GROUP_SPECIALIZATION=0 in
- * the process environment (once, and only if the host has not set it), so
- * that PoCL runs the work-group functions it builds with the program instead
- * of compiling a specialized one on each kernel's first launch (BERT-base:
+ * and creates every kernel of every instance. Nothing is compiled later.
+ *
+ * On PoCL's CPU device that takes one process-wide setting: the first
+ * container created on it sets POCL_WORK_GROUP_SPECIALIZATION=0 in the
+ * process environment unless the host has set the variable, so that PoCL
+ * runs the work-group functions it builds with the program instead of
+ * compiling a specialized one on each kernel's first launch (BERT-base:
  * 40 s of first run after a cold load; its steady runs are about 10% slower
  * with the generic functions, docs/PERFORMANCE.md). A host that keeps
- * specialization sets the variable to 1 itself; one that reads the environment from other
- * threads while it creates its first container sets it before starting
- * them (setenv is not thread-safe). options may be null (defaults). On success *out_container owns everything
- * and must be released with aotc_container_delete; on failure it is set to
- * null. Errors: AOTC_ERROR_NOT_FOUND (no matching device; the message lists
- * the available ones), AOTC_ERROR_DEVICE_ERROR (the build log is in the
- * message), AOTC_ERROR_OUT_OF_MEMORY, AOTC_ERROR_INVALID_ARGUMENT. */
+ * specialization sets the variable to 1 itself. The setting is made before
+ * the program is built and stays when the call then fails.
+ *
+ * Threads: any thread may call it, also concurrently (each container is
+ * independent; the environment is set once, under a once-flag). Because
+ * setenv is not thread-safe against getenv, a host whose other threads read
+ * the environment while it creates its first PoCL container sets the
+ * variable before starting them.
+ *
+ * Ownership: options (may be null: the defaults) and its strings are read
+ * during the call only. On success *out_container owns everything and must
+ * be released with aotc_container_delete; on failure it is set to null and
+ * nothing is left allocated. Errors: AOTC_ERROR_NOT_FOUND (no matching
+ * device; the message lists the available ones), AOTC_ERROR_DEVICE_ERROR
+ * (the build log is in the message), AOTC_ERROR_OUT_OF_MEMORY,
+ * AOTC_ERROR_INVALID_ARGUMENT. */
 AOTC_API aotc_status_t aotc_container_create(
     const aotc_container_options_t *options, aotc_container_t **out_container);
 
