@@ -92,8 +92,12 @@ for step in "${steps[@]}"; do
         -max_total_time="$seconds" -timeout=30 -rss_limit_mb=4096 \
         -print_final_stats=1 -artifact_prefix="$corpus/" "$corpus" 2>&1 |
         grep -E 'stat::number_of_executed_units|stat::peak_rss|ERROR|SUMMARY|Done' || true
-      if ls "$corpus"/crash-* "$corpus"/leak-* "$corpus"/timeout-* > /dev/null 2>&1; then
-        echo "error: fuzz_$t found a failure:"; ls "$corpus"/crash-* "$corpus"/leak-* "$corpus"/timeout-* 2>/dev/null
+      # Any artifact fails the run (ls of three globs fails when one of them
+      # matches nothing, which hid a lone timeout).
+      found=$(find "$corpus" -maxdepth 1 \( -name 'crash-*' -o -name 'leak-*' \
+        -o -name 'timeout-*' -o -name 'oom-*' \) -print)
+      if [ -n "$found" ]; then
+        echo "error: fuzz_$t found a failure:"; echo "$found"
         exit 1
       fi
       rm -rf "$corpus"

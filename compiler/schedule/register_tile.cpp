@@ -791,8 +791,10 @@ Stmt registerTiledNest(const ReductionNest &nest, const RegisterTile &t) {
               // acc + x * y as one fma per lane (PoCL does not contract a
               // multiply and an add on its own).
               // A term that does not depend on the column is broadcast.
-              auto widen = [&](const Expr &x) {
-                return x.lanes() == 1 ? Broadcast::make(x, g.width) : x;
+              // (clang 14 cannot capture a structured binding.)
+              const int width = g.width;
+              auto widen = [width](const Expr &x) {
+                return x.lanes() == 1 ? Broadcast::make(x, width) : x;
               };
               const Binary *mul = term.as<Binary>();
               Expr next =
