@@ -531,11 +531,14 @@ BoundsProver::Mono BoundsProver::monotonicity(const Expr &e, const Var *v) {
 
 Expr BoundsProver::inlineLets(const Expr &e) {
   Expr g = e;
+  bool changed = false;
   for (auto it = scope_.rbegin(); it != scope_.rend(); ++it)
     if (it->kind == Entry::Let && it->value.defined() &&
-        usesVar(g, it->var.as<Var>()))
+        usesVar(g, it->var.as<Var>())) {
       g = substitute(g, {{it->var, it->value}});
-  return simplify(g, env_);
+      changed = true;
+    }
+  return changed ? simplify(g, env_) : g;
 }
 
 Expr BoundsProver::minimizeOverLoops(const Expr &e) {
@@ -560,10 +563,17 @@ Expr BoundsProver::minimizeOverLoops(const Expr &e) {
 }
 
 bool BoundsProver::lowerEndNonNegative(const Expr &e) {
-  if (constNonNegative(e))
+  // e and what minimizeOverLoops returns are simplified already: their
+  // constant bounds are read directly (simplifying again is the prover's
+  // main cost).
+  auto boundsNonNegative = [&](const Expr &x) {
+    auto r = boundsOf(x, env_);
+    return r && r->min >= 0;
+  };
+  if (boundsNonNegative(e))
     return true;
   if (Expr m = minimizeOverLoops(inlineLets(e));
-      m.defined() && constNonNegative(m))
+      m.defined() && boundsNonNegative(m))
     return true;
   auto iv = interval(e);
   return iv && constNonNegative(iv->first);
@@ -575,9 +585,18 @@ bool BoundsProver::proveNonNegative(const Expr &e) {
     return true;
   // From a fact f >= 0: e = f + (e - f) >= 0 when e - f >= 0. (The facts
   // are copied: proving may push and pop scope entries.)
+  // A fact that shares no variable with e cannot cancel any of its terms:
+  // e - k * f is no easier than e itself, and it is not tried.
   std::vector<Expr> facts;
+  const std::vector<Expr> vars = freeVars(s);
+  auto sharesVar = [&](const Expr &f) {
+    for (const Expr &v : vars)
+      if (usesVar(f, v.as<Var>()))
+        return true;
+    return false;
+  };
   for (const Entry &f : scope_)
-    if (f.kind == Entry::Fact)
+    if (f.kind == Entry::Fact && sharesVar(f.fact))
       facts.push_back(f.fact);
   // And from a multiple of one: a tile of 8 outputs read at stride 2 is in
   // bounds by twice its tile check (16 * t + 14 < 2 * n from 8 * t + 8 <= n).

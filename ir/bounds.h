@@ -65,11 +65,12 @@ private:
   /// end of its range that minimizes e; undefined if e is not monotonic in
   /// one of them.
   Expr minimizeOverLoops(const Expr &e);
-  /// e with every let in scope replaced by its value.
+  /// e (simplified) with every let in scope replaced by its value.
   Expr inlineLets(const Expr &e);
   /// Rebuilds the constant ranges from the symbols and the scope.
   void rebuildEnv();
   void learnConstRange(const Entry &e);
+  /// A constant lower end >= 0 of \p e, which is simplified.
   bool lowerEndNonNegative(const Expr &e);
   bool constNonNegative(const Expr &e);
   /// Constant lower bound 1 on \p e from what is known (a constant, or a

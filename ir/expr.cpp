@@ -427,6 +427,28 @@ public:
       : d_(d), namer_(namer), keys_(keys) {}
 
   std::string print(const Expr &e) {
+    if (!keys_ || e.kind() == ExprKind::IntImm)
+      return printNode(e);
+    return key(e);
+  }
+
+  /// Keys are cached on the node: the simplifier asks for the same atoms'
+  /// keys over and over, and an atom's key contains its children's.
+  const std::string &key(const Expr &e) {
+    if (const std::string *k = e->key.load(std::memory_order_acquire))
+      return *k;
+    auto *fresh = new std::string(printNode(e));
+    const std::string *expected = nullptr;
+    if (!e->key.compare_exchange_strong(expected, fresh,
+                                        std::memory_order_acq_rel)) {
+      delete fresh;
+      return *expected;
+    }
+    return *fresh;
+  }
+
+private:
+  std::string printNode(const Expr &e) {
     switch (e.kind()) {
     case ExprKind::IntImm: {
       int64_t v = e.as<IntImm>()->value;
@@ -543,7 +565,6 @@ public:
     return "?";
   }
 
-private:
   std::string typeName(DType t) {
     if (d_ == PrintDialect::OpenCL)
       return dtypeCLName(t);
@@ -622,56 +643,62 @@ struct VarOrder {
   }
 };
 
-void collectVars(const Expr &e, std::set<Expr, VarOrder> &out) {
+/// True if \p pred holds for \p e or any expression inside it (a walk
+/// that allocates nothing: the bound prover asks this per scope entry).
+template <typename Pred> bool anySubExpr(const Expr &e, const Pred &pred) {
+  if (!e.defined())
+    return false;
+  if (pred(e))
+    return true;
+  auto any = [&](const std::vector<Expr> &es) {
+    for (const Expr &x : es)
+      if (anySubExpr(x, pred))
+        return true;
+    return false;
+  };
   switch (e.kind()) {
   case ExprKind::IntImm:
   case ExprKind::FloatImm:
-    return;
   case ExprKind::Var:
-    out.insert(e);
-    return;
+    return false;
   case ExprKind::Binary:
-    collectVars(e.as<Binary>()->a, out);
-    collectVars(e.as<Binary>()->b, out);
-    return;
+    return anySubExpr(e.as<Binary>()->a, pred) ||
+           anySubExpr(e.as<Binary>()->b, pred);
   case ExprKind::Not:
-    collectVars(e.as<Not>()->a, out);
-    return;
-  case ExprKind::Select:
-    collectVars(e.as<Select>()->cond, out);
-    collectVars(e.as<Select>()->trueValue, out);
-    collectVars(e.as<Select>()->falseValue, out);
-    return;
-  case ExprKind::Cast:
-    collectVars(e.as<Cast>()->value, out);
-    return;
-  case ExprKind::Call:
-    for (const Expr &a : e.as<Call>()->args)
-      collectVars(a, out);
-    return;
-  case ExprKind::Load:
-    for (const Expr &a : e.as<Load>()->indices)
-      collectVars(a, out);
-    return;
-  case ExprKind::Access:
-    for (const Expr &a : e.as<Access>()->indices)
-      collectVars(a, out);
-    return;
-  case ExprKind::IndexCheck:
-    collectVars(e.as<IndexCheck>()->value, out);
-    collectVars(e.as<IndexCheck>()->extent, out);
-    return;
-  case ExprKind::Broadcast:
-    collectVars(e.as<Broadcast>()->value, out);
-    return;
-  case ExprKind::VectorLoad:
-    for (const Expr &a : e.as<VectorLoad>()->indices)
-      collectVars(a, out);
-    return;
-  case ExprKind::Lane:
-    collectVars(e.as<Lane>()->vector, out);
-    return;
+    return anySubExpr(e.as<Not>()->a, pred);
+  case ExprKind::Select: {
+    auto *s = e.as<Select>();
+    return anySubExpr(s->cond, pred) || anySubExpr(s->trueValue, pred) ||
+           anySubExpr(s->falseValue, pred);
   }
+  case ExprKind::Cast:
+    return anySubExpr(e.as<Cast>()->value, pred);
+  case ExprKind::Call:
+    return any(e.as<Call>()->args);
+  case ExprKind::Load:
+    return any(e.as<Load>()->indices);
+  case ExprKind::Access:
+    return any(e.as<Access>()->indices);
+  case ExprKind::IndexCheck: {
+    auto *c = e.as<IndexCheck>();
+    return anySubExpr(c->value, pred) || anySubExpr(c->extent, pred);
+  }
+  case ExprKind::Broadcast:
+    return anySubExpr(e.as<Broadcast>()->value, pred);
+  case ExprKind::VectorLoad:
+    return any(e.as<VectorLoad>()->indices);
+  case ExprKind::Lane:
+    return anySubExpr(e.as<Lane>()->vector, pred);
+  }
+  return false;
+}
+
+void collectVars(const Expr &e, std::set<Expr, VarOrder> &out) {
+  anySubExpr(e, [&](const Expr &x) {
+    if (x.kind() == ExprKind::Var)
+      out.insert(x);
+    return false;
+  });
 }
 
 } // namespace
@@ -696,6 +723,10 @@ std::string exprKey(const Expr &e) {
   return Printer(PrintDialect::Text, nullptr, /*keys=*/true).print(e);
 }
 
+const std::string &exprKeyRef(const Expr &e) {
+  return Printer(PrintDialect::Text, nullptr, /*keys=*/true).key(e);
+}
+
 std::vector<Expr> freeVars(const Expr &e) {
   std::set<Expr, VarOrder> s;
   if (e.defined())
@@ -704,59 +735,15 @@ std::vector<Expr> freeVars(const Expr &e) {
 }
 
 bool hasIndexCheck(const Expr &e) {
-  if (!e.defined())
-    return false;
-  switch (e.kind()) {
-  case ExprKind::IntImm:
-  case ExprKind::FloatImm:
-  case ExprKind::Var:
-    return false;
-  case ExprKind::Binary:
-    return hasIndexCheck(e.as<Binary>()->a) || hasIndexCheck(e.as<Binary>()->b);
-  case ExprKind::Not:
-    return hasIndexCheck(e.as<Not>()->a);
-  case ExprKind::Select: {
-    auto *s = e.as<Select>();
-    return hasIndexCheck(s->cond) || hasIndexCheck(s->trueValue) ||
-           hasIndexCheck(s->falseValue);
-  }
-  case ExprKind::Cast:
-    return hasIndexCheck(e.as<Cast>()->value);
-  case ExprKind::Call:
-    for (const Expr &a : e.as<Call>()->args)
-      if (hasIndexCheck(a))
-        return true;
-    return false;
-  case ExprKind::Load:
-    for (const Expr &a : e.as<Load>()->indices)
-      if (hasIndexCheck(a))
-        return true;
-    return false;
-  case ExprKind::Access:
-    for (const Expr &a : e.as<Access>()->indices)
-      if (hasIndexCheck(a))
-        return true;
-    return false;
-  case ExprKind::IndexCheck:
-    return true;
-  case ExprKind::Broadcast:
-    return hasIndexCheck(e.as<Broadcast>()->value);
-  case ExprKind::VectorLoad:
-    for (const Expr &a : e.as<VectorLoad>()->indices)
-      if (hasIndexCheck(a))
-        return true;
-    return false;
-  case ExprKind::Lane:
-    return hasIndexCheck(e.as<Lane>()->vector);
-  }
-  return false;
+  return anySubExpr(
+      e, [](const Expr &x) { return x.kind() == ExprKind::IndexCheck; });
 }
 
 bool usesVar(const Expr &e, const Var *var) {
-  for (const Expr &v : freeVars(e))
-    if (v.as<Var>()->id == var->id)
-      return true;
-  return false;
+  return anySubExpr(e, [var](const Expr &x) {
+    const Var *v = x.as<Var>();
+    return v && v->id == var->id;
+  });
 }
 
 void conjuncts(const Expr &c, std::vector<Expr> &out) {

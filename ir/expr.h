@@ -10,6 +10,7 @@
 
 #include "ir/dtype.h"
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -98,7 +99,9 @@ private:
 
 struct ExprNode {
   ExprNode(ExprKind k, DType t, int l = 1) : kind(k), type(t), lanes(l) {}
-  virtual ~ExprNode() = default;
+  virtual ~ExprNode() { delete key.load(std::memory_order_relaxed); }
+  ExprNode(const ExprNode &) = delete;
+  ExprNode &operator=(const ExprNode &) = delete;
   const ExprKind kind;
   const DType type;
   /// Elements of the value: 1 for a scalar. Vectors exist only inside
@@ -106,6 +109,9 @@ struct ExprNode {
   /// and selects by a scalar condition on them; no comparison, cast or
   /// index is a vector.
   const int lanes;
+  /// exprKey's text, computed once per node (the simplifier keys its linear
+  /// terms by it). Set at most once, by whichever thread finishes first.
+  mutable std::atomic<const std::string *> key{nullptr};
 };
 
 struct IntImm : ExprNode {
@@ -301,6 +307,9 @@ std::string printExprs(const std::vector<Expr> &es,
 /// identity): equal keys mean structurally equal expressions. Sorting by keys
 /// orders terms deterministically (by name hints, then creation order).
 std::string exprKey(const Expr &e);
+/// exprKey without the copy: the text is cached on the node and lives as
+/// long as it. \p e must be defined.
+const std::string &exprKeyRef(const Expr &e);
 
 /// The Vars an expression reads, sorted by name hint, then creation order.
 std::vector<Expr> freeVars(const Expr &e);

@@ -150,14 +150,16 @@ std::optional<Range> boundsOfRaw(const Expr &e, const RangeEnv &env) {
   }
 }
 
-/// sum(coef * atom) + constant, terms keyed by the atom's printed text so the
-/// order is deterministic.
+/// sum(coef * atom) + constant, terms sorted by the atom's key (exprKey)
+/// so the order is deterministic. A sorted vector, not a map: linear forms
+/// are built and dropped by the million while proving bounds.
 struct Linear {
   struct Term {
     Expr atom;
     int64_t coef;
+    const std::string *key; // exprKeyRef(atom), alive as long as atom
   };
-  std::map<std::string, Term> terms;
+  std::vector<Term> terms;
   int64_t constant = 0;
   DType type = DType::Int64;
 
@@ -167,20 +169,22 @@ struct Linear {
     coef = scalar::wrapSigned(type, coef);
     if (coef == 0)
       return;
-    std::string key = exprKey(atom);
-    auto it = terms.find(key);
-    if (it == terms.end()) {
-      terms.emplace(key, Term{atom, coef});
+    const std::string &key = exprKeyRef(atom);
+    auto it = std::lower_bound(
+        terms.begin(), terms.end(), key,
+        [](const Term &t, const std::string &k) { return *t.key < k; });
+    if (it == terms.end() || *it->key != key) {
+      terms.insert(it, Term{atom, coef, &key});
       return;
     }
-    it->second.coef = scalar::add(type, it->second.coef, coef);
-    if (it->second.coef == 0)
+    it->coef = scalar::add(type, it->coef, coef);
+    if (it->coef == 0)
       terms.erase(it);
   }
   void add(const Linear &o, int64_t scale) {
     constant =
         scalar::add(type, constant, scalar::mul(type, o.constant, scale));
-    for (const auto &[k, t] : o.terms)
+    for (const Term &t : o.terms)
       addTerm(t.atom, scalar::mul(type, t.coef, scale));
   }
 };
@@ -308,7 +312,8 @@ private:
   /// Rewrites k*c*(x floordiv c) + k*(x mod c) -> k*x and
   /// k*c*((x floordiv c) mod m) + k*(x mod c) -> k*(x mod (c*m)).
   bool recombine(Linear &l) {
-    for (auto &[key, t] : l.terms) {
+    for (size_t i = 0; i < l.terms.size(); ++i) {
+      const Linear::Term &t = l.terms[i];
       const Binary *m = t.atom.as<Binary>();
       int64_t c;
       if (!m || m->op != BinOp::Mod || !m->b.isConst(c) || c <= 0)
@@ -316,18 +321,21 @@ private:
       // Held by value: the terms (and the nodes they own) are erased below.
       const Expr x = m->a;
       const int64_t k = t.coef;
-      for (auto &[key2, t2] : l.terms) {
-        if (key2 == key || t2.coef != k * c)
+      for (size_t j = 0; j < l.terms.size(); ++j) {
+        const Linear::Term &t2 = l.terms[j];
+        if (j == i || t2.coef != k * c)
           continue;
         const Binary *o = t2.atom.as<Binary>();
         if (!o)
           continue;
         int64_t c2;
+        auto eraseBoth = [&] {
+          l.terms.erase(l.terms.begin() + std::max(i, j));
+          l.terms.erase(l.terms.begin() + std::min(i, j));
+        };
         if (o->op == BinOp::FloorDiv && o->b.isConst(c2) && c2 == c &&
             structurallyEqual(o->a, x)) {
-          std::string k1 = key, k2 = key2;
-          l.terms.erase(k1);
-          l.terms.erase(k2);
+          eraseBoth();
           l.add(toLinear(x), k);
           return true;
         }
@@ -335,9 +343,7 @@ private:
         int64_t mm;
         if (fd && fd->op == BinOp::FloorDiv && fd->b.isConst(c2) && c2 == c &&
             o->b.isConst(mm) && structurallyEqual(fd->a, x)) {
-          std::string k1 = key, k2 = key2;
-          l.terms.erase(k1);
-          l.terms.erase(k2);
+          eraseBoth();
           l.addTerm(simplifyMod(x, IntImm::make(c * mm, x.type())), k);
           return true;
         }
@@ -354,7 +360,7 @@ private:
     auto termExpr = [&](const Linear::Term &term, int64_t coef) {
       return coef == 1 ? term.atom : IntImm::make(coef, t) * term.atom;
     };
-    for (const auto &[k, term] : l.terms) {
+    for (const Linear::Term &term : l.terms) {
       if (term.coef > 0) {
         Expr x = termExpr(term, term.coef);
         pos = pos.defined() ? Binary::make(BinOp::Add, pos, x) : x;
@@ -400,7 +406,7 @@ private:
       }
       Linear l = toLinear(a), q, r;
       q.type = r.type = a.type();
-      for (const auto &[k, t] : l.terms) {
+      for (const Linear::Term &t : l.terms) {
         if (t.coef % c == 0)
           q.addTerm(t.atom, t.coef / c);
         else
@@ -449,7 +455,7 @@ private:
         return IntImm::make(0, a.type());
       Linear l = toLinear(a), r;
       r.type = a.type();
-      for (const auto &[k, t] : l.terms) {
+      for (const Linear::Term &t : l.terms) {
         int64_t m = t.coef % c;
         if (m != 0)
           r.addTerm(t.atom, m);
@@ -492,7 +498,7 @@ private:
     Linear l = toLinear(a), q, r;
     q.type = r.type = a.type();
     bool any = false;
-    for (const auto &[k, t] : l.terms) {
+    for (const Linear::Term &t : l.terms) {
       const Binary *m = t.atom.as<Binary>();
       Expr other;
       if (t.atom.as<Var>() && t.atom.as<Var>()->id == s->id)
@@ -542,14 +548,55 @@ public:
   }
 
   Linear diff(const Expr &a, const Expr &b) {
-    Linear l = toLinear(simplify(a));
-    l.add(toLinear(simplify(b)), -1);
+    return diffSimplified(simplify(a), simplify(b));
+  }
+
+  /// a - b for simplified a and b.
+  Linear diffSimplified(const Expr &a, const Expr &b) {
+    Linear l = toLinear(a);
+    l.add(toLinear(b), -1);
     return l;
   }
 
 private:
+  /// Adds scale * e to \p l: sums and products by a literal are walked
+  /// without building their simplified forms, whose linear forms would be
+  /// taken apart again; everything else is simplified and added.
+  void addLinear(Linear &l, const Expr &e, int64_t scale) {
+    if (const Binary *b = e.as<Binary>(); b && isIntType(b->type)) {
+      int64_t c;
+      switch (b->op) {
+      case BinOp::Add:
+      case BinOp::Sub:
+        addLinear(l, b->a, scale);
+        addLinear(l, b->b,
+                  b->op == BinOp::Add ? scale : scalar::neg(l.type, scale));
+        return;
+      case BinOp::Mul:
+        if (b->a.isConst(c)) {
+          addLinear(l, b->b, scalar::mul(l.type, scale, c));
+          return;
+        }
+        if (b->b.isConst(c)) {
+          addLinear(l, b->a, scalar::mul(l.type, scale, c));
+          return;
+        }
+        break;
+      default:
+        break;
+      }
+    }
+    l.add(toLinear(simplify(e)), scale);
+  }
+
   Expr simplifyBinary(const Expr &e) {
     auto *b = e.as<Binary>();
+    if ((b->op == BinOp::Add || b->op == BinOp::Sub) && isIntType(b->type)) {
+      Linear l;
+      l.type = b->type;
+      addLinear(l, e, 1);
+      return fromLinear(l);
+    }
     Expr x = simplify(b->a), y = simplify(b->b);
     DType t = x.type();
     if (!isIntType(t) && t != DType::Bool)
@@ -580,13 +627,13 @@ private:
         Linear out;
         out.type = t;
         out.add(toLinear(atom), sum.constant);
-        for (const auto &[k, term] : sum.terms)
+        for (const Linear::Term &term : sum.terms)
           out.add(toLinear(simplifyBinary(
                       Binary::make(BinOp::Mul, term.atom, atom))),
                   term.coef);
         return fromLinear(out);
       }
-      if (exprKey(y) < exprKey(x))
+      if (exprKeyRef(y) < exprKeyRef(x))
         std::swap(x, y);
       return Binary::make(BinOp::Mul, x, y);
     }
@@ -597,7 +644,7 @@ private:
     case BinOp::Min:
     case BinOp::Max: {
       bool isMin = b->op == BinOp::Min;
-      auto d = boundsOf(fromLinear(diff(y, x)), env_);
+      auto d = boundsOf(fromLinear(diffSimplified(y, x)), env_);
       if (d && d->min >= 0)
         return isMin ? x : y; // x <= y
       if (d && d->max <= 0)
@@ -612,7 +659,7 @@ private:
     case BinOp::GE: {
       if (t == DType::Bool)
         return Binary::make(b->op, x, y);
-      auto d = boundsOf(fromLinear(diff(x, y)), env_); // x - y
+      auto d = boundsOf(fromLinear(diffSimplified(x, y)), env_); // x - y
       std::optional<bool> v;
       if (d) {
         switch (b->op) {

@@ -47,6 +47,47 @@ TEST(Simplify, VariablesAreObjectsNotNames) {
   EXPECT_NE(exprKey(x1), exprKey(x2));
 }
 
+TEST(Simplify, KeysAreCachedPerNodeAndStructural) {
+  Expr x = Var::make("x"), y = Var::make("y");
+  Expr a = floorDiv(x * 3 + y, Expr(4)), b = floorDiv(x * 3 + y, Expr(4));
+  // Computed once per node: the same text object on the second request.
+  const std::string &k = exprKeyRef(a);
+  EXPECT_EQ(&k, &exprKeyRef(a));
+  // Distinct nodes of the same structure have equal keys, others differ.
+  EXPECT_NE(&k, &exprKeyRef(b));
+  EXPECT_EQ(k, exprKeyRef(b));
+  EXPECT_EQ(k, exprKey(a));
+  EXPECT_NE(k, exprKeyRef(floorDiv(x * 3 + y, Expr(5))));
+  EXPECT_NE(k, exprKeyRef(floorDiv(Var::make("x") * 3 + y, Expr(4))));
+}
+
+TEST(Simplify, NestedSumsFlattenInOnePass) {
+  // A sum of sums, differences and literal multiples of sums: one linear
+  // form, like terms combined, whatever the nesting.
+  Expr x = v("x"), y = v("y"), z = v("z");
+  check(((x + y) - (y - z)) * 2 + (z + x) * 3 - (x * 5 + z), "(4 * z)");
+  check((x + 1) * 4 - ((x + 2) * 2 + (x * 2 - 1)), "1");
+  check(((x - y) + (y - z)) + ((z - x) + 7), "7");
+}
+
+TEST(Simplify, UsesVarAndIndexChecksLookEverywhere) {
+  Expr x = Var::make("x"), y = Var::make("y");
+  const Var *xv = x.as<Var>();
+  EXPECT_TRUE(usesVar(x, xv));
+  EXPECT_FALSE(usesVar(y, xv));
+  EXPECT_TRUE(usesVar(Select::make(cmp(BinOp::LT, y, Expr(3)), y, x + 1), xv));
+  EXPECT_TRUE(usesVar(Cast::make(DType::Int32, minExpr(y, x * 2)), xv));
+  EXPECT_FALSE(usesVar(Cast::make(DType::Int32, minExpr(y, y * 2)), xv));
+  Expr check = IndexCheck::make(y, x, 1, false);
+  EXPECT_TRUE(usesVar(check, xv));
+  EXPECT_TRUE(hasIndexCheck(y + check * 2));
+  EXPECT_FALSE(hasIndexCheck(y + x * 2));
+  std::vector<Expr> vars = freeVars(x * y + floorDiv(y, Expr(3)));
+  ASSERT_EQ(vars.size(), 2u);
+  EXPECT_TRUE(vars[0].sameAs(x));
+  EXPECT_TRUE(vars[1].sameAs(y));
+}
+
 TEST(Simplify, ConstantsAndIdentities) {
   check(Expr(3) + Expr(4), "7");
   check(v("x") + 0, "x");
