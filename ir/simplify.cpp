@@ -780,8 +780,13 @@ protected:
         return mutate(op->thenCase);
       return op->elseCase.defined() ? mutate(op->elseCase) : Block::make({});
     }
+    RangeEnv saved = env_;
+    learn(c, true);
     Stmt t = mutate(op->thenCase);
+    env_ = saved;
+    learn(c, false);
     Stmt e = op->elseCase.defined() ? mutate(op->elseCase) : Stmt();
+    env_ = saved;
     if (c.sameAs(op->cond) && t.sameAs(op->thenCase) &&
         (!e.defined() || e.sameAs(op->elseCase)))
       return self;
@@ -790,6 +795,74 @@ protected:
 
 private:
   Expr run(const Expr &e) { return Simplifier(env_).simplify(e); }
+
+  /// Narrows the range of a variable that \p cond (known to be \p holds)
+  /// bounds on its own: inside `if (6 * t + 6 <= 128)`, t <= 20 (a
+  /// register tile's full-tile branch, whose index arithmetic then loses
+  /// its wrap-arounds).
+  void learn(const Expr &cond, bool holds) {
+    if (const Not *n = cond.as<Not>())
+      return learn(n->a, !holds);
+    const Binary *b = cond.as<Binary>();
+    if (!b)
+      return;
+    if ((b->op == BinOp::And && holds) || (b->op == BinOp::Or && !holds)) {
+      learn(b->a, holds);
+      learn(b->b, holds);
+      return;
+    }
+    if (!isComparison(b->op) || b->a.type() != DType::Int64)
+      return;
+    BinOp op = b->op;
+    if (!holds) {
+      switch (op) {
+      case BinOp::LT: op = BinOp::GE; break;
+      case BinOp::LE: op = BinOp::GT; break;
+      case BinOp::GT: op = BinOp::LE; break;
+      case BinOp::GE: op = BinOp::LT; break;
+      case BinOp::EQ: op = BinOp::NE; break;
+      default: op = BinOp::EQ; break;
+      }
+    }
+    Simplifier s(env_);
+    // Each d with d >= 0.
+    auto atLeast = [&](const Expr &x, const Expr &y, int64_t slack) {
+      Linear d = s.diff(x, y); // x - y - slack >= 0
+      d.constant -= slack;
+      bound(d);
+    };
+    switch (op) {
+    case BinOp::LE: atLeast(b->b, b->a, 0); break;
+    case BinOp::LT: atLeast(b->b, b->a, 1); break;
+    case BinOp::GE: atLeast(b->a, b->b, 0); break;
+    case BinOp::GT: atLeast(b->a, b->b, 1); break;
+    case BinOp::EQ:
+      atLeast(b->b, b->a, 0);
+      atLeast(b->a, b->b, 0);
+      break;
+    default:
+      break;
+    }
+  }
+
+  /// From a * v + c >= 0, with v a variable of known range.
+  void bound(const Linear &d) {
+    if (d.terms.size() != 1 || d.type != DType::Int64)
+      return;
+    const Var *v = d.terms[0].atom.as<Var>();
+    const int64_t a = d.terms[0].coef, c = d.constant;
+    const Range *r = v ? env_.find(v) : nullptr;
+    if (!r || a == 0 || c == INT64_MIN)
+      return;
+    Range n = *r;
+    if (a > 0)
+      n.min = std::max(n.min, -floorDivInt(c, a)); // v >= ceil(-c / a)
+    else if (a != INT64_MIN)
+      n.max = std::min(n.max, floorDivInt(c, -a)); // v <= floor(c / -a)
+    if (n.min <= n.max)
+      env_.set(v, n);
+  }
+
   RangeEnv env_;
 };
 
@@ -801,6 +874,17 @@ Expr simplify(const Expr &e, const RangeEnv &env) {
 
 Stmt simplify(const Stmt &s, const RangeEnv &env) {
   return StmtSimplifier(env).mutate(s);
+}
+
+bool stepsByOne(const std::vector<Expr> &indices, const Expr &var,
+                const RangeEnv &env) {
+  VarBindings next{{var, var + Expr(1)}};
+  for (size_t k = 0; k < indices.size(); ++k) {
+    Expr step = simplify(substitute(indices[k], next) - indices[k], env);
+    if (!step.isConstValue(k + 1 == indices.size() ? 1 : 0))
+      return false;
+  }
+  return true;
 }
 
 bool proveLE(const Expr &a, const Expr &b, const RangeEnv &env) {

@@ -52,6 +52,11 @@ Expr simplify(const Expr &e, const RangeEnv &env = RangeEnv());
 /// Simplifies every expression of a statement, learning loop ranges.
 Stmt simplify(const Stmt &s, const RangeEnv &env = RangeEnv());
 
+/// True if the last of \p indices steps by one and the others stay when
+/// \p var steps by one, for \p var in \p env (a contiguous read along var).
+bool stepsByOne(const std::vector<Expr> &indices, const Expr &var,
+                const RangeEnv &env);
+
 /// True if a <= b holds for every value in range (conservative: false when
 /// unknown).
 bool proveLE(const Expr &a, const Expr &b, const RangeEnv &env = RangeEnv());

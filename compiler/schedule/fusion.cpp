@@ -2,7 +2,9 @@
 /// Fusion decisions: which defs get a buffer, which are inlined into their
 /// consumers, and which reductions run inside their consumer's kernel.
 ///
-/// Rules (after Inductor's): views are always inlined (pure index math);
+/// Rules (after Inductor's): views are inlined (pure index math), except
+/// one that a contraction reads along its N but that reads its source with
+/// a stride there (layoutForContraction);
 /// pointwise defs are inlined unless they are outputs, feed a contraction
 /// (which would recompute them per read), have more than two consumers, or
 /// grow too large when inlined; reductions are materialized, except that a
@@ -102,6 +104,75 @@ bool readsAtIdentity(const LoweredGraph &lg, const Expr &e, int r,
 
 constexpr int kMaxInlineSize = 400;
 
+/// True if view \p v should get its own buffer in its own layout for the
+/// contraction that reads it: the contraction reads v's last dimension
+/// along its own last output dimension (its N: v is a B operand that the
+/// register tile wants contiguous along N), but v's inlined body reads its
+/// source with a stride along that dimension (attention's K^T, a Transpose
+/// of the key projection: without a copy the tile stays scalar). The copy
+/// is one read and write of v; the tile rereads it per row of outputs.
+bool layoutForContraction(const LoweredGraph &lg, const FusionPlan &plan,
+                          int v, const std::vector<int> &consumers) {
+  const TensorDef &vd = lg.defs[v];
+  if (vd.rank() < 2)
+    return false;
+  bool readAlongN = false;
+  for (int c : consumers) {
+    const TensorDef &cd = lg.defs[c];
+    if (cd.kind != TensorDef::Kind::Reduction || !cd.rereadsInputs ||
+        cd.rank() < 1)
+      return false;
+    const Expr nvar = lg.vars.idx(cd.rank() - 1);
+    struct Reads : IRVisitor {
+      int v;
+      Expr nvar;
+      bool any = false, alongN = true;
+      void visitAccess(const Access *op) override {
+        if (op->tensor == v) {
+          any = true;
+          alongN &= !op->indices.empty() &&
+                    structurallyEqual(op->indices.back(), nvar);
+        }
+        IRVisitor::visitAccess(op);
+      }
+    } reads;
+    reads.v = v;
+    reads.nvar = nvar;
+    reads.visit(cd.body);
+    if (!reads.any || !reads.alongN)
+      return false;
+    readAlongN = true;
+  }
+  if (!readAlongN)
+    return false;
+  // The last index ranges over the elements that have a next one.
+  RangeEnv env = lg.env;
+  for (int k = 0; k < vd.rank(); ++k) {
+    int64_t end = k + 1 == vd.rank() ? 2 : 1;
+    if (auto b = boundsOf(vd.shape[k], lg.env); b && b->max >= end)
+      env.set(lg.vars.idx(k), Range{0, b->max - end});
+  }
+  const Expr last = lg.vars.idx(vd.rank() - 1);
+  // Constants are left alone: their layout for the tile is chosen at
+  // compile time (pack_weights.h: a panel view reads a packed copy).
+  struct Strided : IRVisitor {
+    const LoweredGraph *lg;
+    const Expr *last;
+    const RangeEnv *env;
+    bool strided = false;
+    void visitAccess(const Access *op) override {
+      if (lg->defs[op->tensor].kind != TensorDef::Kind::Constant)
+        strided |= !stepsByOne(op->indices, *last, *env);
+      IRVisitor::visitAccess(op);
+    }
+  } s;
+  s.lg = &lg;
+  s.last = &last;
+  s.env = &env;
+  s.visit(inlineProducers(lg, plan, vd.body));
+  return s.strided;
+}
+
 } // namespace
 
 void separateOutputs(LoweredGraph &lg) {
@@ -192,12 +263,15 @@ FusionPlan planFusion(const LoweredGraph &lg) {
       plan.decisions[d] = Decision::Materialize;
       continue;
     }
-    if (def.isView) {
-      plan.decisions[d] = Decision::Inline;
-      continue;
-    }
     std::vector<int> eff;
     effective(static_cast<int>(d), eff);
+    if (def.isView) {
+      plan.decisions[d] =
+          layoutForContraction(lg, plan, static_cast<int>(d), consumers[d])
+              ? Decision::Materialize
+              : Decision::Inline;
+      continue;
+    }
     bool feedsContraction = false;
     for (int c : eff)
       feedsContraction |= lg.defs[c].kind == TensorDef::Kind::Reduction &&

@@ -3,6 +3,7 @@
 /// output's elements, producers inlined, accesses to buffers turned into flat
 /// Loads, and for reductions an accumulator over serial reduction loops.
 #include "compiler/schedule/schedule.h"
+#include "compiler/schedule/split_div_loops.h"
 
 #include "ir/visitor.h"
 
@@ -350,6 +351,7 @@ Expected<Kernel> buildKernel(const LoweredGraph &lg, const FusionPlan &plan,
     }
   }
   s = simplify(s, lg.env);
+  s = splitDivModLoops(s, lg.env);
 
   Kernel k;
   k.name = name;

@@ -44,19 +44,6 @@ struct Operand {
   bool m = false, n = false, contiguous = false, panel = false;
 };
 
-/// True if the last index of \p indices steps by one and the others stay
-/// when \p var steps by one, for \p var in \p env.
-bool stepsByOne(const std::vector<Expr> &indices, const Expr &var,
-                const RangeEnv &env) {
-  VarBindings next{{var, var + Expr(1)}};
-  for (size_t k = 0; k < indices.size(); ++k) {
-    Expr step = simplify(substitute(indices[k], next) - indices[k], env);
-    if (!step.isConstValue(k + 1 == indices.size() ? 1 : 0))
-      return false;
-  }
-  return true;
-}
-
 /// The loads of \p e, classified against output dimensions \p m and \p n
 /// (m = -1: none) of the index variables \p idx, for vectors of \p lanes.
 std::vector<Operand> classifyLoads(const Expr &e, const std::vector<Expr> &idx,

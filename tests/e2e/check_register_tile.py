@@ -116,6 +116,25 @@ def cases():
                     [("x", f32, ["n", c, hw, hw]), ("w", f32, [co, c // group, kk, kk]), ("bias", f32, [co])],
                     f32, ["n", co, ho, ho],
                     [{"x": [n, c, hw, hw], "w": [co, c // group, kk, kk], "bias": [co]} for n in (1, 2)], True))
+    # Attention's QK^T: K transposed by a view that reads its source with a
+    # stride along the product's N; the scheduler gives that view its own
+    # buffer (fusion.cpp, layoutForContraction) so that the tile reads it
+    # contiguously. Then the output projection's A, read through a
+    # Transpose and a Flatten at `r floordiv 8`, `r mod 8`: its reduction
+    # loop is split by 8 (compiler/schedule/split_div_loops.h).
+    for s in (13, 32):
+        out.append((f"attn_scores_s{s}",
+                    [helper.make_node("Transpose", ["q"], ["qh"], perm=[0, 2, 1, 3]),
+                     helper.make_node("Transpose", ["k"], ["kt"], perm=[0, 2, 3, 1]),
+                     helper.make_node("MatMul", ["qh", "kt"], ["y"])],
+                    [("q", f32, ["n", s, 2, 8]), ("k", f32, ["n", s, 2, 8])], f32, ["n", 2, s, s],
+                    [{"q": [n, s, 2, 8], "k": [n, s, 2, 8]} for n in (1, 3)], True))
+    out.append(("attn_proj_flatten",
+                [helper.make_node("Transpose", ["ctx"], ["t"], perm=[0, 2, 1, 3]),
+                 helper.make_node("Flatten", ["t"], ["a"], axis=2),
+                 helper.make_node("MatMul", ["a", "w"], ["y"])],
+                [("ctx", f32, [2, 3, 13, 8]), ("w", f32, [24, 40])], f32, [26, 40],
+                [{"ctx": [2, 3, 13, 8], "w": [24, 40]}], True))
     # Constant weights, packed at compile time (compiler/passes/pack_weights.h)
     # so that the tile runs along output channels: convolutions of every
     # shape class above, and Gemm with transB = 1.
@@ -235,6 +254,11 @@ def main():
             want_vectors = out_dtype == np.float32 and name not in SCALAR_F32
             if ("f32x" in vec.stdout) != want_vectors:
                 failures.append(f"{name}: expected {'vector' if want_vectors else 'scalar'} accumulators")
+            if name.startswith("attn_scores") and "kernel k0_kt(" not in loop.stdout:
+                failures.append(f"{name}: K^T was not given its own buffer")
+            if name == "attn_proj_flatten":
+                if "for r0o in [0, 0 + 3)" not in loop.stdout or "floordiv 8" in loop.stdout:
+                    failures.append(f"{name}: the reduction loop was not split by 8")
             dirs.append(case)
         for lanes in ("generic-avx2", "generic-avx512"):
             res = subprocess.run([aotc, "test", "-v", "--device-profile", lanes, *dirs],

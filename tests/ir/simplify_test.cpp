@@ -1,6 +1,7 @@
 // Unit tests for the symbolic simplifier: check(input, expected) pairs in the
 // Halide style, plus range-based proofs and evaluation.
 #include "ir/simplify.h"
+#include "ir/stmt.h"
 
 #include <gtest/gtest.h>
 
@@ -168,3 +169,36 @@ TEST(Simplify, RecombineOwnsItsOperands) {
 }
 
 } // namespace
+
+TEST(Simplify, BranchConditionsNarrowTheirVariable) {
+  // A register tile's full-tile branch: inside `6 * t + 6 <= 128`, t <= 20,
+  // so its rows' wrap-around `(6 * t + 2) mod 128` is `6 * t + 2`; outside
+  // (t = 21 here) the remainder stays.
+  Expr t = Var::make("t");
+  Expr row = mod(Expr(6) * t + Expr(2), Expr(128));
+  Stmt s = For::make(
+      t, Expr(0), Expr(22), ForKind::Serial, 0,
+      IfThenElse::make(cmp(BinOp::LE, Expr(6) * t + Expr(6), Expr(128)),
+                       Store::make("a", {row}, Expr(1)),
+                       Store::make("b", {row}, Expr(2))));
+  std::string text = printStmt(simplify(s));
+  EXPECT_NE(text.find("a[((6 * t) + 2)]"), std::string::npos) << text;
+  EXPECT_NE(text.find("b[(((6 * t) + 2) mod 128)]"), std::string::npos)
+      << text;
+  // Negated and conjoined conditions narrow too; an unrelated one does not.
+  Expr u = Var::make("u");
+  Stmt s2 = For::make(
+      t, Expr(0), Expr(22), ForKind::Serial, 0,
+      For::make(u, Expr(0), Expr(4), ForKind::Serial, 0,
+                IfThenElse::make(
+                    Not::make(logicalAnd(
+                        cmp(BinOp::GT, Expr(6) * t, Expr(120)),
+                        cmp(BinOp::LT, u, Expr(2)))),
+                    Store::make("c", {row}, Expr(3)),
+                    Store::make("d", {row, mod(u + Expr(2), Expr(4))},
+                                Expr(4)))));
+  text = printStmt(simplify(s2));
+  EXPECT_NE(text.find("c[(((6 * t) + 2) mod 128)]"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find(", (u + 2)] = 4"), std::string::npos) << text;
+}
