@@ -29,7 +29,6 @@ Usage: check_register_tile.py AOTC    (prints "register tile ok")
 """
 import json
 import os
-import subprocess
 import sys
 import tempfile
 
@@ -178,8 +177,8 @@ def check_config_variants(aotc, dirs, env, tmp, rng):
     for case in dirs:
         model = os.path.join(case, "model.onnx")
         name = os.path.basename(case)
-        res = subprocess.run([aotc, "compile", model, "--emit=kernel-configs"],
-                             capture_output=True, text=True, env=env)
+        res = run_fuzz.run_tool([aotc, "compile", model, "--emit=kernel-configs"],
+                             env=env)
         if res.returncode != 0:
             failures.append(f"{name}: --emit=kernel-configs failed: {res.stderr.strip()}")
             continue
@@ -192,15 +191,15 @@ def check_config_variants(aotc, dirs, env, tmp, rng):
                 path = os.path.join(tmp, "configs.json")
                 with open(path, "w") as f:
                     json.dump({"kernels": {kernel: v}}, f)
-                got = subprocess.run([aotc, "compile", model, "--emit=kernel-configs",
+                got = run_fuzz.run_tool([aotc, "compile", model, "--emit=kernel-configs",
                                       "--kernel-configs", path],
-                                     capture_output=True, text=True, env=env)
+                                     env=env)
                 if got.returncode != 0 or json.loads(got.stdout)["kernels"][kernel] != v:
                     failures.append(f"{name}: {kernel} {v} not compiled as given: "
                                     f"{got.stdout.strip() or got.stderr.strip()}")
                     continue
-                res = subprocess.run([aotc, "test", "--kernel-configs", path, case],
-                                     capture_output=True, text=True, env=env)
+                res = run_fuzz.run_tool([aotc, "test", "--kernel-configs", path, case],
+                                     env=env)
                 runs += 1
                 if res.returncode != 0:
                     failures.append(f"{name}: {kernel} {v}: {res.stdout.strip()} {res.stderr.strip()}")
@@ -240,17 +239,17 @@ def main():
                 else:
                     os.rename(os.path.join(case, "test_data_set_0"), os.path.join(case, "set_keep"))
             os.rename(os.path.join(case, "set_keep"), os.path.join(case, "test_data_set_0"))
-            loop = subprocess.run([aotc, "compile", os.path.join(case, "model.onnx"), "--emit=loop"],
-                                  capture_output=True, text=True, env=env)
+            loop = run_fuzz.run_tool([aotc, "compile", os.path.join(case, "model.onnx"), "--emit=loop"],
+                                  env=env)
             if loop.returncode != 0:
                 failures.append(f"{name}: compile failed: {loop.stderr.strip()}")
                 continue
             has_tiles = " t" in "".join(l for l in loop.stdout.splitlines() if "parallel<0> t" in l)
             if tiled and not has_tiles:
                 failures.append(f"{name}: the contraction was not register tiled")
-            vec = subprocess.run([aotc, "compile", os.path.join(case, "model.onnx"), "--emit=loop",
+            vec = run_fuzz.run_tool([aotc, "compile", os.path.join(case, "model.onnx"), "--emit=loop",
                                   "--device-profile", "generic-avx512"],
-                                 capture_output=True, text=True, env=env)
+                                 env=env)
             want_vectors = out_dtype == np.float32 and name not in SCALAR_F32
             if ("f32x" in vec.stdout) != want_vectors:
                 failures.append(f"{name}: expected {'vector' if want_vectors else 'scalar'} accumulators")
@@ -261,8 +260,8 @@ def main():
                     failures.append(f"{name}: the reduction loop was not split by 8")
             dirs.append(case)
         for lanes in ("generic-avx2", "generic-avx512"):
-            res = subprocess.run([aotc, "test", "-v", "--device-profile", lanes, *dirs],
-                                 capture_output=True, text=True, env=env)
+            res = run_fuzz.run_tool([aotc, "test", "-v", "--device-profile", lanes, *dirs],
+                                 env=env)
             print(f"lanes {lanes}:", res.stdout.strip().splitlines()[-1] if res.stdout.strip() else res.stderr)
             for line in res.stdout.splitlines():
                 if line.startswith("FAIL"):
