@@ -15,17 +15,6 @@ namespace {
 bool isIndexType(DType t) { return t == DType::Int64 || t == DType::Int32; }
 
 
-/// The disjuncts of \p c: a || b -> {a, b} (a false disjunction makes each
-/// disjunct false).
-void disjuncts(const Expr &c, std::vector<Expr> &out) {
-  if (const Binary *b = c.as<Binary>(); b && b->op == BinOp::Or) {
-    disjuncts(b->a, out);
-    disjuncts(b->b, out);
-    return;
-  }
-  out.push_back(c);
-}
-
 /// `a op b` (op a comparison, holding as \p holds) as facts f >= 0.
 void comparisonFacts(BinOp op, const Expr &a, const Expr &b, bool holds,
                      std::vector<Expr> &out) {

@@ -746,13 +746,26 @@ bool usesVar(const Expr &e, const Var *var) {
   });
 }
 
-void conjuncts(const Expr &c, std::vector<Expr> &out) {
-  if (const Binary *b = c.as<Binary>(); b && b->op == BinOp::And) {
-    conjuncts(b->a, out);
-    conjuncts(b->b, out);
+namespace {
+
+/// The operands of a chain of \p op (And or Or), in order.
+void operandsOf(BinOp op, const Expr &c, std::vector<Expr> &out) {
+  if (const Binary *b = c.as<Binary>(); b && b->op == op) {
+    operandsOf(op, b->a, out);
+    operandsOf(op, b->b, out);
     return;
   }
   out.push_back(c);
+}
+
+} // namespace
+
+void conjuncts(const Expr &c, std::vector<Expr> &out) {
+  operandsOf(BinOp::And, c, out);
+}
+
+void disjuncts(const Expr &c, std::vector<Expr> &out) {
+  operandsOf(BinOp::Or, c, out);
 }
 
 } // namespace aotc

@@ -319,5 +319,7 @@ bool usesVar(const Expr &e, const Var *var);
 bool hasIndexCheck(const Expr &e);
 /// Appends the Bool conjuncts of \p c to \p out: a && b && c -> {a, b, c}.
 void conjuncts(const Expr &c, std::vector<Expr> &out);
+/// Appends the Bool disjuncts of \p c to \p out: a || b -> {a, b}.
+void disjuncts(const Expr &c, std::vector<Expr> &out);
 
 } // namespace aotc

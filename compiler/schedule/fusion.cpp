@@ -69,15 +69,25 @@ int nodeCount(const Expr &e) {
   return v.n;
 }
 
+/// The graph's ranges with the index variables of \p d ranging over its
+/// shape; the last one over the elements that have a next one when
+/// \p lastHasNext.
+RangeEnv indexRanges(const LoweredGraph &lg, const TensorDef &d,
+                     bool lastHasNext = false) {
+  RangeEnv env = lg.env;
+  for (int k = 0; k < d.rank(); ++k) {
+    int64_t end = lastHasNext && k + 1 == d.rank() ? 2 : 1;
+    if (auto b = boundsOf(d.shape[k], lg.env); b && b->max >= end)
+      env.set(lg.vars.idx(k), Range{0, b->max - end});
+  }
+  return env;
+}
+
 /// True if every access to \p r in \p e reads the element at the output
 /// index i0, i1, ... of a tensor of rank \p rank.
 bool readsAtIdentity(const LoweredGraph &lg, const Expr &e, int r,
                      const TensorDef &consumer) {
-  // Index variables range over the consumer's shape.
-  RangeEnv env = lg.env;
-  for (int k = 0; k < consumer.rank(); ++k)
-    if (auto b = boundsOf(consumer.shape[k], lg.env); b && b->max >= 1)
-      env.set(lg.vars.idx(k), Range{0, b->max - 1});
+  RangeEnv env = indexRanges(lg, consumer);
   int rank = consumer.rank();
   struct V : IRVisitor {
     int r, rank;
@@ -145,13 +155,8 @@ bool layoutForContraction(const LoweredGraph &lg, const FusionPlan &plan,
   }
   if (!readAlongN)
     return false;
-  // The last index ranges over the elements that have a next one.
-  RangeEnv env = lg.env;
-  for (int k = 0; k < vd.rank(); ++k) {
-    int64_t end = k + 1 == vd.rank() ? 2 : 1;
-    if (auto b = boundsOf(vd.shape[k], lg.env); b && b->max >= end)
-      env.set(lg.vars.idx(k), Range{0, b->max - end});
-  }
+  // Stepping the last index from every element that has a next one.
+  RangeEnv env = indexRanges(lg, vd, /*lastHasNext=*/true);
   const Expr last = lg.vars.idx(vd.rank() - 1);
   // Constants are left alone: their layout for the tile is chosen at
   // compile time (pack_weights.h: a panel view reads a packed copy).
@@ -263,8 +268,6 @@ FusionPlan planFusion(const LoweredGraph &lg) {
       plan.decisions[d] = Decision::Materialize;
       continue;
     }
-    std::vector<int> eff;
-    effective(static_cast<int>(d), eff);
     if (def.isView) {
       plan.decisions[d] =
           layoutForContraction(lg, plan, static_cast<int>(d), consumers[d])
@@ -272,6 +275,8 @@ FusionPlan planFusion(const LoweredGraph &lg) {
               : Decision::Inline;
       continue;
     }
+    std::vector<int> eff;
+    effective(static_cast<int>(d), eff);
     bool feedsContraction = false;
     for (int c : eff)
       feedsContraction |= lg.defs[c].kind == TensorDef::Kind::Reduction &&

@@ -37,20 +37,18 @@ public:
 protected:
   Stmt mutateFor(const For *op, const Stmt &self) override {
     Stmt body = mutate(op->body);
-    int64_t extent;
-    if (op->forKind != ForKind::Serial || !op->min.isConstValue(0) ||
-        !op->extent.isConst(extent)) {
-      return body.sameAs(op->body) ? self
-                                   : For::make(op->var, op->min, op->extent,
-                                               op->forKind, op->dim, body);
+    int64_t extent = 0;
+    int64_t c = 0;
+    if (op->forKind == ForKind::Serial && op->min.isConstValue(0) &&
+        op->extent.isConst(extent)) {
+      DivisorFinder find(op->var.as<Var>(), extent);
+      find.visit(body);
+      c = find.best;
     }
-    DivisorFinder find(op->var.as<Var>(), extent);
-    find.visit(body);
-    if (!find.best)
+    if (!c) // not split: the loop as it is, over its mutated body
       return body.sameAs(op->body) ? self
                                    : For::make(op->var, op->min, op->extent,
                                                op->forKind, op->dim, body);
-    const int64_t c = find.best;
     const std::string &hint = op->var.as<Var>()->name;
     Expr outer = Var::make(hint + "o"), inner = Var::make(hint + "i");
     // Simplified at once, so that the divisions by c are gone before the

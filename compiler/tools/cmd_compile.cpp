@@ -9,13 +9,20 @@
 
 namespace aotc::cli {
 
-Expected<KernelConfigs> readKernelConfigs(const std::string &path) {
+std::optional<std::string> readTextFile(const std::string &path) {
   std::ifstream in(path);
   if (!in)
-    return makeError("cannot read --kernel-configs '", path, "'");
+    return std::nullopt;
   std::stringstream text;
   text << in.rdbuf();
-  auto configs = parseKernelConfigs(text.str());
+  return text.str();
+}
+
+Expected<KernelConfigs> readKernelConfigs(const std::string &path) {
+  std::optional<std::string> text = readTextFile(path);
+  if (!text)
+    return makeError("cannot read --kernel-configs '", path, "'");
+  auto configs = parseKernelConfigs(*text);
   if (!configs)
     return makeError("'", path, "': ", configs.status().message());
   return configs;

@@ -9,8 +9,6 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -141,12 +139,10 @@ Expected<DeviceProfile> resolveDeviceProfile(const std::string &spec) {
     return queryDeviceProfile(spec.size() > 3 ? spec.substr(3) : "");
   if (spec.find(".json") != std::string::npos ||
       spec.find('/') != std::string::npos) {
-    std::ifstream in(spec);
-    if (!in)
+    std::optional<std::string> text = readTextFile(spec);
+    if (!text)
       return makeError("cannot read device profile '", spec, "'");
-    std::stringstream text;
-    text << in.rdbuf();
-    auto p = parseDeviceProfile(text.str());
+    auto p = parseDeviceProfile(*text);
     if (!p)
       return p.status().withContext("'" + spec + "'");
     return p;

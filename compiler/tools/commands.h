@@ -5,6 +5,7 @@
 #include "compiler/driver/pipeline.h"
 
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -63,6 +64,8 @@ Expected<DeviceProfile> resolveDeviceProfile(const std::string &spec);
 int testCommand(const TestArgs &args);
 int benchCommand(const BenchArgs &args);
 
+/// The whole of text file \p path; nullopt if it cannot be opened.
+std::optional<std::string> readTextFile(const std::string &path);
 /// Reads a --kernel-configs file; errors name the file.
 Expected<KernelConfigs> readKernelConfigs(const std::string &path);
 
