@@ -213,9 +213,14 @@ Status KernelVerifier::expr(const Expr &e) {
     if (b->a.type() != b->b.type())
       return fail(std::string("operands of ") + binOpName(b->op) + " are " +
                   dtypeName(b->a.type()) + " and " + dtypeName(b->b.type()));
+    // Vectors: float arithmetic and comparisons, and the logic of lane
+    // conditions (a vector max's `v > acc | isnan(v)`).
+    bool vectorLogic = b->a.type() == DType::Bool &&
+                       (b->op == BinOp::And || b->op == BinOp::Or);
     if (b->a.lanes() != b->b.lanes() || b->lanes != b->a.lanes() ||
-        (b->lanes > 1 && !isFloat(b->a.type())) ||
-        (b->lanes > 1 && !isFloat(b->type) && !isComparison(b->op)))
+        (b->lanes > 1 && !isFloat(b->a.type()) && !vectorLogic) ||
+        (b->lanes > 1 && !isFloat(b->type) && !isComparison(b->op) &&
+         !vectorLogic))
       return fail(std::string("operands of ") + binOpName(b->op) + " have " +
                   std::to_string(b->a.lanes()) + " and " +
                   std::to_string(b->b.lanes()) + " lanes");
@@ -231,8 +236,9 @@ Status KernelVerifier::expr(const Expr &e) {
     AOTC_RETURN_IF_ERROR(expr(b->a));
     // && and || evaluate their right operand only when the left one is true
     // (false): a guard for what the right operand reads.
+    // (Lane by lane, both operands are evaluated: no guard.)
     size_t mark = prover_.mark();
-    if (b->op == BinOp::And || b->op == BinOp::Or)
+    if ((b->op == BinOp::And || b->op == BinOp::Or) && b->lanes == 1)
       prover_.addFact(b->a, b->op == BinOp::And);
     Status s = expr(b->b);
     prover_.release(mark);

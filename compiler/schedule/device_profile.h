@@ -50,8 +50,9 @@ Expected<DeviceProfile> parseDeviceProfile(const std::string &json);
 /// The configuration of one kernel's template.
 struct KernelConfig {
   /// The kernel family: pointwise (no reduction), reduction (no operand
-  /// reread across outputs: pooling, ReduceSum, softmax's sums) or
-  /// contraction (MatMul, Gemm, Conv).
+  /// reread across outputs: pooling, ReduceSum), contraction (MatMul, Gemm,
+  /// Conv) or row (a pointwise def with the reductions it reads per row:
+  /// softmax, normalizations; only `lanes` applies, 0 for scalar loops).
   std::string templ;
   /// The register tile: tm x tn outputs per work-item along output
   /// dimensions m and n; n = -1 is one element per work-item, m = -1 a

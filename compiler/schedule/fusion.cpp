@@ -10,12 +10,16 @@
 /// grow too large when inlined; reductions are materialized, except that a
 /// reduction whose only kernel-level consumer is a pointwise def of the same
 /// shape reading it at the same index is computed in that consumer's kernel
-/// (an epilogue: Gemm + bias + GELU is one kernel).
+/// (an epilogue: Gemm + bias + GELU is one kernel); and on CPU-style
+/// targets, reductions that a pointwise def reads once per row (softmax's
+/// max and sum, a normalization's statistics) are computed in its kernel,
+/// one work-item per row (a row group, row_reduction.cpp).
 #include "compiler/schedule/schedule.h"
 
 #include "ir/visitor.h"
 
 #include <map>
+#include <set>
 
 namespace aotc {
 
@@ -84,22 +88,29 @@ RangeEnv indexRanges(const LoweredGraph &lg, const TensorDef &d,
 }
 
 /// True if every access to \p r in \p e reads the element at the output
-/// index i0, i1, ... of a tensor of rank \p rank.
+/// index i0, i1, ... of \p consumer, except along the axes in \p rowAxis
+/// (when given), where it reads index 0: the row of a row group.
 bool readsAtIdentity(const LoweredGraph &lg, const Expr &e, int r,
-                     const TensorDef &consumer) {
+                     const TensorDef &consumer,
+                     const std::vector<bool> &rowAxis = {}) {
   RangeEnv env = indexRanges(lg, consumer);
   int rank = consumer.rank();
   struct V : IRVisitor {
     int r, rank;
     const RangeEnv *env;
     const FormalVars *vars;
+    const std::vector<bool> *rowAxis;
     bool ok = true;
     void visitAccess(const Access *op) override {
       if (op->tensor == r) {
         if ((int)op->indices.size() != rank)
           ok = false;
-        for (int k = 0; ok && k < rank; ++k)
-          ok = structurallyEqual(simplify(op->indices[k], *env), vars->idx(k));
+        for (int k = 0; ok && k < rank; ++k) {
+          Expr i = simplify(op->indices[k], *env);
+          ok = !rowAxis->empty() && (*rowAxis)[k]
+                   ? i.isConstValue(0)
+                   : structurallyEqual(i, vars->idx(k));
+        }
       }
       IRVisitor::visitAccess(op);
     }
@@ -108,6 +119,7 @@ bool readsAtIdentity(const LoweredGraph &lg, const Expr &e, int r,
   v.rank = rank;
   v.env = &env;
   v.vars = &lg.vars;
+  v.rowAxis = &rowAxis;
   v.visit(e);
   return v.ok;
 }
@@ -178,6 +190,113 @@ bool layoutForContraction(const LoweredGraph &lg, const FusionPlan &plan,
   return s.strided;
 }
 
+/// The row axes of reduction \p r in a row group of \p p: where r has
+/// extent 1 and p does not; elsewhere their extents must be equal. Empty
+/// when r cannot join: another rank, an unequal extent, or p's last
+/// dimension not a row axis (the row would be walked with a stride, while
+/// apart, p's kernel runs along its contiguous last dimension in vectors).
+std::vector<bool> rowAxesOf(const LoweredGraph &lg, int r, int p) {
+  const TensorDef &rd = lg.defs[r], &pd = lg.defs[p];
+  if (rd.rank() != pd.rank())
+    return {};
+  std::vector<bool> axes(rd.rank(), false);
+  bool any = false;
+  for (int k = 0; k < rd.rank(); ++k) {
+    if (rd.shape[k].isConstValue(1) && !pd.shape[k].isConstValue(1)) {
+      axes[k] = any = true;
+      continue;
+    }
+    if (!proveEqual(rd.shape[k], pd.shape[k], lg.env))
+      return {};
+  }
+  return any && axes.back() ? axes : std::vector<bool>();
+}
+
+/// True if a row group over \p axes of \p p leaves enough rows to run
+/// one per work-item (opts.minRows), or its rows are short.
+bool enoughRows(const LoweredGraph &lg, int p, const std::vector<bool> &axes,
+                const FusionOptions &opts) {
+  const TensorDef &pd = lg.defs[p];
+  int64_t rows = 1, length = 1;
+  for (int k = 0; k < pd.rank(); ++k) {
+    int64_t e;
+    if (!pd.shape[k].isConst(e))
+      return true; // symbolic: assumed large
+    (axes[k] ? length : rows) *= e;
+  }
+  return rows >= opts.minRows || length <= kMaxSerialRow;
+}
+
+/// Makes the row group of pointwise def \p p (FusionPlan::rowReductions):
+/// the reductions its kernel reads, and those they read, that have extent 1
+/// along the same row axes of p, are read by nothing but p and each other,
+/// at the row; nothing when there are none.
+void planRowGroup(const LoweredGraph &lg, const FusionOptions &opts, int p,
+                  const std::vector<Expr> &inlined,
+                  const std::vector<Expr> &inlinedEpilogue,
+                  const std::vector<std::vector<int>> &kernelReads,
+                  std::map<int, std::vector<int>> &kernelConsumers,
+                  const std::vector<bool> &isOutput, FusionPlan &plan) {
+  const TensorDef &pd = lg.defs[p];
+  if (plan.decisions[p] != Decision::Materialize ||
+      pd.kind != TensorDef::Kind::Pointwise || plan.fusedReduction[p] >= 0)
+    return;
+  // Candidates: reductions read by p's kernel, then by theirs.
+  std::vector<bool> axes;
+  std::vector<int> group, stack = kernelReads[p];
+  std::set<int> seen;
+  while (!stack.empty()) {
+    int r = stack.back();
+    stack.pop_back();
+    if (!seen.insert(r).second)
+      continue;
+    const TensorDef &rd = lg.defs[r];
+    if (plan.decisions[r] != Decision::Materialize ||
+        rd.kind != TensorDef::Kind::Reduction || rd.rereadsInputs ||
+        isOutput[r])
+      continue;
+    std::vector<bool> a = rowAxesOf(lg, r, p);
+    if (a.empty() || (!axes.empty() && a != axes))
+      continue;
+    axes = a;
+    group.push_back(r);
+    stack.insert(stack.end(), kernelReads[r].begin(), kernelReads[r].end());
+  }
+  if (group.empty() || !enoughRows(lg, p, axes, opts))
+    return;
+  // Members read elsewhere, or not at the row, leave (and then so may the
+  // members they read).
+  // (A member has extent 1 along the row axes: its own index is 0 there.)
+  auto readsAtRow = [&](int c, int r) {
+    const TensorDef &cd = lg.defs[c];
+    return readsAtIdentity(lg, inlined[c], r, cd, axes) &&
+           (!inlinedEpilogue[c].defined() ||
+            readsAtIdentity(lg, inlinedEpilogue[c], r, cd, axes));
+  };
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (size_t k = 0; k < group.size(); ++k) {
+      int r = group[k];
+      bool ok = true;
+      for (int c : kernelConsumers[r])
+        ok &= (c == p || std::count(group.begin(), group.end(), c) > 0) &&
+              readsAtRow(c, r);
+      if (!ok) {
+        group.erase(group.begin() + static_cast<std::ptrdiff_t>(k));
+        changed = true;
+        break;
+      }
+    }
+  }
+  if (group.empty())
+    return;
+  std::sort(group.begin(), group.end()); // defs are in topological order
+  for (int r : group)
+    plan.decisions[r] = Decision::FuseIntoConsumer;
+  plan.rowReductions[p] = group;
+  plan.rowAxes[p] = axes;
+}
+
 } // namespace
 
 void separateOutputs(LoweredGraph &lg) {
@@ -204,11 +323,13 @@ void separateOutputs(LoweredGraph &lg) {
   }
 }
 
-FusionPlan planFusion(const LoweredGraph &lg) {
+FusionPlan planFusion(const LoweredGraph &lg, const FusionOptions &opts) {
   size_t n = lg.defs.size();
   FusionPlan plan;
   plan.decisions.assign(n, Decision::Unused);
   plan.fusedReduction.assign(n, -1);
+  plan.rowReductions.assign(n, {});
+  plan.rowAxes.assign(n, {});
 
   // Liveness from the outputs, and consumer lists.
   std::vector<bool> live(n, false), isOutput(n, false);
@@ -290,20 +411,22 @@ FusionPlan planFusion(const LoweredGraph &lg) {
   // Kernel-level consumers: materialized defs whose inlined code reads each
   // materialized reduction.
   std::map<int, std::vector<int>> kernelConsumers;
-  std::vector<Expr> inlined(n);
+  std::vector<Expr> inlined(n), inlinedEpilogue(n);
+  std::vector<std::vector<int>> kernelReads(n);
   for (size_t d = 0; d < n; ++d) {
     if (plan.decisions[d] != Decision::Materialize)
       continue;
     inlined[d] = inlineProducers(lg, plan, lg.defs[d].body);
-    Expr epi = lg.defs[d].epilogue.defined()
-                   ? inlineProducers(lg, plan, lg.defs[d].epilogue)
-                   : Expr();
+    inlinedEpilogue[d] = lg.defs[d].epilogue.defined()
+                             ? inlineProducers(lg, plan, lg.defs[d].epilogue)
+                             : Expr();
     std::vector<int> reads = accessedDefs(inlined[d]);
-    for (int t : accessedDefs(epi))
+    for (int t : accessedDefs(inlinedEpilogue[d]))
       if (std::find(reads.begin(), reads.end(), t) == reads.end())
         reads.push_back(t);
     for (int t : reads)
       kernelConsumers[t].push_back(static_cast<int>(d));
+    kernelReads[d] = std::move(reads);
   }
   for (size_t r = 0; r < n; ++r) {
     const TensorDef &rd = lg.defs[r];
@@ -326,6 +449,11 @@ FusionPlan planFusion(const LoweredGraph &lg) {
     plan.decisions[r] = Decision::FuseIntoConsumer;
     plan.fusedReduction[m] = static_cast<int>(r);
   }
+
+  if (opts.rowGroups)
+    for (size_t p = 0; p < n; ++p)
+      planRowGroup(lg, opts, static_cast<int>(p), inlined, inlinedEpilogue,
+                   kernelReads, kernelConsumers, isOutput, plan);
 
   for (size_t d = 0; d < n; ++d)
     if (plan.decisions[d] == Decision::Materialize)

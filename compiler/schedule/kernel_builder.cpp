@@ -47,28 +47,30 @@ private:
   const FusionPlan &plan_;
 };
 
-/// Turns accesses to materialized defs into Loads, and accesses to the fused
-/// reduction into its result variable.
+/// The reductions computed in a kernel (its own, a fused epilogue producer,
+/// a row group's) -> the variables that hold their values there.
+using FusedValues = std::map<int, Expr>;
+
+/// Turns accesses to materialized defs into Loads, and accesses to the
+/// reductions computed in the kernel into their result variables.
 class Materializer : public IRMutator {
 public:
-  Materializer(const LoweredGraph &lg, int fused, Expr fusedValue)
-      : lg_(lg), fused_(fused), fusedValue_(std::move(fusedValue)) {}
-  std::string error;
+  Materializer(const LoweredGraph &lg, const FusedValues &fused)
+      : lg_(lg), fused_(fused) {}
 
 protected:
   Expr mutateAccess(const Access *op, const Expr &self) override {
     Expr e = IRMutator::mutateAccess(op, self);
     const Access *a = e.as<Access>();
-    if (a->tensor == fused_)
-      return fusedValue_;
+    if (auto it = fused_.find(a->tensor); it != fused_.end())
+      return it->second;
     const TensorDef &d = lg_.defs[a->tensor];
     return Load::make(d.dtype, bufferName(lg_, a->tensor), a->indices);
   }
 
 private:
   const LoweredGraph &lg_;
-  int fused_;
-  Expr fusedValue_;
+  const FusedValues &fused_;
 };
 
 std::string sanitize(const std::string &s, size_t max) {
@@ -174,10 +176,11 @@ std::vector<Expr> kernelSymbols(const Stmt &s,
   return out;
 }
 
-/// The ONNX ops a kernel computes: those of \p def, its fused reduction and
-/// every def inlined into them, producers first, each op named once.
+/// The ONNX ops a kernel computes: those of \p def, the reductions fused
+/// into its kernel (\p fused) and every def inlined into them, producers
+/// first, each op named once.
 std::string kernelOps(const LoweredGraph &lg, const FusionPlan &plan, int def,
-                      int red) {
+                      const std::vector<int> &fused) {
   std::vector<std::string> ops;
   std::vector<bool> seen(lg.defs.size(), false);
   std::function<void(int)> visit = [&](int d) {
@@ -197,14 +200,15 @@ std::string kernelOps(const LoweredGraph &lg, const FusionPlan &plan, int def,
     if (td.epilogue.defined())
       reads.visit(td.epilogue);
     for (int t : reads.ids)
-      if (t == red || plan.decisions[t] == FusionPlan::Decision::Inline)
+      if (std::count(fused.begin(), fused.end(), t) ||
+          plan.decisions[t] == FusionPlan::Decision::Inline)
         visit(t);
     if (!td.op.empty() &&
         std::find(ops.begin(), ops.end(), td.op) == ops.end())
       ops.push_back(td.op);
   };
-  if (red >= 0)
-    visit(red);
+  for (int r : fused)
+    visit(r);
   visit(def);
   std::string s;
   for (const std::string &op : ops)
@@ -246,16 +250,18 @@ Expected<Kernel> buildKernel(const LoweredGraph &lg, const FusionPlan &plan,
     idx.push_back(Var::make("i" + std::to_string(k)));
   VarBindings bindings = indexBindings(lg.vars, idx);
   std::string out = bufferName(lg, def);
-  auto instantiate = [&](const Expr &e, const VarBindings &b, int fused,
-                         const Expr &fusedValue) {
+  auto instantiate = [&](const Expr &e, const VarBindings &b,
+                         const FusedValues &fused = {}) {
     Expr v = substitute(inlineProducers(lg, plan, e), b);
-    return Materializer(lg, fused, fusedValue).mutate(v);
+    return Materializer(lg, fused).mutate(v);
   };
+  const std::vector<int> &rowGroup = plan.rowReductions[def];
 
   const std::string name =
       "k" + std::to_string(kernelIndex) + "_" + sanitize(d.name, 32);
   KernelConfig config;
-  config.templ = red < 0                       ? "pointwise"
+  config.templ = !rowGroup.empty()             ? "row"
+                 : red < 0                     ? "pointwise"
                  : lg.defs[red].rereadsInputs ? "contraction"
                                                : "reduction";
   auto override = opts.kernelConfigs.find(name);
@@ -291,53 +297,111 @@ Expected<Kernel> buildKernel(const LoweredGraph &lg, const FusionPlan &plan,
     config.lanes = t.n >= 0 ? t.vectorLanes : 0;
   };
 
+  // The accumulation of reduction \p r at an output index (its finish is
+  // left to the caller), reading the row group's earlier results
+  // \p fused.
+  auto reductionNest = [&](int r, const FusedValues &fused) {
+    const TensorDef &rd = lg.defs[r];
+    ReductionNest nest;
+    nest.shape = rd.shape;
+    nest.accType = rd.dtype;
+    nest.init = initial(rd.combiner, rd.dtype);
+    nest.reduceExtents = rd.reduceExtents;
+    nest.contraction = rd.rereadsInputs;
+    nest.blockedSum = rd.combiner == Combiner::Sum && isFloat(rd.dtype);
+    nest.term = [&, r, fused](const std::vector<Expr> &at,
+                              const std::vector<Expr> &rv) {
+      VarBindings rb = indexBindings(lg.vars, at);
+      for (size_t k = 0; k < rv.size(); ++k)
+        rb.emplace_back(lg.vars.rvar(static_cast<int>(k)), rv[k]);
+      return instantiate(lg.defs[r].body, rb, fused);
+    };
+    nest.combine = [&, r](const Expr &acc, const Expr &term) {
+      return combine(lg.defs[r].combiner, acc, term);
+    };
+    return nest;
+  };
+  // The value of reduction \p r at \p at from its accumulator: its
+  // epilogue applied.
+  auto finished = [&](int r, const std::vector<Expr> &at, const Expr &acc,
+                      const FusedValues &fused) {
+    const TensorDef &rd = lg.defs[r];
+    if (!rd.epilogue.defined())
+      return acc;
+    VarBindings eb = indexBindings(lg.vars, at);
+    eb.emplace_back(lg.vars.acc(rd.dtype), acc);
+    return instantiate(rd.epilogue, eb, fused);
+  };
+
   Stmt s;
-  if (red < 0) {
+  if (!rowGroup.empty()) {
+    // A row group: each reduction per row into a local, then the row.
+    RowNest rows;
+    rows.shape = d.shape;
+    rows.rowAxis = plan.rowAxes[def];
+    FusedValues results;
+    for (int r : rowGroup) {
+      ReductionNest stage = reductionNest(r, results);
+      Expr result = Var::make("stat", lg.defs[r].dtype);
+      stage.finish = [&, r, result, before = results](
+                         const std::vector<Expr> &at, const Expr &acc) {
+        return LocalAssign::make(result, finished(r, at, acc, before));
+      };
+      rows.stages.push_back(std::move(stage));
+      rows.results.push_back(result);
+      results[r] = result;
+    }
+    rows.store = [&, results](const std::vector<Expr> &at) {
+      return Store::make(
+          out, at, instantiate(d.body, indexBindings(lg.vars, at), results));
+    };
+    int lanes = opts.registerTiling && opts.profile.vectorLanes >= 4
+                    ? static_cast<int>(std::min<int64_t>(
+                          16, opts.profile.vectorLanes))
+                    : 0;
+    if (override != opts.kernelConfigs.end()) {
+      const KernelConfig &c = override->second;
+      if (!c.templ.empty() && c.templ != config.templ)
+        return makeError("--kernel-configs: kernel '", name, "' is a ",
+                         config.templ, ", not a ", c.templ);
+      if (c.m >= 0 || c.n >= 0)
+        return makeError("--kernel-configs: kernel '", name,
+                         "' is a row kernel, which takes no register tile "
+                         "(m = ", c.m, ", n = ", c.n, ")");
+      lanes = c.lanes;
+    }
+    // The heuristic's lanes are recorded where they were used; a given
+    // configuration is recorded as given.
+    bool vectorized = false;
+    s = rowKernel(rows, lanes, lg.env, &vectorized);
+    config.lanes = vectorized || override != opts.kernelConfigs.end() ? lanes : 0;
+  } else if (red < 0) {
     ReductionNest rows;
     rows.shape = d.shape;
     rows.finish = [&](const std::vector<Expr> &at, const Expr &) {
-      return Store::make(
-          out, at,
-          instantiate(d.body, indexBindings(lg.vars, at), -1, Expr()));
+      return Store::make(out, at,
+                         instantiate(d.body, indexBindings(lg.vars, at)));
     };
     AOTC_ASSIGN_OR_RETURN(RegisterTile tile, pickTile(rows));
     record(tile);
     if (tile.n >= 0) {
       s = registerTiledNest(rows, tile);
     } else {
-      s = Store::make(out, idx, instantiate(d.body, bindings, -1, Expr()));
+      s = Store::make(out, idx, instantiate(d.body, bindings));
       for (int k = d.rank() - 1; k >= 0; --k)
         s = For::make(idx[k], Expr(0), d.shape[k], ForKind::Parallel, 0, s);
     }
   } else {
     const TensorDef &rd = lg.defs[red];
-    ReductionNest nest;
+    ReductionNest nest = reductionNest(red, {});
     nest.shape = d.shape;
-    nest.accType = rd.dtype;
-    nest.init = initial(rd.combiner, rd.dtype);
-    nest.reduceExtents = rd.reduceExtents;
-    nest.contraction = rd.rereadsInputs;
-    nest.blockedSum = rd.combiner == Combiner::Sum && isFloat(rd.dtype);
-    nest.term = [&](const std::vector<Expr> &at, const std::vector<Expr> &r) {
-      VarBindings rb = indexBindings(lg.vars, at);
-      for (size_t k = 0; k < r.size(); ++k)
-        rb.emplace_back(lg.vars.rvar(static_cast<int>(k)), r[k]);
-      return instantiate(rd.body, rb, -1, Expr());
-    };
-    nest.combine = [&](const Expr &acc, const Expr &term) {
-      return combine(rd.combiner, acc, term);
-    };
     nest.finish = [&](const std::vector<Expr> &at, const Expr &acc) {
-      VarBindings eb = indexBindings(lg.vars, at);
-      Expr result = acc;
-      if (rd.epilogue.defined()) {
-        eb.emplace_back(lg.vars.acc(rd.dtype), acc);
-        result = instantiate(rd.epilogue, eb, -1, Expr());
-      }
+      Expr result = finished(red, at, acc, {});
       if (red == def)
         return Store::make(out, at, result);
       Expr redVar = Var::make("red", rd.dtype);
-      Expr v = instantiate(d.body, indexBindings(lg.vars, at), red, redVar);
+      Expr v = instantiate(d.body, indexBindings(lg.vars, at),
+                           {{red, redVar}});
       return LetStmt::make(redVar, result, Store::make(out, at, v));
     };
     AOTC_ASSIGN_OR_RETURN(RegisterTile tile, pickTile(nest));
@@ -357,7 +421,10 @@ Expected<Kernel> buildKernel(const LoweredGraph &lg, const FusionPlan &plan,
   k.name = name;
   k.config = kernelConfigJson(config);
   k.body = s;
-  k.summary = kernelOps(lg, plan, def, red) + " -> " + dtypeName(d.dtype) +
+  std::vector<int> fused = rowGroup;
+  if (red >= 0)
+    fused.push_back(red);
+  k.summary = kernelOps(lg, plan, def, fused) + " -> " + dtypeName(d.dtype) +
               "[" + printExprs(d.shape) + "]";
   AOTC_ASSIGN_OR_RETURN(k.buffers, kernelBuffers(s, m));
   k.symbols = kernelSymbols(s, k.buffers, m.symbols);

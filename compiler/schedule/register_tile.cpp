@@ -23,6 +23,7 @@
 /// symbolic) runs the naive nest for each of its elements that exist.
 #include "compiler/schedule/schedule.h"
 #include "compiler/schedule/row_interior.h"
+#include "compiler/schedule/vectorize.h"
 
 #include "ir/status.h"
 #include "ir/visitor.h"
@@ -172,154 +173,10 @@ bool isFloatSum(const ReductionNest &nest) {
           (b->a.sameAs(term) && b->b.sameAs(acc)));
 }
 
-/// OpenCL builtins that take and give float vectors lane by lane.
-bool isLanewiseBuiltin(const std::string &name) {
-  static const std::set<std::string> names = {
-      "exp", "log", "sqrt", "erf", "tanh", "fabs", "floor", "ceil",
-      "sin", "cos", "fma", "fmin", "fmax", "log1p", "expm1", "rsqrt"};
-  return names.count(name) > 0;
-}
-
-/// \p e, an expression of the lane variable \p lane, as a vector of
-/// \p lanes values, lane k being \p e at lane = k: a load whose last index
-/// steps by one with the lane (and no other) becomes a VectorLoad,
-/// float arithmetic, lanewise builtins and selects by a condition that does
-/// not depend on the lane are applied to vectors, and what does not depend
-/// on the lane stays scalar (broadcast where it meets a vector). Anything
-/// else that depends on the lane (a gather, a strided read, a cast, a
-/// comparison): no vector form, an undefined Expr.
-Expr vectorizeLanes(const Expr &e, const Expr &lane, int lanes,
-                    const RangeEnv &ranges,
-                    const std::map<uint64_t, Expr> &vectors = {}) {
-  const Var *lv = lane.as<Var>();
-  bool varies = usesVar(e, lv);
-  for (const auto &[id, v] : vectors)
-    for (const Expr &f : freeVars(e))
-      varies |= f.as<Var>()->id == id;
-  if (!varies)
-    return e;
-  if (const Var *v = e.as<Var>()) {
-    auto it = vectors.find(v->id);
-    return it != vectors.end() && it->second.lanes() == lanes ? it->second
-                                                              : Expr();
-  }
-  auto widen = [&](const Expr &x) {
-    return x.lanes() == 1 ? Broadcast::make(x, lanes) : x;
-  };
-  switch (e.kind()) {
-  case ExprKind::Load: {
-    const Load *l = e.as<Load>();
-    if (!isFloat(l->type) || l->indices.empty())
-      return Expr();
-    // Lane by lane (the lane below its last value), the last index steps
-    // by one and the others stay: plain rows and aligned panels alike.
-    RangeEnv env = ranges;
-    env.set(lane, Range{0, lanes - 2});
-    VarBindings first{{lane, Expr(0)}};
-    std::vector<Expr> base;
-    for (const Expr &i : l->indices) {
-      if (hasIndexCheck(i))
-        return Expr();
-      base.push_back(simplify(substitute(i, first), ranges));
-    }
-    if (!stepsByOne(l->indices, lane, env))
-      return Expr();
-    return VectorLoad::make(l->type, l->buffer, base, lanes);
-  }
-  case ExprKind::Binary: {
-    const Binary *b = e.as<Binary>();
-    if (!isFloat(b->type) ||
-        !(b->op == BinOp::Add || b->op == BinOp::Sub || b->op == BinOp::Mul ||
-          b->op == BinOp::Div || b->op == BinOp::Min || b->op == BinOp::Max))
-      return Expr();
-    Expr x = vectorizeLanes(b->a, lane, lanes, ranges, vectors);
-    Expr y = vectorizeLanes(b->b, lane, lanes, ranges, vectors);
-    if (!x.defined() || !y.defined())
-      return Expr();
-    return Binary::make(b->op, widen(x), widen(y));
-  }
-  case ExprKind::Call: {
-    const Call *c = e.as<Call>();
-    if (!isFloat(c->type) || !isLanewiseBuiltin(c->name))
-      return Expr();
-    std::vector<Expr> args;
-    for (const Expr &a : c->args) {
-      Expr v = vectorizeLanes(a, lane, lanes, ranges, vectors);
-      if (!v.defined() || !isFloat(v.type()))
-        return Expr();
-      args.push_back(widen(v));
-    }
-    return Call::make(c->type, c->name, args);
-  }
-  case ExprKind::Select: {
-    const Select *sel = e.as<Select>();
-    Expr cond = sel->cond;
-    if (usesVar(cond, lv)) {
-      // A comparison of float vectors selects lane by lane (a Clip or a
-      // ReLU of a vector: OpenCL's ?: on a vector condition).
-      const Binary *c = cond.as<Binary>();
-      if (!c || !isComparison(c->op) || !isFloat(c->a.type()))
-        return Expr();
-      Expr x = vectorizeLanes(c->a, lane, lanes, ranges, vectors);
-      Expr y = vectorizeLanes(c->b, lane, lanes, ranges, vectors);
-      if (!x.defined() || !y.defined())
-        return Expr();
-      cond = Binary::make(c->op, widen(x), widen(y));
-    }
-    for (const auto &[id, v] : vectors)
-      for (const Expr &f : freeVars(sel->cond))
-        if (f.as<Var>()->id == id)
-          return Expr();
-    Expr t = vectorizeLanes(sel->trueValue, lane, lanes, ranges, vectors);
-    Expr f = vectorizeLanes(sel->falseValue, lane, lanes, ranges, vectors);
-    if (!t.defined() || !f.defined() || !isFloat(t.type()))
-      return Expr();
-    return Select::make(cond, widen(t), widen(f));
-  }
-  default:
-    return Expr();
-  }
-}
-
 /// acc = combine(acc, term), the term bound to a local first when the
 /// combiner reads it more than once (a max compares it, tests it for NaN and
 /// picks it): computed once, and the condition then holds no load, so the
 /// printer need not guard it with && or || (which branch).
-/// The widest vector group (16, 8 or 4 lanes, at most \p limit) of the
-/// columns from \p c on, of \p cols; 1 (a scalar column) where none fits.
-int groupWidth(int64_t c, int64_t cols, int limit) {
-  for (int cand : {16, 8, 4})
-    if (cand <= limit && c + cand <= cols)
-      return cand;
-  return 1;
-}
-
-/// \p value stored at \p indices (both expressions of \p lane) as one
-/// vector of \p width lanes from lane 0: where the last index steps by one
-/// with the lane and the value vectorizes (vectorizeLanes, with \p vectors);
-/// else undefined.
-Stmt vectorStore(const std::string &buffer, const std::vector<Expr> &indices,
-                 const Expr &value, const Expr &lane, int width,
-                 const RangeEnv &ranges,
-                 const std::map<uint64_t, Expr> &vectors = {}) {
-  if (width < 2 || !isFloat(value.type()))
-    return Stmt();
-  RangeEnv env = ranges;
-  env.set(lane, Range{0, width - 2});
-  if (!stepsByOne(indices, lane, env))
-    return Stmt();
-  Expr v = vectorizeLanes(value, lane, width, ranges, vectors);
-  if (!v.defined())
-    return Stmt();
-  if (v.lanes() == 1)
-    v = Broadcast::make(v, width);
-  VarBindings first{{lane, Expr(0)}};
-  std::vector<Expr> base;
-  for (const Expr &i : indices)
-    base.push_back(simplify(substitute(i, first), ranges));
-  return Store::make(buffer, base, v);
-}
-
 Stmt accumulate(const ReductionNest &nest, const Expr &acc, const Expr &term) {
   if (term.as<Var>() || term.as<IntImm>() || term.as<FloatImm>())
     return LocalAssign::make(acc, nest.combine(acc, term));
@@ -615,12 +472,13 @@ Stmt registerTiledNest(const ReductionNest &nest, const RegisterTile &t) {
     const Store *st = f.as<Store>();
     if (!st || st->value.lanes() != 1)
       return generic;
+    // Without a select on the indices the whole row is its interior.
     Expr inside = rowInteriorCondition(st->value, lane, cols, ranges);
-    if (!inside.defined())
-      return generic;
-    Expr value = assumeRowInterior(st->value, ranges);
+    Expr value = inside.defined() ? assumeRowInterior(st->value, ranges)
+                                  : st->value;
     int widest = std::max(4, std::min(16, t.vectorLanes));
     std::vector<Stmt> row;
+    bool anyVector = false;
     for (int64_t c0 = 0; c0 < cols;) {
       int w = groupWidth(c0, cols, widest);
       Expr l = Var::make("lane");
@@ -632,6 +490,7 @@ Stmt registerTiledNest(const ReductionNest &nest, const RegisterTile &t) {
                                w, ranges);
           v.defined()) {
         row.push_back(v);
+        anyVector = true;
       } else {
         for (int k = 0; k < w; ++k) {
           VarBindings one{{lane, Expr(c0 + k)}};
@@ -643,6 +502,8 @@ Stmt registerTiledNest(const ReductionNest &nest, const RegisterTile &t) {
       }
       c0 += w;
     }
+    if (!inside.defined())
+      return anyVector ? Block::make(row) : generic;
     return IfThenElse::make(inside, Block::make(row), generic);
   };
   auto tile = [&](const std::vector<Expr> &origin, int64_t rows,

@@ -14,7 +14,10 @@ Expected<LoopModule> scheduleGraph(const Graph &g, LoweredGraph lg,
     return afterPass ? afterPass(pass, m) : Status::ok();
   };
   separateOutputs(lg);
-  FusionPlan plan = planFusion(lg);
+  FusionOptions fusion;
+  fusion.rowGroups = opts.registerTiling && opts.profile.family != "gpu";
+  fusion.minRows = std::max<int64_t>(1, opts.profile.computeUnits);
+  FusionPlan plan = planFusion(lg, fusion);
 
   LoopModule m;
   m.name = g.name.empty() ? "model" : g.name;

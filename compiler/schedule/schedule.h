@@ -30,6 +30,15 @@ struct FusionPlan {
   /// For a materialized pointwise def: the reduction computed in its kernel
   /// (its epilogue producer), or -1.
   std::vector<int> fusedReduction;
+  /// For a materialized pointwise def: the reductions computed row by row
+  /// in its kernel (a row group: softmax's max and sum, a normalization's
+  /// statistics), producers first; empty for none. Each has extent 1 along
+  /// the def's row axes and the same extents elsewhere, and is read only by
+  /// the def and the group's later reductions, at the row (its row axes at
+  /// index 0).
+  std::vector<std::vector<int>> rowReductions;
+  /// For such a def, per output dimension: whether it is a row axis.
+  std::vector<std::vector<bool>> rowAxes;
   /// Materialized defs in kernel order.
   std::vector<int> kernelOrder;
 };
@@ -38,8 +47,23 @@ struct FusionPlan {
 /// so every output has its own materialized def.
 void separateOutputs(LoweredGraph &lg);
 
+/// What fusion may do besides the rules every kernel follows.
+struct FusionOptions {
+  /// Row groups (FusionPlan::rowReductions): on for CPU-style targets,
+  /// where one work-item walks a row in vectors; off for the naive kernels
+  /// (the oracle) and for GPUs, whose reductions want a work-group each.
+  bool rowGroups = false;
+  /// A row group whose rows are fewer than this (a static count) and whose
+  /// rows are longer than kMaxSerialRow stays unfused (too little
+  /// parallelism for one work-item per row).
+  int64_t minRows = 1;
+};
+
+/// The longest row a row group with few rows walks serially.
+constexpr int64_t kMaxSerialRow = 4096;
+
 /// Decides materialization and fusion.
-FusionPlan planFusion(const LoweredGraph &lg);
+FusionPlan planFusion(const LoweredGraph &lg, const FusionOptions &opts = {});
 
 /// Names kernels and buffers use for a def.
 std::string bufferName(const LoweredGraph &lg, int def);
@@ -112,6 +136,26 @@ constexpr int64_t kSumBlock = 65536;
 
 /// One output element at \p idx: accumulator, reduction loops, finish.
 Stmt reductionElement(const ReductionNest &nest, const std::vector<Expr> &idx);
+/// A row group's kernel (row_reduction.cpp): per row, each stage (a
+/// reduction whose finish assigns its result) in order, then the row of
+/// the output.
+struct RowNest {
+  std::vector<Expr> shape;  ///< the output's extents
+  std::vector<bool> rowAxis; ///< per output dimension: walked per row
+  /// The reductions, in order; stage k's finish assigns results[k] and the
+  /// later stages and the store read it.
+  std::vector<ReductionNest> stages;
+  std::vector<Expr> results; ///< scalar locals, one per stage
+  /// The output element at \p idx.
+  std::function<Stmt(const std::vector<Expr> &idx)> store;
+};
+
+/// The kernel body of \p nest: one work-item per row; the stages'
+/// innermost loops and the row's stores as vectors of \p lanes where they
+/// vectorize (0: scalar). \p vectorized (if given) tells whether any did.
+Stmt rowKernel(const RowNest &nest, int lanes, const RangeEnv &env,
+               bool *vectorized = nullptr);
+
 /// The tile for \p nest on \p target (register_tile.cpp); n = -1 when
 /// tiling does not pay.
 RegisterTile chooseRegisterTile(const ReductionNest &nest,
