@@ -18,15 +18,11 @@ constexpr uint64_t kMinBufferBytes = 64;
 /// Buffers grow in multiples of this.
 constexpr uint64_t kBufferGranule = 256;
 /// Default work-group sizes (dimension 0; the others get 1). GPUs: 64, two
-/// warps or one wavefront, fine for coalesced pointwise kernels. CPUs (PoCL):
-/// 256, a work-group function that PoCL vectorizes across work-items and few
-/// enough groups to amortize their scheduling; kernels that want CPU-style
-/// work-groups of 1 pass their local size explicitly. The size never depends
-/// on the global size, because PoCL compiles a specialized work-group function
-/// for every new local size (about 30 ms each): a ladder of smaller groups
-/// for small launches (tried 2026-11-25) gained 15% on a 14x14 1x1
-/// convolution and made the first run at a new batch size up to 216x the
-/// steady one (MobileNetV2 at batch 8).
+/// warps or one wavefront, fine for coalesced pointwise kernels. CPUs
+/// (PoCL): at most 256, a work-group function that PoCL vectorizes across
+/// work-items; a launch too small for 8 groups of 256 per compute unit
+/// takes smaller groups (cpuLocalSize in launch.cpp). Kernels that want
+/// other work-groups pass their local size explicitly.
 constexpr size_t kDefaultLocalGpu = 64;
 constexpr size_t kDefaultLocalCpu = 256;
 

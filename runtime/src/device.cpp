@@ -2,6 +2,7 @@
 /// OpenCL device discovery and selection by a device string.
 #include "device.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cstdlib>
 #include <cstring>
@@ -92,6 +93,8 @@ void fillDetails(DeviceInfo &info) {
         info.maxWorkItemSizes[i] = sizes[i] ? sizes[i] : 1;
     }
   }
+  info.computeUnits =
+      std::max<cl_uint>(1, deviceValue<cl_uint>(d, CL_DEVICE_MAX_COMPUTE_UNITS));
   info.memBaseAddrAlignBits =
       deviceValue<cl_uint>(d, CL_DEVICE_MEM_BASE_ADDR_ALIGN);
   info.addressBits = deviceValue<cl_uint>(d, CL_DEVICE_ADDRESS_BITS);

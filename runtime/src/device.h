@@ -28,6 +28,7 @@ struct DeviceInfo {
   std::string fullName;
   size_t maxWorkGroupSize = 1;
   size_t maxWorkItemSizes[3] = {1, 1, 1};
+  cl_uint computeUnits = 1; ///< CL_DEVICE_MAX_COMPUTE_UNITS (at least 1)
   cl_uint memBaseAddrAlignBits = 0;
   cl_uint addressBits = 0;
   cl_ulong maxMemAllocSize = 0;

@@ -3,6 +3,7 @@
 /// arena, the active constant set or a replaced constant's own buffer,
 /// scalars) and enqueueing it with its work-group size.
 #include "container.h"
+#include "launch_size.h"
 
 #include "util.h"
 
@@ -10,6 +11,7 @@
 #include <cstring>
 
 namespace aotc::rt {
+
 
 aotc_status_t Container::launch(AotcRunCtx &ctx, int32_t kernel,
                                 const AotcArg *args, int32_t nargs,
@@ -177,7 +179,9 @@ aotc_status_t Container::launch(AotcRunCtx &ctx, int32_t kernel,
                   name, ull(product), info.maxWorkGroupSize,
                   device_.fullName.c_str());
   } else {
-    l[0] = info.defaultLocalSize;
+    l[0] = device_.isCpu ? cpuLocalSize(global[0], info.defaultLocalSize,
+                                        device_.computeUnits)
+                         : info.defaultLocalSize;
   }
   for (int32_t i = 0; i < dims; ++i) {
     uint64_t rounded = 0;
