@@ -301,8 +301,7 @@ Status WrapperEmitter::emitFolds() {
     size_t viewRank = r + (f.split > 0 ? 1 : 0);
     if (f.target < 0 || f.target >= static_cast<int>(m_.constants.size()) ||
         f.perm.size() != viewRank || r == 0 ||
-        (f.split > 0 && (f.splitDim < 0 || f.splitDim >= static_cast<int>(r) ||
-                         f.sourceShape[f.splitDim] % f.split != 0)))
+        (f.split > 0 && (f.splitDim < 0 || f.splitDim >= static_cast<int>(r))))
       return makeError("fold of '", f.source, "' has a bad target or perm");
     std::string shape = "kFold" + std::to_string(i) + "Shape";
     std::string perm = "kFold" + std::to_string(i) + "Perm";

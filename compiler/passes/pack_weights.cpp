@@ -21,18 +21,46 @@ bool packable(const Value *v) {
   return v->data().size() == elems * dtypeSize(v->type().dtype);
 }
 
+/// \p n rounded up to a multiple of \p split.
+int64_t roundUp(int64_t n, int64_t split) {
+  return (n + split - 1) / split * split;
+}
+
 /// The shape of \p v's view: its shape, or with split > 0 its dim splitDim
-/// split into [size / split, split].
+/// split into [ceil(size / split), split] (the last panel padded with
+/// zeros when split does not divide the size).
 std::vector<int64_t> viewShape(const Value *v, int splitDim, int64_t split) {
   std::vector<int64_t> in = v->type().staticDims(), out;
   for (int k = 0; k < static_cast<int>(in.size()); ++k) {
     if (split > 0 && k == splitDim) {
-      out.push_back(in[k] / split);
+      out.push_back(roundUp(in[k], split) / split);
       out.push_back(split);
     } else {
       out.push_back(in[k]);
     }
   }
+  return out;
+}
+
+/// The bytes of \p v with dim \p splitDim padded with zeros to a multiple
+/// of \p split; empty when split divides it (or split <= 0): then the
+/// bytes are v's own.
+std::vector<uint8_t> paddedBytes(const Value *v, int splitDim, int64_t split) {
+  std::vector<int64_t> dims = v->type().staticDims();
+  if (split <= 0 || dims[splitDim] % split == 0)
+    return {};
+  const uint8_t *src = v->data().data();
+  int64_t elem = dtypeSize(v->type().dtype), outer = 1, inner = elem;
+  for (int k = 0; k < splitDim; ++k)
+    outer *= dims[k];
+  for (size_t k = splitDim + 1; k < dims.size(); ++k)
+    inner *= dims[k];
+  int64_t row = dims[splitDim] * inner,
+          padded = roundUp(dims[splitDim], split) * inner;
+  std::vector<uint8_t> out(static_cast<size_t>(outer * padded), 0);
+  for (int64_t o = 0; o < outer; ++o)
+    std::memcpy(out.data() + o * padded, src + o * row,
+                static_cast<size_t>(row));
   return out;
 }
 
@@ -55,7 +83,8 @@ std::pair<TensorType, TensorData> transposed(const Value *v,
   for (int64_t d : out)
     total *= d;
   std::vector<uint8_t> bytes(total * elem);
-  const uint8_t *src = v->data().data();
+  std::vector<uint8_t> padded = paddedBytes(v, splitDim, split);
+  const uint8_t *src = padded.empty() ? v->data().data() : padded.data();
   std::vector<int64_t> o(r, 0);
   for (int64_t i = 0; i < total; ++i) {
     int64_t at = 0;
@@ -70,6 +99,24 @@ std::pair<TensorType, TensorData> transposed(const Value *v,
   for (int64_t d : out)
     t.dims.push_back(Expr(d));
   return {t, TensorData::fromBytes(std::move(bytes))};
+}
+
+/// A folded int64 constant of \p values (a shape or slice bounds), its
+/// values known to shape arithmetic.
+Value *intsConstant(Graph &g, const std::string &name,
+                    const std::vector<int64_t> &values) {
+  TensorType type;
+  type.dtype = DType::Int64;
+  type.dims = {Expr(static_cast<int64_t>(values.size()))};
+  std::vector<uint8_t> bytes(values.size() * sizeof(int64_t));
+  std::memcpy(bytes.data(), values.data(), bytes.size());
+  Value *v = g.addConstant(name, type, TensorData::fromBytes(std::move(bytes)),
+                           "", /*folded=*/true);
+  std::vector<Expr> known;
+  for (int64_t d : values)
+    known.push_back(Expr(d));
+  v->setSymbolicData(known);
+  return v;
 }
 
 /// Lets the runtime repack \p packed when initializer \p w is updated.
@@ -118,22 +165,28 @@ void replaceByPacked(Graph &g, Node &n, int input, const std::vector<int> &perm,
   Value *result = t->output(0);
   if (split > 0) {
     std::vector<int64_t> dims = w->type().staticDims();
-    TensorType shapeType;
-    shapeType.dtype = DType::Int64;
-    shapeType.dims = {Expr(static_cast<int64_t>(dims.size()))};
-    std::vector<uint8_t> bytes(dims.size() * sizeof(int64_t));
-    std::memcpy(bytes.data(), dims.data(), bytes.size());
-    Value *shape = g.addConstant(w->name() + "_panel_shape", shapeType,
-                                 TensorData::fromBytes(std::move(bytes)), "",
-                                 /*folded=*/true);
-    std::vector<Expr> known;
-    for (int64_t d : dims)
-      known.push_back(Expr(d));
-    shape->setSymbolicData(known);
+    int64_t size = dims[splitDim];
+    dims[splitDim] = roundUp(size, split);
+    TensorType paddedType = w->type();
+    paddedType.dims[splitDim] = Expr(dims[splitDim]);
     Node *r = g.addNodeBefore(&n, OpKind::Reshape, w->name() + "_panels",
-                              {result, shape}, {w->name() + "_panels"});
-    r->output(0)->setType(w->type());
+                              {result, intsConstant(g, w->name() + "_panel_shape", dims)},
+                              {w->name() + "_panels"});
+    r->output(0)->setType(paddedType);
     result = r->output(0);
+    if (dims[splitDim] != size) {
+      // The columns of the padding are sliced off again (a view from 0).
+      std::string name = w->name() + "_unpadded";
+      Node *sl = g.addNodeBefore(
+          &n, OpKind::Slice, name,
+          {result, intsConstant(g, name + "_starts", {0}),
+           intsConstant(g, name + "_ends", {size}),
+           intsConstant(g, name + "_axes", {splitDim}),
+           intsConstant(g, name + "_steps", {1})},
+          {name});
+      sl->output(0)->setType(w->type());
+      result = sl->output(0);
+    }
   }
   n.replaceInput(input, result);
 }
@@ -165,8 +218,10 @@ bool packConv(Graph &g, Node &n, int64_t lanes) {
 }
 
 /// The constant right operand B of a MatMul (rank 2, [k, n]) or of a Gemm
-/// ([k, n], or [n, k] with transB = 1) as panels P[n / L, k, L] when L
-/// divides n; else a Gemm with transB = 1 gets B'[k, n] and transB = 0.
+/// ([k, n], or [n, k] with transB = 1) as panels P[ceil(n / L), k, L] (the
+/// last one padded with zero columns when L does not divide n: GPT-2's
+/// 50257-wide head); a Gemm with transB = 1 and n <= L gets B'[k, n] and
+/// transB = 0.
 bool packRightOperand(Graph &g, Node &n, int64_t lanes) {
   Value *b = n.input(1);
   if (!packable(b) || b->type().rank() != 2)
@@ -174,7 +229,7 @@ bool packRightOperand(Graph &g, Node &n, int64_t lanes) {
   bool transB = n.op() == OpKind::Gemm && n.intAttr("transB") == 1;
   std::vector<int64_t> dims = b->type().staticDims();
   int64_t cols = transB ? dims[0] : dims[1];
-  if (lanes >= 4 && cols % lanes == 0 && cols > lanes) {
+  if (lanes >= 4 && cols > lanes) {
     if (transB) // view [n / L, L, k] -> [n / L, k, L]
       replaceByPacked(g, n, 1, {0, 2, 1}, 0, lanes);
     else // view [k, n / L, L] -> [n / L, k, L]

@@ -3,8 +3,9 @@
 /// register-tiled kernels read them (a folded constant, computed once).
 ///
 ///  - Panels. A weight whose output columns (a one-group Conv's output
-///    channels, the n of a MatMul's or Gemm's constant B) are a multiple of
-///    the vector lanes L (and more than L) becomes P[n / L, rest..., L]: a
+///    channels when a multiple of the vector lanes L, the n of a MatMul's or
+///    Gemm's constant B when more than L: the last panel padded with zero
+///    columns, which a Slice view drops again) becomes P[n / L, rest..., L]: a
 ///    tile of L (or 2L) columns streams one (two) contiguous panels, one
 ///    vector load per reduction step, instead of reading rows of B with a
 ///    stride of n floats (8 KB at n = 2048), which thrashed the TLB and the

@@ -544,6 +544,23 @@ Stmt registerTiledNest(const ReductionNest &nest, const RegisterTile &t) {
       learn(loopVars[d], extents[d]);
     for (size_t k = 0; k < rvars.size(); ++k)
       learn(rvars[k], nest.reduceExtents[k]);
+    // Along a static extent that the tile does not divide, a whole tile's
+    // number is below the count of whole tiles and the narrower last tile
+    // is that count (the branch conditions around this tile say so). The
+    // vector forms need it: a padded panel's index `(16 t + 8 + lane)
+    // floordiv 8 mod 13` drops its mod only once 16 t + 16 <= 101.
+    auto narrow = [&](int d, int64_t size, int64_t used) {
+      int64_t e;
+      if (d < 0 || size <= 1 || !nest.shape[d].isConst(e) || e % size == 0 ||
+          e / size == 0)
+        return;
+      int64_t whole = e / size;
+      ranges.set(loopVars[d], used == size ? Range{0, whole - 1}
+                                           : Range{whole, whole});
+    };
+    if (t.m >= 0)
+      narrow(t.m, t.tm, rows);
+    narrow(t.n, t.tn, cols);
     std::map<std::pair<int64_t, int64_t>, Expr> vectorTerms; // (row, c0)
     bool vectorized = false;
     for (const Group &g : groups)

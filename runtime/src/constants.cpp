@@ -118,7 +118,8 @@ aotc_status_t mapWeightsFile(const AotcModelDesc &d,
 constexpr int32_t kMaxViewRank = AOTC_MAX_RANK + 1;
 
 /// The shape of \p fold's view of its source into \p view (the source's
-/// shape, or with a split its dim split_dim as [size / split, split]);
+/// shape, or with a split its dim split_dim as [ceil(size / split), split]:
+/// a last panel that the source does not fill is padded with zeros);
 /// returns the view's rank, or -1 if the split does not fit.
 int32_t foldView(const AotcFoldDesc &fold, int64_t *view) {
   if (fold.split <= 0) {
@@ -127,18 +128,46 @@ int32_t foldView(const AotcFoldDesc &fold, int64_t *view) {
     return fold.rank;
   }
   if (fold.split_dim < 0 || fold.split_dim >= fold.rank ||
-      fold.shape[fold.split_dim] % fold.split != 0)
+      fold.shape[fold.split_dim] < 0)
     return -1;
   int32_t r = 0;
   for (int32_t k = 0; k < fold.rank; ++k) {
     if (k == fold.split_dim) {
-      view[r++] = fold.shape[k] / fold.split;
+      view[r++] = (fold.shape[k] + fold.split - 1) / fold.split;
       view[r++] = fold.split;
     } else {
       view[r++] = fold.shape[k];
     }
   }
   return r;
+}
+
+/// Copies a source tensor of \p fold from its own layout into the layout
+/// padded along split_dim to a multiple of the split (zeros in the
+/// padding), or (!toPadded) from the padded layout back.
+void copyPadded(const AotcFoldDesc &fold, const uint8_t *from, uint8_t *to,
+                bool toPadded) {
+  uint64_t elem = aotc_dtype_size(fold.dtype), outer = 1, inner = elem;
+  for (int32_t k = 0; k < fold.split_dim; ++k)
+    outer *= static_cast<uint64_t>(fold.shape[k]);
+  for (int32_t k = fold.split_dim + 1; k < fold.rank; ++k)
+    inner *= static_cast<uint64_t>(fold.shape[k]);
+  uint64_t n = static_cast<uint64_t>(fold.shape[fold.split_dim]);
+  uint64_t split = static_cast<uint64_t>(fold.split);
+  uint64_t row = n * inner, padded = (n + split - 1) / split * split * inner;
+  for (uint64_t o = 0; o < outer; ++o) {
+    if (toPadded) {
+      std::memcpy(to + o * padded, from + o * row, row);
+      std::memset(to + o * padded + row, 0, padded - row);
+    } else {
+      std::memcpy(to + o * row, from + o * padded, row);
+    }
+  }
+}
+
+/// True if \p fold pads its source (a split that does not divide it).
+bool padsSource(const AotcFoldDesc &fold) {
+  return fold.split > 0 && fold.shape[fold.split_dim] % fold.split != 0;
 }
 
 /// Permutes a dense tensor: target dim k is source dim perm[k]. Forward:
@@ -328,7 +357,10 @@ aotc_status_t ConstantStore::indexFolds() {
       t.dtype = fold.dtype;
       t.rank = fold.rank;
       t.shape = fold.shape;
-      t.nbytes = d.constants[fold.target].nbytes;
+      // The initializer's own size (a padded panel's target is larger).
+      t.nbytes = aotc_dtype_size(fold.dtype);
+      for (int32_t k = 0; k < fold.rank; ++k)
+        t.nbytes *= static_cast<uint64_t>(fold.shape[k]);
       targets_.push_back(std::move(t));
     }
     Target &t = targets_[it->second];
@@ -469,7 +501,7 @@ aotc_status_t ConstantStore::update(const aotc_constant_entry_t *entries,
       --next->numMissing;
     }
   };
-  std::vector<uint8_t> packed;
+  std::vector<uint8_t> packed, padded;
   for (size_t i = 0; i < n; ++i) {
     const Target &t = targets_[target[i]];
     const void *data = entries[i].tensor.data;
@@ -479,18 +511,26 @@ aotc_status_t ConstantStore::update(const aotc_constant_entry_t *entries,
           upload(t.name, data, t.nbytes, userManaged, mem));
       setOwn(t.direct, std::move(mem), userManaged ? data : nullptr);
     }
-    // The packed copies: always the runtime's own memory.
+    // The packed copies: always the runtime's own memory (the target's
+    // size: a padded last panel makes it larger than the source).
     for (int32_t f : t.folds) {
       const AotcFoldDesc &fold = d.folds[f];
-      packed.resize(static_cast<size_t>(t.nbytes));
+      uint64_t targetBytes = d.constants[fold.target].nbytes;
+      packed.resize(static_cast<size_t>(targetBytes));
       int64_t view[kMaxViewRank];
       int32_t vr = foldView(fold, view); // checked by indexFolds
-      if (t.nbytes > 0)
-        permute(static_cast<const uint8_t *>(data), packed.data(), vr, view,
-                fold.perm, aotc_dtype_size(fold.dtype), /*forward=*/true);
+      const uint8_t *src = static_cast<const uint8_t *>(data);
+      if (padsSource(fold)) {
+        padded.resize(static_cast<size_t>(targetBytes));
+        copyPadded(fold, src, padded.data(), /*toPadded=*/true);
+        src = padded.data();
+      }
+      if (targetBytes > 0)
+        permute(src, packed.data(), vr, view, fold.perm,
+                aotc_dtype_size(fold.dtype), /*forward=*/true);
       MemRef mem;
       AOTC_RT_RETURN_IF_ERROR(
-          upload(t.name, packed.data(), t.nbytes, false, mem));
+          upload(t.name, packed.data(), targetBytes, false, mem));
       setOwn(fold.target, std::move(mem), nullptr);
     }
   }
@@ -625,13 +665,18 @@ aotc_status_t ConstantStore::extract(bool useInactive,
     }
     // Only packed: read the packed copy back and unpack it.
     const AotcFoldDesc &fold = desc_->folds[c.folds.front()];
-    std::vector<uint8_t> packed(static_cast<size_t>(c.nbytes));
+    uint64_t targetBytes = desc_->constants[fold.target].nbytes;
+    std::vector<uint8_t> packed(static_cast<size_t>(targetBytes));
     AOTC_RT_RETURN_IF_ERROR(readBack(*set, fold.target, packed.data()));
     int64_t view[kMaxViewRank];
     int32_t vr = foldView(fold, view);
-    if (c.nbytes > 0)
-      permute(packed.data(), static_cast<uint8_t *>(e.tensor.data), vr, view,
+    uint8_t *out = static_cast<uint8_t *>(e.tensor.data);
+    std::vector<uint8_t> padded(padsSource(fold) ? targetBytes : 0);
+    if (targetBytes > 0)
+      permute(packed.data(), padded.empty() ? out : padded.data(), vr, view,
               fold.perm, aotc_dtype_size(fold.dtype), /*forward=*/false);
+    if (!padded.empty())
+      copyPadded(fold, padded.data(), out, /*toPadded=*/false);
   }
   return tooSmall;
 }

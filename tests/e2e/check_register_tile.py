@@ -136,10 +136,13 @@ def cases():
                 [{"ctx": [2, 3, 13, 8], "w": [24, 40]}], True))
     # Constant weights, packed at compile time (compiler/passes/pack_weights.h)
     # so that the tile runs along output channels: convolutions of every
-    # shape class above, and Gemm with transB = 1.
+    # shape class above, Gemm with transB = 1 (n = 50) and MatMuls whose n
+    # the lanes do not divide (padded panels).
     packed = []
     for name, nodes, inputs, out_dtype, out_shape, sets, tiled in out:
-        if name.startswith("conv_") or name == "gemm_trans_bias_relu":
+        # (MatMul's n of 97 and 58: panels with a zero-padded last one.)
+        if name.startswith("conv_") or name in ("gemm_trans_bias_relu", "matmul_n97_k33",
+                                                "matmul_70x58x9"):
             packed.append((name + "_const", nodes, inputs, out_dtype, out_shape, sets, tiled))
     return out + packed
 

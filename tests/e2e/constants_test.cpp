@@ -13,6 +13,7 @@
 #include <dlfcn.h>
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstring>
 #include <filesystem>
@@ -364,6 +365,75 @@ TEST(ConstantsConv, PackedConvWeightsFollowUpdates) {
   EXPECT_EQ(m.run({in})[0].toVector<float>(), want2);
   EXPECT_EQ(m.extractConstants().at("w").toVector<float>(), w2);
   EXPECT_EQ(m.extractConstants(true).at("w").toVector<float>(), w1);
+}
+
+TEST(ConstantsPadded, PaddedPanelsFollowUpdates) {
+  // Output columns that the vector lanes do not divide (13 and 21 for 8
+  // lanes, GPT-2's 50257-wide head in small) are packed as panels with a
+  // zero-padded last one: [13, 7] @ MatMul -> [2, 7, 8]; a Gemm with
+  // transB = 1 and a [21, 7] weight -> [3, 7, 8]. Updates repack them with
+  // the padding, extraction drops it.
+  auto build = [](const std::vector<float> &w, const std::vector<float> &v) {
+    ModelBuilder mb("padded_panels");
+    mb.input("x", onnx::TensorProto::FLOAT, {"N", 7});
+    mb.initializerF32("w", {7, 13}, w);
+    mb.initializerF32("v", {21, 7}, v);
+    mb.node("MatMul", {"x", "w"}, {"y"});
+    auto &g = mb.node("Gemm", {"x", "v"}, {"z"});
+    ModelBuilder::attrInt(g, "transB", 1);
+    mb.output("y", onnx::TensorProto::FLOAT, {"N", 13});
+    mb.output("z", onnx::TensorProto::FLOAT, {"N", 21});
+    return mb.bytes();
+  };
+  std::vector<float> w1(91), w2(91), v1(147), v2(147);
+  for (size_t i = 0; i < w1.size(); ++i) {
+    w1[i] = std::sin(0.3f * static_cast<float>(i));
+    w2[i] = std::cos(0.7f * static_cast<float>(i) + 1.0f);
+  }
+  for (size_t i = 0; i < v1.size(); ++i) {
+    v1[i] = std::cos(0.11f * static_cast<float>(i));
+    v2[i] = std::sin(0.23f * static_cast<float>(i) - 2.0f);
+  }
+  Compiled c1 = compileModel(build(w1, v1));
+  Compiled c2 = compileModel(build(w2, v2));
+  Compiled naive = compileModel(build(w2, v2), "--naive-kernels");
+  ASSERT_EQ(c1.exitCode, 0) << c1.output;
+  ASSERT_EQ(c2.exitCode, 0) << c2.output;
+  ASSERT_EQ(naive.exitCode, 0) << naive.output;
+  std::vector<float> x(5 * 7);
+  for (size_t i = 0; i < x.size(); ++i)
+    x[i] = std::sin(1.1f * static_cast<float>(i));
+  auto in = aotc::HostTensor::fromVector({5, 7}, x);
+  aotc::Model m = loadModel(c1.soPath);
+  std::vector<std::vector<int64_t>> packedShapes;
+  for (const aotc::ConstantInfo &c : m.constants())
+    if (c.notUpdatableReason.find("packed from initializer") !=
+        std::string::npos)
+      packedShapes.push_back(c.shape);
+  std::sort(packedShapes.begin(), packedShapes.end());
+  EXPECT_EQ(packedShapes, (std::vector<std::vector<int64_t>>{{2, 7, 8},
+                                                             {3, 7, 8}}));
+  std::vector<aotc::HostTensor> want = loadModel(c2.soPath).run({in});
+  std::vector<aotc::HostTensor> oracle = loadModel(naive.soPath).run({in});
+  ASSERT_EQ(want.size(), 2u);
+  for (size_t k = 0; k < 2; ++k) {
+    std::vector<float> a = want[k].toVector<float>(),
+                       b = oracle[k].toVector<float>();
+    ASSERT_EQ(a.size(), b.size());
+    for (size_t i = 0; i < a.size(); ++i)
+      EXPECT_NEAR(a[i], b[i], 1e-5f) << k << " " << i;
+  }
+  m.updateConstants({{"w", aotc::HostTensor::fromVector({7, 13}, w2)},
+                     {"v", aotc::HostTensor::fromVector({21, 7}, v2)}},
+                    /*useInactive=*/true, /*validateFull=*/true);
+  m.swapConstantBuffer();
+  std::vector<aotc::HostTensor> got = m.run({in});
+  EXPECT_EQ(got[0].toVector<float>(), want[0].toVector<float>());
+  EXPECT_EQ(got[1].toVector<float>(), want[1].toVector<float>());
+  EXPECT_EQ(m.extractConstants().at("w").toVector<float>(), w2);
+  EXPECT_EQ(m.extractConstants().at("v").toVector<float>(), v2);
+  EXPECT_EQ(m.extractConstants(true).at("w").toVector<float>(), w1);
+  EXPECT_EQ(m.extractConstants(true).at("v").toVector<float>(), v1);
 }
 
 TEST(ConstantsWeightless, TakesItsWeightsBeforeTheFirstRun) {

@@ -83,8 +83,9 @@ typedef struct AotcConstantDesc {
  * the kernels): when the initializer is updated, the runtime writes
  * target[t] = source[s] where target dim k is dim perm[k] of the source's
  * view. The view is the source itself, or with split > 0 the source with
- * dim split_dim split into [shape[split_dim] / split, split] (panels of
- * `split` columns), which has rank + 1 dims. */
+ * dim split_dim split into [ceil(shape[split_dim] / split), split] (panels
+ * of `split` columns; when split does not divide the dim, the source is
+ * padded with zeros along it first), which has rank + 1 dims. */
 typedef struct AotcFoldDesc {
   const char *source; /* the initializer's ONNX name */
   int32_t dtype;
