@@ -87,19 +87,28 @@ def run_tool(cmd, **kwargs):
     return p
 
 
+# The end of the standard error of run_aotc's last process that did not
+# finish its report (a crash: the sanitizer's report, a signal), for callers
+# to print with the failure.
+last_crash = ""
+
+
 def run_aotc(aotc, dirs, args, env):
     """Runs aotc test over dirs; {case name: (class, detail)}, or None if the
-    process did not finish (crash or timeout)."""
+    process did not finish (crash or timeout; last_crash says which). A
+    process that ends in LeakSanitizer's own failure runs once more
+    (run_tool); window_grid.py runs this under ASan."""
+    global last_crash
     cmd = [aotc, "test", "--rtol", str(args.rtol), "--atol", str(args.atol),
            "-v"] + dirs
     try:
-        p = subprocess.run(cmd, capture_output=True, text=True, env=env,
-                           timeout=args.timeout * max(1, len(dirs)),
-                           errors="replace")
+        p = run_tool(cmd, env=env, timeout=args.timeout * max(1, len(dirs)))
     except subprocess.TimeoutExpired:
+        last_crash = "timed out"
         return None
     lines = p.stdout.splitlines()
     if not lines or not re.match(r"^\d+ passed, \d+ failed$", lines[-1]):
+        last_crash = "exit %d: %s" % (p.returncode, p.stderr[-1500:])
         return None
     out = {}
     for line in lines:

@@ -197,11 +197,13 @@ def main():
         res = run_fuzz.run_aotc(args.aotc, [d], argparse.Namespace(
             rtol=1e-4, atol=1e-5, timeout=600), env)
         ran += len(pick)
-        cls = (res or {}).get(os.path.basename(d), ("CRASH", "aotc died"))
+        cls = (res or {}).get(os.path.basename(d),
+                              ("CRASH", "aotc died: " + run_fuzz.last_crash))
         if cls[0] != "pass":
             m = re.search(r"output (\d+):", cls[1])
             which = cfgs[pick[int(m.group(1))]] if m else "?"
-            failures.append("%s values: %s %s; node %s" % (op, cls[0], cls[1][:300], which))
+            detail = cls[1] if cls[0] == "CRASH" else cls[1][:300]
+            failures.append("%s values: %s %s; node %s" % (op, cls[0], detail, which))
         print("%-12s %4d combinations, %3d run on the device: %s" % (
             op, len(cfgs), len(pick), "ok" if cls[0] == "pass" else cls[0]))
     print("%d combinations (%d where ONNX Runtime departs from the spec), %d "
