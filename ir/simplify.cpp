@@ -876,6 +876,15 @@ Stmt simplify(const Stmt &s, const RangeEnv &env) {
   return StmtSimplifier(env).mutate(s);
 }
 
+void setStaticRanges(RangeEnv &env, const std::vector<Expr> &vars,
+                     const std::vector<Expr> &extents) {
+  for (size_t k = 0; k < vars.size() && k < extents.size(); ++k) {
+    int64_t e;
+    if (extents[k].isConst(e) && e >= 1)
+      env.set(vars[k], Range{0, e - 1});
+  }
+}
+
 bool stepsByOne(const std::vector<Expr> &indices, const Expr &var,
                 const RangeEnv &env) {
   VarBindings next{{var, var + Expr(1)}};

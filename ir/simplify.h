@@ -52,6 +52,12 @@ Expr simplify(const Expr &e, const RangeEnv &env = RangeEnv());
 /// Simplifies every expression of a statement, learning loop ranges.
 Stmt simplify(const Stmt &s, const RangeEnv &env = RangeEnv());
 
+/// Sets the range [0, extent - 1] of each loop variable \p vars[k] whose
+/// extent \p extents[k] is a constant of at least 1 (symbolic ones are
+/// left out).
+void setStaticRanges(RangeEnv &env, const std::vector<Expr> &vars,
+                     const std::vector<Expr> &extents);
+
 /// True if the last of \p indices steps by one and the others stay when
 /// \p var steps by one, for \p var in \p env (a contiguous read along var).
 bool stepsByOne(const std::vector<Expr> &indices, const Expr &var,

@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <set>
 
 namespace aotc {
@@ -108,6 +109,11 @@ Expected<KernelConfig> configFrom(const json &j, const std::string &where) {
 }
 
 } // namespace
+
+int explicitVectorLanes(const DeviceProfile &p) {
+  return p.vectorLanes >= 4 ? static_cast<int>(std::min<int64_t>(p.vectorLanes, 16))
+                            : 0;
+}
 
 Expected<DeviceProfile> builtinDeviceProfile(const std::string &name) {
   DeviceProfile p;

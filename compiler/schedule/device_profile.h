@@ -35,6 +35,10 @@ struct DeviceProfile {
   int64_t maxWorkGroupSize = 0;  ///< 0: not known
 };
 
+/// The lanes of the explicit vectors kernels use on \p p: its vector lanes
+/// up to 16 (OpenCL's widest), or 0 below 4 (a GPU profile: none).
+int explicitVectorLanes(const DeviceProfile &p);
+
 /// The built-in profiles: "generic-avx2" (8 lanes, 16 registers, the
 /// default), "generic-avx512" (16 lanes, 32 registers), "generic-gpu"
 /// (1 lane). Error for another name.

@@ -235,7 +235,7 @@ void planRowGroup(const LoweredGraph &lg, const FusionOptions &opts, int p,
                   const std::vector<Expr> &inlined,
                   const std::vector<Expr> &inlinedEpilogue,
                   const std::vector<std::vector<int>> &kernelReads,
-                  std::map<int, std::vector<int>> &kernelConsumers,
+                  const std::map<int, std::vector<int>> &kernelConsumers,
                   const std::vector<bool> &isOutput, FusionPlan &plan) {
   const TensorDef &pd = lg.defs[p];
   if (plan.decisions[p] != Decision::Materialize ||
@@ -278,7 +278,7 @@ void planRowGroup(const LoweredGraph &lg, const FusionOptions &opts, int p,
     for (size_t k = 0; k < group.size(); ++k) {
       int r = group[k];
       bool ok = true;
-      for (int c : kernelConsumers[r])
+      for (int c : kernelConsumers.at(r)) // r is read: it is a key
         ok &= (c == p || std::count(group.begin(), group.end(), c) > 0) &&
               readsAtRow(c, r);
       if (!ok) {

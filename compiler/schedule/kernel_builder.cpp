@@ -264,21 +264,27 @@ Expected<Kernel> buildKernel(const LoweredGraph &lg, const FusionPlan &plan,
                  : red < 0                     ? "pointwise"
                  : lg.defs[red].rereadsInputs ? "contraction"
                                                : "reduction";
-  auto override = opts.kernelConfigs.find(name);
-  // The tile: the heuristic's for this device, or the configuration given
-  // for this kernel by name (checked against the kernel first).
+  // The configuration given for this kernel by name (--kernel-configs),
+  // if any, once it is of this kernel's template.
+  const KernelConfig *given = nullptr;
+  if (auto it = opts.kernelConfigs.find(name);
+      it != opts.kernelConfigs.end()) {
+    given = &it->second;
+    if (!given->templ.empty() && given->templ != config.templ)
+      return makeError("--kernel-configs: kernel '", name, "' is a ",
+                       config.templ, ", not a ", given->templ);
+  }
+  // The tile: the heuristic's for this device, or the given one (checked
+  // against the kernel first).
   auto pickTile = [&](const ReductionNest &nest) -> Expected<RegisterTile> {
     RegisterTile t;
-    if (override == opts.kernelConfigs.end()) {
+    if (!given) {
       if (opts.registerTiling)
         t = chooseRegisterTile(nest, opts.profile);
       return t;
     }
-    const KernelConfig &c = override->second;
+    const KernelConfig &c = *given;
     int rank = static_cast<int>(nest.shape.size());
-    if (!c.templ.empty() && c.templ != config.templ)
-      return makeError("--kernel-configs: kernel '", name, "' is a ",
-                       config.templ, ", not a ", c.templ);
     if (c.m >= rank || c.n >= rank)
       return makeError("--kernel-configs: kernel '", name, "' has ", rank,
                        " output dimensions; m = ", c.m, ", n = ", c.n);
@@ -355,26 +361,20 @@ Expected<Kernel> buildKernel(const LoweredGraph &lg, const FusionPlan &plan,
       return Store::make(
           out, at, instantiate(d.body, indexBindings(lg.vars, at), results));
     };
-    int lanes = opts.registerTiling && opts.profile.vectorLanes >= 4
-                    ? static_cast<int>(std::min<int64_t>(
-                          16, opts.profile.vectorLanes))
-                    : 0;
-    if (override != opts.kernelConfigs.end()) {
-      const KernelConfig &c = override->second;
-      if (!c.templ.empty() && c.templ != config.templ)
-        return makeError("--kernel-configs: kernel '", name, "' is a ",
-                         config.templ, ", not a ", c.templ);
-      if (c.m >= 0 || c.n >= 0)
+    // (Row groups form only for register-tiled kernels: fusion.cpp.)
+    int lanes = explicitVectorLanes(opts.profile);
+    if (given) {
+      if (given->m >= 0 || given->n >= 0)
         return makeError("--kernel-configs: kernel '", name,
                          "' is a row kernel, which takes no register tile "
-                         "(m = ", c.m, ", n = ", c.n, ")");
-      lanes = c.lanes;
+                         "(m = ", given->m, ", n = ", given->n, ")");
+      lanes = given->lanes;
     }
     // The heuristic's lanes are recorded where they were used; a given
     // configuration is recorded as given.
     bool vectorized = false;
     s = rowKernel(rows, lanes, lg.env, &vectorized);
-    config.lanes = vectorized || override != opts.kernelConfigs.end() ? lanes : 0;
+    config.lanes = vectorized || given ? lanes : 0;
   } else if (red < 0) {
     ReductionNest rows;
     rows.shape = d.shape;

@@ -173,14 +173,12 @@ bool isFloatSum(const ReductionNest &nest) {
           (b->a.sameAs(term) && b->b.sameAs(acc)));
 }
 
-/// acc = combine(acc, term), the term bound to a local first when the
-/// combiner reads it more than once (a max compares it, tests it for NaN and
-/// picks it): computed once, and the condition then holds no load, so the
-/// printer need not guard it with && or || (which branch).
+} // namespace
+
 Stmt accumulate(const ReductionNest &nest, const Expr &acc, const Expr &term) {
   if (term.as<Var>() || term.as<IntImm>() || term.as<FloatImm>())
     return LocalAssign::make(acc, nest.combine(acc, term));
-  Expr v = Var::make("v", term.type());
+  Expr v = Var::make("v", term.type(), term.lanes());
   Expr combined = nest.combine(acc, v);
   struct Uses : IRVisitor {
     uint64_t id;
@@ -193,6 +191,8 @@ Stmt accumulate(const ReductionNest &nest, const Expr &acc, const Expr &term) {
     return LocalAssign::make(acc, nest.combine(acc, term));
   return LetStmt::make(v, term, LocalAssign::make(acc, combined));
 }
+
+namespace {
 
 /// The accumulations of \p targets (one per output element) at reduction
 /// index \p r.
@@ -284,8 +284,7 @@ RegisterTile chooseRegisterTile(const ReductionNest &nest,
                                 const DeviceProfile &target) {
   const int64_t lanes = std::max<int64_t>(target.vectorLanes, 1);
   RegisterTile t;
-  // Below 4 lanes (a GPU profile) no explicit vectors: 0.
-  t.vectorLanes = lanes >= 4 ? static_cast<int>(std::min<int64_t>(lanes, 16)) : 0;
+  t.vectorLanes = explicitVectorLanes(target);
   int rank = static_cast<int>(nest.shape.size());
   if (!nest.term) {
     // A pointwise kernel: a row of up to 16 innermost elements per
@@ -327,12 +326,8 @@ RegisterTile chooseRegisterTile(const ReductionNest &nest,
   Expr term = nest.term(idx, r);
   // The static extents' ranges: a panel's index simplifies only with them.
   RangeEnv ranges;
-  for (int k = 0; k < rank; ++k)
-    if (int64_t e; nest.shape[k].isConst(e) && e >= 1)
-      ranges.set(idx[k], Range{0, e - 1});
-  for (size_t k = 0; k < r.size(); ++k)
-    if (int64_t e; nest.reduceExtents[k].isConst(e) && e >= 1)
-      ranges.set(r[k], Range{0, e - 1});
+  setStaticRanges(ranges, idx, nest.shape);
+  setStaticRanges(ranges, r, nest.reduceExtents);
   // Cycles per output of storing it, spread over the reduction's steps: a
   // tile whose N is not the innermost dimension stores element by element.
   double steps = 1;
@@ -535,15 +530,8 @@ Stmt registerTiledNest(const ReductionNest &nest, const RegisterTile &t) {
     // each update substitutes its own reduction index (a blocked sum's
     // index stays in the same range).
     RangeEnv ranges;
-    auto learn = [&](const Expr &v, const Expr &extent) {
-      int64_t e;
-      if (extent.isConst(e) && e >= 1)
-        ranges.set(v, Range{0, e - 1});
-    };
-    for (int d = 0; d < rank; ++d)
-      learn(loopVars[d], extents[d]);
-    for (size_t k = 0; k < rvars.size(); ++k)
-      learn(rvars[k], nest.reduceExtents[k]);
+    setStaticRanges(ranges, loopVars, extents);
+    setStaticRanges(ranges, rvars, nest.reduceExtents);
     // Along a static extent that the tile does not divide, a whole tile's
     // number is below the count of whole tiles and the narrower last tile
     // is that count (the branch conditions around this tile say so). The

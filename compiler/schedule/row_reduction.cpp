@@ -18,16 +18,6 @@ namespace aotc {
 
 namespace {
 
-/// The ranges of \p vars over \p extents where these are constants.
-void learnRanges(RangeEnv &env, const std::vector<Expr> &vars,
-                 const std::vector<Expr> &extents) {
-  for (size_t k = 0; k < vars.size(); ++k) {
-    int64_t e;
-    if (extents[k].isConst(e) && e >= 1)
-      env.set(vars[k], Range{0, e - 1});
-  }
-}
-
 /// Number of terms of a reduction over \p extents, or -1 if symbolic.
 int64_t staticTerms(const std::vector<Expr> &extents) {
   int64_t n = 1;
@@ -38,26 +28,6 @@ int64_t staticTerms(const std::vector<Expr> &extents) {
     n *= v;
   }
   return n;
-}
-
-/// acc = combine(acc, term) for a vector accumulator: the term bound to a
-/// vector local first when the combiner reads it more than once (a max).
-Stmt accumulateVector(const ReductionNest &stage, const Expr &acc,
-                      const Expr &term) {
-  Expr v = Var::make("v", term.type(), term.lanes());
-  Expr combined = stage.combine(acc, v);
-  int uses = 0;
-  struct Uses : IRVisitor {
-    uint64_t id;
-    int *n;
-    void visitVar(const Var *op) override { *n += op->id == id; }
-  } u;
-  u.id = v.as<Var>()->id;
-  u.n = &uses;
-  u.visit(combined);
-  if (uses <= 1 || term.as<Var>())
-    return LocalAssign::make(acc, stage.combine(acc, term));
-  return LetStmt::make(v, term, LocalAssign::make(acc, combined));
 }
 
 /// One reduction of the row at \p row with its innermost loop as vectors
@@ -79,7 +49,7 @@ Stmt vectorStage(const ReductionNest &stage, const std::vector<Expr> &row,
     rvars.push_back(Var::make("r" + std::to_string(k)));
   Expr group = Var::make("rv"), lane = Var::make("lane");
   RangeEnv env = ranges;
-  learnRanges(env, rvars, stage.reduceExtents);
+  setStaticRanges(env, rvars, stage.reduceExtents);
   int64_t groups = extent / lanes, whole = groups * lanes;
   env.set(group, Range{0, groups - 1});
   std::vector<Expr> r = rvars;
@@ -92,7 +62,7 @@ Stmt vectorStage(const ReductionNest &stage, const std::vector<Expr> &row,
   Expr vacc = Var::make("vacc", stage.accType, lanes);
   Expr acc = Var::make("acc", stage.accType);
   Stmt body = For::make(group, Expr(0), Expr(groups), ForKind::Serial, 0,
-                        accumulateVector(stage, vacc, term));
+                        accumulate(stage, vacc, term));
   if (whole < extent) {
     std::vector<Expr> rs = rvars;
     Expr rest = Var::make("rr");
@@ -101,7 +71,7 @@ Stmt vectorStage(const ReductionNest &stage, const std::vector<Expr> &row,
     body = Block::make(
         {body, For::make(rest, Expr(whole), Expr(extent - whole),
                          ForKind::Serial, 0,
-                         accumulateVector(stage, acc, t))});
+                         accumulate(stage, acc, t))});
   }
   for (size_t k = n - 1; k-- > 0;)
     body = For::make(rvars[k], Expr(0), stage.reduceExtents[k],
@@ -174,7 +144,7 @@ Stmt rowKernel(const RowNest &nest, int lanes, const RangeEnv &env,
     row.push_back(nest.rowAxis[k] ? Expr(0) : idx[k]);
   }
   RangeEnv ranges = env;
-  learnRanges(ranges, idx, nest.shape);
+  setStaticRanges(ranges, idx, nest.shape);
   Stmt s = rowStores(nest, idx, lanes, ranges, &any);
   for (size_t k = nest.stages.size(); k-- > 0;) {
     const ReductionNest &stage = nest.stages[k];

@@ -136,6 +136,12 @@ constexpr int64_t kSumBlock = 65536;
 
 /// One output element at \p idx: accumulator, reduction loops, finish.
 Stmt reductionElement(const ReductionNest &nest, const std::vector<Expr> &idx);
+/// acc = combine(acc, term) (\p acc and \p term scalars or vectors of one
+/// width), the term bound to a local first when the combiner reads it more
+/// than once (a max compares it, tests it for NaN and picks it): computed
+/// once, and the condition then holds no load, so the printer need not
+/// guard it with && or || (which branch).
+Stmt accumulate(const ReductionNest &nest, const Expr &acc, const Expr &term);
 /// A row group's kernel (row_reduction.cpp): per row, each stage (a
 /// reduction whose finish assigns its result) in order, then the row of
 /// the output.

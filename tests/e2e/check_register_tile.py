@@ -262,15 +262,7 @@ def main():
                 if "for r0o in [0, 0 + 3)" not in loop.stdout or "floordiv 8" in loop.stdout:
                     failures.append(f"{name}: the reduction loop was not split by 8")
             dirs.append(case)
-        for lanes in ("generic-avx2", "generic-avx512"):
-            res = run_fuzz.run_tool([aotc, "test", "-v", "--device-profile", lanes, *dirs],
-                                 env=env)
-            print(f"lanes {lanes}:", res.stdout.strip().splitlines()[-1] if res.stdout.strip() else res.stderr)
-            for line in res.stdout.splitlines():
-                if line.startswith("FAIL"):
-                    failures.append(f"lanes {lanes}: {line}")
-            if res.returncode != 0 and not failures:
-                failures.append(f"aotc test --device-profile {lanes} exited {res.returncode}: {res.stderr.strip()}")
+        failures += run_fuzz.test_with_profiles(aotc, dirs, env)
         failures += check_config_variants(aotc, dirs, env, tmp, rng)
     for f in failures:
         print("FAILED:", f)

@@ -220,14 +220,7 @@ def main():
                         failures.append(f"{name}: lanes {lanes_v}: {res.stdout.strip()} {res.stderr.strip()}")
         if keep:
             return
-        for profile in ("generic-avx2", "generic-avx512"):
-            res = run_fuzz.run_tool([aotc, "test", "-v", "--device-profile", profile, *dirs], env=env)
-            print(f"{profile}:", res.stdout.strip().splitlines()[-1] if res.stdout.strip() else res.stderr)
-            for line in res.stdout.splitlines():
-                if line.startswith("FAIL"):
-                    failures.append(f"{profile}: {line}")
-            if res.returncode != 0 and not failures:
-                failures.append(f"aotc test --device-profile {profile} exited {res.returncode}: {res.stderr.strip()}")
+        failures += run_fuzz.test_with_profiles(aotc, dirs, env)
         # A row kernel is not a contraction; a register tile is refused.
         bad = os.path.join(tmp, "bad.json")
         with open(bad, "w") as f:

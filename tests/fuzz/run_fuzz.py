@@ -93,6 +93,22 @@ def run_tool(cmd, **kwargs):
 last_crash = ""
 
 
+def test_with_profiles(aotc, dirs, env, profiles=("generic-avx2", "generic-avx512")):
+    """Runs `aotc test` over dirs once per device profile (their heuristics
+    pick different kernels for the same shapes); the failures, each named
+    by its profile. Prints each run's summary line."""
+    failures = []
+    for profile in profiles:
+        res = run_tool([aotc, "test", "-v", "--device-profile", profile, *dirs], env=env)
+        print(f"{profile}:", res.stdout.strip().splitlines()[-1] if res.stdout.strip() else res.stderr)
+        failed = [f"{profile}: {line}" for line in res.stdout.splitlines() if line.startswith("FAIL")]
+        if res.returncode != 0 and not failed:
+            failed.append(f"aotc test --device-profile {profile} exited {res.returncode}: "
+                          f"{res.stderr.strip()}")
+        failures += failed
+    return failures
+
+
 def run_aotc(aotc, dirs, args, env):
     """Runs aotc test over dirs; {case name: (class, detail)}, or None if the
     process did not finish (crash or timeout; last_crash says which). A
