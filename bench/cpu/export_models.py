@@ -194,10 +194,32 @@ def torch_modules():
             "mobilenet_v2": lambda: tv.mobilenet_v2(weights=None), "bert_base": Bert, "gpt2": Gpt2}
 
 
-def export_torch(model, path):
+def build_net(model, keep_names=False):
+    """The network of `model` in eval mode, its weights from the model's seed. keep_names: every
+    normalization's scale, shift and running statistics are random as well (they start as ones
+    and zeros, and an exporter keeps one initializer of each set of equal ones, which would rename
+    the rest); the GPU suite builds the same module there and gives its weights by name."""
     import torch
     torch.manual_seed(model.seed)
     net = torch_modules()[model.name]().eval()
+    if keep_names:
+        with torch.no_grad():
+            for mod in net.modules():
+                if isinstance(mod, (torch.nn.BatchNorm2d, torch.nn.LayerNorm)):
+                    mod.weight.uniform_(0.5, 1.5)
+                    mod.bias.normal_(0.0, 0.1)
+                if isinstance(mod, torch.nn.BatchNorm2d):
+                    mod.running_mean.normal_(0.0, 0.1)
+                    mod.running_var.uniform_(0.5, 1.5)
+    return net
+
+
+def export_torch(model, path, keep_names=False):
+    """keep_names: no constant folding and BatchNormalization kept (TrainingMode.PRESERVE of an
+    eval-mode module), so that every initializer keeps its state_dict name and a host can give
+    the weights of a weightless .so from the module itself (the GPU suite, bench/gpu/suite.py)."""
+    import torch
+    net = build_net(model, keep_names)
     args = []
     for i in model.inputs:
         shape = registry.shapes(model, 1)[model.inputs.index(i)]
@@ -208,7 +230,9 @@ def export_torch(model, path):
     names = [i.name for i in model.inputs]
     tmp = path + ".torch"
     with torch.no_grad():
-        torch.onnx.export(net, tuple(args), tmp, opset_version=OPSET, do_constant_folding=True,
+        extra = dict(training=torch.onnx.TrainingMode.PRESERVE) if keep_names else {}
+        torch.onnx.export(net, tuple(args), tmp, opset_version=OPSET, do_constant_folding=not keep_names,
+                          **extra,
                           input_names=names, output_names=["output"],
                           dynamic_axes={**{n: {0: "batch"} for n in names}, "output": {0: "batch"}})
     m = onnx.load(tmp)
@@ -217,20 +241,22 @@ def export_torch(model, path):
     save(m, path)
 
 
-def export(model, path):
+def export(model, path, keep_names=False):
     kind, params = model.export
     if kind == "gemm":
         save(gemm(model.name, model.seed, **params), path)
     elif kind == "conv":
         save(conv(model.name, model.seed, **params), path)
     else:
-        export_torch(model, path)
+        export_torch(model, path, keep_names)
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--out", required=True, help="folder for NAME.onnx")
     ap.add_argument("--force", action="store_true", help="rewrite existing files")
+    ap.add_argument("--keep-names", action="store_true",
+                    help="networks keep their state_dict initializer names (no folding)")
     ap.add_argument("names", nargs="*", help="models (default: all)")
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
@@ -241,7 +267,7 @@ def main():
         if os.path.exists(path) and not args.force:
             continue
         print(f"export_models: {name}", flush=True)
-        export(registry.BY_NAME[name], path)
+        export(registry.BY_NAME[name], path, args.keep_names)
 
 
 if __name__ == "__main__":

@@ -67,6 +67,10 @@ MODELS = [
 
 BY_NAME = {m.name: m for m in MODELS}
 
+# The GPU suite (bench/gpu/suite.py) adds the top of issue 9's SGEMM range.
+GPU_MODELS = MODELS[:4] + [_gemm(8192, 8192, 8192, 8)] + MODELS[4:]
+GPU_BY_NAME = {m.name: m for m in GPU_MODELS}
+
 # --quick: two small models, batch 1 only (see run.py).
 QUICK = ["gemm_512", "mobilenet_v2"]
 

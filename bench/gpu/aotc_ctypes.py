@@ -31,6 +31,74 @@ class ProfileRecord(ctypes.Structure):
 PROFILE_KINDS = {0: "run", 1: "enqueue", 2: "kernel", 3: "copy_in", 4: "copy_out"}
 
 
+class ConstantEntry(ctypes.Structure):
+    _fields_ = [("name", ctypes.c_char_p), ("tensor", Tensor)]
+
+
+class DeviceTensor(ctypes.Structure):
+    _fields_ = [("buffer", ctypes.c_void_p), ("offset", ctypes.c_uint64), ("nbytes", ctypes.c_uint64),
+                ("dtype", ctypes.c_int32), ("rank", ctypes.c_int32), ("shape", ctypes.c_int64 * MAX_RANK)]
+
+
+def _fill(t, a):
+    """Points an aotc_tensor_t at the C-contiguous array a (kept alive by the caller)."""
+    t.data, t.nbytes, t.dtype, t.rank = a.ctypes.data, a.nbytes, CODES[a.dtype], a.ndim
+    for i, d in enumerate(a.shape):
+        t.shape[i] = d
+
+
+class OpenCL:
+    """The few OpenCL calls a host needs to keep tensors on the device: buffers in the
+    container's context, filled and read back through a queue of its own."""
+    MEM_READ_WRITE, MEM_COPY_HOST_PTR = 1 << 0, 1 << 5
+
+    def __init__(self, context, device):
+        self.cl = ctypes.CDLL("libOpenCL.so.1")
+        self.cl.clCreateBuffer.restype = ctypes.c_void_p
+        self.cl.clCreateBuffer.argtypes = [ctypes.c_void_p, ctypes.c_uint64, ctypes.c_size_t,
+                                           ctypes.c_void_p, ctypes.POINTER(ctypes.c_int32)]
+        self.cl.clCreateCommandQueue.restype = ctypes.c_void_p
+        self.cl.clCreateCommandQueue.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_uint64,
+                                                 ctypes.POINTER(ctypes.c_int32)]
+        self.cl.clEnqueueReadBuffer.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_uint32,
+                                                ctypes.c_size_t, ctypes.c_size_t, ctypes.c_void_p,
+                                                ctypes.c_uint32, ctypes.c_void_p, ctypes.c_void_p]
+        self.cl.clReleaseMemObject.argtypes = [ctypes.c_void_p]
+        self.cl.clReleaseCommandQueue.argtypes = [ctypes.c_void_p]
+        self.context = context
+        err = ctypes.c_int32()
+        self.queue = self.cl.clCreateCommandQueue(context, device, 0, ctypes.byref(err))
+        self._check(err.value, "clCreateCommandQueue")
+
+    @staticmethod
+    def _check(err, what):
+        if err != 0:
+            raise RuntimeError(f"{what} failed: OpenCL error {err}")
+
+    def buffer(self, nbytes, host=None):
+        """A cl_mem of max(nbytes, 1) bytes, a copy of `host` (an array) when given."""
+        err = ctypes.c_int32()
+        flags = self.MEM_READ_WRITE | (self.MEM_COPY_HOST_PTR if host is not None else 0)
+        ptr = host.ctypes.data if host is not None else None
+        buf = self.cl.clCreateBuffer(self.context, flags, max(nbytes, 1), ptr, ctypes.byref(err))
+        self._check(err.value, "clCreateBuffer")
+        return buf
+
+    def read(self, buf, out):
+        """Blocking read of out.nbytes bytes from the buffer's start into the array out."""
+        if out.nbytes:
+            self._check(self.cl.clEnqueueReadBuffer(self.queue, buf, 1, 0, out.nbytes, out.ctypes.data,
+                                                    0, None, None), "clEnqueueReadBuffer")
+        return out
+
+    def release(self, buf):
+        self.cl.clReleaseMemObject(buf)
+
+    def __del__(self):
+        if getattr(self, "queue", None):
+            self.cl.clReleaseCommandQueue(self.queue)
+
+
 class Model:
     def __init__(self, path, device="gpu", cache_dir=None, profile=False):
         self.lib = ctypes.CDLL(os.path.abspath(path), mode=os.RTLD_LOCAL | os.RTLD_NOW)
@@ -69,9 +137,7 @@ class Model:
             # np.ascontiguousarray would make a rank-0 array rank 1.
             a = np.require(np.asarray(a), requirements="C")
             keep.append(a)
-            t.data, t.nbytes, t.dtype, t.rank = a.ctypes.data, a.nbytes, CODES[a.dtype], a.ndim
-            for i, d in enumerate(a.shape):
-                t.shape[i] = d
+            _fill(t, a)
         outs = (Tensor * self.num_outputs)()
         bufs = list(out_buffers) if out_buffers is not None else []
         for i, t in enumerate(outs):
@@ -88,6 +154,49 @@ class Model:
             view = b[: n * dt.itemsize].view(dt).reshape(shape)
             result.append(view if out_buffers is not None else view.copy())
         return result
+
+    def constants(self):
+        """[(onnx name, dtype, shape)] of the updatable constants (aotc_container_extract_constants
+        describes them: a packed weight is listed under its initializer's name)."""
+        n = ctypes.c_size_t()
+        self._check(self.lib.aotc_container_extract_constants(self.c, 0, None, 0, ctypes.byref(n)))
+        entries = (ConstantEntry * n.value)()
+        self._check(self.lib.aotc_container_extract_constants(self.c, 0, entries, n.value,
+                                                              ctypes.byref(n)))
+        return [(e.name.decode(), DTYPES[e.tensor.dtype],
+                 tuple(e.tensor.shape[d] for d in range(e.tensor.rank))) for e in entries]
+
+    def update_constants(self, values, use_inactive=False, validate_full=True):
+        """values: {onnx name: array}. Copies them into the active (or inactive) constant set."""
+        entries = (ConstantEntry * len(values))()
+        keep = []
+        for e, (name, a) in zip(entries, values.items()):
+            a = np.require(np.asarray(a), requirements="C")
+            keep.append((name.encode(), a))
+            e.name = keep[-1][0]
+            _fill(e.tensor, a)
+        self._check(self.lib.aotc_container_update_constants(self.c, entries, len(values),
+                                                             int(use_inactive), int(validate_full)))
+
+    def opencl(self):
+        """An OpenCL helper bound to the container's context (for run_device)."""
+        ctx, dev = ctypes.c_void_p(), ctypes.c_void_p()
+        self._check(self.lib.aotc_container_opencl_handles(self.c, ctypes.byref(ctx), ctypes.byref(dev)))
+        return OpenCL(ctx.value, dev.value)
+
+    def run_device(self, inputs, outputs):
+        """inputs: [(cl_mem, array-like template of dtype and shape)]; outputs: [(cl_mem, capacity
+        bytes)]. Runs on the device buffers; returns the outputs' (dtype, shape)."""
+        ins = (DeviceTensor * len(inputs))()
+        for t, (buf, a) in zip(ins, inputs):
+            t.buffer, t.offset, t.nbytes, t.dtype, t.rank = buf, 0, a.nbytes, CODES[a.dtype], a.ndim
+            for i, d in enumerate(a.shape):
+                t.shape[i] = d
+        outs = (DeviceTensor * len(outputs))()
+        for t, (buf, cap) in zip(outs, outputs):
+            t.buffer, t.offset, t.nbytes = buf, 0, cap
+        self._check(self.lib.aotc_container_run_device(self.c, ins, len(inputs), outs, len(outputs)))
+        return [(np.dtype(DTYPES[t.dtype]), tuple(t.shape[i] for i in range(t.rank))) for t in outs]
 
     def kernel_summaries(self):
         """[(kernel name, what it computes)] in kernel order."""

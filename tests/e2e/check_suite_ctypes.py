@@ -1,0 +1,55 @@
+#!/usr/bin/env python3
+"""The GPU suite's host side (bench/gpu/aotc_ctypes.py), checked on the OpenCL CPU device so that
+it cannot rot between GPU runs: a weightless .so refuses to run, takes its weights by initializer
+name (a packed weight too), then matches PyTorch's outputs host to host and device-resident
+(cl_mem buffers through the ctypes OpenCL helper, aotc_container_run_device).
+Usage: check_suite_ctypes.py AOTC"""
+import glob
+import os
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+import onnx
+from onnx import numpy_helper
+
+root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+sys.path.insert(0, os.path.join(root, "bench", "gpu"))
+from aotc_ctypes import Model  # noqa: E402
+
+aotc = sys.argv[1]
+case = os.path.join(root, "tests", "models", "mlp_gelu")
+with tempfile.TemporaryDirectory() as tmp:
+    so = os.path.join(tmp, "m.so")
+    for profile in ("generic-gpu", "generic-avx2"):  # packed weights only under the CPU profile
+        subprocess.run([aotc, "compile", os.path.join(case, "model.onnx"), "--weightless",
+                        "--device-profile", profile, "-o", so], check=True, capture_output=True)
+        m = Model(so, device="cpu", cache_dir=os.path.join(tmp, "cache"))
+        inits = {t.name: numpy_helper.to_array(t) for t in onnx.load(os.path.join(case, "model.onnx")).graph.initializer}
+        names = [n for n, _, _ in m.constants()]
+        assert names and set(names) <= set(inits), (names, list(inits))
+        for d in sorted(glob.glob(os.path.join(case, "test_data_set_*"))):
+            x = numpy_helper.to_array(onnx.load_tensor(os.path.join(d, "input_0.pb")))
+            want = numpy_helper.to_array(onnx.load_tensor(os.path.join(d, "output_0.pb")))
+            if d.endswith("_0"):
+                try:
+                    m.run([x])
+                    raise SystemExit("FAIL: a weightless .so ran before its weights were given")
+                except RuntimeError as e:
+                    assert "weight" in str(e) or "constant" in str(e), e
+                m.update_constants({n: inits[n] for n in names}, validate_full=True)
+            got = m.run([x])[0]
+            np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
+            cl = m.opencl()
+            xin = np.ascontiguousarray(x)
+            bin_, bout = cl.buffer(xin.nbytes, xin), cl.buffer(want.nbytes)
+            (dt, shape), = m.run_device([(bin_, xin)], [(bout, want.nbytes)])
+            assert dt == np.float32 and shape == want.shape, (dt, shape)
+            dev = cl.read(bout, np.full(want.shape, np.nan, np.float32))
+            np.testing.assert_allclose(dev, want, rtol=1e-4, atol=1e-5)
+            cl.release(bin_)
+            cl.release(bout)
+            print(f"{profile} {os.path.basename(d)}: batch {x.shape[0]} host and device-resident ok")
+        del m
+print("suite ctypes ok")
