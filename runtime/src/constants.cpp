@@ -3,6 +3,7 @@
 #include "constants.h"
 
 #include "error.h"
+#include "permute.h"
 #include "util.h"
 
 #include <dlfcn.h>
@@ -115,7 +116,7 @@ aotc_status_t mapWeightsFile(const AotcModelDesc &d,
 }
 
 /// A fold's view of its source has at most one dim more than a tensor.
-constexpr int32_t kMaxViewRank = AOTC_MAX_RANK + 1;
+constexpr int32_t kMaxViewRank = kMaxPermuteRank;
 
 /// The shape of \p fold's view of its source into \p view (the source's
 /// shape, or with a split its dim split_dim as [ceil(size / split), split]:
@@ -169,34 +170,6 @@ void copyPadded(const AotcFoldDesc &fold, const uint8_t *from, uint8_t *to,
 bool padsSource(const AotcFoldDesc &fold) {
   return fold.split > 0 && fold.shape[fold.split_dim] % fold.split != 0;
 }
-
-/// Permutes a dense tensor: target dim k is source dim perm[k]. Forward:
-/// \p target[t] = \p source[s]; inverse (!forward): the same pairs, written
-/// the other way (a target read back into the source layout).
-void permute(const uint8_t *from, uint8_t *to, int32_t rank,
-             const int64_t *sourceShape, const int32_t *perm, size_t elem,
-             bool forward) {
-  int64_t stride[kMaxViewRank], out[kMaxViewRank], o[kMaxViewRank] = {};
-  int64_t total = 1;
-  for (int32_t k = rank - 1; k >= 0; --k) {
-    stride[k] = total;
-    total *= sourceShape[k];
-  }
-  for (int32_t k = 0; k < rank; ++k)
-    out[k] = sourceShape[perm[k]];
-  for (int64_t t = 0; t < total; ++t) {
-    int64_t at = 0;
-    for (int32_t k = 0; k < rank; ++k)
-      at += o[k] * stride[perm[k]];
-    if (forward)
-      std::memcpy(to + t * elem, from + at * elem, elem);
-    else
-      std::memcpy(to + at * elem, from + t * elem, elem);
-    for (int32_t k = rank - 1; k >= 0 && ++o[k] == out[k]; --k)
-      o[k] = 0;
-  }
-}
-
 
 } // namespace
 
