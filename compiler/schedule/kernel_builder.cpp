@@ -281,6 +281,7 @@ Expected<Kernel> buildKernel(const LoweredGraph &lg, const FusionPlan &plan,
     if (!given) {
       if (opts.registerTiling)
         t = chooseRegisterTile(nest, opts.profile);
+      t.mInnermost = opts.profile.family != "gpu";
       return t;
     }
     const KernelConfig &c = *given;
@@ -293,6 +294,7 @@ Expected<Kernel> buildKernel(const LoweredGraph &lg, const FusionPlan &plan,
     t.tm = c.tm;
     t.tn = c.tn;
     t.vectorLanes = c.lanes;
+    t.mInnermost = opts.profile.family != "gpu";
     return t;
   };
   auto record = [&](const RegisterTile &t) {

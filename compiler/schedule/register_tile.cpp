@@ -280,6 +280,46 @@ Stmt reductionElement(const ReductionNest &nest,
                          Block::make({loop, nest.finish(idx, acc)}));
 }
 
+namespace {
+
+/// The tile of a GPU contraction whose operands split into one shared
+/// along M and one shared along N (a GEMM, a convolution's channels by its
+/// pixels). Work-items go in dimension order, N innermost
+/// (RegisterTile::mInnermost false), so a warp's neighbours read
+/// consecutive float4s of the operand that varies along N (coalesced) and
+/// the same element of the other (one broadcast load): 4 columns per
+/// work-item, as one float4 where that operand is contiguous along N, and
+/// the most rows of 8, 4 or 2 that leave at least kGpuMinWorkItems
+/// work-items to fill the device (counting a symbolic extent as 1). Swept
+/// on an H200 (bench/gpu/sweep_configs.py, 2026-11-26): 4096^3 7.1 ms with
+/// 8 x 4 rows against 67.6 ms for the CPU model's 1 x 8 (19.4 against
+/// 2.0 TFLOP/s), 1024^3 0.21 against 1.09 ms with 4 x 4.
+RegisterTile gpuTile(const ReductionNest &nest, int m, int n, bool vectorN) {
+  constexpr int64_t kGpuMinWorkItems = 16384;
+  RegisterTile t;
+  t.n = n;
+  t.tn = 4;
+  int64_t e;
+  if (nest.shape[n].isConst(e) && e < 4)
+    t.tn = e;
+  t.vectorLanes = vectorN && t.tn == 4 ? 4 : 0;
+  int64_t outputs = 1;
+  for (const Expr &d : nest.shape)
+    outputs *= d.isConst(e) ? std::max<int64_t>(e, 1) : 1;
+  int64_t extentM = 0;
+  const bool staticM = nest.shape[m].isConst(extentM);
+  for (int64_t tm : {8, 4, 2}) {
+    if ((staticM && tm > extentM) || outputs / (tm * t.tn) < kGpuMinWorkItems)
+      continue;
+    t.m = m;
+    t.tm = tm;
+    break;
+  }
+  return t;
+}
+
+} // namespace
+
 RegisterTile chooseRegisterTile(const ReductionNest &nest,
                                 const DeviceProfile &target) {
   const int64_t lanes = std::max<int64_t>(target.vectorLanes, 1);
@@ -366,6 +406,8 @@ RegisterTile chooseRegisterTile(const ReductionNest &nest,
       continue;
     if (n != rank - 1 && !contiguousAlongN)
       continue;
+    if (target.family == "gpu" && m >= 0)
+      return gpuTile(nest, m, n, contiguousAlongN && !panels);
     double store = n == rank - 1 ? 0.0 : 1.0 / steps;
     // Along M an even number of rows (LLVM's SLP vectorizer left 3-row
     // tiles scalar), along N whole vectors: rows of 8, 16 or 32, or the
@@ -719,19 +761,22 @@ Stmt registerTiledNest(const ReductionNest &nest, const RegisterTile &t) {
       partial = For::make(a, Expr(0), Expr(t.tm), ForKind::Serial, 0, partial);
     body = IfThenElse::make(fitsN, body, partial);
   }
-  // Work-items in dimension order, except that the tiles along M are the
-  // innermost (consecutive): neighbouring work-items, which PoCL runs on
+  // Work-items in dimension order, except that on CPUs (t.mInnermost) the
+  // tiles along M are the innermost (consecutive): neighbouring work-items, which PoCL runs on
   // one core, read the same columns of the operand shared along M (a
   // weight panel) while it is in that core's L2, and walk down the rows
   // of the other. In dimension order a MatMul's neighbours walked N, and
   // each row of tiles streamed all of B again (128x768x3072: B's 9.4 MB
   // once per 6 rows, 2.96 ms).
+  // On GPUs the dimension order keeps N innermost: a warp's neighbours
+  // read consecutive columns of B and store consecutive outputs.
+  const int last = t.mInnermost ? t.m : -1;
   std::vector<int> order;
   for (int d = 0; d < rank; ++d)
-    if (d != t.m)
+    if (d != last)
       order.push_back(d);
-  if (t.m >= 0)
-    order.push_back(t.m);
+  if (last >= 0)
+    order.push_back(last);
   for (int k = rank - 1; k >= 0; --k)
     body = For::make(loopVars[order[k]], Expr(0), extents[order[k]],
                      ForKind::Parallel, 0, body);

@@ -129,6 +129,13 @@ struct RegisterTile {
   /// float sum whose term vectorizes along n accumulates in explicit
   /// vectors of up to this many lanes (0: scalar accumulators only).
   int vectorLanes = 0;
+  /// Work-item order: the tiles along m innermost (CPU: neighbouring
+  /// work-items on one core share the operand panel in its L2), or the
+  /// output's dimension order, n innermost (GPU: a warp's neighbours read
+  /// consecutive columns of the shared operand and store consecutive
+  /// outputs, coalesced, while the other operand's element is the same
+  /// for all of them).
+  bool mInnermost = true;
 };
 
 /// The most terms one partial sum of a blocked float sum adds.

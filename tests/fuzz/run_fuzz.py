@@ -93,7 +93,7 @@ def run_tool(cmd, **kwargs):
 last_crash = ""
 
 
-def test_with_profiles(aotc, dirs, env, profiles=("generic-avx2", "generic-avx512")):
+def test_with_profiles(aotc, dirs, env, profiles=("generic-avx2", "generic-avx512", "generic-gpu")):
     """Runs `aotc test` over dirs once per device profile (their heuristics
     pick different kernels for the same shapes); the failures, each named
     by its profile. Prints each run's summary line."""
