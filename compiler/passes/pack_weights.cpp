@@ -217,13 +217,48 @@ bool packConv(Graph &g, Node &n, int64_t lanes) {
   return true;
 }
 
+/// The Transpose node that makes \p b from a packable rank-2 constant (an
+/// exporter that does not fold weights writes MatMul(x, Transpose(W)) for
+/// a Linear layer and for a tied embedding), or null.
+Node *transposedConstant(const Value *b) {
+  Node *t = b->producer();
+  if (!t || t->op() != OpKind::Transpose || b->type().rank() != 2 ||
+      !packable(t->input(0)))
+    return nullptr;
+  if (t->hasAttr("perm")) {
+    const std::vector<int64_t> &perm = t->intsAttr("perm");
+    if (perm != std::vector<int64_t>{1, 0})
+      return nullptr;
+  }
+  return t;
+}
+
 /// The constant right operand B of a MatMul (rank 2, [k, n]) or of a Gemm
 /// ([k, n], or [n, k] with transB = 1) as panels P[ceil(n / L), k, L] (the
 /// last one padded with zero columns when L does not divide n: GPT-2's
 /// 50257-wide head); a Gemm with transB = 1 and n <= L gets B'[k, n] and
-/// transB = 0.
+/// transB = 0. B = Transpose(W) of a constant counts as W with transB (its
+/// copy at n <= L, or lanes 1 on GPUs, is W'[k, n] read directly).
 bool packRightOperand(Graph &g, Node &n, int64_t lanes) {
   Value *b = n.input(1);
+  Node *t = transposedConstant(b);
+  if (t && !(n.op() == OpKind::Gemm && n.intAttr("transB") == 1)) {
+    // B = Transpose(W), W[n, k]: packed as W with transB. The panels
+    // replace the Transpose's input (every reader of it sees the same
+    // values); the plain transposed copy replaces B itself.
+    Value *w = t->input(0);
+    int64_t cols = w->type().staticDims()[0];
+    if (lanes >= 4 && cols > lanes) {
+      replaceByPacked(g, *t, 0, {0, 2, 1}, 0, lanes); // view [n / L, L, k]
+      return true;
+    }
+    auto [type, data] = transposed(w, {1, 0});
+    Value *packed = g.addConstant(w->name() + "_packed", type, std::move(data),
+                                  "", /*folded=*/true);
+    recordFold(g, w, packed, {1, 0});
+    n.replaceInput(1, packed);
+    return true;
+  }
   if (!packable(b) || b->type().rank() != 2)
     return false;
   bool transB = n.op() == OpKind::Gemm && n.intAttr("transB") == 1;

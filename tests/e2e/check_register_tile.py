@@ -134,6 +134,15 @@ def cases():
                  helper.make_node("MatMul", ["a", "w"], ["y"])],
                 [("ctx", f32, [2, 3, 13, 8]), ("w", f32, [24, 40])], f32, [26, 40],
                 [{"ctx": [2, 3, 13, 8], "w": [24, 40]}], True))
+    # B = Transpose(W) (an exporter that does not fold weights: a Linear
+    # layer, a tied embedding): W[n, k] packed as panels (n = 97 > lanes)
+    # or, at n <= lanes and on GPUs, as one transposed copy (n = 5).
+    for n, k in ((97, 33), (5, 12)):
+        out.append((f"matmul_tw_n{n}",
+                    [helper.make_node("Transpose", ["w"], ["wt"], perm=[1, 0]),
+                     helper.make_node("MatMul", ["a", "wt"], ["y"])],
+                    [("a", f32, ["m", k]), ("w", f32, [n, k])], f32, ["m", n],
+                    [{"a": [m, k], "w": [n, k]} for m in (1, 6, 13)], True))
     # Constant weights, packed at compile time (compiler/passes/pack_weights.h)
     # so that the tile runs along output channels: convolutions of every
     # shape class above, Gemm with transB = 1 (n = 50) and MatMuls whose n
@@ -141,8 +150,8 @@ def cases():
     packed = []
     for name, nodes, inputs, out_dtype, out_shape, sets, tiled in out:
         # (MatMul's n of 97 and 58: panels with a zero-padded last one.)
-        if name.startswith("conv_") or name in ("gemm_trans_bias_relu", "matmul_n97_k33",
-                                                "matmul_70x58x9"):
+        if name.startswith(("conv_", "matmul_tw_")) or name in (
+                "gemm_trans_bias_relu", "matmul_n97_k33", "matmul_70x58x9"):
             packed.append((name + "_const", nodes, inputs, out_dtype, out_shape, sets, tiled))
     return out + packed
 
@@ -156,7 +165,7 @@ def constant_inputs(name):
     """The inputs of case \p name given as initializers (weights, bias)."""
     if not name.endswith("_const"):
         return set()
-    return {"w", "bias"} if name.startswith("conv_") else {"b", "c"}
+    return {"w", "bias"} if name.startswith(("conv_", "matmul_tw_")) else {"b", "c"}
 
 
 def variants(c, rng):
