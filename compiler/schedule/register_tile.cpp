@@ -762,14 +762,15 @@ Stmt registerTiledNest(const ReductionNest &nest, const RegisterTile &t) {
     body = IfThenElse::make(fitsN, body, partial);
   }
   // Work-items in dimension order, except that on CPUs (t.mInnermost) the
-  // tiles along M are the innermost (consecutive): neighbouring work-items, which PoCL runs on
-  // one core, read the same columns of the operand shared along M (a
-  // weight panel) while it is in that core's L2, and walk down the rows
-  // of the other. In dimension order a MatMul's neighbours walked N, and
-  // each row of tiles streamed all of B again (128x768x3072: B's 9.4 MB
-  // once per 6 rows, 2.96 ms).
-  // On GPUs the dimension order keeps N innermost: a warp's neighbours
-  // read consecutive columns of B and store consecutive outputs.
+  // tiles along M are the innermost (consecutive): neighbouring
+  // work-items, which PoCL runs on one core, read the same columns of the
+  // operand shared along M (a weight panel) while it is in that core's L2,
+  // and walk down the rows of the other. In dimension order a MatMul's
+  // neighbours walked N, and each row of tiles streamed all of B again
+  // (128x768x3072: B's 9.4 MB once per 6 rows, 2.96 ms). On GPUs the
+  // dimension order keeps N innermost: a warp's neighbours read
+  // consecutive columns of B and store consecutive outputs (4096^3 on an
+  // H200: 7.1 ms against 124.8 ms with M innermost).
   const int last = t.mInnermost ? t.m : -1;
   std::vector<int> order;
   for (int d = 0; d < rank; ++d)
