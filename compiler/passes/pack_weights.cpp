@@ -240,47 +240,41 @@ Node *transposedConstant(const Value *b) {
 /// transB = 0. B = Transpose(W) of a constant counts as W with transB (its
 /// copy at n <= L, or lanes 1 on GPUs, is W'[k, n] read directly).
 bool packRightOperand(Graph &g, Node &n, int64_t lanes) {
-  Value *b = n.input(1);
-  Node *t = transposedConstant(b);
-  if (t && !(n.op() == OpKind::Gemm && n.intAttr("transB") == 1)) {
-    // B = Transpose(W), W[n, k]: packed as W with transB. The panels
-    // replace the Transpose's input (every reader of it sees the same
-    // values); the plain transposed copy replaces B itself.
-    Value *w = t->input(0);
-    int64_t cols = w->type().staticDims()[0];
-    if (lanes >= 4 && cols > lanes) {
-      replaceByPacked(g, *t, 0, {0, 2, 1}, 0, lanes); // view [n / L, L, k]
+  const bool transB = n.op() == OpKind::Gemm && n.intAttr("transB") == 1;
+  // W[n, k] read transposed: a Gemm's B with transB = 1 (held by n), or the
+  // input of B = Transpose(W) (held by the Transpose).
+  Node *holder = transB ? &n : transposedConstant(n.input(1));
+  const int input = holder == &n ? 1 : 0;
+  if (!holder) {
+    Value *b = n.input(1);
+    if (!packable(b) || b->type().rank() != 2)
+      return false;
+    if (lanes >= 4 && b->type().staticDims()[1] > lanes) {
+      replaceByPacked(g, n, 1, {1, 0, 2}, 1, lanes); // view [k, n / L, L]
       return true;
     }
-    auto [type, data] = transposed(w, {1, 0});
-    Value *packed = g.addConstant(w->name() + "_packed", type, std::move(data),
-                                  "", /*folded=*/true);
-    recordFold(g, w, packed, {1, 0});
-    n.replaceInput(1, packed);
+    return false;
+  }
+  Value *w = holder->input(input);
+  if (!packable(w) || w->type().rank() != 2)
+    return false;
+  if (lanes >= 4 && w->type().staticDims()[0] > lanes) {
+    // The panels replace W where its holder reads it: every reader of the
+    // Transpose sees the same values. View [n / L, L, k] -> [n / L, k, L].
+    replaceByPacked(g, *holder, input, {0, 2, 1}, 0, lanes);
     return true;
   }
-  if (!packable(b) || b->type().rank() != 2)
-    return false;
-  bool transB = n.op() == OpKind::Gemm && n.intAttr("transB") == 1;
-  std::vector<int64_t> dims = b->type().staticDims();
-  int64_t cols = transB ? dims[0] : dims[1];
-  if (lanes >= 4 && cols > lanes) {
-    if (transB) // view [n / L, L, k] -> [n / L, k, L]
-      replaceByPacked(g, n, 1, {0, 2, 1}, 0, lanes);
-    else // view [k, n / L, L] -> [n / L, k, L]
-      replaceByPacked(g, n, 1, {1, 0, 2}, 1, lanes);
-    return true;
-  }
-  if (!transB)
-    return false;
-  auto [type, data] = transposed(b, {1, 0});
-  Value *packed = g.addConstant(b->name() + "_packed", type, std::move(data),
+  // One transposed copy W'[k, n] that n reads directly.
+  auto [type, data] = transposed(w, {1, 0});
+  Value *packed = g.addConstant(w->name() + "_packed", type, std::move(data),
                                 "", /*folded=*/true);
-  recordFold(g, b, packed, {1, 0});
+  recordFold(g, w, packed, {1, 0});
   n.replaceInput(1, packed);
-  Attribute zero;
-  zero.value = int64_t{0};
-  n.setAttr("transB", zero);
+  if (transB) {
+    Attribute zero;
+    zero.value = int64_t{0};
+    n.setAttr("transB", zero);
+  }
   return true;
 }
 

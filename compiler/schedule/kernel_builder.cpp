@@ -278,22 +278,22 @@ Expected<Kernel> buildKernel(const LoweredGraph &lg, const FusionPlan &plan,
   // against the kernel first).
   auto pickTile = [&](const ReductionNest &nest) -> Expected<RegisterTile> {
     RegisterTile t;
-    if (!given) {
-      if (opts.registerTiling)
-        t = chooseRegisterTile(nest, opts.profile);
-      t.mInnermost = opts.profile.family != "gpu";
-      return t;
+    if (given) {
+      int rank = static_cast<int>(nest.shape.size());
+      if (given->m >= rank || given->n >= rank)
+        return makeError("--kernel-configs: kernel '", name, "' has ", rank,
+                         " output dimensions; m = ", given->m,
+                         ", n = ", given->n);
+      t.m = given->m;
+      t.n = given->n;
+      t.tm = given->tm;
+      t.tn = given->tn;
+      t.vectorLanes = given->lanes;
+    } else if (opts.registerTiling) {
+      t = chooseRegisterTile(nest, opts.profile);
     }
-    const KernelConfig &c = *given;
-    int rank = static_cast<int>(nest.shape.size());
-    if (c.m >= rank || c.n >= rank)
-      return makeError("--kernel-configs: kernel '", name, "' has ", rank,
-                       " output dimensions; m = ", c.m, ", n = ", c.n);
-    t.m = c.m;
-    t.n = c.n;
-    t.tm = c.tm;
-    t.tn = c.tn;
-    t.vectorLanes = c.lanes;
+    // CPUs walk a panel's rows in neighbouring work-items, GPUs its
+    // columns (RegisterTile::mInnermost).
     t.mInnermost = opts.profile.family != "gpu";
     return t;
   };
