@@ -115,9 +115,6 @@ aotc_status_t mapWeightsFile(const AotcModelDesc &d,
   return AOTC_OK;
 }
 
-/// A fold's view of its source has at most one dim more than a tensor.
-constexpr int32_t kMaxViewRank = kMaxPermuteRank;
-
 /// The shape of \p fold's view of its source into \p view (the source's
 /// shape, or with a split its dim split_dim as [ceil(size / split), split]:
 /// a last panel that the source does not fill is padded with zeros);
@@ -302,8 +299,8 @@ aotc_status_t ConstantStore::indexFolds() {
     if (ok) {
       const AotcConstantDesc &c = d.constants[fold.target];
       uint64_t bytes = aotc_dtype_size(fold.dtype);
-      bool seen[kMaxViewRank] = {};
-      int64_t view[kMaxViewRank];
+      bool seen[kMaxPermuteRank] = {};
+      int64_t view[kMaxPermuteRank];
       int32_t vr = foldView(fold, view);
       ok = vr > 0 && c.rank == vr && c.dtype == fold.dtype && bytes > 0;
       for (int32_t k = 0; ok && k < vr; ++k) {
@@ -490,7 +487,7 @@ aotc_status_t ConstantStore::update(const aotc_constant_entry_t *entries,
       const AotcFoldDesc &fold = d.folds[f];
       uint64_t targetBytes = d.constants[fold.target].nbytes;
       packed.resize(static_cast<size_t>(targetBytes));
-      int64_t view[kMaxViewRank];
+      int64_t view[kMaxPermuteRank];
       int32_t vr = foldView(fold, view); // checked by indexFolds
       const uint8_t *src = static_cast<const uint8_t *>(data);
       if (padsSource(fold)) {
@@ -641,7 +638,7 @@ aotc_status_t ConstantStore::extract(bool useInactive,
     uint64_t targetBytes = desc_->constants[fold.target].nbytes;
     std::vector<uint8_t> packed(static_cast<size_t>(targetBytes));
     AOTC_RT_RETURN_IF_ERROR(readBack(*set, fold.target, packed.data()));
-    int64_t view[kMaxViewRank];
+    int64_t view[kMaxPermuteRank];
     int32_t vr = foldView(fold, view);
     uint8_t *out = static_cast<uint8_t *>(e.tensor.data);
     std::vector<uint8_t> padded(padsSource(fold) ? targetBytes : 0);

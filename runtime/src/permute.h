@@ -13,7 +13,8 @@
 
 namespace aotc::rt {
 
-/// The most dims a permuted view has (a packed weight splits one dim).
+/// The most dims a permuted view has: a fold's view of its source splits
+/// one dim of a tensor (a packed weight's panels).
 constexpr int32_t kMaxPermuteRank = AOTC_MAX_RANK + 1;
 
 /// Copies one tile of a permutation: \p rows x \p cols elements, element
