@@ -16,7 +16,6 @@ import argparse
 import datetime
 import hashlib
 import json
-import math
 import os
 import platform
 import select
@@ -31,6 +30,7 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
+import compare  # noqa: E402
 import models as registry  # noqa: E402
 import report  # noqa: E402
 import tools  # noqa: E402
@@ -123,23 +123,8 @@ def max_rel_err(out_path, ref_path):
     with np.load(out_path) as o, np.load(ref_path) as r:
         if len(o.files) != len(r.files):
             return None, f"{len(o.files)} outputs, ONNX Runtime has {len(r.files)}"
-        worst = 0.0
-        for k in r.files:
-            a, b = o[k], r[k]
-            if a.shape != b.shape:
-                return None, f"output shape {list(a.shape)}, ONNX Runtime {list(b.shape)}"
-            a64, b64 = a.astype(np.float64), b.astype(np.float64)
-            if not np.all(np.isfinite(a64)):
-                return math.inf, None
-            scale = np.max(np.abs(b64)) if b64.size else 0.0
-            err = np.max(np.abs(a64 - b64)) if b64.size else 0.0
-            worst = max(worst, err / scale if scale > 0 else err)
-        return float(worst), None
-
-
-def percentile(xs, q):
-    s = sorted(xs)
-    return s[max(0, math.ceil(q * len(s)) - 1)]
+        # Outputs by name: the worker saves them under the reference's keys.
+        return compare.max_rel_err([o[k] for k in r.files], [r[k] for k in r.files], "ONNX Runtime")
 
 
 def time_interleaved(workers, args):
@@ -317,7 +302,7 @@ def bench_config(model, batch, args, mdir, so, caches, env, rec, estimates):
                 res["error"] = str(ex)
         ts = times[w.system]
         if ts:
-            res.update(runs=len(ts), median_s=statistics.median(ts), p90_s=percentile(ts, 0.9),
+            res.update(runs=len(ts), median_s=statistics.median(ts), p90_s=compare.percentile(ts, 0.9),
                        min_s=min(ts))
             if cfg["flops"]:
                 res["gflops"] = cfg["flops"] / res["median_s"] / 1e9

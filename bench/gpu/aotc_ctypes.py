@@ -111,7 +111,7 @@ class Model:
         self.c = ctypes.c_void_p()
         self._check(self.lib.aotc_container_create(ctypes.byref(opts), ctypes.byref(self.c)))
         if profile:
-            self._check(self.lib.aotc_container_set_profiling(self.c, 1))
+            self.set_profiling(True)
         name = ctypes.c_char_p()
         self._check(self.lib.aotc_container_device_name(self.c, ctypes.byref(name)))
         self.device_name = name.value.decode()
@@ -209,6 +209,10 @@ class Model:
             self._check(self.lib.aotc_container_kernel_summary(self.c, k, ctypes.byref(summary)))
             out.append((name.value.decode(), summary.value.decode()))
         return out
+
+    def set_profiling(self, enable):
+        """Turns the container's profiling events on or off (for last_profile)."""
+        self._check(self.lib.aotc_container_set_profiling(self.c, int(enable)))
 
     def last_profile(self):
         """The last run's records (profile=True): dicts with kind, index,

@@ -6,11 +6,8 @@
 #   bash bench/gpu/run_fuzz_slice_on_gpu.sh [PACK ...]   (default: every pack)
 # Writes $OUT/<pack>/fuzz_gpu_report.json and $OUT/profile.json.
 set -euo pipefail
-mkdir -p /tmp/ocl /tmp/icd /tmp/fuzz
-dpkg -x .devcarry/ocl-icd-libopencl1_*.deb /tmp/ocl
-export LD_LIBRARY_PATH=/tmp/ocl/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-echo libnvidia-opencl.so.1 > /tmp/icd/nvidia.icd
-export OCL_ICD_VENDORS=/tmp/icd
+mkdir -p /tmp/fuzz
+source "$(dirname "$0")/nvidia_opencl_env.sh"
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 
 out=${OUT:-/tmp/out}; mkdir -p "$out"

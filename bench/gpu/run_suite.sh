@@ -5,11 +5,7 @@
 # since its compiles take minutes. Writes $OUT/gpu_suite.jsonl and $OUT/machine.json.
 set -euo pipefail
 export TORCHINDUCTOR_FORCE_DISABLE_CACHES=1  # time real compiles, not cache hits
-mkdir -p /tmp/ocl /tmp/icd
-dpkg -x .devcarry/ocl-icd-libopencl1_*.deb /tmp/ocl
-export LD_LIBRARY_PATH=/tmp/ocl/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-echo libnvidia-opencl.so.1 > /tmp/icd/nvidia.icd
-export OCL_ICD_VENDORS=/tmp/icd
+source "$(dirname "$0")/nvidia_opencl_env.sh"
 out=${OUT:-/tmp/out}; mkdir -p "$out"
 python3 - "$out/machine.json" <<'PY'
 import json, subprocess, sys, torch

@@ -37,15 +37,11 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "cpu"))
 sys.path.insert(0, HERE)
+import compare  # noqa: E402
 import models as registry  # noqa: E402
 
 MODELS, BY_NAME = registry.GPU_MODELS, registry.GPU_BY_NAME
 INPUT_SEED = 1234
-
-
-def percentile(xs, q):
-    s = sorted(xs)
-    return s[max(0, math.ceil(q * len(s)) - 1)]
 
 
 def timed(fn, budget_s, min_runs, max_runs=500, warmup=3):
@@ -57,23 +53,13 @@ def timed(fn, budget_s, min_runs, max_runs=500, warmup=3):
         t = time.perf_counter()
         fn()
         times.append((time.perf_counter() - t) * 1e3)
-    return {"median_ms": statistics.median(times), "p90_ms": percentile(times, 0.9), "runs": len(times)}
+    return {"median_ms": statistics.median(times), "p90_ms": compare.percentile(times, 0.9), "runs": len(times)}
 
 
 def max_rel_err(outs, refs):
-    """max |out - ref| / max |ref| over each output (the largest over the outputs), as the CPU
-    suite computes it; inf for a non-finite output or a shape mismatch."""
-    worst = 0.0
-    for a, b in zip(outs, refs):
-        if tuple(a.shape) != tuple(b.shape):
-            return math.inf
-        a64, b64 = a.astype(np.float64), b.astype(np.float64)
-        if not np.all(np.isfinite(a64)):
-            return math.inf
-        scale = np.max(np.abs(b64)) if b64.size else 0.0
-        err = np.max(np.abs(a64 - b64)) if b64.size else 0.0
-        worst = max(worst, err / scale if scale > 0 else err)
-    return float(worst)
+    """compare.max_rel_err (the CPU suite's measure) with a count or shape mismatch as inf."""
+    err, _ = compare.max_rel_err(outs, refs, "PyTorch")
+    return math.inf if err is None else err
 
 
 def batch_of(model, batch):
@@ -306,20 +292,19 @@ def child_aotc(args):
     for b, _ in din + dout:
         cl.release(b)
     del cl
-    # Kernel time: a profiled container, the median over runs of one run's kernel sum.
-    m = None  # the unprofiled container goes before the profiled one comes
-    p = Model(args.so, device=args.device, cache_dir=cache, profile=True)
-    p.update_constants(values, validate_full=True)
+    # Kernel time: the same container with profiling on (its queues are made
+    # again with profiling events), the median over runs of one run's kernel sum.
+    m.set_profiling(True)
     sums, per_kernel = [], {}
     for i in range(max(3, min(20, out["host"]["runs"]))):
-        p.run(xs, out_buffers=bufs)
-        recs = [r for r in p.last_profile() if r["kind"] == "kernel"]
+        m.run(xs, out_buffers=bufs)
+        recs = [r for r in m.last_profile() if r["kind"] == "kernel"]
         if i:
             sums.append(sum(r["end_ns"] - r["start_ns"] for r in recs) / 1e6)
             for r in recs:
                 per_kernel.setdefault(r["index"], []).append((r["end_ns"] - r["start_ns"]) / 1e6)
     out["kernel_ms"] = statistics.median(sums)
-    names = p.kernel_summaries()
+    names = m.kernel_summaries()
     out["kernels"] = len(names)
     # Where the time goes: the 10 kernels with the most device time (median per run).
     top = sorted(((statistics.median(v) * len(v) / len(sums), k) for k, v in per_kernel.items()), reverse=True)
