@@ -55,6 +55,14 @@ Stmt LocalAssign::make(Expr var, Expr value) {
   return Stmt(std::make_shared<LocalAssign>(std::move(var), std::move(value)));
 }
 
+Stmt Barrier::make() { return Stmt(std::make_shared<Barrier>()); }
+
+const KernelBuffer *Kernel::findLocal(const std::string &n) const {
+  for (const KernelBuffer &b : locals)
+    if (b.name == n)
+      return &b;
+  return nullptr;
+}
 const KernelBuffer *Kernel::findBuffer(const std::string &n) const {
   for (const KernelBuffer &b : buffers)
     if (b.name == n)
@@ -121,6 +129,8 @@ std::string printStmt(const Stmt &s, int indent) {
       out += " else {\n" + printStmt(i->elseCase, indent + 1) + pad + "}";
     return out + "\n";
   }
+  case StmtKind::Barrier:
+    return pad + "barrier\n";
   }
   return "";
 }
@@ -135,7 +145,12 @@ std::string printKernel(const Kernel &k) {
   for (const Expr &s : k.symbols)
     out += ", " + printExpr(s) + ": i64";
   out += std::string(")") + (k.wideIndex ? " [index64]" : "") +
+         (k.workGroupSize ? " [group " + std::to_string(k.workGroupSize) + "]"
+                          : std::string()) +
          (k.reportsErrors ? " [errors]" : "") + " {\n";
+  for (const KernelBuffer &b : k.locals)
+    out += "  local " + b.name + ": " + dtypeName(b.dtype) + "[" +
+           printExprs(b.shape) + "]\n";
   out += printStmt(k.body, 1);
   return out + "}\n";
 }

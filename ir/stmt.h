@@ -22,7 +22,8 @@ namespace aotc {
   X(LetStmt)                                                                   \
   X(LocalDecl)                                                                 \
   X(LocalAssign)                                                               \
-  X(IfThenElse)
+  X(IfThenElse)                                                                \
+  X(Barrier)
 
 enum class StmtKind {
 #define AOTC_X(n) n,
@@ -142,6 +143,18 @@ struct IfThenElse : StmtNode {
   static Stmt make(Expr cond, Stmt thenCase, Stmt elseCase = Stmt());
 };
 
+/// barrier(CLK_LOCAL_MEM_FENCE): every work-item of the work-group waits
+/// here until all have arrived, and the local arrays' stores before it are
+/// visible to the loads after it. Only in a kernel with a fixed work-group
+/// (Kernel::workGroupSize), and only where every work-item of the group
+/// reaches it (the verifier checks: not under a condition, in loops whose
+/// extents do not depend on the work-item).
+struct Barrier : StmtNode {
+  static constexpr StmtKind kKind = StmtKind::Barrier;
+  Barrier() : StmtNode(kKind) {}
+  static Stmt make();
+};
+
 /// How a kernel uses one of its buffer parameters.
 enum class BufferRole { Input, Output, Constant, Arena };
 
@@ -179,8 +192,20 @@ struct Kernel {
   /// kernel_cost.cpp): floating-point operations one launch performs, and
   /// bytes of the buffers it reads and writes, each counted once.
   Expr flops = {}, bytes = {};
+  /// Arrays in the work-group's local memory (OpenCL `__local`), shared by
+  /// the work-items of a group: static shapes, read and written by Load and
+  /// Store by name like buffers, not parameters. Only with a fixed
+  /// work-group.
+  std::vector<KernelBuffer> locals = {};
+  /// The work-group size the kernel must be launched with (0: the runtime
+  /// picks). Then the innermost Parallel loop is the work-item's place in
+  /// its group (dimension 0, extent exactly this constant), so that the
+  /// global size is a whole number of groups and the loops outside it
+  /// number the groups.
+  int64_t workGroupSize = 0;
 
   const KernelBuffer *findBuffer(const std::string &name) const;
+  const KernelBuffer *findLocal(const std::string &name) const;
 };
 
 std::string printStmt(const Stmt &s, int indent = 0);

@@ -66,6 +66,8 @@ private:
   enum class Kind { Loop, Let, Local };
   std::map<uint64_t, Kind> scope_;
   std::set<std::string> stored_;
+  int conditional_ = 0; ///< IfThenElse statements around the current one
+  int variedLoops_ = 0; ///< loops around it with non-uniform bounds
 };
 
 Status KernelVerifier::checkSymbols() {
@@ -115,6 +117,18 @@ Status KernelVerifier::checkBuffers() {
       return fail("buffer '" + b.name + "' is viewed as [" +
                   printExprs(b.shape) + "], which may exceed its [" +
                   printExprs(mb->shape) + "] elements");
+  }
+  if (k_.workGroupSize < 0 || (!k_.locals.empty() && k_.workGroupSize == 0))
+    return fail("local arrays need a fixed work-group size");
+  for (const KernelBuffer &b : k_.locals) {
+    if (!buffers_.emplace(b.name, &b).second || m_.findBuffer(b.name))
+      return fail("local array '" + b.name + "' has the name of a buffer");
+    if (!b.written)
+      return fail("local array '" + b.name + "' is not writable");
+    int64_t d;
+    for (const Expr &e : b.shape)
+      if (!e.defined() || !e.isConst(d) || d <= 0)
+        return fail("local array '" + b.name + "' has a non-static shape");
   }
   return Status::ok();
 }
@@ -375,7 +389,14 @@ Status KernelVerifier::stmt(const Stmt &s) {
     size_t mark = prover_.mark();
     scope_[f->var.as<Var>()->id] = Kind::Loop;
     prover_.addLoop(f->var, f->min, f->extent);
+    // Bounds over anything but symbols may differ between work-items.
+    bool varied = false;
+    for (const Expr &b : {f->min, f->extent})
+      for (const Expr &v : freeVars(b))
+        varied |= !symbols_.count(v.as<Var>()->id);
+    variedLoops_ += varied;
     Status st = stmt(f->body);
+    variedLoops_ -= varied;
     prover_.release(mark);
     undefine(f->var);
     return st;
@@ -433,15 +454,28 @@ Status KernelVerifier::stmt(const Stmt &s) {
       return fail("if condition is not bool");
     AOTC_RETURN_IF_ERROR(expr(i->cond));
     size_t mark = prover_.mark();
+    ++conditional_;
     prover_.addFact(i->cond, true);
     Status st = stmt(i->thenCase);
     prover_.release(mark);
-    AOTC_RETURN_IF_ERROR(st);
-    prover_.addFact(i->cond, false);
-    st = stmt(i->elseCase);
-    prover_.release(mark);
+    if (st.isOk()) {
+      prover_.addFact(i->cond, false);
+      st = stmt(i->elseCase);
+      prover_.release(mark);
+    }
+    --conditional_;
     return st;
   }
+  case StmtKind::Barrier:
+    // Every work-item of the group must reach it as often as the others.
+    if (k_.workGroupSize <= 0)
+      return fail("a barrier in a kernel without a fixed work-group");
+    if (conditional_ > 0)
+      return fail("a barrier under a condition");
+    if (variedLoops_ > 0)
+      return fail("a barrier in a loop whose bounds are not the same for "
+                  "every work-item");
+    return Status::ok();
   }
   return fail("unknown statement");
 }
@@ -487,6 +521,28 @@ Status KernelVerifier::outerNest(const Stmt &body) {
     if (d != expect++)
       return fail("parallel loop dimensions are not 0.." +
                   std::to_string(dims.size() - 1));
+  if (k_.workGroupSize > 0) {
+    // The innermost parallel loop is the place in the group (dimension 0
+    // only, so that the groups are the loops outside it).
+    const For *inner = nullptr;
+    for (Stmt t = body; t.defined();) {
+      if (const LetStmt *l = t.as<LetStmt>()) {
+        t = l->body;
+        continue;
+      }
+      const For *f = t.as<For>();
+      if (!f || f->forKind != ForKind::Parallel)
+        break;
+      inner = f;
+      t = f->body;
+    }
+    if (!inner || dims.size() != 1 ||
+        !inner->extent.isConstValue(k_.workGroupSize))
+      return fail("a kernel with a work-group of " +
+                  std::to_string(k_.workGroupSize) +
+                  " must have its innermost parallel loop of that extent, "
+                  "all in dimension 0");
+  }
   return stmt(s);
 }
 

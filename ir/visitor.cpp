@@ -84,6 +84,7 @@ void IRVisitor::visitLocalAssign(const LocalAssign *op) { visit(op->value); }
 void IRVisitor::visitIfThenElse(const IfThenElse *op) {
   visit(op->cond), visit(op->thenCase), visit(op->elseCase);
 }
+void IRVisitor::visitBarrier(const Barrier *) {}
 
 Expr IRMutator::mutate(const Expr &e) {
   if (!e.defined())
@@ -241,6 +242,9 @@ Stmt IRMutator::mutateIfThenElse(const IfThenElse *op, const Stmt &self) {
   if (c.sameAs(op->cond) && t.sameAs(op->thenCase) && e.sameAs(op->elseCase))
     return self;
   return IfThenElse::make(c, t, e);
+}
+Stmt IRMutator::mutateBarrier(const Barrier *, const Stmt &self) {
+  return self;
 }
 
 namespace {

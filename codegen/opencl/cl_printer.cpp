@@ -407,6 +407,24 @@ Status KernelPrinter::declareParams() {
   }
   for (size_t i = 0; i < params.size(); ++i)
     params_ += "    " + params[i] + (i + 1 < params.size() ? ",\n" : "");
+  // Local arrays: static shapes, declared at the kernel's scope (OpenCL
+  // allows __local variables nowhere else).
+  if (!k_.locals.empty() && k_.workGroupSize <= 0)
+    return error("local arrays in a kernel without a fixed work-group");
+  for (const KernelBuffer &b : k_.locals) {
+    if (buffers_.count(b.name))
+      return error("local array '" + b.name + "' is also a buffer");
+    int64_t elems = 1, d;
+    for (const Expr &e : b.shape) {
+      if (!e.isConst(d) || d <= 0)
+        return error("local array '" + b.name + "' has a non-static shape");
+      elems *= d;
+    }
+    std::string id = namer_.fresh(b.name);
+    buffers_[b.name] = {id, &b};
+    line("__local " + std::string(dtypeCLName(b.dtype)) + " " + id + "[" +
+         std::to_string(elems) + "];");
+  }
   // Buffer shapes may read symbols; they must be parameters.
   for (const KernelBuffer &b : k_.buffers)
     for (const Expr &d : b.shape)
@@ -503,7 +521,11 @@ Status KernelPrinter::printOuter(const Stmt &body) {
     for (const std::string &e : ext)
       total += (total.empty() ? "" : " * ") + e;
     line("const long " + gid + " = get_global_id(" + d + ");");
-    line("if (" + gid + " >= " + total + ") return;");
+    // A kernel of fixed work-groups is launched with exactly its global
+    // size (a whole number of groups): no work-item is past the end, and a
+    // return before its barriers is not allowed.
+    if (k_.workGroupSize <= 0)
+      line("if (" + gid + " >= " + total + ") return;");
     // Innermost first: i_n = g % E_n, then g / E_n for the next.
     std::string rest = gid;
     for (size_t j = loops.size(); j-- > 0;) {
@@ -657,6 +679,11 @@ Status KernelPrinter::printStmt(const Stmt &s) {
   }
   case StmtKind::IfThenElse:
     return printIf(s.as<IfThenElse>());
+  case StmtKind::Barrier:
+    if (k_.workGroupSize <= 0)
+      return error("a barrier in a kernel without a fixed work-group");
+    line("barrier(CLK_LOCAL_MEM_FENCE);");
+    return Status::ok();
   }
   return error("unknown statement");
 }

@@ -561,9 +561,18 @@ Expected<std::string> WrapperEmitter::emitLaunch(size_t index,
   for (size_t i = 0; i < global.size(); ++i)
     out += (i ? ", " : "") + global[i];
   out += "};\n";
+  // A kernel built for a fixed work-group (local arrays, barriers) is
+  // launched with it; its global size is a whole number of groups.
+  if (k.workGroupSize > 0) {
+    if (global.size() != 1)
+      return fail(Status::error("a fixed work-group needs one dimension"));
+    out += "    const uint64_t local[1] = {" +
+           std::to_string(k.workGroupSize) + "};\n";
+  }
   out += "    if (int32_t err = aotc_rt_launch(ctx, " + std::to_string(index) +
          ", " + (nargs ? "args" : "nullptr") + ", " + std::to_string(nargs) +
-         ", " + std::to_string(global.size()) + ", global, nullptr))\n";
+         ", " + std::to_string(global.size()) + ", global, " +
+         (k.workGroupSize > 0 ? "local" : "nullptr") + "))\n";
   out += "      return err;\n  }\n";
   return out;
 }

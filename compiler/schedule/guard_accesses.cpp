@@ -55,6 +55,8 @@ private:
   Expr guard(const std::string &buffer, std::vector<Expr> &idx,
              const std::vector<size_t> &dims) {
     const KernelBuffer *b = k_.findBuffer(buffer);
+    if (!b)
+      b = k_.findLocal(buffer);
     AOTC_CHECK(b, "guarded access to unknown buffer " << buffer);
     Expr cond;
     for (size_t d : dims) {

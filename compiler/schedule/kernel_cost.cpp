@@ -85,6 +85,8 @@ public:
       return scaled(exprFlops(i->cond), times) +
              (e.isConstValue(0) ? t : maxExpr(t, e));
     }
+    case StmtKind::Barrier:
+      return Expr(0);
     }
     return Expr(0);
   }

@@ -366,3 +366,60 @@ TEST(BoundsProver, FactBoundsItsVariable) {
 }
 
 } // namespace
+
+// Work-groups: local arrays and barriers only in a kernel with a fixed
+// work-group whose innermost parallel loop is the place in the group;
+// a barrier only where every work-item of the group reaches it.
+TEST(Verify, BarriersAndLocalArraysNeedAFixedWorkGroup) {
+  Fixture f;
+  Expr g = Var::make("g"), lid = Var::make("lid"), s = Var::make("s");
+  KernelBuffer tile{"tile", f32, true, {Expr(8)}};
+  // tile[lid] = c[lid mod 4]; barrier; y[8 g + lid] = tile[7 - lid] where
+  // 8 g + lid < n, over groups g of 8 work-items.
+  Expr at = g * Expr(8) + lid;
+  auto kernel = [&](const Stmt &middle, int64_t wg, int64_t extent) {
+    Stmt body = Block::make(
+        {Store::make("tile", {lid}, f.c(mod(lid, Expr(4)))), middle,
+         IfThenElse::make(cmp(BinOp::LT, at, f.n),
+                          Store::make("y", {at},
+                                      Load::make(f32, "tile",
+                                                 {Expr(7) - lid})))});
+    Stmt loops = For::make(
+        g, 0, floorDiv(f.n + Expr(7), Expr(8)), ForKind::Parallel, 0,
+        For::make(lid, 0, Expr(extent), ForKind::Parallel, 0, body));
+    Kernel k{"k",
+             {{"c", f32, false, {4}}, {"y", f32, true, {f.n}}},
+             {f.n},
+             loops,
+             false};
+    k.locals = {tile};
+    k.workGroupSize = wg;
+    f.m.kernels = {k};
+    return message(verifyModule(f.m));
+  };
+  EXPECT_EQ(kernel(Barrier::make(), 8, 8), "ok");
+  // In a loop of uniform bounds.
+  EXPECT_EQ(kernel(For::make(s, 0, Expr(3), ForKind::Serial, 0,
+                             Barrier::make()),
+                   8, 8),
+            "ok");
+  EXPECT_NE(kernel(Barrier::make(), 0, 8).find("local arrays need a fixed "
+                                               "work-group size"),
+            std::string::npos);
+  EXPECT_NE(kernel(Barrier::make(), 4, 8).find("innermost parallel loop of "
+                                               "that extent"),
+            std::string::npos);
+  EXPECT_NE(kernel(IfThenElse::make(cmp(BinOp::LT, lid, Expr(4)),
+                                    Barrier::make()),
+                   8, 8)
+                .find("a barrier under a condition"),
+            std::string::npos);
+  EXPECT_NE(kernel(For::make(s, 0, lid, ForKind::Serial, 0, Barrier::make()),
+                   8, 8)
+                .find("not the same for every work-item"),
+            std::string::npos);
+  // Local arrays are bounds-checked like buffers.
+  Stmt outside = Store::make("tile", {lid + Expr(1)}, FloatImm::make(0.0));
+  EXPECT_NE(kernel(outside, 8, 8).find("store into buffer 'tile'"),
+            std::string::npos);
+}
