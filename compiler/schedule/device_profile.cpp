@@ -66,15 +66,25 @@ json profileObject(const DeviceProfile &p) {
 }
 
 json configObject(const KernelConfig &c) {
-  return json{{"template", c.templ}, {"m", c.m},   {"n", c.n},
-              {"tm", c.tm},          {"tn", c.tn}, {"lanes", c.lanes}};
+  json j{{"template", c.templ}, {"m", c.m},   {"n", c.n},
+         {"tm", c.tm},          {"tn", c.tn}, {"lanes", c.lanes}};
+  if (c.groupM > 0) {
+    j["group_m"] = c.groupM;
+    j["group_n"] = c.groupN;
+    j["bk"] = c.bk;
+    if (c.splitK > 1)
+      j["split_k"] = c.splitK;
+  }
+  return j;
 }
 
 Expected<KernelConfig> configFrom(const json &j, const std::string &where) {
   if (!j.is_object())
     return makeError(where, ": expected an object");
   AOTC_RETURN_IF_ERROR(
-      checkKeys(j, {"template", "m", "n", "tm", "tn", "lanes"}, where));
+      checkKeys(j, {"template", "m", "n", "tm", "tn", "lanes", "group_m",
+                    "group_n", "bk", "split_k"},
+                where));
   KernelConfig c;
   if (auto t = j.find("template"); t != j.end()) {
     if (!t->is_string() || (*t != "pointwise" && *t != "reduction" &&
@@ -89,9 +99,31 @@ Expected<KernelConfig> configFrom(const json &j, const std::string &where) {
   AOTC_RETURN_IF_ERROR(readInt(j, "tm", 1, 64, where, c.tm));
   AOTC_RETURN_IF_ERROR(readInt(j, "tn", 1, 64, where, c.tn));
   AOTC_RETURN_IF_ERROR(readInt(j, "lanes", 0, 16, where, lanes));
+  AOTC_RETURN_IF_ERROR(readInt(j, "group_m", 0, 64, where, c.groupM));
+  AOTC_RETURN_IF_ERROR(readInt(j, "group_n", 0, 64, where, c.groupN));
+  AOTC_RETURN_IF_ERROR(readInt(j, "bk", 0, 64, where, c.bk));
+  AOTC_RETURN_IF_ERROR(readInt(j, "split_k", 1, 16, where, c.splitK));
   c.m = static_cast<int>(m);
   c.n = static_cast<int>(n);
   c.lanes = static_cast<int>(lanes);
+  if ((c.groupM > 0) != (c.groupN > 0) || (c.groupM > 0) != (c.bk > 0))
+    return makeError(where, ": 'group_m', 'group_n' and 'bk' go together "
+                            "(a work-group tile), all above 0 or all 0");
+  if (c.groupM > 0) {
+    if (c.m < 0 || c.n < 0 || c.tn % 4 != 0 || c.lanes != 4)
+      return makeError(where, ": a work-group tile needs dimensions 'm' and "
+                              "'n', 'tn' a multiple of 4 and 'lanes' 4");
+    int64_t items = c.groupM * c.groupN;
+    if (items * c.splitK > 1024 || (c.groupM * c.tm * c.bk) % items != 0 ||
+        (c.groupN * c.tn * c.bk) % items != 0)
+      return makeError(where, ": a work-group of ", c.groupM, " x ",
+                       c.groupN, " work-items (times split_k ", c.splitK,
+                       ") must be at most 1024 and divide each operand's "
+                       "block (", c.groupM * c.tm, " x ", c.bk, " and ",
+                       c.bk, " x ", c.groupN * c.tn, ")");
+  } else if (c.splitK != 1) {
+    return makeError(where, ": 'split_k' needs a work-group tile");
+  }
   if (lanes != 0 && lanes != 4 && lanes != 8 && lanes != 16)
     return makeError(where, ": 'lanes' is ", lanes,
                      ", expected 0 (scalar), 4, 8 or 16");

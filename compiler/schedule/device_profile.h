@@ -65,6 +65,14 @@ struct KernelConfig {
   int64_t tm = 1, tn = 1;
   /// Lanes of the explicit vectors a float sum accumulates in (0: scalar).
   int lanes = 0;
+  /// A work-group tile (contractions on GPUs, local_tile.cpp): groups of
+  /// group_m x group_n work-items, each with its tm x tn tile, stage blocks
+  /// of bk reduction steps of both operands in local memory. 0: none.
+  int64_t groupM = 0, groupN = 0, bk = 0;
+  /// Split K inside the group: split_k slices of group_m x group_n
+  /// work-items each take bk of the split_k * bk staged steps and add their
+  /// sums at the end. 1: none.
+  int64_t splitK = 1;
 };
 
 /// The configurations of a module's kernels by kernel name, as JSON

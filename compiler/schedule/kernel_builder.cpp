@@ -122,8 +122,9 @@ Expr initial(Combiner c, DType t) {
 
 /// Buffers a statement reads and writes, sorted by name, with their module
 /// shapes.
-Expected<std::vector<KernelBuffer>> kernelBuffers(const Stmt &s,
-                                                  const LoopModule &m) {
+Expected<std::vector<KernelBuffer>>
+kernelBuffers(const Stmt &s, const LoopModule &m,
+              const std::vector<KernelBuffer> &locals) {
   struct V : IRVisitor {
     std::map<std::string, KernelBuffer> bufs;
     void visitLoad(const Load *op) override {
@@ -145,6 +146,8 @@ Expected<std::vector<KernelBuffer>> kernelBuffers(const Stmt &s,
   } v;
   v.visit(s);
   std::vector<KernelBuffer> out;
+  for (const KernelBuffer &l : locals)
+    v.bufs.erase(l.name);
   for (auto &[k, b] : v.bufs) {
     const ModuleBuffer *mb = m.findBuffer(k);
     if (!mb)
@@ -289,6 +292,10 @@ Expected<Kernel> buildKernel(const LoweredGraph &lg, const FusionPlan &plan,
       t.tm = given->tm;
       t.tn = given->tn;
       t.vectorLanes = given->lanes;
+      t.groupM = given->groupM;
+      t.groupN = given->groupN;
+      t.bk = given->bk;
+      t.splitK = given->splitK;
     } else if (opts.registerTiling) {
       t = chooseRegisterTile(nest, opts.profile);
     }
@@ -303,7 +310,12 @@ Expected<Kernel> buildKernel(const LoweredGraph &lg, const FusionPlan &plan,
     config.tm = t.n >= 0 && t.m >= 0 ? t.tm : 1;
     config.tn = t.n >= 0 ? t.tn : 1;
     config.lanes = t.n >= 0 ? t.vectorLanes : 0;
+    config.groupM = t.groupM;
+    config.groupN = t.groupN;
+    config.bk = t.bk;
+    config.splitK = t.splitK;
   };
+  GroupTiledKernel grouped; // a work-group tile's local arrays and size
 
   // The accumulation of reduction \p r at an output index (its finish is
   // left to the caller), reading the row group's earlier results
@@ -386,6 +398,9 @@ Expected<Kernel> buildKernel(const LoweredGraph &lg, const FusionPlan &plan,
     };
     AOTC_ASSIGN_OR_RETURN(RegisterTile tile, pickTile(rows));
     record(tile);
+    if (tile.groupM > 0)
+      return makeError("--kernel-configs: kernel '", name,
+                       "' is pointwise, which takes no work-group tile");
     if (tile.n >= 0) {
       s = registerTiledNest(rows, tile);
     } else {
@@ -408,7 +423,13 @@ Expected<Kernel> buildKernel(const LoweredGraph &lg, const FusionPlan &plan,
     };
     AOTC_ASSIGN_OR_RETURN(RegisterTile tile, pickTile(nest));
     record(tile);
-    if (tile.n >= 0) {
+    if (tile.groupM > 0) {
+      Expected<GroupTiledKernel> g = groupTiledNest(nest, tile);
+      if (!g)
+        return g.status().withContext("kernel '" + name + "'");
+      grouped = std::move(*g);
+      s = grouped.body;
+    } else if (tile.n >= 0) {
       s = registerTiledNest(nest, tile);
     } else {
       s = reductionElement(nest, idx);
@@ -428,7 +449,9 @@ Expected<Kernel> buildKernel(const LoweredGraph &lg, const FusionPlan &plan,
     fused.push_back(red);
   k.summary = kernelOps(lg, plan, def, fused) + " -> " + dtypeName(d.dtype) +
               "[" + printExprs(d.shape) + "]";
-  AOTC_ASSIGN_OR_RETURN(k.buffers, kernelBuffers(s, m));
+  k.locals = grouped.locals;
+  k.workGroupSize = grouped.workGroupSize;
+  AOTC_ASSIGN_OR_RETURN(k.buffers, kernelBuffers(s, m, k.locals));
   k.symbols = kernelSymbols(s, k.buffers, m.symbols);
   k.wideIndex = true;
   struct Finder : IRVisitor {

@@ -161,7 +161,8 @@ Expr initialValue(const ReductionNest &nest, const Expr &acc) {
   return acc.lanes() > 1 ? Broadcast::make(nest.init, acc.lanes()) : nest.init;
 }
 
-/// True if \p nest is a float32 sum: combine(acc, term) is acc + term.
+} // namespace
+
 bool isFloatSum(const ReductionNest &nest) {
   if (!nest.term || nest.accType != DType::Float32)
     return false;
@@ -173,7 +174,28 @@ bool isFloatSum(const ReductionNest &nest) {
           (b->a.sameAs(term) && b->b.sameAs(acc)));
 }
 
-} // namespace
+Stmt vectorFinish(const ReductionNest &nest,
+                  const std::function<std::vector<Expr>(const Expr &)> &at,
+                  const Expr &col, const Expr &acc, int width,
+                  const RangeEnv &ranges) {
+  Expr lane = Var::make("lane"), x = Var::make("x", nest.accType);
+  Stmt f = nest.finish(at(col + lane), x);
+  // The bindings before the store (the reduction's value, `red`) are
+  // substituted into it.
+  VarBindings lets;
+  while (const LetStmt *l = f.as<LetStmt>()) {
+    lets.push_back({l->var, substitute(l->value, lets)});
+    f = l->body;
+  }
+  const Store *st = f.as<Store>();
+  if (!st)
+    return Stmt();
+  std::vector<Expr> indices;
+  for (const Expr &i : st->indices)
+    indices.push_back(substitute(i, lets));
+  return vectorStore(st->buffer, indices, substitute(st->value, lets), lane,
+                     width, ranges, {{x.as<Var>()->id, acc}});
+}
 
 Stmt accumulate(const ReductionNest &nest, const Expr &acc, const Expr &term) {
   if (term.as<Var>() || term.as<IntImm>() || term.as<FloatImm>())
@@ -406,8 +428,11 @@ RegisterTile chooseRegisterTile(const ReductionNest &nest,
       continue;
     if (n != rank - 1 && !contiguousAlongN)
       continue;
-    if (target.family == "gpu" && m >= 0)
+    if (target.family == "gpu" && m >= 0) {
+      if (RegisterTile g = chooseGroupTile(nest, m, n, target); g.groupM > 0)
+        return g;
       return gpuTile(nest, m, n, contiguousAlongN && !panels);
+    }
     double store = n == rank - 1 ? 0.0 : 1.0 / steps;
     // Along M an even number of rows (LLVM's SLP vectorizer left 3-row
     // tiles scalar), along N whole vectors: rows of 8, 16 or 32, or the
@@ -627,26 +652,12 @@ Stmt registerTiledNest(const ReductionNest &nest, const RegisterTile &t) {
     // residual: SLEEF's vector erf, not one call per element) where the
     // store is contiguous along N and its value vectorizes with the
     // accumulator; else undefined, and each lane finishes alone.
-    auto vectorFinish = [&](int64_t a, const Group &g, const Expr &acc) {
+    auto groupFinish = [&](int64_t a, const Group &g, const Expr &acc) {
       if (g.width == 1)
         return Stmt();
-      Expr lane = Var::make("lane"), x = Var::make("x", nest.accType);
-      Stmt f = nest.finish(rowIndex(a, Expr(g.c0) + lane), x);
-      // The bindings before the store (the reduction's value, `red`) are
-      // substituted into it.
-      VarBindings lets;
-      while (const LetStmt *l = f.as<LetStmt>()) {
-        lets.push_back({l->var, substitute(l->value, lets)});
-        f = l->body;
-      }
-      const Store *st = f.as<Store>();
-      if (!st)
-        return Stmt();
-      std::vector<Expr> indices;
-      for (const Expr &i : st->indices)
-        indices.push_back(substitute(i, lets));
-      return vectorStore(st->buffer, indices, substitute(st->value, lets),
-                         lane, g.width, ranges, {{x.as<Var>()->id, acc}});
+      return vectorFinish(
+          nest, [&](const Expr &col) { return rowIndex(a, col); },
+          Expr(g.c0), acc, g.width, ranges);
     };
     std::vector<Expr> accs;
     std::vector<std::pair<int64_t, Group>> accOf; // row, group
@@ -660,7 +671,7 @@ Stmt registerTiledNest(const ReductionNest &nest, const RegisterTile &t) {
         Expr acc = Var::make("acc", nest.accType, g.width);
         accs.push_back(acc);
         accOf.push_back({a, g});
-        if (Stmt v = vectorFinish(a, g, acc); v.defined()) {
+        if (Stmt v = groupFinish(a, g, acc); v.defined()) {
           finishes.push_back(v);
           continue;
         }

@@ -136,7 +136,26 @@ struct RegisterTile {
   /// outputs, coalesced, while the other operand's element is the same
   /// for all of them).
   bool mInnermost = true;
+  /// A work-group tile (GPU style, local_tile.cpp): groups of groupM x
+  /// groupN work-items, each computing its tm x tn tile (tn in float4
+  /// columns), stage blocks of bk reduction steps of both operands in
+  /// local memory. 0: none (each work-item reads its operands itself).
+  int64_t groupM = 0, groupN = 0, bk = 0;
+  /// Slices of the group that split each staged block's steps (local_tile.cpp).
+  int64_t splitK = 1;
 };
+
+/// True if \p nest is a float32 sum: combine(acc, term) is acc + term.
+bool isFloatSum(const ReductionNest &nest);
+/// The finish of \p nest at the output indices \p at(col + lane), lanes 0
+/// to \p width - 1, from the vector accumulator \p acc, as one vector store
+/// (an epilogue of bias, GELU, residual as vector expressions) where the
+/// store is contiguous along the lanes and its value vectorizes; else
+/// undefined, and the caller finishes each lane alone.
+Stmt vectorFinish(const ReductionNest &nest,
+                  const std::function<std::vector<Expr>(const Expr &)> &at,
+                  const Expr &col, const Expr &acc, int width,
+                  const RangeEnv &ranges);
 
 /// The most terms one partial sum of a blocked float sum adds.
 constexpr int64_t kSumBlock = 65536;
@@ -176,6 +195,24 @@ RegisterTile chooseRegisterTile(const ReductionNest &nest,
 /// The kernel body (Parallel loops over tiles included) of \p nest tiled by
 /// \p t; partial tiles run reductionElement per element.
 Stmt registerTiledNest(const ReductionNest &nest, const RegisterTile &t);
+
+/// The work-group tile for \p nest on the GPU-family \p target with the
+/// register tile's dimensions \p m and \p n (local_tile.cpp): groupM = 0
+/// when none applies or pays (then the caller keeps its own tile).
+RegisterTile chooseGroupTile(const ReductionNest &nest, int m, int n,
+                             const DeviceProfile &target);
+/// A kernel body that runs in fixed work-groups with local arrays.
+struct GroupTiledKernel {
+  Stmt body;
+  std::vector<KernelBuffer> locals;
+  int64_t workGroupSize = 0;
+};
+/// The kernel of \p nest tiled by \p t's work-group tile; an error naming
+/// what does not fit (the term is not a float product of one operand per
+/// tiled dimension, a reduction extent is symbolic, the group does not
+/// divide the operand blocks).
+Expected<GroupTiledKernel> groupTiledNest(const ReductionNest &nest,
+                                          const RegisterTile &t);
 
 /// Reads a load that is an arm of a select before its statement where the
 /// verifier proves it in bounds there (speculate_loads.cpp); returns how

@@ -183,9 +183,34 @@ def variants(c, rng):
     return out[:3] if len(out) > 3 and rng.random() < 0.5 else out[-3:]
 
 
+# Work-group tiles (compiler/schedule/local_tile.cpp; group_m x group_n
+# work-items, tm x tn each, bk reduction steps staged in local memory):
+# rows of 1, 2, 3 and 4 (scalar and float4 loads from local memory), one
+# and two float4 column groups, blocks of 3 to 32 outputs that leave
+# partial blocks along M and N and a partial last block of reduction steps
+# on these shapes; split_k slices of 2, 3 and 4 (each takes bk of the
+# split_k * bk staged steps; the slices add their sums in local memory).
+GROUP_TILES = [(4, 4, 2, 4, 4, 1), (2, 8, 4, 4, 4, 1), (4, 4, 4, 8, 8, 1), (8, 4, 1, 4, 8, 1),
+               (4, 4, 3, 4, 4, 1), (4, 4, 2, 4, 4, 4), (2, 4, 4, 8, 2, 3), (4, 4, 1, 4, 4, 2)]
+# Contractions whose term is not one operand along M times one along N (a
+# grouped or depthwise convolution's input depends on its output channel):
+# a work-group tile is refused with the reason.
+GROUP_REFUSED = ("conv_grouped", "conv_depthwise")
+
+
+def group_variant(c, rng):
+    gm, gn, tm, tn, bk, split = GROUP_TILES[int(rng.integers(len(GROUP_TILES)))]
+    v = {"m": c["m"], "n": c["n"], "tm": tm, "tn": tn, "lanes": 4,
+         "group_m": gm, "group_n": gn, "bk": bk}
+    if split > 1:
+        v["split_k"] = split
+    return v
+
+
 def check_config_variants(aotc, dirs, env, tmp, rng):
     failures = []
     runs = 0
+    group_runs = 0
     for case in dirs:
         model = os.path.join(case, "model.onnx")
         name = os.path.basename(case)
@@ -198,8 +223,23 @@ def check_config_variants(aotc, dirs, env, tmp, rng):
         for kernel, c in configs.items():
             if c["template"] != "contraction":
                 continue
-            for v in variants(c, rng):
+            todo = variants(c, rng)
+            group = c["m"] >= 0 and c["n"] >= 0 and not name.startswith("bmm_float64") \
+                and not name.startswith("bmm_int32")
+            if group:
+                todo.append(group_variant(c, rng))
+            for v in todo:
                 v = dict(v, template="contraction")
+                if "group_m" in v and name.startswith(GROUP_REFUSED):
+                    path = os.path.join(tmp, "configs.json")
+                    with open(path, "w") as f:
+                        json.dump({"kernels": {kernel: v}}, f)
+                    got = run_fuzz.run_tool([aotc, "compile", model, "--kernel-configs", path,
+                                             "-o", os.path.join(tmp, "refused.so")], env=env)
+                    if got.returncode == 0 or "not a product of one operand" not in got.stderr:
+                        failures.append(f"{name}: {kernel} {v} was not refused with the reason: "
+                                        f"{got.stderr.strip()}")
+                    continue
                 path = os.path.join(tmp, "configs.json")
                 with open(path, "w") as f:
                     json.dump({"kernels": {kernel: v}}, f)
@@ -213,11 +253,15 @@ def check_config_variants(aotc, dirs, env, tmp, rng):
                 res = run_fuzz.run_tool([aotc, "test", "--kernel-configs", path, case],
                                      env=env)
                 runs += 1
+                group_runs += "group_m" in v
                 if res.returncode != 0:
                     failures.append(f"{name}: {kernel} {v}: {res.stdout.strip()} {res.stderr.strip()}")
-    print(f"kernel-configs variants: {runs} compiled and checked")
+    print(f"kernel-configs variants: {runs} compiled and checked, {group_runs} of them "
+          f"work-group tiles")
     if runs < len(dirs):
         failures.append(f"only {runs} variants ran for {len(dirs)} cases")
+    if group_runs < len(dirs) // 2:
+        failures.append(f"only {group_runs} work-group tile variants ran for {len(dirs)} cases")
     return failures
 
 

@@ -1,0 +1,462 @@
+/// \file
+/// Work-group tiling of contractions in local memory (the GPU style of
+/// issue 9).
+///
+/// A register tile (register_tile.cpp) has each work-item stream its own
+/// rows of A and columns of B from global memory; on a GPU neighbours in a
+/// warp share them through L1/L2 at best (an H200 reached 0.38 of cuBLAS
+/// that way). Here a work-group of groupM x groupN work-items computes a
+/// block of BM x BN outputs (BM = groupM * tm, BN = groupN * tn), and for
+/// every block of bk reduction steps it first copies the two operand blocks
+/// it needs (BM x bk of the operand that varies along M, bk x BN of the one
+/// that varies along N) into local arrays, every work-item copying its
+/// share with consecutive work-items on consecutive addresses, then waits
+/// at a barrier, and each work-item runs its tm x tn outer products out of
+/// local memory: per step tm/4 + tn/4 float4 local loads for tm * tn fmas.
+///
+/// The operands are whatever the contraction's term multiplies: a MatMul's
+/// loads, a convolution's padded input (a select) and its weight, a
+/// producer fused into the load. The term is a product whose one factor
+/// does not depend on the N index and the other not on the M index; each
+/// factor is evaluated where it is staged, at the flat reduction index
+/// unflattened into the reduction's loop indices, as zero past the end of
+/// an extent the block does not divide. A column block is tn/4 float4
+/// groups, 4 * groupN columns apart, so that a quarter-warp's float4
+/// loads from local memory and its stores to the output are contiguous.
+///
+/// Every work-item runs the same staging loops and barriers; only the
+/// stores of outputs past the end of M or N are skipped (vector stores
+/// where all four columns exist, else element by element).
+#include "compiler/schedule/schedule.h"
+#include "compiler/schedule/vectorize.h"
+
+#include "ir/status.h"
+#include "ir/visitor.h"
+
+#include <algorithm>
+
+namespace aotc {
+
+namespace {
+
+/// The factors of \p term (at output index \p idx) that depend on the M
+/// index and not the N index, and the reverse; undefined unless the term
+/// is a float product of two such factors.
+struct Factors {
+  Expr alongM, alongN;
+};
+Factors splitFactors(const Expr &term, const std::vector<Expr> &idx, int m,
+                     int n) {
+  const Binary *mul = term.as<Binary>();
+  if (!mul || mul->op != BinOp::Mul || mul->lanes != 1 ||
+      mul->type != DType::Float32)
+    return {};
+  const Var *mv = idx[m].as<Var>(), *nv = idx[n].as<Var>();
+  auto side = [&](const Expr &e) {
+    bool um = usesVar(e, mv), un = usesVar(e, nv);
+    return um && !un ? 1 : un && !um ? 2 : 0;
+  };
+  int a = side(mul->a), b = side(mul->b);
+  if (a == 1 && b == 2)
+    return {mul->a, mul->b};
+  if (a == 2 && b == 1)
+    return {mul->b, mul->a};
+  return {};
+}
+
+/// True if every load of \p e that reads \p var steps by one with it, and
+/// one does.
+bool contiguousAlong(const Expr &e, const Expr &var) {
+  struct V : IRVisitor {
+    Expr var;
+    bool any = false, all = true;
+    void visitLoad(const Load *op) override {
+      bool uses = false;
+      for (const Expr &i : op->indices)
+        uses |= usesVar(i, var.as<Var>());
+      if (uses) {
+        any = true;
+        all &= stepsByOne(op->indices, var, RangeEnv());
+      }
+      IRVisitor::visitLoad(op);
+    }
+  } v;
+  v.var = var;
+  v.visit(e);
+  return v.any && v.all;
+}
+
+/// The reduction's loop indices at flat index \p k (row-major over
+/// \p extents).
+std::vector<Expr> unflatten(const Expr &k, const std::vector<int64_t> &extents) {
+  std::vector<Expr> r(extents.size());
+  int64_t stride = 1;
+  for (size_t j = extents.size(); j-- > 0;) {
+    Expr q = stride == 1 ? k : floorDiv(k, Expr(stride));
+    r[j] = j == 0 ? q : mod(q, Expr(extents[j]));
+    stride *= extents[j];
+  }
+  return r;
+}
+
+/// The static reduction extents of \p nest, or empty if one is symbolic.
+std::vector<int64_t> staticExtents(const ReductionNest &nest) {
+  std::vector<int64_t> out;
+  for (const Expr &e : nest.reduceExtents) {
+    int64_t v;
+    if (!e.isConst(v) || v < 1)
+      return {};
+    out.push_back(v);
+  }
+  return out;
+}
+
+int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+} // namespace
+
+RegisterTile chooseGroupTile(const ReductionNest &nest, int m, int n,
+                             const DeviceProfile &target) {
+  RegisterTile none;
+  if (m < 0 || n < 0 || !isFloatSum(nest))
+    return none;
+  std::vector<int64_t> ext = staticExtents(nest);
+  if (ext.empty())
+    return none;
+  int64_t k = 1;
+  for (int64_t e : ext)
+    k *= e;
+  if (nest.blockedSum && k > kSumBlock)
+    return none; // one accumulator per output: at most kSumBlock terms
+  // One reduction loop of more than one step (a GEMM, a 1 x 1
+  // convolution): the staging loads of a convolution's window unflatten
+  // the step with divisions, and there the register tile was faster on the
+  // H200 (ResNet-50's 3 x 3 layer at batch 8: 0.175 ms against 0.272, its
+  // 7 x 7 stem 0.119 against 0.449; its 1 x 1 layer 0.120 against 0.050
+  // with this tile).
+  if (std::count_if(ext.begin(), ext.end(), [](int64_t e) { return e > 1; }) > 1)
+    return none;
+  std::vector<Expr> idx, r;
+  for (size_t d = 0; d < nest.shape.size(); ++d)
+    idx.push_back(Var::make("i" + std::to_string(d)));
+  for (size_t j = 0; j < ext.size(); ++j)
+    r.push_back(Var::make("r" + std::to_string(j)));
+  if (!splitFactors(nest.term(idx, r), idx, m, n).alongM.defined())
+    return none;
+  // Each dimension's size: symbolic ones (a batch) count as 1, so the
+  // tile must pay at the smallest size.
+  auto extentOf = [&](int d) {
+    int64_t e;
+    return nest.shape[d].isConst(e) ? e : 1;
+  };
+  int64_t extentM = extentOf(m), extentN = extentOf(n), others = 1;
+  for (int d = 0; d < static_cast<int>(nest.shape.size()); ++d)
+    if (d != m && d != n)
+      others *= extentOf(d);
+  // Candidates, largest first, each taken where three quarters of its
+  // block's outputs lie inside the output and it makes at least minGroups
+  // work-groups per compute unit (132 assumed when the profile does not
+  // say), the last one at any count. Swept on an H200
+  // (bench/gpu/build_sweep.sh, bench/results/2026-11-26-gpu-sweep-group-
+  // tiles-h200.txt): 128 x 64 blocks of 16 x 8 work-items with 8 x 8 tiles
+  // were the fastest from 2048^3 to 8192^3 (26.5-29.8 TFLOP/s, against
+  // 18.7-20.5 for stop 20's register tiles); at 1024^3 and for the M = 128
+  // transformer shapes, whose 128 x 64 blocks leave most compute units
+  // idle, 32 x 32 blocks of 8 x 8 work-items with 4 x 4 tiles (1024^3
+  // 19.6 against 16.7 TFLOP/s, 128x3072x768 10.7 against 4.4).
+  struct Candidate {
+    int64_t groupM, groupN, tm, tn, bk, minGroups;
+  };
+  const Candidate candidates[] = {{16, 8, 8, 8, 16, 2},
+                                  {8, 8, 8, 8, 16, 2},
+                                  {8, 8, 4, 4, 16, 0}};
+  int64_t units = target.computeUnits > 0 ? target.computeUnits : 132;
+  if (k < 16)
+    return none; // a block of fewer steps than one staging round
+  for (const Candidate &c : candidates) {
+    int64_t bm = c.groupM * c.tm, bn = c.groupN * c.tn;
+    int64_t gm = ceilDiv(extentM, bm), gn = ceilDiv(extentN, bn);
+    double used = static_cast<double>(extentM * extentN) /
+                  static_cast<double>(gm * bm * gn * bn);
+    if (used < 0.75 || gm * gn * others < c.minGroups * units)
+      continue;
+    // Few groups for the device (under 4 per compute unit): the group
+    // splits each block's steps between 2 slices, under 2 per unit
+    // between 4 (a long reduction of few outputs: the H200 sweep
+    // bench/results/2026-11-26-gpu-sweep-split-k-h200.txt took
+    // 128x768x3072 from 0.184 to 0.057 ms, 128x768x768 from 0.049 to
+    // 0.018, 128x3072x768 from 0.056 to 0.038 with 2). A device that
+    // says less fits neither the group nor its arrays (rows of A padded
+    // by 4; the slices' sums): unknown limits are taken as 256
+    // work-items (NVIDIA's OpenCL) and 32 KiB (OpenCL's minimum).
+    const int64_t groups = gm * gn * others;
+    int64_t split = k < 8 * c.bk ? 1 : groups < 2 * units ? 4
+                                      : groups < 4 * units ? 2 : 1;
+    const int64_t maxItems =
+        target.maxWorkGroupSize > 0 ? target.maxWorkGroupSize : 256;
+    const int64_t maxLocal =
+        target.localMemBytes > 0 ? target.localMemBytes : 32 * 1024;
+    auto localBytes = [&](int64_t sk) {
+      return 4 * (c.bk * sk * (bm + 4 + bn + 4) +
+                  (sk - 1) * c.groupM * c.groupN * c.tm * c.tn);
+    };
+    while (split > 1 && (c.groupM * c.groupN * split > maxItems ||
+                         localBytes(split) > maxLocal))
+      split /= 2;
+    if (c.groupM * c.groupN > maxItems || localBytes(1) > maxLocal)
+      continue;
+    RegisterTile t;
+    t.m = m;
+    t.n = n;
+    t.tm = c.tm;
+    t.tn = c.tn;
+    t.vectorLanes = 4;
+    t.mInnermost = false;
+    t.groupM = c.groupM;
+    t.groupN = c.groupN;
+    t.bk = c.bk;
+    t.splitK = split;
+    return t;
+  }
+  return none;
+}
+
+Expected<GroupTiledKernel> groupTiledNest(const ReductionNest &nest,
+                                          const RegisterTile &t) {
+  const int rank = static_cast<int>(nest.shape.size());
+  if (t.m < 0 || t.n < 0 || t.m >= rank || t.n >= rank || t.m == t.n)
+    return makeError("a work-group tile needs two output dimensions");
+  if (!isFloatSum(nest))
+    return makeError("a work-group tile needs a float32 sum");
+  std::vector<int64_t> ext = staticExtents(nest);
+  if (ext.empty())
+    return makeError("a work-group tile needs static reduction extents");
+  if (t.tn % 4 != 0 || t.tm < 1 || t.groupM < 1 || t.groupN < 1 || t.bk < 1 ||
+      t.splitK < 1)
+    return makeError("a work-group tile needs tn a multiple of 4");
+  // Split K: the group is splitK slices of groupM x groupN work-items; each
+  // block stages splitK * bk steps, slice q multiplies steps q * bk to
+  // q * bk + bk - 1 of it, and at the end the slices add their sums through
+  // local memory (a block with few outputs and a long reduction, BERT's FFN
+  // down projection, keeps more work-items busy).
+  const int64_t slice = t.groupM * t.groupN, splitK = t.splitK;
+  const int64_t wg = slice * splitK;
+  const int64_t bm = t.groupM * t.tm, bn = t.groupN * t.tn, bk = t.bk * splitK;
+  if (wg > 1024 || (bm * bk) % wg != 0 || (bn * bk) % wg != 0)
+    return makeError("a work-group of ", wg,
+                     " work-items does not divide the operand blocks");
+  int64_t kTotal = 1;
+  for (int64_t e : ext)
+    kTotal *= e;
+  if (nest.blockedSum && kTotal > kSumBlock)
+    return makeError("a work-group tile adds at most ", kSumBlock,
+                     " terms per output");
+
+  std::vector<Expr> idx, r;
+  for (int d = 0; d < rank; ++d)
+    idx.push_back(Var::make("i" + std::to_string(d)));
+  for (size_t j = 0; j < ext.size(); ++j)
+    r.push_back(Var::make("r" + std::to_string(j)));
+  Factors f = splitFactors(nest.term(idx, r), idx, t.m, t.n);
+  if (!f.alongM.defined())
+    return makeError("the contraction's term is not a product of one "
+                     "operand along dimension ",
+                     t.m, " and one along dimension ", t.n);
+
+  // Loops: the other output dimensions, the block numbers along M and N,
+  // the work-item in its group (innermost: Kernel::workGroupSize).
+  Expr tileM = Var::make("gm"), tileN = Var::make("gn"), lid = Var::make("lid");
+  Expr ly = Var::make("ly"), lx = Var::make("lx");
+  Expr sliceOf = Var::make("q"), inSlice = Var::make("li");
+  Expr m0 = tileM * Expr(bm), n0 = tileN * Expr(bn);
+  Expr kb = Var::make("kb"), kk = Var::make("kk");
+  const std::string aName = "tileA", bName = "tileB";
+  GroupTiledKernel out;
+  out.workGroupSize = wg;
+
+  // Stages \p factor's block (BM x bk or bk x BN) into local array \p arr
+  // of rows of \p width elements, [bk][block + pad]: the element at
+  // reduction step kk of the block and place p along the tiled dimension
+  // \p d at [kk][p]. Consecutive work-items take consecutive reduction
+  // steps where the factor is contiguous along them (a row-major A),
+  // else consecutive places (B); rows of the first kind are padded by 4
+  // so that their column-wise stores do not all hit one bank.
+  auto stage = [&](const std::string &arr, const Expr &factor, int d,
+                   const Expr &base, int64_t block) -> Stmt {
+    Expr kVar = Var::make("k");
+    std::vector<Expr> rk = unflatten(kVar, ext);
+    VarBindings at;
+    for (size_t j = 0; j < r.size(); ++j)
+      at.push_back({r[j], rk[j]});
+    bool alongK = contiguousAlong(substitute(factor, at), kVar);
+    int64_t width = block + (alongK ? 4 : 0);
+    out.locals.push_back(KernelBuffer{
+        arr, DType::Float32, true, {Expr(bk), Expr(width)}});
+    Expr s = Var::make("s");
+    Expr e = s * Expr(wg) + lid;
+    Expr step = alongK ? mod(e, Expr(bk)) : floorDiv(e, Expr(block));
+    Expr place = alongK ? floorDiv(e, Expr(bk)) : mod(e, Expr(block));
+    Expr pos = base + place, k = kb * Expr(bk) + step;
+    VarBindings bind = {{idx[d], pos}, {kVar, k}};
+    Expr value = substitute(substitute(factor, at), bind);
+    Expr cond;
+    int64_t extent;
+    if (!nest.shape[d].isConst(extent) || extent % block != 0)
+      cond = cmp(BinOp::LT, pos, nest.shape[d]);
+    if (kTotal % bk != 0)
+      cond = logicalAnd(cond, cmp(BinOp::LT, k, Expr(kTotal)));
+    if (cond.defined())
+      value = Select::make(cond, value, FloatImm::make(0.0));
+    return For::make(s, Expr(0), Expr(block * bk / wg), ForKind::Serial, 0,
+                     Store::make(arr, {step, place}, value));
+  };
+  Stmt stageA = stage(aName, f.alongM, t.m, m0, bm);
+  Stmt stageB = stage(bName, f.alongN, t.n, n0, bn);
+
+  // The outer products of one reduction step: the work-item's rows
+  // ly * tm + i (float4 loads where tm is a multiple of 4) and its column
+  // groups g * 4 * groupN + lx * 4.
+  const int64_t groups = t.tn / 4;
+  std::vector<std::vector<Expr>> acc(t.tm);
+  for (int64_t i = 0; i < t.tm; ++i)
+    for (int64_t g = 0; g < groups; ++g)
+      acc[i].push_back(Var::make("acc", DType::Float32, 4));
+  std::vector<Expr> aRows, aVecs, bVecs;
+  std::vector<std::pair<Expr, Expr>> lets;
+  const bool aVector = t.tm % 4 == 0;
+  // The step of the staged block this slice multiplies.
+  const Expr step = splitK > 1 ? sliceOf * Expr(t.bk) + kk : kk;
+  for (int64_t q = 0; q < (aVector ? t.tm / 4 : 0); ++q) {
+    Expr v = Var::make("a", DType::Float32, 4);
+    lets.push_back({v, VectorLoad::make(DType::Float32, aName,
+                                        {step, ly * Expr(t.tm) + Expr(4 * q)},
+                                        4)});
+    aVecs.push_back(v);
+  }
+  for (int64_t i = 0; i < t.tm; ++i) {
+    if (aVector) {
+      aRows.push_back(Lane::make(aVecs[i / 4], static_cast<int>(i % 4)));
+      continue;
+    }
+    Expr v = Var::make("a", DType::Float32);
+    lets.push_back(
+        {v, Load::make(DType::Float32, aName, {step, ly * Expr(t.tm) + Expr(i)})});
+    aRows.push_back(v);
+  }
+  for (int64_t g = 0; g < groups; ++g) {
+    Expr v = Var::make("b", DType::Float32, 4);
+    lets.push_back(
+        {v, VectorLoad::make(DType::Float32, bName,
+                             {step, Expr(g * 4 * t.groupN) + lx * Expr(4)}, 4)});
+    bVecs.push_back(v);
+  }
+  std::vector<Stmt> updates;
+  for (int64_t i = 0; i < t.tm; ++i)
+    for (int64_t g = 0; g < groups; ++g)
+      updates.push_back(LocalAssign::make(
+          acc[i][g], Call::make(DType::Float32, "fma",
+                                {Broadcast::make(aRows[i], 4), bVecs[g],
+                                 acc[i][g]})));
+  Stmt product = Block::make(updates);
+  for (size_t j = lets.size(); j-- > 0;)
+    product = LetStmt::make(lets[j].first, lets[j].second, product);
+  Stmt compute =
+      For::make(kk, Expr(0), Expr(t.bk), ForKind::Serial, 0, product);
+  Stmt kLoop = For::make(
+      kb, Expr(0), Expr(ceilDiv(kTotal, bk)), ForKind::Serial, 0,
+      Block::make({stageA, stageB, Barrier::make(), compute, Barrier::make()}));
+
+  // The stores: each row's column groups as float4 where all four columns
+  // exist, else the columns that do one by one.
+  RangeEnv ranges;
+  std::vector<Stmt> stores;
+  int64_t extent;
+  const bool wholeM = nest.shape[t.m].isConst(extent) && extent % bm == 0;
+  const bool wholeN = nest.shape[t.n].isConst(extent) && extent % bn == 0;
+  for (int64_t i = 0; i < t.tm; ++i)
+    for (int64_t g = 0; g < groups; ++g) {
+      Expr row = m0 + ly * Expr(t.tm) + Expr(i);
+      Expr col = n0 + Expr(g * 4 * t.groupN) + lx * Expr(4);
+      auto at = [&](const Expr &c) {
+        std::vector<Expr> p = idx;
+        p[t.m] = row;
+        p[t.n] = c;
+        return p;
+      };
+      Stmt vec = vectorFinish(nest, at, col, acc[i][g], 4, ranges);
+      std::vector<Stmt> lanes;
+      for (int j = 0; j < 4; ++j) {
+        Stmt one = nest.finish(at(col + Expr(j)), Lane::make(acc[i][g], j));
+        lanes.push_back(
+            wholeN ? one
+                   : IfThenElse::make(cmp(BinOp::LT, col + Expr(j),
+                                          nest.shape[t.n]),
+                                      one));
+      }
+      Stmt s = Block::make(lanes);
+      if (vec.defined())
+        s = wholeN ? vec
+                   : IfThenElse::make(
+                         cmp(BinOp::LE, col + Expr(4), nest.shape[t.n]), vec,
+                         s);
+      if (!wholeM)
+        s = IfThenElse::make(cmp(BinOp::LT, row, nest.shape[t.m]), s);
+      stores.push_back(s);
+    }
+
+  Stmt finish = Block::make(stores);
+  std::vector<Stmt> tail = {kLoop};
+  if (splitK > 1) {
+    // Slices 1 .. splitK - 1 leave their sums in local memory; slice 0
+    // adds them to its own and stores the outputs.
+    const std::string cName = "tileC";
+    const int64_t per = t.tm * groups * 4;
+    out.locals.push_back(KernelBuffer{
+        cName, DType::Float32, true, {Expr(splitK - 1), Expr(slice), Expr(per)}});
+    std::vector<Stmt> keep, add;
+    Expr p = Var::make("p");
+    for (int64_t i = 0; i < t.tm; ++i)
+      for (int64_t g = 0; g < groups; ++g) {
+        Expr at = Expr((i * groups + g) * 4);
+        keep.push_back(
+            Store::make(cName, {sliceOf - Expr(1), inSlice, at}, acc[i][g]));
+        add.push_back(LocalAssign::make(
+            acc[i][g],
+            Binary::make(BinOp::Add, acc[i][g],
+                         VectorLoad::make(DType::Float32, cName,
+                                          {p - Expr(1), inSlice, at}, 4))));
+      }
+    tail.push_back(IfThenElse::make(cmp(BinOp::GE, sliceOf, Expr(1)),
+                                    Block::make(keep)));
+    tail.push_back(Barrier::make());
+    finish = Block::make(
+        {For::make(p, Expr(1), Expr(splitK - 1), ForKind::Serial, 0,
+                   Block::make(add)),
+         finish});
+    finish = IfThenElse::make(cmp(BinOp::EQ, sliceOf, Expr(0)), finish);
+  }
+  tail.push_back(finish);
+  Stmt body = Block::make(tail);
+  for (int64_t i = t.tm; i-- > 0;)
+    for (int64_t g = groups; g-- > 0;)
+      body = LocalDecl::make(acc[i][g], Broadcast::make(nest.init, 4), body);
+  body = LetStmt::make(ly, floorDiv(inSlice, Expr(t.groupN)),
+                       LetStmt::make(lx, mod(inSlice, Expr(t.groupN)), body));
+  body = LetStmt::make(sliceOf, floorDiv(lid, Expr(slice)),
+                       LetStmt::make(inSlice, mod(lid, Expr(slice)), body));
+  body = For::make(lid, Expr(0), Expr(wg), ForKind::Parallel, 0, body);
+  body = For::make(tileN, Expr(0),
+                   floorDiv(nest.shape[t.n] + Expr(bn - 1), Expr(bn)),
+                   ForKind::Parallel, 0, body);
+  body = For::make(tileM, Expr(0),
+                   floorDiv(nest.shape[t.m] + Expr(bm - 1), Expr(bm)),
+                   ForKind::Parallel, 0, body);
+  for (int d = rank - 1; d >= 0; --d)
+    if (d != t.m && d != t.n)
+      body = For::make(idx[d], Expr(0), nest.shape[d], ForKind::Parallel, 0,
+                       body);
+  out.body = body;
+  return out;
+}
+
+} // namespace aotc
