@@ -75,6 +75,8 @@ json configObject(const KernelConfig &c) {
     if (c.splitK > 1)
       j["split_k"] = c.splitK;
   }
+  if (c.groupReduce > 0)
+    j["group_reduce"] = c.groupReduce;
   return j;
 }
 
@@ -83,7 +85,7 @@ Expected<KernelConfig> configFrom(const json &j, const std::string &where) {
     return makeError(where, ": expected an object");
   AOTC_RETURN_IF_ERROR(
       checkKeys(j, {"template", "m", "n", "tm", "tn", "lanes", "group_m",
-                    "group_n", "bk", "split_k"},
+                    "group_n", "bk", "split_k", "group_reduce"},
                 where));
   KernelConfig c;
   if (auto t = j.find("template"); t != j.end()) {
@@ -103,6 +105,14 @@ Expected<KernelConfig> configFrom(const json &j, const std::string &where) {
   AOTC_RETURN_IF_ERROR(readInt(j, "group_n", 0, 64, where, c.groupN));
   AOTC_RETURN_IF_ERROR(readInt(j, "bk", 0, 64, where, c.bk));
   AOTC_RETURN_IF_ERROR(readInt(j, "split_k", 1, 16, where, c.splitK));
+  AOTC_RETURN_IF_ERROR(
+      readInt(j, "group_reduce", 0, 1024, where, c.groupReduce));
+  if (c.groupReduce > 0 &&
+      ((c.groupReduce & (c.groupReduce - 1)) != 0 || c.groupReduce < 2 ||
+       c.n >= 0 || c.groupM > 0))
+    return makeError(where, ": 'group_reduce' is a power of 2 from 2 to "
+                            "1024 work-items per output, without a tile "
+                            "(n = -1)");
   c.m = static_cast<int>(m);
   c.n = static_cast<int>(n);
   c.lanes = static_cast<int>(lanes);

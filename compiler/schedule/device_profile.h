@@ -73,6 +73,9 @@ struct KernelConfig {
   /// work-items each take bk of the split_k * bk staged steps and add their
   /// sums at the end. 1: none.
   int64_t splitK = 1;
+  /// A work-group reduction (reduction kernels on GPUs, group_reduce.cpp):
+  /// this many work-items per output, a power of 2. 0: none.
+  int64_t groupReduce = 0;
 };
 
 /// The configurations of a module's kernels by kernel name, as JSON

@@ -296,6 +296,7 @@ Expected<Kernel> buildKernel(const LoweredGraph &lg, const FusionPlan &plan,
       t.groupN = given->groupN;
       t.bk = given->bk;
       t.splitK = given->splitK;
+      t.groupReduce = given->groupReduce;
     } else if (opts.registerTiling) {
       t = chooseRegisterTile(nest, opts.profile);
     }
@@ -314,6 +315,7 @@ Expected<Kernel> buildKernel(const LoweredGraph &lg, const FusionPlan &plan,
     config.groupN = t.groupN;
     config.bk = t.bk;
     config.splitK = t.splitK;
+    config.groupReduce = t.groupReduce;
   };
   GroupTiledKernel grouped; // a work-group tile's local arrays and size
 
@@ -378,10 +380,11 @@ Expected<Kernel> buildKernel(const LoweredGraph &lg, const FusionPlan &plan,
     // (Row groups form only for register-tiled kernels: fusion.cpp.)
     int lanes = explicitVectorLanes(opts.profile);
     if (given) {
-      if (given->m >= 0 || given->n >= 0)
+      if (given->m >= 0 || given->n >= 0 || given->groupReduce > 0)
         return makeError("--kernel-configs: kernel '", name,
                          "' is a row kernel, which takes no register tile "
-                         "(m = ", given->m, ", n = ", given->n, ")");
+                         "or work-group (m = ", given->m, ", n = ", given->n,
+                         ", group_reduce = ", given->groupReduce, ")");
       lanes = given->lanes;
     }
     // The heuristic's lanes are recorded where they were used; a given
@@ -398,7 +401,7 @@ Expected<Kernel> buildKernel(const LoweredGraph &lg, const FusionPlan &plan,
     };
     AOTC_ASSIGN_OR_RETURN(RegisterTile tile, pickTile(rows));
     record(tile);
-    if (tile.groupM > 0)
+    if (tile.groupM > 0 || tile.groupReduce > 0)
       return makeError("--kernel-configs: kernel '", name,
                        "' is pointwise, which takes no work-group tile");
     if (tile.n >= 0) {
@@ -423,7 +426,13 @@ Expected<Kernel> buildKernel(const LoweredGraph &lg, const FusionPlan &plan,
     };
     AOTC_ASSIGN_OR_RETURN(RegisterTile tile, pickTile(nest));
     record(tile);
-    if (tile.groupM > 0) {
+    if (tile.groupReduce > 0) {
+      Expected<GroupTiledKernel> g = groupReductionNest(nest, tile.groupReduce);
+      if (!g)
+        return g.status().withContext("kernel '" + name + "'");
+      grouped = std::move(*g);
+      s = grouped.body;
+    } else if (tile.groupM > 0) {
       Expected<GroupTiledKernel> g = groupTiledNest(nest, tile);
       if (!g)
         return g.status().withContext("kernel '" + name + "'");

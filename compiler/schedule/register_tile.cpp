@@ -367,6 +367,10 @@ RegisterTile chooseRegisterTile(const ReductionNest &nest,
   if (rank < 1 || nest.reduceExtents.empty())
     return t;
   if (!nest.contraction) {
+    if (int64_t size = chooseGroupReduce(nest, target); size > 0) {
+      t.groupReduce = size;
+      return t;
+    }
     // A plain reduction (pooling, ReduceSum) has no operand to share
     // between outputs, but a row of innermost outputs pays the reduction
     // loop's control and index arithmetic once, and its independent

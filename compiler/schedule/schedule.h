@@ -143,6 +143,9 @@ struct RegisterTile {
   int64_t groupM = 0, groupN = 0, bk = 0;
   /// Slices of the group that split each staged block's steps (local_tile.cpp).
   int64_t splitK = 1;
+  /// A work-group per output of a plain reduction, this many work-items
+  /// (group_reduce.cpp; no register tile then). 0: none.
+  int64_t groupReduce = 0;
 };
 
 /// True if \p nest is a float32 sum: combine(acc, term) is acc + term.
@@ -213,6 +216,17 @@ struct GroupTiledKernel {
 /// divide the operand blocks).
 Expected<GroupTiledKernel> groupTiledNest(const ReductionNest &nest,
                                           const RegisterTile &t);
+
+/// The work-items per output of a work-group reduction of \p nest on
+/// \p target (group_reduce.cpp): GPU families, long reductions of few
+/// outputs; 0 when the serial loop (or a register tile) stays.
+int64_t chooseGroupReduce(const ReductionNest &nest,
+                          const DeviceProfile &target);
+/// The kernel of \p nest with a work-group of \p size work-items per output
+/// that add every size-th term and combine their results in a tree in
+/// local memory; an error naming what does not fit.
+Expected<GroupTiledKernel> groupReductionNest(const ReductionNest &nest,
+                                              int64_t size);
 
 /// Reads a load that is an arm of a select before its statement where the
 /// verifier proves it in bounds there (speculate_loads.cpp); returns how

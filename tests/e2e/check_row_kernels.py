@@ -85,7 +85,7 @@ def cases():
     row kernel with 8-lane vectors (0: scalar), limits, numpy reference)."""
     out = []
     sm = lambda axis, op="Softmax": [helper.make_node(op, ["x"], ["y"], axis=axis)]
-    for n in (37, 64, 5):
+    for n in (37, 64, 5, 300):
         out.append((f"softmax_last_{n}", 17, sm(-1), [("x", f32, ["b", 3, n])],
                     [("y", f32, ["b", 3, n])],
                     [{"x": [b, 3, n]} for b in (0, 1, 3)], 1, 8 if n >= 8 else 0, True, None))
@@ -132,6 +132,25 @@ def cases():
                  helper.make_node("Sub", ["x", "m"], ["y"])],
                 [("x", i32, ["b", 19])], [("y", i32, ["b", 19])], [{"x": [b, 19]} for b in (1, 3)],
                 1, 0, False, None))
+    # Long rows: on GPU profiles their reductions run as work-group
+    # reductions (compiler/schedule/group_reduce.cpp): BERT's LayerNorm
+    # width; an integer max of 200 (not a multiple of the group); a float64
+    # sum over two axes (480 terms, the flat index unflattened).
+    out.append(("layernorm_768", 17, ln(-1, 1), [("x", f32, ["b", 3, 768]), ("g", f32, [768]),
+                                                ("bb", f32, [768])],
+                [("y", f32, ["b", 3, 768])], [{"x": [b, 3, 768], "g": [768], "bb": [768]} for b in (1, 2)],
+                1, 8, False, None))
+    out.append(("int32_minus_rowmax_200", 17,
+                [helper.make_node("ReduceMax", ["x"], ["m"], axes=[-1]),
+                 helper.make_node("Sub", ["x", "m"], ["y"])],
+                [("x", i32, ["b", 200])], [("y", i32, ["b", 200])], [{"x": [b, 200]} for b in (1, 3)],
+                1, 0, False, None))
+    out.append(("sum_two_axes_f64", 17,
+                [helper.make_node("Constant", [], ["ax"],
+                                  value=numpy_helper.from_array(np.array([1, 2], np.int64), "ax")),
+                 helper.make_node("ReduceSum", ["x", "ax"], ["y"], keepdims=1)],
+                [("x", f64, ["b", 12, 40])], [("y", f64, ["b", 1, 1])],
+                [{"x": [b, 12, 40]} for b in (1, 2)], 1, None, False, None))
     # The row sum is also a graph output: it keeps its own kernel.
     out.append(("rowsum_also_output", 17,
                 [helper.make_node("Constant", [], ["ax"], value=numpy_helper.from_array(np.array([1], np.int64), "ax")),
@@ -149,6 +168,12 @@ def cases():
     return out
 
 
+# Cases whose rows are long enough (64 terms or more) for a work-group
+# reduction on GPU profiles.
+LONG_ROWS = {"softmax_last_64", "softmax_last_300", "logsoftmax_f64", "layernorm_768", "layernorm_two_axes",
+             "int32_minus_rowmax_200", "sum_two_axes_f64"}
+
+
 def kernel_configs(aotc, model, env, *extra):
     res = run_fuzz.run_tool([aotc, "compile", model, "--emit=kernel-configs", *extra], env=env)
     if res.returncode != 0:
@@ -162,6 +187,7 @@ def main():
     rng = np.random.default_rng(20261126)
     failures = []
     variants = 0
+    group_variants = 0
     with tempfile.TemporaryDirectory() as tmp:
         if keep:
             tmp = os.path.abspath(keep)
@@ -221,6 +247,38 @@ def main():
         if keep:
             return
         failures += run_fuzz.test_with_profiles(aotc, dirs, env)
+        # Work-group reductions (group_reduce.cpp): the GPU profile picks
+        # them for the long rows, and every reduction kernel of every case
+        # runs with groups of 2 and 32 work-items per output (sizes that do
+        # not divide the terms, groups larger than the row) on PoCL.
+        for case in dirs:
+            name = os.path.basename(case)
+            path = os.path.join(case, "model.onnx")
+            gpu, err = kernel_configs(aotc, path, env, "--device-profile", "generic-gpu")
+            if gpu is None:
+                failures.append(f"{name}: generic-gpu compile failed: {err}")
+                continue
+            grouped = [k for k, c in gpu.items() if c.get("group_reduce")]
+            if name in LONG_ROWS and not grouped:
+                failures.append(f"{name}: generic-gpu made no work-group reduction: {gpu}")
+            if name not in LONG_ROWS and grouped:
+                failures.append(f"{name}: generic-gpu made a work-group reduction of a short row: {gpu}")
+            for kernel, c in gpu.items():
+                if c["template"] != "reduction":
+                    continue
+                for size in (2, 32):
+                    cfg = os.path.join(tmp, "configs.json")
+                    with open(cfg, "w") as f:
+                        json.dump({"kernels": {kernel: {"template": "reduction", "group_reduce": size}}}, f)
+                    res = run_fuzz.run_tool([aotc, "test", "--device-profile", "generic-gpu",
+                                             "--kernel-configs", cfg, case], env=env)
+                    variants += 1
+                    group_variants += 1
+                    if res.returncode != 0:
+                        failures.append(f"{name}: {kernel} group_reduce {size}: "
+                                        f"{res.stdout.strip()} {res.stderr.strip()}")
+        if group_variants < 10:
+            failures.append(f"only {group_variants} work-group reduction variants ran")
         # A row kernel is not a contraction; a register tile is refused.
         bad = os.path.join(tmp, "bad.json")
         with open(bad, "w") as f:
