@@ -192,6 +192,9 @@ aotc_container_options_init(aotc_container_options_t *out_options) {
   out_options->device = nullptr;
   out_options->num_instances = 1;
   out_options->cache_dir = nullptr;
+  out_options->weights_fd = -1;
+  out_options->weights_offset = 0;
+  out_options->weights_size = 0;
 }
 
 AOTC_API aotc_status_t aotc_container_create(
@@ -214,6 +217,14 @@ AOTC_API aotc_status_t aotc_container_create(
       effective.device = options->device;
       effective.num_instances = options->num_instances;
       effective.cache_dir = options->cache_dir;
+      // The weights source: only when the caller's struct has it.
+      size_t weightsEnd = offsetof(aotc_container_options_t, weights_size) +
+                          sizeof(options->weights_size);
+      if (options->struct_size >= weightsEnd) {
+        effective.weights_fd = options->weights_fd;
+        effective.weights_offset = options->weights_offset;
+        effective.weights_size = options->weights_size;
+      }
     }
     auto container = std::make_unique<aotc_container_t>();
     aotc_status_t status = container->init(aotc_model_desc(), effective);

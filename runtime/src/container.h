@@ -136,6 +136,8 @@ public:
 private:
   friend class InstanceLease;
 
+  /// The OpenCL extensions the kernels enable are the device's.
+  aotc_status_t checkDeviceExtensions() const;
   aotc_status_t validateDesc();
   aotc_status_t describeTensor(const char *kind, const AotcTensorDesc &tensor,
                                aotc_tensor_info_t &out);

@@ -130,6 +130,30 @@ typedef struct aotc_container_options_t {
    * else $XDG_CACHE_HOME/aotc, else $HOME/.cache/aotc. A directory that cannot
    * be created or written only disables caching. Default: NULL. */
   const char *cache_dir;
+
+  /* Fields below were added after the first version of this struct; a host
+   * built before them passes a smaller struct_size and gets their defaults.
+   * New fields are only ever added at the end. */
+
+  /* Where a model compiled with a weights side file (aotc compile
+   * --weights-file, and every package) reads it, when it is not the file the
+   * model names in the .so's folder (a .so loaded from memory, a package):
+   * weights_fd >= 0 is a readable file descriptor, and the weights file (its
+   * 4096-byte "AOTCWGT1" header, then the payload) is the weights_size bytes
+   * at byte weights_offset of it; the offset need not be page aligned. The
+   * runtime maps that range read-only during aotc_container_create (a CPU
+   * device then reads the weights where they are mapped, with no copy) and
+   * checks the header's id and size against the .so as for the side file.
+   * It keeps the mapping, not the descriptor: the caller keeps ownership of
+   * weights_fd and may close it once the call returns; the call reads it
+   * with pread and mmap only, so other threads may use it meanwhile.
+   * Errors: a range past the end of the file, a header that does not belong
+   * to this .so, or weights_fd given to a model whose weights are inside the
+   * .so (or that has none) is AOTC_ERROR_INVALID_ARGUMENT. Default: -1, the
+   * side file beside the .so. */
+  int32_t weights_fd;
+  uint64_t weights_offset;
+  uint64_t weights_size;
 } aotc_container_options_t;
 
 /* Fills *out_options with the defaults above. Does nothing if null. */
