@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <map>
 #include <memory>
@@ -236,6 +237,16 @@ struct ModelOptions {
   std::string cacheDir;
   /// Time every kernel and copy of every run (Model::lastProfile()).
   bool profile = false;
+  /// Read a weights side file from this open descriptor instead of beside
+  /// the .so: the weightsSize bytes at weightsOffset (see
+  /// aotc_container_options_t::weights_fd). -1: beside the .so.
+  /// Model::loadPackage sets these itself.
+  int weightsFd = -1;
+  uint64_t weightsOffset = 0;
+  uint64_t weightsSize = 0;
+  /// Model::loadPackage: check the CRC-32 of the weights entry before
+  /// mapping it (reads it once; the .so and manifest are always checked).
+  bool verifyWeights = true;
 };
 
 namespace detail {
@@ -293,6 +304,10 @@ struct Library {
 #undef AOTC_RUNNER_MEMBER
   void *handle = nullptr;
   std::string path;
+  /// A descriptor closed after dlclose (the in-memory file of a package's
+  /// .so: kept open while loaded, so that its /proc/self/fd path names no
+  /// other file meanwhile), or -1.
+  int fd = -1;
 
   Library() = default;
   Library(const Library &) = delete;
@@ -300,6 +315,8 @@ struct Library {
   ~Library() {
     if (handle)
       dlclose(handle);
+    if (fd >= 0)
+      ::close(fd);
   }
 
   /// Throws aotc::Error with the model's last error if \p status failed.
@@ -310,16 +327,36 @@ struct Library {
   }
 };
 
-inline std::shared_ptr<Library> openLibrary(const std::string &path) {
+/// True if the file at \p path starts like a zip archive (an .aotpkg).
+inline bool looksLikePackage(const std::string &path) {
+  FILE *f = std::fopen(path.c_str(), "rb");
+  if (!f)
+    return false;
+  char magic[4] = {};
+  size_t n = std::fread(magic, 1, sizeof(magic), f);
+  std::fclose(f);
+  return n == sizeof(magic) && std::memcmp(magic, "PK\x03\x04", 4) == 0;
+}
+
+/// dlopen()s the model at \p path (or, when \p file is given, that file,
+/// e.g. /proc/self/fd/N of a .so in memory, named \p path in messages).
+inline std::shared_ptr<Library> openLibrary(const std::string &path,
+                                            std::string file = "") {
   auto lib = std::make_shared<Library>();
   lib->path = path;
   // A bare file name that names a file in the current directory means that
   // file, as a user means it (dlopen alone would search the library path);
   // other bare names are left to the library search path.
-  std::string file = path.find('/') == std::string::npos &&
-                             ::access(path.c_str(), F_OK) == 0
-                         ? "./" + path
-                         : path;
+  if (file.empty())
+    file = path.find('/') == std::string::npos &&
+                   ::access(path.c_str(), F_OK) == 0
+               ? "./" + path
+               : path;
+  if (file == path && looksLikePackage(path))
+    throw Error(AOTC_ERROR_INVALID_ARGUMENT,
+                "'" + path + "' is an aotc package, not a model .so: load it "
+                "with aotc::Model::loadPackage (link the aotc_package "
+                "library)");
   lib->handle = dlopen(file.c_str(), RTLD_LOCAL | RTLD_NOW);
   if (!lib->handle) {
     const char *why = dlerror();
@@ -368,14 +405,37 @@ public:
   /// aotc::Error (NOT_FOUND for a missing file or device, UNSUPPORTED for an
   /// ABI version mismatch, ...).
   static Model load(const std::string &path, const ModelOptions &options = {}) {
+    return create(detail::openLibrary(path), options);
+  }
+
+  /// Loads the model of the package (.aotpkg) at \p path without extracting
+  /// it to disk: validates the archive and its manifest (this host's CPU
+  /// architecture and OS, format, ABI and descriptor versions, every entry's
+  /// name, size and CRC), dlopen()s the .so from an in-memory file
+  /// (memfd_create) and maps the weights from the package file itself.
+  /// Throws aotc::Error naming the package and what is wrong. Defined in the
+  /// aotc_package library (packaging/, aotc/package.hpp): a host that calls
+  /// it links that library (and libzip, zlib); Model::load needs neither.
+  static Model loadPackage(const std::string &path,
+                           const ModelOptions &options = {});
+
+private:
+  /// Creates the container of an opened model library.
+  static Model create(std::shared_ptr<detail::Library> lib,
+                      const ModelOptions &options) {
     Model model;
-    model.lib_ = detail::openLibrary(path);
+    model.lib_ = std::move(lib);
     aotc_container_options_t opts;
     model.lib_->aotc_container_options_init(&opts);
     opts.device = options.device ? options.device->c_str() : nullptr;
     opts.num_instances = options.numInstances;
     opts.cache_dir =
         options.cacheDir.empty() ? nullptr : options.cacheDir.c_str();
+    if (options.weightsFd >= 0) {
+      opts.weights_fd = options.weightsFd;
+      opts.weights_offset = options.weightsOffset;
+      opts.weights_size = options.weightsSize;
+    }
     aotc_container_t *container = nullptr;
     model.lib_->check(model.lib_->aotc_container_create(&opts, &container),
                       "aotc_container_create");
@@ -385,6 +445,7 @@ public:
     return model;
   }
 
+public:
   Model() = default;
   Model(Model &&other) noexcept
       : lib_(std::move(other.lib_)),
