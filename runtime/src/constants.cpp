@@ -89,8 +89,8 @@ aotc_status_t mapWeightsFile(const AotcModelDesc &d, const WeightsSource &src,
   struct stat st;
   if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
     return fail(AOTC_ERROR_INVALID_ARGUMENT,
-                "model '%s': the weights file '%s' is not a readable regular "
-                "file",
+                "model '%s': '%s' is not an aotc weights file (not a "
+                "readable regular file)",
                 d.model_name, path.c_str());
   uint64_t fileSize = static_cast<uint64_t>(st.st_size);
   uint64_t base = own ? 0 : src.offset;
