@@ -513,7 +513,7 @@ void Package::verifyStored(const ZipEntry &entry) const {
   if (entry.method != 0)
     error(AOTC_ERROR_INVALID_ARGUMENT,
           "entry " + quoted(entry.name) + " is not stored");
-  std::vector<unsigned char> buf(4 << 20);
+  std::vector<unsigned char> buf(1 << 20);
   uLong crc = 0;
   uint64_t done = 0;
   while (done < entry.size) {

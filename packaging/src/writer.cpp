@@ -60,7 +60,7 @@ void sizeAndCrc(const std::string &path, uint64_t &size, uint32_t &crc) {
   if (fd < 0)
     fail(AOTC_ERROR_NOT_FOUND,
          "cannot open '" + path + "': " + std::strerror(errno));
-  std::vector<unsigned char> buf(4 << 20);
+  std::vector<unsigned char> buf(1 << 20);
   uLong c = 0;
   size = 0;
   while (true) {
