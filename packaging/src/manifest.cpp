@@ -10,6 +10,8 @@ namespace {
 
 using json = nlohmann::ordered_json;
 
+constexpr int kMaxDepth = 32;
+
 /// Field access that names the field in its error.
 struct Reader {
   std::string where;
@@ -103,8 +105,15 @@ std::string Manifest::toJson() const {
                  {"abi_version", abiVersion},
                  {"model_desc_version", descVersion}};
   json profile = json::object();
-  if (!deviceProfile.empty())
-    profile = json::parse(deviceProfile);
+  if (!deviceProfile.empty()) {
+    try {
+      profile = json::parse(deviceProfile);
+    } catch (const json::exception &e) {
+      throw Error(AOTC_ERROR_INVALID_ARGUMENT,
+                  std::string("manifest: the device profile is not JSON: ") +
+                      e.what());
+    }
+  }
   j["device"] = {{"profile_name", deviceProfileName},
                  {"profile", profile},
                  {"extensions", deviceExtensions}};
@@ -129,6 +138,28 @@ std::string Manifest::toJson() const {
 }
 
 Manifest Manifest::fromJson(const std::string &text, const std::string &where) {
+  // A manifest is shallow; a deeply nested one is refused before parsing
+  // (printing or comparing it would recurse as deep).
+  int depth = 0;
+  bool inString = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (inString) {
+      if (c == '\\')
+        ++i;
+      else if (c == '"')
+        inString = false;
+    } else if (c == '"') {
+      inString = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > kMaxDepth)
+        throw Error(AOTC_ERROR_INVALID_ARGUMENT,
+                    where + ": nested deeper than " +
+                        std::to_string(kMaxDepth) + " levels");
+    } else if (c == ']' || c == '}') {
+      --depth;
+    }
+  }
   json j;
   try {
     j = json::parse(text);

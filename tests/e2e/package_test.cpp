@@ -587,6 +587,11 @@ TEST_F(Package, RejectsBadManifests) {
                                 j["entries"].push_back(j["entries"][0]);
                               }),
                  AOTC_ERROR_INVALID_ARGUMENT, "twice");
+  // Deep nesting is refused before it is parsed (it would recurse).
+  e = good;
+  e[0].data = "{\"a\":" + std::string(200000, '[') +
+              std::string(200000, ']') + "}";
+  expectRejected(e, AOTC_ERROR_INVALID_ARGUMENT, "nested deeper than 32");
 }
 
 TEST_F(Package, RefusesAPackageForAnotherTarget) {
