@@ -653,6 +653,57 @@ TEST_F(Package, RejectsTruncatedAndForeignFiles) {
   }
 }
 
+TEST_F(Package, RandomCorruptionsAreCleanErrors) {
+  // Byte flips (mostly in the headers, the manifest and the central
+  // directory, where a reader goes wrong) and cuts of a real package: every
+  // one opens, reads and loads, or fails with aotc::Error; nothing else.
+  std::string bytes = readFile(built().sidePkg);
+  std::string path = built().dir + "/random.aotpkg";
+  uint64_t state = 0x9e3779b97f4a7c15ull;
+  auto next = [&](uint64_t bound) {
+    state ^= state << 13;
+    state ^= state >> 7;
+    state ^= state << 17;
+    return bound ? state % bound : 0;
+  };
+  pkg::Package good = pkg::Package::open(built().sidePkg);
+  std::vector<std::pair<uint64_t, uint64_t>> hot = {{0, 4200},
+                                                    {bytes.size() - 600,
+                                                     bytes.size()}};
+  for (const pkg::ZipEntry &z : good.entries())
+    if (z.name == "manifest.json")
+      hot.push_back({z.dataOffset - 60, z.dataOffset + z.compressedSize});
+  int opened = 0, loaded = 0, refused = 0;
+  for (int i = 0; i < 600; ++i) {
+    std::string b = bytes;
+    if (i % 10 == 9) {
+      b.resize(next(b.size()));
+    } else {
+      int flips = 1 + static_cast<int>(next(3));
+      for (int f = 0; f < flips; ++f) {
+        auto [lo, hi] = hot[next(hot.size())];
+        b[lo + next(hi - lo)] ^= static_cast<char>(1 + next(255));
+      }
+    }
+    writeFile(path, b);
+    try {
+      pkg::Package p = pkg::Package::open(path);
+      for (const pkg::ZipEntry &z : p.entries())
+        p.read(z);
+      ++opened;
+      aotc::Model m = aotc::Model::loadPackage(path, deviceOptions());
+      ++loaded;
+    } catch (const aotc::Error &) {
+      ++refused;
+    } catch (const std::exception &e) {
+      ADD_FAILURE() << "case " << i << ": not an aotc::Error: " << e.what();
+    }
+  }
+  std::printf("random corruptions: %d refused, %d opened, %d loaded\n",
+              refused, opened, loaded);
+  EXPECT_GT(refused, 300);
+}
+
 TEST_F(Package, WeightsFromADescriptorAreCheckedLikeTheSideFile) {
   // The runtime half of package loading, through the runner's options.
   std::string so = built().sideSo, weights = so + ".weights";
