@@ -109,7 +109,8 @@ struct ZipCloser {
 
 /// One attempt at writing the archive to \p tmp; \p pad is the padding extra
 /// field's data length in the weights' local header.
-void writeZip(const std::string &tmp, const Manifest &manifest,
+void writeZip(const std::string &tmp, const std::string &shown,
+              const Manifest &manifest,
               const std::string &manifestText,
               const std::vector<std::pair<std::string, std::string>> &files,
               const std::vector<std::pair<std::string, std::string>> &sources,
@@ -122,11 +123,13 @@ void writeZip(const std::string &tmp, const Manifest &manifest,
     zip_error_init_with_code(&ze, err);
     std::string why = zip_error_strerror(&ze);
     zip_error_fini(&ze);
-    fail(AOTC_ERROR_INVALID_ARGUMENT, "cannot create '" + tmp + "': " + why);
+    fail(AOTC_ERROR_INVALID_ARGUMENT,
+         "cannot write the package '" + shown + "': " + why);
   }
   auto zipFail = [&](const std::string &what) {
     fail(AOTC_ERROR_INVALID_ARGUMENT,
-         "writing '" + tmp + "': " + what + ": " + zip_strerror(za.get()));
+         "writing the package '" + shown + "': " + what + ": " +
+             zip_strerror(za.get()));
   };
   auto add = [&](const std::string &name, zip_source_t *src, bool store,
                  uint16_t padding) {
@@ -177,7 +180,8 @@ void writeZip(const std::string &tmp, const Manifest &manifest,
   if (zip_close(z) < 0) {
     std::string why = zip_strerror(z);
     zip_discard(z);
-    fail(AOTC_ERROR_INVALID_ARGUMENT, "writing '" + tmp + "': " + why);
+    fail(AOTC_ERROR_INVALID_ARGUMENT,
+         "writing the package '" + shown + "': " + why);
   }
 }
 
@@ -252,7 +256,7 @@ Manifest writePackage(const WriteRequest &request) {
     pad = static_cast<uint16_t>((kAlign - header % kAlign) % kAlign);
   }
   for (int attempt = 0;; ++attempt) {
-    writeZip(tmp, m, manifestText, files, sources, pad);
+    writeZip(tmp, request.outputPath, m, manifestText, files, sources, pad);
     Package check = Package::open(tmp);
     const ZipEntry *w = check.find("weights");
     if (!w || w->dataOffset % kAlign == 0 || attempt == 2)
