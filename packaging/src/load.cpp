@@ -3,7 +3,7 @@
 /// file written. The .so is copied into an anonymous in-memory file
 /// (memfd_create) and dlopen()ed through /proc/self/fd; the weights are
 /// mapped by the runtime from the package file itself
-/// (aotc_container_options_t::weights_fd) at their entry's offset.
+/// (aotc_container_create_with_weights) at their entry's offset.
 #include "aotc/package.hpp"
 
 #include <elf.h>

@@ -43,7 +43,7 @@ struct Mapping {
 constexpr size_t kWeightsHeader = 4096;
 
 /// Maps the weights file of \p d and checks its header against the .so:
-/// from \p src (the caller's descriptor and range) when its fd is >= 0, else
+/// from \p src (aotc_container_create_with_weights) when its fd is >= 0, else
 /// desc.weights_file from the .so's folder. \p blob receives the payload.
 aotc_status_t mapWeightsFile(const AotcModelDesc &d, const WeightsSource &src,
                              std::shared_ptr<Mapping> &out,
@@ -212,8 +212,8 @@ aotc_status_t ConstantStore::init(cl_context context, const DeviceInfo &device,
                                   const WeightsSource &weights) {
   if (weights.fd >= 0 && !desc.weights_file)
     return fail(AOTC_ERROR_INVALID_ARGUMENT,
-                "model '%s': weights_fd was given, but the model has no "
-                "weights side file (its weights are inside the .so%s)",
+                "model '%s': a weights descriptor was given, but the model "
+                "has no weights side file (its weights are inside the .so%s)",
                 desc.model_name,
                 desc.constants_blob_stored < desc.constants_blob_size
                     ? ", or given by updates: a weightless .so"

@@ -44,7 +44,7 @@ struct ConstantSet {
   size_t numMissing = 0;
 };
 
-/// Where a side file's bytes are (aotc_container_options_t::weights_fd).
+/// Where a side file's bytes are (aotc_container_create_with_weights).
 struct WeightsSource {
   int fd = -1;
   uint64_t offset = 0;

@@ -337,7 +337,8 @@ aotc_status_t Container::createInstance(Instance &instance) {
 }
 
 aotc_status_t Container::init(const AotcModelDesc *desc,
-                              const aotc_container_options_t &options) {
+                              const aotc_container_options_t &options,
+                              const WeightsSource &weights) {
   if (!desc)
     return fail(AOTC_ERROR_INTERNAL, "the model .so has no model descriptor");
   desc_ = desc;
@@ -361,10 +362,7 @@ aotc_status_t Container::init(const AotcModelDesc *desc,
                 device_.fullName.c_str(), clErrorName(err));
 
   // The constants: uploaded once, shared by all instances.
-  AOTC_RT_RETURN_IF_ERROR(constants.init(
-      context_, device_, *desc_,
-      WeightsSource{options.weights_fd, options.weights_offset,
-                    options.weights_size}));
+  AOTC_RT_RETURN_IF_ERROR(constants.init(context_, device_, *desc_, weights));
 
   // The program: one per container, from the cache or from source.
   kernels_.resize(desc_->num_kernels);

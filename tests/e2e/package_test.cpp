@@ -745,28 +745,46 @@ TEST_F(Package, WeightsFromADescriptorAreCheckedLikeTheSideFile) {
   ::close(fd);
 }
 
-TEST_F(Package, OldHostsOptionsStructStillWorks) {
-  // A host built before the weights fields passes the first version of the
-  // struct: the runtime reads only what it has.
-  void *h = dlopen(built().plainSo.c_str(), RTLD_NOW | RTLD_LOCAL);
+TEST_F(Package, CreateWithWeightsKeepsTheOptionsStructOfOldHosts) {
+  void *h = dlopen(built().sideSo.c_str(), RTLD_NOW | RTLD_LOCAL);
   ASSERT_NE(h, nullptr) << dlerror();
-  auto create = reinterpret_cast<aotc_container_create_fn>(
-      dlsym(h, "aotc_container_create"));
+  auto init = reinterpret_cast<aotc_container_options_init_fn>(
+      dlsym(h, "aotc_container_options_init"));
+  auto create = reinterpret_cast<aotc_container_create_with_weights_fn>(
+      dlsym(h, "aotc_container_create_with_weights"));
   auto destroy = reinterpret_cast<aotc_container_delete_fn>(
       dlsym(h, "aotc_container_delete"));
-  ASSERT_TRUE(create && destroy);
-  // The old layout, with garbage where the new fields would be.
-  struct {
-    aotc_container_options_t o;
-  } buf;
-  std::memset(&buf, 0x7b, sizeof(buf));
-  buf.o.struct_size = offsetof(aotc_container_options_t, cache_dir) +
-                      sizeof(buf.o.cache_dir);
-  buf.o.device = "cpu";
-  buf.o.num_instances = 1;
-  buf.o.cache_dir = nullptr;
-  aotc_container_t *c = nullptr;
-  EXPECT_EQ(create(&buf.o, &c), AOTC_OK);
+  auto lastError =
+      reinterpret_cast<aotc_last_error_fn>(dlsym(h, "aotc_last_error"));
+  ASSERT_TRUE(init && create && destroy && lastError);
+  // The options struct is the first version's: a host built before
+  // packages (bench/gpu/aotc_ctypes.py mirrors it) gives init exactly that
+  // much memory, and init writes nothing past it.
+  constexpr size_t kV1Size = offsetof(aotc_container_options_t, cache_dir) +
+                             sizeof(void *);
+  EXPECT_EQ(sizeof(aotc_container_options_t), kV1Size);
+  std::vector<unsigned char> buf(kV1Size + 64, 0x7b);
+  init(reinterpret_cast<aotc_container_options_t *>(buf.data()));
+  for (size_t i = kV1Size; i < buf.size(); ++i)
+    ASSERT_EQ(buf[i], 0x7b) << "byte " << i << " past the struct written";
+
+  aotc_container_options_t o;
+  init(&o);
+  o.device = "cpu";
+  aotc_container_t *c = reinterpret_cast<aotc_container_t *>(&o);
+  EXPECT_EQ(create(&o, -1, 0, 0, &c), AOTC_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(c, nullptr);
+  EXPECT_NE(std::string(lastError()).find("weights_fd is -1"),
+            std::string::npos)
+      << lastError();
+  std::string weights = built().sideSo + ".weights";
+  int fd = ::open(weights.c_str(), O_RDONLY | O_CLOEXEC);
+  ASSERT_GE(fd, 0);
+  EXPECT_EQ(create(&o, fd, 0, std::filesystem::file_size(weights), &c),
+            AOTC_OK)
+      << lastError();
+  ::close(fd); // the container keeps its mapping, not the descriptor
+  EXPECT_NE(c, nullptr);
   destroy(c);
   dlclose(h);
 }

@@ -239,7 +239,7 @@ struct ModelOptions {
   bool profile = false;
   /// Read a weights side file from this open descriptor instead of beside
   /// the .so: the weightsSize bytes at weightsOffset (see
-  /// aotc_container_options_t::weights_fd). -1: beside the .so.
+  /// aotc_container_create_with_weights). -1: beside the .so.
   /// Model::loadPackage sets these itself.
   int weightsFd = -1;
   uint64_t weightsOffset = 0;
@@ -294,7 +294,8 @@ namespace detail {
   X(aotc_container_swap_constant_buffer)                                       \
   X(aotc_container_free_inactive_constant_buffer)                              \
   X(aotc_container_extract_constants)                                          \
-  X(aotc_container_constant_updatable)
+  X(aotc_container_constant_updatable)                                         \
+  X(aotc_container_create_with_weights)
 
 /// The ABI of one loaded model .so.
 struct Library {
@@ -431,14 +432,21 @@ private:
     opts.num_instances = options.numInstances;
     opts.cache_dir =
         options.cacheDir.empty() ? nullptr : options.cacheDir.c_str();
-    if (options.weightsFd >= 0) {
-      opts.weights_fd = options.weightsFd;
-      opts.weights_offset = options.weightsOffset;
-      opts.weights_size = options.weightsSize;
-    }
     aotc_container_t *container = nullptr;
-    model.lib_->check(model.lib_->aotc_container_create(&opts, &container),
-                      "aotc_container_create");
+    if (options.weightsFd >= 0) {
+      if (!model.lib_->aotc_container_create_with_weights)
+        throw Error(AOTC_ERROR_UNSUPPORTED,
+                    model.lib_->path +
+                        ": this model .so cannot read its weights from a "
+                        "descriptor (built by an older aotc)");
+      model.lib_->check(model.lib_->aotc_container_create_with_weights(
+                            &opts, options.weightsFd, options.weightsOffset,
+                            options.weightsSize, &container),
+                        "aotc_container_create_with_weights");
+    } else {
+      model.lib_->check(model.lib_->aotc_container_create(&opts, &container),
+                        "aotc_container_create");
+    }
     model.container_ = container;
     if (options.profile)
       model.setProfiling(true);
