@@ -5,7 +5,9 @@
     Python's zipfile reads it (a standard zip) and finds the manifest's
     entries, the weights stored;
   - `aotc run P` prints the same outputs as `aotc run` of a plain .so of the
-    same model (same seed), and `aotc inspect P` prints the manifest summary;
+    same model (same seed), also after zipfile rewrote P with zip64 records
+    and the weights off a page boundary; `aotc inspect P` prints the
+    manifest summary;
   - packages crafted with zipfile (a '..' entry, a symlink, a manifest for
     another CPU architecture, a truncated file) end `aotc run` with exit code
     1 and a message naming the package, never a signal.
@@ -13,6 +15,7 @@ Usage: check_package.py AOTC
 """
 import json
 import os
+import struct
 import subprocess
 import sys
 import tempfile
@@ -63,6 +66,29 @@ def main():
         for want in ("package: " + pkg, "format version 1", "weights: side-file",
                      "symbol batch in [", "input x: float32[batch, 64]"):
             assert want in i.stdout, (want, i.stdout)
+
+        # The same entries rewritten by zipfile with zip64 records everywhere
+        # (every size and offset in zip64 extra fields, a zip64 end record)
+        # and the weights no longer on a page boundary: loads and runs alike.
+        z64 = os.path.join(tmp, "zip64.aotpkg")
+        limit = zipfile.ZIP64_LIMIT
+        zipfile.ZIP64_LIMIT = 1
+        try:
+            with zipfile.ZipFile(z64, "w") as z:
+                for info in infos:
+                    z.writestr(info, entries[info.filename])
+        finally:
+            zipfile.ZIP64_LIMIT = limit
+        with open(z64, "rb") as f:
+            raw = f.read()
+        assert b"PK\x06\x06" in raw[-200:]
+        with zipfile.ZipFile(z64) as z:
+            at = z.getinfo(weights[0]["name"]).header_offset
+        name_len, extra_len = struct.unpack("<HH", raw[at + 26:at + 30])
+        assert (at + 30 + name_len + extra_len) % 4096 != 0
+        c = run([aotc, "run", z64, "--dim", "batch=3"], env=env)
+        assert c.returncode == 0, c.stderr
+        assert output_lines(c.stdout) == output_lines(a.stdout), (c.stdout, a.stdout)
 
         def craft(name, edit):
             path = os.path.join(tmp, name)
