@@ -9,7 +9,9 @@
 /// Model::load dlopen()s the model .so with RTLD_LOCAL | RTLD_NOW and resolves
 /// every ABI function with dlsym(), so several different models can be used in
 /// one process; nothing needs to be linked but libdl (in libc on recent
-/// glibc).
+/// glibc). Model::loadPackage loads a model from an .aotpkg package without
+/// extracting it; it is defined in the aotc_package library
+/// (packaging/README.md), which only hosts that call it link.
 ///
 /// Errors: every failing operation throws aotc::Error, which carries the
 /// aotc_status_t and the runtime's message. A Model is movable, not copyable;
