@@ -102,6 +102,71 @@ private:
   std::vector<std::string> files_;
 };
 
+/// The aotc_dtype_name spelling of \p t.
+const char *abiDtypeName(DType t) {
+  switch (t) {
+  case DType::Float32:
+    return "float32";
+  case DType::UInt8:
+    return "uint8";
+  case DType::Int8:
+    return "int8";
+  case DType::Int32:
+    return "int32";
+  case DType::Int64:
+    return "int64";
+  case DType::Bool:
+    return "bool";
+  case DType::Float64:
+    return "float64";
+  }
+  return "unknown";
+}
+
+/// The model as a package manifest describes it.
+ModelSummary summarize(const LoopModule &module, const CompileOptions &opts,
+                       const std::string &weightsPath,
+                       const std::string &clSource) {
+  ModelSummary s;
+  s.name = module.name;
+  auto tensors = [](const std::vector<ModuleTensor> &list) {
+    std::vector<ModelSummary::Tensor> out;
+    for (const ModuleTensor &t : list) {
+      ModelSummary::Tensor st{t.name, abiDtypeName(t.dtype), {}};
+      for (const Expr &d : t.dims)
+        st.dims.push_back(printExpr(d, PrintDialect::Text));
+      out.push_back(std::move(st));
+    }
+    return out;
+  };
+  s.inputs = tensors(module.inputs);
+  s.outputs = tensors(module.outputs);
+  for (const Symbol &sym : module.symbols)
+    s.symbols.push_back({sym.name, sym.range.min, sym.range.max});
+  s.numConstants = module.constants.size();
+  s.constantsBytes = module.constantsBytes;
+  s.weightsPath = weightsPath;
+  s.weights = !weightsPath.empty() ? "side-file"
+              : opts.weightless    ? "weightless"
+                                   : "embedded";
+  s.deviceProfileJson = deviceProfileJson(opts.schedule.profile);
+  s.deviceProfileName = opts.schedule.profile.name;
+  // The extensions the kernels enable: the printer writes one pragma each.
+  const std::string pragma = "#pragma OPENCL EXTENSION ";
+  for (size_t at = clSource.find(pragma); at != std::string::npos;
+       at = clSource.find(pragma, at + 1)) {
+    size_t start = at + pragma.size();
+    size_t end = clSource.find_first_of(" :\n", start);
+    std::string ext = clSource.substr(
+        start, end == std::string::npos ? std::string::npos : end - start);
+    if (!ext.empty() &&
+        std::find(s.extensions.begin(), s.extensions.end(), ext) ==
+            s.extensions.end())
+      s.extensions.push_back(ext);
+  }
+  return s;
+}
+
 } // namespace
 
 Expected<std::string> findRuntimeArchive() {
@@ -379,6 +444,13 @@ Expected<CompileResult> compileModel(const CompileOptions &opts) {
     return toolchain::linkSharedObject(lo);
   });
   AOTC_RETURN_IF_ERROR(linked);
+  result.summary =
+      summarize(module, opts, sideFile ? opts.outputPath + ".weights" : "",
+                clSource);
+  if (opts.keepSources) {
+    result.clSource = std::move(clSource);
+    result.wrapperSource = std::move(wrapper);
+  }
   return result;
 }
 

@@ -34,6 +34,9 @@ struct CompileOptions {
   /// Write the constants to OUTPUT.weights beside the .so, which the runtime
   /// maps at load (always when they pass kSideFileThreshold).
   bool weightsFile = false;
+  /// Return the OpenCL C and wrapper C++ with the .so (for a package's
+  /// sources/).
+  bool keepSources = false;
 };
 
 /// Constants above this size go to a side file (a .so over 2 GiB needs a
@@ -45,12 +48,43 @@ struct StageTime {
   double ms;
 };
 
+/// What a package's manifest says of the compiled model (aotc compile
+/// --package), in plain types.
+struct ModelSummary {
+  struct Tensor {
+    std::string name;
+    std::string dtype;             ///< aotc_dtype_name spelling: "float32"
+    std::vector<std::string> dims; ///< "4", "batch"
+  };
+  struct Symbol {
+    std::string name;
+    int64_t min = 0;
+    int64_t max = 0;
+  };
+  std::string name;
+  std::vector<Tensor> inputs;
+  std::vector<Tensor> outputs;
+  std::vector<Symbol> symbols;
+  size_t numConstants = 0;
+  uint64_t constantsBytes = 0;
+  std::string weights;     ///< side-file, embedded or weightless
+  std::string weightsPath; ///< the side file, if any
+  std::string deviceProfileJson;
+  std::string deviceProfileName;
+  std::vector<std::string> extensions; ///< OpenCL extensions the kernels use
+};
+
 struct CompileResult {
   std::string emitted; ///< the --emit artifact
   std::vector<StageTime> times;
   size_t numKernels = 0;
   std::string arenaBytes; ///< symbolic arena size
   uint64_t constantsBytes = 0;
+  /// With CompileOptions::keepSources: the kernels and the wrapper.
+  std::string clSource;
+  std::string wrapperSource;
+  /// Filled when the .so was built.
+  ModelSummary summary;
 };
 
 /// Compiles a model. Every failure names the file, node or stage.

@@ -5,6 +5,8 @@
 #include "compiler/tools/profile_report.h"
 #include "compiler/tools/tensor_io.h"
 
+#include <aotc/package.hpp>
+
 #include <algorithm>
 #include <map>
 #include <set>
@@ -85,13 +87,53 @@ int loadConstants(aotc::Model &model, const std::string &path) {
   return 0;
 }
 
+/// A model .so or a package (by its first bytes).
+aotc::Model loadAny(const std::string &path, const aotc::ModelOptions &o) {
+  if (aotc::detail::looksLikePackage(path))
+    return aotc::Model::loadPackage(path, o);
+  return aotc::Model::load(path, o);
+}
+
+/// `aotc inspect` of a package: its manifest, before the model is loaded
+/// (so that a package this host cannot load is still described).
+void printManifest(const aotc::pkg::Package &p) {
+  const aotc::pkg::Manifest &m = p.manifest();
+  std::printf("package: %s\n", p.path().c_str());
+  std::printf("  format version %d, written by aotc %s\n", m.formatVersion,
+              m.aotcVersion.c_str());
+  std::printf("  target: %s/%s, C ABI %u, model descriptor %u\n",
+              m.arch.c_str(), m.os.c_str(), m.abiVersion, m.descVersion);
+  std::string exts;
+  for (const std::string &e : m.deviceExtensions)
+    exts += (exts.empty() ? "" : ", ") + e;
+  std::printf("  device: profile %s, extensions: %s\n",
+              m.deviceProfileName.empty() ? "?" : m.deviceProfileName.c_str(),
+              exts.empty() ? "none" : exts.c_str());
+  std::printf("  model %s: %zu inputs, %zu outputs, %zu symbols, %lld "
+              "constants (%llu bytes), weights: %s\n",
+              m.modelName.c_str(), m.inputs.size(), m.outputs.size(),
+              m.symbols.size(), (long long)m.numConstants,
+              (unsigned long long)m.constantsBytes, m.weights.c_str());
+  for (const aotc::pkg::SymbolSpec &s : m.symbols)
+    std::printf("  symbol %s in [%lld, %lld]\n", s.name.c_str(),
+                (long long)s.min, (long long)s.max);
+  for (const aotc::pkg::ManifestEntry &e : m.entries) {
+    const char *how = "";
+    for (const aotc::pkg::ZipEntry &z : p.entries())
+      if (z.name == e.name)
+        how = z.method == 0 ? "stored" : "deflated";
+    std::printf("  entry %s: %s, %llu bytes, %s, crc32 %08x\n", e.name.c_str(),
+                e.role.c_str(), (unsigned long long)e.size, how, e.crc32);
+  }
+}
+
 } // namespace
 
 int runCommand(const RunArgs &args) {
   try {
     aotc::ModelOptions options = modelOptions(args.device);
     options.profile = !args.profile.empty();
-    aotc::Model model = aotc::Model::load(args.model, options);
+    aotc::Model model = loadAny(args.model, options);
     if (!args.constants.empty() && loadConstants(model, args.constants) != 0)
       return 1;
     std::vector<aotc::TensorInfo> ins = model.inputs();
@@ -207,7 +249,9 @@ int runCommand(const RunArgs &args) {
 
 int inspectCommand(const std::string &path, const std::string &device) {
   try {
-    aotc::Model model = aotc::Model::load(path, modelOptions(device));
+    if (aotc::detail::looksLikePackage(path))
+      printManifest(aotc::pkg::Package::open(path));
+    aotc::Model model = loadAny(path, modelOptions(device));
     std::printf("model: %s\ndevice: %s\n", model.name().c_str(),
                 model.deviceName().c_str());
     std::vector<aotc::SymbolInfo> syms = model.symbols();

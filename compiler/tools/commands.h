@@ -49,7 +49,15 @@ struct BenchArgs {
   int threads = 0;                  ///< threads of every system (default 2)
 };
 
-int compileCommand(const CompileOptions &opts, bool timePasses);
+/// `aotc compile --package`.
+struct PackageArgs {
+  std::string path;          ///< the .aotpkg to write; empty: none
+  bool sources = false;      ///< --package-sources
+  bool embedWeights = false; ///< --embed-weights: no side file
+};
+
+int compileCommand(CompileOptions opts, bool timePasses,
+                   const PackageArgs &package = {});
 int runCommand(const RunArgs &args);
 int inspectCommand(const std::string &model, const std::string &device);
 /// Without a profile spec, lists the devices; with one (cpu, gpu, gpu:N,

@@ -64,12 +64,24 @@ int runCli(int argc, char **argv) {
       "heuristic's (the format --emit=kernel-configs prints)");
   compile->add_option("--wrapper-opt", copts.wrapperOptLevel,
                       "optimization level of the wrapper (0-3)");
+  cli::PackageArgs pargs;
+  compile->add_option("--package", pargs.path,
+                      "also write an .aotpkg package (zip: manifest.json, "
+                      "the .so, its weights stored for mapping); -o may be "
+                      "left out");
+  compile->add_flag("--package-sources", pargs.sources,
+                    "with --package: add the OpenCL C kernels and the "
+                    "wrapper C++ under sources/");
+  compile->add_flag("--embed-weights", pargs.embedWeights,
+                    "with --package: keep the weights inside the .so instead "
+                    "of a side file (the whole .so is then copied to memory "
+                    "at load)");
 
   cli::RunArgs rargs;
   std::vector<std::string> runDims;
   auto *run =
       app.add_subcommand("run", "run a model .so on random or given inputs");
-  run->add_option("model", rargs.model, "the model .so")->required();
+  run->add_option("model", rargs.model, "the model .so or .aotpkg package")->required();
   run->add_option("--inputs", rargs.inputs,
                   "TensorProto .pb files, one per input");
   run->add_option("--device", rargs.device,
@@ -90,8 +102,9 @@ int runCli(int argc, char **argv) {
                 "the table");
 
   std::string inspectModel, inspectDevice;
-  auto *inspect = app.add_subcommand("inspect", "describe a model .so");
-  inspect->add_option("model", inspectModel, "the model .so")->required();
+  auto *inspect =
+      app.add_subcommand("inspect", "describe a model .so or package");
+  inspect->add_option("model", inspectModel, "the model .so or .aotpkg package")->required();
   inspect->add_option("--device", inspectDevice, "device to load it on");
 
   std::string devicesProfile;
@@ -185,7 +198,12 @@ int runCli(int argc, char **argv) {
     }
     if (!parseDims(dimSpecs, copts.import.dimRanges))
       return 2;
-    return cli::compileCommand(copts, timePasses);
+    if ((pargs.sources || pargs.embedWeights) && pargs.path.empty()) {
+      std::fprintf(stderr, "aotc: error: --package-sources and "
+                           "--embed-weights need --package\n");
+      return 2;
+    }
+    return cli::compileCommand(copts, timePasses, pargs);
   }
   if (run->parsed()) {
     std::map<std::string, Range> ranges;

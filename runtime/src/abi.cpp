@@ -194,9 +194,13 @@ aotc_container_options_init(aotc_container_options_t *out_options) {
   out_options->cache_dir = nullptr;
 }
 
-AOTC_API aotc_status_t aotc_container_create(
-    const aotc_container_options_t *options, aotc_container_t **out_container) {
-  return guarded(__func__, [&](const char *fn) -> aotc_status_t {
+namespace {
+
+aotc_status_t createContainer(const char *fn,
+                              const aotc_container_options_t *options,
+                              const aotc::rt::WeightsSource &weights,
+                              aotc_container_t **out_container) {
+  return guarded(fn, [&](const char *fn) -> aotc_status_t {
     AOTC_REQUIRE(out_container);
     *out_container = nullptr;
     aotc_container_options_t effective;
@@ -216,12 +220,38 @@ AOTC_API aotc_status_t aotc_container_create(
       effective.cache_dir = options->cache_dir;
     }
     auto container = std::make_unique<aotc_container_t>();
-    aotc_status_t status = container->init(aotc_model_desc(), effective);
+    aotc_status_t status =
+        container->init(aotc_model_desc(), effective, weights);
     if (status != AOTC_OK)
       return status;
     *out_container = container.release();
     return AOTC_OK;
   });
+}
+
+} // namespace
+
+AOTC_API aotc_status_t aotc_container_create(
+    const aotc_container_options_t *options, aotc_container_t **out_container) {
+  return createContainer(__func__, options, aotc::rt::WeightsSource{},
+                         out_container);
+}
+
+AOTC_API aotc_status_t aotc_container_create_with_weights(
+    const aotc_container_options_t *options, int32_t weights_fd,
+    uint64_t weights_offset, uint64_t weights_size,
+    aotc_container_t **out_container) {
+  if (weights_fd < 0) {
+    if (out_container)
+      *out_container = nullptr;
+    return fail(AOTC_ERROR_INVALID_ARGUMENT,
+                "%s: weights_fd is %d, not a file descriptor", __func__,
+                weights_fd);
+  }
+  return createContainer(
+      __func__, options,
+      aotc::rt::WeightsSource{weights_fd, weights_offset, weights_size},
+      out_container);
 }
 
 AOTC_API void aotc_container_delete(aotc_container_t *container) {

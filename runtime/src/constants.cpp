@@ -42,9 +42,10 @@ struct Mapping {
 
 constexpr size_t kWeightsHeader = 4096;
 
-/// Maps desc.weights_file from the .so's folder and checks its header
-/// against the .so; \p blob receives the payload.
-aotc_status_t mapWeightsFile(const AotcModelDesc &d,
+/// Maps the weights file of \p d and checks its header against the .so:
+/// from \p src (aotc_container_create_with_weights) when its fd is >= 0, else
+/// desc.weights_file from the .so's folder. \p blob receives the payload.
+aotc_status_t mapWeightsFile(const AotcModelDesc &d, const WeightsSource &src,
                              std::shared_ptr<Mapping> &out,
                              const uint8_t *&blob) {
   std::string name = d.weights_file;
@@ -52,65 +53,93 @@ aotc_status_t mapWeightsFile(const AotcModelDesc &d,
       name == "..")
     return fail(AOTC_ERROR_INTERNAL, "model '%s': bad weights file name '%s'",
                 d.model_name, name.c_str());
-  Dl_info info;
-  if (!dladdr(&d, &info) || !info.dli_fname)
-    return fail(AOTC_ERROR_NOT_FOUND,
-                "model '%s': cannot find the .so's own path to open its "
-                "weights file '%s'",
-                d.model_name, name.c_str());
-  std::string so = info.dli_fname;
-  size_t slash = so.rfind('/');
-  std::string path = (slash == std::string::npos ? "." : so.substr(0, slash)) +
-                     "/" + name;
-  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-  if (fd < 0)
-    return fail(AOTC_ERROR_NOT_FOUND,
-                "model '%s': cannot open its weights file '%s': %s",
-                d.model_name, path.c_str(), std::strerror(errno));
+  std::string path;
+  int fd = -1;
+  bool own = src.fd < 0;
+  if (own) {
+    Dl_info info;
+    if (!dladdr(&d, &info) || !info.dli_fname)
+      return fail(AOTC_ERROR_NOT_FOUND,
+                  "model '%s': cannot find the .so's own path to open its "
+                  "weights file '%s'",
+                  d.model_name, name.c_str());
+    std::string so = info.dli_fname;
+    size_t slash = so.rfind('/');
+    path = (slash == std::string::npos ? "." : so.substr(0, slash)) + "/" +
+           name;
+    fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0)
+      return fail(AOTC_ERROR_NOT_FOUND,
+                  "model '%s': cannot open its weights file '%s': %s",
+                  d.model_name, path.c_str(), std::strerror(errno));
+  } else {
+    fd = src.fd;
+    path = "weights_fd " + std::to_string(src.fd) + " at offset " +
+           std::to_string(src.offset);
+  }
+  // Closes the descriptor the runtime opened (never the caller's).
+  struct Closer {
+    int fd;
+    bool own;
+    ~Closer() {
+      if (own && fd >= 0)
+        close(fd);
+    }
+  } closer{fd, own};
   struct stat st;
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
+    return fail(AOTC_ERROR_INVALID_ARGUMENT,
+                "model '%s': '%s' is not an aotc weights file (not a "
+                "readable regular file)",
+                d.model_name, path.c_str());
+  uint64_t fileSize = static_cast<uint64_t>(st.st_size);
+  uint64_t base = own ? 0 : src.offset;
+  uint64_t size = own ? fileSize : src.size;
+  if (base > fileSize || size > fileSize - base)
+    return fail(AOTC_ERROR_INVALID_ARGUMENT,
+                "model '%s': the weights range (%llu bytes at offset %llu) "
+                "passes the end of its %llu-byte file",
+                d.model_name, ull(size), ull(base), ull(fileSize));
   char header[24];
-  bool ok = fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
   uint64_t id = 0, payload = 0;
-  if (ok)
-    ok = pread(fd, header, sizeof(header), 0) ==
-         static_cast<ssize_t>(sizeof(header));
+  bool ok = size >= kWeightsHeader &&
+            pread(fd, header, sizeof(header), static_cast<off_t>(base)) ==
+                static_cast<ssize_t>(sizeof(header));
   if (ok) {
     std::memcpy(&id, header + 8, 8);
     std::memcpy(&payload, header + 16, 8);
   }
-  if (!ok || std::memcmp(header, "AOTCWGT1", 8) != 0) {
-    close(fd);
+  if (!ok || std::memcmp(header, "AOTCWGT1", 8) != 0)
     return fail(AOTC_ERROR_INVALID_ARGUMENT,
-                "model '%s': '%s' is not an aotc weights file",
-                d.model_name, path.c_str());
-  }
-  if (id != d.weights_id || payload != d.constants_blob_size) {
-    close(fd);
+                "model '%s': '%s' is not an aotc weights file", d.model_name,
+                path.c_str());
+  if (id != d.weights_id || payload != d.constants_blob_size)
     return fail(AOTC_ERROR_INVALID_ARGUMENT,
                 "model '%s': the weights file '%s' belongs to another "
                 "compile (id %016llx, %llu bytes; this .so expects %016llx, "
                 "%llu bytes)",
                 d.model_name, path.c_str(), ull(id), ull(payload),
                 ull(d.weights_id), ull(d.constants_blob_size));
-  }
-  if (static_cast<uint64_t>(st.st_size) != kWeightsHeader + payload) {
-    close(fd);
+  if (size != kWeightsHeader + payload)
     return fail(AOTC_ERROR_INVALID_ARGUMENT,
                 "model '%s': the weights file '%s' holds %llu bytes, its "
                 "header says %llu",
-                d.model_name, path.c_str(), ull(st.st_size),
+                d.model_name, path.c_str(), ull(size),
                 ull(kWeightsHeader + payload));
-  }
+  // mmap takes a page-aligned offset: map from the page holding the range's
+  // start and point past the difference.
+  uint64_t page = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
+  uint64_t mapStart = base / page * page, skew = base - mapStart;
   auto map = std::make_shared<Mapping>();
-  map->size = static_cast<size_t>(st.st_size);
-  map->addr = mmap(nullptr, map->size, PROT_READ, MAP_PRIVATE, fd, 0);
+  map->size = static_cast<size_t>(size + skew);
+  map->addr = mmap(nullptr, map->size, PROT_READ, MAP_PRIVATE, fd,
+                   static_cast<off_t>(mapStart));
   int mapErrno = errno;
-  close(fd);
   if (map->addr == MAP_FAILED)
     return fail(AOTC_ERROR_OUT_OF_MEMORY,
                 "model '%s': mapping the weights file '%s': %s", d.model_name,
                 path.c_str(), std::strerror(mapErrno));
-  blob = static_cast<const uint8_t *>(map->addr) + kWeightsHeader;
+  blob = static_cast<const uint8_t *>(map->addr) + skew + kWeightsHeader;
   out = std::move(map);
   return AOTC_OK;
 }
@@ -179,7 +208,16 @@ void ConstantStore::release() {
 }
 
 aotc_status_t ConstantStore::init(cl_context context, const DeviceInfo &device,
-                                  const AotcModelDesc &desc) {
+                                  const AotcModelDesc &desc,
+                                  const WeightsSource &weights) {
+  if (weights.fd >= 0 && !desc.weights_file)
+    return fail(AOTC_ERROR_INVALID_ARGUMENT,
+                "model '%s': a weights descriptor was given, but the model "
+                "has no weights side file (its weights are inside the .so%s)",
+                desc.model_name,
+                desc.constants_blob_stored < desc.constants_blob_size
+                    ? ", or given by updates: a weightless .so"
+                    : "");
   context_ = context;
   device_ = &device;
   desc_ = &desc;
@@ -221,7 +259,7 @@ aotc_status_t ConstantStore::init(cl_context context, const DeviceInfo &device,
   uint64_t stored = source ? desc.constants_blob_stored : 0;
   std::shared_ptr<Mapping> mapping;
   if (desc.weights_file) {
-    AOTC_RT_RETURN_IF_ERROR(mapWeightsFile(desc, mapping, source));
+    AOTC_RT_RETURN_IF_ERROR(mapWeightsFile(desc, weights, mapping, source));
     stored = desc.constants_blob_size;
   }
   if (stored > desc.constants_blob_size)

@@ -44,6 +44,13 @@ struct ConstantSet {
   size_t numMissing = 0;
 };
 
+/// Where a side file's bytes are (aotc_container_create_with_weights).
+struct WeightsSource {
+  int fd = -1;
+  uint64_t offset = 0;
+  uint64_t size = 0;
+};
+
 class ConstantStore {
 public:
   ConstantStore() = default;
@@ -53,9 +60,11 @@ public:
   /// Releases every set and the queue (before the context goes).
   void release();
 
-  /// Uploads the blob of \p desc and indexes the updatable constants.
+  /// Uploads the blob of \p desc and indexes the updatable constants. A
+  /// side file is read from \p weights (the caller's descriptor, range)
+  /// when its fd is >= 0, else from beside the .so.
   aotc_status_t init(cl_context context, const DeviceInfo &device,
-                     const AotcModelDesc &desc);
+                     const AotcModelDesc &desc, const WeightsSource &weights);
 
   /// The set new runs read (never null after init).
   std::shared_ptr<const ConstantSet> active() const;

@@ -167,6 +167,35 @@ aotc_status_t Container::describeTensor(const char *kind,
   return AOTC_OK;
 }
 
+aotc_status_t Container::checkDeviceExtensions() const {
+  // The OpenCL extensions the kernels enable (the printer writes one pragma
+  // per extension a kernel needs, cl_khr_fp64 for float64): a device without
+  // one is refused here by name rather than by a build log.
+  if (desc_->num_kernels == 0 || !desc_->cl_source)
+    return AOTC_OK;
+  std::string source(desc_->cl_source, desc_->cl_source_size);
+  std::string have = " " + device_.extensions + " ";
+  const std::string pragma = "#pragma OPENCL EXTENSION ";
+  for (size_t at = source.find(pragma); at != std::string::npos;
+       at = source.find(pragma, at + 1)) {
+    size_t start = at + pragma.size();
+    size_t end = source.find_first_of(" :\n", start);
+    std::string ext = source.substr(start, end == std::string::npos
+                                               ? std::string::npos
+                                               : end - start);
+    if (ext.empty() || ext == "all" ||
+        have.find(" " + ext + " ") != std::string::npos)
+      continue;
+    return fail(AOTC_ERROR_UNSUPPORTED,
+                "model '%s' needs the OpenCL extension %s%s, which device "
+                "'%s' lacks",
+                desc_->model_name, ext.c_str(),
+                ext == "cl_khr_fp64" ? " (float64 kernels)" : "",
+                device_.fullName.c_str());
+  }
+  return AOTC_OK;
+}
+
 aotc_status_t Container::validateDesc() {
   const AotcModelDesc &d = *desc_;
   if (d.desc_version != AOTC_MODEL_DESC_VERSION)
@@ -308,7 +337,8 @@ aotc_status_t Container::createInstance(Instance &instance) {
 }
 
 aotc_status_t Container::init(const AotcModelDesc *desc,
-                              const aotc_container_options_t &options) {
+                              const aotc_container_options_t &options,
+                              const WeightsSource &weights) {
   if (!desc)
     return fail(AOTC_ERROR_INTERNAL, "the model .so has no model descriptor");
   desc_ = desc;
@@ -318,6 +348,7 @@ aotc_status_t Container::init(const AotcModelDesc *desc,
                 "num_instances must be in [1, %u], got %u", kMaxInstances,
                 options.num_instances);
   AOTC_RT_RETURN_IF_ERROR(selectDevice(options.device, device_));
+  AOTC_RT_RETURN_IF_ERROR(checkDeviceExtensions());
   preferPrebuiltWorkGroups(device_);
 
   cl_int err = CL_SUCCESS;
@@ -331,7 +362,7 @@ aotc_status_t Container::init(const AotcModelDesc *desc,
                 device_.fullName.c_str(), clErrorName(err));
 
   // The constants: uploaded once, shared by all instances.
-  AOTC_RT_RETURN_IF_ERROR(constants.init(context_, device_, *desc_));
+  AOTC_RT_RETURN_IF_ERROR(constants.init(context_, device_, *desc_, weights));
 
   // The program: one per container, from the cache or from source.
   kernels_.resize(desc_->num_kernels);

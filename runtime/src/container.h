@@ -96,9 +96,11 @@ public:
   Container &operator=(const Container &) = delete;
   ~Container();
 
-  /// Loads \p desc onto the device chosen by \p options.
+  /// Loads \p desc onto the device chosen by \p options; a weights side
+  /// file comes from \p weights when its fd is >= 0.
   aotc_status_t init(const AotcModelDesc *desc,
-                     const aotc_container_options_t &options);
+                     const aotc_container_options_t &options,
+                     const WeightsSource &weights);
 
   aotc_status_t run(const aotc_tensor_t *inputs, size_t numInputs,
                     aotc_tensor_t *outputs, size_t numOutputs);
@@ -136,6 +138,8 @@ public:
 private:
   friend class InstanceLease;
 
+  /// The OpenCL extensions the kernels enable are the device's.
+  aotc_status_t checkDeviceExtensions() const;
   aotc_status_t validateDesc();
   aotc_status_t describeTensor(const char *kind, const AotcTensorDesc &tensor,
                                aotc_tensor_info_t &out);

@@ -99,6 +99,7 @@ void fillDetails(DeviceInfo &info) {
       deviceValue<cl_uint>(d, CL_DEVICE_MEM_BASE_ADDR_ALIGN);
   info.addressBits = deviceValue<cl_uint>(d, CL_DEVICE_ADDRESS_BITS);
   info.maxMemAllocSize = deviceValue<cl_ulong>(d, CL_DEVICE_MAX_MEM_ALLOC_SIZE);
+  info.extensions = deviceString(d, CL_DEVICE_EXTENSIONS);
 }
 
 } // namespace

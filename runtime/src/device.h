@@ -32,6 +32,8 @@ struct DeviceInfo {
   cl_uint memBaseAddrAlignBits = 0;
   cl_uint addressBits = 0;
   cl_ulong maxMemAllocSize = 0;
+  /// CL_DEVICE_EXTENSIONS, space separated.
+  std::string extensions;
 };
 
 /// Selects the device named by \p spec (see aotc_container_options_t::device;

@@ -39,6 +39,24 @@ TEST(Faults, BuildLogIsInTheMessage) {
   EXPECT_EQ(stat(dir.path().c_str(), &st), 0);
 }
 
+TEST(Faults, MissingDeviceExtensionIsRefusedByName) {
+  // The kernels enable an extension the device lacks: refused when the
+  // container is created, naming the extension and the device, before any
+  // OpenCL build.
+  try {
+    Model::load(AOTC_TEST_MODEL_FAULTY_EXTENSION, cpuOptions());
+    FAIL() << "a model needing a missing extension loaded";
+  } catch (const Error &e) {
+    std::string message = e.what();
+    EXPECT_EQ(e.status(), AOTC_ERROR_UNSUPPORTED) << message;
+    EXPECT_NE(message.find("model 'faulty' needs the OpenCL extension "
+                           "cl_aotc_no_such_extension, which device '"),
+              std::string::npos)
+        << message;
+    EXPECT_EQ(message.find("build log"), std::string::npos) << message;
+  }
+}
+
 TEST(Faults, BadLaunchesAreReported) {
   Model model = Model::load(AOTC_TEST_MODEL_FAULTY_LAUNCH, cpuOptions());
   struct Case {

@@ -130,6 +130,7 @@ typedef struct aotc_container_options_t {
    * else $XDG_CACHE_HOME/aotc, else $HOME/.cache/aotc. A directory that cannot
    * be created or written only disables caching. Default: NULL. */
   const char *cache_dir;
+
 } aotc_container_options_t;
 
 /* Fills *out_options with the defaults above. Does nothing if null. */
@@ -165,6 +166,31 @@ aotc_container_options_init(aotc_container_options_t *out_options);
  * AOTC_ERROR_INVALID_ARGUMENT. */
 AOTC_API aotc_status_t aotc_container_create(
     const aotc_container_options_t *options, aotc_container_t **out_container);
+
+/* As aotc_container_create, for a model compiled with a weights side file
+ * (aotc compile --weights-file, and every package) whose side file is not
+ * beside the .so (a .so loaded from memory, a package): the weights file
+ * (its 4096-byte "AOTCWGT1" header, then the payload) is the weights_size
+ * bytes at byte weights_offset of the open, readable file weights_fd; the
+ * offset need not be page aligned. The runtime maps that range read-only (a
+ * CPU device then reads the weights where they are mapped, with no copy)
+ * and checks the header's id and size against the .so as for a side file.
+ *
+ * Ownership: the runtime keeps the mapping, not the descriptor: the caller
+ * keeps weights_fd and may close it once the call returns. Threads: as
+ * aotc_container_create; the descriptor is read with pread and mmap only
+ * (its file offset is not used), so other threads may use it meanwhile.
+ * Errors: as aotc_container_create, and AOTC_ERROR_INVALID_ARGUMENT for a
+ * negative descriptor, a range past the end of the file, a header that does
+ * not belong to this .so, or a model whose weights are inside the .so (or
+ * that has none). (A function rather than new fields of
+ * aotc_container_options_t: aotc_container_options_init writes the whole
+ * struct, so a larger struct would overrun the options of hosts built
+ * before it.) */
+AOTC_API aotc_status_t aotc_container_create_with_weights(
+    const aotc_container_options_t *options, int32_t weights_fd,
+    uint64_t weights_offset, uint64_t weights_size,
+    aotc_container_t **out_container);
 
 /* Waits for the container's device work and releases it. Null is ignored.
  * Must not be called while another thread uses the container. */
@@ -546,6 +572,9 @@ typedef size_t (*aotc_dtype_size_fn)(int32_t);
 typedef void (*aotc_container_options_init_fn)(aotc_container_options_t *);
 typedef aotc_status_t (*aotc_container_create_fn)(
     const aotc_container_options_t *, aotc_container_t **);
+typedef aotc_status_t (*aotc_container_create_with_weights_fn)(
+    const aotc_container_options_t *, int32_t, uint64_t, uint64_t,
+    aotc_container_t **);
 typedef void (*aotc_container_delete_fn)(aotc_container_t *);
 typedef aotc_status_t (*aotc_container_program_source_fn)(
     const aotc_container_t *, int32_t *);

@@ -9,7 +9,9 @@
 /// Model::load dlopen()s the model .so with RTLD_LOCAL | RTLD_NOW and resolves
 /// every ABI function with dlsym(), so several different models can be used in
 /// one process; nothing needs to be linked but libdl (in libc on recent
-/// glibc).
+/// glibc). Model::loadPackage loads a model from an .aotpkg package without
+/// extracting it; it is defined in the aotc_package library
+/// (packaging/README.md), which only hosts that call it link.
 ///
 /// Errors: every failing operation throws aotc::Error, which carries the
 /// aotc_status_t and the runtime's message. A Model is movable, not copyable;
@@ -25,6 +27,7 @@
 #include <unistd.h>
 
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <map>
 #include <memory>
@@ -236,6 +239,16 @@ struct ModelOptions {
   std::string cacheDir;
   /// Time every kernel and copy of every run (Model::lastProfile()).
   bool profile = false;
+  /// Read a weights side file from this open descriptor instead of beside
+  /// the .so: the weightsSize bytes at weightsOffset (see
+  /// aotc_container_create_with_weights). -1: beside the .so.
+  /// Model::loadPackage sets these itself.
+  int weightsFd = -1;
+  uint64_t weightsOffset = 0;
+  uint64_t weightsSize = 0;
+  /// Model::loadPackage: check the CRC-32 of the weights entry before
+  /// mapping it (reads it once; the .so and manifest are always checked).
+  bool verifyWeights = true;
 };
 
 namespace detail {
@@ -283,7 +296,8 @@ namespace detail {
   X(aotc_container_swap_constant_buffer)                                       \
   X(aotc_container_free_inactive_constant_buffer)                              \
   X(aotc_container_extract_constants)                                          \
-  X(aotc_container_constant_updatable)
+  X(aotc_container_constant_updatable)                                         \
+  X(aotc_container_create_with_weights)
 
 /// The ABI of one loaded model .so.
 struct Library {
@@ -293,6 +307,10 @@ struct Library {
 #undef AOTC_RUNNER_MEMBER
   void *handle = nullptr;
   std::string path;
+  /// A descriptor closed after dlclose (the in-memory file of a package's
+  /// .so: kept open while loaded, so that its /proc/self/fd path names no
+  /// other file meanwhile), or -1.
+  int fd = -1;
 
   Library() = default;
   Library(const Library &) = delete;
@@ -300,6 +318,8 @@ struct Library {
   ~Library() {
     if (handle)
       dlclose(handle);
+    if (fd >= 0)
+      ::close(fd);
   }
 
   /// Throws aotc::Error with the model's last error if \p status failed.
@@ -310,16 +330,36 @@ struct Library {
   }
 };
 
-inline std::shared_ptr<Library> openLibrary(const std::string &path) {
+/// True if the file at \p path starts like a zip archive (an .aotpkg).
+inline bool looksLikePackage(const std::string &path) {
+  FILE *f = std::fopen(path.c_str(), "rb");
+  if (!f)
+    return false;
+  char magic[4] = {};
+  size_t n = std::fread(magic, 1, sizeof(magic), f);
+  std::fclose(f);
+  return n == sizeof(magic) && std::memcmp(magic, "PK\x03\x04", 4) == 0;
+}
+
+/// dlopen()s the model at \p path (or, when \p file is given, that file,
+/// e.g. /proc/self/fd/N of a .so in memory, named \p path in messages).
+inline std::shared_ptr<Library> openLibrary(const std::string &path,
+                                            std::string file = "") {
   auto lib = std::make_shared<Library>();
   lib->path = path;
   // A bare file name that names a file in the current directory means that
   // file, as a user means it (dlopen alone would search the library path);
   // other bare names are left to the library search path.
-  std::string file = path.find('/') == std::string::npos &&
-                             ::access(path.c_str(), F_OK) == 0
-                         ? "./" + path
-                         : path;
+  if (file.empty())
+    file = path.find('/') == std::string::npos &&
+                   ::access(path.c_str(), F_OK) == 0
+               ? "./" + path
+               : path;
+  if (file == path && looksLikePackage(path))
+    throw Error(AOTC_ERROR_INVALID_ARGUMENT,
+                "'" + path + "' is an aotc package, not a model .so: load it "
+                "with aotc::Model::loadPackage (link the aotc_package "
+                "library)");
   lib->handle = dlopen(file.c_str(), RTLD_LOCAL | RTLD_NOW);
   if (!lib->handle) {
     const char *why = dlerror();
@@ -368,8 +408,26 @@ public:
   /// aotc::Error (NOT_FOUND for a missing file or device, UNSUPPORTED for an
   /// ABI version mismatch, ...).
   static Model load(const std::string &path, const ModelOptions &options = {}) {
+    return create(detail::openLibrary(path), options);
+  }
+
+  /// Loads the model of the package (.aotpkg) at \p path without extracting
+  /// it to disk: validates the archive and its manifest (this host's CPU
+  /// architecture and OS, format, ABI and descriptor versions, every entry's
+  /// name, size and CRC), dlopen()s the .so from an in-memory file
+  /// (memfd_create) and maps the weights from the package file itself.
+  /// Throws aotc::Error naming the package and what is wrong. Defined in the
+  /// aotc_package library (packaging/, aotc/package.hpp): a host that calls
+  /// it links that library (and libzip, zlib); Model::load needs neither.
+  static Model loadPackage(const std::string &path,
+                           const ModelOptions &options = {});
+
+private:
+  /// Creates the container of an opened model library.
+  static Model create(std::shared_ptr<detail::Library> lib,
+                      const ModelOptions &options) {
     Model model;
-    model.lib_ = detail::openLibrary(path);
+    model.lib_ = std::move(lib);
     aotc_container_options_t opts;
     model.lib_->aotc_container_options_init(&opts);
     opts.device = options.device ? options.device->c_str() : nullptr;
@@ -377,14 +435,27 @@ public:
     opts.cache_dir =
         options.cacheDir.empty() ? nullptr : options.cacheDir.c_str();
     aotc_container_t *container = nullptr;
-    model.lib_->check(model.lib_->aotc_container_create(&opts, &container),
-                      "aotc_container_create");
+    if (options.weightsFd >= 0) {
+      if (!model.lib_->aotc_container_create_with_weights)
+        throw Error(AOTC_ERROR_UNSUPPORTED,
+                    model.lib_->path +
+                        ": this model .so cannot read its weights from a "
+                        "descriptor (built by an older aotc)");
+      model.lib_->check(model.lib_->aotc_container_create_with_weights(
+                            &opts, options.weightsFd, options.weightsOffset,
+                            options.weightsSize, &container),
+                        "aotc_container_create_with_weights");
+    } else {
+      model.lib_->check(model.lib_->aotc_container_create(&opts, &container),
+                        "aotc_container_create");
+    }
     model.container_ = container;
     if (options.profile)
       model.setProfiling(true);
     return model;
   }
 
+public:
   Model() = default;
   Model(Model &&other) noexcept
       : lib_(std::move(other.lib_)),
