@@ -18,7 +18,7 @@ PACKAGES=(
   # OpenCL: headers, ICD loader, PoCL CPU device
   opencl-headers ocl-icd-opencl-dev ocl-icd-libopencl1 pocl-opencl-icd clinfo
   # libraries
-  libfmt-dev libcli11-dev nlohmann-json3-dev libzip-dev
+  libfmt-dev libcli11-dev nlohmann-json3-dev libzip-dev zlib1g-dev
   # tests
   libgtest-dev libgmock-dev googletest
   # test tooling (readelf) and the Python oracle (scripts/python_env.sh)
