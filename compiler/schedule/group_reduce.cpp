@@ -22,11 +22,7 @@
 
 namespace aotc {
 
-namespace {
-
-/// The reduction's loop indices at flat index \p k (row-major over
-/// \p extents).
-std::vector<Expr> unflattenSteps(const Expr &k,
+std::vector<Expr> unflattenIndex(const Expr &k,
                                  const std::vector<Expr> &extents) {
   std::vector<Expr> r(extents.size());
   Expr stride(1);
@@ -37,6 +33,8 @@ std::vector<Expr> unflattenSteps(const Expr &k,
   }
   return r;
 }
+
+namespace {
 
 bool groupReducible(DType t) {
   return t == DType::Float32 || t == DType::Float64 || t == DType::Int32 ||
@@ -105,25 +103,25 @@ Expected<GroupTiledKernel> groupReductionNest(const ReductionNest &nest,
 
   // Each work-item's terms: lid, lid + size, ... below the count.
   Expr k = j * Expr(size) + lid;
-  Stmt add = accumulate(nest, acc, nest.term(idx, unflattenSteps(k, nest.reduceExtents)));
+  Stmt add = accumulate(nest, acc,
+                        nest.term(idx, unflattenIndex(k, nest.reduceExtents)));
   if (terms % size != 0)
     add = IfThenElse::make(cmp(BinOp::LT, k, Expr(terms)), add);
-  std::vector<Stmt> body = {
-      For::make(j, Expr(0), Expr((terms + size - 1) / size), ForKind::Serial,
-                0, add),
-      Store::make(partial, {lid}, acc), Barrier::make()};
+  std::vector<Stmt> body = {For::make(j, Expr(0),
+                                      Expr((terms + size - 1) / size),
+                                      ForKind::Serial, 0, add),
+                            Store::make(partial, {lid}, acc), Barrier::make()};
   // The tree: work-items below the half combine their element with the
   // one a half above, until element 0 holds everything.
   for (int64_t half = size / 2; half >= 1; half /= 2) {
     Expr mine = Var::make("a", nest.accType);
     Stmt step = LocalDecl::make(
         mine, Load::make(nest.accType, partial, {lid}),
-        Block::make({accumulate(nest, mine,
-                                Load::make(nest.accType, partial,
-                                           {lid + Expr(half)})),
-                     Store::make(partial, {lid}, mine)}));
-    body.push_back(
-        IfThenElse::make(cmp(BinOp::LT, lid, Expr(half)), step));
+        Block::make(
+            {accumulate(nest, mine,
+                        Load::make(nest.accType, partial, {lid + Expr(half)})),
+             Store::make(partial, {lid}, mine)}));
+    body.push_back(IfThenElse::make(cmp(BinOp::LT, lid, Expr(half)), step));
     body.push_back(Barrier::make());
   }
   body.push_back(IfThenElse::make(

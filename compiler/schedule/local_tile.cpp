@@ -86,19 +86,6 @@ bool contiguousAlong(const Expr &e, const Expr &var) {
   return v.any && v.all;
 }
 
-/// The reduction's loop indices at flat index \p k (row-major over
-/// \p extents).
-std::vector<Expr> unflatten(const Expr &k, const std::vector<int64_t> &extents) {
-  std::vector<Expr> r(extents.size());
-  int64_t stride = 1;
-  for (size_t j = extents.size(); j-- > 0;) {
-    Expr q = stride == 1 ? k : floorDiv(k, Expr(stride));
-    r[j] = j == 0 ? q : mod(q, Expr(extents[j]));
-    stride *= extents[j];
-  }
-  return r;
-}
-
 /// The static reduction extents of \p nest, or empty if one is symbolic.
 std::vector<int64_t> staticExtents(const ReductionNest &nest) {
   std::vector<int64_t> out;
@@ -134,7 +121,8 @@ RegisterTile chooseGroupTile(const ReductionNest &nest, int m, int n,
   // H200 (ResNet-50's 3 x 3 layer at batch 8: 0.175 ms against 0.272, its
   // 7 x 7 stem 0.119 against 0.449; its 1 x 1 layer 0.120 against 0.050
   // with this tile).
-  if (std::count_if(ext.begin(), ext.end(), [](int64_t e) { return e > 1; }) > 1)
+  if (std::count_if(ext.begin(), ext.end(), [](int64_t e) { return e > 1; }) >
+      1)
     return none;
   std::vector<Expr> idx, r;
   for (size_t d = 0; d < nest.shape.size(); ++d)
@@ -167,9 +155,8 @@ RegisterTile chooseGroupTile(const ReductionNest &nest, int m, int n,
   struct Candidate {
     int64_t groupM, groupN, tm, tn, bk, minGroups;
   };
-  const Candidate candidates[] = {{16, 8, 8, 8, 16, 2},
-                                  {8, 8, 8, 8, 16, 2},
-                                  {8, 8, 4, 4, 16, 0}};
+  const Candidate candidates[] = {
+      {16, 8, 8, 8, 16, 2}, {8, 8, 8, 8, 16, 2}, {8, 8, 4, 4, 16, 0}};
   int64_t units = target.computeUnits > 0 ? target.computeUnits : 132;
   if (k < 16)
     return none; // a block of fewer steps than one staging round
@@ -190,8 +177,10 @@ RegisterTile chooseGroupTile(const ReductionNest &nest, int m, int n,
     // by 4; the slices' sums): unknown limits are taken as 256
     // work-items (NVIDIA's OpenCL) and 32 KiB (OpenCL's minimum).
     const int64_t groups = gm * gn * others;
-    int64_t split = k < 8 * c.bk ? 1 : groups < 2 * units ? 4
-                                      : groups < 4 * units ? 2 : 1;
+    int64_t split = k < 8 * c.bk         ? 1
+                    : groups < 2 * units ? 4
+                    : groups < 4 * units ? 2
+                                         : 1;
     const int64_t maxItems =
         target.maxWorkGroupSize > 0 ? target.maxWorkGroupSize : 256;
     const int64_t maxLocal =
@@ -284,14 +273,14 @@ Expected<GroupTiledKernel> groupTiledNest(const ReductionNest &nest,
   auto stage = [&](const std::string &arr, const Expr &factor, int d,
                    const Expr &base, int64_t block) -> Stmt {
     Expr kVar = Var::make("k");
-    std::vector<Expr> rk = unflatten(kVar, ext);
+    std::vector<Expr> rk = unflattenIndex(kVar, nest.reduceExtents);
     VarBindings at;
     for (size_t j = 0; j < r.size(); ++j)
       at.push_back({r[j], rk[j]});
     bool alongK = contiguousAlong(substitute(factor, at), kVar);
     int64_t width = block + (alongK ? 4 : 0);
-    out.locals.push_back(KernelBuffer{
-        arr, DType::Float32, true, {Expr(bk), Expr(width)}});
+    out.locals.push_back(
+        KernelBuffer{arr, DType::Float32, true, {Expr(bk), Expr(width)}});
     Expr s = Var::make("s");
     Expr e = s * Expr(wg) + lid;
     Expr step = alongK ? mod(e, Expr(bk)) : floorDiv(e, Expr(block));
@@ -328,9 +317,9 @@ Expected<GroupTiledKernel> groupTiledNest(const ReductionNest &nest,
   const Expr step = splitK > 1 ? sliceOf * Expr(t.bk) + kk : kk;
   for (int64_t q = 0; q < (aVector ? t.tm / 4 : 0); ++q) {
     Expr v = Var::make("a", DType::Float32, 4);
-    lets.push_back({v, VectorLoad::make(DType::Float32, aName,
-                                        {step, ly * Expr(t.tm) + Expr(4 * q)},
-                                        4)});
+    lets.push_back(
+        {v, VectorLoad::make(DType::Float32, aName,
+                             {step, ly * Expr(t.tm) + Expr(4 * q)}, 4)});
     aVecs.push_back(v);
   }
   for (int64_t i = 0; i < t.tm; ++i) {
@@ -339,24 +328,24 @@ Expected<GroupTiledKernel> groupTiledNest(const ReductionNest &nest,
       continue;
     }
     Expr v = Var::make("a", DType::Float32);
-    lets.push_back(
-        {v, Load::make(DType::Float32, aName, {step, ly * Expr(t.tm) + Expr(i)})});
+    lets.push_back({v, Load::make(DType::Float32, aName,
+                                  {step, ly * Expr(t.tm) + Expr(i)})});
     aRows.push_back(v);
   }
   for (int64_t g = 0; g < groups; ++g) {
     Expr v = Var::make("b", DType::Float32, 4);
-    lets.push_back(
-        {v, VectorLoad::make(DType::Float32, bName,
-                             {step, Expr(g * 4 * t.groupN) + lx * Expr(4)}, 4)});
+    lets.push_back({v, VectorLoad::make(
+                           DType::Float32, bName,
+                           {step, Expr(g * 4 * t.groupN) + lx * Expr(4)}, 4)});
     bVecs.push_back(v);
   }
   std::vector<Stmt> updates;
   for (int64_t i = 0; i < t.tm; ++i)
     for (int64_t g = 0; g < groups; ++g)
       updates.push_back(LocalAssign::make(
-          acc[i][g], Call::make(DType::Float32, "fma",
-                                {Broadcast::make(aRows[i], 4), bVecs[g],
-                                 acc[i][g]})));
+          acc[i][g],
+          Call::make(DType::Float32, "fma",
+                     {Broadcast::make(aRows[i], 4), bVecs[g], acc[i][g]})));
   Stmt product = Block::make(updates);
   for (size_t j = lets.size(); j-- > 0;)
     product = LetStmt::make(lets[j].first, lets[j].second, product);
@@ -389,16 +378,15 @@ Expected<GroupTiledKernel> groupTiledNest(const ReductionNest &nest,
         Stmt one = nest.finish(at(col + Expr(j)), Lane::make(acc[i][g], j));
         lanes.push_back(
             wholeN ? one
-                   : IfThenElse::make(cmp(BinOp::LT, col + Expr(j),
-                                          nest.shape[t.n]),
-                                      one));
+                   : IfThenElse::make(
+                         cmp(BinOp::LT, col + Expr(j), nest.shape[t.n]), one));
       }
       Stmt s = Block::make(lanes);
       if (vec.defined())
-        s = wholeN ? vec
-                   : IfThenElse::make(
-                         cmp(BinOp::LE, col + Expr(4), nest.shape[t.n]), vec,
-                         s);
+        s = wholeN
+                ? vec
+                : IfThenElse::make(
+                      cmp(BinOp::LE, col + Expr(4), nest.shape[t.n]), vec, s);
       if (!wholeM)
         s = IfThenElse::make(cmp(BinOp::LT, row, nest.shape[t.m]), s);
       stores.push_back(s);
@@ -411,8 +399,11 @@ Expected<GroupTiledKernel> groupTiledNest(const ReductionNest &nest,
     // adds them to its own and stores the outputs.
     const std::string cName = "tileC";
     const int64_t per = t.tm * groups * 4;
-    out.locals.push_back(KernelBuffer{
-        cName, DType::Float32, true, {Expr(splitK - 1), Expr(slice), Expr(per)}});
+    out.locals.push_back(
+        KernelBuffer{cName,
+                     DType::Float32,
+                     true,
+                     {Expr(splitK - 1), Expr(slice), Expr(per)}});
     std::vector<Stmt> keep, add;
     Expr p = Var::make("p");
     for (int64_t i = 0; i < t.tm; ++i)
@@ -426,13 +417,12 @@ Expected<GroupTiledKernel> groupTiledNest(const ReductionNest &nest,
                          VectorLoad::make(DType::Float32, cName,
                                           {p - Expr(1), inSlice, at}, 4))));
       }
-    tail.push_back(IfThenElse::make(cmp(BinOp::GE, sliceOf, Expr(1)),
-                                    Block::make(keep)));
+    tail.push_back(
+        IfThenElse::make(cmp(BinOp::GE, sliceOf, Expr(1)), Block::make(keep)));
     tail.push_back(Barrier::make());
-    finish = Block::make(
-        {For::make(p, Expr(1), Expr(splitK - 1), ForKind::Serial, 0,
-                   Block::make(add)),
-         finish});
+    finish = Block::make({For::make(p, Expr(1), Expr(splitK - 1),
+                                    ForKind::Serial, 0, Block::make(add)),
+                          finish});
     finish = IfThenElse::make(cmp(BinOp::EQ, sliceOf, Expr(0)), finish);
   }
   tail.push_back(finish);
@@ -453,8 +443,8 @@ Expected<GroupTiledKernel> groupTiledNest(const ReductionNest &nest,
                    ForKind::Parallel, 0, body);
   for (int d = rank - 1; d >= 0; --d)
     if (d != t.m && d != t.n)
-      body = For::make(idx[d], Expr(0), nest.shape[d], ForKind::Parallel, 0,
-                       body);
+      body =
+          For::make(idx[d], Expr(0), nest.shape[d], ForKind::Parallel, 0, body);
   out.body = body;
   return out;
 }

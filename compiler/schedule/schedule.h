@@ -217,6 +217,12 @@ struct GroupTiledKernel {
 Expected<GroupTiledKernel> groupTiledNest(const ReductionNest &nest,
                                           const RegisterTile &t);
 
+/// The reduction loop indices at flat index \p k (row-major over
+/// \p extents): the last is k mod its extent, the first k divided by the
+/// others' product (group_reduce.cpp; the work-group templates walk a
+/// reduction of several loops as one).
+std::vector<Expr> unflattenIndex(const Expr &k,
+                                 const std::vector<Expr> &extents);
 /// The work-items per output of a work-group reduction of \p nest on
 /// \p target (group_reduce.cpp): GPU families, long reductions of few
 /// outputs; 0 when the serial loop (or a register tile) stays.
