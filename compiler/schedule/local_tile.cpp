@@ -152,11 +152,17 @@ RegisterTile chooseGroupTile(const ReductionNest &nest, int m, int n,
   // transformer shapes, whose 128 x 64 blocks leave most compute units
   // idle, 32 x 32 blocks of 8 x 8 work-items with 4 x 4 tiles (1024^3
   // 19.6 against 16.7 TFLOP/s, 128x3072x768 10.7 against 4.4).
+  // Last, for a thin M below 8 rows (a GEMV: an MLP at batch 1; a
+  // symbolic batch counts as 1), one row of 8 work-items with 4 columns
+  // each, its 8-step blocks split up to 16 ways: each group reads its 32
+  // columns of B once, in parallel slices.
   struct Candidate {
-    int64_t groupM, groupN, tm, tn, bk, minGroups;
+    int64_t groupM, groupN, tm, tn, bk, minGroups, maxSplit, maxM;
   };
-  const Candidate candidates[] = {
-      {16, 8, 8, 8, 16, 2}, {8, 8, 8, 8, 16, 2}, {8, 8, 4, 4, 16, 0}};
+  const Candidate candidates[] = {{16, 8, 8, 8, 16, 2, 4, 0},
+                                  {8, 8, 8, 8, 16, 2, 4, 0},
+                                  {8, 8, 4, 4, 16, 0, 4, 0},
+                                  {1, 8, 1, 4, 8, 0, 16, 7}};
   int64_t units = target.computeUnits > 0 ? target.computeUnits : 132;
   if (k < 16)
     return none; // a block of fewer steps than one staging round
@@ -165,7 +171,10 @@ RegisterTile chooseGroupTile(const ReductionNest &nest, int m, int n,
     int64_t gm = ceilDiv(extentM, bm), gn = ceilDiv(extentN, bn);
     double used = static_cast<double>(extentM * extentN) /
                   static_cast<double>(gm * bm * gn * bn);
-    if (used < 0.75 || gm * gn * others < c.minGroups * units)
+    if (used < 0.75 || gm * gn * others < c.minGroups * units ||
+        (c.maxM > 0 && extentM > c.maxM) ||
+        (bm * c.bk) % (c.groupM * c.groupN) != 0 ||
+        (bn * c.bk) % (c.groupM * c.groupN) != 0)
       continue;
     // Few groups for the device (under 4 per compute unit): the group
     // splits each block's steps between 2 slices, under 2 per unit
@@ -178,8 +187,8 @@ RegisterTile chooseGroupTile(const ReductionNest &nest, int m, int n,
     // work-items (NVIDIA's OpenCL) and 32 KiB (OpenCL's minimum).
     const int64_t groups = gm * gn * others;
     int64_t split = k < 8 * c.bk         ? 1
-                    : groups < 2 * units ? 4
-                    : groups < 4 * units ? 2
+                    : groups < 2 * units ? c.maxSplit
+                    : groups < 4 * units ? c.maxSplit / 2
                                          : 1;
     const int64_t maxItems =
         target.maxWorkGroupSize > 0 ? target.maxWorkGroupSize : 256;

@@ -191,15 +191,21 @@ def variants(c, rng):
 # on these shapes; split_k slices of 2, 3 and 4 (each takes bk of the
 # split_k * bk staged steps; the slices add their sums in local memory).
 GROUP_TILES = [(4, 4, 2, 4, 4, 1), (2, 8, 4, 4, 4, 1), (4, 4, 4, 8, 8, 1), (8, 4, 1, 4, 8, 1),
-               (4, 4, 3, 4, 4, 1), (4, 4, 2, 4, 4, 4), (2, 4, 4, 8, 2, 3), (4, 4, 1, 4, 4, 2)]
+               (4, 4, 3, 4, 4, 1), (4, 4, 2, 4, 4, 4), (2, 4, 4, 8, 2, 3), (4, 4, 1, 4, 4, 2),
+               (1, 8, 1, 4, 8, 2), (1, 4, 1, 8, 4, 8)]
 # Contractions whose term is not one operand along M times one along N (a
 # grouped or depthwise convolution's input depends on its output channel):
 # a work-group tile is refused with the reason.
 GROUP_REFUSED = ("conv_grouped", "conv_depthwise")
 
 
+_group_turn = [0]
+
+
 def group_variant(c, rng):
-    gm, gn, tm, tn, bk, split = GROUP_TILES[int(rng.integers(len(GROUP_TILES)))]
+    """The next of GROUP_TILES in turn (every one runs across the cases)."""
+    gm, gn, tm, tn, bk, split = GROUP_TILES[_group_turn[0] % len(GROUP_TILES)]
+    _group_turn[0] += 1
     v = {"m": c["m"], "n": c["n"], "tm": tm, "tn": tn, "lanes": 4,
          "group_m": gm, "group_n": gn, "bk": bk}
     if split > 1:
