@@ -484,6 +484,7 @@ Status KernelVerifier::outerNest(const Stmt &body) {
   Stmt s = body;
   std::set<int> dims;
   bool sawLoop = false;
+  const For *inner = nullptr; // the innermost parallel loop
   for (;;) {
     if (const LetStmt *l = s.as<LetStmt>()) {
       AOTC_RETURN_IF_ERROR(expr(l->value));
@@ -501,6 +502,7 @@ Status KernelVerifier::outerNest(const Stmt &body) {
     if (!f || f->forKind != ForKind::Parallel)
       break;
     sawLoop = true;
+    inner = f;
     if (f->dim < 0 || f->dim > 2)
       return fail("parallel loop '" + name(f->var) + "' has dimension " +
                   std::to_string(f->dim) + " (must be 0, 1 or 2)");
@@ -524,18 +526,6 @@ Status KernelVerifier::outerNest(const Stmt &body) {
   if (k_.workGroupSize > 0) {
     // The innermost parallel loop is the place in the group (dimension 0
     // only, so that the groups are the loops outside it).
-    const For *inner = nullptr;
-    for (Stmt t = body; t.defined();) {
-      if (const LetStmt *l = t.as<LetStmt>()) {
-        t = l->body;
-        continue;
-      }
-      const For *f = t.as<For>();
-      if (!f || f->forKind != ForKind::Parallel)
-        break;
-      inner = f;
-      t = f->body;
-    }
     if (!inner || dims.size() != 1 ||
         !inner->extent.isConstValue(k_.workGroupSize))
       return fail("a kernel with a work-group of " +

@@ -124,8 +124,8 @@ Expected<KernelConfig> configFrom(const json &j, const std::string &where) {
       return makeError(where, ": a work-group tile needs dimensions 'm' and "
                               "'n', 'tn' a multiple of 4 and 'lanes' 4");
     int64_t items = c.groupM * c.groupN;
-    if (items * c.splitK > 1024 || (c.groupM * c.tm * c.bk) % items != 0 ||
-        (c.groupN * c.tn * c.bk) % items != 0)
+    if (items * c.splitK > 1024 ||
+        !groupBlocksDivide(c.groupM, c.groupN, c.tm, c.tn, c.bk))
       return makeError(where, ": a work-group of ", c.groupM, " x ",
                        c.groupN, " work-items (times split_k ", c.splitK,
                        ") must be at most 1024 and divide each operand's "
@@ -151,6 +151,13 @@ Expected<KernelConfig> configFrom(const json &j, const std::string &where) {
 }
 
 } // namespace
+
+bool groupBlocksDivide(int64_t groupM, int64_t groupN, int64_t tm, int64_t tn,
+                       int64_t bk) {
+  const int64_t items = groupM * groupN;
+  return items > 0 && (groupM * tm * bk) % items == 0 &&
+         (groupN * tn * bk) % items == 0;
+}
 
 int explicitVectorLanes(const DeviceProfile &p) {
   return p.vectorLanes >= 4 ? static_cast<int>(std::min<int64_t>(p.vectorLanes, 16))

@@ -78,6 +78,14 @@ struct KernelConfig {
   int64_t groupReduce = 0;
 };
 
+/// True if a work-group tile's group of \p groupM x \p groupN work-items
+/// divides both of its operand blocks (groupM * tm x bk and bk x
+/// groupN * tn): every work-item stages the same number of elements of
+/// each (local_tile.cpp). A split_k multiplies the group and the blocks
+/// alike, so it does not change the answer.
+bool groupBlocksDivide(int64_t groupM, int64_t groupN, int64_t tm, int64_t tn,
+                       int64_t bk);
+
 /// The configurations of a module's kernels by kernel name, as JSON
 /// (`{"kernels": {"k3_MatMul": {...}, ...}}`): what `aotc compile
 /// --emit=kernel-configs` prints and `--kernel-configs` reads.

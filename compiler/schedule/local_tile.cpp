@@ -173,8 +173,7 @@ RegisterTile chooseGroupTile(const ReductionNest &nest, int m, int n,
                   static_cast<double>(gm * bm * gn * bn);
     if (used < 0.75 || gm * gn * others < c.minGroups * units ||
         (c.maxM > 0 && extentM > c.maxM) ||
-        (bm * c.bk) % (c.groupM * c.groupN) != 0 ||
-        (bn * c.bk) % (c.groupM * c.groupN) != 0)
+        !groupBlocksDivide(c.groupM, c.groupN, c.tm, c.tn, c.bk))
       continue;
     // Few groups for the device (under 4 per compute unit): the group
     // splits each block's steps between 2 slices, under 2 per unit
@@ -240,7 +239,7 @@ Expected<GroupTiledKernel> groupTiledNest(const ReductionNest &nest,
   const int64_t slice = t.groupM * t.groupN, splitK = t.splitK;
   const int64_t wg = slice * splitK;
   const int64_t bm = t.groupM * t.tm, bn = t.groupN * t.tn, bk = t.bk * splitK;
-  if (wg > 1024 || (bm * bk) % wg != 0 || (bn * bk) % wg != 0)
+  if (wg > 1024 || !groupBlocksDivide(t.groupM, t.groupN, t.tm, t.tn, t.bk))
     return makeError("a work-group of ", wg,
                      " work-items does not divide the operand blocks");
   int64_t kTotal = 1;
