@@ -6,6 +6,7 @@
 
 #include "container.h"
 #include "error.h"
+#include "util.h"
 
 #include <algorithm>
 #include <cstring>
@@ -147,40 +148,14 @@ AOTC_API const char *aotc_status_name(aotc_status_t status) {
   return "AOTC_ERROR_UNKNOWN";
 }
 
+// One spelling and size table for the runtime's messages and the ABI
+// (util.h; the static_assert above keeps the two enums equal).
 AOTC_API const char *aotc_dtype_name(int32_t dtype) {
-  switch (dtype) {
-  case AOTC_DTYPE_FLOAT32:
-    return "float32";
-  case AOTC_DTYPE_UINT8:
-    return "uint8";
-  case AOTC_DTYPE_INT8:
-    return "int8";
-  case AOTC_DTYPE_INT32:
-    return "int32";
-  case AOTC_DTYPE_INT64:
-    return "int64";
-  case AOTC_DTYPE_BOOL:
-    return "bool";
-  case AOTC_DTYPE_FLOAT64:
-    return "float64";
-  }
-  return "unknown";
+  return aotc::rt::dtypeName(dtype);
 }
 
 AOTC_API size_t aotc_dtype_size(int32_t dtype) {
-  switch (dtype) {
-  case AOTC_DTYPE_FLOAT32:
-  case AOTC_DTYPE_INT32:
-    return 4;
-  case AOTC_DTYPE_UINT8:
-  case AOTC_DTYPE_INT8:
-  case AOTC_DTYPE_BOOL:
-    return 1;
-  case AOTC_DTYPE_INT64:
-  case AOTC_DTYPE_FLOAT64:
-    return 8;
-  }
-  return 0;
+  return aotc::rt::dtypeSize(dtype);
 }
 
 AOTC_API void

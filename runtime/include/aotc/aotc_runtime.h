@@ -130,7 +130,6 @@ typedef struct aotc_container_options_t {
    * else $XDG_CACHE_HOME/aotc, else $HOME/.cache/aotc. A directory that cannot
    * be created or written only disables caching. Default: NULL. */
   const char *cache_dir;
-
 } aotc_container_options_t;
 
 /* Fills *out_options with the defaults above. Does nothing if null. */

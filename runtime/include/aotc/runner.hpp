@@ -416,9 +416,15 @@ public:
   /// architecture and OS, format, ABI and descriptor versions, every entry's
   /// name, size and CRC), dlopen()s the .so from an in-memory file
   /// (memfd_create) and maps the weights from the package file itself.
-  /// Throws aotc::Error naming the package and what is wrong. Defined in the
-  /// aotc_package library (packaging/, aotc/package.hpp): a host that calls
-  /// it links that library (and libzip, zlib); Model::load needs neither.
+  /// Throws aotc::Error naming the package and what is wrong, leaving
+  /// nothing open or mapped. Ownership: the Model keeps the in-memory .so
+  /// (its descriptor closes after dlclose) and the runtime keeps the
+  /// weights' mapping; the package file itself is closed before the call
+  /// returns, so it may be replaced or deleted afterwards. Threads: any
+  /// thread, also concurrently (each call opens its own descriptors), like
+  /// Model::load. Defined in the aotc_package library (packaging/,
+  /// aotc/package.hpp): a host that calls it links that library (and
+  /// libzip, zlib); Model::load needs neither.
   static Model loadPackage(const std::string &path,
                            const ModelOptions &options = {});
 
