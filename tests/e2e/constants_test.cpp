@@ -25,28 +25,9 @@
 #include <thread>
 
 using namespace aotc::e2e;
+using namespace aotc::e2e::twolayer;
 
 namespace {
-
-// Hidden and output widths are multiples of the 8 vector lanes: the tiled
-// build packs w1 (Gemm, transB) and w2 (MatMul) as panels of 8 columns, a
-// fold with a split (pack_weights.h) that updates and extraction redo.
-constexpr int64_t kIn = 5, kHidden = 24, kOut = 16;
-
-struct Weights {
-  std::vector<float> w1, b1, w2;
-};
-
-Weights makeWeights(float seed) {
-  Weights w;
-  for (int64_t i = 0; i < kHidden * kIn; ++i)
-    w.w1.push_back(std::sin(seed + 0.37f * static_cast<float>(i)));
-  for (int64_t i = 0; i < kHidden; ++i)
-    w.b1.push_back(std::cos(seed * 1.7f + static_cast<float>(i)));
-  for (int64_t i = 0; i < kHidden * kOut; ++i)
-    w.w2.push_back(std::sin(seed * 2.3f - 0.61f * static_cast<float>(i)));
-  return w;
-}
 
 /// y = Reshape(Relu(x @ w1^T + b1) @ w2, [-1, 3]): Gemm (w1 packed by the
 /// tiled build), MatMul, and a shape initializer.
@@ -64,19 +45,6 @@ std::string buildModel(const Weights &w) {
   mb.node("Reshape", {"m", "shape"}, {"y"});
   mb.output("y", onnx::TensorProto::FLOAT, {"N", kOut});
   return mb.bytes();
-}
-
-aotc::HostTensor input(int64_t n) {
-  std::vector<float> x(n * kIn);
-  for (size_t i = 0; i < x.size(); ++i)
-    x[i] = std::sin(0.9f * static_cast<float>(i) + 0.3f) * 2.0f;
-  return aotc::HostTensor::fromVector({n, kIn}, x);
-}
-
-aotc::Model::ConstantMap asMap(const Weights &w) {
-  return {{"w1", aotc::HostTensor::fromVector({kHidden, kIn}, w.w1)},
-          {"b1", aotc::HostTensor::fromVector({kHidden}, w.b1)},
-          {"w2", aotc::HostTensor::fromVector({kHidden, kOut}, w.w2)}};
 }
 
 std::vector<float> runModel(const aotc::Model &m, int64_t n = 6) {

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <array>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -176,11 +177,43 @@ Compiled compileModel(const std::string &modelBytes,
   return c;
 }
 
-aotc::Model loadModel(const std::string &soPath) {
+aotc::ModelOptions deviceOptions() {
   aotc::ModelOptions opts;
   const char *dev = std::getenv("AOTC_DEVICE");
   opts.device = std::string(dev && *dev ? dev : "cpu");
-  return aotc::Model::load(soPath, opts);
+  return opts;
 }
+
+aotc::Model loadModel(const std::string &soPath) {
+  return aotc::Model::load(soPath, deviceOptions());
+}
+
+namespace twolayer {
+
+Weights makeWeights(float seed) {
+  Weights w;
+  for (int64_t i = 0; i < kHidden * kIn; ++i)
+    w.w1.push_back(std::sin(seed + 0.37f * static_cast<float>(i)));
+  for (int64_t i = 0; i < kHidden; ++i)
+    w.b1.push_back(std::cos(seed * 1.7f + static_cast<float>(i)));
+  for (int64_t i = 0; i < kHidden * kOut; ++i)
+    w.w2.push_back(std::sin(seed * 2.3f - 0.61f * static_cast<float>(i)));
+  return w;
+}
+
+aotc::Model::ConstantMap asMap(const Weights &w) {
+  return {{"w1", aotc::HostTensor::fromVector({kHidden, kIn}, w.w1)},
+          {"b1", aotc::HostTensor::fromVector({kHidden}, w.b1)},
+          {"w2", aotc::HostTensor::fromVector({kHidden, kOut}, w.w2)}};
+}
+
+aotc::HostTensor input(int64_t n) {
+  std::vector<float> x(n * kIn);
+  for (size_t i = 0; i < x.size(); ++i)
+    x[i] = std::sin(0.9f * static_cast<float>(i) + 0.3f) * 2.0f;
+  return aotc::HostTensor::fromVector({n, kIn}, x);
+}
+
+} // namespace twolayer
 
 } // namespace aotc::e2e

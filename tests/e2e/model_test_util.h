@@ -66,7 +66,29 @@ Compiled compileModel(const std::string &modelBytes,
                       const std::string &extraArgs = "",
                       const std::string &suffix = ".onnx");
 
+/// Options for the test device (AOTC_DEVICE, default cpu).
+aotc::ModelOptions deviceOptions();
+
 /// Loads a compiled model on the test device (AOTC_DEVICE, default cpu).
 aotc::Model loadModel(const std::string &soPath);
+
+/// The weights of the small two-layer model the constants and package
+/// tests build (y = Relu(x @ w1^T + b1) @ w2, w1 [kHidden, kIn] read
+/// transposed by a Gemm, w2 [kHidden, kOut]). The hidden and output widths
+/// are multiples of the 8 vector lanes: the tiled build packs w1 (Gemm,
+/// transB) and w2 (MatMul) as panels of 8 columns, a fold with a split
+/// (pack_weights.h) that updates and extraction redo.
+namespace twolayer {
+constexpr int64_t kIn = 5, kHidden = 24, kOut = 16;
+struct Weights {
+  std::vector<float> w1, b1, w2;
+};
+/// Deterministic weights, different for each \p seed.
+Weights makeWeights(float seed);
+/// The weights by initializer name, for updateConstants.
+aotc::Model::ConstantMap asMap(const Weights &w);
+/// A deterministic input x of \p n rows.
+aotc::HostTensor input(int64_t n);
+} // namespace twolayer
 
 } // namespace aotc::e2e

@@ -31,26 +31,10 @@
 #include <sstream>
 
 using namespace aotc::e2e;
+using namespace aotc::e2e::twolayer;
 namespace pkg = aotc::pkg;
 
 namespace {
-
-constexpr int64_t kIn = 5, kHidden = 24, kOut = 16;
-
-struct Weights {
-  std::vector<float> w1, b1, w2;
-};
-
-Weights makeWeights(float seed) {
-  Weights w;
-  for (int64_t i = 0; i < kHidden * kIn; ++i)
-    w.w1.push_back(std::sin(seed + 0.37f * static_cast<float>(i)));
-  for (int64_t i = 0; i < kHidden; ++i)
-    w.b1.push_back(std::cos(seed * 1.7f + static_cast<float>(i)));
-  for (int64_t i = 0; i < kHidden * kOut; ++i)
-    w.w2.push_back(std::sin(seed * 2.3f - 0.61f * static_cast<float>(i)));
-  return w;
-}
 
 /// y = Relu(x @ w1^T + b1) @ w2 (w1 and w2 packed by the tiled build).
 std::string buildModel(const Weights &w) {
@@ -65,26 +49,6 @@ std::string buildModel(const Weights &w) {
   mb.node("MatMul", {"r", "w2"}, {"y"});
   mb.output("y", onnx::TensorProto::FLOAT, {"N", kOut});
   return mb.bytes();
-}
-
-aotc::Model::ConstantMap asMap(const Weights &w) {
-  return {{"w1", aotc::HostTensor::fromVector({kHidden, kIn}, w.w1)},
-          {"b1", aotc::HostTensor::fromVector({kHidden}, w.b1)},
-          {"w2", aotc::HostTensor::fromVector({kHidden, kOut}, w.w2)}};
-}
-
-aotc::HostTensor input(int64_t n) {
-  std::vector<float> x(n * kIn);
-  for (size_t i = 0; i < x.size(); ++i)
-    x[i] = std::sin(0.9f * static_cast<float>(i) + 0.3f) * 2.0f;
-  return aotc::HostTensor::fromVector({n, kIn}, x);
-}
-
-aotc::ModelOptions deviceOptions() {
-  aotc::ModelOptions o;
-  const char *dev = std::getenv("AOTC_DEVICE");
-  o.device = std::string(dev && *dev ? dev : "cpu");
-  return o;
 }
 
 std::string readFile(const std::string &path) {
