@@ -133,7 +133,10 @@ public:
   const std::vector<ZipEntry> &entries() const { return entries_; }
   /// The zip entry of the manifest's entry with \p role, or null.
   const ZipEntry *find(const std::string &role) const;
-  /// The open package file (for mapping a stored entry).
+  /// The open package file (for mapping a stored entry). Owned by the
+  /// Package: valid while it lives, closed by its destructor; a caller
+  /// must not close it (pass it to aotc_container_create_with_weights,
+  /// which maps the range and keeps no reference to the descriptor).
   int fd() const { return fd_; }
 
   /// Throws aotc::Error (UNSUPPORTED) naming both values if this host
@@ -183,7 +186,10 @@ struct WriteRequest {
 /// offset so that a loader can map them, deflates the rest (a .so above
 /// 64 MiB is stored), then opens the result with Package::open as a check.
 /// Returns the manifest written. Throws aotc::Error naming the file on any
-/// failure (and leaves no partial package).
+/// failure (and leaves no partial package). Ownership: the request is read
+/// during the call only. Threads: any thread; concurrent calls must write
+/// different output paths (each writes its own temporary file beside its
+/// output).
 Manifest writePackage(const WriteRequest &request);
 
 } // namespace aotc::pkg
