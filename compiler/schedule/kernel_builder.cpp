@@ -2,6 +2,7 @@
 /// Builds one Loop IR kernel per materialized def: a parallel loop over the
 /// output's elements, producers inlined, accesses to buffers turned into flat
 /// Loads, and for reductions an accumulator over serial reduction loops.
+#include "compiler/schedule/collapse_dims.h"
 #include "compiler/schedule/schedule.h"
 #include "compiler/schedule/split_div_loops.h"
 
@@ -120,11 +121,25 @@ Expr initial(Combiner c, DType t) {
   return Expr();
 }
 
+/// One work-item per output element of \p nest: a parallel loop per
+/// dimension of its (possibly merged) shape around reductionElement (a
+/// pointwise nest: its finish).
+Stmt untiledNest(const ReductionNest &nest) {
+  std::vector<Expr> idx;
+  for (size_t k = 0; k < nest.shape.size(); ++k)
+    idx.push_back(Var::make("i" + std::to_string(k)));
+  Stmt s = nest.term ? reductionElement(nest, idx) : nest.finish(idx, Expr());
+  for (size_t k = nest.shape.size(); k-- > 0;)
+    s = For::make(idx[k], Expr(0), nest.shape[k], ForKind::Parallel, 0, s);
+  return s;
+}
+
 /// Buffers a statement reads and writes, sorted by name, with their module
-/// shapes.
+/// shapes or the kernel's view of them (\p views).
 Expected<std::vector<KernelBuffer>>
 kernelBuffers(const Stmt &s, const LoopModule &m,
-              const std::vector<KernelBuffer> &locals) {
+              const std::vector<KernelBuffer> &locals,
+              const std::map<std::string, std::vector<Expr>> &views) {
   struct V : IRVisitor {
     std::map<std::string, KernelBuffer> bufs;
     void visitLoad(const Load *op) override {
@@ -153,7 +168,8 @@ kernelBuffers(const Stmt &s, const LoopModule &m,
     if (!mb)
       return makeError("internal error: kernel reads buffer '", k,
                        "', which the module does not declare");
-    b.shape = mb->shape;
+    auto view = views.find(k);
+    b.shape = view != views.end() ? view->second : mb->shape;
     out.push_back(b);
   }
   return out;
@@ -246,12 +262,6 @@ Expected<Kernel> buildKernel(const LoweredGraph &lg, const FusionPlan &plan,
   const TensorDef &d = lg.defs[def];
   int red =
       d.kind == TensorDef::Kind::Reduction ? def : plan.fusedReduction[def];
-  // The iteration domain: one loop per output dim, all flattened onto
-  // ND-range dimension 0; every loop variable is new to this kernel.
-  std::vector<Expr> idx;
-  for (int k = 0; k < d.rank(); ++k)
-    idx.push_back(Var::make("i" + std::to_string(k)));
-  VarBindings bindings = indexBindings(lg.vars, idx);
   std::string out = bufferName(lg, def);
   auto instantiate = [&](const Expr &e, const VarBindings &b,
                          const FusedValues &fused = {}) {
@@ -318,6 +328,19 @@ Expected<Kernel> buildKernel(const LoweredGraph &lg, const FusionPlan &plan,
     config.groupReduce = t.groupReduce;
   };
   GroupTiledKernel grouped; // a work-group tile's local arrays and size
+  // Tiled kernels merge neighbouring output dimensions that every access
+  // reads as one (collapse_dims.h); the naive reference keeps the nest.
+  std::map<std::string, std::vector<Expr>> views;
+  auto collapse = [&](const ReductionNest &nest) {
+    if (!opts.registerTiling && !given)
+      return nest;
+    std::map<std::string, std::vector<Expr>> shapes;
+    for (const ModuleBuffer &b : m.buffers)
+      shapes[b.name] = b.shape;
+    CollapsedNest c = collapseDims(nest, shapes);
+    views = std::move(c.views);
+    return c.nest;
+  };
 
   // The accumulation of reduction \p r at an output index (its finish is
   // left to the caller), reading the row group's earlier results
@@ -399,18 +422,13 @@ Expected<Kernel> buildKernel(const LoweredGraph &lg, const FusionPlan &plan,
       return Store::make(out, at,
                          instantiate(d.body, indexBindings(lg.vars, at)));
     };
+    rows = collapse(rows);
     AOTC_ASSIGN_OR_RETURN(RegisterTile tile, pickTile(rows));
     record(tile);
     if (tile.groupM > 0 || tile.groupReduce > 0)
       return makeError("--kernel-configs: kernel '", name,
                        "' is pointwise, which takes no work-group tile");
-    if (tile.n >= 0) {
-      s = registerTiledNest(rows, tile);
-    } else {
-      s = Store::make(out, idx, instantiate(d.body, bindings));
-      for (int k = d.rank() - 1; k >= 0; --k)
-        s = For::make(idx[k], Expr(0), d.shape[k], ForKind::Parallel, 0, s);
-    }
+    s = tile.n >= 0 ? registerTiledNest(rows, tile) : untiledNest(rows);
   } else {
     const TensorDef &rd = lg.defs[red];
     ReductionNest nest = reductionNest(red, {});
@@ -424,6 +442,7 @@ Expected<Kernel> buildKernel(const LoweredGraph &lg, const FusionPlan &plan,
                            {{red, redVar}});
       return LetStmt::make(redVar, result, Store::make(out, at, v));
     };
+    nest = collapse(nest);
     AOTC_ASSIGN_OR_RETURN(RegisterTile tile, pickTile(nest));
     record(tile);
     if (tile.groupReduce > 0) {
@@ -438,12 +457,8 @@ Expected<Kernel> buildKernel(const LoweredGraph &lg, const FusionPlan &plan,
         return g.status().withContext("kernel '" + name + "'");
       grouped = std::move(*g);
       s = grouped.body;
-    } else if (tile.n >= 0) {
-      s = registerTiledNest(nest, tile);
     } else {
-      s = reductionElement(nest, idx);
-      for (int k = d.rank() - 1; k >= 0; --k)
-        s = For::make(idx[k], Expr(0), d.shape[k], ForKind::Parallel, 0, s);
+      s = tile.n >= 0 ? registerTiledNest(nest, tile) : untiledNest(nest);
     }
   }
   s = simplify(s, lg.env);
@@ -460,7 +475,7 @@ Expected<Kernel> buildKernel(const LoweredGraph &lg, const FusionPlan &plan,
               "[" + printExprs(d.shape) + "]";
   k.locals = grouped.locals;
   k.workGroupSize = grouped.workGroupSize;
-  AOTC_ASSIGN_OR_RETURN(k.buffers, kernelBuffers(s, m, k.locals));
+  AOTC_ASSIGN_OR_RETURN(k.buffers, kernelBuffers(s, m, k.locals, views));
   k.symbols = kernelSymbols(s, k.buffers, m.symbols);
   k.wideIndex = true;
   struct Finder : IRVisitor {

@@ -115,6 +115,23 @@ def cases():
                     [("x", f32, ["n", c, hw, hw]), ("w", f32, [co, c // group, kk, kk]), ("bias", f32, [co])],
                     f32, ["n", co, ho, ho],
                     [{"x": [n, c, hw, hw], "w": [co, c // group, kk, kk], "bias": [co]} for n in (1, 2)], True))
+    # Output dimensions merged (compiler/schedule/collapse_dims.h): a 1x1
+    # convolution of stride 1 reads and stores h and w as one dimension of
+    # h*w, here with a residual Add (a second buffer viewed merged) and a
+    # Relu on odd maps, and a channel bias broadcast as [c, 1, 1] (merged
+    # along h, w only); a stride of 2 along h keeps h and w apart.
+    for name, h, w, sh in (("conv1x1_residual_7x5", 7, 5, 1), ("conv1x1_stride2h_residual", 13, 5, 2)):
+        ho = (h - 1) // sh + 1
+        out.append((name,
+                    [helper.make_node("Conv", ["x", "w"], ["t"], strides=[sh, 1], kernel_shape=[1, 1]),
+                     helper.make_node("Add", ["t", "r"], ["u"]),
+                     helper.make_node("Add", ["u", "cb"], ["v"]),
+                     helper.make_node("Relu", ["v"], ["y"])],
+                    [("x", f32, ["n", 12, h, w]), ("w", f32, [24, 12, 1, 1]),
+                     ("r", f32, ["n", 24, ho, w]), ("cb", f32, [24, 1, 1])],
+                    f32, ["n", 24, ho, w],
+                    [{"x": [n, 12, h, w], "w": [24, 12, 1, 1], "r": [n, 24, ho, w], "cb": [24, 1, 1]}
+                     for n in (0, 1, 3)], True))
     # Attention's QK^T: K transposed by a view that reads its source with a
     # stride along the product's N; the scheduler gives that view its own
     # buffer (fusion.cpp, layoutForContraction) so that the tile reads it
@@ -159,6 +176,17 @@ def cases():
 # Float32 cases whose tiles stay scalar: N below 4, or a convolution whose
 # output columns read the input with a stride of 2 (no contiguous lanes).
 SCALAR_F32 = {"matmul_n3_k4", "conv_stride2_odd", "conv_stride2_w30"}
+
+
+# Kernel buffer views that show whether output dimensions were merged
+# (collapse_dims.h): (text in --emit=loop, expected).
+MERGED = {
+    "conv_1x1": [("in0: f32[n,16,81]", True)],
+    "conv1x1_residual_7x5": [("in0: f32[n,12,35]", True), ("in2: f32[n,24,35]", True),
+                             ("out0: out f32[n,24,35]", True)],
+    "conv1x1_stride2h_residual": [("in0: f32[n,12,13,5]", True), ("in2: f32[n,24,7,5]", True)],
+    "conv_dense": [("out0: out f32[n,12,16,16]", True), ("in0: f32[(5 * n),16,16]", True)],
+}
 
 
 def constant_inputs(name):
@@ -315,6 +343,9 @@ def main():
             want_vectors = out_dtype == np.float32 and name not in SCALAR_F32
             if ("f32x" in vec.stdout) != want_vectors:
                 failures.append(f"{name}: expected {'vector' if want_vectors else 'scalar'} accumulators")
+            for want, merged in MERGED.get(name, []):
+                if (want in loop.stdout) != merged:
+                    failures.append(f"{name}: expected '{want}' {'in' if merged else 'not in'} the Loop IR")
             if name.startswith("attn_scores") and "kernel k0_kt(" not in loop.stdout:
                 failures.append(f"{name}: K^T was not given its own buffer")
             if name == "attn_proj_flatten":
