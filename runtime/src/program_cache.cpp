@@ -21,6 +21,8 @@
 /// ignored and the program is built from source.
 #include "program_cache.h"
 
+#include "program_builder.h"
+
 #include <atomic>
 #include <cerrno>
 #include <cstdio>
@@ -311,7 +313,44 @@ aotc_status_t buildProgram(cl_context context, const DeviceInfo &device,
     }
   }
 
-  // Build from source.
+  // Build from source: in another process where PoCL's compiler would
+  // crash this one (program_builder.h).
+  if (std::string why; buildOutOfProcess(device, why)) {
+    const char *spec = std::getenv("POCL_WORK_GROUP_SPECIALIZATION");
+    if (device.isPocl && spec && std::strcmp(spec, "0") != 0)
+      return fail(AOTC_ERROR_DEVICE_ERROR,
+                  "model '%s' cannot run on '%s' in this process: %s, and "
+                  "POCL_WORK_GROUP_SPECIALIZATION=%s makes PoCL compile on "
+                  "each kernel's first launch (leave it unset or set it to 0)",
+                  request.modelName, device.fullName.c_str(), why.c_str(),
+                  spec);
+    std::string builder = findProgramBuilder();
+    if (builder.empty())
+      return fail(AOTC_ERROR_DEVICE_ERROR,
+                  "the OpenCL program of model '%s' must be built in another "
+                  "process (%s), but the aotc-build-program tool was not "
+                  "found: set AOTC_PROGRAM_BUILDER to its path or put it on "
+                  "PATH, or load the model once in a process without that "
+                  "library, which fills the program cache (%s)",
+                  request.modelName, why.c_str(),
+                  path.empty() ? "off here" : path.c_str());
+    std::vector<unsigned char> binary;
+    AOTC_RT_RETURN_IF_ERROR(buildBinaryInChild(
+        builder, device, request.source, request.sourceSize, options,
+        request.modelName, binary));
+    cl_program program =
+        loadFromBinary(context, device, binary.data(), binary.size(), options);
+    if (!program)
+      return fail(AOTC_ERROR_DEVICE_ERROR,
+                  "the program binary of model '%s' that '%s' built for '%s' "
+                  "does not load",
+                  request.modelName, builder.c_str(), device.fullName.c_str());
+    out.program = program;
+    out.fromCache = false;
+    if (!path.empty())
+      writeEntry(dir, path, key, binary.data(), binary.size());
+    return AOTC_OK;
+  }
   cl_int err = CL_SUCCESS;
   const char *source = request.source;
   size_t sourceSize = request.sourceSize;

@@ -1,0 +1,58 @@
+/// \file
+/// Building an OpenCL program in another process, for hosts whose own LLVM
+/// would crash PoCL's compiler.
+///
+/// PoCL compiles OpenCL C in process with the libLLVM it links (Debian 12:
+/// libLLVM-15.so.1). A host that has loaded another libLLVM (an LLVM 14
+/// application, a Python module built on LLVM, LD_PRELOAD) makes it crash:
+/// weak, unversioned template instances in libclang-cpp (the vtable of
+/// llvm::detail::PassModel<Module, VerifierPass, ...>) bind to the first
+/// LLVM loaded, so PoCL's LLVM 15 runs LLVM 14 code on its objects and the
+/// host dies with SIGSEGV in clBuildProgram. A binary program needs no
+/// compiler: loading one, and launching its kernels through the generic
+/// work-group functions it carries (device.cpp), runs no LLVM.
+///
+/// So when the runtime must build from source on PoCL while another LLVM
+/// is loaded, it does not call clBuildProgram on the source: it runs the
+/// aotc-build-program tool (runtime/tools/build_program.cpp, which links
+/// nothing but OpenCL) on the same device, which compiles the source and
+/// writes the program binary, and loads that binary. The binary is cached
+/// like any other (program_cache.h), so this happens once per model and
+/// device. Where the tool is not found, the load fails with an error that
+/// says how to provide it; it never builds in process.
+#ifndef AOTC_RUNTIME_SRC_PROGRAM_BUILDER_H
+#define AOTC_RUNTIME_SRC_PROGRAM_BUILDER_H
+
+#include "device.h"
+#include "error.h"
+
+#include <string>
+#include <vector>
+
+namespace aotc::rt {
+
+/// True if building OpenCL C for \p device must happen out of process:
+/// AOTC_BUILD_OUT_OF_PROCESS=1 (any device) or, unless it is 0, a PoCL
+/// device in a process that has loaded two different libLLVM libraries
+/// (\p why names them).
+bool buildOutOfProcess(const DeviceInfo &device, std::string &why);
+
+/// The path of the aotc-build-program tool: $AOTC_PROGRAM_BUILDER if set,
+/// else the first `aotc-build-program` on $PATH, else one in the folder of
+/// this process's executable; "" if none is found.
+std::string findProgramBuilder();
+
+/// Compiles \p source with \p options for \p device in a child process
+/// running \p builder and returns the program binary in \p binary. The
+/// child gets this process's environment without LD_PRELOAD (which may be
+/// what loaded the other LLVM). A failure (tool missing or crashed, device
+/// not found, a build error: its log) is an AOTC_ERROR_DEVICE_ERROR.
+aotc_status_t buildBinaryInChild(const std::string &builder,
+                                 const DeviceInfo &device, const char *source,
+                                 size_t sourceSize, const char *options,
+                                 const char *modelName,
+                                 std::vector<unsigned char> &binary);
+
+} // namespace aotc::rt
+
+#endif // AOTC_RUNTIME_SRC_PROGRAM_BUILDER_H

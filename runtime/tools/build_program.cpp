@@ -1,0 +1,167 @@
+/// \file
+/// aotc-build-program: compiles OpenCL C for one device and writes the
+/// program binary. The model runtime runs it in a child process when its
+/// host has loaded an LLVM that would crash PoCL's in-process compiler
+/// (runtime/src/program_builder.h); it links nothing but OpenCL.
+///
+///   aotc-build-program --platform NAME --device NAME --options TEXT
+///                      --source FILE.cl --out FILE.bin
+///
+/// The device is the first whose platform and device names are exactly the
+/// given ones. Exit status 0: the binary was written; 1: the build failed
+/// (the build log on stderr); 2: bad arguments, no such device, or an I/O
+/// or OpenCL error (the reason on stderr).
+#include <CL/cl.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+namespace {
+
+int usage(const char *why) {
+  std::fprintf(stderr,
+               "aotc-build-program: %s\nusage: aotc-build-program --platform "
+               "NAME --device NAME --options TEXT --source FILE.cl --out "
+               "FILE.bin\n",
+               why);
+  return 2;
+}
+
+std::string platformInfo(cl_platform_id p, cl_platform_info what) {
+  size_t size = 0;
+  if (clGetPlatformInfo(p, what, 0, nullptr, &size) != CL_SUCCESS || size == 0)
+    return std::string();
+  std::string s(size, '\0');
+  clGetPlatformInfo(p, what, size, s.data(), nullptr);
+  return s.c_str();
+}
+
+std::string deviceInfo(cl_device_id d, cl_device_info what) {
+  size_t size = 0;
+  if (clGetDeviceInfo(d, what, 0, nullptr, &size) != CL_SUCCESS || size == 0)
+    return std::string();
+  std::string s(size, '\0');
+  clGetDeviceInfo(d, what, size, s.data(), nullptr);
+  return s.c_str();
+}
+
+/// The first device named \p device on a platform named \p platform.
+cl_device_id findDevice(const std::string &platform, const std::string &device) {
+  cl_uint np = 0;
+  if (clGetPlatformIDs(0, nullptr, &np) != CL_SUCCESS || np == 0)
+    return nullptr;
+  std::vector<cl_platform_id> platforms(np);
+  clGetPlatformIDs(np, platforms.data(), nullptr);
+  for (cl_platform_id p : platforms) {
+    if (platformInfo(p, CL_PLATFORM_NAME) != platform)
+      continue;
+    cl_uint nd = 0;
+    if (clGetDeviceIDs(p, CL_DEVICE_TYPE_ALL, 0, nullptr, &nd) != CL_SUCCESS)
+      continue;
+    std::vector<cl_device_id> devices(nd);
+    clGetDeviceIDs(p, CL_DEVICE_TYPE_ALL, nd, devices.data(), nullptr);
+    for (cl_device_id d : devices)
+      if (deviceInfo(d, CL_DEVICE_NAME) == device)
+        return d;
+  }
+  return nullptr;
+}
+
+bool readFile(const char *path, std::string &out) {
+  FILE *f = std::fopen(path, "rb");
+  if (!f)
+    return false;
+  char chunk[65536];
+  size_t n;
+  while ((n = std::fread(chunk, 1, sizeof(chunk), f)) > 0)
+    out.append(chunk, n);
+  bool ok = !std::ferror(f);
+  std::fclose(f);
+  return ok;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  const char *platform = nullptr, *device = nullptr, *options = nullptr,
+             *source = nullptr, *out = nullptr;
+  for (int i = 1; i < argc; ++i) {
+    const char **slot = std::strcmp(argv[i], "--platform") == 0 ? &platform
+                        : std::strcmp(argv[i], "--device") == 0 ? &device
+                        : std::strcmp(argv[i], "--options") == 0 ? &options
+                        : std::strcmp(argv[i], "--source") == 0 ? &source
+                        : std::strcmp(argv[i], "--out") == 0    ? &out
+                                                                : nullptr;
+    if (!slot)
+      return usage((std::string("unknown argument '") + argv[i] + "'").c_str());
+    if (i + 1 >= argc)
+      return usage((std::string(argv[i]) + " needs a value").c_str());
+    *slot = argv[++i];
+  }
+  if (!platform || !device || !options || !source || !out)
+    return usage("--platform, --device, --options, --source and --out are all required");
+
+  std::string text;
+  if (!readFile(source, text)) {
+    std::fprintf(stderr, "aotc-build-program: cannot read %s\n", source);
+    return 2;
+  }
+  cl_device_id dev = findDevice(platform, device);
+  if (!dev) {
+    std::fprintf(stderr, "aotc-build-program: no device '%s' on a platform '%s'\n",
+                 device, platform);
+    return 2;
+  }
+  cl_int err = CL_SUCCESS;
+  cl_context ctx = clCreateContext(nullptr, 1, &dev, nullptr, nullptr, &err);
+  if (err != CL_SUCCESS) {
+    std::fprintf(stderr, "aotc-build-program: clCreateContext failed (%d)\n", err);
+    return 2;
+  }
+  const char *src = text.data();
+  size_t size = text.size();
+  cl_program prog = clCreateProgramWithSource(ctx, 1, &src, &size, &err);
+  if (err != CL_SUCCESS) {
+    std::fprintf(stderr, "aotc-build-program: clCreateProgramWithSource failed (%d)\n", err);
+    return 2;
+  }
+  err = clBuildProgram(prog, 1, &dev, options, nullptr, nullptr);
+  if (err != CL_SUCCESS) {
+    size_t n = 0;
+    clGetProgramBuildInfo(prog, dev, CL_PROGRAM_BUILD_LOG, 0, nullptr, &n);
+    std::string log(n, '\0');
+    if (n)
+      clGetProgramBuildInfo(prog, dev, CL_PROGRAM_BUILD_LOG, n, log.data(), nullptr);
+    std::fprintf(stderr, "aotc-build-program: the build failed (%d); build log:\n%s\n",
+                 err, log.c_str());
+    return 1;
+  }
+  // Asking for the binary is also what makes PoCL compile the kernels'
+  // work-group functions into it (runtime/src/device.cpp).
+  size_t binSize = 0;
+  if (clGetProgramInfo(prog, CL_PROGRAM_BINARY_SIZES, sizeof(binSize), &binSize,
+                       nullptr) != CL_SUCCESS ||
+      binSize == 0) {
+    std::fprintf(stderr, "aotc-build-program: the device returned no program binary\n");
+    return 2;
+  }
+  std::vector<unsigned char> bin(binSize);
+  unsigned char *ptrs[1] = {bin.data()};
+  if (clGetProgramInfo(prog, CL_PROGRAM_BINARIES, sizeof(ptrs), ptrs, nullptr) !=
+      CL_SUCCESS) {
+    std::fprintf(stderr, "aotc-build-program: reading the program binary failed\n");
+    return 2;
+  }
+  FILE *f = std::fopen(out, "wb");
+  if (!f || std::fwrite(bin.data(), 1, bin.size(), f) != bin.size() ||
+      std::fclose(f) != 0) {
+    std::fprintf(stderr, "aotc-build-program: cannot write %s\n", out);
+    return 2;
+  }
+  clReleaseProgram(prog);
+  clReleaseContext(ctx);
+  return 0;
+}
