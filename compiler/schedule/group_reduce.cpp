@@ -48,8 +48,8 @@ int64_t chooseGroupReduce(const ReductionNest &nest,
   if (target.family != "gpu" || nest.contraction || !nest.term ||
       !groupReducible(nest.accType) || nest.reduceExtents.empty())
     return 0;
-  // Terms per output (all static) and outputs (a symbolic dimension counts
-  // as 1: the smallest batch).
+  // Terms per output (all static) and outputs (symbols count as 1: the
+  // smallest batch; plannedExtent).
   int64_t terms = 1, outputs = 1, e;
   for (const Expr &x : nest.reduceExtents) {
     if (!x.isConst(e))
@@ -57,7 +57,7 @@ int64_t chooseGroupReduce(const ReductionNest &nest,
     terms *= e;
   }
   for (const Expr &x : nest.shape)
-    outputs *= x.isConst(e) ? e : 1;
+    outputs *= plannedExtent(x);
   // Long reductions of few outputs: at 64 terms or more, while the
   // outputs alone (one work-item each) would not fill a GPU many times
   // over. 64 work-items per output below 512 terms, 128 below 2048, else

@@ -39,6 +39,13 @@ namespace aotc {
 
 namespace {
 
+/// True if \p extent is a multiple of \p block for every symbol value
+/// (a merged [128 * batch] is one of 32: collapse_dims.h).
+bool multipleOf(const Expr &extent, int64_t block) {
+  int64_t r;
+  return simplify(mod(extent, Expr(block))).isConst(r) && r == 0;
+}
+
 /// The factors of \p term (at output index \p idx) that depend on the M
 /// index and not the N index, and the reverse; undefined unless the term
 /// is a float product of two such factors.
@@ -131,12 +138,9 @@ RegisterTile chooseGroupTile(const ReductionNest &nest, int m, int n,
     r.push_back(Var::make("r" + std::to_string(j)));
   if (!splitFactors(nest.term(idx, r), idx, m, n).alongM.defined())
     return none;
-  // Each dimension's size: symbolic ones (a batch) count as 1, so the
-  // tile must pay at the smallest size.
-  auto extentOf = [&](int d) {
-    int64_t e;
-    return nest.shape[d].isConst(e) ? e : 1;
-  };
+  // Each dimension's size: symbols (a batch) count as 1, so the tile must
+  // pay at the smallest size (plannedExtent: [128 * batch] is 128 rows).
+  auto extentOf = [&](int d) { return plannedExtent(nest.shape[d]); };
   int64_t extentM = extentOf(m), extentN = extentOf(n), others = 1;
   for (int d = 0; d < static_cast<int>(nest.shape.size()); ++d)
     if (d != m && d != n)
@@ -297,8 +301,7 @@ Expected<GroupTiledKernel> groupTiledNest(const ReductionNest &nest,
     VarBindings bind = {{idx[d], pos}, {kVar, k}};
     Expr value = substitute(substitute(factor, at), bind);
     Expr cond;
-    int64_t extent;
-    if (!nest.shape[d].isConst(extent) || extent % block != 0)
+    if (!multipleOf(nest.shape[d], block))
       cond = cmp(BinOp::LT, pos, nest.shape[d]);
     if (kTotal % bk != 0)
       cond = logicalAnd(cond, cmp(BinOp::LT, k, Expr(kTotal)));
@@ -367,9 +370,8 @@ Expected<GroupTiledKernel> groupTiledNest(const ReductionNest &nest,
   // exist, else the columns that do one by one.
   RangeEnv ranges;
   std::vector<Stmt> stores;
-  int64_t extent;
-  const bool wholeM = nest.shape[t.m].isConst(extent) && extent % bm == 0;
-  const bool wholeN = nest.shape[t.n].isConst(extent) && extent % bn == 0;
+  const bool wholeM = multipleOf(nest.shape[t.m], bm);
+  const bool wholeN = multipleOf(nest.shape[t.n], bn);
   for (int64_t i = 0; i < t.tm; ++i)
     for (int64_t g = 0; g < groups; ++g) {
       Expr row = m0 + ly * Expr(t.tm) + Expr(i);

@@ -163,6 +163,16 @@ Expr initialValue(const ReductionNest &nest, const Expr &acc) {
 
 } // namespace
 
+int64_t plannedExtent(const Expr &extent) {
+  int64_t v;
+  if (extent.isConst(v))
+    return std::max<int64_t>(v, 1);
+  struct Ones : IRMutator {
+    Expr mutateVar(const Var *, const Expr &) override { return Expr(1); }
+  } ones;
+  return simplify(ones.mutate(extent)).isConst(v) && v > 1 ? v : 1;
+}
+
 bool isFloatSum(const ReductionNest &nest) {
   if (!nest.term || nest.accType != DType::Float32)
     return false;

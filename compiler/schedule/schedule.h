@@ -150,6 +150,12 @@ struct RegisterTile {
 
 /// True if \p nest is a float32 sum: combine(acc, term) is acc + term.
 bool isFloatSum(const ReductionNest &nest);
+
+/// The size a heuristic plans \p extent for: its value with every symbol
+/// at 1 (the smallest batch), so `128 * batch` (a merged dimension,
+/// collapse_dims.h) plans for 128 rows, as the unmerged [batch, 128] did;
+/// at least 1.
+int64_t plannedExtent(const Expr &extent);
 /// The finish of \p nest at the output indices \p at(col + lane), lanes 0
 /// to \p width - 1, from the vector accumulator \p acc, as one vector store
 /// (an epilogue of bias, GELU, residual as vector expressions) where the
