@@ -65,6 +65,7 @@ class OpenCL:
                                                 ctypes.c_uint32, ctypes.c_void_p, ctypes.c_void_p]
         self.cl.clReleaseMemObject.argtypes = [ctypes.c_void_p]
         self.cl.clReleaseCommandQueue.argtypes = [ctypes.c_void_p]
+        self.cl.clFinish.argtypes = [ctypes.c_void_p]
         self.context = context
         err = ctypes.c_int32()
         self.queue = self.cl.clCreateCommandQueue(context, device, 0, ctypes.byref(err))
@@ -93,6 +94,9 @@ class OpenCL:
 
     def release(self, buf):
         self.cl.clReleaseMemObject(buf)
+
+    def finish(self):
+        self._check(self.cl.clFinish(self.queue), "clFinish")
 
     def __del__(self):
         if getattr(self, "queue", None):
@@ -197,6 +201,30 @@ class Model:
             t.buffer, t.offset, t.nbytes = buf, 0, cap
         self._check(self.lib.aotc_container_run_device(self.c, ins, len(inputs), outs, len(outputs)))
         return [(np.dtype(DTYPES[t.dtype]), tuple(t.shape[i] for i in range(t.rank))) for t in outs]
+
+    def run_device_async(self, inputs, outputs, queue):
+        """As run_device, enqueued in order with the cl_command_queue `queue` without waiting
+        (aotc_container_run_device_async); returns the run, for wait()."""
+        ins = (DeviceTensor * len(inputs))()
+        for t, (buf, a) in zip(ins, inputs):
+            t.buffer, t.offset, t.nbytes, t.dtype, t.rank = buf, 0, a.nbytes, CODES[a.dtype], a.ndim
+            for i, d in enumerate(a.shape):
+                t.shape[i] = d
+        outs = (DeviceTensor * len(outputs))()
+        for t, (buf, cap) in zip(outs, outputs):
+            t.buffer, t.offset, t.nbytes = buf, 0, cap
+        run = ctypes.c_void_p()
+        self.lib.aotc_container_run_device_async.argtypes = [
+            ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_void_p, ctypes.c_size_t,
+            ctypes.c_void_p, ctypes.POINTER(ctypes.c_void_p)]
+        self._check(self.lib.aotc_container_run_device_async(
+            self.c, ins, len(inputs), outs, len(outputs), queue, ctypes.byref(run)))
+        return run
+
+    def wait(self, run):
+        """aotc_run_wait: the run's result (its run-time checks) as an exception."""
+        self.lib.aotc_run_wait.argtypes = [ctypes.c_void_p]
+        self._check(self.lib.aotc_run_wait(run))
 
     def kernel_summaries(self):
         """[(kernel name, what it computes)] in kernel order."""

@@ -69,6 +69,8 @@ AOTC_CHECK_FN(aotc_container_last_profile)
 AOTC_CHECK_FN(aotc_container_kernel_summary)
 AOTC_CHECK_FN(aotc_container_opencl_handles)
 AOTC_CHECK_FN(aotc_container_run_device)
+AOTC_CHECK_FN(aotc_container_run_device_async)
+AOTC_CHECK_FN(aotc_run_wait)
 AOTC_CHECK_FN(aotc_container_update_constants)
 AOTC_CHECK_FN(aotc_container_update_user_managed_constants)
 AOTC_CHECK_FN(aotc_container_run_const_fold)
@@ -275,6 +277,27 @@ AOTC_API aotc_status_t aotc_container_run_device(
   return guarded(__func__, [&](const char *fn) -> aotc_status_t {
     AOTC_REQUIRE(container);
     return container->runDevice(inputs, num_inputs, outputs, num_outputs);
+  });
+}
+
+AOTC_API aotc_status_t aotc_container_run_device_async(
+    aotc_container_t *container, const aotc_device_tensor_t *inputs,
+    size_t num_inputs, aotc_device_tensor_t *outputs, size_t num_outputs,
+    void *queue, aotc_run_t **out_run) {
+  return guarded(__func__, [&](const char *fn) -> aotc_status_t {
+    AOTC_REQUIRE(container);
+    AOTC_REQUIRE(out_run);
+    *out_run = nullptr;
+    return container->runDeviceAsync(inputs, num_inputs, outputs, num_outputs,
+                                     static_cast<cl_command_queue>(queue),
+                                     *out_run);
+  });
+}
+
+AOTC_API aotc_status_t aotc_run_wait(aotc_run_t *run) {
+  return guarded(__func__, [&](const char *fn) -> aotc_status_t {
+    AOTC_REQUIRE(run);
+    return run->container->waitRun(run);
   });
 }
 

@@ -88,20 +88,9 @@ Instance::~Instance() {
 /// instances are busy.
 class InstanceLease {
 public:
-  explicit InstanceLease(Container &container) : container_(container) {
-    std::unique_lock<std::mutex> lock(container_.instancesMutex_);
-    container_.instanceFree_.wait(
-        lock, [&] { return !container_.freeInstances_.empty(); });
-    instance_ = container_.freeInstances_.back();
-    container_.freeInstances_.pop_back();
-  }
-  ~InstanceLease() {
-    {
-      std::lock_guard<std::mutex> lock(container_.instancesMutex_);
-      container_.freeInstances_.push_back(instance_);
-    }
-    container_.instanceFree_.notify_one();
-  }
+  explicit InstanceLease(Container &container)
+      : container_(container), instance_(container.acquireInstance()) {}
+  ~InstanceLease() { container_.releaseInstance(instance_); }
   InstanceLease(const InstanceLease &) = delete;
   InstanceLease &operator=(const InstanceLease &) = delete;
   Instance &get() { return *instance_; }
@@ -114,6 +103,22 @@ private:
 //===----------------------------------------------------------------------===//
 // Loading
 //===----------------------------------------------------------------------===//
+
+Instance *Container::acquireInstance() {
+  std::unique_lock<std::mutex> lock(instancesMutex_);
+  instanceFree_.wait(lock, [&] { return !freeInstances_.empty(); });
+  Instance *instance = freeInstances_.back();
+  freeInstances_.pop_back();
+  return instance;
+}
+
+void Container::releaseInstance(Instance *instance) {
+  {
+    std::lock_guard<std::mutex> lock(instancesMutex_);
+    freeInstances_.push_back(instance);
+  }
+  instanceFree_.notify_all();
+}
 
 Container::~Container() {
   // Instances first: they finish their queues and hold kernels of program_.
@@ -482,8 +487,128 @@ aotc_status_t Container::runDevice(const aotc_device_tensor_t *inputs,
                                    size_t numInputs,
                                    aotc_device_tensor_t *outputs,
                                    size_t numOutputs) {
-  const AotcModelDesc &d = *desc_;
   uint64_t startNs = hostNowNs();
+  Binding binding;
+  std::vector<uint64_t> outputBytes;
+  DeviceIO io;
+  AOTC_RT_RETURN_IF_ERROR(prepareDeviceRun(inputs, numInputs, outputs,
+                                           numOutputs, binding, outputBytes,
+                                           io));
+  return runOnInstance(binding, nullptr, outputBytes, &io, startNs);
+}
+
+aotc_status_t Container::runDeviceAsync(const aotc_device_tensor_t *inputs,
+                                        size_t numInputs,
+                                        aotc_device_tensor_t *outputs,
+                                        size_t numOutputs,
+                                        cl_command_queue queue,
+                                        aotc_run_t *&out) {
+  const AotcModelDesc &d = *desc_;
+  out = nullptr;
+  if (!queue)
+    return fail(AOTC_ERROR_INVALID_ARGUMENT, "queue is null");
+  cl_context queueContext = nullptr;
+  cl_device_id queueDevice = nullptr;
+  if (clGetCommandQueueInfo(queue, CL_QUEUE_CONTEXT, sizeof(queueContext),
+                            &queueContext, nullptr) != CL_SUCCESS ||
+      clGetCommandQueueInfo(queue, CL_QUEUE_DEVICE, sizeof(queueDevice),
+                            &queueDevice, nullptr) != CL_SUCCESS)
+    return fail(AOTC_ERROR_INVALID_ARGUMENT,
+                "model '%s': the queue is not a valid cl_command_queue",
+                d.model_name);
+  if (queueContext != context_ || queueDevice != device_.device)
+    return fail(AOTC_ERROR_INVALID_ARGUMENT,
+                "model '%s': the queue belongs to another context or device "
+                "than the container's (aotc_container_opencl_handles)",
+                d.model_name);
+  if (profiling())
+    return fail(AOTC_ERROR_INVALID_ARGUMENT,
+                "model '%s': a profiling container runs synchronously "
+                "(aotc_container_run_device)",
+                d.model_name);
+  Binding binding;
+  std::vector<uint64_t> outputBytes;
+  DeviceIO io;
+  AOTC_RT_RETURN_IF_ERROR(prepareDeviceRun(inputs, numInputs, outputs,
+                                           numOutputs, binding, outputBytes,
+                                           io));
+  auto run = std::make_unique<aotc_run_t>();
+  run->container = this;
+  run->constants = constants.active();
+  AOTC_RT_RETURN_IF_ERROR(checkWeightsPresent(*run->constants));
+  Instance *instance = acquireInstance();
+  // Behind everything already on the caller's queue. (A command that waits
+  // for an event of another queue needs that queue flushed: NVIDIA's driver
+  // otherwise submits the marker only at its next flush, about 20 ms later.)
+  cl_event ready = nullptr;
+  cl_int err = clEnqueueMarkerWithWaitList(queue, 0, nullptr, &ready);
+  if (err == CL_SUCCESS)
+    err = clFlush(queue);
+  if (err == CL_SUCCESS) {
+    err = clEnqueueBarrierWithWaitList(instance->queue, 1, &ready, nullptr);
+    clReleaseEvent(ready);
+  }
+  if (err != CL_SUCCESS) {
+    clFinish(instance->queue);
+    releaseInstance(instance);
+    return fail(statusForClError(err),
+                "model '%s': ordering the run after the caller's queue: %s",
+                d.model_name, clErrorName(err));
+  }
+  aotc_status_t status =
+      enqueueRun(*instance, *run->constants, binding, nullptr, outputBytes,
+                 &io, run->record, /*wait=*/false);
+  if (status != AOTC_OK) {
+    releaseInstance(instance);
+    return status;
+  }
+  // The caller's later work waits for the run.
+  err = clEnqueueMarkerWithWaitList(instance->queue, 0, nullptr, &run->done);
+  if (err == CL_SUCCESS)
+    err = clEnqueueBarrierWithWaitList(queue, 1, &run->done, nullptr);
+  if (err == CL_SUCCESS)
+    err = clFlush(instance->queue);
+  if (err != CL_SUCCESS) {
+    clFinish(instance->queue);
+    if (run->done)
+      clReleaseEvent(run->done);
+    releaseInstance(instance);
+    return fail(statusForClError(err),
+                "model '%s': ordering the caller's queue after the run: %s",
+                d.model_name, clErrorName(err));
+  }
+  // The instance goes back now: its queue is in order, so a later run on it
+  // (this thread's next call, or another thread's) starts after this one,
+  // and OpenCL took the kernels' arguments at enqueue. (Giving it back from
+  // an event callback at completion cost about 20 ms a run on NVIDIA's
+  // driver, whose callbacks come late.)
+  releaseInstance(instance);
+  out = run.release();
+  return AOTC_OK;
+}
+
+aotc_status_t Container::waitRun(aotc_run_t *run) {
+  const AotcModelDesc &d = *desc_;
+  cl_int err = clWaitForEvents(1, &run->done);
+  aotc_status_t status = AOTC_OK;
+  if (err != CL_SUCCESS) {
+    status = fail(statusForClError(err), "model '%s' on '%s': the run: %s",
+                  d.model_name, device_.fullName.c_str(), clErrorName(err));
+  } else if (run->record.code != 0) {
+    status = reportError(run->record);
+  }
+  clReleaseEvent(run->done);
+  delete run;
+  return status;
+}
+
+aotc_status_t Container::prepareDeviceRun(const aotc_device_tensor_t *inputs,
+                                          size_t numInputs,
+                                          aotc_device_tensor_t *outputs,
+                                          size_t numOutputs, Binding &binding,
+                                          std::vector<uint64_t> &outputBytes,
+                                          DeviceIO &io) {
+  const AotcModelDesc &d = *desc_;
   if ((numInputs > 0 && !inputs) || (numOutputs > 0 && !outputs))
     return fail(AOTC_ERROR_INVALID_ARGUMENT, "inputs or outputs is null");
   if (numInputs != static_cast<size_t>(d.num_inputs))
@@ -501,13 +626,11 @@ aotc_status_t Container::runDevice(const aotc_device_tensor_t *inputs,
     in[i].rank = inputs[i].rank;
     std::copy(inputs[i].shape, inputs[i].shape + AOTC_MAX_RANK, in[i].shape);
   }
-  Binding binding;
   AOTC_RT_RETURN_IF_ERROR(bindInputs(in.data(), numInputs, true, binding));
   for (size_t i = 0; i < numOutputs; ++i) {
     out[i].data = outputs[i].buffer;
     out[i].nbytes = outputs[i].nbytes;
   }
-  std::vector<uint64_t> outputBytes;
   AOTC_RT_RETURN_IF_ERROR(
       fillOutputShapes(binding, out.data(), numOutputs, outputBytes));
   for (size_t i = 0; i < numOutputs; ++i) {
@@ -523,7 +646,6 @@ aotc_status_t Container::runDevice(const aotc_device_tensor_t *inputs,
                   d.outputs[i].name, ull(outputs[i].nbytes),
                   shapeString(outputs[i].rank, outputs[i].shape).c_str(),
                   dtypeName(d.outputs[i].dtype), ull(outputBytes[i]));
-  DeviceIO io;
   for (size_t i = 0; i < numInputs; ++i) {
     if (binding.inputBytes[i] > 0)
       AOTC_RT_RETURN_IF_ERROR(
@@ -560,33 +682,38 @@ aotc_status_t Container::runDevice(const aotc_device_tensor_t *inputs,
                     "output '%s' overlaps output '%s'", d.outputs[i].name,
                     d.outputs[j].name);
   }
-  return runOnInstance(binding, nullptr, outputBytes, &io, startNs);
+  return AOTC_OK;
+}
+
+aotc_status_t Container::checkWeightsPresent(const ConstantSet &set) const {
+  const AotcModelDesc &d = *desc_;
+  if (set.numMissing > 0)
+    for (int32_t c = 0; c < d.num_constants; ++c)
+      if (set.missing[c])
+        return fail(AOTC_ERROR_INVALID_ARGUMENT,
+                    "model '%s': weight '%s' has no value: a weightless "
+                    "model takes its weights through "
+                    "aotc_container_update_constants before its first run "
+                    "(%zu constants missing)",
+                    d.model_name, constants.initializerOf(c), set.numMissing);
+  return AOTC_OK;
 }
 
 aotc_status_t Container::runOnInstance(const Binding &binding,
                                        aotc_tensor_t *outputs,
                                        const std::vector<uint64_t> &outputBytes,
                                        const DeviceIO *io, uint64_t startNs) {
-  const AotcModelDesc &d = *desc_;
   InstanceLease lease(*this);
   std::shared_ptr<const ConstantSet> set = constants.active();
-  if (set->numMissing > 0)
-    for (int32_t c = 0; c < d.num_constants; ++c)
-      if (set->missing[c])
-        return fail(AOTC_ERROR_INVALID_ARGUMENT,
-                    "model '%s': weight '%s' has no value: a weightless "
-                    "model takes its weights through "
-                    "aotc_container_update_constants before its first run "
-                    "(%zu constants missing)",
-                    d.model_name, constants.initializerOf(c),
-                    set->numMissing);
+  AOTC_RT_RETURN_IF_ERROR(checkWeightsPresent(*set));
   Instance &instance = lease.get();
   // Fixed while this run holds an instance (setProfiling takes them all).
   const bool profiling = this->profiling();
   if (profiling)
     instance.profile.begin(startNs);
-  aotc_status_t status =
-      enqueueRun(instance, *set, binding, outputs, outputBytes, io);
+  AotcErrorRecord record = {0, 0, 0, 0, 0};
+  aotc_status_t status = enqueueRun(instance, *set, binding, outputs,
+                                    outputBytes, io, record, /*wait=*/true);
   if (profiling) {
     std::vector<aotc_profile_record_t> records;
     if (status == AOTC_OK)
@@ -661,7 +788,8 @@ aotc_status_t Container::enqueueRun(Instance &instance,
                                     const Binding &binding,
                                     aotc_tensor_t *outputs,
                                     const std::vector<uint64_t> &outputBytes,
-                                    const DeviceIO *io) {
+                                    const DeviceIO *io,
+                                    AotcErrorRecord &record, bool wait) {
   const AotcModelDesc &d = *desc_;
   int64_t arena = d.arena_bytes(binding.symbols.data());
   if (arena < 0)
@@ -689,11 +817,12 @@ aotc_status_t Container::enqueueRun(Instance &instance,
         context_, device_, CL_MEM_READ_WRITE, outputBytes[i], what.c_str()));
   }
 
-  // From here on commands are in flight: always finish before returning, so
-  // the caller's host memory is never touched after the call.
+  // From here on commands are in flight: always finish before returning
+  // (unless asked not to, and all went well), so the caller's host memory is
+  // never touched after the call.
   aotc_status_t status = AOTC_OK;
   static const AotcErrorRecord kNoError = {0, 0, 0, 0, 0};
-  AotcErrorRecord record = kNoError;
+  record = kNoError;
   bool checksErrors = d.num_errors > 0;
   if (checksErrors) {
     cl_int err = clEnqueueWriteBuffer(
@@ -789,6 +918,8 @@ aotc_status_t Container::enqueueRun(Instance &instance,
     else
       instance.profile.add(AOTC_PROFILE_COPY_OUT, -1, 0, sizeof(record));
   }
+  if (!wait && status == AOTC_OK)
+    return AOTC_OK;
   cl_int err = clFinish(instance.queue);
   if (status == AOTC_OK && err != CL_SUCCESS)
     status = fail(statusForClError(err), "model '%s' on '%s': clFinish: %s",

@@ -17,6 +17,8 @@
 #include <string>
 #include <vector>
 
+struct aotc_run_t;
+
 namespace aotc::rt {
 
 /// A device buffer that only grows.
@@ -77,6 +79,21 @@ struct DeviceIO {
   std::vector<uint64_t> inputBytes, outputBytes; ///< usable from the offset
 };
 
+class Container;
+
+/// A device run enqueued without waiting (aotc_container_run_device_async),
+/// until aotc_run_wait: it holds the constant set it reads until then. Its
+/// instance went back once its commands were enqueued: the instance's queue
+/// is in order, so whatever runs on it next starts after this run.
+struct AsyncRun {
+  Container *container = nullptr;
+  std::shared_ptr<const ConstantSet> constants;
+  /// Target of the run's non-blocking read of its error record.
+  AotcErrorRecord record = {0, 0, 0, 0, 0};
+  /// Completes when the run's device work has finished.
+  cl_event done = nullptr;
+};
+
 /// Inputs checked against the model, with the symbol values they bind.
 struct Binding {
   std::vector<int64_t> symbols;
@@ -107,6 +124,16 @@ public:
   /// aotc_container_run_device.
   aotc_status_t runDevice(const aotc_device_tensor_t *inputs, size_t numInputs,
                           aotc_device_tensor_t *outputs, size_t numOutputs);
+  /// aotc_container_run_device_async: enqueues behind the work on \p queue
+  /// and makes \p queue's later work wait for the run; \p out owns the
+  /// instance until waitRun.
+  aotc_status_t runDeviceAsync(const aotc_device_tensor_t *inputs,
+                               size_t numInputs, aotc_device_tensor_t *outputs,
+                               size_t numOutputs, cl_command_queue queue,
+                               aotc_run_t *&out);
+  /// aotc_run_wait: waits for \p run, reports its run-time checks, returns
+  /// its instance and deletes it.
+  aotc_status_t waitRun(aotc_run_t *run);
   cl_context context() const { return context_; }
   aotc_status_t outputShapes(const aotc_tensor_t *inputs, size_t numInputs,
                              aotc_tensor_t *outputs, size_t numOutputs) const;
@@ -158,15 +185,32 @@ private:
   aotc_status_t fillOutputShapes(const Binding &binding, aotc_tensor_t *outputs,
                                  size_t numOutputs,
                                  std::vector<uint64_t> &outBytes) const;
+  /// Takes a free instance, waiting while all are busy; and gives it back.
+  Instance *acquireInstance();
+  void releaseInstance(Instance *instance);
+  /// Validates a device run's tensors and binds them.
+  aotc_status_t prepareDeviceRun(const aotc_device_tensor_t *inputs,
+                                 size_t numInputs,
+                                 aotc_device_tensor_t *outputs,
+                                 size_t numOutputs, Binding &binding,
+                                 std::vector<uint64_t> &outputBytes,
+                                 DeviceIO &io);
+  /// An error if \p set lacks a weight (a weightless model not yet given
+  /// all of them).
+  aotc_status_t checkWeightsPresent(const ConstantSet &set) const;
   /// Runs on a free instance with the active constants: host tensors, or
   /// the caller's device buffers when \p io is set.
   aotc_status_t runOnInstance(const Binding &binding, aotc_tensor_t *outputs,
                               const std::vector<uint64_t> &outputBytes,
                               const DeviceIO *io, uint64_t startNs);
+  /// Enqueues a run's commands; with \p wait, finishes them and checks
+  /// \p record, else leaves them in flight (the error record's read into
+  /// \p record among them). On failure nothing is left in flight.
   aotc_status_t enqueueRun(Instance &instance, const ConstantSet &constants,
                            const Binding &binding, aotc_tensor_t *outputs,
                            const std::vector<uint64_t> &outputBytes,
-                           const DeviceIO *io);
+                           const DeviceIO *io, AotcErrorRecord &record,
+                           bool wait);
   /// Checks one caller buffer of a device run.
   aotc_status_t checkDeviceTensor(const char *kind, const char *name,
                                   const aotc_device_tensor_t &t) const;
@@ -221,5 +265,6 @@ struct AotcRunCtx {
 
 /// The opaque handle of the C ABI.
 struct aotc_container_t : aotc::rt::Container {};
+struct aotc_run_t : aotc::rt::AsyncRun {};
 
 #endif // AOTC_RUNTIME_SRC_CONTAINER_H

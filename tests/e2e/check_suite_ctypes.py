@@ -2,7 +2,8 @@
 """The GPU suite's host side (bench/gpu/aotc_ctypes.py), checked on the OpenCL CPU device so that
 it cannot rot between GPU runs: a weightless .so refuses to run, takes its weights by initializer
 name (a packed weight too), then matches PyTorch's outputs host to host and device-resident
-(cl_mem buffers through the ctypes OpenCL helper, aotc_container_run_device).
+(cl_mem buffers through the ctypes OpenCL helper, aotc_container_run_device) and pipelined
+(aotc_container_run_device_async on the helper's queue).
 Usage: check_suite_ctypes.py AOTC"""
 import glob
 import os
@@ -48,8 +49,18 @@ with tempfile.TemporaryDirectory() as tmp:
             assert dt == np.float32 and shape == want.shape, (dt, shape)
             dev = cl.read(bout, np.full(want.shape, np.nan, np.float32))
             np.testing.assert_allclose(dev, want, rtol=1e-4, atol=1e-5)
+            # Pipelined, as the suite times it: runs enqueued on the helper's queue
+            # without waiting, one clFinish, then each run waited for.
+            pnan = np.full(want.shape, np.nan, np.float32)
+            cl.release(bout)
+            bout = cl.buffer(want.nbytes, pnan)
+            runs = [m.run_device_async([(bin_, xin)], [(bout, want.nbytes)], cl.queue) for _ in range(3)]
+            cl.finish()
+            for r in runs:
+                m.wait(r)
+            np.testing.assert_allclose(cl.read(bout, pnan.copy()), want, rtol=1e-4, atol=1e-5)
             cl.release(bin_)
             cl.release(bout)
-            print(f"{profile} {os.path.basename(d)}: batch {x.shape[0]} host and device-resident ok")
+            print(f"{profile} {os.path.basename(d)}: batch {x.shape[0]} host, device-resident and pipelined ok")
         del m
 print("suite ctypes ok")

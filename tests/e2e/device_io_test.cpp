@@ -1,7 +1,10 @@
 // Device-resident inputs and outputs (aotc_container_run_device): the host
 // allocates buffers in the container's OpenCL context, the kernels read and
 // write them directly, and the results equal a host run's; bad buffers are
-// errors that name the tensor, and run-time checks still report.
+// errors that name the tensor, and run-time checks still report. Runs
+// enqueued on the caller's command queue without waiting
+// (aotc_container_run_device_async) are ordered with that queue's work both
+// ways and report their run-time checks at aotc_run_wait.
 #include "model_test_util.h"
 
 #include <gtest/gtest.h>
@@ -203,6 +206,118 @@ TEST_F(DeviceIO, BadBuffersAreErrorsNamingTheTensor) {
   EXPECT_EQ(read(out, 0, 10), host[0].toVector<float>());
 }
 
+// The host writes inputs, runs and reads outputs on its own queue with no
+// blocking call in between: non-blocking writes before the run and reads
+// after it see the run's order (4 runs in flight on 1 and 2 instances, none
+// waited for until the end, the input rewritten between runs); the results
+// equal host runs.
+TEST_F(DeviceIO, AsyncRunsAreOrderedWithTheCallersQueue) {
+  for (int instances : {1, 2}) {
+    aotc::ModelOptions opts = deviceOptions();
+    opts.numInstances = instances;
+    Compiled c = compileModel(buildModel());
+    ASSERT_EQ(c.exitCode, 0) << c.output;
+    aotc::Model m = aotc::Model::load(c.soPath, opts);
+    auto [ctx, dev] = m.openclHandles();
+    cl_int err = CL_SUCCESS;
+    cl_command_queue q = clCreateCommandQueue(
+        static_cast<cl_context>(ctx), static_cast<cl_device_id>(dev), 0, &err);
+    ASSERT_EQ(err, CL_SUCCESS);
+    const int64_t n = 5;
+    const int runs = 4;
+    std::vector<std::vector<float>> xs, ys(runs, std::vector<float>(n * 5)),
+        zs(runs, std::vector<float>(n));
+    std::vector<cl_mem> mems;
+    auto mk = [&](size_t bytes) {
+      cl_mem mem = clCreateBuffer(static_cast<cl_context>(ctx),
+                                  CL_MEM_READ_WRITE, bytes, nullptr, &err);
+      EXPECT_EQ(err, CL_SUCCESS);
+      mems.push_back(mem);
+      return mem;
+    };
+    // One input buffer shared by all runs: each write must wait for the
+    // previous run and each run for its write.
+    cl_mem in = mk(n * 6 * 4);
+    std::vector<aotc::Model::DeviceRun> pending;
+    for (int r = 0; r < runs; ++r) {
+      std::vector<float> x = input(n);
+      for (float &v : x)
+        v += static_cast<float>(r);
+      xs.push_back(x);
+      ASSERT_EQ(clEnqueueWriteBuffer(q, in, CL_FALSE, 0, x.size() * 4,
+                                     xs.back().data(), 0, nullptr, nullptr),
+                CL_SUCCESS);
+      cl_mem y = mk(n * 5 * 4), z = mk(n * 4);
+      std::vector<aotc_device_tensor_t> outs = {tensor(y, 0, n * 20),
+                                                tensor(z, 0, n * 4)};
+      pending.push_back(m.runDeviceAsync({tensor(in, 0, n * 24, {n, 6})},
+                                         outs, q));
+      EXPECT_EQ(outs[0].shape[0], n);
+      EXPECT_EQ(outs[1].shape[0], n);
+      ASSERT_EQ(clEnqueueReadBuffer(q, y, CL_FALSE, 0, n * 20, ys[r].data(),
+                                    0, nullptr, nullptr),
+                CL_SUCCESS);
+      ASSERT_EQ(clEnqueueReadBuffer(q, z, CL_FALSE, 0, n * 4, zs[r].data(), 0,
+                                    nullptr, nullptr),
+                CL_SUCCESS);
+      // No wait here: a run holds its instance only while it is enqueued
+      // (the instance's queue keeps the runs in order).
+    }
+    ASSERT_EQ(clFinish(q), CL_SUCCESS);
+    for (auto &p : pending)
+      p.wait();
+    for (int r = 0; r < runs; ++r) {
+      auto host = m.run({aotc::HostTensor::fromVector({n, 6}, xs[r])});
+      EXPECT_EQ(ys[r], host[0].toVector<float>()) << instances << " " << r;
+      EXPECT_EQ(zs[r], host[1].toVector<float>()) << instances << " " << r;
+    }
+    for (cl_mem mem : mems)
+      clReleaseMemObject(mem);
+    clReleaseCommandQueue(q);
+  }
+}
+
+TEST_F(DeviceIO, AsyncRunsRefuseBadQueuesAndFreeNothingOnErrors) {
+  std::vector<float> x = input(2);
+  cl_mem in = buffer(x.size() * 4), out = buffer(1024);
+  write(in, 0, x);
+  std::vector<aotc_device_tensor_t> outs = {tensor(out, 0, 40),
+                                            tensor(out, 256, 8)};
+  auto expectError = [&](void *queue, std::vector<aotc_device_tensor_t> ins,
+                         const std::string &fragment) {
+    try {
+      model_->runDeviceAsync(ins, outs, queue);
+      ADD_FAILURE() << "accepted: " << fragment;
+    } catch (const aotc::Error &e) {
+      EXPECT_EQ(e.status(), AOTC_ERROR_INVALID_ARGUMENT) << e.what();
+      EXPECT_NE(std::string(e.what()).find(fragment), std::string::npos)
+          << e.what();
+    }
+  };
+  expectError(nullptr, {tensor(in, 0, 48, {2, 6})}, "queue is null");
+  cl_int err = CL_SUCCESS;
+  cl_context other =
+      clCreateContext(nullptr, 1, &device_, nullptr, nullptr, &err);
+  ASSERT_EQ(err, CL_SUCCESS);
+  cl_command_queue foreign = clCreateCommandQueue(other, device_, 0, &err);
+  ASSERT_EQ(err, CL_SUCCESS);
+  expectError(foreign, {tensor(in, 0, 48, {2, 6})}, "another context");
+  clReleaseCommandQueue(foreign);
+  clReleaseContext(other);
+  expectError(queue_, {tensor(in, 0, 40, {2, 6})}, "input 'x'");
+  // Errors took no instance: the one instance still serves a run.
+  aotc::Model::DeviceRun run =
+      model_->runDeviceAsync({tensor(in, 0, 48, {2, 6})}, outs, queue_);
+  EXPECT_TRUE(run.pending());
+  run.wait();
+  EXPECT_FALSE(run.pending());
+  auto host = model_->run({aotc::HostTensor::fromVector({2, 6}, x)});
+  EXPECT_EQ(read(out, 0, 10), host[0].toVector<float>());
+  // Waiting twice, or for nothing, is an error, not a crash.
+  EXPECT_THROW(run.wait(), aotc::Error);
+  EXPECT_THROW(aotc::Model::DeviceRun().wait(), aotc::Error);
+}
+
 TEST(DeviceIOChecks, BadIndicesInDeviceInputsAreReported) {
   ModelBuilder mb("device_gather");
   mb.initializerF32("w", {3, 4}, std::vector<float>(12, 1.5f));
@@ -243,6 +358,22 @@ TEST(DeviceIOChecks, BadIndicesInDeviceInputsAreReported) {
               std::string::npos)
         << e.what();
   }
+  // Enqueued without waiting: the check reports at the wait.
+  aotc::Model::DeviceRun run = m.runDeviceAsync({ti}, outs, q);
+  try {
+    run.wait();
+    ADD_FAILURE() << "index 7 of 3 was accepted by an asynchronous run";
+  } catch (const aotc::Error &e) {
+    EXPECT_NE(std::string(e.what()).find("index 7 is out of range"),
+              std::string::npos)
+        << e.what();
+  }
+  // A good index after it: the instance was given back.
+  idx[2] = 1;
+  ASSERT_EQ(clEnqueueWriteBuffer(q, in, CL_TRUE, 0, 24, idx.data(), 0,
+                                 nullptr, nullptr),
+            CL_SUCCESS);
+  m.runDeviceAsync({ti}, outs, q).wait();
   clReleaseMemObject(in);
   clReleaseMemObject(out);
   clReleaseCommandQueue(q);

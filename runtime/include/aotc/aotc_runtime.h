@@ -280,11 +280,47 @@ typedef struct aotc_device_tensor_t {
  * not write the inputs or touch the outputs while the call runs. Same
  * threads and errors as aotc_container_run; a buffer of another context, a
  * range past the buffer's end or a misaligned offset is
- * AOTC_ERROR_INVALID_ARGUMENT. Not done yet: enqueueing on the caller's own
- * command queue without waiting. */
+ * AOTC_ERROR_INVALID_ARGUMENT. aotc_container_run_device_async enqueues
+ * the same run behind the caller's own command queue without waiting. */
 AOTC_API aotc_status_t aotc_container_run_device(
     aotc_container_t *container, const aotc_device_tensor_t *inputs,
     size_t num_inputs, aotc_device_tensor_t *outputs, size_t num_outputs);
+
+/* A device run in flight, from aotc_container_run_device_async until
+ * aotc_run_wait. */
+typedef struct aotc_run_t aotc_run_t;
+
+/* Enqueues a device run (inputs and outputs as for aotc_container_run_device)
+ * in order with the caller's command queue `queue` (a cl_command_queue of the
+ * container's context and device, in order or not) and returns without
+ * waiting for the device: the run starts after every command enqueued on
+ * `queue` before the call, and every command enqueued on `queue` after the
+ * call starts after the run's device work has finished (a marker and a
+ * barrier on `queue`). So a host writes the inputs, runs and reads the
+ * outputs on its queue with no host synchronization. The run's kernels are
+ * enqueued on one of the container's instances
+ * (aotc_container_options_t::num_instances), held only while the call
+ * enqueues: runs on one instance execute in order, so many runs may be in
+ * flight from one thread. A profiling container refuses this call
+ * (AOTC_ERROR_INVALID_ARGUMENT). On
+ * success *out_run is the run; the caller must pass it to aotc_run_wait
+ * exactly once, before aotc_container_delete. The shapes of the outputs are
+ * written before the call returns. The run reads the constant set active
+ * at the call until it finishes. Threads: as aotc_container_run_device.
+ * Errors: as aotc_container_run_device, plus a null or foreign queue
+ * (AOTC_ERROR_INVALID_ARGUMENT); on an error nothing stays in flight and
+ * *out_run is null. */
+AOTC_API aotc_status_t aotc_container_run_device_async(
+    aotc_container_t *container, const aotc_device_tensor_t *inputs,
+    size_t num_inputs, aotc_device_tensor_t *outputs, size_t num_outputs,
+    void *queue, aotc_run_t **out_run);
+
+/* Waits until `run`'s device work has finished, gives its instance back and
+ * frees it; returns the run's result: the model's run-time checks (an index
+ * out of range) are reported here, as aotc_container_run would report them.
+ * The outputs may be read after the call from any queue, or before it from
+ * the queue the run was ordered with. Any thread, once per run. */
+AOTC_API aotc_status_t aotc_run_wait(aotc_run_t *run);
 
 /*===------------------------------------------------------------------------===
  * Constants: updating, swapping and reading back the weights
@@ -628,6 +664,10 @@ typedef aotc_status_t (*aotc_container_opencl_handles_fn)(
 typedef aotc_status_t (*aotc_container_run_device_fn)(
     aotc_container_t *, const aotc_device_tensor_t *, size_t,
     aotc_device_tensor_t *, size_t);
+typedef aotc_status_t (*aotc_container_run_device_async_fn)(
+    aotc_container_t *, const aotc_device_tensor_t *, size_t,
+    aotc_device_tensor_t *, size_t, void *, aotc_run_t **);
+typedef aotc_status_t (*aotc_run_wait_fn)(aotc_run_t *);
 typedef aotc_status_t (*aotc_container_update_constants_fn)(
     aotc_container_t *, const aotc_constant_entry_t *, size_t, int32_t,
     int32_t);

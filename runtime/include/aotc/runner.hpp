@@ -297,7 +297,9 @@ namespace detail {
   X(aotc_container_free_inactive_constant_buffer)                              \
   X(aotc_container_extract_constants)                                          \
   X(aotc_container_constant_updatable)                                         \
-  X(aotc_container_create_with_weights)
+  X(aotc_container_create_with_weights)                                         \
+  X(aotc_container_run_device_async)                                           \
+  X(aotc_run_wait)
 
 /// The ABI of one loaded model .so.
 struct Library {
@@ -710,6 +712,67 @@ public:
                     container_, inputs.data(), inputs.size(), outputs.data(),
                     outputs.size()),
                 "aotc_container_run_device");
+  }
+
+  /// A device run in flight (runDeviceAsync): wait() waits for it and
+  /// throws its error (a run-time check); destroying one not waited for
+  /// waits and drops the error. Keep it shorter-lived than its Model.
+  class DeviceRun {
+  public:
+    DeviceRun() = default;
+    DeviceRun(DeviceRun &&o) noexcept : lib_(o.lib_), run_(o.run_) {
+      o.run_ = nullptr;
+    }
+    DeviceRun &operator=(DeviceRun &&o) noexcept {
+      if (this != &o) {
+        finish();
+        lib_ = o.lib_;
+        run_ = o.run_;
+        o.run_ = nullptr;
+      }
+      return *this;
+    }
+    DeviceRun(const DeviceRun &) = delete;
+    DeviceRun &operator=(const DeviceRun &) = delete;
+    ~DeviceRun() { finish(); }
+    /// True until waited for.
+    bool pending() const { return run_ != nullptr; }
+    void wait() {
+      if (!run_)
+        throw Error(AOTC_ERROR_INVALID_ARGUMENT, "DeviceRun: nothing to wait for");
+      aotc_run_t *run = run_;
+      run_ = nullptr;
+      lib_->check(lib_->aotc_run_wait(run), "aotc_run_wait");
+    }
+
+  private:
+    friend class Model;
+    DeviceRun(const detail::Library *lib, aotc_run_t *run)
+        : lib_(lib), run_(run) {}
+    void finish() noexcept {
+      if (run_)
+        lib_->aotc_run_wait(run_);
+      run_ = nullptr;
+    }
+    const detail::Library *lib_ = nullptr;
+    aotc_run_t *run_ = nullptr;
+  };
+  /// Enqueues a device run in order with the caller's cl_command_queue
+  /// \p queue and returns without waiting (see
+  /// aotc_container_run_device_async); fills each output's dtype and shape.
+  DeviceRun runDeviceAsync(const std::vector<aotc_device_tensor_t> &inputs,
+                           std::vector<aotc_device_tensor_t> &outputs,
+                           void *queue) const {
+    if (!lib().aotc_container_run_device_async || !lib().aotc_run_wait)
+      throw Error(AOTC_ERROR_UNSUPPORTED,
+                  lib().path + ": the model was built by an aotc without "
+                               "asynchronous device runs");
+    aotc_run_t *run = nullptr;
+    lib().check(lib().aotc_container_run_device_async(
+                    container_, inputs.data(), inputs.size(), outputs.data(),
+                    outputs.size(), queue, &run),
+                "aotc_container_run_device_async");
+    return DeviceRun(&lib(), run);
   }
 
   /// Weights by ONNX initializer name (see aotc_container_update_constants
