@@ -28,6 +28,9 @@ echo "PoCL links $pocl_llvm; the host preloads $other"
 
 "$aotc" compile "$onnx" -o "$tmp/model.so" >/dev/null || fail "compile"
 model=$tmp/model.so
+# The second LLVM goes in front of whatever the caller preloads (the ASan run
+# of scripts/ci_extra.sh preloads the OpenCL ICD loader for LeakSanitizer).
+preload="$other${LD_PRELOAD:+:$LD_PRELOAD}"
 run() {  # run NAME [ENV...]: the host on fresh caches unless NAME's exist
   local name=$1; shift
   mkdir -p "$tmp/$name.aotc" "$tmp/$name.pocl"
@@ -41,18 +44,18 @@ outputs() { grep '^output 0' "$tmp/$1.out"; }
 ref=$(outputs plain)
 [ -n "$ref" ] || fail "the plain run printed no outputs"
 
-rc=$(run child AOTC_PROGRAM_BUILDER="$builder" LD_PRELOAD="$other")
+rc=$(run child AOTC_PROGRAM_BUILDER="$builder" LD_PRELOAD="$preload")
 [ "$rc" = 0 ] || fail "with a second LLVM and the builder: exit $rc: $(cat "$tmp/child.out")"
 [ "$(outputs child)" = "$ref" ] || fail "outputs differ: $(outputs child) vs $ref"
 ls "$tmp/child.aotc"/*.clbin >/dev/null 2>&1 || fail "the child's binary was not cached"
 
-rc=$(run child AOTC_PROGRAM_BUILDER=/nonexistent/aotc-build-program LD_PRELOAD="$other")
+rc=$(run child AOTC_PROGRAM_BUILDER=/nonexistent/aotc-build-program LD_PRELOAD="$preload")
 [ "$rc" = 0 ] || fail "from the cache, no builder: exit $rc: $(cat "$tmp/child.out")"
 [ "$(outputs child)" = "$ref" ] || fail "outputs from the cache differ"
 
 expect_error() {  # expect_error NAME TEXT ENV...: exit 1 with TEXT in the output
   local name=$1 text=$2; shift 2
-  rc=$(run "$name" LD_PRELOAD="$other" "$@")
+  rc=$(run "$name" LD_PRELOAD="$preload" "$@")
   [ "$rc" = 1 ] || fail "$name: exit $rc (want 1): $(cat "$tmp/$name.out")"
   grep -q -- "$text" "$tmp/$name.out" || fail "$name: no '$text' in: $(cat "$tmp/$name.out")"
 }
