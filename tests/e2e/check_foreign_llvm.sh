@@ -18,10 +18,13 @@ fail() { echo "FAILED: $*"; exit 1; }
 
 pocl=$(ls /usr/lib/*/libpocl.so.2 2>/dev/null | head -1)
 [ -n "$pocl" ] || fail "PoCL's library not found"
-pocl_llvm=$(ldd "$pocl" | sed -n 's/.*\(libLLVM[^ ]*\) =>.*/\1/p' | head -1)
+pocl_llvm=$(ldd "$pocl" | sed -n 's/.*\(libLLVM[^ ]*\) => \([^ ]*\).*/\1 \2/p' | head -1)
+pocl_real=$(readlink -f "${pocl_llvm#* }")
+pocl_llvm=${pocl_llvm%% *}
 other=""
 for lib in /usr/lib/*/libLLVM-*.so.1 /usr/lib/llvm-*/lib/libLLVM-*.so.1; do
-  [ -e "$lib" ] && [ "$(basename "$lib")" != "$pocl_llvm" ] && { other=$lib; break; }
+  # Another file than PoCL's (not a second name of the same library).
+  [ -e "$lib" ] && [ "$(readlink -f "$lib")" != "$pocl_real" ] && { other=$lib; break; }
 done
 [ -n "$other" ] || fail "no libLLVM other than PoCL's ($pocl_llvm) to load (scripts/setup.sh installs LLVM 14)"
 echo "PoCL links $pocl_llvm; the host preloads $other"
