@@ -103,10 +103,29 @@ class OpenCL:
             self.cl.clReleaseCommandQueue(self.queue)
 
 
+def _device_tensors(inputs, outputs):
+    """The aotc_device_tensor_t arrays of a device run: inputs [(cl_mem, array-like template of
+    dtype and shape)], outputs [(cl_mem, capacity bytes)]."""
+    ins = (DeviceTensor * len(inputs))()
+    for t, (buf, a) in zip(ins, inputs):
+        t.buffer, t.offset, t.nbytes, t.dtype, t.rank = buf, 0, a.nbytes, CODES[a.dtype], a.ndim
+        for i, d in enumerate(a.shape):
+            t.shape[i] = d
+    outs = (DeviceTensor * len(outputs))()
+    for t, (buf, cap) in zip(outs, outputs):
+        t.buffer, t.offset, t.nbytes = buf, 0, cap
+    return ins, outs
+
+
 class Model:
     def __init__(self, path, device="gpu", cache_dir=None, profile=False):
         self.lib = ctypes.CDLL(os.path.abspath(path), mode=os.RTLD_LOCAL | os.RTLD_NOW)
         self.lib.aotc_last_error.restype = ctypes.c_char_p
+        if hasattr(self.lib, "aotc_container_run_device_async"):  # .so files of older aotc lack it
+            self.lib.aotc_container_run_device_async.argtypes = [
+                ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_void_p, ctypes.c_size_t,
+                ctypes.c_void_p, ctypes.POINTER(ctypes.c_void_p)]
+            self.lib.aotc_run_wait.argtypes = [ctypes.c_void_p]
         opts = Options()
         self.lib.aotc_container_options_init(ctypes.byref(opts))
         opts.device = device.encode()
@@ -191,39 +210,21 @@ class Model:
     def run_device(self, inputs, outputs):
         """inputs: [(cl_mem, array-like template of dtype and shape)]; outputs: [(cl_mem, capacity
         bytes)]. Runs on the device buffers; returns the outputs' (dtype, shape)."""
-        ins = (DeviceTensor * len(inputs))()
-        for t, (buf, a) in zip(ins, inputs):
-            t.buffer, t.offset, t.nbytes, t.dtype, t.rank = buf, 0, a.nbytes, CODES[a.dtype], a.ndim
-            for i, d in enumerate(a.shape):
-                t.shape[i] = d
-        outs = (DeviceTensor * len(outputs))()
-        for t, (buf, cap) in zip(outs, outputs):
-            t.buffer, t.offset, t.nbytes = buf, 0, cap
+        ins, outs = _device_tensors(inputs, outputs)
         self._check(self.lib.aotc_container_run_device(self.c, ins, len(inputs), outs, len(outputs)))
         return [(np.dtype(DTYPES[t.dtype]), tuple(t.shape[i] for i in range(t.rank))) for t in outs]
 
     def run_device_async(self, inputs, outputs, queue):
         """As run_device, enqueued in order with the cl_command_queue `queue` without waiting
         (aotc_container_run_device_async); returns the run, for wait()."""
-        ins = (DeviceTensor * len(inputs))()
-        for t, (buf, a) in zip(ins, inputs):
-            t.buffer, t.offset, t.nbytes, t.dtype, t.rank = buf, 0, a.nbytes, CODES[a.dtype], a.ndim
-            for i, d in enumerate(a.shape):
-                t.shape[i] = d
-        outs = (DeviceTensor * len(outputs))()
-        for t, (buf, cap) in zip(outs, outputs):
-            t.buffer, t.offset, t.nbytes = buf, 0, cap
+        ins, outs = _device_tensors(inputs, outputs)
         run = ctypes.c_void_p()
-        self.lib.aotc_container_run_device_async.argtypes = [
-            ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_void_p, ctypes.c_size_t,
-            ctypes.c_void_p, ctypes.POINTER(ctypes.c_void_p)]
         self._check(self.lib.aotc_container_run_device_async(
             self.c, ins, len(inputs), outs, len(outputs), queue, ctypes.byref(run)))
         return run
 
     def wait(self, run):
         """aotc_run_wait: the run's result (its run-time checks) as an exception."""
-        self.lib.aotc_run_wait.argtypes = [ctypes.c_void_p]
         self._check(self.lib.aotc_run_wait(run))
 
     def kernel_summaries(self):

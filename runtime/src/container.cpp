@@ -488,13 +488,11 @@ aotc_status_t Container::runDevice(const aotc_device_tensor_t *inputs,
                                    aotc_device_tensor_t *outputs,
                                    size_t numOutputs) {
   uint64_t startNs = hostNowNs();
-  Binding binding;
-  std::vector<uint64_t> outputBytes;
-  DeviceIO io;
-  AOTC_RT_RETURN_IF_ERROR(prepareDeviceRun(inputs, numInputs, outputs,
-                                           numOutputs, binding, outputBytes,
-                                           io));
-  return runOnInstance(binding, nullptr, outputBytes, &io, startNs);
+  DeviceRunPlan plan;
+  AOTC_RT_RETURN_IF_ERROR(
+      prepareDeviceRun(inputs, numInputs, outputs, numOutputs, plan));
+  return runOnInstance(plan.binding, nullptr, plan.outputBytes, &plan.io,
+                       startNs);
 }
 
 aotc_status_t Container::runDeviceAsync(const aotc_device_tensor_t *inputs,
@@ -526,12 +524,9 @@ aotc_status_t Container::runDeviceAsync(const aotc_device_tensor_t *inputs,
                 "model '%s': a profiling container runs synchronously "
                 "(aotc_container_run_device)",
                 d.model_name);
-  Binding binding;
-  std::vector<uint64_t> outputBytes;
-  DeviceIO io;
-  AOTC_RT_RETURN_IF_ERROR(prepareDeviceRun(inputs, numInputs, outputs,
-                                           numOutputs, binding, outputBytes,
-                                           io));
+  DeviceRunPlan plan;
+  AOTC_RT_RETURN_IF_ERROR(
+      prepareDeviceRun(inputs, numInputs, outputs, numOutputs, plan));
   auto run = std::make_unique<aotc_run_t>();
   run->container = this;
   run->constants = constants.active();
@@ -556,8 +551,8 @@ aotc_status_t Container::runDeviceAsync(const aotc_device_tensor_t *inputs,
                 d.model_name, clErrorName(err));
   }
   aotc_status_t status =
-      enqueueRun(*instance, *run->constants, binding, nullptr, outputBytes,
-                 &io, run->record, /*wait=*/false);
+      enqueueRun(*instance, *run->constants, plan.binding, nullptr,
+                 plan.outputBytes, &plan.io, run->record, /*wait=*/false);
   if (status != AOTC_OK) {
     releaseInstance(instance);
     return status;
@@ -605,10 +600,12 @@ aotc_status_t Container::waitRun(aotc_run_t *run) {
 aotc_status_t Container::prepareDeviceRun(const aotc_device_tensor_t *inputs,
                                           size_t numInputs,
                                           aotc_device_tensor_t *outputs,
-                                          size_t numOutputs, Binding &binding,
-                                          std::vector<uint64_t> &outputBytes,
-                                          DeviceIO &io) {
+                                          size_t numOutputs,
+                                          DeviceRunPlan &plan) {
   const AotcModelDesc &d = *desc_;
+  Binding &binding = plan.binding;
+  std::vector<uint64_t> &outputBytes = plan.outputBytes;
+  DeviceIO &io = plan.io;
   if ((numInputs > 0 && !inputs) || (numOutputs > 0 && !outputs))
     return fail(AOTC_ERROR_INVALID_ARGUMENT, "inputs or outputs is null");
   if (numInputs != static_cast<size_t>(d.num_inputs))

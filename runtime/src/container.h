@@ -188,13 +188,16 @@ private:
   /// Takes a free instance, waiting while all are busy; and gives it back.
   Instance *acquireInstance();
   void releaseInstance(Instance *instance);
-  /// Validates a device run's tensors and binds them.
+  /// A device run's tensors, validated and bound.
+  struct DeviceRunPlan {
+    Binding binding;
+    std::vector<uint64_t> outputBytes;
+    DeviceIO io;
+  };
   aotc_status_t prepareDeviceRun(const aotc_device_tensor_t *inputs,
                                  size_t numInputs,
                                  aotc_device_tensor_t *outputs,
-                                 size_t numOutputs, Binding &binding,
-                                 std::vector<uint64_t> &outputBytes,
-                                 DeviceIO &io);
+                                 size_t numOutputs, DeviceRunPlan &plan);
   /// An error if \p set lacks a weight (a weightless model not yet given
   /// all of them).
   aotc_status_t checkWeightsPresent(const ConstantSet &set) const;
