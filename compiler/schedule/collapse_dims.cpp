@@ -12,6 +12,16 @@ namespace {
 
 using Shapes = std::map<std::string, std::vector<Expr>>;
 
+/// The shape a kernel views \p buffer with: after earlier merges \p views,
+/// else the module's; null for a buffer the module does not declare.
+const std::vector<Expr> *shapeOf(const std::string &buffer,
+                                 const Shapes &views, const LoopModule &m) {
+  if (auto it = views.find(buffer); it != views.end())
+    return &it->second;
+  const ModuleBuffer *b = m.findBuffer(buffer);
+  return b ? &b->shape : nullptr;
+}
+
 /// Rewrites the accesses of an instantiated term or finish for merging
 /// dimensions k, k+1 (variables a, b, extents ea, eb) into one indexed by
 /// \p merged. ok turns false when an access reads a or b in any other way;
@@ -19,9 +29,9 @@ using Shapes = std::map<std::string, std::vector<Expr>>;
 class MergeAccesses : public IRMutator {
 public:
   MergeAccesses(const Var *a, const Var *b, Expr ea, Expr eb, Expr merged,
-                const Shapes &shapes)
+                const Shapes &views, const LoopModule &m)
       : a_(a), b_(b), ea_(std::move(ea)), eb_(std::move(eb)),
-        merged_(std::move(merged)), shapes_(shapes) {}
+        merged_(std::move(merged)), views_(views), module_(m) {}
 
   bool ok = true;
   /// Buffer -> position of its merged pair, or -1 where it is read without.
@@ -60,9 +70,14 @@ private:
   /// the pair; false (leaving the access as it is) if it reads neither.
   bool rewrite(const std::string &buffer, const std::vector<Expr> &in,
                std::vector<Expr> &out) {
+    // Only an access that reads the pair is simplified (to see `a` in
+    // `a * 1 + 0`); the others stay as they are.
+    bool reads = false;
+    for (const Expr &e : in)
+      reads |= uses(e);
     std::vector<Expr> idx;
     for (const Expr &e : in)
-      idx.push_back(simplify(e));
+      idx.push_back(reads ? simplify(e) : e);
     int at = -1;
     for (size_t j = 0; j + 1 < idx.size(); ++j)
       if (is(idx[j], a_) && is(idx[j + 1], b_))
@@ -76,9 +91,9 @@ private:
       ok = false; // read both merged and not, or at two places
     if (at < 0)
       return false;
-    auto sh = shapes_.find(buffer);
-    if (sh == shapes_.end() || sh->second.size() != idx.size() ||
-        !proveEqual(sh->second[at], ea_) || !proveEqual(sh->second[at + 1], eb_)) {
+    const std::vector<Expr> *shape = shapeOf(buffer, views_, module_);
+    if (!shape || shape->size() != idx.size() ||
+        !proveEqual((*shape)[at], ea_) || !proveEqual((*shape)[at + 1], eb_)) {
       ok = false;
       return false;
     }
@@ -90,7 +105,8 @@ private:
 
   const Var *a_, *b_;
   Expr ea_, eb_, merged_;
-  const Shapes &shapes_;
+  const Shapes &views_;
+  const LoopModule &module_;
 };
 
 /// True if \p s reads variable \p v anywhere.
@@ -105,37 +121,39 @@ bool stmtUses(const Stmt &s, const Var *v) {
   return f.found;
 }
 
-/// The pieces of one merge that the term and finish of the merged nest
-/// share: which dimension, the extents, the shapes before it.
+/// One merge of dimensions k and k+1, shared by the merged nest's term and
+/// finish: the nest before it, the extents, the views before it.
 struct Merge {
   ReductionNest inner;
   int k = 0;
   Expr ea, eb;
-  Shapes shapes;
+  Shapes views;
+  const LoopModule *module = nullptr;
+
+  /// The inner nest's indices for merged indices \p idx (fresh variables
+  /// a, b at k, k+1) and the rewriter that merges them back into \p merged.
+  std::pair<std::vector<Expr>, MergeAccesses>
+  expand(const std::vector<Expr> &idx, const Expr &merged) const {
+    Expr a = Var::make("ma"), b = Var::make("mb");
+    std::vector<Expr> in(idx.begin(), idx.begin() + k);
+    in.push_back(a);
+    in.push_back(b);
+    in.insert(in.end(), idx.begin() + k + 1, idx.end());
+    return {std::move(in), MergeAccesses(a.as<Var>(), b.as<Var>(), ea, eb,
+                                         merged, views, *module)};
+  }
 };
 
-/// The inner nest's indices for merged indices \p idx: fresh variables a, b
-/// at k, k+1.
-std::vector<Expr> expand(const Merge &m, const std::vector<Expr> &idx,
-                         Expr &a, Expr &b) {
-  a = Var::make("ma");
-  b = Var::make("mb");
-  std::vector<Expr> in(idx.begin(), idx.begin() + m.k);
-  in.push_back(a);
-  in.push_back(b);
-  in.insert(in.end(), idx.begin() + m.k + 1, idx.end());
-  return in;
-}
-
-/// Tries to merge dimensions k and k+1 of \p nest; on success returns the
-/// merged nest and updates \p shapes with the views.
-bool tryMerge(ReductionNest &nest, int k, Shapes &shapes) {
-  auto m = std::make_shared<Merge>();
-  m->inner = nest;
-  m->k = k;
-  m->ea = nest.shape[k];
-  m->eb = nest.shape[k + 1];
-  m->shapes = shapes;
+/// Tries to merge dimensions k and k+1 of \p nest; on success replaces it
+/// by the merged nest and records the new views in \p views.
+bool tryMerge(ReductionNest &nest, int k, Shapes &views, const LoopModule &m) {
+  auto merge = std::make_shared<Merge>();
+  merge->inner = nest;
+  merge->k = k;
+  merge->ea = nest.shape[k];
+  merge->eb = nest.shape[k + 1];
+  merge->views = views;
+  merge->module = &m;
 
   // Check once on fresh variables.
   std::vector<Expr> idx;
@@ -144,17 +162,15 @@ bool tryMerge(ReductionNest &nest, int k, Shapes &shapes) {
   std::vector<Expr> r;
   for (size_t d = 0; d < nest.reduceExtents.size(); ++d)
     r.push_back(Var::make("cr" + std::to_string(d)));
-  Expr a, b;
-  std::vector<Expr> in = expand(*m, idx, a, b);
-  Expr p = idx[k];
-  MergeAccesses rw(a.as<Var>(), b.as<Var>(), m->ea, m->eb, p, m->shapes);
+  auto [in, rw] = merge->expand(idx, idx[k]);
+  const Var *a = in[k].as<Var>(), *b = in[k + 1].as<Var>();
   if (nest.term) {
     Expr t = rw.mutate(nest.term(in, r));
-    if (usesVar(t, a.as<Var>()) || usesVar(t, b.as<Var>()))
+    if (usesVar(t, a) || usesVar(t, b))
       return false;
   }
   Stmt f = rw.mutate(nest.finish(in, Var::make("cacc", nest.accType)));
-  if (!rw.ok || stmtUses(f, a.as<Var>()) || stmtUses(f, b.as<Var>()))
+  if (!rw.ok || stmtUses(f, a) || stmtUses(f, b))
     return false;
   bool any = false;
   for (const auto &[buffer, at] : rw.pairAt)
@@ -164,28 +180,24 @@ bool tryMerge(ReductionNest &nest, int k, Shapes &shapes) {
 
   ReductionNest out = nest;
   out.shape.erase(out.shape.begin() + k + 1);
-  out.shape[k] = simplify(m->ea * m->eb);
+  out.shape[k] = simplify(merge->ea * merge->eb);
   if (nest.term)
-    out.term = [m](const std::vector<Expr> &idx, const std::vector<Expr> &r) {
-      Expr a, b;
-      std::vector<Expr> in = expand(*m, idx, a, b);
-      MergeAccesses rw(a.as<Var>(), b.as<Var>(), m->ea, m->eb, idx[m->k],
-                       m->shapes);
-      return rw.mutate(m->inner.term(in, r));
+    out.term = [merge](const std::vector<Expr> &idx,
+                       const std::vector<Expr> &r) {
+      auto [in, rw] = merge->expand(idx, idx[merge->k]);
+      return rw.mutate(merge->inner.term(in, r));
     };
-  out.finish = [m](const std::vector<Expr> &idx, const Expr &acc) {
-    Expr a, b;
-    std::vector<Expr> in = expand(*m, idx, a, b);
-    MergeAccesses rw(a.as<Var>(), b.as<Var>(), m->ea, m->eb, idx[m->k],
-                     m->shapes);
-    return rw.mutate(m->inner.finish(in, acc));
+  out.finish = [merge](const std::vector<Expr> &idx, const Expr &acc) {
+    auto [in, rw] = merge->expand(idx, idx[merge->k]);
+    return rw.mutate(merge->inner.finish(in, acc));
   };
   for (const auto &[buffer, at] : rw.pairAt) {
     if (at < 0)
       continue;
-    std::vector<Expr> &s = shapes[buffer];
+    std::vector<Expr> s = *shapeOf(buffer, views, m);
     s[at] = simplify(s[at] * s[at + 1]);
     s.erase(s.begin() + at + 1);
+    views[buffer] = std::move(s);
   }
   nest = std::move(out);
   return true;
@@ -220,23 +232,17 @@ ReductionNest dropUnitReductions(const ReductionNest &nest) {
 
 } // namespace
 
-CollapsedNest collapseDims(const ReductionNest &nest, const Shapes &shapes) {
+CollapsedNest collapseDims(const ReductionNest &nest, const LoopModule &m) {
   CollapsedNest c;
   c.nest = dropUnitReductions(nest);
-  Shapes views = shapes;
   bool merged = true;
   while (merged && c.nest.shape.size() >= 2) {
     merged = false;
     for (int k = static_cast<int>(c.nest.shape.size()) - 2; k >= 0; --k)
-      if (tryMerge(c.nest, k, views)) {
+      if (tryMerge(c.nest, k, c.views, m)) {
         merged = true;
         break;
       }
-  }
-  for (auto &[buffer, shape] : views) {
-    const std::vector<Expr> &orig = shapes.at(buffer);
-    if (shape.size() != orig.size())
-      c.views[buffer] = shape;
   }
   return c;
 }

@@ -39,10 +39,9 @@ struct CollapsedNest {
 };
 
 /// \p nest with its reduction loops of extent 1 dropped (their variables
-/// read as 0; a 1x1 window's loops; one is kept when all are) and every pair of neighbouring output dimensions merged that
-/// its accesses allow, repeatedly. \p shapes: the shape of every buffer
-/// the nest may read or write (the module's).
-CollapsedNest collapseDims(const ReductionNest &nest,
-                           const std::map<std::string, std::vector<Expr>> &shapes);
+/// read as 0; a 1x1 window's loops; one is kept when all are) and every
+/// pair of neighbouring output dimensions merged that its accesses allow,
+/// repeatedly. Buffer shapes are \p m's.
+CollapsedNest collapseDims(const ReductionNest &nest, const LoopModule &m);
 
 } // namespace aotc

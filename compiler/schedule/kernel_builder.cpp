@@ -334,10 +334,7 @@ Expected<Kernel> buildKernel(const LoweredGraph &lg, const FusionPlan &plan,
   auto collapse = [&](const ReductionNest &nest) {
     if (!opts.registerTiling && !given)
       return nest;
-    std::map<std::string, std::vector<Expr>> shapes;
-    for (const ModuleBuffer &b : m.buffers)
-      shapes[b.name] = b.shape;
-    CollapsedNest c = collapseDims(nest, shapes);
+    CollapsedNest c = collapseDims(nest, m);
     views = std::move(c.views);
     return c.nest;
   };
