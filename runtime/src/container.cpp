@@ -88,9 +88,20 @@ Instance::~Instance() {
 /// instances are busy.
 class InstanceLease {
 public:
-  explicit InstanceLease(Container &container)
-      : container_(container), instance_(container.acquireInstance()) {}
-  ~InstanceLease() { container_.releaseInstance(instance_); }
+  explicit InstanceLease(Container &container) : container_(container) {
+    std::unique_lock<std::mutex> lock(container_.instancesMutex_);
+    container_.instanceFree_.wait(
+        lock, [&] { return !container_.freeInstances_.empty(); });
+    instance_ = container_.freeInstances_.back();
+    container_.freeInstances_.pop_back();
+  }
+  ~InstanceLease() {
+    {
+      std::lock_guard<std::mutex> lock(container_.instancesMutex_);
+      container_.freeInstances_.push_back(instance_);
+    }
+    container_.instanceFree_.notify_one();
+  }
   InstanceLease(const InstanceLease &) = delete;
   InstanceLease &operator=(const InstanceLease &) = delete;
   Instance &get() { return *instance_; }
@@ -103,22 +114,6 @@ private:
 //===----------------------------------------------------------------------===//
 // Loading
 //===----------------------------------------------------------------------===//
-
-Instance *Container::acquireInstance() {
-  std::unique_lock<std::mutex> lock(instancesMutex_);
-  instanceFree_.wait(lock, [&] { return !freeInstances_.empty(); });
-  Instance *instance = freeInstances_.back();
-  freeInstances_.pop_back();
-  return instance;
-}
-
-void Container::releaseInstance(Instance *instance) {
-  {
-    std::lock_guard<std::mutex> lock(instancesMutex_);
-    freeInstances_.push_back(instance);
-  }
-  instanceFree_.notify_all();
-}
 
 Container::~Container() {
   // Instances first: they finish their queues and hold kernels of program_.
@@ -531,7 +526,13 @@ aotc_status_t Container::runDeviceAsync(const aotc_device_tensor_t *inputs,
   run->container = this;
   run->constants = constants.active();
   AOTC_RT_RETURN_IF_ERROR(checkWeightsPresent(*run->constants));
-  Instance *instance = acquireInstance();
+  // The instance is held only while the run is enqueued: its queue is in
+  // order, so a later run on it (this thread's next call, or another
+  // thread's) starts after this one, and OpenCL took the kernels' arguments
+  // at enqueue. (Holding it until a completion callback cost about 20 ms a
+  // run on NVIDIA's driver, whose callbacks come late.)
+  InstanceLease lease(*this);
+  Instance *instance = &lease.get();
   // Behind everything already on the caller's queue. (A command that waits
   // for an event of another queue needs that queue flushed: NVIDIA's driver
   // otherwise submits the marker only at its next flush, about 20 ms later.)
@@ -545,18 +546,13 @@ aotc_status_t Container::runDeviceAsync(const aotc_device_tensor_t *inputs,
   }
   if (err != CL_SUCCESS) {
     clFinish(instance->queue);
-    releaseInstance(instance);
     return fail(statusForClError(err),
                 "model '%s': ordering the run after the caller's queue: %s",
                 d.model_name, clErrorName(err));
   }
-  aotc_status_t status =
-      enqueueRun(*instance, *run->constants, plan.binding, nullptr,
-                 plan.outputBytes, &plan.io, run->record, /*wait=*/false);
-  if (status != AOTC_OK) {
-    releaseInstance(instance);
-    return status;
-  }
+  AOTC_RT_RETURN_IF_ERROR(enqueueRun(*instance, *run->constants, plan.binding,
+                                     nullptr, plan.outputBytes, &plan.io,
+                                     run->record, /*wait=*/false));
   // The caller's later work waits for the run.
   err = clEnqueueMarkerWithWaitList(instance->queue, 0, nullptr, &run->done);
   if (err == CL_SUCCESS)
@@ -567,17 +563,10 @@ aotc_status_t Container::runDeviceAsync(const aotc_device_tensor_t *inputs,
     clFinish(instance->queue);
     if (run->done)
       clReleaseEvent(run->done);
-    releaseInstance(instance);
     return fail(statusForClError(err),
                 "model '%s': ordering the caller's queue after the run: %s",
                 d.model_name, clErrorName(err));
   }
-  // The instance goes back now: its queue is in order, so a later run on it
-  // (this thread's next call, or another thread's) starts after this one,
-  // and OpenCL took the kernels' arguments at enqueue. (Giving it back from
-  // an event callback at completion cost about 20 ms a run on NVIDIA's
-  // driver, whose callbacks come late.)
-  releaseInstance(instance);
   out = run.release();
   return AOTC_OK;
 }

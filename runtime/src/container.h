@@ -125,14 +125,14 @@ public:
   aotc_status_t runDevice(const aotc_device_tensor_t *inputs, size_t numInputs,
                           aotc_device_tensor_t *outputs, size_t numOutputs);
   /// aotc_container_run_device_async: enqueues behind the work on \p queue
-  /// and makes \p queue's later work wait for the run; \p out owns the
-  /// instance until waitRun.
+  /// and makes \p queue's later work wait for the run; \p out is the run,
+  /// for waitRun.
   aotc_status_t runDeviceAsync(const aotc_device_tensor_t *inputs,
                                size_t numInputs, aotc_device_tensor_t *outputs,
                                size_t numOutputs, cl_command_queue queue,
                                aotc_run_t *&out);
-  /// aotc_run_wait: waits for \p run, reports its run-time checks, returns
-  /// its instance and deletes it.
+  /// aotc_run_wait: waits for \p run, reports its run-time checks and
+  /// deletes it.
   aotc_status_t waitRun(aotc_run_t *run);
   cl_context context() const { return context_; }
   aotc_status_t outputShapes(const aotc_tensor_t *inputs, size_t numInputs,
@@ -185,9 +185,6 @@ private:
   aotc_status_t fillOutputShapes(const Binding &binding, aotc_tensor_t *outputs,
                                  size_t numOutputs,
                                  std::vector<uint64_t> &outBytes) const;
-  /// Takes a free instance, waiting while all are busy; and gives it back.
-  Instance *acquireInstance();
-  void releaseInstance(Instance *instance);
   /// A device run's tensors, validated and bound.
   struct DeviceRunPlan {
     Binding binding;

@@ -303,23 +303,31 @@ typedef struct aotc_run_t aotc_run_t;
  * enqueues: runs on one instance execute in order, so many runs may be in
  * flight from one thread. A profiling container refuses this call
  * (AOTC_ERROR_INVALID_ARGUMENT). On
- * success *out_run is the run; the caller must pass it to aotc_run_wait
- * exactly once, before aotc_container_delete. The shapes of the outputs are
- * written before the call returns. The run reads the constant set active
- * at the call until it finishes. Threads: as aotc_container_run_device.
- * Errors: as aotc_container_run_device, plus a null or foreign queue
- * (AOTC_ERROR_INVALID_ARGUMENT); on an error nothing stays in flight and
- * *out_run is null. */
+ * success *out_run is the run, owned by the runtime until the caller passes
+ * it to aotc_run_wait, exactly once, before aotc_container_delete. The shapes
+ * of the outputs are written before the call returns. The run reads the
+ * constant set active at the call until it finishes. Ownership: the caller
+ * keeps its buffers and queue (neither is retained); until the run has
+ * finished (aotc_run_wait, or commands on `queue` enqueued after the call)
+ * the caller must not write the inputs or touch the outputs from anywhere
+ * else, nor release them. Threads: as aotc_container_run_device; runs may be
+ * in flight on several threads at once. Errors: as
+ * aotc_container_run_device, plus a null out_run and a null or foreign
+ * queue (AOTC_ERROR_INVALID_ARGUMENT); on an error nothing stays in flight
+ * and *out_run is null (when out_run is not null). */
 AOTC_API aotc_status_t aotc_container_run_device_async(
     aotc_container_t *container, const aotc_device_tensor_t *inputs,
     size_t num_inputs, aotc_device_tensor_t *outputs, size_t num_outputs,
     void *queue, aotc_run_t **out_run);
 
-/* Waits until `run`'s device work has finished, gives its instance back and
- * frees it; returns the run's result: the model's run-time checks (an index
- * out of range) are reported here, as aotc_container_run would report them.
- * The outputs may be read after the call from any queue, or before it from
- * the queue the run was ordered with. Any thread, once per run. */
+/* Waits until `run`'s device work has finished and frees `run`; returns the
+ * run's result: the model's run-time checks (an index out of range) are
+ * reported here, as aotc_container_run would report them, and a device
+ * failure as AOTC_ERROR_DEVICE_ERROR (or AOTC_ERROR_OUT_OF_MEMORY). `run` is
+ * freed whatever the result; null is AOTC_ERROR_INVALID_ARGUMENT. The
+ * outputs may be read after the call from any queue, or before it from the
+ * queue the run was ordered with. Any thread, once per run, while the
+ * container lives. */
 AOTC_API aotc_status_t aotc_run_wait(aotc_run_t *run);
 
 /*===------------------------------------------------------------------------===
