@@ -137,6 +137,13 @@ static void fillRandom(aotc_tensor_t *t, uint64_t numel) {
     case AOTC_DTYPE_BOOL:
       ((uint8_t *)t->data)[i] = (uint8_t)(nextRandom() & 1);
       break;
+    case AOTC_DTYPE_INT16:
+    case AOTC_DTYPE_UINT16:
+      ((uint16_t *)t->data)[i] = (uint16_t)(nextRandom() % 10);
+      break;
+    case AOTC_DTYPE_UINT32:
+      ((uint32_t *)t->data)[i] = (uint32_t)(nextRandom() % 10);
+      break;
     default: /* uint8, int8 */
       ((uint8_t *)t->data)[i] = (uint8_t)(nextRandom() % 10);
       break;
@@ -162,6 +169,15 @@ static void printValues(const aotc_tensor_t *t, uint64_t numel) {
       break;
     case AOTC_DTYPE_INT8:
       printf(" %d", ((const int8_t *)t->data)[i]);
+      break;
+    case AOTC_DTYPE_INT16:
+      printf(" %d", ((const int16_t *)t->data)[i]);
+      break;
+    case AOTC_DTYPE_UINT16:
+      printf(" %u", ((const uint16_t *)t->data)[i]);
+      break;
+    case AOTC_DTYPE_UINT32:
+      printf(" %u", ((const uint32_t *)t->data)[i]);
       break;
     default:
       printf(" %u", ((const uint8_t *)t->data)[i]);

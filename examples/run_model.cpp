@@ -45,6 +45,11 @@ void fillRandom(aotc::HostTensor &t, std::mt19937 &rng) {
   case AOTC_DTYPE_UINT8:
   case AOTC_DTYPE_INT8:
     return fill<uint8_t>(t, rng, 0, 10);
+  case AOTC_DTYPE_UINT16:
+  case AOTC_DTYPE_INT16:
+    return fill<uint16_t>(t, rng, 0, 10);
+  case AOTC_DTYPE_UINT32:
+    return fill<uint32_t>(t, rng, 0, 10);
   }
 }
 
@@ -66,6 +71,15 @@ void printValues(const aotc::HostTensor &t) {
       break;
     case AOTC_DTYPE_INT8:
       std::cout << ' ' << int(t.data<int8_t>()[i]);
+      break;
+    case AOTC_DTYPE_INT16:
+      std::cout << ' ' << t.data<int16_t>()[i];
+      break;
+    case AOTC_DTYPE_UINT16:
+      std::cout << ' ' << t.data<uint16_t>()[i];
+      break;
+    case AOTC_DTYPE_UINT32:
+      std::cout << ' ' << t.data<uint32_t>()[i];
       break;
     case AOTC_DTYPE_UINT8:
     case AOTC_DTYPE_BOOL:

@@ -51,7 +51,9 @@ void fillRandom(aotc::HostTensor &t, std::mt19937 &rng) {
     case AOTC_DTYPE_INT32:
       reinterpret_cast<int32_t *>(bytes)[i] = static_cast<int32_t>(v * 4 + 4);
       break;
-    default:
+    default: // small integers and bool: 0 or 1 in the lowest byte
+      std::memset(bytes + i * aotc::dtypeSize(t.dtype()), 0,
+                  aotc::dtypeSize(t.dtype()));
       bytes[i * aotc::dtypeSize(t.dtype())] = v > 0;
     }
   }

@@ -13,6 +13,12 @@ const char *dtypeName(DType t) {
     return "u8";
   case DType::Int8:
     return "i8";
+  case DType::UInt16:
+    return "u16";
+  case DType::Int16:
+    return "i16";
+  case DType::UInt32:
+    return "u32";
   case DType::Int32:
     return "i32";
   case DType::Int64:
@@ -33,6 +39,12 @@ const char *dtypeCLName(DType t) {
     return "uchar";
   case DType::Int8:
     return "char";
+  case DType::UInt16:
+    return "ushort";
+  case DType::Int16:
+    return "short";
+  case DType::UInt32:
+    return "uint";
   case DType::Int32:
     return "int";
   case DType::Int64:
@@ -45,10 +57,24 @@ const char *dtypeCLName(DType t) {
   return "?";
 }
 
+namespace {
+const DType kAll[] = {DType::Float32, DType::UInt8, DType::Int8,
+                      DType::UInt16,  DType::Int16, DType::Int32,
+                      DType::UInt32,  DType::Int64, DType::Bool,
+                      DType::Float64};
+} // namespace
+
+bool dtypeFromCode(int64_t code, DType &out) {
+  for (DType t : kAll) {
+    if (code == static_cast<int64_t>(t)) {
+      out = t;
+      return true;
+    }
+  }
+  return false;
+}
+
 bool parseDType(const std::string &s, DType &out) {
-  static const DType kAll[] = {DType::Float32, DType::UInt8, DType::Int8,
-                               DType::Int32,   DType::Int64, DType::Bool,
-                               DType::Float64};
   for (DType t : kAll) {
     if (s == dtypeName(t)) {
       out = t;

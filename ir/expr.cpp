@@ -456,6 +456,8 @@ private:
       if (d_ != PrintDialect::Text && e.type() == DType::Int64 &&
           (v > INT32_MAX || v < INT32_MIN))
         s += "L";
+      if (d_ != PrintDialect::Text && e.type() == DType::UInt32 && v > INT32_MAX)
+        s += "u";
       if (v < 0 && d_ != PrintDialect::Text)
         s = "(" + s + ")";
       return s;
@@ -577,6 +579,12 @@ private:
       return "int8_t";
     case DType::UInt8:
       return "uint8_t";
+    case DType::Int16:
+      return "int16_t";
+    case DType::UInt16:
+      return "uint16_t";
+    case DType::UInt32:
+      return "uint32_t";
     case DType::Int32:
       return "int32_t";
     case DType::Int64:

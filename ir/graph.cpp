@@ -178,6 +178,12 @@ int64_t tensorDataInt(const TensorData &data, DType t, int64_t i) {
     return data.as<uint8_t>()[i] != 0;
   case DType::Int8:
     return data.as<int8_t>()[i];
+  case DType::UInt16:
+    return data.as<uint16_t>()[i];
+  case DType::Int16:
+    return data.as<int16_t>()[i];
+  case DType::UInt32:
+    return data.as<uint32_t>()[i];
   case DType::Int32:
     return data.as<int32_t>()[i];
   case DType::Int64:
@@ -197,6 +203,9 @@ double tensorDataFloat(const TensorData &data, DType t, int64_t i) {
   case DType::UInt8:
   case DType::Bool:
   case DType::Int8:
+  case DType::UInt16:
+  case DType::Int16:
+  case DType::UInt32:
   case DType::Int32:
   case DType::Int64:
     return static_cast<double>(tensorDataInt(data, t, i));

@@ -39,7 +39,11 @@ inline int bitsOf(DType t) {
   case DType::Int8:
   case DType::UInt8:
     return 8;
+  case DType::Int16:
+  case DType::UInt16:
+    return 16;
   case DType::Int32:
+  case DType::UInt32:
     return 32;
   default:
     return 64;
@@ -53,6 +57,8 @@ inline int64_t minOf(DType t) {
   switch (t) {
   case DType::Int8:
     return INT8_MIN;
+  case DType::Int16:
+    return INT16_MIN;
   case DType::Int32:
     return INT32_MIN;
   case DType::Int64:
@@ -69,8 +75,14 @@ inline int64_t maxOf(DType t) {
     return INT8_MAX;
   case DType::UInt8:
     return UINT8_MAX;
+  case DType::Int16:
+    return INT16_MAX;
+  case DType::UInt16:
+    return UINT16_MAX;
   case DType::Int32:
     return INT32_MAX;
+  case DType::UInt32:
+    return UINT32_MAX;
   default:
     return INT64_MAX;
   }
@@ -86,8 +98,14 @@ inline int64_t wrap(DType t, uint64_t v) {
     return static_cast<int8_t>(static_cast<uint8_t>(v));
   case DType::UInt8:
     return static_cast<uint8_t>(v);
+  case DType::Int16:
+    return static_cast<int16_t>(static_cast<uint16_t>(v));
+  case DType::UInt16:
+    return static_cast<uint16_t>(v);
   case DType::Int32:
     return static_cast<int32_t>(static_cast<uint32_t>(v));
+  case DType::UInt32:
+    return static_cast<uint32_t>(v);
   default:
     return static_cast<int64_t>(v);
   }
@@ -161,8 +179,7 @@ inline int64_t fromFloat(DType t, double v) {
 /// Integer value \p v of type \p from as a double of type \p to (float32
 /// rounds to nearest).
 inline double toFloat(DType to, int64_t v, DType from) {
-  double d = from == DType::UInt8 ? static_cast<double>(static_cast<uint8_t>(v))
-                                  : static_cast<double>(v);
+  double d = static_cast<double>(isFloat(from) ? v : wrapSigned(from, v));
   if (to == DType::Float32)
     return static_cast<double>(static_cast<float>(
         from == DType::Int64 ? static_cast<float>(v) : static_cast<float>(d)));

@@ -97,7 +97,8 @@ def shapes(model, batch):
     return [[batch if isinstance(d, str) else d for d in i.shape] for i in model.inputs]
 
 
-ONNX_DTYPES = {1: "float32", 2: "uint8", 3: "int8", 6: "int32", 7: "int64", 9: "bool", 11: "float64"}
+ONNX_DTYPES = {1: "float32", 2: "uint8", 3: "int8", 4: "uint16", 5: "int16", 6: "int32", 7: "int64", 9: "bool",
+               11: "float64", 12: "uint32"}
 
 
 def from_onnx(path, dims=None):

@@ -111,7 +111,7 @@ def make_inputs(model, batch, path):
     for spec, shape in zip(model.inputs, registry.shapes(model, batch or 1)):
         if spec.dtype == "bool":
             arrays.append(rng.integers(0, 2, size=shape).astype(np.bool_))
-        elif spec.dtype in ("int64", "int32", "int8", "uint8"):
+        elif spec.dtype in ("int64", "int32", "uint32", "int16", "uint16", "int8", "uint8"):
             arrays.append(rng.integers(0, spec.high, size=shape).astype(spec.dtype))
         else:
             arrays.append(rng.standard_normal(shape).astype(spec.dtype))

@@ -11,7 +11,7 @@ namespace aotc {
 
 namespace {
 
-/// The suffix of a helper for an integer type: c, uc, i, l.
+/// The suffix of a helper for an integer type: c, uc, s, us, i, ui, l.
 const char *suffix(DType t) {
   switch (t) {
   case DType::Int8:
@@ -19,8 +19,14 @@ const char *suffix(DType t) {
   case DType::UInt8:
   case DType::Bool:
     return "uc";
+  case DType::Int16:
+    return "s";
+  case DType::UInt16:
+    return "us";
   case DType::Int32:
     return "i";
+  case DType::UInt32:
+    return "ui";
   default:
     return "l";
   }
@@ -89,12 +95,18 @@ const HelperDef kHelpers[] = {
   {"aotc_mul_" S, T " aotc_mul_" S "(" T " a, " T " b) { return as_" T "((" U ")((" U ")a * (" U ")b)); }\n"},
   AOTC_WRAP_OPS("c", "char", "uchar")
   AOTC_WRAP_OPS("uc", "uchar", "uchar")
+  AOTC_WRAP_OPS("s", "short", "ushort")
+  AOTC_WRAP_OPS("us", "ushort", "ushort")
   AOTC_WRAP_OPS("i", "int", "uint")
+  AOTC_WRAP_OPS("ui", "uint", "uint")
   AOTC_WRAP_OPS("l", "long", "ulong")
 #undef AOTC_WRAP_OPS
   // Truncating division: x / 0 = 0, MIN / -1 = MIN (wrapped).
   {"aotc_div_c", "char aotc_div_c(char a, char b) { return b == 0 ? 0 : as_char((uchar)(a / b)); }\n"},
   {"aotc_div_uc", "uchar aotc_div_uc(uchar a, uchar b) { return b == 0 ? 0 : (uchar)(a / b); }\n"},
+  {"aotc_div_s", "short aotc_div_s(short a, short b) { return b == 0 ? 0 : as_short((ushort)(a / b)); }\n"},
+  {"aotc_div_us", "ushort aotc_div_us(ushort a, ushort b) { return b == 0 ? 0 : (ushort)(a / b); }\n"},
+  {"aotc_div_ui", "uint aotc_div_ui(uint a, uint b) { return b == 0 ? 0 : a / b; }\n"},
   {"aotc_div_i", "int aotc_div_i(int a, int b) { return b == 0 ? 0 : b == -1 ? as_int(0u - (uint)a) : a / b; }\n"},
   {"aotc_div_l", "long aotc_div_l(long a, long b) { return b == 0 ? 0 : b == -1 ? as_long(0ul - (ulong)a) : a / b; }\n"},
   // Floor division and its remainder; by 0: 0.
@@ -111,6 +123,7 @@ const HelperDef kHelpers[] = {
                       "}\n"},
   // Narrowing to signed types wraps.
   {"aotc_to_c", "char aotc_to_c(long x) { return as_char((uchar)x); }\n"},
+  {"aotc_to_s", "short aotc_to_s(long x) { return as_short((ushort)x); }\n"},
   {"aotc_to_i", "int aotc_to_i(long x) { return as_int((uint)x); }\n"},
   // Float to integer: NaN -> 0, truncate toward zero, saturate to long.
   {"aotc_f2l_f", "long aotc_f2l_f(float x) { return isnan(x) ? 0 : x >= 0x1.0p63f ? LONG_MAX : x < -0x1.0p63f ? LONG_MIN : (long)x; }\n"},
@@ -152,7 +165,8 @@ Expr lowerIntBinary(const Binary *op, const Expr &a, const Expr &b,
                ? Expr(std::make_shared<Binary>(t, op->op, op->a, op->b))
                : Expr(std::make_shared<Binary>(t, op->op, a, b));
   };
-  bool narrow = t == DType::Int8 || t == DType::UInt8;
+  // Narrow operands are promoted to int in C: the result must wrap back.
+  bool narrow = scalar::bitsOf(t) < 32;
   switch (op->op) {
   case BinOp::Add:
   case BinOp::Sub:
@@ -197,13 +211,17 @@ Expr lowerCast(DType to, const Expr &v, const RangeEnv &env, ClHelpers &used) {
     return lowerCast(to, l, env, used);
   }
   // Integer (or bool) to integer: widening and unsigned targets are exact
-  // in C; a signed narrowing wraps through the helper.
-  if (to == DType::Int64 || to == DType::UInt8)
+  // in C (conversion to unsigned is modulo 2^bits); a signed narrowing
+  // wraps through the helper.
+  if (to == DType::Int64 || !isSigned(to))
     return Cast::make(to, v);
   auto r = boundsOf(v, env);
   if (r && r->min >= scalar::minOf(to) && r->max <= scalar::maxOf(to))
     return Cast::make(to, v);
-  return helper(to == DType::Int8 ? "aotc_to_c" : "aotc_to_i", to, {v}, used);
+  const char *name = to == DType::Int8    ? "aotc_to_c"
+                     : to == DType::Int16 ? "aotc_to_s"
+                                          : "aotc_to_i";
+  return helper(name, to, {v}, used);
 }
 
 std::string clHelperDefinitions(const ClHelpers &used) {

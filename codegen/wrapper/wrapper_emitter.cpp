@@ -27,6 +27,9 @@ static_assert(kMaxIORank == AOTC_MAX_RANK,
 static_assert(static_cast<int>(DType::Float32) == AOTC_DT_FLOAT32 &&
                   static_cast<int>(DType::UInt8) == AOTC_DT_UINT8 &&
                   static_cast<int>(DType::Int8) == AOTC_DT_INT8 &&
+                  static_cast<int>(DType::UInt16) == AOTC_DT_UINT16 &&
+                  static_cast<int>(DType::Int16) == AOTC_DT_INT16 &&
+                  static_cast<int>(DType::UInt32) == AOTC_DT_UINT32 &&
                   static_cast<int>(DType::Int32) == AOTC_DT_INT32 &&
                   static_cast<int>(DType::Int64) == AOTC_DT_INT64 &&
                   static_cast<int>(DType::Bool) == AOTC_DT_BOOL &&
@@ -43,6 +46,12 @@ const char *dtypeEnum(DType t) {
     return "AOTC_DT_UINT8";
   case DType::Int8:
     return "AOTC_DT_INT8";
+  case DType::UInt16:
+    return "AOTC_DT_UINT16";
+  case DType::Int16:
+    return "AOTC_DT_INT16";
+  case DType::UInt32:
+    return "AOTC_DT_UINT32";
   case DType::Int32:
     return "AOTC_DT_INT32";
   case DType::Int64:

@@ -111,6 +111,12 @@ const char *abiDtypeName(DType t) {
     return "uint8";
   case DType::Int8:
     return "int8";
+  case DType::UInt16:
+    return "uint16";
+  case DType::Int16:
+    return "int16";
+  case DType::UInt32:
+    return "uint32";
   case DType::Int32:
     return "int32";
   case DType::Int64:

@@ -72,6 +72,12 @@ Expected<DType> dtypeFromOnnx(int32_t elemType) {
     return DType::UInt8;
   case onnx::TensorProto_DataType_INT8:
     return DType::Int8;
+  case onnx::TensorProto_DataType_UINT16:
+    return DType::UInt16;
+  case onnx::TensorProto_DataType_INT16:
+    return DType::Int16;
+  case onnx::TensorProto_DataType_UINT32:
+    return DType::UInt32;
   case onnx::TensorProto_DataType_INT32:
     return DType::Int32;
   case onnx::TensorProto_DataType_INT64:
@@ -169,6 +175,18 @@ convertTensor(const onnx::TensorProto &t, ExternalData *external) {
     case DType::UInt8:
       count = t.int32_data_size();
       bytes = packField<uint8_t>(t.int32_data());
+      break;
+    case DType::Int16:
+      count = t.int32_data_size();
+      bytes = packField<int16_t>(t.int32_data());
+      break;
+    case DType::UInt16: // stored in int32_data, like uint8
+      count = t.int32_data_size();
+      bytes = packField<uint16_t>(t.int32_data());
+      break;
+    case DType::UInt32: // stored in uint64_data
+      count = t.uint64_data_size();
+      bytes = packField<uint32_t>(t.uint64_data());
       break;
     case DType::Bool:
       count = t.int32_data_size();

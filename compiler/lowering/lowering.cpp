@@ -106,17 +106,9 @@ Expr lowestValue(DType t) {
   case DType::Float32:
   case DType::Float64:
     return FloatImm::make(-std::numeric_limits<double>::infinity(), t);
-  case DType::Int8:
-    return IntImm::make(-128, t);
-  case DType::Int32:
-    return IntImm::make(std::numeric_limits<int32_t>::min(), t);
-  case DType::Int64:
-    return IntImm::make(std::numeric_limits<int64_t>::min(), t);
-  case DType::UInt8:
-  case DType::Bool:
-    return IntImm::make(0, t);
+  default:
+    return IntImm::make(scalar::minOf(t), t);
   }
-  return Expr();
 }
 
 Expr highestValue(DType t) {
@@ -124,18 +116,9 @@ Expr highestValue(DType t) {
   case DType::Float32:
   case DType::Float64:
     return FloatImm::make(std::numeric_limits<double>::infinity(), t);
-  case DType::Int8:
-    return IntImm::make(127, t);
-  case DType::Int32:
-    return IntImm::make(std::numeric_limits<int32_t>::max(), t);
-  case DType::Int64:
-    return IntImm::make(std::numeric_limits<int64_t>::max(), t);
-  case DType::UInt8:
-    return IntImm::make(255, t);
-  case DType::Bool:
-    return IntImm::make(1, t);
+  default:
+    return IntImm::make(scalar::maxOf(t), t);
   }
-  return Expr();
 }
 
 int addAxisReduction(LowerCtx &ctx, const std::string &name, DType dtype,

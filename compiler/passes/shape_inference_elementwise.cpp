@@ -259,20 +259,9 @@ Status inferElementwise(Context &c, Node &n) {
   case OpKind::Cast: {
     int64_t to = n.intAttr("to");
     DType dt;
-    switch (to) {
-    case 1:
-    case 2:
-    case 3:
-    case 6:
-    case 7:
-    case 9:
-    case 11:
-      dt = static_cast<DType>(to);
-      break;
-    default:
+    if (!dtypeFromCode(to, dt))
       return makeError(n.describe(), ": attribute 'to': unsupported dtype ",
                        to);
-    }
     setResult(c, n, 0, dt, x.dims);
     if (isIntegral(x.dtype) && isIntegral(dt))
       propagateData(c, n);

@@ -130,13 +130,20 @@ aotc::HostTensor randomTensor(aotc_dtype_t dtype, std::vector<int64_t> shape,
     case AOTC_DTYPE_INT8:
       reinterpret_cast<int8_t *>(bytes)[i] = (int8_t)small(rng);
       break;
+    case AOTC_DTYPE_INT16:
+      reinterpret_cast<int16_t *>(bytes)[i] = (int16_t)small(rng);
+      break;
     case AOTC_DTYPE_UINT8:
       bytes[i] = (uint8_t)(small(rng) + 5);
       break;
+    case AOTC_DTYPE_UINT16:
+      reinterpret_cast<uint16_t *>(bytes)[i] = (uint16_t)(small(rng) + 5);
+      break;
+    case AOTC_DTYPE_UINT32:
+      reinterpret_cast<uint32_t *>(bytes)[i] = (uint32_t)(small(rng) + 5);
+      break;
     case AOTC_DTYPE_BOOL:
       bytes[i] = (uint8_t)(small(rng) > 0);
-      break;
-    default:
       break;
     }
   }
@@ -144,27 +151,6 @@ aotc::HostTensor randomTensor(aotc_dtype_t dtype, std::vector<int64_t> shape,
 }
 
 namespace {
-
-double elementAsDouble(const aotc::HostTensor &t, int64_t i) {
-  const auto *b = static_cast<const uint8_t *>(t.raw());
-  switch (t.dtype()) {
-  case AOTC_DTYPE_FLOAT32:
-    return reinterpret_cast<const float *>(b)[i];
-  case AOTC_DTYPE_FLOAT64:
-    return reinterpret_cast<const double *>(b)[i];
-  case AOTC_DTYPE_INT64:
-    return (double)reinterpret_cast<const int64_t *>(b)[i];
-  case AOTC_DTYPE_INT32:
-    return reinterpret_cast<const int32_t *>(b)[i];
-  case AOTC_DTYPE_INT8:
-    return reinterpret_cast<const int8_t *>(b)[i];
-  case AOTC_DTYPE_UINT8:
-  case AOTC_DTYPE_BOOL:
-    return b[i];
-  default:
-    return NAN;
-  }
-}
 
 /// An integer element exactly (a double holds only 53 bits of an int64).
 int64_t elementAsInt64(const aotc::HostTensor &t, int64_t i) {
@@ -174,10 +160,36 @@ int64_t elementAsInt64(const aotc::HostTensor &t, int64_t i) {
     return reinterpret_cast<const int64_t *>(b)[i];
   case AOTC_DTYPE_INT32:
     return reinterpret_cast<const int32_t *>(b)[i];
+  case AOTC_DTYPE_UINT32:
+    return reinterpret_cast<const uint32_t *>(b)[i];
+  case AOTC_DTYPE_INT16:
+    return reinterpret_cast<const int16_t *>(b)[i];
+  case AOTC_DTYPE_UINT16:
+    return reinterpret_cast<const uint16_t *>(b)[i];
   case AOTC_DTYPE_INT8:
     return reinterpret_cast<const int8_t *>(b)[i];
-  default:
+  case AOTC_DTYPE_UINT8:
+  case AOTC_DTYPE_BOOL:
     return b[i];
+  case AOTC_DTYPE_FLOAT32:
+    return static_cast<int64_t>(reinterpret_cast<const float *>(b)[i]);
+  case AOTC_DTYPE_FLOAT64:
+    return static_cast<int64_t>(reinterpret_cast<const double *>(b)[i]);
+  }
+  // Every dtype of the C ABI is listed above; a new one must be added here
+  // (comparing its bytes one by one would check only part of each element).
+  std::abort();
+}
+
+double elementAsDouble(const aotc::HostTensor &t, int64_t i) {
+  const auto *b = static_cast<const uint8_t *>(t.raw());
+  switch (t.dtype()) {
+  case AOTC_DTYPE_FLOAT32:
+    return reinterpret_cast<const float *>(b)[i];
+  case AOTC_DTYPE_FLOAT64:
+    return reinterpret_cast<const double *>(b)[i];
+  default:
+    return static_cast<double>(elementAsInt64(t, i));
   }
 }
 

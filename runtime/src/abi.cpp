@@ -24,6 +24,9 @@ constexpr bool sameDtype(aotc_dtype_t a, int b) {
 static_assert(sameDtype(AOTC_DTYPE_FLOAT32, AOTC_DT_FLOAT32) &&
                   sameDtype(AOTC_DTYPE_UINT8, AOTC_DT_UINT8) &&
                   sameDtype(AOTC_DTYPE_INT8, AOTC_DT_INT8) &&
+                  sameDtype(AOTC_DTYPE_UINT16, AOTC_DT_UINT16) &&
+                  sameDtype(AOTC_DTYPE_INT16, AOTC_DT_INT16) &&
+                  sameDtype(AOTC_DTYPE_UINT32, AOTC_DT_UINT32) &&
                   sameDtype(AOTC_DTYPE_INT32, AOTC_DT_INT32) &&
                   sameDtype(AOTC_DTYPE_INT64, AOTC_DT_INT64) &&
                   sameDtype(AOTC_DTYPE_BOOL, AOTC_DT_BOOL) &&

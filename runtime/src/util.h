@@ -16,7 +16,11 @@ inline size_t dtypeSize(int32_t dtype) {
   switch (dtype) {
   case AOTC_DT_FLOAT32:
   case AOTC_DT_INT32:
+  case AOTC_DT_UINT32:
     return 4;
+  case AOTC_DT_UINT16:
+  case AOTC_DT_INT16:
+    return 2;
   case AOTC_DT_UINT8:
   case AOTC_DT_INT8:
   case AOTC_DT_BOOL:
@@ -37,6 +41,12 @@ inline const char *dtypeName(int32_t dtype) {
     return "uint8";
   case AOTC_DT_INT8:
     return "int8";
+  case AOTC_DT_UINT16:
+    return "uint16";
+  case AOTC_DT_INT16:
+    return "int16";
+  case AOTC_DT_UINT32:
+    return "uint32";
   case AOTC_DT_INT32:
     return "int32";
   case AOTC_DT_INT64:

@@ -31,6 +31,9 @@ const IntType kTypes[] = {
     {"uint8", onnx::TensorProto::UINT8, AOTC_DTYPE_UINT8, 8, false},
     {"int32", onnx::TensorProto::INT32, AOTC_DTYPE_INT32, 32, true},
     {"int64", onnx::TensorProto::INT64, AOTC_DTYPE_INT64, 64, true},
+    {"int16", onnx::TensorProto::INT16, AOTC_DTYPE_INT16, 16, true},
+    {"uint16", onnx::TensorProto::UINT16, AOTC_DTYPE_UINT16, 16, false},
+    {"uint32", onnx::TensorProto::UINT32, AOTC_DTYPE_UINT32, 32, false},
 };
 
 using i128 = __int128;
@@ -78,6 +81,15 @@ aotc::HostTensor tensorOf(const IntType &t, const std::vector<int64_t> &v) {
     case AOTC_DTYPE_INT32:
       h.data<int32_t>()[i] = static_cast<int32_t>(v[i]);
       break;
+    case AOTC_DTYPE_INT16:
+      h.data<int16_t>()[i] = static_cast<int16_t>(v[i]);
+      break;
+    case AOTC_DTYPE_UINT16:
+      h.data<uint16_t>()[i] = static_cast<uint16_t>(v[i]);
+      break;
+    case AOTC_DTYPE_UINT32:
+      h.data<uint32_t>()[i] = static_cast<uint32_t>(v[i]);
+      break;
     default:
       h.data<int64_t>()[i] = v[i];
     }
@@ -98,6 +110,15 @@ std::vector<int64_t> valuesOf(const aotc::HostTensor &h) {
       break;
     case AOTC_DTYPE_INT32:
       out[i] = h.data<int32_t>()[i];
+      break;
+    case AOTC_DTYPE_INT16:
+      out[i] = h.data<int16_t>()[i];
+      break;
+    case AOTC_DTYPE_UINT16:
+      out[i] = h.data<uint16_t>()[i];
+      break;
+    case AOTC_DTYPE_UINT32:
+      out[i] = h.data<uint32_t>()[i];
       break;
     case AOTC_DTYPE_INT64:
       out[i] = h.data<int64_t>()[i];
@@ -318,11 +339,13 @@ TEST(IntSemantics, FusedChainsKeepTheWidth) {
     const IntType &t;
     int64_t a, b;
   };
-  // int8: 100 + 100 = -56; uint8: 200 + 100 = 44; int32: MAX + 1 = MIN.
-  const Chain chains[] = {{kTypes[0], 100, 100},
-                          {kTypes[1], 200, 100},
-                          {kTypes[2], INT32_MAX, 1},
-                          {kTypes[3], INT64_MAX, 1}};
+  // int8: 100 + 100 = -56; uint8: 200 + 100 = 44; int32: MAX + 1 = MIN;
+  // int16: 30000 + 30000 = -5536; uint16: 60000 + 6000 = 464; uint32:
+  // MAX + 1 = 0.
+  const Chain chains[] = {{kTypes[0], 100, 100},   {kTypes[1], 200, 100},
+                          {kTypes[2], INT32_MAX, 1}, {kTypes[3], INT64_MAX, 1},
+                          {kTypes[4], 30000, 30000}, {kTypes[5], 60000, 6000},
+                          {kTypes[6], UINT32_MAX, 1}};
   for (const Chain &ch : chains) {
     const IntType &t = ch.t;
     ModelBuilder mb(std::string("fused_") + t.name);
@@ -342,8 +365,12 @@ TEST(IntSemantics, FusedChainsKeepTheWidth) {
     mb.node("Equal", {"q", "a"}, {"qa"});
     mb.output("qa", onnx::TensorProto::BOOL, {1});
     mb.node("Mul", {"a", "a"}, {"sq"});
-    ModelBuilder::attrInt(mb.node("ReduceMax", {"sq"}, {"mx"}), "keepdims", 0);
-    mb.output("mx", t.onnx, {});
+    bool reduces = t.bits != 16; // ONNX's ReduceMax takes no 16-bit type
+    if (reduces) {
+      ModelBuilder::attrInt(mb.node("ReduceMax", {"sq"}, {"mx"}), "keepdims",
+                            0);
+      mb.output("mx", t.onnx, {});
+    }
     Compiled c = compileModel(mb.bytes());
     ASSERT_EQ(c.exitCode, 0) << c.output;
     aotc::Model m = loadModel(c.soPath);
@@ -355,7 +382,9 @@ TEST(IntSemantics, FusedChainsKeepTheWidth) {
     EXPECT_EQ(valuesOf(out[1])[0], s < ch.a ? 1 : 0) << t.name;
     EXPECT_EQ(valuesOf(out[2])[0], d < ch.a ? 1 : 0) << t.name;
     EXPECT_EQ(valuesOf(out[3])[0], q == ch.a ? 1 : 0) << t.name;
-    EXPECT_EQ(valuesOf(out[4])[0], reduce(t, a * a)) << t.name;
+    if (reduces) {
+      EXPECT_EQ(valuesOf(out[4])[0], reduce(t, a * a)) << t.name;
+    }
   }
 }
 

@@ -76,10 +76,13 @@ typedef enum aotc_dtype_t {
   AOTC_DTYPE_FLOAT32 = 1,
   AOTC_DTYPE_UINT8 = 2,
   AOTC_DTYPE_INT8 = 3,
+  AOTC_DTYPE_UINT16 = 4,
+  AOTC_DTYPE_INT16 = 5,
   AOTC_DTYPE_INT32 = 6,
   AOTC_DTYPE_INT64 = 7,
   AOTC_DTYPE_BOOL = 9, /* one byte per element, 0 or 1 */
   AOTC_DTYPE_FLOAT64 = 11,
+  AOTC_DTYPE_UINT32 = 12,
 } aotc_dtype_t;
 
 /* Returns AOTC_ABI_VERSION as compiled into the model .so. */

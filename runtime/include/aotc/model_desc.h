@@ -36,10 +36,13 @@ enum {
   AOTC_DT_FLOAT32 = 1,
   AOTC_DT_UINT8 = 2,
   AOTC_DT_INT8 = 3,
+  AOTC_DT_UINT16 = 4,
+  AOTC_DT_INT16 = 5,
   AOTC_DT_INT32 = 6,
   AOTC_DT_INT64 = 7,
   AOTC_DT_BOOL = 9,
   AOTC_DT_FLOAT64 = 11,
+  AOTC_DT_UINT32 = 12,
 };
 
 /* A dimension: static (symbol < 0, value holds the size) or exactly the

@@ -64,6 +64,15 @@ template <> constexpr aotc_dtype_t dtypeOf<uint8_t>() {
   return AOTC_DTYPE_UINT8;
 }
 template <> constexpr aotc_dtype_t dtypeOf<int8_t>() { return AOTC_DTYPE_INT8; }
+template <> constexpr aotc_dtype_t dtypeOf<uint16_t>() {
+  return AOTC_DTYPE_UINT16;
+}
+template <> constexpr aotc_dtype_t dtypeOf<int16_t>() {
+  return AOTC_DTYPE_INT16;
+}
+template <> constexpr aotc_dtype_t dtypeOf<uint32_t>() {
+  return AOTC_DTYPE_UINT32;
+}
 template <> constexpr aotc_dtype_t dtypeOf<int32_t>() {
   return AOTC_DTYPE_INT32;
 }
@@ -77,7 +86,11 @@ inline size_t dtypeSize(aotc_dtype_t dtype) {
   switch (dtype) {
   case AOTC_DTYPE_FLOAT32:
   case AOTC_DTYPE_INT32:
+  case AOTC_DTYPE_UINT32:
     return 4;
+  case AOTC_DTYPE_UINT16:
+  case AOTC_DTYPE_INT16:
+    return 2;
   case AOTC_DTYPE_UINT8:
   case AOTC_DTYPE_INT8:
   case AOTC_DTYPE_BOOL:
@@ -98,6 +111,12 @@ inline const char *dtypeName(aotc_dtype_t dtype) {
     return "uint8";
   case AOTC_DTYPE_INT8:
     return "int8";
+  case AOTC_DTYPE_UINT16:
+    return "uint16";
+  case AOTC_DTYPE_INT16:
+    return "int16";
+  case AOTC_DTYPE_UINT32:
+    return "uint32";
   case AOTC_DTYPE_INT32:
     return "int32";
   case AOTC_DTYPE_INT64:
