@@ -274,6 +274,13 @@ Expr logicalAnd(const Expr &a, const Expr &b) {
     return a;
   return Binary::make(BinOp::And, a, b);
 }
+Expr logicalOr(const Expr &a, const Expr &b) {
+  if (!a.defined())
+    return b;
+  if (!b.defined())
+    return a;
+  return Binary::make(BinOp::Or, a, b);
+}
 Expr product(const std::vector<Expr> &dims) {
   Expr p = IntImm::make(1);
   for (const Expr &d : dims)

@@ -288,6 +288,7 @@ Expr minExpr(const Expr &a, const Expr &b);
 Expr maxExpr(const Expr &a, const Expr &b);
 Expr cmp(BinOp op, const Expr &a, const Expr &b);
 Expr logicalAnd(const Expr &a, const Expr &b);
+Expr logicalOr(const Expr &a, const Expr &b);
 Expr product(const std::vector<Expr> &dims);
 
 /// Structural equality (same tree, same leaves).

@@ -412,6 +412,16 @@ Expr Graph::addSymbol(const std::string &name, Range range) {
   return symbols_.back().var;
 }
 
+Expr Graph::addValueSymbol(const std::string &name, Range range,
+                           const std::string &input, int64_t index) {
+  std::string unique = name;
+  for (int k = 2; findSymbol(unique); ++k)
+    unique = name + "_" + std::to_string(k);
+  Symbol s{unique, range, Var::make(unique), input, index};
+  symbols_.push_back(std::move(s));
+  return symbols_.back().var;
+}
+
 const Symbol *Graph::findSymbol(const std::string &name) const {
   for (const Symbol &s : symbols_)
     if (s.name == name)

@@ -237,11 +237,20 @@ struct Assumption {
 
 /// A symbolic size and its declared range. `var` is the one Var that stands
 /// for it in every expression; `name` is the ONNX dim_param (or a generated
-/// name) users refer to it by.
+/// name) users refer to it by. A value symbol stands for an element of an
+/// integer graph input instead (a Reshape shape, Slice starts, ... given at
+/// run time): `valueInput` names the input, `valueIndex` the element, and
+/// the runtime binds it from the input's data rather than from a dim.
 struct Symbol {
+  Symbol(std::string name, Range range, Expr var,
+         std::string valueInput = "", int64_t valueIndex = -1)
+      : name(std::move(name)), range(range), var(std::move(var)),
+        valueInput(std::move(valueInput)), valueIndex(valueIndex) {}
   std::string name;
   Range range;
   Expr var;
+  std::string valueInput; ///< empty: bound by an input dim
+  int64_t valueIndex = -1;
 };
 
 class Graph {
@@ -275,6 +284,10 @@ public:
   /// Declares a symbol and returns its Var; re-declaring returns the same Var
   /// and narrows nothing (keeps the first range).
   Expr addSymbol(const std::string &name, Range range);
+  /// Declares a value symbol (see Symbol) under a fresh name based on
+  /// \p name and returns its Var.
+  Expr addValueSymbol(const std::string &name, Range range,
+                      const std::string &input, int64_t index);
   const std::vector<Symbol> &symbols() const { return symbols_; }
   const Symbol *findSymbol(const std::string &name) const;
   /// The symbol whose Var is \p var, or null.

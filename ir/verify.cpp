@@ -4,10 +4,41 @@
 
 #include "ir/bounds.h"
 
+#include <algorithm>
+#include <functional>
 #include <map>
 #include <set>
+#include <string>
 
 namespace aotc {
+
+namespace {
+
+/// True if the products of \p a and \p b have the same factors (a view
+/// that merges dims: [x1 * x2 * x0] of [x0, x1, x2]). The simplifier orders
+/// the two operands of one product but does not reorder nested ones.
+bool sameFactors(const std::vector<Expr> &a, const std::vector<Expr> &b) {
+  std::function<void(const Expr &, std::vector<std::string> &)> flatten =
+      [&](const Expr &e, std::vector<std::string> &out) {
+        const Binary *m = e.as<Binary>();
+        if (m && m->op == BinOp::Mul) {
+          flatten(m->a, out);
+          flatten(m->b, out);
+          return;
+        }
+        out.push_back(printExpr(e));
+      };
+  std::vector<std::string> fa, fb;
+  for (const Expr &e : a)
+    flatten(e, fa);
+  for (const Expr &e : b)
+    flatten(e, fb);
+  std::sort(fa.begin(), fa.end());
+  std::sort(fb.begin(), fb.end());
+  return fa == fb;
+}
+
+} // namespace
 
 namespace {
 
@@ -112,7 +143,7 @@ Status KernelVerifier::checkBuffers() {
     bool same = b.shape.size() == mb->shape.size();
     for (size_t i = 0; same && i < b.shape.size(); ++i)
       same = structurallyEqual(b.shape[i], mb->shape[i]);
-    if (!same &&
+    if (!same && !sameFactors(b.shape, mb->shape) &&
         !prover_.proveNonNegative(product(mb->shape) - product(b.shape)))
       return fail("buffer '" + b.name + "' is viewed as [" +
                   printExprs(b.shape) + "], which may exceed its [" +

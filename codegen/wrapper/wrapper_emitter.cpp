@@ -191,12 +191,24 @@ Status WrapperEmitter::checkSymbols() {
   }
   if (m_.symbols.empty())
     return Status::ok();
-  out_ += "// Symbolic sizes: name, min, max.\n";
+  out_ += "// Symbolic sizes: name, min, max, the input and element a value\n"
+          "// symbol is read from.\n";
   out_ += "static const AotcSymbolDesc kSymbols[" +
           std::to_string(m_.symbols.size()) + "] = {\n";
-  for (const Symbol &s : m_.symbols)
+  for (const Symbol &s : m_.symbols) {
+    int input = -1;
+    if (!s.valueInput.empty()) {
+      for (size_t i = 0; i < m_.inputs.size(); ++i)
+        if (m_.inputs[i].name == s.valueInput)
+          input = static_cast<int>(i);
+      if (input < 0)
+        return makeError("symbol '", s.name, "' is read from input '",
+                         s.valueInput, "', which the module does not take");
+    }
     out_ += "    {" + cStringLiteral(s.name) + ", " + i64(s.range.min) + ", " +
-            i64(s.range.max) + "},\n";
+            i64(s.range.max) + ", " + (input >= 0 ? "1, " : "0, ") +
+            std::to_string(input) + ", " + i64(s.valueIndex) + "},\n";
+  }
   out_ += "};\n\n";
   return Status::ok();
 }

@@ -9,6 +9,7 @@
 #include "compiler/frontend/onnx_internal.h"
 #include "compiler/frontend/read_file.h"
 #include "compiler/passes/shape_inference.h"
+#include "compiler/passes/value_symbols.h"
 
 #include <onnx/checker.h>
 #include <onnx/common/version.h>
@@ -557,6 +558,7 @@ Expected<std::unique_ptr<Graph>> Importer::run() {
   AOTC_RETURN_IF_ERROR(importOutputs());
   // aotc's inference first (its errors name the node), then ONNX's, whose
   // static dims must agree.
+  AOTC_RETURN_IF_ERROR(withOrigin(bindValueSymbols(*graph_)));
   AOTC_RETURN_IF_ERROR(withOrigin(inferShapes(*graph_)));
   // The C ABI holds tensors up to kMaxIORank dims: refuse more now rather
   // than at run time.

@@ -185,15 +185,18 @@ Status lowerGatherElements(const Node &n, LowerCtx &ctx) {
 Status lowerSlice(const Node &n, LowerCtx &ctx) {
   const Value *x = n.input(0), *out = n.output(0);
   int r = x->type().rank();
-  std::vector<int64_t> starts, ends, axes, steps;
+  std::vector<Expr> starts; // constants, or symbolic (given at run time)
+  std::vector<int64_t> axes, steps;
   if (n.numInputs() > 1) {
-    AOTC_ASSIGN_OR_RETURN(starts, constInts(n, n.input(1), "starts"));
-    AOTC_ASSIGN_OR_RETURN(ends, constInts(n, n.input(2), "ends"));
+    if (!n.input(1)->symbolicData())
+      return makeError(n.describe(), ": 'starts' must be known at compile "
+                                     "time");
+    starts = *n.input(1)->symbolicData();
     AOTC_ASSIGN_OR_RETURN(axes, constInts(n, n.input(3), "axes"));
     AOTC_ASSIGN_OR_RETURN(steps, constInts(n, n.input(4), "steps"));
   } else { // opset < 10
-    starts = n.intsAttr("starts");
-    ends = n.intsAttr("ends");
+    for (int64_t s : n.intsAttr("starts"))
+      starts.push_back(Expr(s));
     if (n.hasAttr("axes"))
       axes = n.intsAttr("axes");
   }
@@ -211,9 +214,17 @@ Status lowerSlice(const Node &n, LowerCtx &ctx) {
     constexpr int64_t kMaxStep = int64_t{1} << 62;
     steps[k] = std::max(-kMaxStep, std::min(steps[k], kMaxStep));
     Expr dim = x->type().dims[a];
-    int64_t s = starts[k];
-    // Clamp the start like ONNX: [0, dim] for positive steps, [0, dim-1] else.
-    Expr start = s < 0 ? dim + Expr(s) : Expr(s);
+    // Clamp the start like ONNX: [0, dim] for positive steps, [0, dim-1] else
+    // (as shape inference's clampIndex does).
+    constexpr int64_t kHuge = int64_t(1) << 48;
+    Expr start = simplify(starts[k], ctx.env());
+    int64_t s;
+    if (start.isConst(s)) {
+      s = std::min(std::max(s, -kHuge), kHuge);
+      start = s < 0 ? dim + Expr(s) : Expr(s);
+    } else {
+      start = Select::make(cmp(BinOp::LT, start, Expr(0)), dim + start, start);
+    }
     Expr hi = steps[k] > 0 ? dim : dim - Expr(1);
     start = simplify(maxExpr(Expr(0), minExpr(start, hi)), ctx.env());
     in[a] = start + o[a] * Expr(steps[k]);

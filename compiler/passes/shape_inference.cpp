@@ -36,8 +36,21 @@ Status requireSameDType(const Node &n, size_t i, size_t j) {
 
 void setResult(const Context &c, Node &n, size_t i, DType dtype,
                std::vector<Expr> dims) {
-  for (Expr &d : dims)
+  for (size_t k = 0; k < dims.size(); ++k) {
+    Expr &d = dims[k];
     d = simplifyDim(c, d);
+    // A size computed from values (a Reshape shape or Tile repeats given at
+    // run time, shape arithmetic) may be negative for some inputs: the run
+    // refuses those, and the dim is written max(d, 0), the same where the
+    // check holds, so that what follows is proven for sizes >= 0.
+    if (!proveLE(Expr(0), d, c.env)) {
+      c.graph.addAssumption(cmp(BinOp::GE, d, Expr(0)),
+                            n.describe() + ": output " + std::to_string(i) +
+                                " dim " + std::to_string(k) + " (" +
+                                printExpr(d) + ") is negative");
+      d = simplifyDim(c, maxExpr(d, Expr(0)));
+    }
+  }
   Value *out = n.output(i);
   out->setType(TensorType{dtype, std::move(dims)});
   out->setSymbolicData(std::nullopt);

@@ -23,10 +23,81 @@ const std::vector<Expr> *dataOf(const Node &n, size_t i) {
   return &*v->symbolicData();
 }
 
+/// Reshape to \p shape whose elements are given at run time (value symbols
+/// or arithmetic on them: anything that may be negative): each element is
+/// resolved by the rules of ONNX at run time, with select expressions, and
+/// the run refuses a shape that breaks them.
+Status inferReshapeOfValues(Context &c, Node &n,
+                            const std::vector<Expr> &shape, bool allowZero) {
+  const TensorType &x = inputType(n, 0);
+  std::string label = n.describe() + ": shape [" + printExprs(shape) + "]";
+  // r[i]: element i with 0 resolved (copy the input's dim) but -1 kept.
+  std::vector<Expr> r;
+  Expr minusOnes = Expr(0);
+  for (size_t i = 0; i < shape.size(); ++i) {
+    const Expr &v = shape[i];
+    c.graph.addAssumption(cmp(BinOp::GE, v, Expr(-1)),
+                          label + ": element " + std::to_string(i) +
+                              " is below -1");
+    minusOnes = minusOnes + Select::make(cmp(BinOp::EQ, v, Expr(-1)), Expr(1),
+                                         Expr(0));
+    if (allowZero) {
+      r.push_back(v);
+    } else if (i < static_cast<size_t>(x.rank())) {
+      r.push_back(Select::make(cmp(BinOp::EQ, v, Expr(0)), x.dims[i], v));
+    } else {
+      c.graph.addAssumption(cmp(BinOp::NE, v, Expr(0)),
+                            label + ": element " + std::to_string(i) +
+                                " is 0 (copy) but the input " + x.str() +
+                                " has no dim " + std::to_string(i));
+      r.push_back(v);
+    }
+  }
+  c.graph.addAssumption(cmp(BinOp::LE, simplifyDim(c, minusOnes), Expr(1)),
+                        label + " has more than one -1");
+  std::vector<Expr> out;
+  for (size_t i = 0; i < shape.size(); ++i) {
+    // With element i at -1, every other element is a size.
+    std::vector<Expr> others;
+    for (size_t j = 0; j < shape.size(); ++j)
+      if (j != i)
+        others.push_back(r[j]);
+    Expr rest = simplifyDim(c, product(others));
+    Expr isInferred = cmp(BinOp::EQ, shape[i], Expr(-1));
+    c.graph.addAssumption(
+        logicalOr(cmp(BinOp::NE, shape[i], Expr(-1)),
+                  logicalAnd(cmp(BinOp::GT, rest, Expr(0)),
+                             cmp(BinOp::EQ, mod(x.numel(), rest), Expr(0)))),
+        label + ": cannot infer the -1 of element " + std::to_string(i) +
+            " (the other elements' product " + printExpr(rest) +
+            " is 0 or does not divide the input's " + printExpr(x.numel()) +
+            " elements)");
+    out.push_back(simplifyDim(
+        c, Select::make(isInferred, floorDiv(x.numel(), rest), r[i])));
+  }
+  Expr inCount = simplifyDim(c, x.numel()),
+       outCount = simplifyDim(c, product(out));
+  if (!proveEqual(inCount, outCount, c.env))
+    c.graph.addAssumption(
+        cmp(BinOp::EQ, inCount, outCount),
+        n.describe() + ": cannot reshape " + inputLabel(n, 0) + " " + x.str() +
+            " (" + printExpr(inCount) + " elements) into [" + printExprs(out) +
+            "] (" + printExpr(outCount) + " elements)");
+  setResult(c, n, 0, x.dtype, out);
+  return Status::ok();
+}
+
 Status inferReshape(Context &c, Node &n) {
   const TensorType &x = inputType(n, 0);
   AOTC_ASSIGN_OR_RETURN(std::vector<Expr> shape, knownData(n, 1, "shape"));
   int64_t allowZero = n.intAttr("allowzero");
+  for (Expr &e : shape)
+    e = simplifyDim(c, e);
+  if (std::any_of(shape.begin(), shape.end(), [&](const Expr &e) {
+        int64_t v;
+        return !e.isConst(v) && !proveLE(Expr(0), e, c.env);
+      }))
+    return inferReshapeOfValues(c, n, shape, allowZero != 0);
   std::vector<Expr> out;
   int inferred = -1;
   for (size_t i = 0; i < shape.size(); ++i) {
@@ -448,12 +519,28 @@ Status inferSplit(Context &c, Node &n) {
     if (total.isConst(a) && dim.isConst(b) && a != b)
       return makeError(n.describe(), ": 'split' sizes sum to ", a,
                        ", not the size ", b, " of axis ", axis);
-    if (!proveEqual(total, dim, c.env))
-      return makeError(n.describe(), ": 'split' sizes sum to ",
-                       printExpr(total), ", which aotc cannot prove equal to ",
-                       "the size ", printExpr(dim), " of axis ", axis,
-                       " (a dim range such as --dim NAME=", printExpr(total),
-                       ":", printExpr(total), " would)");
+    // Sizes given at run time: the run checks them.
+    for (size_t k = 0; k < sizes.size(); ++k)
+      if (!proveLE(Expr(0), sizes[k], c.env))
+        c.graph.addAssumption(cmp(BinOp::GE, sizes[k], Expr(0)),
+                              n.describe() + ": 'split' size " +
+                                  std::to_string(k) + " (" +
+                                  printExpr(sizes[k]) + ") is negative");
+    if (!proveEqual(total, dim, c.env)) {
+      c.graph.addAssumption(cmp(BinOp::EQ, total, dim),
+                            n.describe() + ": 'split' sizes sum to " +
+                                printExpr(total) + ", not the size " +
+                                printExpr(dim) + " of axis " +
+                                std::to_string(axis));
+      // Where the run's check holds, each size equals itself clamped to
+      // what is left of the axis: written so, the kernels' reads are
+      // provably inside the input.
+      Expr offset = Expr(0);
+      for (Expr &s : sizes) {
+        s = simplifyDim(c, minOf(c, maxOf(c, s, Expr(0)), dim - offset));
+        offset = simplifyDim(c, offset + s);
+      }
+    }
   } else {
     if (n.hasAttr("num_outputs") && n.intAttr("num_outputs") != (int64_t)parts)
       return makeError(n.describe(), ": num_outputs is ",
@@ -636,6 +723,26 @@ Status inferTensorOp(Context &c, Node &n) {
   case OpKind::Expand: {
     const TensorType &x = inputType(n, 0);
     AOTC_ASSIGN_OR_RETURN(std::vector<Expr> shape, knownData(n, 1, "shape"));
+    // Elements given at run time (they may be negative, unlike dims): 1
+    // keeps the input's dim, anything else must equal it, unless the
+    // input's dim is 1.
+    for (size_t i = 0; i < shape.size(); ++i) {
+      Expr v = simplifyDim(c, shape[i]);
+      size_t fromEnd = shape.size() - i;
+      int64_t k;
+      if (v.isConst(k) || proveLE(Expr(0), v, c.env) ||
+          fromEnd > static_cast<size_t>(x.rank()))
+        continue;
+      const Expr &d = x.dims[x.rank() - fromEnd];
+      if (d.isConstValue(1))
+        continue;
+      c.graph.addAssumption(
+          logicalOr(cmp(BinOp::EQ, v, Expr(1)), cmp(BinOp::EQ, v, d)),
+          n.describe() + ": shape element " + std::to_string(i) + " (" +
+              printExpr(v) + ") is neither 1 nor the input's dim " +
+              printExpr(d));
+      shape[i] = Expr(1); // broadcasts to the input's dim
+    }
     AOTC_ASSIGN_OR_RETURN(std::vector<Expr> out,
                           broadcastShapes(c, n, x.dims, shape));
     setResult(c, n, 0, x.dtype, std::move(out));
@@ -651,9 +758,13 @@ Status inferTensorOp(Context &c, Node &n) {
     std::vector<Expr> out;
     for (int64_t k = 0; k < x.rank(); ++k) {
       auto b = boundsOf(reps[k], c.env);
-      if (!b || b->min < 0)
+      if (b && b->max < 0)
         return makeError(n.describe(), ": repeats value ", printExpr(reps[k]),
-                         " may be negative");
+                         " is negative");
+      if (!b || b->min < 0) // given at run time: the run checks it
+        c.graph.addAssumption(cmp(BinOp::GE, reps[k], Expr(0)),
+                              n.describe() + ": repeats value " +
+                                  printExpr(reps[k]) + " is negative");
       out.push_back(simplifyDim(c, x.dims[k] * reps[k]));
     }
     setResult(c, n, 0, x.dtype, std::move(out));

@@ -14,10 +14,11 @@ namespace aotc::rt {
 
 aotc_status_t Container::bindInputs(const aotc_tensor_t *inputs,
                                     size_t numInputs, bool checkData,
-                                    Binding &out) const {
+                                    Binding &out, bool deviceData) const {
   const AotcModelDesc &d = *desc_;
   AOTC_RT_RETURN_IF_ERROR(matchInputSlots(inputs, numInputs, checkData, out));
   out.symbols.assign(d.num_symbols, -1);
+  std::vector<bool> bound(d.num_symbols, false);
   out.inputBytes.assign(d.num_inputs, 0);
   // Where each symbol was bound, for messages.
   std::vector<std::pair<int32_t, int32_t>> &boundAt = out.boundAt;
@@ -49,7 +50,8 @@ aotc_status_t Container::bindInputs(const aotc_tensor_t *inputs,
       }
       const AotcSymbolDesc &sym = d.symbols[dim.symbol];
       int64_t &value = out.symbols[dim.symbol];
-      if (value < 0) {
+      if (!bound[dim.symbol]) {
+        bound[dim.symbol] = true;
         if (size < sym.min || size > sym.max)
           return fail(AOTC_ERROR_INVALID_ARGUMENT,
                       "input '%s' dim %d: %s = %lld is outside its range "
@@ -86,8 +88,51 @@ aotc_status_t Container::bindInputs(const aotc_tensor_t *inputs,
                   "input '%s': data is null but %llu bytes are needed",
                   want.name, ull(bytes));
   }
+  // Value symbols: elements of integer inputs read as sizes.
+  for (int32_t s = 0; s < d.num_symbols; ++s) {
+    const AotcSymbolDesc &sym = d.symbols[s];
+    if (!sym.is_value)
+      continue;
+    // (validateDesc checked value_input and value_index.)
+    const AotcTensorDesc &want = d.inputs[sym.value_input];
+    const aotc_tensor_t &got = *out.inputs[sym.value_input];
+    size_t size = dtypeSize(want.dtype);
+    uint64_t offset = static_cast<uint64_t>(sym.value_index) * size;
+    if (deviceData)
+      return fail(AOTC_ERROR_UNSUPPORTED,
+                  "model '%s': input '%s' gives sizes (%s): pass it in host "
+                  "memory (aotc_container_run), not as a device buffer",
+                  d.model_name, want.name, sym.name);
+    if (!got.data || got.nbytes < offset + size)
+      return fail(AOTC_ERROR_INVALID_ARGUMENT,
+                  "input '%s': its values give sizes (%s), so its data is "
+                  "needed (%s)",
+                  want.name, sym.name,
+                  got.data ? "the buffer is too small" : "data is null");
+    const auto *bytes = static_cast<const uint8_t *>(got.data) + offset;
+    int64_t value;
+    if (want.dtype == AOTC_DT_INT32) {
+      int32_t v32;
+      std::memcpy(&v32, bytes, sizeof v32);
+      value = v32;
+    } else if (want.dtype == AOTC_DT_INT64) {
+      std::memcpy(&value, bytes, sizeof value);
+    } else {
+      return fail(AOTC_ERROR_INTERNAL,
+                  "model descriptor: symbol '%s' reads input '%s' of dtype %s",
+                  sym.name, want.name, dtypeName(want.dtype));
+    }
+    if (value < sym.min || value > sym.max)
+      return fail(AOTC_ERROR_INVALID_ARGUMENT,
+                  "input '%s' element %lld: %s = %lld is outside its range "
+                  "[%lld, %lld]",
+                  want.name, ll(sym.value_index), sym.name, ll(value),
+                  ll(sym.min), ll(sym.max));
+    out.symbols[s] = value;
+    bound[s] = true;
+  }
   for (int32_t s = 0; s < d.num_symbols; ++s)
-    if (out.symbols[s] < 0)
+    if (!bound[s])
       return fail(AOTC_ERROR_UNSUPPORTED,
                   "model '%s': symbol '%s' is not bound by any input",
                   d.model_name, d.symbols[s].name);
@@ -180,6 +225,10 @@ aotc_status_t Container::checkSymbols(const int64_t *symbols,
       values += formatString(" (input '%s' dim %d)",
                              d.inputs[binding->boundAt[s].first].name,
                              binding->boundAt[s].second);
+    else if (d.symbols[s].is_value)
+      values += formatString(" (input '%s' element %lld)",
+                             d.inputs[d.symbols[s].value_input].name,
+                             ll(d.symbols[s].value_index));
   }
   return fail(AOTC_ERROR_INVALID_ARGUMENT, "model '%s': %s, with %s",
               d.model_name, d.check_messages[failed], values.c_str());

@@ -224,9 +224,15 @@ aotc_status_t Container::validateDesc() {
                 model);
   for (int32_t i = 0; i < d.num_symbols; ++i) {
     const AotcSymbolDesc &s = d.symbols[i];
-    if (!s.name || s.min < 0 || s.min > s.max)
+    // A size is never negative; a value (a Slice start) may be.
+    if (!s.name || (s.min < 0 && !s.is_value) || s.min > s.max)
       return fail(AOTC_ERROR_INTERNAL,
                   "model '%s': symbol %d has no name or a bad range", model, i);
+    if (s.is_value && (s.value_input < 0 || s.value_input >= d.num_inputs ||
+                       s.value_index < 0))
+      return fail(AOTC_ERROR_INTERNAL,
+                  "model '%s': symbol %d reads input %d element %lld", model,
+                  i, s.value_input, static_cast<long long>(s.value_index));
   }
   for (int32_t i = 0; i < 2 * d.num_metadata; ++i)
     if (!d.metadata[i])
@@ -612,7 +618,8 @@ aotc_status_t Container::prepareDeviceRun(const aotc_device_tensor_t *inputs,
     in[i].rank = inputs[i].rank;
     std::copy(inputs[i].shape, inputs[i].shape + AOTC_MAX_RANK, in[i].shape);
   }
-  AOTC_RT_RETURN_IF_ERROR(bindInputs(in.data(), numInputs, true, binding));
+  AOTC_RT_RETURN_IF_ERROR(
+      bindInputs(in.data(), numInputs, true, binding, /*deviceData=*/true));
   for (size_t i = 0; i < numOutputs; ++i) {
     out[i].data = outputs[i].buffer;
     out[i].nbytes = outputs[i].nbytes;

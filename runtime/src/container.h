@@ -171,8 +171,10 @@ private:
   aotc_status_t describeTensor(const char *kind, const AotcTensorDesc &tensor,
                                aotc_tensor_info_t &out);
   aotc_status_t createInstance(Instance &instance);
+  /// \p deviceData: the tensors' data are cl_mem handles (a device run).
   aotc_status_t bindInputs(const aotc_tensor_t *inputs, size_t numInputs,
-                           bool checkData, Binding &out) const;
+                           bool checkData, Binding &out,
+                           bool deviceData = false) const;
   /// Matches the caller's tensors to the model inputs: the required inputs
   /// alone, or every input the ONNX graph lists (defaults included).
   aotc_status_t matchInputSlots(const aotc_tensor_t *inputs, size_t numInputs,

@@ -30,8 +30,8 @@ std::string wrapperSource(int kernels) {
   os << "#include <aotc/model_desc.h>\n\n"
         "extern \"C\" {\nextern const uint8_t aotc_constants[];\n}\n\n"
         "namespace {\n\n";
-  os << "const AotcSymbolDesc kSymbols[] = {{\"batch\", 1, 64}, {\"seq\", 1, "
-        "2048}};\n";
+  os << "const AotcSymbolDesc kSymbols[] = {{\"batch\", 1, 64, 0, -1, -1}, "
+        "{\"seq\", 1, 2048, 0, -1, -1}};\n";
   os << "const AotcDimDesc kInDims[] = {{0, 0, \"batch\"}, {0, 1, \"seq\"}, "
         "{768, -1, \"768\"}};\n";
   os << "const AotcTensorDesc kInputs[] = {{\"x\", AOTC_DT_FLOAT32, 3, "

@@ -29,7 +29,7 @@ extern "C" {
 #endif
 
 /* Bumped whenever a struct below changes layout. */
-#define AOTC_MODEL_DESC_VERSION 9
+#define AOTC_MODEL_DESC_VERSION 10
 
 /* Element types; values match aotc_dtype_t in aotc_runtime.h. */
 enum {
@@ -61,11 +61,17 @@ typedef struct AotcTensorDesc {
   const AotcDimDesc *dims;
 } AotcTensorDesc;
 
-/* A symbolic size with its declared range (inclusive). */
+/* A symbolic size with its declared range (inclusive). is_value 0: an input
+ * dim binds it; 1: it is element value_index of input value_input (an int32
+ * or int64 input read as sizes: a Reshape shape given at run time), bound
+ * from the input's data. */
 typedef struct AotcSymbolDesc {
   const char *name;
   int64_t min;
   int64_t max;
+  int32_t is_value;
+  int32_t value_input;
+  int64_t value_index;
 } AotcSymbolDesc;
 
 /* A constant (weight) inside the constants blob. `name` is the constant's

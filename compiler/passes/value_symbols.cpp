@@ -1,0 +1,86 @@
+/// \file
+/// Value symbols for integer graph inputs that size tensors (value_symbols.h).
+#include "compiler/passes/value_symbols.h"
+
+#include <set>
+
+namespace aotc {
+
+namespace {
+
+/// True if operand \p i of a node of kind \p op is read as shape data
+/// through shape inference's knownData (symbolic elements accepted).
+bool readsSizes(OpKind op, size_t i) {
+  switch (op) {
+  case OpKind::Reshape:
+  case OpKind::Expand:
+  case OpKind::Tile:
+  case OpKind::Split:
+    return i == 1;
+  case OpKind::Slice:
+    return i == 1 || i == 2;
+  case OpKind::Range:
+    return i <= 2;
+  case OpKind::ConstantOfShape:
+    return i == 0;
+  default:
+    return false;
+  }
+}
+
+/// The range of a value symbol of integer type \p t: the type's own, but
+/// within +-2^48 (no tensor has a dim that large; Slice clamps its bounds
+/// there too) so that shape arithmetic on it (n * 2, a + b) provably stays
+/// inside 64 bits and keeps its symbolic form. A value outside is refused
+/// by the run with the range in the message.
+Range valueRange(DType t) {
+  constexpr int64_t kLimit = int64_t{1} << 48;
+  if (t == DType::Int32)
+    return Range{INT32_MIN, INT32_MAX};
+  return Range{-kLimit, kLimit};
+}
+
+} // namespace
+
+Status bindValueSymbols(Graph &g) {
+  for (Value *in : g.inputs()) {
+    const TensorType &t = in->type();
+    if ((t.dtype != DType::Int64 && t.dtype != DType::Int32) || t.rank() > 1)
+      continue;
+    int64_t count = 1;
+    if (t.rank() == 1 && (!t.dims[0].isConst(count) || count < 1 ||
+                          count > kMaxIORank))
+      continue;
+    // Everything computed from the input (Shape and Size read no data).
+    std::set<const Value *> reached{in};
+    bool sizes = false;
+    for (const auto &node : g.nodes()) {
+      if (node->op() == OpKind::Shape || node->op() == OpKind::Size)
+        continue;
+      bool reads = false;
+      for (size_t i = 0; i < node->numInputs(); ++i) {
+        if (node->input(i) && reached.count(node->input(i))) {
+          reads = true;
+          sizes |= readsSizes(node->op(), i);
+        }
+      }
+      if (reads)
+        for (Value *out : node->outputs())
+          reached.insert(out);
+    }
+    if (!sizes)
+      continue;
+    std::vector<Expr> data;
+    for (int64_t k = 0; k < count; ++k) {
+      std::string name = t.rank() == 0
+                             ? in->name()
+                             : in->name() + "[" + std::to_string(k) + "]";
+      data.push_back(
+          g.addValueSymbol(name, valueRange(t.dtype), in->name(), k));
+    }
+    in->setSymbolicData(std::move(data));
+  }
+  return Status::ok();
+}
+
+} // namespace aotc

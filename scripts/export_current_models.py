@@ -1,0 +1,174 @@
+#!/usr/bin/env python3
+"""Real models as a user exports them today, compiled by aotc and checked against ONNX Runtime.
+
+    bash scripts/export_env.sh                       # once: .venv-export/ (current PyTorch, ~6 GB)
+    .venv-export/bin/python scripts/export_current_models.py [--models a,b] [--out DIR]
+
+For each model: random weights (seeded), `torch.onnx.export` with its defaults (the current PyTorch's
+default exporter: torch.export + onnxscript, its default opset, weights in model.onnx.data), a
+dynamic batch (and sequence, for the transformers); then `aotc compile --time-passes` and, at two
+batch sizes (and two sequence lengths), the largest |aotc - ORT| / max |ORT| over every output.
+Passes at 1e-4. Prints one line per model and writes a table to OUT/summary.md
+(default bench/work/current-models/). Nothing here runs in CI (no torch there): CI runs the small
+models that scripts/export_current_small.py checked in (tests/models/current_*).
+"""
+
+import argparse
+import os
+import re
+import subprocess
+import sys
+import time
+
+import numpy as np
+import onnxruntime as ort
+import torch
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "bench", "gpu"))
+from aotc_ctypes import Model  # noqa: E402
+
+TOLERANCE = 1e-4
+
+
+class Logits(torch.nn.Module):
+    """A transformers model as a function of its tensors, returning its first output (no cache)."""
+
+    def __init__(self, model):
+        super().__init__()
+        import inspect
+        self.model = model
+        self.cache = "use_cache" in inspect.signature(model.forward).parameters
+
+    def forward(self, input_ids, attention_mask):
+        kw = {"use_cache": False} if self.cache else {}
+        return self.model(input_ids=input_ids, attention_mask=attention_mask, return_dict=False, **kw)[0]
+
+
+def vision(builder):
+    def make():
+        import torchvision
+        m = getattr(torchvision.models, builder)(weights=None).eval()
+        batch = torch.export.Dim("batch", min=1, max=64)
+        return m, (torch.randn(2, 3, 224, 224),), {"x": {0: batch}}, \
+            [lambda b: [np.random.default_rng(b).standard_normal((b, 3, 224, 224), np.float32)]], [(1,), (3,)]
+    return make
+
+
+def transformer(kind):
+    def make():
+        import transformers as tf
+        if kind == "bert":
+            cfg = tf.BertConfig()
+            m = tf.BertModel(cfg)
+        elif kind == "distilbert":
+            cfg = tf.DistilBertConfig()
+            m = tf.DistilBertModel(cfg)
+        elif kind == "gpt2":
+            cfg = tf.GPT2Config()
+            m = tf.GPT2LMHeadModel(cfg)
+        elif kind == "llama":
+            cfg = tf.LlamaConfig(vocab_size=1000, hidden_size=256, intermediate_size=688,
+                                 num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
+                                 max_position_embeddings=512)
+            m = tf.LlamaForCausalLM(cfg)
+        m = m.eval()
+        vocab = cfg.vocab_size
+        batch = torch.export.Dim("batch", min=1, max=64)
+        seq = torch.export.Dim("seq", min=2, max=512)
+        ids = torch.randint(0, vocab, (2, 8))
+        mask = torch.ones(2, 8, dtype=torch.int64)
+        wrapped = Logits(m)
+
+        def inputs(b, s):
+            g = np.random.default_rng(b * 1000 + s)
+            return [g.integers(0, vocab, (b, s)).astype(np.int64), np.ones((b, s), np.int64)]
+        return wrapped, (ids, mask), {"input_ids": {0: batch, 1: seq}, "attention_mask": {0: batch, 1: seq}}, \
+            [inputs], [(1, 16), (3, 16), (1, 47), (3, 47)]
+    return make
+
+
+MODELS = {
+    "resnet50": vision("resnet50"),
+    "mobilenet_v3_large": vision("mobilenet_v3_large"),
+    "efficientnet_b0": vision("efficientnet_b0"),
+    "vit_b_16": vision("vit_b_16"),
+    "convnext_tiny": vision("convnext_tiny"),
+    "bert_base": transformer("bert"),
+    "distilbert": transformer("distilbert"),
+    "gpt2": transformer("gpt2"),
+    "llama_small": transformer("llama"),
+}
+
+
+def export(name, out_dir):
+    torch.manual_seed(0)
+    model, args, dyn, feeds, sizes = MODELS[name]()
+    path = os.path.join(out_dir, name, "model.onnx")
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    t = time.time()
+    with torch.no_grad():
+        torch.onnx.export(model, args, path, dynamic_shapes=dyn)
+    return path, feeds[0], sizes, time.time() - t
+
+
+def compile_model(aotc, path):
+    so = path[:-5] + ".so"
+    t = time.time()
+    r = subprocess.run([aotc, "compile", path, "-o", so, "--time-passes"], capture_output=True, text=True)
+    wall = time.time() - t
+    if r.returncode != 0:
+        return None, wall, (r.stderr or r.stdout).strip().splitlines()[-1]
+    total = re.search(r"total[^\d]*([\d.]+)\s*ms", r.stdout + r.stderr)
+    return so, wall, f"{float(total.group(1)) / 1000:.2f} s in pipeline" if total else ""
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--models", default=",".join(MODELS))
+    ap.add_argument("--out", default=os.path.join(ROOT, "bench", "work", "current-models"))
+    ap.add_argument("--aotc", default=os.path.join(ROOT, "build", "compiler", "tools", "aotc"))
+    a = ap.parse_args()
+    rows, failed = [], 0
+    print(f"torch {torch.__version__}, onnxruntime {ort.__version__}")
+    for name in a.models.split(","):
+        path, feeds, sizes, t_export = export(name, a.out)
+        import onnx
+        proto = onnx.load(path, load_external_data=False)
+        opset = max(o.version for o in proto.opset_import if o.domain in ("", "ai.onnx"))
+        external = os.path.exists(path + ".data")
+        so, t_compile, note = compile_model(a.aotc, path)
+        if so is None:
+            rows.append((name, opset, external, "-", "refused: " + note))
+            failed += 1
+            print(f"{name}: opset {opset}, aotc refused: {note}", flush=True)
+            continue
+        sess = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
+        m = Model(so, device="cpu")
+        worst, detail = 0.0, []
+        for size in sizes:
+            xs = feeds(*size)
+            want = sess.run(None, {i.name: x for i, x in zip(sess.get_inputs(), xs)})
+            got = m.run(xs)
+            err = max(float(np.abs(g.astype(np.float64) - w).max() / max(np.abs(w).max(), 1e-30))
+                      if g.shape == w.shape else float("inf") for g, w in zip(got, want))
+            worst = max(worst, err)
+            detail.append(f"{'x'.join(map(str, size))}: {err:.1e}")
+        ok = worst <= TOLERANCE
+        failed += not ok
+        rows.append((name, opset, external, f"{t_compile:.2f} s ({note})",
+                     ("match" if ok else "MISMATCH") + f", worst {worst:.1e} (" + ", ".join(detail) + ")"))
+        print(f"{name}: opset {opset}, external data {external}, export {t_export:.0f} s, "
+              f"compile {t_compile:.2f} s, {rows[-1][4]}", flush=True)
+    os.makedirs(a.out, exist_ok=True)
+    with open(os.path.join(a.out, "summary.md"), "w") as f:
+        f.write(f"torch {torch.__version__}, onnxruntime {ort.__version__}, tolerance {TOLERANCE}\n\n")
+        f.write("| model | opset | external data | aotc compile | aotc vs ONNX Runtime (batch x seq: error) |\n")
+        f.write("|---|---|---|---|---|\n")
+        for r in rows:
+            f.write("| " + " | ".join(str(c) for c in r) + " |\n")
+    sys.exit(1 if failed else 0)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,147 @@
+#!/usr/bin/env python3
+"""Shapes given at run time: integer graph inputs read as sizes (value symbols).
+
+Each model takes its Reshape shape, Slice starts/ends, Tile repeats, Expand
+shape, ConstantOfShape shape, Split sizes (directly, or through shape
+arithmetic: Mul, Add, Concat, Gather) as graph inputs; one .so per model runs
+every value below. Each run is compared with ONNX Runtime: the same outputs
+(shape and every element), or, where ONNX Runtime refuses the values (a -2 in
+a shape, two -1s, sizes that do not add up), an aotc error that names the
+node, never a crash or a result. Usage: check_value_shapes.py AOTC
+"""
+import os
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+from onnx import TensorProto as T
+from onnx import helper as h
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bench", "gpu"))
+from aotc_ctypes import Model  # noqa: E402
+
+aotc = sys.argv[1]
+I64 = np.int64
+rng = np.random.default_rng(7)
+
+
+def model(name, nodes, inputs, outputs, inits=()):
+    g = h.make_graph(nodes, name, [h.make_tensor_value_info(n, t, s) for n, t, s in inputs],
+                     [h.make_tensor_value_info(n, t, [None] * r) for n, t, r in outputs], list(inits))
+    return h.make_model(g, opset_imports=[h.make_opsetid("", 18)])
+
+
+CASES = []
+
+
+def case(name, proto, feeds):
+    CASES.append((name, proto, feeds))
+
+
+x234 = rng.standard_normal((2, 3, 4)).astype(np.float32)
+case("reshape", model("reshape", [h.make_node("Reshape", ["x", "shape"], ["y"])],
+                      [("x", T.FLOAT, [2, 3, 4]), ("shape", T.INT64, [3])], [("y", T.FLOAT, 3)]),
+     [{"x": x234, "shape": np.array(s, I64)} for s in
+      ([4, 3, 2], [-1, 2, 2], [0, 0, -1], [2, -1, 1], [24, 1, 1], [1, 1, 24], [0, 12, 1], [-1, -1, 1],
+       [5, 5, 1], [-2, -12, 1], [0, 3, 0], [4, 0, 2], [3, 8, 0])])
+case("reshape_allowzero", model("reshape_allowzero",
+                                [h.make_node("Reshape", ["x", "shape"], ["y"], allowzero=1)],
+                                [("x", T.FLOAT, [2, 0, 4]), ("shape", T.INT64, [2])], [("y", T.FLOAT, 2)]),
+     [{"x": np.zeros((2, 0, 4), np.float32), "shape": np.array(s, I64)} for s in
+      ([0, 8], [8, 0], [0, -1], [0, 0], [-1, 0], [3, 5])])
+# The shape through arithmetic: [n * 2, -1] from a scalar input n.
+case("reshape_arith", model("reshape_arith", [
+    h.make_node("Mul", ["n", "two"], ["n2"]),
+    h.make_node("Unsqueeze", ["n2", "ax0"], ["n2v"]),
+    h.make_node("Concat", ["n2v", "minus1"], ["shape"], axis=0),
+    h.make_node("Reshape", ["x", "shape"], ["y"]),
+    h.make_node("Relu", ["y"], ["z"])],
+    [("x", T.FLOAT, [6, 4]), ("n", T.INT64, [])], [("z", T.FLOAT, 2)],
+    [h.make_tensor("two", T.INT64, [], [2]), h.make_tensor("ax0", T.INT64, [1], [0]),
+     h.make_tensor("minus1", T.INT64, [1], [-1])]),
+    [{"x": rng.standard_normal((6, 4)).astype(np.float32), "n": np.array(v, I64)} for v in (1, 2, 3, 6, 12, 0, 5, -1)])
+x57 = rng.standard_normal((5, 7)).astype(np.float32)
+case("slice", model("slice", [h.make_node("Slice", ["x", "starts", "ends", "axes", "steps"], ["y"])],
+                    [("x", T.FLOAT, [5, 7]), ("starts", T.INT64, [2]), ("ends", T.INT64, [2])],
+                    [("y", T.FLOAT, 2)],
+                    [h.make_tensor("axes", T.INT64, [2], [0, 1]), h.make_tensor("steps", T.INT64, [2], [1, 2])]),
+     [{"x": x57, "starts": np.array(s, I64), "ends": np.array(e, I64)} for s, e in
+      (([0, 0], [5, 7]), ([1, 2], [3, 6]), ([-2, -3], [100, -1]), ([4, 6], [1, 2]),
+       ([-100, 3], [2, 1000]), ([3, 3], [3, 3]), ([-1, -7], [5, 7]), ([9, 9], [10, 10]))])
+case("slice_reverse", model("slice_reverse", [h.make_node("Slice", ["x", "starts", "ends", "axes", "steps"], ["y"])],
+                            [("x", T.FLOAT, [5, 7]), ("starts", T.INT64, [1]), ("ends", T.INT64, [1])],
+                            [("y", T.FLOAT, 2)],
+                            [h.make_tensor("axes", T.INT64, [1], [1]), h.make_tensor("steps", T.INT64, [1], [-2])]),
+     [{"x": x57, "starts": np.array([s], I64), "ends": np.array([e], I64)} for s, e in
+      ((6, -8), (-1, 0), (100, -100), (3, 3), (0, 6), (-3, -6))])
+x31 = rng.standard_normal((3, 1)).astype(np.float32)
+case("tile_expand_constantofshape", model("tec", [
+    h.make_node("Tile", ["x", "reps"], ["y"]),
+    h.make_node("Expand", ["x", "eshape"], ["z"]),
+    h.make_node("ConstantOfShape", ["cshape"], ["c"], value=h.make_tensor("v", T.FLOAT, [1], [2.5]))],
+    [("x", T.FLOAT, [3, 1]), ("reps", T.INT64, [2]), ("eshape", T.INT64, [3]), ("cshape", T.INT64, [2])],
+    [("y", T.FLOAT, 2), ("z", T.FLOAT, 3), ("c", T.FLOAT, 2)]),
+    [{"x": x31, "reps": np.array(r, I64), "eshape": np.array(e, I64), "cshape": np.array(c, I64)} for r, e, c in
+     (([1, 1], [1, 3, 1], [2, 3]), ([2, 3], [2, 1, 5], [0, 4]), ([0, 2], [1, 3, 1], [1, 1]),
+      ([-1, 2], [1, 1, 1], [1, 1]), ([1, 1], [2, 2, 3], [1, 1]), ([1, 1], [1, 1, 1], [-1, 2]),
+      ([1, 1], [4, 3, 0], [1, 1]), ([1, 1], [1, -1, 1], [1, 1]), ([3, 1], [1, 3, 4], [7, 1]))])
+x9 = rng.standard_normal((2, 9)).astype(np.float32)
+case("split", model("split", [h.make_node("Split", ["x", "sizes"], ["a", "b", "c"], axis=1)],
+                    [("x", T.FLOAT, [2, 9]), ("sizes", T.INT64, [3])],
+                    [("a", T.FLOAT, 2), ("b", T.FLOAT, 2), ("c", T.FLOAT, 2)]),
+     [{"x": x9, "sizes": np.array(s, I64)} for s in
+      ([3, 3, 3], [0, 9, 0], [1, 2, 6], [9, 0, 0], [4, 4, 4], [5, 5, -1], [2, 3, 3])])
+# int32 values, and a value input that is also read as data.
+case("int32_and_data", model("int32_and_data", [
+    h.make_node("Cast", ["s32"], ["s64"], to=T.INT64),
+    h.make_node("Reshape", ["x", "s64"], ["y"]),
+    h.make_node("ReduceSum", ["s32"], ["total"], keepdims=0)],
+    [("x", T.FLOAT, [2, 6]), ("s32", T.INT32, [2])], [("y", T.FLOAT, 2), ("total", T.INT32, 0)]),
+    [{"x": rng.standard_normal((2, 6)).astype(np.float32), "s32": np.array(s, np.int32)} for s in
+     ([3, 4], [-1, 2], [12, 1], [0, -1], [5, 2])])
+
+failed = 0
+runs = 0
+with tempfile.TemporaryDirectory() as tmp:
+    for name, proto, feeds in CASES:
+        path = os.path.join(tmp, name + ".onnx")
+        onnx.save(proto, path)
+        so = os.path.join(tmp, name + ".so")
+        r = subprocess.run([aotc, "compile", path, "-o", so], capture_output=True, text=True)
+        if r.returncode != 0:
+            print(f"FAIL {name}: compile: {r.stderr.strip()}")
+            failed += 1
+            continue
+        m = Model(so, device="cpu")
+        sess = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
+        for f in feeds:
+            runs += 1
+            values = {k: v.tolist() for k, v in f.items() if v.dtype != np.float32}
+            try:
+                want = sess.run(None, f)
+            except Exception as e:  # ONNX Runtime refuses the values
+                want = e
+            try:
+                got = m.run(list(f.values()))
+            except RuntimeError as e:
+                got = e
+            if isinstance(want, Exception) and isinstance(got, Exception):
+                msg = str(got)
+                ok = "node '" in msg or "input '" in msg
+                print(f"{'ok  ' if ok else 'FAIL'} {name} {values}: both refuse; aotc: {msg.splitlines()[0][:160]}")
+                failed += not ok
+                continue
+            if isinstance(want, Exception) or isinstance(got, Exception):
+                print(f"FAIL {name} {values}: ONNX Runtime {'refuses' if isinstance(want, Exception) else 'runs'}"
+                      f", aotc {'refuses: ' + str(got)[:200] if isinstance(got, Exception) else 'runs'}")
+                failed += 1
+                continue
+            same = len(want) == len(got) and all(
+                w.shape == g.shape and w.dtype == g.dtype and np.array_equal(w, g) for w, g in zip(want, got))
+            print(f"{'ok  ' if same else 'FAIL'} {name} {values}: {[g.shape for g in got]}")
+            failed += not same
+print(f"value shapes: {runs} runs of {len(CASES)} models, {failed} failed")
+sys.exit(1 if failed else 0)
