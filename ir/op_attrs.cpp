@@ -173,6 +173,7 @@ const std::map<OpKind, std::vector<D>> &table() {
       m[k] = {defInt("axis", 0), defInt("keepdims", 1),
               impliedInt("select_last_index", 0, 12)};
     m[OpKind::GatherElements] = {defInt("axis", 0)};
+    m[OpKind::GatherND] = {defInt("batch_dims", 0)};
     m[OpKind::Resize] = {
         defString("mode", "nearest"),
         D{"coordinate_transformation_mode", AttrKind::String, D::Defaulted,

@@ -182,6 +182,45 @@ Status lowerGatherElements(const Node &n, LowerCtx &ctx) {
   return Status::ok();
 }
 
+/// GatherND: out[o] = data[o[:b], indices[o[:q-1], 0..k-1], o[q-1:]], each
+/// index checked (and a negative one wrapped) as Gather's.
+Status lowerGatherND(const Node &n, LowerCtx &ctx) {
+  const Value *data = n.input(0), *indices = n.input(1), *out = n.output(0);
+  const TensorType &x = data->type(), &idx = indices->type();
+  int64_t b = n.intAttr("batch_dims"), q = idx.rank(), k;
+  if (!idx.dims.back().isConst(k))
+    return makeError(n.describe(), ": index rows of unknown length");
+  std::vector<Expr> o = ctx.idxVars(out->type().rank());
+  std::vector<Expr> in(o.begin(), o.begin() + b);
+  Expr ok = Expr();
+  bool mayBeEmpty = false;
+  for (int64_t j = 0; j < k; ++j) {
+    std::vector<Expr> at(o.begin(), o.begin() + (q - 1));
+    at.push_back(Expr(j));
+    Expr raw = Cast::make(DType::Int64, ctx.readValue(indices, at));
+    Expr dim = x.dims[b + j];
+    int code = ctx.addError(n.describe() + ": index {value} is out of range " +
+                            "for data dim " + std::to_string(b + j) +
+                            " of size {extent} (valid: [-{extent}, " +
+                            "{extent}))");
+    Expr checked = IndexCheck::make(raw, dim, code, /*wrapNegative=*/true);
+    in.push_back(checked);
+    ok = logicalAnd(ok, cmp(BinOp::GE, checked, Expr(0)));
+    auto r = boundsOf(dim, ctx.env());
+    if (!r || r->min < 1) {
+      mayBeEmpty = true;
+      ok = logicalAnd(ok, cmp(BinOp::GE, dim, Expr(1)));
+    }
+  }
+  in.insert(in.end(), o.begin() + (q - 1), o.end());
+  Expr v = ctx.readValue(data, in);
+  // An empty dim has nothing to read; the indices are still checked.
+  if (mayBeEmpty)
+    v = Select::make(ok, v, literal(out->type().dtype, 0));
+  ctx.addPointwise(out, v);
+  return Status::ok();
+}
+
 Status lowerSlice(const Node &n, LowerCtx &ctx) {
   const Value *x = n.input(0), *out = n.output(0);
   int r = x->type().rank();
@@ -424,6 +463,8 @@ Status lowerShapeOp(const Node &n, LowerCtx &ctx) {
     return lowerSplit(n, ctx);
   case OpKind::GatherElements:
     return lowerGatherElements(n, ctx);
+  case OpKind::GatherND:
+    return lowerGatherND(n, ctx);
   case OpKind::Range:
     return lowerRange(n, ctx);
   case OpKind::Resize:

@@ -845,6 +845,32 @@ Status inferTensorOp(Context &c, Node &n) {
     setResult(c, n, 0, x.dtype, idx.dims);
     return Status::ok();
   }
+  case OpKind::GatherND: {
+    // out = indices.shape[:-1] + data.shape[b + k:], k = indices.shape[-1]
+    // (static): each index row picks a slice of the data after its first b
+    // (batch) dims, which the indices share.
+    const TensorType &x = inputType(n, 0), &idx = inputType(n, 1);
+    if (idx.dtype != DType::Int64)
+      return makeError(n.describe(), ": ", inputLabel(n, 1),
+                       " must be int64, got ", idx.str());
+    int64_t b = n.intAttr("batch_dims"), k;
+    if (idx.rank() < 1 || !idx.dims.back().isConst(k))
+      return makeError(n.describe(), ": the last dim of ", inputLabel(n, 1),
+                       " ", idx.str(), " must be known at compile time");
+    if (b < 0 || b >= std::min(x.rank(), idx.rank()) || k < 1 ||
+        b + k > x.rank())
+      return makeError(n.describe(), ": batch_dims ", b, " and index rows of ",
+                       k, " do not fit ", inputLabel(n, 0), " ", x.str(),
+                       " and ", inputLabel(n, 1), " ", idx.str());
+    for (int64_t d = 0; d < b; ++d)
+      AOTC_RETURN_IF_ERROR(requireEqual(c, n, x.dims[d], idx.dims[d],
+                                        "batch dim " + std::to_string(d) +
+                                            " of data and indices"));
+    std::vector<Expr> out(idx.dims.begin(), idx.dims.end() - 1);
+    out.insert(out.end(), x.dims.begin() + b + k, x.dims.end());
+    setResult(c, n, 0, x.dtype, std::move(out));
+    return Status::ok();
+  }
   case OpKind::Range:
     return inferRange(c, n);
   case OpKind::Resize:

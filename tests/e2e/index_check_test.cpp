@@ -138,3 +138,46 @@ TEST(IndexCheck, Int32IndicesAndConstantIndices) {
 }
 
 } // namespace
+
+namespace {
+
+TEST(IndexCheck, GatherNDRowsWrapAndOutOfRangeIsAnError) {
+  // GatherND(w: f32[3, 4, 2], idx: int64[n, 2]) -> f32[n, 2]: each row of
+  // idx picks w[i, j, :]; negative entries count from the end.
+  ModelBuilder mb("gathernd");
+  mb.input("w", onnx::TensorProto::FLOAT, {3, 4, 2});
+  mb.input("idx", onnx::TensorProto::INT64, {"n", 2});
+  mb.node("GatherND", {"w", "idx"}, {"y"}, "pick_nd");
+  mb.output("y", onnx::TensorProto::FLOAT, {"n", 2});
+  Compiled c = compileModel(mb.bytes());
+  ASSERT_EQ(c.exitCode, 0) << c.output;
+  aotc::Model m = loadModel(c.soPath);
+  std::vector<float> w = iota(24);
+  auto out = m.run({aotc::HostTensor::fromVector({3, 4, 2}, w),
+                    aotc::HostTensor::fromVector<int64_t>(
+                        {3, 2}, {0, 0, 2, 3, -1, -4})});
+  std::vector<float> y = out[0].toVector<float>();
+  const int rows[3][2] = {{0, 0}, {2, 3}, {2, 0}};
+  ASSERT_EQ(y.size(), 6u);
+  for (int r = 0; r < 3; ++r)
+    for (int k = 0; k < 2; ++k)
+      EXPECT_EQ(y[r * 2 + k], w[(rows[r][0] * 4 + rows[r][1]) * 2 + k])
+          << r << "," << k;
+  for (int64_t bad : {int64_t{4}, int64_t{-5}, INT64_MIN}) {
+    try {
+      m.run({aotc::HostTensor::fromVector({3, 4, 2}, w),
+             aotc::HostTensor::fromVector<int64_t>({1, 2}, {1, bad})});
+      ADD_FAILURE() << "index " << bad << " was accepted";
+    } catch (const aotc::Error &e) {
+      std::string msg = e.what();
+      EXPECT_NE(msg.find("node 'pick_nd' (GatherND)"), std::string::npos)
+          << msg;
+      EXPECT_NE(msg.find("index " + std::to_string(bad) +
+                         " is out of range for data dim 1 of size 4"),
+                std::string::npos)
+          << msg;
+    }
+  }
+}
+
+} // namespace
