@@ -32,9 +32,29 @@ Expected<std::vector<int64_t>> constInts(const Node &n, const Value *v,
 
 Status lowerReshapeLike(const Node &n, LowerCtx &ctx) {
   const Value *x = n.input(0), *out = n.output(0);
+  const std::vector<Expr> &xd = x->type().dims, &od = out->type().dims;
   std::vector<Expr> o = ctx.idxVars(out->type().rank());
-  std::vector<Expr> in =
-      delinearize(linearize(o, out->type().dims), x->type().dims);
+  // Leading and trailing dims the reshape keeps map one to one; only the
+  // dims between are linearized and split again. With symbolic sizes this
+  // matters: [b, 2, 2, s, 64] -> [b, 4, s, 64] divides by 2 alone, where
+  // the whole index divided by 64 * s (and by s * 64 in the next view),
+  // which the simplifier cannot cancel, and chains of such views grew
+  // kernels of a megabyte of OpenCL (GQA's repeated heads).
+  size_t rx = xd.size(), ro = od.size(), p = 0, q = 0;
+  auto same = [&](const Expr &a, const Expr &b) {
+    return structurallyEqual(a, b) || proveEqual(a, b, ctx.env());
+  };
+  while (p < rx && p < ro && same(xd[p], od[p]))
+    ++p;
+  while (q < rx - p && q < ro - p && same(xd[rx - 1 - q], od[ro - 1 - q]))
+    ++q;
+  std::vector<Expr> in(o.begin(), o.begin() + p);
+  std::vector<Expr> mid = delinearize(
+      linearize(std::vector<Expr>(o.begin() + p, o.end() - q),
+                std::vector<Expr>(od.begin() + p, od.end() - q)),
+      std::vector<Expr>(xd.begin() + p, xd.end() - q));
+  in.insert(in.end(), mid.begin(), mid.end());
+  in.insert(in.end(), o.end() - q, o.end());
   ctx.addPointwise(out, ctx.readValue(x, in), /*isView=*/true);
   return Status::ok();
 }

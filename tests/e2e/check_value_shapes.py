@@ -103,6 +103,23 @@ case("int32_and_data", model("int32_and_data", [
     [{"x": rng.standard_normal((2, 6)).astype(np.float32), "s32": np.array(s, np.int32)} for s in
      ([3, 4], [-1, 2], [12, 1], [0, -1], [5, 2])])
 
+# GQA's repeated key heads over symbolic batch and seq: views whose reshapes
+# keep leading and trailing dims (lit.reshape_groups checks their index math).
+case("gqa_views", model("gqa_views", [
+    h.make_node("Unsqueeze", ["k", "ax"], ["u"]),
+    h.make_node("Expand", ["u", "ones"], ["e"]),
+    h.make_node("Reshape", ["e", "s4"], ["r"]),
+    h.make_node("Shape", ["k"], ["sh"]),
+    h.make_node("Gather", ["sh", "two"], ["sq"]),
+    h.make_node("Concat", ["m1", "sq", "c64"], ["s3"], axis=0),
+    h.make_node("Reshape", ["r", "s3"], ["f"]),
+    h.make_node("Transpose", ["f"], ["y"], perm=[0, 2, 1])],
+    [("k", T.FLOAT, ["batch", 2, "seq", 64])], [("y", T.FLOAT, 3)],
+    [h.make_tensor("ax", T.INT64, [1], [2]), h.make_tensor("ones", T.INT64, [5], [1, 1, 2, 1, 1]),
+     h.make_tensor("s4", T.INT64, [4], [0, 4, -1, 64]), h.make_tensor("two", T.INT64, [1], [2]),
+     h.make_tensor("m1", T.INT64, [1], [-1]), h.make_tensor("c64", T.INT64, [1], [64])]),
+    [{"k": rng.standard_normal((b, 2, s, 64)).astype(np.float32)} for b, s in ((1, 3), (2, 5), (3, 1))])
+
 failed = 0
 runs = 0
 with tempfile.TemporaryDirectory() as tmp:
