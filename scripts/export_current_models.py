@@ -10,7 +10,7 @@ dynamic batch (and sequence, for the transformers); then `aotc compile --time-pa
 batch sizes (and two sequence lengths), the largest |aotc - ORT| / max |ORT| over every output.
 Passes at 1e-4. Prints one line per model and writes a table to OUT/summary.md
 (default bench/work/current-models/). Nothing here runs in CI (no torch there): CI runs the small
-models that scripts/export_current_small.py checked in (tests/models/current_*).
+model this script exported with --models llama_tiny and that is checked in (tests/current_torch/llama_tiny).
 """
 
 import argparse
@@ -72,6 +72,11 @@ def transformer(kind):
                                  num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
                                  max_position_embeddings=512)
             m = tf.LlamaForCausalLM(cfg)
+        elif kind == "llama_tiny":  # checked in for CI (tests/current_torch/llama_tiny)
+            cfg = tf.LlamaConfig(vocab_size=128, hidden_size=64, intermediate_size=160,
+                                 num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
+                                 max_position_embeddings=128)
+            m = tf.LlamaForCausalLM(cfg)
         m = m.eval()
         vocab = cfg.vocab_size
         batch = torch.export.Dim("batch", min=1, max=64)
@@ -98,6 +103,7 @@ MODELS = {
     "distilbert": transformer("distilbert"),
     "gpt2": transformer("gpt2"),
     "llama_small": transformer("llama"),
+    "llama_tiny": transformer("llama_tiny"),
 }
 
 

@@ -160,5 +160,22 @@ with tempfile.TemporaryDirectory() as tmp:
                 w.shape == g.shape and w.dtype == g.dtype and np.array_equal(w, g) for w, g in zip(want, got))
             print(f"{'ok  ' if same else 'FAIL'} {name} {values}: {[g.shape for g in got]}")
             failed += not same
+        if name == "reshape":
+            # Sizes are read on the host: a device-resident shape is refused
+            # with a message saying so, and the container stays usable.
+            cl = m.opencl()
+            f = feeds[0]
+            bufs = [(cl.buffer(v.nbytes, v), v) for v in f.values()]
+            out = cl.buffer(4096)
+            runs += 1
+            try:
+                m.run_device(bufs, [(out, 4096)])
+                print("FAIL reshape: a device-resident shape was accepted")
+                failed += 1
+            except RuntimeError as e:
+                ok = "not as a device buffer" in str(e)
+                print(f"{'ok  ' if ok else 'FAIL'} reshape on device buffers: {e}")
+                failed += not ok
+            failed += m.run(list(f.values()))[0].shape != (4, 3, 2)
 print(f"value shapes: {runs} runs of {len(CASES)} models, {failed} failed")
 sys.exit(1 if failed else 0)
