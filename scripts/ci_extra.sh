@@ -51,9 +51,11 @@ for step in "${steps[@]}"; do
     # GPU suite's host); built with ASan they need the ASan runtime in the
     # host process, which Python lacks. The C ABI calls it makes (weightless
     # load, update by name, run_device) run here in e2e.ConstantsWeightless
-    # and e2e.DeviceIO.*.
+    # and e2e.DeviceIO.*. e2e.value_shapes and e2e.current_torch_export load
+    # model .so files into Python the same way; the runtime paths they reach
+    # (values read as sizes) run here in e2e.ValueShapes.*.
     ctest --test-dir build-asan --output-on-failure -j2 \
-      -E 'fuzz_slice|Toolchain|onnx_node_bound_inputs|gpu_suite_ctypes'
+      -E 'fuzz_slice|Toolchain|onnx_node_bound_inputs|gpu_suite_ctypes|value_shapes|current_torch_export'
     # In-process links that fail leak lld's state (scripts/lsan.supp): its
     # frames are found only by the slow unwinder (LLVM has no frame pointers).
     ASAN_OPTIONS="$ASAN_OPTIONS:fast_unwind_on_malloc=0" \

@@ -243,8 +243,10 @@ AOTC_API aotc_status_t aotc_container_run(aotc_container_t *container,
                                           size_t num_outputs);
 
 /* Validates the inputs like aotc_container_run (their data is not read and
- * may be null) and writes each output's dtype, rank and shape. data and
- * nbytes of the outputs are left alone. Runs nothing. */
+ * may be null, except for an integer input whose values give sizes: a
+ * Reshape shape given at run time, see aotc_container_symbol_info) and
+ * writes each output's dtype, rank and shape. data and nbytes of the
+ * outputs are left alone. Runs nothing. */
 AOTC_API aotc_status_t aotc_container_output_shapes(
     const aotc_container_t *container, const aotc_tensor_t *inputs,
     size_t num_inputs, aotc_tensor_t *outputs, size_t num_outputs);
