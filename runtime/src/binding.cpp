@@ -93,7 +93,7 @@ aotc_status_t Container::bindInputs(const aotc_tensor_t *inputs,
     const AotcSymbolDesc &sym = d.symbols[s];
     if (!sym.is_value)
       continue;
-    // (validateDesc checked value_input and value_index.)
+    // (validateDesc checked value_input, value_index and the dtype.)
     const AotcTensorDesc &want = d.inputs[sym.value_input];
     const aotc_tensor_t &got = *out.inputs[sym.value_input];
     size_t size = dtypeSize(want.dtype);
@@ -115,12 +115,8 @@ aotc_status_t Container::bindInputs(const aotc_tensor_t *inputs,
       int32_t v32;
       std::memcpy(&v32, bytes, sizeof v32);
       value = v32;
-    } else if (want.dtype == AOTC_DT_INT64) {
-      std::memcpy(&value, bytes, sizeof value);
     } else {
-      return fail(AOTC_ERROR_INTERNAL,
-                  "model descriptor: symbol '%s' reads input '%s' of dtype %s",
-                  sym.name, want.name, dtypeName(want.dtype));
+      std::memcpy(&value, bytes, sizeof value);
     }
     if (value < sym.min || value > sym.max)
       return fail(AOTC_ERROR_INVALID_ARGUMENT,

@@ -228,11 +228,16 @@ aotc_status_t Container::validateDesc() {
     if (!s.name || (s.min < 0 && !s.is_value) || s.min > s.max)
       return fail(AOTC_ERROR_INTERNAL,
                   "model '%s': symbol %d has no name or a bad range", model, i);
-    if (s.is_value && (s.value_input < 0 || s.value_input >= d.num_inputs ||
-                       s.value_index < 0))
+    if (s.is_value &&
+        (s.value_input < 0 || s.value_input >= d.num_inputs ||
+         s.value_index < 0 ||
+         (d.inputs[s.value_input].dtype != AOTC_DT_INT32 &&
+          d.inputs[s.value_input].dtype != AOTC_DT_INT64)))
       return fail(AOTC_ERROR_INTERNAL,
-                  "model '%s': symbol %d reads input %d element %lld", model,
-                  i, s.value_input, static_cast<long long>(s.value_index));
+                  "model '%s': symbol %d reads element %lld of input %d, "
+                  "which is no int32 or int64 input",
+                  model, i, static_cast<long long>(s.value_index),
+                  s.value_input);
   }
   for (int32_t i = 0; i < 2 * d.num_metadata; ++i)
     if (!d.metadata[i])

@@ -227,11 +227,15 @@ typedef struct aotc_tensor_t {
  * (aotc_container_graph_input_info): a default's tensor replaces it for this
  * run. Validates the inputs against the model (count, dtype,
  * rank, static dims, symbolic dims equal wherever the same symbol appears and
- * inside the symbol's range), binds the symbolic sizes, takes a free instance
- * (waiting if all are busy), copies the inputs to the device, enqueues every
- * kernel and copies the outputs back. The caller's buffers are not used
- * after the call returns.
- * Errors: AOTC_ERROR_INVALID_ARGUMENT with a message naming the input;
+ * inside the symbol's range), binds the symbolic sizes (some models also
+ * read sizes from the values of an int32/int64 input: a Reshape shape given
+ * at run time; those values are read from the input's data before the run),
+ * takes a free instance (waiting if all are busy), copies the inputs to the
+ * device, enqueues every kernel and copies the outputs back. The caller's
+ * buffers are not used after the call returns.
+ * Errors: AOTC_ERROR_INVALID_ARGUMENT with a message naming the input, or
+ * naming the node whose rule a size read from values breaks (two -1s in a
+ * Reshape shape, a negative dim);
  * AOTC_ERROR_BUFFER_TOO_SMALL if an output's capacity is too small (nothing
  * ran; every output's dtype, rank and shape are filled, so a call with
  * data = NULL, nbytes = 0 queries the sizes); AOTC_ERROR_OUT_OF_MEMORY;
@@ -242,11 +246,13 @@ AOTC_API aotc_status_t aotc_container_run(aotc_container_t *container,
                                           aotc_tensor_t *outputs,
                                           size_t num_outputs);
 
-/* Validates the inputs like aotc_container_run (their data is not read and
- * may be null, except for an integer input whose values give sizes: a
- * Reshape shape given at run time, see aotc_container_symbol_info) and
- * writes each output's dtype, rank and shape. data and nbytes of the
- * outputs are left alone. Runs nothing. */
+/* Validates the inputs like aotc_container_run and writes each output's
+ * dtype, rank and shape. The inputs' data is not read and may be null,
+ * except for an input whose values give sizes (see aotc_container_run):
+ * its data is read, and null data or a buffer shorter than its shape is
+ * AOTC_ERROR_INVALID_ARGUMENT naming the input. data and nbytes of the
+ * outputs are left alone. Runs nothing. Threads and other errors as
+ * aotc_container_run; the caller keeps every buffer. */
 AOTC_API aotc_status_t aotc_container_output_shapes(
     const aotc_container_t *container, const aotc_tensor_t *inputs,
     size_t num_inputs, aotc_tensor_t *outputs, size_t num_outputs);
@@ -285,7 +291,10 @@ typedef struct aotc_device_tensor_t {
  * not write the inputs or touch the outputs while the call runs. Same
  * threads and errors as aotc_container_run; a buffer of another context, a
  * range past the buffer's end or a misaligned offset is
- * AOTC_ERROR_INVALID_ARGUMENT. aotc_container_run_device_async enqueues
+ * AOTC_ERROR_INVALID_ARGUMENT, and an input whose values give sizes (see
+ * aotc_container_run) is AOTC_ERROR_UNSUPPORTED: sizes are read from host
+ * memory, so run such a model with aotc_container_run, nothing ran.
+ * aotc_container_run_device_async enqueues
  * the same run behind the caller's own command queue without waiting. */
 AOTC_API aotc_status_t aotc_container_run_device(
     aotc_container_t *container, const aotc_device_tensor_t *inputs,
