@@ -46,8 +46,8 @@ inline bool isFloat(DType t) {
   return t == DType::Float32 || t == DType::Float64;
 }
 inline bool isSigned(DType t) {
-  return t == DType::Int8 || t == DType::Int16 || t == DType::Int32 || t == DType::Int64 ||
-         isFloat(t);
+  return t == DType::Int8 || t == DType::Int16 || t == DType::Int32 ||
+         t == DType::Int64 || isFloat(t);
 }
 
 /// Short lowercase name used by every printer: f32, i64, bool, ...

@@ -288,6 +288,17 @@ Expr product(const std::vector<Expr> &dims) {
   return p;
 }
 
+void collectFactors(const Expr &e, std::vector<Expr> &out) {
+  if (const Binary *b = e.as<Binary>()) {
+    if (b->op == BinOp::Mul) {
+      collectFactors(b->a, out);
+      collectFactors(b->b, out);
+      return;
+    }
+  }
+  out.push_back(e);
+}
+
 bool structurallyEqual(const Expr &a, const Expr &b) {
   if (a.sameAs(b))
     return true;
@@ -463,7 +474,8 @@ private:
       if (d_ != PrintDialect::Text && e.type() == DType::Int64 &&
           (v > INT32_MAX || v < INT32_MIN))
         s += "L";
-      if (d_ != PrintDialect::Text && e.type() == DType::UInt32 && v > INT32_MAX)
+      if (d_ != PrintDialect::Text && e.type() == DType::UInt32 &&
+          v > INT32_MAX)
         s += "u";
       if (v < 0 && d_ != PrintDialect::Text)
         s = "(" + s + ")";

@@ -290,6 +290,8 @@ Expr cmp(BinOp op, const Expr &a, const Expr &b);
 Expr logicalAnd(const Expr &a, const Expr &b);
 Expr logicalOr(const Expr &a, const Expr &b);
 Expr product(const std::vector<Expr> &dims);
+/// Appends the multiplicative factors of \p e to \p out: a*(b*c) -> a, b, c.
+void collectFactors(const Expr &e, std::vector<Expr> &out);
 
 /// Structural equality (same tree, same leaves).
 bool structurallyEqual(const Expr &a, const Expr &b);

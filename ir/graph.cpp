@@ -417,8 +417,7 @@ Expr Graph::addValueSymbol(const std::string &name, Range range,
   std::string unique = name;
   for (int k = 2; findSymbol(unique); ++k)
     unique = name + "_" + std::to_string(k);
-  Symbol s{unique, range, Var::make(unique), input, index};
-  symbols_.push_back(std::move(s));
+  symbols_.emplace_back(unique, range, Var::make(unique), input, index);
   return symbols_.back().var;
 }
 

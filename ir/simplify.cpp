@@ -896,6 +896,22 @@ bool stepsByOne(const std::vector<Expr> &indices, const Expr &var,
   return true;
 }
 
+Expr minProven(const Expr &a, const Expr &b, const RangeEnv &env) {
+  if (proveLE(a, b, env))
+    return a;
+  if (proveLE(b, a, env))
+    return b;
+  return minExpr(a, b);
+}
+
+Expr maxProven(const Expr &a, const Expr &b, const RangeEnv &env) {
+  if (proveLE(a, b, env))
+    return b;
+  if (proveLE(b, a, env))
+    return a;
+  return maxExpr(a, b);
+}
+
 bool proveLE(const Expr &a, const Expr &b, const RangeEnv &env) {
   int64_t x, y;
   if (a.isConst(x) && b.isConst(y)) // b - a may not fit in 64 bits

@@ -68,6 +68,10 @@ bool stepsByOne(const std::vector<Expr> &indices, const Expr &var,
 bool proveLE(const Expr &a, const Expr &b, const RangeEnv &env = RangeEnv());
 /// True if a == b for every value (structurally after simplification).
 bool proveEqual(const Expr &a, const Expr &b, const RangeEnv &env = RangeEnv());
+/// min(a, b) and max(a, b): the operand proven smaller (larger) over \p env
+/// where there is one, else a min (max) expression.
+Expr minProven(const Expr &a, const Expr &b, const RangeEnv &env);
+Expr maxProven(const Expr &a, const Expr &b, const RangeEnv &env);
 
 /// Evaluates an integer expression whose Vars are all bound in \p values
 /// (Var -> value pairs).

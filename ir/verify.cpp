@@ -5,7 +5,6 @@
 #include "ir/bounds.h"
 
 #include <algorithm>
-#include <functional>
 #include <map>
 #include <set>
 #include <string>
@@ -18,29 +17,18 @@ namespace {
 /// that merges dims: [x1 * x2 * x0] of [x0, x1, x2]). The simplifier orders
 /// the two operands of one product but does not reorder nested ones.
 bool sameFactors(const std::vector<Expr> &a, const std::vector<Expr> &b) {
-  std::function<void(const Expr &, std::vector<std::string> &)> flatten =
-      [&](const Expr &e, std::vector<std::string> &out) {
-        const Binary *m = e.as<Binary>();
-        if (m && m->op == BinOp::Mul) {
-          flatten(m->a, out);
-          flatten(m->b, out);
-          return;
-        }
-        out.push_back(printExpr(e));
-      };
-  std::vector<std::string> fa, fb;
-  for (const Expr &e : a)
-    flatten(e, fa);
-  for (const Expr &e : b)
-    flatten(e, fb);
-  std::sort(fa.begin(), fa.end());
-  std::sort(fb.begin(), fb.end());
-  return fa == fb;
+  auto keys = [](const std::vector<Expr> &dims) {
+    std::vector<Expr> factors;
+    for (const Expr &d : dims)
+      collectFactors(d, factors);
+    std::vector<std::string> k;
+    for (const Expr &f : factors)
+      k.push_back(printExpr(f));
+    std::sort(k.begin(), k.end());
+    return k;
+  };
+  return keys(a) == keys(b);
 }
-
-} // namespace
-
-namespace {
 
 bool isIntegral(DType t) { return !isFloat(t) && t != DType::Bool; }
 

@@ -139,6 +139,47 @@ Status lowerConcat(const Node &n, LowerCtx &ctx) {
   return Status::ok();
 }
 
+/// Indices that come from data (Gather, GatherElements, GatherND), checked
+/// where they are used: a negative index counts from the end; one outside
+/// [-dim, dim) is a run-time error naming the node. A dim that may be empty
+/// has no element to read, whatever the index: the read then yields 0,
+/// while the checks still run (the condition evaluates them first, always
+/// true).
+class DataIndices {
+public:
+  DataIndices(const Node &n, LowerCtx &ctx) : n_(n), ctx_(ctx) {}
+
+  /// \p raw checked against \p dim; \p where names the dim in the error
+  /// ("axis 1").
+  Expr check(const Expr &raw, const Expr &dim, const std::string &where) {
+    int code = ctx_.addError(n_.describe() + ": index {value} is out of " +
+                             "range for " + where + " of size {extent} " +
+                             "(valid: [-{extent}, {extent}))");
+    Expr checked = IndexCheck::make(Cast::make(DType::Int64, raw), dim, code,
+                                    /*wrapNegative=*/true);
+    checks_ = logicalAnd(checks_, cmp(BinOp::GE, checked, Expr(0)));
+    auto b = boundsOf(dim, ctx_.env());
+    if (!b || b->min < 1)
+      nonEmpty_ = logicalAnd(nonEmpty_, cmp(BinOp::GE, dim, Expr(1)));
+    return checked;
+  }
+
+  /// \p data read at \p in (indices from check()), as a value of \p out.
+  Expr read(const Value *data, const std::vector<Expr> &in,
+            const Value *out) const {
+    Expr v = ctx_.readValue(data, in);
+    if (!nonEmpty_.defined())
+      return v;
+    return Select::make(logicalAnd(checks_, nonEmpty_), v,
+                        literal(out->type().dtype, 0));
+  }
+
+private:
+  const Node &n_;
+  LowerCtx &ctx_;
+  Expr checks_, nonEmpty_;
+};
+
 Status lowerGather(const Node &n, LowerCtx &ctx) {
   const Value *data = n.input(0), *indices = n.input(1), *out = n.output(0);
   int rd = data->type().rank(), ri = indices->type().rank();
@@ -149,28 +190,12 @@ Status lowerGather(const Node &n, LowerCtx &ctx) {
     return makeError(n.describe(), ": axis out of range");
   std::vector<Expr> o = ctx.idxVars(out->type().rank());
   std::vector<Expr> ii(o.begin() + axis, o.begin() + axis + ri);
-  // Indices come from data: checked where they are used. A negative index
-  // counts from the end; one outside [-dim, dim) is a run-time error naming
-  // the node.
-  Expr raw = Cast::make(DType::Int64, ctx.readValue(indices, ii));
-  Expr dim = data->type().dims[axis];
-  int code =
-      ctx.addError(n.describe() + ": index {value} is out of range for axis " +
-                   std::to_string(axis) +
-                   " of size {extent} (valid: [-{extent}, {extent}))");
-  Expr checked = IndexCheck::make(raw, dim, code, /*wrapNegative=*/true);
+  DataIndices di(n, ctx);
   std::vector<Expr> in(o.begin(), o.begin() + axis);
-  in.push_back(checked);
+  in.push_back(di.check(ctx.readValue(indices, ii), data->type().dims[axis],
+                        "axis " + std::to_string(axis)));
   in.insert(in.end(), o.begin() + axis + ri, o.end());
-  Expr v = ctx.readValue(data, in);
-  // An empty axis has no element to read, whatever the index; the index is
-  // still checked (the condition evaluates the check first, always true).
-  auto b = boundsOf(dim, ctx.env());
-  if (!b || b->min < 1)
-    v = Select::make(logicalAnd(cmp(BinOp::GE, checked, Expr(0)),
-                                cmp(BinOp::GE, dim, Expr(1))),
-                     v, literal(out->type().dtype, 0));
-  ctx.addPointwise(out, v);
+  ctx.addPointwise(out, di.read(data, in, out));
   return Status::ok();
 }
 
@@ -183,22 +208,11 @@ Status lowerGatherElements(const Node &n, LowerCtx &ctx) {
   if (axis < 0)
     axis += r;
   std::vector<Expr> o = ctx.idxVars(r);
-  Expr raw = Cast::make(DType::Int64, ctx.readValue(indices, o));
-  Expr dim = data->type().dims[axis];
-  int code =
-      ctx.addError(n.describe() + ": index {value} is out of range for axis " +
-                   std::to_string(axis) +
-                   " of size {extent} (valid: [-{extent}, {extent}))");
-  Expr checked = IndexCheck::make(raw, dim, code, /*wrapNegative=*/true);
+  DataIndices di(n, ctx);
   std::vector<Expr> in = o;
-  in[axis] = checked;
-  Expr v = ctx.readValue(data, in);
-  auto b = boundsOf(dim, ctx.env());
-  if (!b || b->min < 1)
-    v = Select::make(logicalAnd(cmp(BinOp::GE, checked, Expr(0)),
-                                cmp(BinOp::GE, dim, Expr(1))),
-                     v, literal(out->type().dtype, 0));
-  ctx.addPointwise(out, v);
+  in[axis] = di.check(ctx.readValue(indices, o), data->type().dims[axis],
+                      "axis " + std::to_string(axis));
+  ctx.addPointwise(out, di.read(data, in, out));
   return Status::ok();
 }
 
@@ -211,33 +225,16 @@ Status lowerGatherND(const Node &n, LowerCtx &ctx) {
   if (!idx.dims.back().isConst(k))
     return makeError(n.describe(), ": index rows of unknown length");
   std::vector<Expr> o = ctx.idxVars(out->type().rank());
+  DataIndices di(n, ctx);
   std::vector<Expr> in(o.begin(), o.begin() + b);
-  Expr ok = Expr();
-  bool mayBeEmpty = false;
   for (int64_t j = 0; j < k; ++j) {
     std::vector<Expr> at(o.begin(), o.begin() + (q - 1));
     at.push_back(Expr(j));
-    Expr raw = Cast::make(DType::Int64, ctx.readValue(indices, at));
-    Expr dim = x.dims[b + j];
-    int code = ctx.addError(n.describe() + ": index {value} is out of range " +
-                            "for data dim " + std::to_string(b + j) +
-                            " of size {extent} (valid: [-{extent}, " +
-                            "{extent}))");
-    Expr checked = IndexCheck::make(raw, dim, code, /*wrapNegative=*/true);
-    in.push_back(checked);
-    ok = logicalAnd(ok, cmp(BinOp::GE, checked, Expr(0)));
-    auto r = boundsOf(dim, ctx.env());
-    if (!r || r->min < 1) {
-      mayBeEmpty = true;
-      ok = logicalAnd(ok, cmp(BinOp::GE, dim, Expr(1)));
-    }
+    in.push_back(di.check(ctx.readValue(indices, at), x.dims[b + j],
+                          "data dim " + std::to_string(b + j)));
   }
   in.insert(in.end(), o.begin() + (q - 1), o.end());
-  Expr v = ctx.readValue(data, in);
-  // An empty dim has nothing to read; the indices are still checked.
-  if (mayBeEmpty)
-    v = Select::make(ok, v, literal(out->type().dtype, 0));
-  ctx.addPointwise(out, v);
+  ctx.addPointwise(out, di.read(data, in, out));
   return Status::ok();
 }
 
@@ -273,19 +270,10 @@ Status lowerSlice(const Node &n, LowerCtx &ctx) {
     constexpr int64_t kMaxStep = int64_t{1} << 62;
     steps[k] = std::max(-kMaxStep, std::min(steps[k], kMaxStep));
     Expr dim = x->type().dims[a];
-    // Clamp the start like ONNX: [0, dim] for positive steps, [0, dim-1] else
-    // (as shape inference's clampIndex does).
-    constexpr int64_t kHuge = int64_t(1) << 48;
-    Expr start = simplify(starts[k], ctx.env());
-    int64_t s;
-    if (start.isConst(s)) {
-      s = std::min(std::max(s, -kHuge), kHuge);
-      start = s < 0 ? dim + Expr(s) : Expr(s);
-    } else {
-      start = Select::make(cmp(BinOp::LT, start, Expr(0)), dim + start, start);
-    }
-    Expr hi = steps[k] > 0 ? dim : dim - Expr(1);
-    start = simplify(maxExpr(Expr(0), minExpr(start, hi)), ctx.env());
+    // The start as shape inference sized the output with: [0, dim] for
+    // positive steps, [0, dim-1] else.
+    Expr start =
+        clampSliceIndex(starts[k], dim, 0, steps[k] > 0 ? 0 : -1, ctx.env());
     in[a] = start + o[a] * Expr(steps[k]);
   }
   ctx.addPointwise(out, ctx.readValue(x, in), /*isView=*/true);

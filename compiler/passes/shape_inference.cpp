@@ -141,19 +141,11 @@ Status requireEqual(const Context &c, const Node &n, const Expr &a,
 }
 
 Expr minOf(const Context &c, const Expr &a, const Expr &b) {
-  if (proveLE(a, b, c.env))
-    return a;
-  if (proveLE(b, a, c.env))
-    return b;
-  return minExpr(a, b);
+  return minProven(a, b, c.env);
 }
 
 Expr maxOf(const Context &c, const Expr &a, const Expr &b) {
-  if (proveLE(a, b, c.env))
-    return b;
-  if (proveLE(b, a, c.env))
-    return a;
-  return maxExpr(a, b);
+  return maxProven(a, b, c.env);
 }
 
 Expected<std::vector<Expr>> knownData(const Node &n, size_t i,
@@ -181,22 +173,6 @@ Expected<std::vector<int64_t>> knownInts(const Node &n, size_t i,
   }
   return r;
 }
-
-namespace {
-
-/// Splits an expression into multiplicative factors: a*(b*c) -> a, b, c.
-void collectFactors(const Expr &e, std::vector<Expr> &out) {
-  if (const Binary *b = e.as<Binary>()) {
-    if (b->op == BinOp::Mul) {
-      collectFactors(b->a, out);
-      collectFactors(b->b, out);
-      return;
-    }
-  }
-  out.push_back(e);
-}
-
-} // namespace
 
 Expr divideProducts(const Context &c, const std::vector<Expr> &numer,
                     const std::vector<Expr> &denom) {

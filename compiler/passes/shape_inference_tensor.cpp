@@ -4,6 +4,7 @@
 /// Shape, Size, Range, Constant, ConstantOfShape), with the symbolic data that carries shape
 /// arithmetic through them.
 #include "compiler/passes/shape_inference_internal.h"
+#include "ir/indexing.h"
 
 #include <algorithm>
 #include <climits>
@@ -23,12 +24,13 @@ const std::vector<Expr> *dataOf(const Node &n, size_t i) {
   return &*v->symbolicData();
 }
 
-/// Reshape to \p shape whose elements are given at run time (value symbols
-/// or arithmetic on them: anything that may be negative): each element is
-/// resolved by the rules of ONNX at run time, with select expressions, and
-/// the run refuses a shape that breaks them.
-Status inferReshapeOfValues(Context &c, Node &n,
-                            const std::vector<Expr> &shape, bool allowZero) {
+/// The output dims of a Reshape to \p shape whose elements are given at run
+/// time (value symbols or arithmetic on them: anything that may be
+/// negative): each element is resolved by the rules of ONNX at run time,
+/// with select expressions, and the run refuses a shape that breaks them.
+std::vector<Expr> reshapeOfValues(Context &c, Node &n,
+                                  const std::vector<Expr> &shape,
+                                  bool allowZero) {
   const TensorType &x = inputType(n, 0);
   std::string label = n.describe() + ": shape [" + printExprs(shape) + "]";
   // r[i]: element i with 0 resolved (copy the input's dim) but -1 kept.
@@ -75,33 +77,19 @@ Status inferReshapeOfValues(Context &c, Node &n,
     out.push_back(simplifyDim(
         c, Select::make(isInferred, floorDiv(x.numel(), rest), r[i])));
   }
-  Expr inCount = simplifyDim(c, x.numel()),
-       outCount = simplifyDim(c, product(out));
-  if (!proveEqual(inCount, outCount, c.env))
-    c.graph.addAssumption(
-        cmp(BinOp::EQ, inCount, outCount),
-        n.describe() + ": cannot reshape " + inputLabel(n, 0) + " " + x.str() +
-            " (" + printExpr(inCount) + " elements) into [" + printExprs(out) +
-            "] (" + printExpr(outCount) + " elements)");
-  setResult(c, n, 0, x.dtype, out);
-  return Status::ok();
+  return out;
 }
 
-Status inferReshape(Context &c, Node &n) {
+/// The output dims of a Reshape to \p shape whose elements are sizes or
+/// ONNX's 0 (copy) and -1 (infer) as constants.
+Expected<std::vector<Expr>> reshapeOfSizes(Context &c, Node &n,
+                                           const std::vector<Expr> &shape,
+                                           bool allowZero) {
   const TensorType &x = inputType(n, 0);
-  AOTC_ASSIGN_OR_RETURN(std::vector<Expr> shape, knownData(n, 1, "shape"));
-  int64_t allowZero = n.intAttr("allowzero");
-  for (Expr &e : shape)
-    e = simplifyDim(c, e);
-  if (std::any_of(shape.begin(), shape.end(), [&](const Expr &e) {
-        int64_t v;
-        return !e.isConst(v) && !proveLE(Expr(0), e, c.env);
-      }))
-    return inferReshapeOfValues(c, n, shape, allowZero != 0);
   std::vector<Expr> out;
   int inferred = -1;
   for (size_t i = 0; i < shape.size(); ++i) {
-    Expr s = simplifyDim(c, shape[i]);
+    Expr s = shape[i];
     int64_t v;
     if (s.isConst(v)) {
       if (v == 0 && !allowZero) {
@@ -136,6 +124,25 @@ Status inferReshape(Context &c, Node &n) {
       return makeError(n.describe(), ": cannot reshape ", x.str(), " into [",
                        printExprs(shape), "]: ", total,
                        " elements are not divisible by ", part);
+  }
+  return out;
+}
+
+Status inferReshape(Context &c, Node &n) {
+  const TensorType &x = inputType(n, 0);
+  AOTC_ASSIGN_OR_RETURN(std::vector<Expr> shape, knownData(n, 1, "shape"));
+  bool allowZero = n.intAttr("allowzero") != 0;
+  for (Expr &e : shape)
+    e = simplifyDim(c, e);
+  bool ofValues = std::any_of(shape.begin(), shape.end(), [&](const Expr &e) {
+    int64_t v;
+    return !e.isConst(v) && !proveLE(Expr(0), e, c.env);
+  });
+  std::vector<Expr> out;
+  if (ofValues) {
+    out = reshapeOfValues(c, n, shape, allowZero);
+  } else {
+    AOTC_ASSIGN_OR_RETURN(out, reshapeOfSizes(c, n, shape, allowZero));
   }
   int64_t a, b;
   Expr inCount = simplifyDim(c, x.numel()),
@@ -336,29 +343,6 @@ Status inferGather(Context &c, Node &n) {
   return Status::ok();
 }
 
-/// Normalizes a Slice start or end against \p dim and clamps it to
-/// [lo, dim + hiOffset].
-Expr clampIndex(const Context &c, const Expr &value, const Expr &dim,
-                int64_t lo, int64_t hiOffset) {
-  // Keep INT64_MAX-style "to the end" constants far from overflow.
-  constexpr int64_t kHuge = int64_t(1) << 48;
-  Expr v = simplifyDim(c, value);
-  int64_t k;
-  if (v.isConst(k))
-    v = Expr(std::min(std::max(k, -kHuge), kHuge));
-  auto b = boundsOf(v, c.env);
-  Expr adjusted;
-  if (b && b->min >= 0)
-    adjusted = v;
-  else if (b && b->max < 0)
-    adjusted = dim + v;
-  else
-    adjusted = Select::make(cmp(BinOp::LT, v, Expr(0)), dim + v, v);
-  Expr hi = simplifyDim(c, dim + Expr(hiOffset));
-  return simplifyDim(
-      c, minOf(c, maxOf(c, simplifyDim(c, adjusted), Expr(lo)), hi));
-}
-
 Status inferSlice(Context &c, Node &n) {
   const TensorType &x = inputType(n, 0);
   std::vector<Expr> starts, ends;
@@ -408,12 +392,12 @@ Status inferSlice(Context &c, Node &n) {
     step = std::max(-kMaxStep, std::min(step, kMaxStep));
     Expr start, end, size;
     if (step > 0) {
-      start = clampIndex(c, starts[i], dim, 0, 0);
-      end = clampIndex(c, ends[i], dim, 0, 0);
+      start = clampSliceIndex(starts[i], dim, 0, 0, c.env);
+      end = clampSliceIndex(ends[i], dim, 0, 0, c.env);
       size = floorDiv(end - start + Expr(step - 1), Expr(step));
     } else {
-      start = clampIndex(c, starts[i], dim, 0, -1);
-      end = clampIndex(c, ends[i], dim, -1, -1);
+      start = clampSliceIndex(starts[i], dim, 0, -1, c.env);
+      end = clampSliceIndex(ends[i], dim, -1, -1, c.env);
       size = floorDiv(start - end + Expr(-step - 1), Expr(-step));
     }
     out[axes[i]] = maxOf(c, simplifyDim(c, size), Expr(0));
