@@ -28,22 +28,17 @@ fi
 /usr/bin/python3 -c 'import torch, torchvision, onnx' || {
   echo "bench_env: /usr/bin/python3 cannot import torch, torchvision and onnx (apt-get install -y ${debs[*]})" >&2; exit 1; }
 
+source scripts/venv_lib.sh
 req=bench/cpu/requirements.txt
 venv=.venv-bench
-stamp=$venv/.requirements.sha256
-want=$(sha256sum "$req" | cut -d' ' -f1)
 check='import onnx, onnxruntime, numpy, matplotlib, iree.compiler, iree.runtime'
-if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ] && "$venv/bin/python" -c "$check" 2>/dev/null; then
-  exit 0
-fi
+venv_current "$venv" "$req" "$check" && exit 0
 python=${AOTC_PYTHON:-python3}
 "$python" -c 'import sys; assert sys.version_info[:2] == (3, 11), sys.version' || {
   echo "bench_env: the pinned wheels are for CPython 3.11; set AOTC_PYTHON to a python3.11" >&2; exit 1; }
-rm -rf "$venv"
-"$python" -m venv "$venv"
-"$venv/bin/python" -m pip install -q --disable-pip-version-check --no-deps --require-hashes -r "$req"
+venv_create "$venv" "$req" "$python" --no-deps --require-hashes
 "$venv/bin/python" -c "$check"
 test -x "$venv/bin/iree-import-onnx" && test -x "$venv/bin/iree-compile" || {
   echo "bench_env: $venv lacks iree-import-onnx or iree-compile" >&2; exit 1; }
 "$venv/bin/python" -c 'import onnxruntime, iree.compiler.version as v; print("bench_env: onnxruntime", onnxruntime.__version__, "iree", v.VERSION if hasattr(v, "VERSION") else "?")' 2>/dev/null || true
-echo "$want" > "$stamp"
+venv_stamp "$venv" "$req"

@@ -5,17 +5,11 @@
 # already up to date.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/venv_lib.sh
 req=scripts/export-requirements.txt
 venv=.venv-export
-stamp=$venv/.requirements.sha256
-want=$(sha256sum "$req" | cut -d' ' -f1)
 check='import torch, torchvision, transformers, onnxscript, onnx, onnxruntime'
-if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ] && "$venv/bin/python" -c "$check" 2>/dev/null; then
-  exit 0
-fi
-python=${AOTC_PYTHON:-python3}
-rm -rf "$venv"
-"$python" -m venv "$venv"
-"$venv/bin/python" -m pip install -q --disable-pip-version-check -r "$req"
+venv_current "$venv" "$req" "$check" && exit 0
+venv_create "$venv" "$req" "${AOTC_PYTHON:-python3}"
 "$venv/bin/python" -c "$check; print('export_env: torch', torch.__version__)"
-echo "$want" > "$stamp"
+venv_stamp "$venv" "$req"

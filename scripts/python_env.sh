@@ -5,18 +5,13 @@
 # checked in or generated with ONNX Runtime.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/venv_lib.sh
 req=scripts/python-requirements.txt
 venv=.venv
-stamp=$venv/.requirements.sha256
-want=$(sha256sum "$req" | cut -d' ' -f1)
-if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ] && "$venv/bin/python" -c 'import onnx, onnxruntime, numpy' 2>/dev/null; then
-  exit 0
-fi
+venv_current "$venv" "$req" 'import onnx, onnxruntime, numpy' && exit 0
 python=${AOTC_PYTHON:-python3}
 "$python" -c 'import sys; assert sys.version_info[:2] == (3, 11), sys.version' || {
   echo "python_env: the pinned wheels are for CPython 3.11; set AOTC_PYTHON" >&2; exit 1; }
-rm -rf "$venv"
-"$python" -m venv "$venv"
-"$venv/bin/python" -m pip install -q --disable-pip-version-check --no-deps --require-hashes -r "$req"
+venv_create "$venv" "$req" "$python" --no-deps --require-hashes
 "$venv/bin/python" -c 'import onnx, onnxruntime, numpy; print("python_env: onnx", onnx.__version__, "onnxruntime", onnxruntime.__version__, "numpy", numpy.__version__)'
-echo "$want" > "$stamp"
+venv_stamp "$venv" "$req"
