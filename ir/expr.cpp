@@ -766,6 +766,16 @@ bool hasIndexCheck(const Expr &e) {
       e, [](const Expr &x) { return x.kind() == ExprKind::IndexCheck; });
 }
 
+bool hasSelect(const Expr &e) {
+  return anySubExpr(
+      e, [](const Expr &x) { return x.kind() == ExprKind::Select; });
+}
+
+bool exprLargerThan(const Expr &e, size_t limit) {
+  size_t n = 0;
+  return anySubExpr(e, [&](const Expr &) { return ++n > limit; });
+}
+
 bool usesVar(const Expr &e, const Var *var) {
   return anySubExpr(e, [var](const Expr &x) {
     const Var *v = x.as<Var>();

@@ -320,6 +320,11 @@ std::vector<Expr> freeVars(const Expr &e);
 bool usesVar(const Expr &e, const Var *var);
 /// True if \p e contains an IndexCheck (evaluating it may record an error).
 bool hasIndexCheck(const Expr &e);
+/// True if \p e contains a Select.
+bool hasSelect(const Expr &e);
+/// True if \p e has more than \p limit nodes (counted as a tree: a shared
+/// subexpression counts each time it is read); stops counting past it.
+bool exprLargerThan(const Expr &e, size_t limit);
 /// Appends the Bool conjuncts of \p c to \p out: a && b && c -> {a, b, c}.
 void conjuncts(const Expr &c, std::vector<Expr> &out);
 /// Appends the Bool disjuncts of \p c to \p out: a || b -> {a, b}.

@@ -421,6 +421,19 @@ Expr Graph::addValueSymbol(const std::string &name, Range range,
   return symbols_.back().var;
 }
 
+Expr Graph::addDerivedSymbol(const std::string &name, Range range,
+                             Expr definition) {
+  for (const Symbol &s : symbols_)
+    if (s.isDerived() && structurallyEqual(s.definition, definition))
+      return s.var;
+  std::string unique = name;
+  for (int k = 2; findSymbol(unique); ++k)
+    unique = name + "_" + std::to_string(k);
+  symbols_.emplace_back(unique, range, Var::make(unique));
+  symbols_.back().definition = std::move(definition);
+  return symbols_.back().var;
+}
+
 const Symbol *Graph::findSymbol(const std::string &name) const {
   for (const Symbol &s : symbols_)
     if (s.name == name)

@@ -240,7 +240,13 @@ struct Assumption {
 /// name) users refer to it by. A value symbol stands for an element of an
 /// integer graph input instead (a Reshape shape, Slice starts, ... given at
 /// run time): `valueInput` names the input, `valueIndex` the element, and
-/// the runtime binds it from the input's data rather than from a dim.
+/// the runtime binds it from the input's data rather than from a dim. A
+/// derived symbol stands for `definition`, an expression over the symbols
+/// declared before it, which the wrapper computes once per run: a size
+/// that depends on values through branches (a Reshape dim that is the
+/// given value, the input's dim for 0, or the remainder for -1) is one
+/// opaque size in the kernels instead of the whole expression in every
+/// index.
 struct Symbol {
   Symbol(std::string name, Range range, Expr var,
          std::string valueInput = "", int64_t valueIndex = -1)
@@ -251,6 +257,9 @@ struct Symbol {
   Expr var;
   std::string valueInput; ///< empty: bound by an input dim
   int64_t valueIndex = -1;
+  Expr definition; ///< defined: a derived symbol
+  bool isValue() const { return !valueInput.empty(); }
+  bool isDerived() const { return definition.defined(); }
 };
 
 class Graph {
@@ -288,6 +297,10 @@ public:
   /// \p name and returns its Var.
   Expr addValueSymbol(const std::string &name, Range range,
                       const std::string &input, int64_t index);
+  /// Declares a derived symbol (see Symbol) under a fresh name based on
+  /// \p name, or returns the one whose definition equals \p definition.
+  Expr addDerivedSymbol(const std::string &name, Range range,
+                        Expr definition);
   const std::vector<Symbol> &symbols() const { return symbols_; }
   const Symbol *findSymbol(const std::string &name) const;
   /// The symbol whose Var is \p var, or null.

@@ -106,6 +106,7 @@ private:
   Status emitFolds();
   Status emitInputSlots();
   void emitKernelNamesAndMetadata();
+  Status emitDeriveSymbols();
   Status emitArenaBytes();
   Status emitOutputShapes();
   Status emitRun();
@@ -132,6 +133,7 @@ private:
   std::map<uint64_t, int> symbolIndex_;
   /// The identifier of each symbol (by index).
   std::vector<std::string> symbolIdents_;
+  bool hasDerived_ = false; ///< derive_symbols() was emitted
   Namer namer_;
   size_t numMetadata_ = 0; ///< key/value pairs
   size_t numChecks_ = 0;
@@ -176,7 +178,8 @@ Status WrapperEmitter::checkSymbols() {
         "uint64_t",   "int32_t",      "uint32_t",      "int8_t",  "uint8_t",
         "nullptr",    "kModelDesc",   "kSymbols",      "kInputs", "kOutputs",
         "kConstants", "kKernelNames", "kMetadata", "kInputSlots",
-        "kKernelSummaries", "kernel_costs", "aotc_fdiv", "aotc_fmod"})
+        "kKernelSummaries", "kernel_costs", "aotc_fdiv", "aotc_fmod",
+        "derive_symbols"})
     namer_.reserve(fixed);
   std::set<std::string> names;
   for (size_t i = 0; i < m_.symbols.size(); ++i) {
@@ -191,8 +194,8 @@ Status WrapperEmitter::checkSymbols() {
   }
   if (m_.symbols.empty())
     return Status::ok();
-  out_ += "// Symbolic sizes: name, min, max, the input and element a value\n"
-          "// symbol is read from.\n";
+  out_ += "// Symbolic sizes: name, min, max, kind (AOTC_SYMBOL_*), the input\n"
+          "// and element a value symbol is read from.\n";
   out_ += "static const AotcSymbolDesc kSymbols[" +
           std::to_string(m_.symbols.size()) + "] = {\n";
   for (const Symbol &s : m_.symbols) {
@@ -205,9 +208,12 @@ Status WrapperEmitter::checkSymbols() {
         return makeError("symbol '", s.name, "' is read from input '",
                          s.valueInput, "', which the module does not take");
     }
+    const char *kind = input >= 0        ? "AOTC_SYMBOL_VALUE, "
+                       : s.isDerived() ? "AOTC_SYMBOL_DERIVED, "
+                                       : "AOTC_SYMBOL_DIM, ";
     out_ += "    {" + cStringLiteral(s.name) + ", " + i64(s.range.min) + ", " +
-            i64(s.range.max) + ", " + (input >= 0 ? "1, " : "0, ") +
-            std::to_string(input) + ", " + i64(s.valueIndex) + "},\n";
+            i64(s.range.max) + ", " + kind + std::to_string(input) + ", " +
+            i64(s.valueIndex) + "},\n";
   }
   out_ += "};\n\n";
   return Status::ok();
@@ -423,6 +429,42 @@ void WrapperEmitter::emitKernelNamesAndMetadata() {
   for (const auto &[key, value] : meta)
     out_ += "    " + cStringLiteral(key) + ", " + cStringLiteral(value) + ",\n";
   out_ += "};\n\n";
+}
+
+Status WrapperEmitter::emitDeriveSymbols() {
+  std::string body;
+  for (size_t i = 0; i < m_.symbols.size(); ++i) {
+    const Symbol &s = m_.symbols[i];
+    if (!s.isDerived())
+      continue;
+    // Each definition reads symbols declared before it (derived ones
+    // included, already written to s[]).
+    std::set<int> used;
+    AOTC_ASSIGN_OR_RETURN(
+        std::string v, checkedCxx(s.definition, "symbol '" + s.name + "'", used));
+    if (!used.empty() && *used.rbegin() >= static_cast<int>(i))
+      return makeError("symbol '", s.name,
+                       "' is defined by a symbol declared after it: ",
+                       printExpr(s.definition));
+    std::string bind; // (no "(void)s;": s is written below)
+    for (int k : used)
+      bind += "    const int64_t " + symbolIdents_[k] + " = s[" +
+              std::to_string(k) + "];\n";
+    body += "  {  // " + commentText(s.name) + " = " +
+            commentText(printExpr(s.definition)) + "\n" + bind +
+            "    bool ovf = false;\n    const int64_t v = " + v +
+            ";\n    if (ovf)\n      return " + std::to_string(i) +
+            ";\n    s[" + std::to_string(i) + "] = v;\n  }\n";
+  }
+  if (body.empty())
+    return Status::ok();
+  hasDerived_ = true;
+  out_ += "// Computes the derived symbols from those the inputs bind, in\n"
+          "// order. Returns -1, or the index of a symbol whose definition\n"
+          "// overflows 64 bits or divides by zero for these values.\n";
+  out_ += "static int32_t derive_symbols(int64_t *s) {\n" + body +
+          "  return -1;\n}\n\n";
+  return Status::ok();
 }
 
 Status WrapperEmitter::emitArenaBytes() {
@@ -872,6 +914,8 @@ void WrapperEmitter::emitDesc() {
           (opts_.weightsFile.empty() ? std::string("nullptr")
                                      : cStringLiteral(opts_.weightsFile)) +
           ", " + u64(opts_.weightsId) + ",  // weights_file, weights_id\n";
+  out_ += std::string("    ") + (hasDerived_ ? "derive_symbols" : "nullptr") +
+          ",\n";
   out_ += "};\n\n";
   out_ +=
       "extern \"C\" __attribute__((visibility(\"hidden\"))) const "
@@ -961,6 +1005,7 @@ __attribute__((unused)) static inline int64_t aotc_ck_mod(int64_t a, int64_t b, 
   AOTC_RETURN_IF_ERROR(emitInputSlots());
   emitKernelNamesAndMetadata();
   emitErrors();
+  AOTC_RETURN_IF_ERROR(emitDeriveSymbols());
   AOTC_RETURN_IF_ERROR(emitCheckSymbols());
   AOTC_RETURN_IF_ERROR(emitKernelCosts());
   AOTC_RETURN_IF_ERROR(emitArenaBytes());

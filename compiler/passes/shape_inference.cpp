@@ -34,6 +34,41 @@ Status requireSameDType(const Node &n, size_t i, size_t j) {
                    " but ", inputLabel(n, j), " is ", dtypeName(b));
 }
 
+namespace {
+
+/// True if dim \p d is better computed once per run than carried through
+/// every index: it branches on values given at run time (a Reshape dim
+/// that is the value, the input's dim for 0, the remainder for -1), or it
+/// has grown past what the prover and the printed kernels handle well.
+bool needsOwnSymbol(const Context &c, const Expr &d) {
+  if (exprLargerThan(d, 48))
+    return true;
+  if (!hasSelect(d))
+    return false;
+  for (const Expr &v : freeVars(d))
+    if (const Symbol *s = c.graph.findSymbol(v.as<Var>()))
+      if (s->isValue() || s->isDerived())
+        return true;
+  return false;
+}
+
+/// A derived symbol for dim \p d (>= 0 here), named after the result.
+Expr deriveSymbol(const Context &c, const std::string &name, const Expr &d) {
+  // The range the prover may use; the runtime refuses a run whose value
+  // falls outside it. Sizes stay below 2^48 as value symbols do.
+  constexpr int64_t kLimit = int64_t{1} << 48;
+  Range r{0, kLimit};
+  if (std::optional<Range> b = boundsOf(d, c.env)) {
+    r.min = std::clamp<int64_t>(b->min, 0, kLimit);
+    r.max = std::clamp<int64_t>(b->max, r.min, kLimit);
+  }
+  Expr var = c.graph.addDerivedSymbol(name, r, d);
+  c.env.set(var, c.graph.findSymbol(var.as<Var>())->range);
+  return var;
+}
+
+} // namespace
+
 void setResult(const Context &c, Node &n, size_t i, DType dtype,
                std::vector<Expr> dims) {
   for (size_t k = 0; k < dims.size(); ++k) {
@@ -50,6 +85,8 @@ void setResult(const Context &c, Node &n, size_t i, DType dtype,
                                 printExpr(d) + ") is negative");
       d = simplifyDim(c, maxExpr(d, Expr(0)));
     }
+    if (needsOwnSymbol(c, d))
+      d = deriveSymbol(c, n.output(i)->name() + "_d" + std::to_string(k), d);
   }
   Value *out = n.output(i);
   out->setType(TensorType{dtype, std::move(dims)});

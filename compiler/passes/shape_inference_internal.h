@@ -15,7 +15,8 @@ namespace shape_inference {
 
 struct Context {
   Graph &graph;
-  RangeEnv env;
+  /// The symbols' ranges; grows as results get derived symbols.
+  mutable RangeEnv env;
   int64_t opset;
 };
 

@@ -91,7 +91,7 @@ aotc_status_t Container::bindInputs(const aotc_tensor_t *inputs,
   // Value symbols: elements of integer inputs read as sizes.
   for (int32_t s = 0; s < d.num_symbols; ++s) {
     const AotcSymbolDesc &sym = d.symbols[s];
-    if (!sym.is_value)
+    if (sym.kind != AOTC_SYMBOL_VALUE)
       continue;
     // (validateDesc checked value_input, value_index and the dtype.)
     const AotcTensorDesc &want = d.inputs[sym.value_input];
@@ -128,11 +128,11 @@ aotc_status_t Container::bindInputs(const aotc_tensor_t *inputs,
     bound[s] = true;
   }
   for (int32_t s = 0; s < d.num_symbols; ++s)
-    if (!bound[s])
+    if (!bound[s] && d.symbols[s].kind != AOTC_SYMBOL_DERIVED)
       return fail(AOTC_ERROR_UNSUPPORTED,
                   "model '%s': symbol '%s' is not bound by any input",
                   d.model_name, d.symbols[s].name);
-  return checkSymbols(out.symbols.data(), &out);
+  return deriveAndCheckSymbols(out.symbols.data(), &out);
 }
 
 aotc_status_t Container::matchInputSlots(const aotc_tensor_t *inputs,
@@ -202,32 +202,66 @@ aotc_status_t Container::matchInputSlots(const aotc_tensor_t *inputs,
   return AOTC_OK;
 }
 
-aotc_status_t Container::checkSymbols(const int64_t *symbols,
-                                      const Binding *binding) const {
+aotc_status_t Container::deriveAndCheckSymbols(int64_t *symbols,
+                                               const Binding *binding) const {
   const AotcModelDesc &d = *desc_;
-  if (!d.check_symbols)
-    return AOTC_OK;
-  int32_t failed = d.check_symbols(symbols);
-  if (failed < 0)
-    return AOTC_OK;
-  if (failed >= d.num_checks)
-    return fail(AOTC_ERROR_INTERNAL, "model '%s': check %d of %d failed",
-                d.model_name, failed, d.num_checks);
-  std::string values;
-  for (int32_t s = 0; s < d.num_symbols; ++s) {
-    values += formatString("%s%s = %lld", s ? ", " : "", d.symbols[s].name,
+  // A definition that cannot be computed (it divides by zero, say) is
+  // reported after check_symbols: the assumption it breaks names the
+  // cause better. Its value stays -1, outside every derived range.
+  int32_t underived = -1;
+  if (d.derive_symbols) {
+    for (int32_t s = 0; s < d.num_symbols; ++s)
+      if (d.symbols[s].kind == AOTC_SYMBOL_DERIVED)
+        symbols[s] = -1;
+    underived = d.derive_symbols(symbols);
+  }
+  auto values = [&] {
+    std::string text;
+    for (int32_t s = 0; s < d.num_symbols; ++s) {
+      const AotcSymbolDesc &sym = d.symbols[s];
+      text += formatString("%s%s = %lld", s ? ", " : "", sym.name,
                            ll(symbols[s]));
-    if (binding && binding->boundAt[s].first >= 0)
-      values += formatString(" (input '%s' dim %d)",
+      if (binding && binding->boundAt[s].first >= 0)
+        text += formatString(" (input '%s' dim %d)",
                              d.inputs[binding->boundAt[s].first].name,
                              binding->boundAt[s].second);
-    else if (d.symbols[s].is_value)
-      values += formatString(" (input '%s' element %lld)",
-                             d.inputs[d.symbols[s].value_input].name,
-                             ll(d.symbols[s].value_index));
+      else if (sym.kind == AOTC_SYMBOL_VALUE)
+        text += formatString(" (input '%s' element %lld)",
+                             d.inputs[sym.value_input].name,
+                             ll(sym.value_index));
+      else if (sym.kind == AOTC_SYMBOL_DERIVED)
+        text += " (computed)";
+    }
+    return text;
+  };
+  if (d.check_symbols) {
+    int32_t failed = d.check_symbols(symbols);
+    if (failed >= d.num_checks)
+      return fail(AOTC_ERROR_INTERNAL, "model '%s': check %d of %d failed",
+                  d.model_name, failed, d.num_checks);
+    if (failed >= 0)
+      return fail(AOTC_ERROR_INVALID_ARGUMENT, "model '%s': %s, with %s",
+                  d.model_name, d.check_messages[failed], values().c_str());
   }
-  return fail(AOTC_ERROR_INVALID_ARGUMENT, "model '%s': %s, with %s",
-              d.model_name, d.check_messages[failed], values.c_str());
+  if (underived >= d.num_symbols)
+    return fail(AOTC_ERROR_INTERNAL, "model '%s': derived symbol %d of %d",
+                d.model_name, underived, d.num_symbols);
+  if (underived >= 0)
+    return fail(AOTC_ERROR_INVALID_ARGUMENT,
+                "model '%s': size %s cannot be computed (it overflows 64 "
+                "bits or divides by zero), with %s",
+                d.model_name, d.symbols[underived].name, values().c_str());
+  for (int32_t s = 0; s < d.num_symbols; ++s) {
+    const AotcSymbolDesc &sym = d.symbols[s];
+    if (sym.kind == AOTC_SYMBOL_DERIVED &&
+        (symbols[s] < sym.min || symbols[s] > sym.max))
+      return fail(AOTC_ERROR_INVALID_ARGUMENT,
+                  "model '%s': size %s = %lld is outside its range [%lld, "
+                  "%lld], with %s",
+                  d.model_name, sym.name, ll(symbols[s]), ll(sym.min),
+                  ll(sym.max), values().c_str());
+  }
+  return AOTC_OK;
 }
 
 aotc_status_t Container::reportError(const AotcErrorRecord &record) const {
@@ -303,13 +337,17 @@ aotc_status_t Container::arenaBytes(const int64_t *symbols, size_t numSymbols,
     return fail(AOTC_ERROR_INVALID_ARGUMENT, "symbol_values is null");
   for (size_t s = 0; s < numSymbols; ++s) {
     const AotcSymbolDesc &sym = d.symbols[s];
-    if (symbols[s] < sym.min || symbols[s] > sym.max)
+    if (sym.kind != AOTC_SYMBOL_DERIVED &&
+        (symbols[s] < sym.min || symbols[s] > sym.max))
       return fail(AOTC_ERROR_INVALID_ARGUMENT,
                   "symbol '%s': %lld is outside its range [%lld, %lld]",
                   sym.name, ll(symbols[s]), ll(sym.min), ll(sym.max));
   }
-  AOTC_RT_RETURN_IF_ERROR(checkSymbols(symbols, nullptr));
-  int64_t bytes = d.arena_bytes(symbols);
+  // Derived symbols are computed from the others (their given values are
+  // not read).
+  std::vector<int64_t> all(symbols, symbols + numSymbols);
+  AOTC_RT_RETURN_IF_ERROR(deriveAndCheckSymbols(all.data(), nullptr));
+  int64_t bytes = d.arena_bytes(all.data());
   if (bytes < 0)
     return fail(AOTC_ERROR_INTERNAL, "model '%s': negative arena size %lld",
                 d.model_name, ll(bytes));

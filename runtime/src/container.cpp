@@ -225,10 +225,18 @@ aotc_status_t Container::validateDesc() {
   for (int32_t i = 0; i < d.num_symbols; ++i) {
     const AotcSymbolDesc &s = d.symbols[i];
     // A size is never negative; a value (a Slice start) may be.
-    if (!s.name || (s.min < 0 && !s.is_value) || s.min > s.max)
+    bool value = s.kind == AOTC_SYMBOL_VALUE;
+    if (!s.name || (s.min < 0 && !value) || s.min > s.max ||
+        (s.kind != AOTC_SYMBOL_DIM && !value && s.kind != AOTC_SYMBOL_DERIVED))
       return fail(AOTC_ERROR_INTERNAL,
-                  "model '%s': symbol %d has no name or a bad range", model, i);
-    if (s.is_value &&
+                  "model '%s': symbol %d has no name, a bad range or kind",
+                  model, i);
+    if (s.kind == AOTC_SYMBOL_DERIVED && !d.derive_symbols)
+      return fail(AOTC_ERROR_INTERNAL,
+                  "model '%s': symbol %d is derived but the model has no "
+                  "derive_symbols",
+                  model, i);
+    if (value &&
         (s.value_input < 0 || s.value_input >= d.num_inputs ||
          s.value_index < 0 ||
          (d.inputs[s.value_input].dtype != AOTC_DT_INT32 &&

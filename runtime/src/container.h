@@ -179,9 +179,10 @@ private:
   /// alone, or every input the ONNX graph lists (defaults included).
   aotc_status_t matchInputSlots(const aotc_tensor_t *inputs, size_t numInputs,
                                 bool checkData, Binding &out) const;
-  /// Runs the model's check_symbols on bound symbol values.
-  aotc_status_t checkSymbols(const int64_t *symbols,
-                             const Binding *binding) const;
+  /// Computes the derived symbols into \p symbols (the others bound), then
+  /// runs the model's check_symbols and checks the derived ones' ranges.
+  aotc_status_t deriveAndCheckSymbols(int64_t *symbols,
+                                      const Binding *binding) const;
   /// The message of a recorded run-time error.
   aotc_status_t reportError(const AotcErrorRecord &record) const;
   aotc_status_t fillOutputShapes(const Binding &binding, aotc_tensor_t *outputs,

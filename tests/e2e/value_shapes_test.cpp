@@ -102,4 +102,63 @@ TEST(ValueShapes, OutputShapesReadTheValues) {
   }
 }
 
+TEST(ValueShapes, BranchingSizesAreComputedOncePerRun) {
+  // Two Reshapes by one shape input: each dim of the result is the value,
+  // the input's dim for 0 or the remainder for -1. The compiler gives each
+  // such dim one derived symbol (computed by the wrapper per run), shared
+  // by both results, so the Add needs no run-time broadcast check and the
+  // kernels index by plain sizes.
+  ModelBuilder mb("derived_sizes");
+  mb.input("x", onnx::TensorProto::FLOAT, {2, 6});
+  mb.input("z", onnx::TensorProto::FLOAT, {2, 6});
+  mb.input("shape", onnx::TensorProto::INT64, {3});
+  mb.node("Reshape", {"x", "shape"}, {"rx"}, "reshape_x");
+  mb.node("Reshape", {"z", "shape"}, {"rz"}, "reshape_z");
+  mb.node("Add", {"rx", "rz"}, {"y"}, "add");
+  mb.output("y", onnx::TensorProto::FLOAT, {Dim("a"), Dim("b"), Dim("c")});
+  Compiled c = compileModel(mb.bytes());
+  ASSERT_EQ(c.exitCode, 0) << c.output;
+  aotc::Model m = loadModel(c.soPath);
+  std::vector<aotc::SymbolInfo> syms = m.symbols();
+  ASSERT_EQ(syms.size(), 6u); // shape[0..2] and rx's three dims
+  EXPECT_EQ(syms[3].name, "rx_d0");
+  EXPECT_EQ(syms[5].name, "rx_d2");
+  EXPECT_EQ(syms[3].min, 0);
+  std::vector<float> x = iota(12), z(12);
+  for (size_t i = 0; i < z.size(); ++i)
+    z[i] = 0.25f * static_cast<float>(i * i);
+  struct Case {
+    std::vector<int64_t> shape, dims;
+  };
+  for (const Case &k : {Case{{-1, 2, 3}, {2, 2, 3}}, Case{{4, 0, -1}, {}},
+                        Case{{12, 1, 1}, {12, 1, 1}}, Case{{1, -1, 4}, {1, 3, 4}},
+                        Case{{3, 0, 2}, {}}}) {
+    // {3, 0, 2} copies the input's 6 (36 elements) and {4, 0, -1} leaves
+    // 0 for -1: the run refuses both, naming the Reshape.
+    bool valid = k.shape != std::vector<int64_t>{3, 0, 2} &&
+                 k.shape != std::vector<int64_t>{4, 0, -1};
+    try {
+      auto out = m.run({aotc::HostTensor::fromVector({2, 6}, x),
+                        aotc::HostTensor::fromVector({2, 6}, z),
+                        aotc::HostTensor::fromVector<int64_t>({3}, k.shape)});
+      ASSERT_TRUE(valid) << "shape " << k.shape[0] << "," << k.shape[1]
+                         << "," << k.shape[2] << " accepted";
+      EXPECT_EQ(out[0].shape(), k.dims);
+      std::vector<float> y = out[0].toVector<float>();
+      ASSERT_EQ(y.size(), 12u);
+      for (size_t i = 0; i < 12; ++i)
+        EXPECT_EQ(y[i], x[i] + z[i]) << i;
+    } catch (const aotc::Error &e) {
+      EXPECT_FALSE(valid) << e.what();
+      EXPECT_EQ(e.status(), AOTC_ERROR_INVALID_ARGUMENT);
+      EXPECT_NE(std::string(e.what()).find("(Reshape)"), std::string::npos)
+          << e.what();
+    }
+  }
+  // The arena query takes the bound symbols; the derived entries are
+  // computed, not read (-7 would be outside their range).
+  EXPECT_NO_THROW(m.arenaBytes({-1, 2, 3, -7, -7, -7}));
+  EXPECT_THROW(m.arenaBytes({5, 5, 5, 0, 0, 0}), aotc::Error);
+}
+
 } // namespace

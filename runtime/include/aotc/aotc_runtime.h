@@ -553,7 +553,9 @@ AOTC_API aotc_status_t aotc_container_metadata_lookup(
     const aotc_container_t *container, const char *key, const char **out_value);
 
 /* The arena bytes one run needs for the given symbol values (num_symbols
- * values in symbol order, each inside its range). */
+ * values in symbol order, each inside its range). A symbol the model
+ * computes from the others (a size that branches on values given at run
+ * time) is computed here: its entry is not read. */
 AOTC_API aotc_status_t aotc_container_arena_bytes(
     const aotc_container_t *container, const int64_t *symbol_values,
     size_t num_symbols, uint64_t *out_bytes);

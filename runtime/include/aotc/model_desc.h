@@ -61,15 +61,24 @@ typedef struct AotcTensorDesc {
   const AotcDimDesc *dims;
 } AotcTensorDesc;
 
-/* A symbolic size with its declared range (inclusive). is_value 0: an input
- * dim binds it; 1: it is element value_index of input value_input (an int32
- * or int64 input read as sizes: a Reshape shape given at run time), bound
- * from the input's data. */
+/* How a symbol gets its value (AotcSymbolDesc.kind). */
+enum {
+  AOTC_SYMBOL_DIM = 0,   /* an input dim binds it */
+  AOTC_SYMBOL_VALUE = 1, /* element value_index of input value_input (an
+                            int32 or int64 input read as sizes: a Reshape
+                            shape given at run time), bound from its data */
+  AOTC_SYMBOL_DERIVED = 2, /* computed by derive_symbols() from the symbols
+                              before it (a size that branches on values) */
+};
+
+/* A symbolic size with its declared range (inclusive) and kind
+ * (AOTC_SYMBOL_*); value_input and value_index say where a value symbol is
+ * read from (-1 otherwise). */
 typedef struct AotcSymbolDesc {
   const char *name;
   int64_t min;
   int64_t max;
-  int32_t is_value;
+  int32_t kind;
   int32_t value_input;
   int64_t value_index;
 } AotcSymbolDesc;
@@ -252,6 +261,12 @@ typedef struct AotcModelDesc {
    * and the blob, which the runtime maps. Null: no side file. */
   const char *weights_file;
   uint64_t weights_id;
+
+  /* Writes the value of every AOTC_SYMBOL_DERIVED symbol into symbols[],
+   * in order, once the inputs have bound the others. Returns -1, or the
+   * index of a symbol whose definition overflows or divides by zero. Null
+   * when there are none. Called before check_symbols. */
+  int32_t (*derive_symbols)(int64_t *symbols);
 } AotcModelDesc;
 
 /* Exported by the generated wrapper. */
