@@ -46,4 +46,53 @@ std::vector<Expr> delinearize(const Expr &flat,
   return idx;
 }
 
+Expected<std::vector<Expr>> padAmounts(const Node &n) {
+  int64_t rank = n.input(0)->type().rank();
+  auto data = [&](size_t i, const char *what) -> Expected<std::vector<Expr>> {
+    const Value *v = n.input(i);
+    if (!v->symbolicData())
+      return makeError(n.describe(), ": input ", i, " ('", v->name(), "') (",
+                       what, ") must be known at compile time or computed ",
+                       "from sizes and integer inputs");
+    return *v->symbolicData();
+  };
+  std::vector<Expr> pads;
+  if (n.numInputs() > 1 && n.input(1)) {
+    AOTC_ASSIGN_OR_RETURN(pads, data(1, "pads"));
+  } else {
+    for (int64_t p : n.intsAttr("pads"))
+      pads.push_back(Expr(p));
+  }
+  std::vector<int64_t> axes;
+  if (n.numInputs() > 3 && n.input(3)) {
+    AOTC_ASSIGN_OR_RETURN(std::vector<Expr> given, data(3, "axes"));
+    for (const Expr &e : given) {
+      int64_t a;
+      if (!e.isConst(a))
+        return makeError(n.describe(), ": axes must be constants, has ",
+                         printExpr(e));
+      if (a < -rank || a >= rank)
+        return makeError(n.describe(), ": axis ", a,
+                         " is out of range for rank ", rank);
+      a = a < 0 ? a + rank : a;
+      if (std::find(axes.begin(), axes.end(), a) != axes.end())
+        return makeError(n.describe(), ": axes has axis ", a, " twice");
+      axes.push_back(a);
+    }
+  } else {
+    for (int64_t a = 0; a < rank; ++a)
+      axes.push_back(a);
+  }
+  if (pads.size() != 2 * axes.size())
+    return makeError(n.describe(), ": pads has ", pads.size(),
+                     " values, expected ", 2 * axes.size(), " for input ",
+                     n.input(0)->type().str());
+  std::vector<Expr> full(2 * rank, Expr(0));
+  for (size_t i = 0; i < axes.size(); ++i) {
+    full[axes[i]] = pads[i];
+    full[axes[i] + rank] = pads[i + axes.size()];
+  }
+  return full;
+}
+
 } // namespace aotc

@@ -5,7 +5,9 @@
 #pragma once
 
 #include "ir/expr.h"
+#include "ir/graph.h"
 #include "ir/simplify.h"
+#include "ir/status.h"
 
 #include <vector>
 
@@ -25,5 +27,12 @@ std::vector<Expr> delinearize(const Expr &flat, const std::vector<Expr> &shape);
 /// arithmetic far from overflow. Simplified over \p env.
 Expr clampSliceIndex(const Expr &value, const Expr &dim, int64_t lo,
                      int64_t hiOffset, const RangeEnv &env);
+
+/// Pad's amounts for every axis of its input, begins then ends (2 * rank
+/// values), for shape inference and lowering alike: from the pads input's
+/// data (symbolic elements allowed: pads computed from dims, or given at
+/// run time) or the attribute, placed by the axes input (opset 18; its
+/// values must be constants). Errors name the node.
+Expected<std::vector<Expr>> padAmounts(const Node &n);
 
 } // namespace aotc

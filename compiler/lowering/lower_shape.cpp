@@ -321,60 +321,27 @@ Status lowerPad(const Node &n, LowerCtx &ctx) {
   const std::string &mode = n.stringAttr("mode");
   if (mode != "constant" && mode != "reflect" && mode != "edge")
     return makeError(n.describe(), ": Pad mode '", mode, "' is not supported");
-  std::vector<int64_t> pads;
-  if (n.numInputs() > 1) {
-    AOTC_ASSIGN_OR_RETURN(pads, constInts(n, n.input(1), "pads"));
-  } else {
-    pads = n.intsAttr("pads");
-  }
-  if (const Value *axesIn = n.input(3)) {
-    // Opset 18: pads for the listed axes only (begins, then ends).
-    AOTC_ASSIGN_OR_RETURN(std::vector<int64_t> axes,
-                          constInts(n, axesIn, "axes"));
-    if (pads.size() != 2 * axes.size())
-      return makeError(n.describe(), ": 'pads' has ", pads.size(),
-                       " values for ", axes.size(), " axes");
-    std::vector<int64_t> full(2 * r, 0);
-    for (size_t i = 0; i < axes.size(); ++i) {
-      int64_t a = axes[i] < 0 ? axes[i] + r : axes[i];
-      if (a < 0 || a >= r)
-        return makeError(n.describe(), ": axis ", axes[i],
-                         " is out of range for rank ", r);
-      full[a] = pads[i];
-      full[a + r] = pads[i + axes.size()];
-    }
-    pads = std::move(full);
-  }
-  if ((int)pads.size() != 2 * r)
-    return makeError(n.describe(), ": 'pads' has ", pads.size(),
-                     " values for rank ", r);
+  // Begins then ends, constants or symbolic (shape inference checked them:
+  // reflect pads below the dim, no edge/reflect padding of an empty dim).
+  AOTC_ASSIGN_OR_RETURN(std::vector<Expr> pads, padAmounts(n));
   DType t = out->type().dtype;
   std::vector<Expr> o = ctx.idxVars(r), in;
+  auto unpadded = [&](int k) {
+    return pads[k].isConstValue(0) && pads[r + k].isConstValue(0);
+  };
   if (mode != "constant") {
-    // edge: the nearest element; reflect: mirrored about the edge element
-    // (pads must stay below the dim, as ONNX requires).
+    // edge: the nearest element; reflect: mirrored about the edge element.
     for (int k = 0; k < r; ++k) {
-      Expr p = o[k] - Expr(pads[k]);
-      if (pads[k] == 0 && pads[r + k] == 0) {
+      Expr p = o[k] - pads[k];
+      if (unpadded(k)) {
         in.push_back(p);
         continue;
       }
-      const Expr &dim = x->type().dims[k];
-      int64_t d;
-      if (!dim.isConst(d) || d < 1)
-        return makeError(n.describe(), ": Pad mode '", mode,
-                         "' needs a static, non-empty dim ", k, ", got ",
-                         printExpr(dim), " (not supported)");
-      if (mode == "reflect" &&
-          (std::max(pads[k], pads[r + k]) >= d))
-        return makeError(n.describe(), ": reflect pads ", pads[k], ", ",
-                         pads[r + k], " must be smaller than dim ", k,
-                         " (", d, ")");
+      const Expr &d = x->type().dims[k];
       Expr lo = mode == "edge" ? Expr(0) : Expr(0) - p;
-      Expr hi = mode == "edge" ? Expr(d - 1) : Expr(2 * (d - 1)) - p;
+      Expr hi = mode == "edge" ? d - Expr(1) : Expr(2) * (d - Expr(1)) - p;
       in.push_back(Select::make(cmp(BinOp::LT, p, Expr(0)), lo,
-                                Select::make(cmp(BinOp::GE, p, Expr(d)), hi,
-                                             p)));
+                                Select::make(cmp(BinOp::GE, p, d), hi, p)));
     }
     ctx.addPointwise(out, ctx.readValue(x, in));
     return Status::ok();
@@ -387,9 +354,9 @@ Status lowerPad(const Node &n, LowerCtx &ctx) {
   }
   Expr inBounds;
   for (int k = 0; k < r; ++k) {
-    Expr p = o[k] - Expr(pads[k]);
+    Expr p = o[k] - pads[k];
     in.push_back(p);
-    if (pads[k] != 0 || pads[r + k] != 0)
+    if (!unpadded(k))
       inBounds = logicalAnd(inBounds,
                             logicalAnd(cmp(BinOp::GE, p, Expr(0)),
                                        cmp(BinOp::LT, p, x->type().dims[k])));

@@ -134,8 +134,15 @@ void propagateData(const Context &c, Node &n) {
       r = Expr(k[0] ? 0 : 1);
       break;
     case OpKind::Mod:
-      if (!allConst)
-        return;
+      if (!allConst) {
+        // Floor mod (fmod 0, integers) by a positive divisor: the IR's mod
+        // ("same" padding: -dim mod stride).
+        auto bb = boundsOf(args[1], c.env);
+        if (n.intAttr("fmod") != 0 || !bb || bb->min <= 0)
+          return;
+        r = mod(args[0], args[1]);
+        break;
+      }
       if (n.intAttr("fmod") == 0) {
         r = Expr(scalar::floorMod(opT, k[0], k[1]));
       } else { // the dividend's sign; x mod 0 = 0 as in the kernels

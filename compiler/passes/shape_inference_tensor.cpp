@@ -423,24 +423,7 @@ Status inferSlice(Context &c, Node &n) {
 
 Status inferPad(Context &c, Node &n) {
   const TensorType &x = inputType(n, 0);
-  std::vector<int64_t> pads;
-  if (n.input(1)) {
-    AOTC_ASSIGN_OR_RETURN(pads, knownInts(n, 1, "pads"));
-  } else {
-    pads = n.intsAttr("pads");
-  }
-  std::vector<int64_t> axes;
-  if (n.input(3)) {
-    AOTC_ASSIGN_OR_RETURN(axes, knownInts(n, 3, "axes"));
-    AOTC_ASSIGN_OR_RETURN(axes, normalizeAxes(n, axes, x.rank(), false));
-  } else {
-    for (int64_t i = 0; i < x.rank(); ++i)
-      axes.push_back(i);
-  }
-  if (pads.size() != 2 * axes.size())
-    return makeError(n.describe(), ": pads has ", pads.size(),
-                     " values, expected ", 2 * axes.size(), " for input ",
-                     x.str());
+  AOTC_ASSIGN_OR_RETURN(std::vector<Expr> pads, padAmounts(n));
   if (n.input(2)) {
     const TensorType &v = inputType(n, 2);
     if (v.dtype != x.dtype || !simplifyDim(c, v.numel()).isConstValue(1))
@@ -448,22 +431,49 @@ Status inferPad(Context &c, Node &n) {
                        " (constant_value) must be a one-element ",
                        dtypeName(x.dtype), " tensor, got ", v.str());
   }
-  // Explicit pads for every axis, begins then ends.
-  std::vector<int64_t> full(2 * x.rank(), 0);
-  for (size_t i = 0; i < axes.size(); ++i) {
-    full[axes[i]] = pads[i];
-    full[axes[i] + x.rank()] = pads[i + axes.size()];
-  }
+  const std::string &mode = n.stringAttr("mode");
+  int64_t r = x.rank();
   std::vector<Expr> out;
-  for (int64_t i = 0; i < x.rank(); ++i) {
-    Expr d = simplifyDim(c, x.dims[i] + Expr(full[i] + full[i + x.rank()]));
+  for (int64_t i = 0; i < r; ++i) {
+    const Expr &begin = pads[i], &end = pads[i + r];
+    Expr d = simplifyDim(c, x.dims[i] + begin + end);
     int64_t v;
     if (d.isConst(v) && v < 0)
       return makeError(n.describe(), ": pads make dim ", i, " of ", x.str(),
                        " negative");
+    bool padded = !(begin.isConstValue(0) && end.isConstValue(0));
+    // edge and reflect read the input's edge elements: a padded dim is not
+    // empty.
+    if (mode != "constant" && padded &&
+        !proveLE(Expr(1), x.dims[i], c.env)) {
+      if (x.dims[i].isConst(v))
+        return makeError(n.describe(), ": ", mode, " padding of dim ", i,
+                         " of ", x.str(), ", which is empty");
+      c.graph.addAssumption(cmp(BinOp::GE, x.dims[i], Expr(1)),
+                            n.describe() + ": " + mode + " padding of dim " +
+                                std::to_string(i) + " (" +
+                                printExpr(x.dims[i]) + "), which is empty");
+    }
+    // reflect mirrors about the edge element: a pad (a negative one crops)
+    // stays below the dim.
+    if (mode == "reflect" && padded)
+      for (const Expr &p : {begin, end}) {
+        Expr limit = simplifyDim(c, x.dims[i] - Expr(1));
+        if (proveLE(p, limit, c.env))
+          continue;
+        int64_t pv, lv;
+        if (p.isConst(pv) && limit.isConst(lv))
+          return makeError(n.describe(), ": reflect pads ", printExpr(begin),
+                           ", ", printExpr(end),
+                           " must be smaller than dim ", i, " of ", x.str());
+        c.graph.addAssumption(cmp(BinOp::LE, p, limit),
+                              n.describe() + ": reflect pad " + printExpr(p) +
+                                  " must be smaller than dim " +
+                                  std::to_string(i) + " (" +
+                                  printExpr(x.dims[i]) + ")");
+      }
     out.push_back(d);
   }
-  n.setAttr("pads", Attribute{full, std::nullopt});
   setResult(c, n, 0, x.dtype, std::move(out));
   return Status::ok();
 }

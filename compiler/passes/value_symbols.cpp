@@ -16,6 +16,7 @@ bool readsSizes(OpKind op, size_t i) {
   case OpKind::Expand:
   case OpKind::Tile:
   case OpKind::Split:
+  case OpKind::Pad:
     return i == 1;
   case OpKind::Slice:
     return i == 1 || i == 2;

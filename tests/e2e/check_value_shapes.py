@@ -103,6 +103,30 @@ case("int32_and_data", model("int32_and_data", [
     [{"x": rng.standard_normal((2, 6)).astype(np.float32), "s32": np.array(s, np.int32)} for s in
      ([3, 4], [-1, 2], [12, 1], [0, -1], [5, 2])])
 
+# Pad's pads given at run time (negative pads crop), in every mode; and pads
+# computed from a symbolic dim (TF's "same" padding exported with dynamic
+# sizes): pad the seq axis up to the next multiple of 4.
+x46 = rng.standard_normal((4, 6)).astype(np.float32)
+for mode in ("constant", "reflect", "edge"):
+    case("pad_" + mode, model("pad_" + mode, [h.make_node("Pad", ["x", "pads", "cv"], ["y"], mode=mode)],
+                              [("x", T.FLOAT, [4, 6]), ("pads", T.INT64, [4])], [("y", T.FLOAT, 2)],
+                              [h.make_tensor("cv", T.FLOAT, [], [1.5])]),
+         [{"x": x46, "pads": np.array(p, I64)} for p in
+          ([0, 0, 0, 0], [1, 2, 3, 0], [0, 5, 0, 5], [3, 0, 3, 1], [-1, 1, 2, -2], [-3, 0, -1, 0], [-5, 0, 0, 0])
+          # reflect pads as large as the dim: ONNX Runtime returns values
+          # unlike ONNX's reference (numpy.pad); aotc refuses them
+          # (e2e.ValueShapes.PadsGivenAtRunTime).
+          + (() if mode == "reflect" else ([2, 6, 0, 0], [4, 0, 0, 0]))])
+case("pad_same", model("pad_same", [
+    h.make_node("Shape", ["x"], ["sh"], start=1, end=2),
+    h.make_node("Neg", ["sh"], ["neg"]),
+    h.make_node("Mod", ["neg", "four"], ["extra"]),
+    h.make_node("Concat", ["zero", "zero", "zero", "extra"], ["pads"], axis=0),
+    h.make_node("Pad", ["x", "pads"], ["y"], mode="reflect")],
+    [("x", T.FLOAT, [2, "seq"])], [("y", T.FLOAT, 2)],
+    [h.make_tensor("four", T.INT64, [1], [4]), h.make_tensor("zero", T.INT64, [1], [0])]),
+    [{"x": rng.standard_normal((2, s)).astype(np.float32)} for s in (4, 5, 6, 7, 9, 3)])
+
 # GQA's repeated key heads over symbolic batch and seq: views whose reshapes
 # keep leading and trailing dims (lit.reshape_groups checks their index math).
 case("gqa_views", model("gqa_views", [

@@ -141,6 +141,14 @@ void ModelBuilder::attrFloat(onnx::NodeProto &n, const std::string &name,
   a->set_f(v);
 }
 
+void ModelBuilder::attrString(onnx::NodeProto &n, const std::string &name,
+                              const std::string &v) {
+  auto *a = n.add_attribute();
+  a->set_name(name);
+  a->set_type(onnx::AttributeProto::STRING);
+  a->set_s(v);
+}
+
 std::string ModelBuilder::bytes() const {
   std::string s;
   model_.SerializeToString(&s);

@@ -45,6 +45,8 @@ public:
   static void attrInts(onnx::NodeProto &n, const std::string &name,
                        const std::vector<int64_t> &v);
   static void attrFloat(onnx::NodeProto &n, const std::string &name, float v);
+  static void attrString(onnx::NodeProto &n, const std::string &name,
+                         const std::string &v);
 
   std::string bytes() const;
   onnx::ModelProto &proto() { return model_; }

@@ -161,4 +161,54 @@ TEST(ValueShapes, BranchingSizesAreComputedOncePerRun) {
   EXPECT_THROW(m.arenaBytes({5, 5, 5, 0, 0, 0}), aotc::Error);
 }
 
+TEST(ValueShapes, PadsGivenAtRunTime) {
+  // y = Pad(x, pads, mode = reflect): pads read per run; a reflect pad as
+  // large as its dim (which ONNX's reference repeats the reflection for,
+  // and ONNX Runtime answers differently) is refused naming the node.
+  ModelBuilder mb("pads_at_run_time");
+  mb.input("x", onnx::TensorProto::FLOAT, {3, 5});
+  mb.input("pads", onnx::TensorProto::INT64, {4});
+  ModelBuilder::attrString(mb.node("Pad", {"x", "pads"}, {"y"}, "pad_node"),
+                           "mode", "reflect");
+  mb.output("y", onnx::TensorProto::FLOAT, {Dim("a"), Dim("b")});
+  Compiled c = compileModel(mb.bytes());
+  ASSERT_EQ(c.exitCode, 0) << c.output;
+  aotc::Model m = loadModel(c.soPath);
+  std::vector<float> x = iota(15);
+  auto reflect = [](int64_t i, int64_t d) {
+    if (i < 0)
+      return -i;
+    return i >= d ? 2 * (d - 1) - i : i;
+  };
+  for (const std::vector<int64_t> &p :
+       {std::vector<int64_t>{0, 0, 0, 0}, {1, 2, 2, 4}, {2, 0, 0, 3},
+        {-1, 1, 0, -2}}) {
+    auto out = m.run({aotc::HostTensor::fromVector({3, 5}, x),
+                      aotc::HostTensor::fromVector<int64_t>({4}, p)});
+    int64_t rows = 3 + p[0] + p[2], cols = 5 + p[1] + p[3];
+    ASSERT_EQ(out[0].shape(), (std::vector<int64_t>{rows, cols}));
+    std::vector<float> y = out[0].toVector<float>();
+    for (int64_t i = 0; i < rows; ++i)
+      for (int64_t j = 0; j < cols; ++j)
+        EXPECT_EQ(y[i * cols + j], x[reflect(i - p[0], 3) * 5 +
+                                     reflect(j - p[1], 5)])
+            << i << "," << j << " with pads " << p[0] << "," << p[1] << ","
+            << p[2] << "," << p[3];
+  }
+  for (const std::vector<int64_t> &bad :
+       {std::vector<int64_t>{3, 0, 0, 0}, {0, 0, 0, 5}, {0, 9, 0, 0}}) {
+    try {
+      m.run({aotc::HostTensor::fromVector({3, 5}, x),
+             aotc::HostTensor::fromVector<int64_t>({4}, bad)});
+      ADD_FAILURE() << "pads " << bad[0] << "," << bad[1] << "," << bad[2]
+                    << "," << bad[3] << " accepted";
+    } catch (const aotc::Error &e) {
+      EXPECT_EQ(e.status(), AOTC_ERROR_INVALID_ARGUMENT);
+      EXPECT_NE(std::string(e.what()).find("node 'pad_node' (Pad): reflect"),
+                std::string::npos)
+          << e.what();
+    }
+  }
+}
+
 } // namespace
