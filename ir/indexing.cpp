@@ -95,4 +95,11 @@ Expected<std::vector<Expr>> padAmounts(const Node &n) {
   return full;
 }
 
+PadKept padKept(const Expr &dim, const Expr &begin, const Expr &end,
+                const RangeEnv &env) {
+  Expr start = simplify(maxExpr(Expr(0) - begin, Expr(0)), env);
+  Expr cutEnd = simplify(maxExpr(Expr(0) - end, Expr(0)), env);
+  return PadKept{start, simplify(dim - start - cutEnd, env)};
+}
+
 } // namespace aotc

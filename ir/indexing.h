@@ -35,4 +35,14 @@ Expr clampSliceIndex(const Expr &value, const Expr &dim, int64_t lo,
 /// values must be constants). Errors name the node.
 Expected<std::vector<Expr>> padAmounts(const Node &n);
 
+/// The part of a dim of size \p dim that Pad keeps when pads \p begin and
+/// \p end are negative (ONNX crops first, then pads what is left: edge,
+/// reflect and wrap read the kept part only): it starts at `start` and has
+/// `length` elements.
+struct PadKept {
+  Expr start, length;
+};
+PadKept padKept(const Expr &dim, const Expr &begin, const Expr &end,
+                const RangeEnv &env);
+
 } // namespace aotc

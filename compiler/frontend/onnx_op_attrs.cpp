@@ -179,8 +179,10 @@ Status checkAttributeValues(const Node &n, int64_t opset) {
     return Status::ok();
   case OpKind::Pad: {
     AOTC_ASSIGN_OR_RETURN(std::string mode, n.attrString("mode", "constant"));
-    if (mode != "constant" && mode != "reflect" && mode != "edge")
-      return attrError(n, "mode", "has unsupported value '", mode, "'");
+    if (mode != "constant" && mode != "reflect" && mode != "edge" &&
+        !(mode == "wrap" && opset >= 19))
+      return attrError(n, "mode", "has unsupported value '", mode, "'",
+                       mode == "wrap" ? " before opset 19" : "");
     if (opset < 11 && !n.hasAttr("pads"))
       return makeError(n.describe(), ": missing attribute 'pads'");
     return Status::ok();

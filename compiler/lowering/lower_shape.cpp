@@ -319,7 +319,8 @@ Status lowerPad(const Node &n, LowerCtx &ctx) {
   const Value *x = n.input(0), *out = n.output(0);
   int r = x->type().rank();
   const std::string &mode = n.stringAttr("mode");
-  if (mode != "constant" && mode != "reflect" && mode != "edge")
+  if (mode != "constant" && mode != "reflect" && mode != "edge" &&
+      mode != "wrap")
     return makeError(n.describe(), ": Pad mode '", mode, "' is not supported");
   // Begins then ends, constants or symbolic (shape inference checked them:
   // reflect pads below the dim, no edge/reflect padding of an empty dim).
@@ -330,18 +331,29 @@ Status lowerPad(const Node &n, LowerCtx &ctx) {
     return pads[k].isConstValue(0) && pads[r + k].isConstValue(0);
   };
   if (mode != "constant") {
-    // edge: the nearest element; reflect: mirrored about the edge element.
+    // Of the part negative pads keep ([start, start + length): ONNX crops
+    // first), edge reads the nearest element, reflect the element mirrored
+    // about the edge one, wrap the part repeated (any number of times, as
+    // numpy.pad does). Shape inference checked length >= 1 and reflect's
+    // pads below it.
     for (int k = 0; k < r; ++k) {
       Expr p = o[k] - pads[k];
       if (unpadded(k)) {
         in.push_back(p);
         continue;
       }
-      const Expr &d = x->type().dims[k];
-      Expr lo = mode == "edge" ? Expr(0) : Expr(0) - p;
-      Expr hi = mode == "edge" ? d - Expr(1) : Expr(2) * (d - Expr(1)) - p;
-      in.push_back(Select::make(cmp(BinOp::LT, p, Expr(0)), lo,
-                                Select::make(cmp(BinOp::GE, p, d), hi, p)));
+      PadKept kept = padKept(x->type().dims[k], pads[k], pads[r + k], ctx.env());
+      const Expr &s = kept.start;
+      Expr end = s + kept.length; // one past the kept part
+      if (mode == "wrap") {
+        in.push_back(s + mod(p - s, kept.length));
+        continue;
+      }
+      Expr lo = mode == "edge" ? s : Expr(2) * s - p;
+      Expr hi = mode == "edge" ? end - Expr(1)
+                               : Expr(2) * (end - Expr(1)) - p;
+      in.push_back(Select::make(cmp(BinOp::LT, p, s), lo,
+                                Select::make(cmp(BinOp::GE, p, end), hi, p)));
     }
     ctx.addPointwise(out, ctx.readValue(x, in));
     return Status::ok();

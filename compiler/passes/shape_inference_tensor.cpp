@@ -442,36 +442,54 @@ Status inferPad(Context &c, Node &n) {
       return makeError(n.describe(), ": pads make dim ", i, " of ", x.str(),
                        " negative");
     bool padded = !(begin.isConstValue(0) && end.isConstValue(0));
-    // edge and reflect read the input's edge elements: a padded dim is not
-    // empty.
-    if (mode != "constant" && padded &&
-        !proveLE(Expr(1), x.dims[i], c.env)) {
-      if (x.dims[i].isConst(v))
-        return makeError(n.describe(), ": ", mode, " padding of dim ", i,
-                         " of ", x.str(), ", which is empty");
-      c.graph.addAssumption(cmp(BinOp::GE, x.dims[i], Expr(1)),
-                            n.describe() + ": " + mode + " padding of dim " +
-                                std::to_string(i) + " (" +
-                                printExpr(x.dims[i]) + "), which is empty");
+    if (mode == "constant" || !padded) {
+      out.push_back(d);
+      continue;
     }
-    // reflect mirrors about the edge element: a pad (a negative one crops)
-    // stays below the dim.
-    if (mode == "reflect" && padded)
-      for (const Expr &p : {begin, end}) {
-        Expr limit = simplifyDim(c, x.dims[i] - Expr(1));
-        if (proveLE(p, limit, c.env))
-          continue;
-        int64_t pv, lv;
-        if (p.isConst(pv) && limit.isConst(lv))
-          return makeError(n.describe(), ": reflect pads ", printExpr(begin),
-                           ", ", printExpr(end),
-                           " must be smaller than dim ", i, " of ", x.str());
-        c.graph.addAssumption(cmp(BinOp::LE, p, limit),
-                              n.describe() + ": reflect pad " + printExpr(p) +
-                                  " must be smaller than dim " +
-                                  std::to_string(i) + " (" +
-                                  printExpr(x.dims[i]) + ")");
-      }
+    // edge, reflect and wrap pad the part that negative pads keep (ONNX
+    // crops first) by reading its edge elements: it is not empty...
+    PadKept kept = padKept(x.dims[i], begin, end, c.env);
+    // Requires a <= b: proven, a compile error when both are constants, or
+    // a run-time check naming the node.
+    auto require = [&](const Expr &a, const Expr &b,
+                       const std::string &what) -> Status {
+      if (proveLE(a, b, c.env))
+        return Status::ok();
+      Expr gap = simplifyDim(c, b - a);
+      int64_t k;
+      if (gap.isConst(k))
+        return makeError(n.describe(), ": ", mode, " pads ", printExpr(begin),
+                         ", ", printExpr(end), " of dim ", i, " of ", x.str(),
+                         ": ", what);
+      c.graph.addAssumption(cmp(BinOp::LE, a, b),
+                            n.describe() + ": " + mode + " pads " +
+                                printExpr(begin) + ", " + printExpr(end) +
+                                " of dim " + std::to_string(i) + " (" +
+                                printExpr(x.dims[i]) + "): " + what);
+      return Status::ok();
+    };
+    // (Pads that only crop read nothing beyond what they keep.)
+    if (!(proveLE(begin, Expr(0), c.env) && proveLE(end, Expr(0), c.env))) {
+      if (begin.isConst(v) && end.isConst(v))
+        AOTC_RETURN_IF_ERROR(
+            require(Expr(1), kept.length, "nothing is left to pad from"));
+      else if (!proveLE(Expr(1), kept.length, c.env))
+        c.graph.addAssumption(
+            logicalOr(logicalAnd(cmp(BinOp::LE, begin, Expr(0)),
+                                 cmp(BinOp::LE, end, Expr(0))),
+                      cmp(BinOp::GE, kept.length, Expr(1))),
+            n.describe() + ": " + mode + " pads " + printExpr(begin) + ", " +
+                printExpr(end) + " of dim " + std::to_string(i) + " (" +
+                printExpr(x.dims[i]) + "): nothing is left to pad from");
+    }
+    // ...and reflect mirrors about its edge element, so its pads stay
+    // below its size (numpy.pad would repeat the reflection; ONNX Runtime
+    // answers otherwise).
+    if (mode == "reflect")
+      for (const Expr &p : {begin, end})
+        AOTC_RETURN_IF_ERROR(require(
+            p + Expr(1), kept.length,
+            "reflect pads must be smaller than the size they mirror"));
     out.push_back(d);
   }
   setResult(c, n, 0, x.dtype, std::move(out));

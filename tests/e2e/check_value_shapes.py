@@ -28,10 +28,10 @@ I64 = np.int64
 rng = np.random.default_rng(7)
 
 
-def model(name, nodes, inputs, outputs, inits=()):
+def model(name, nodes, inputs, outputs, inits=(), opset=18):
     g = h.make_graph(nodes, name, [h.make_tensor_value_info(n, t, s) for n, t, s in inputs],
                      [h.make_tensor_value_info(n, t, [None] * r) for n, t, r in outputs], list(inits))
-    return h.make_model(g, opset_imports=[h.make_opsetid("", 18)])
+    return h.make_model(g, opset_imports=[h.make_opsetid("", opset)])
 
 
 CASES = []
@@ -103,20 +103,24 @@ case("int32_and_data", model("int32_and_data", [
     [{"x": rng.standard_normal((2, 6)).astype(np.float32), "s32": np.array(s, np.int32)} for s in
      ([3, 4], [-1, 2], [12, 1], [0, -1], [5, 2])])
 
-# Pad's pads given at run time (negative pads crop), in every mode; and pads
+# Pad's pads given at run time (negative pads crop), in every mode (wrap
+# from opset 19, pads larger than the dim included); and pads
 # computed from a symbolic dim (TF's "same" padding exported with dynamic
 # sizes): pad the seq axis up to the next multiple of 4.
 x46 = rng.standard_normal((4, 6)).astype(np.float32)
-for mode in ("constant", "reflect", "edge"):
+for mode in ("constant", "reflect", "edge", "wrap"):
     case("pad_" + mode, model("pad_" + mode, [h.make_node("Pad", ["x", "pads", "cv"], ["y"], mode=mode)],
                               [("x", T.FLOAT, [4, 6]), ("pads", T.INT64, [4])], [("y", T.FLOAT, 2)],
-                              [h.make_tensor("cv", T.FLOAT, [], [1.5])]),
+                              [h.make_tensor("cv", T.FLOAT, [], [1.5])], opset=19),
          [{"x": x46, "pads": np.array(p, I64)} for p in
-          ([0, 0, 0, 0], [1, 2, 3, 0], [0, 5, 0, 5], [3, 0, 3, 1], [-1, 1, 2, -2], [-3, 0, -1, 0], [-5, 0, 0, 0])
-          # reflect pads as large as the dim: ONNX Runtime returns values
-          # unlike ONNX's reference (numpy.pad); aotc refuses them
-          # (e2e.ValueShapes.PadsGivenAtRunTime).
-          + (() if mode == "reflect" else ([2, 6, 0, 0], [4, 0, 0, 0]))])
+          ([0, 0, 0, 0], [1, 2, 3, 0], [0, 5, 0, 5], [3, 0, 3, 1], [-1, 1, 2, -2], [-3, 0, -1, 0], [-5, 0, 0, 0],
+           [2, 2, -1, -3])
+          # Pads as large as what they pad from (after cropping): ONNX
+          # Runtime answers unlike ONNX's reference (numpy.pad) for reflect
+          # and wrap; aotc refuses reflect's and repeats wrap's as numpy
+          # does (e2e.ValueShapes.PadsGivenAtRunTime checks both).
+          + (() if mode == "reflect" else ([2, 6, 0, 0], [4, 0, 0, 0], [-2, -1, 2, 3]))
+          + (([1, 4, 0, -3],) if mode in ("constant", "edge") else ())])
 case("pad_same", model("pad_same", [
     h.make_node("Shape", ["x"], ["sh"], start=1, end=2),
     h.make_node("Neg", ["sh"], ["neg"]),

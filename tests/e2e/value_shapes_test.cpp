@@ -196,7 +196,10 @@ TEST(ValueShapes, PadsGivenAtRunTime) {
             << p[2] << "," << p[3];
   }
   for (const std::vector<int64_t> &bad :
-       {std::vector<int64_t>{3, 0, 0, 0}, {0, 0, 0, 5}, {0, 9, 0, 0}}) {
+       {std::vector<int64_t>{3, 0, 0, 0}, {0, 0, 0, 5}, {0, 9, 0, 0},
+        // 4 mirrored about what cropping 3 of 5 keeps: ONNX crops first
+        // (aotc read the cropped-away column here before this stop).
+        {0, 4, 0, -3}, {-2, 0, 2, 0}}) {
     try {
       m.run({aotc::HostTensor::fromVector({3, 5}, x),
              aotc::HostTensor::fromVector<int64_t>({4}, bad)});
@@ -204,10 +207,58 @@ TEST(ValueShapes, PadsGivenAtRunTime) {
                     << "," << bad[3] << " accepted";
     } catch (const aotc::Error &e) {
       EXPECT_EQ(e.status(), AOTC_ERROR_INVALID_ARGUMENT);
-      EXPECT_NE(std::string(e.what()).find("node 'pad_node' (Pad): reflect"),
+      EXPECT_NE(std::string(e.what()).find("node 'pad_node' (Pad): reflect "
+                                           "pads"),
                 std::string::npos)
           << e.what();
     }
+  }
+}
+
+TEST(ValueShapes, WrapPadsRepeatWhatCroppingKeeps) {
+  // Pad mode wrap (opset 19) as ONNX's reference (numpy.pad) defines it:
+  // negative pads crop first, then the kept part repeats as often as the
+  // pads need (ONNX Runtime 1.20 answers 0 where a pad exceeds it).
+  ModelBuilder mb("wrap_pads", 19);
+  mb.input("x", onnx::TensorProto::FLOAT, {2, 6});
+  mb.input("pads", onnx::TensorProto::INT64, {4});
+  ModelBuilder::attrString(mb.node("Pad", {"x", "pads"}, {"y"}, "pad_node"),
+                           "mode", "wrap");
+  mb.output("y", onnx::TensorProto::FLOAT, {Dim("a"), Dim("b")});
+  Compiled c = compileModel(mb.bytes());
+  ASSERT_EQ(c.exitCode, 0) << c.output;
+  aotc::Model m = loadModel(c.soPath);
+  std::vector<float> x = iota(12);
+  auto wrap = [](int64_t i, int64_t d, int64_t b, int64_t e) {
+    int64_t s = std::max<int64_t>(-b, 0);
+    int64_t len = d - s - std::max<int64_t>(-e, 0);
+    int64_t q = (i - std::max<int64_t>(b, 0)) % len;
+    return s + (q < 0 ? q + len : q);
+  };
+  for (const std::vector<int64_t> &p :
+       {std::vector<int64_t>{0, 4, 0, -3}, {3, 13, 1, 0}, {1, -2, 0, 9},
+        {-1, 0, 0, 0}}) {
+    auto out = m.run({aotc::HostTensor::fromVector({2, 6}, x),
+                      aotc::HostTensor::fromVector<int64_t>({4}, p)});
+    int64_t rows = 2 + p[0] + p[2], cols = 6 + p[1] + p[3];
+    ASSERT_EQ(out[0].shape(), (std::vector<int64_t>{rows, cols}));
+    std::vector<float> y = out[0].toVector<float>();
+    for (int64_t i = 0; i < rows; ++i)
+      for (int64_t j = 0; j < cols; ++j)
+        EXPECT_EQ(y[i * cols + j],
+                  x[wrap(i, 2, p[0], p[2]) * 6 + wrap(j, 6, p[1], p[3])])
+            << i << "," << j << " with pads " << p[0] << "," << p[1] << ","
+            << p[2] << "," << p[3];
+  }
+  // Cropping everything of a dim leaves nothing to repeat.
+  try {
+    m.run({aotc::HostTensor::fromVector({2, 6}, x),
+           aotc::HostTensor::fromVector<int64_t>({4}, {0, -6, 0, 2})});
+    ADD_FAILURE() << "wrap of an emptied dim accepted";
+  } catch (const aotc::Error &e) {
+    EXPECT_NE(std::string(e.what()).find("nothing is left to pad from"),
+              std::string::npos)
+        << e.what();
   }
 }
 
