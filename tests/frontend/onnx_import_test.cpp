@@ -613,7 +613,16 @@ agraph (float[2, 3] x) => (float[2, 3] y) {
 }
 )")),
             "<text>: node 'y' (Pad): attribute 'mode' has unsupported value "
-            "'wrap'");
+            "'wrap' before opset 19");
+  EXPECT_EQ(importError(model(R"(
+agraph (float[2, 3] x) => (float[2, 3] y) {
+  p = Constant <value = int64[4] {0, 0, 0, 0}> ()
+  y = Pad <mode = "circular"> (x, p)
+}
+)",
+                              19)),
+            "<text>: node 'y' (Pad): attribute 'mode' has unsupported value "
+            "'circular'");
 }
 
 TEST(OnnxImportErrors, CheckerAndOnnxShapeInference) {
