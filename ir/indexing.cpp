@@ -3,6 +3,7 @@
 #include "ir/indexing.h"
 
 #include <algorithm>
+#include <set>
 
 namespace aotc {
 
@@ -46,6 +47,29 @@ std::vector<Expr> delinearize(const Expr &flat,
   return idx;
 }
 
+Expected<int64_t> normalizeAxis(const Node &n, int64_t axis, int64_t rank,
+                                const std::string &what) {
+  if (axis < -rank || axis >= rank)
+    return makeError(n.describe(), ": ", what, " ", axis,
+                     " is out of range for rank ", rank);
+  return axis < 0 ? axis + rank : axis;
+}
+
+Expected<std::vector<int64_t>> normalizeAxes(const Node &n,
+                                             std::vector<int64_t> axes,
+                                             int64_t rank, bool sort,
+                                             const std::string &what) {
+  std::set<int64_t> seen;
+  for (int64_t &a : axes) {
+    AOTC_ASSIGN_OR_RETURN(a, normalizeAxis(n, a, rank, what));
+    if (!seen.insert(a).second)
+      return makeError(n.describe(), ": ", what, " has axis ", a, " twice");
+  }
+  if (sort)
+    std::sort(axes.begin(), axes.end());
+  return axes;
+}
+
 Expected<std::vector<Expr>> padAmounts(const Node &n) {
   int64_t rank = n.input(0)->type().rank();
   auto data = [&](size_t i, const char *what) -> Expected<std::vector<Expr>> {
@@ -71,14 +95,9 @@ Expected<std::vector<Expr>> padAmounts(const Node &n) {
       if (!e.isConst(a))
         return makeError(n.describe(), ": axes must be constants, has ",
                          printExpr(e));
-      if (a < -rank || a >= rank)
-        return makeError(n.describe(), ": axis ", a,
-                         " is out of range for rank ", rank);
-      a = a < 0 ? a + rank : a;
-      if (std::find(axes.begin(), axes.end(), a) != axes.end())
-        return makeError(n.describe(), ": axes has axis ", a, " twice");
       axes.push_back(a);
     }
+    AOTC_ASSIGN_OR_RETURN(axes, normalizeAxes(n, axes, rank, false));
   } else {
     for (int64_t a = 0; a < rank; ++a)
       axes.push_back(a);

@@ -9,6 +9,7 @@
 #include "ir/simplify.h"
 #include "ir/status.h"
 
+#include <string>
 #include <vector>
 
 namespace aotc {
@@ -27,6 +28,16 @@ std::vector<Expr> delinearize(const Expr &flat, const std::vector<Expr> &shape);
 /// arithmetic far from overflow. Simplified over \p env.
 Expr clampSliceIndex(const Expr &value, const Expr &dim, int64_t lo,
                      int64_t hiOffset, const RangeEnv &env);
+
+/// Normalizes a possibly negative \p axis into [0, rank); an error naming
+/// the node and \p what otherwise.
+Expected<int64_t> normalizeAxis(const Node &n, int64_t axis, int64_t rank,
+                                const std::string &what = "axis");
+/// Normalizes a list of axes, rejecting duplicates; sorted when \p sort.
+Expected<std::vector<int64_t>> normalizeAxes(const Node &n,
+                                             std::vector<int64_t> axes,
+                                             int64_t rank, bool sort,
+                                             const std::string &what = "axes");
 
 /// Pad's amounts for every axis of its input, begins then ends (2 * rank
 /// values), for shape inference and lowering alike: from the pads input's

@@ -322,8 +322,7 @@ Status lowerPad(const Node &n, LowerCtx &ctx) {
   if (mode != "constant" && mode != "reflect" && mode != "edge" &&
       mode != "wrap")
     return makeError(n.describe(), ": Pad mode '", mode, "' is not supported");
-  // Begins then ends, constants or symbolic (shape inference checked them:
-  // reflect pads below the dim, no edge/reflect padding of an empty dim).
+  // Begins then ends, constants or symbolic.
   AOTC_ASSIGN_OR_RETURN(std::vector<Expr> pads, padAmounts(n));
   DType t = out->type().dtype;
   std::vector<Expr> o = ctx.idxVars(r), in;

@@ -100,29 +100,6 @@ void setResultData(const Context &c, Node &n, size_t i,
   n.output(i)->setSymbolicData(std::move(data));
 }
 
-Expected<int64_t> normalizeAxis(const Node &n, int64_t axis, int64_t rank,
-                                const std::string &what) {
-  if (axis < -rank || axis >= rank)
-    return makeError(n.describe(), ": ", what, " ", axis,
-                     " is out of range for rank ", rank);
-  return axis < 0 ? axis + rank : axis;
-}
-
-Expected<std::vector<int64_t>> normalizeAxes(const Node &n,
-                                             std::vector<int64_t> axes,
-                                             int64_t rank, bool sort,
-                                             const std::string &what) {
-  std::set<int64_t> seen;
-  for (int64_t &a : axes) {
-    AOTC_ASSIGN_OR_RETURN(a, normalizeAxis(n, a, rank, what));
-    if (!seen.insert(a).second)
-      return makeError(n.describe(), ": ", what, " has axis ", a, " twice");
-  }
-  if (sort)
-    std::sort(axes.begin(), axes.end());
-  return axes;
-}
-
 Expected<std::vector<Expr>> broadcastShapes(const Context &c, const Node &n,
                                             const std::vector<Expr> &a,
                                             const std::vector<Expr> &b) {

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "ir/graph.h"
+#include "ir/indexing.h"
 #include "ir/simplify.h"
 #include "ir/status.h"
 
@@ -35,16 +36,6 @@ void setResult(const Context &c, Node &n, size_t i, DType dtype,
                std::vector<Expr> dims);
 /// Sets the symbolic data of result \p i (elements simplified).
 void setResultData(const Context &c, Node &n, size_t i, std::vector<Expr> data);
-
-/// Normalizes a possibly negative \p axis into [0, rank); an error naming
-/// the node and \p what otherwise.
-Expected<int64_t> normalizeAxis(const Node &n, int64_t axis, int64_t rank,
-                                const std::string &what = "axis");
-/// Normalizes a list of axes, rejecting duplicates; sorted when \p sort.
-Expected<std::vector<int64_t>> normalizeAxes(const Node &n,
-                                             std::vector<int64_t> axes,
-                                             int64_t rank, bool sort,
-                                             const std::string &what = "axes");
 
 /// NumPy broadcasting of two shapes: a dim against 1 gives the dim; two
 /// other dims must be provably equal.

@@ -449,47 +449,41 @@ Status inferPad(Context &c, Node &n) {
     // edge, reflect and wrap pad the part that negative pads keep (ONNX
     // crops first) by reading its edge elements: it is not empty...
     PadKept kept = padKept(x.dims[i], begin, end, c.env);
-    // Requires a <= b: proven, a compile error when both are constants, or
-    // a run-time check naming the node.
-    auto require = [&](const Expr &a, const Expr &b,
+    // Requires \p holds (unless \p proven): a compile error when it
+    // simplifies to false, else a run-time check naming the node.
+    auto require = [&](const Expr &holds, bool proven,
                        const std::string &what) -> Status {
-      if (proveLE(a, b, c.env))
+      if (proven)
         return Status::ok();
-      Expr gap = simplifyDim(c, b - a);
+      std::string pads = n.describe() + ": " + mode + " pads " +
+                         printExpr(begin) + ", " + printExpr(end) +
+                         " of dim " + std::to_string(i);
+      Expr h = simplify(holds, c.env);
       int64_t k;
-      if (gap.isConst(k))
-        return makeError(n.describe(), ": ", mode, " pads ", printExpr(begin),
-                         ", ", printExpr(end), " of dim ", i, " of ", x.str(),
-                         ": ", what);
-      c.graph.addAssumption(cmp(BinOp::LE, a, b),
-                            n.describe() + ": " + mode + " pads " +
-                                printExpr(begin) + ", " + printExpr(end) +
-                                " of dim " + std::to_string(i) + " (" +
-                                printExpr(x.dims[i]) + "): " + what);
+      if (h.isConst(k) && !k)
+        return makeError(pads, " of ", x.str(), ": ", what);
+      if (!h.isConst(k))
+        c.graph.addAssumption(h, pads + " (" + printExpr(x.dims[i]) +
+                                     "): " + what);
       return Status::ok();
     };
     // (Pads that only crop read nothing beyond what they keep.)
-    if (!(proveLE(begin, Expr(0), c.env) && proveLE(end, Expr(0), c.env))) {
-      if (begin.isConst(v) && end.isConst(v))
-        AOTC_RETURN_IF_ERROR(
-            require(Expr(1), kept.length, "nothing is left to pad from"));
-      else if (!proveLE(Expr(1), kept.length, c.env))
-        c.graph.addAssumption(
-            logicalOr(logicalAnd(cmp(BinOp::LE, begin, Expr(0)),
-                                 cmp(BinOp::LE, end, Expr(0))),
-                      cmp(BinOp::GE, kept.length, Expr(1))),
-            n.describe() + ": " + mode + " pads " + printExpr(begin) + ", " +
-                printExpr(end) + " of dim " + std::to_string(i) + " (" +
-                printExpr(x.dims[i]) + "): nothing is left to pad from");
-    }
+    AOTC_RETURN_IF_ERROR(require(
+        logicalOr(logicalAnd(cmp(BinOp::LE, begin, Expr(0)),
+                             cmp(BinOp::LE, end, Expr(0))),
+                  cmp(BinOp::GE, kept.length, Expr(1))),
+        (proveLE(begin, Expr(0), c.env) && proveLE(end, Expr(0), c.env)) ||
+            proveLE(Expr(1), kept.length, c.env),
+        "nothing is left to pad from"));
     // ...and reflect mirrors about its edge element, so its pads stay
     // below its size (numpy.pad would repeat the reflection; ONNX Runtime
     // answers otherwise).
     if (mode == "reflect")
       for (const Expr &p : {begin, end})
-        AOTC_RETURN_IF_ERROR(require(
-            p + Expr(1), kept.length,
-            "reflect pads must be smaller than the size they mirror"));
+        AOTC_RETURN_IF_ERROR(
+            require(cmp(BinOp::LT, p, kept.length),
+                    proveLE(p + Expr(1), kept.length, c.env),
+                    "reflect pads must be smaller than the size they mirror"));
     out.push_back(d);
   }
   setResult(c, n, 0, x.dtype, std::move(out));
