@@ -553,9 +553,13 @@ AOTC_API aotc_status_t aotc_container_metadata_lookup(
     const aotc_container_t *container, const char *key, const char **out_value);
 
 /* The arena bytes one run needs for the given symbol values (num_symbols
- * values in symbol order, each inside its range). A symbol the model
- * computes from the others (a size that branches on values given at run
- * time) is computed here: its entry is not read. */
+ * values in symbol order, each inside its range; the caller's array, only
+ * read). A symbol the model computes from the others (a size that branches
+ * on values given at run time) is computed here: its entry is not read.
+ * Fails with AOTC_ERROR_INVALID_ARGUMENT, *out_bytes untouched, when a
+ * value is outside its range, breaks a rule of the model (the message
+ * names the node) or makes a computed size overflow. Threads: as any
+ * introspection call (see the top of this header). */
 AOTC_API aotc_status_t aotc_container_arena_bytes(
     const aotc_container_t *container, const int64_t *symbol_values,
     size_t num_symbols, uint64_t *out_bytes);

@@ -262,10 +262,14 @@ typedef struct AotcModelDesc {
   const char *weights_file;
   uint64_t weights_id;
 
-  /* Writes the value of every AOTC_SYMBOL_DERIVED symbol into symbols[],
-   * in order, once the inputs have bound the others. Returns -1, or the
-   * index of a symbol whose definition overflows or divides by zero. Null
-   * when there are none. Called before check_symbols. */
+  /* Writes the value of every AOTC_SYMBOL_DERIVED symbol into symbols[]
+   * (num_symbols entries, owned by the caller; only the derived entries are
+   * written), in order, once the inputs have bound the others. Returns -1,
+   * or the index of a symbol whose definition overflows or divides by zero
+   * (its entry and later derived ones are then left as they were). It
+   * allocates nothing and reads no global state: any thread may call it,
+   * concurrently on distinct arrays. Null when there are none. Called
+   * before check_symbols. */
   int32_t (*derive_symbols)(int64_t *symbols);
 } AotcModelDesc;
 
