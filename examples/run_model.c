@@ -144,6 +144,16 @@ static void fillRandom(aotc_tensor_t *t, uint64_t numel) {
     case AOTC_DTYPE_UINT32:
       ((uint32_t *)t->data)[i] = (uint32_t)(nextRandom() % 10);
       break;
+    case AOTC_DTYPE_FLOAT16: { /* IEEE binary16 bits: -1, -0.5, 0, 0.5, 1 */
+      static const uint16_t kHalves[5] = {0xbc00, 0xb800, 0, 0x3800, 0x3c00};
+      ((uint16_t *)t->data)[i] = kHalves[nextRandom() % 5];
+      break;
+    }
+    case AOTC_DTYPE_BFLOAT16: { /* a float's top half: -1, -0.5, 0, 0.5, 1 */
+      static const uint16_t kBf16[5] = {0xbf80, 0xbf00, 0, 0x3f00, 0x3f80};
+      ((uint16_t *)t->data)[i] = kBf16[nextRandom() % 5];
+      break;
+    }
     default: /* uint8, int8 */
       ((uint8_t *)t->data)[i] = (uint8_t)(nextRandom() % 10);
       break;
@@ -178,6 +188,10 @@ static void printValues(const aotc_tensor_t *t, uint64_t numel) {
       break;
     case AOTC_DTYPE_UINT32:
       printf(" %u", ((const uint32_t *)t->data)[i]);
+      break;
+    case AOTC_DTYPE_FLOAT16: /* the bits; aotc/half.hpp converts in C++ */
+    case AOTC_DTYPE_BFLOAT16:
+      printf(" 0x%04x", ((const uint16_t *)t->data)[i]);
       break;
     default:
       printf(" %u", ((const uint8_t *)t->data)[i]);

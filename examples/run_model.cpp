@@ -50,6 +50,15 @@ void fillRandom(aotc::HostTensor &t, std::mt19937 &rng) {
     return fill<uint16_t>(t, rng, 0, 10);
   case AOTC_DTYPE_UINT32:
     return fill<uint32_t>(t, rng, 0, 10);
+  case AOTC_DTYPE_FLOAT16:
+  case AOTC_DTYPE_BFLOAT16: { // the bits of each value (aotc/half.hpp)
+    std::uniform_real_distribution<float> dist(-1, 1);
+    uint16_t *p = static_cast<uint16_t *>(t.raw());
+    for (int64_t i = 0; i < t.numel(); ++i)
+      p[i] = t.dtype() == AOTC_DTYPE_FLOAT16 ? aotc::floatToHalf(dist(rng))
+                                             : aotc::floatToBfloat16(dist(rng));
+    return;
+  }
   }
 }
 
@@ -84,6 +93,16 @@ void printValues(const aotc::HostTensor &t) {
     case AOTC_DTYPE_UINT8:
     case AOTC_DTYPE_BOOL:
       std::cout << ' ' << unsigned(t.data<uint8_t>()[i]);
+      break;
+    case AOTC_DTYPE_FLOAT16:
+      std::cout << ' '
+                << aotc::halfToFloat(
+                       static_cast<const uint16_t *>(t.raw())[i]);
+      break;
+    case AOTC_DTYPE_BFLOAT16:
+      std::cout << ' '
+                << aotc::bfloat16ToFloat(
+                       static_cast<const uint16_t *>(t.raw())[i]);
       break;
     }
   }

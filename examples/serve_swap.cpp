@@ -45,6 +45,14 @@ void fillRandom(aotc::HostTensor &t, std::mt19937 &rng) {
     case AOTC_DTYPE_FLOAT64:
       reinterpret_cast<double *>(bytes)[i] = v;
       break;
+    case AOTC_DTYPE_FLOAT16:
+      reinterpret_cast<uint16_t *>(bytes)[i] =
+          aotc::floatToHalf(static_cast<float>(v));
+      break;
+    case AOTC_DTYPE_BFLOAT16:
+      reinterpret_cast<uint16_t *>(bytes)[i] =
+          aotc::floatToBfloat16(static_cast<float>(v));
+      break;
     case AOTC_DTYPE_INT64:
       reinterpret_cast<int64_t *>(bytes)[i] = static_cast<int64_t>(v * 4 + 4);
       break;

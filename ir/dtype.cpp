@@ -27,6 +27,10 @@ const char *dtypeName(DType t) {
     return "bool";
   case DType::Float64:
     return "f64";
+  case DType::Float16:
+    return "f16";
+  case DType::BFloat16:
+    return "bf16";
   }
   return "?";
 }
@@ -53,15 +57,25 @@ const char *dtypeCLName(DType t) {
     return "uchar";
   case DType::Float64:
     return "double";
+  case DType::Float16:
+  case DType::BFloat16:
+    return "float";
   }
   return "?";
+}
+
+const char *dtypeCLStorageName(DType t) {
+  return t == DType::Float16    ? "half"
+         : t == DType::BFloat16 ? "ushort"
+                                : dtypeCLName(t);
 }
 
 namespace {
 const DType kAll[] = {DType::Float32, DType::UInt8, DType::Int8,
                       DType::UInt16,  DType::Int16, DType::Int32,
                       DType::UInt32,  DType::Int64, DType::Bool,
-                      DType::Float64};
+                      DType::Float64, DType::Float16,
+                      DType::BFloat16};
 } // namespace
 
 bool dtypeFromCode(int64_t code, DType &out) {

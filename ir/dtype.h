@@ -18,8 +18,10 @@ enum class DType : int32_t {
   Int32 = 6,
   Int64 = 7,
   Bool = 9,
+  Float16 = 10,
   Float64 = 11,
   UInt32 = 12,
+  BFloat16 = 16,
 };
 
 inline int64_t dtypeSize(DType t) {
@@ -30,6 +32,8 @@ inline int64_t dtypeSize(DType t) {
     return 1;
   case DType::Int16:
   case DType::UInt16:
+  case DType::Float16:
+  case DType::BFloat16:
     return 2;
   case DType::Int32:
   case DType::UInt32:
@@ -42,8 +46,13 @@ inline int64_t dtypeSize(DType t) {
   return 0;
 }
 
+/// float16 and bfloat16 are storage types: kernels read them as float
+/// (vload_half; the bits shifted into a float's top half), compute in float
+/// and round to nearest even when they store them or cast to them, so they
+/// need no device extension.
 inline bool isFloat(DType t) {
-  return t == DType::Float32 || t == DType::Float64;
+  return t == DType::Float32 || t == DType::Float64 || t == DType::Float16 ||
+         t == DType::BFloat16;
 }
 inline bool isSigned(DType t) {
   return t == DType::Int8 || t == DType::Int16 || t == DType::Int32 ||
@@ -52,8 +61,13 @@ inline bool isSigned(DType t) {
 
 /// Short lowercase name used by every printer: f32, i64, bool, ...
 const char *dtypeName(DType t);
-/// OpenCL C spelling: float, long, uchar, ushort (bool is stored as uchar).
+/// OpenCL C spelling of a value of the type: float, long, uchar, ushort
+/// (bool is stored as uchar; a float16 value is a float).
 const char *dtypeCLName(DType t);
+/// OpenCL C spelling of the type in memory (a buffer's element): as
+/// dtypeCLName, except float16 is `half`, read and written only through
+/// vload_half and vstore_half_rte, and bfloat16 is `ushort` (its bits).
+const char *dtypeCLStorageName(DType t);
 /// Parses dtypeName() spellings; returns false if unknown.
 bool parseDType(const std::string &s, DType &out);
 /// The DType whose number (ONNX's TensorProto.DataType) is \p code; returns

@@ -396,7 +396,8 @@ std::string floatLiteral(double v, DType t, PrintDialect d) {
     std::snprintf(buf, sizeof buf, "%.17g", v), s = buf;
   if (s.find_first_of(".eEn") == std::string::npos)
     s += ".0";
-  if (d != PrintDialect::Text && t == DType::Float32)
+  if (d != PrintDialect::Text && (t == DType::Float32 || t == DType::Float16 ||
+                                  t == DType::BFloat16))
     s += "f";
   if (v < 0)
     s = "(" + s + ")";
@@ -531,6 +532,11 @@ private:
       AOTC_CHECK(d_ == PrintDialect::Text || l->indices.size() == 1,
                  "multi-dimensional load of '" << l->buffer
                                                << "' printed as code");
+      if (l->type == DType::Float16 && d_ == PrintDialect::OpenCL)
+        return "vload_half(" + print(l->indices[0]) + ", " + l->buffer + ")";
+      if (l->type == DType::BFloat16 && d_ == PrintDialect::OpenCL)
+        return "as_float((uint)" + l->buffer + "[" + print(l->indices[0]) +
+               "] << 16)";
       std::string s = l->buffer + "[";
       for (size_t i = 0; i < l->indices.size(); ++i)
         s += (i ? ", " : "") + print(l->indices[i]);
@@ -571,8 +577,11 @@ private:
       }
       AOTC_CHECK(d_ == PrintDialect::OpenCL && l->indices.size() == 1,
                  "vector load of '" << l->buffer << "' printed as code");
-      return "vload" + n + "(0, " + l->buffer + " + " +
-             print(l->indices[0]) + ")";
+      if (l->type == DType::BFloat16) // the bits, shifted into floats
+        return "as_float" + n + "(convert_uint" + n + "(vload" + n + "(0, " +
+               l->buffer + " + " + print(l->indices[0]) + ")) << 16)";
+      return (l->type == DType::Float16 ? "vload_half" : "vload") + n +
+             "(0, " + l->buffer + " + " + print(l->indices[0]) + ")";
     }
     case ExprKind::Lane: {
       auto *l = e.as<Lane>();
@@ -594,6 +603,9 @@ private:
       return "float";
     case DType::Float64:
       return "double";
+    case DType::Float16: // computed in float
+    case DType::BFloat16:
+      return "float";
     case DType::Int8:
       return "int8_t";
     case DType::UInt8:

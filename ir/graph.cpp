@@ -2,6 +2,7 @@
 /// The Graph IR: construction, editing, verification and the text printer.
 #include "ir/graph.h"
 
+#include "ir/half.h"
 #include "ir/scalar_ops.h"
 
 #include <algorithm>
@@ -172,6 +173,11 @@ int64_t tensorDataInt(const TensorData &data, DType t, int64_t i) {
     return scalar::fromFloat(DType::Int64, data.as<float>()[i]);
   case DType::Float64:
     return scalar::fromFloat(DType::Int64, data.as<double>()[i]);
+  case DType::Float16:
+    return scalar::fromFloat(DType::Int64, halfToFloat(data.as<uint16_t>()[i]));
+  case DType::BFloat16:
+    return scalar::fromFloat(DType::Int64,
+                             bfloat16ToFloat(data.as<uint16_t>()[i]));
   case DType::UInt8:
     return data.as<uint8_t>()[i];
   case DType::Bool:
@@ -200,6 +206,10 @@ double tensorDataFloat(const TensorData &data, DType t, int64_t i) {
     return data.as<float>()[i];
   case DType::Float64:
     return data.as<double>()[i];
+  case DType::Float16:
+    return halfToFloat(data.as<uint16_t>()[i]);
+  case DType::BFloat16:
+    return bfloat16ToFloat(data.as<uint16_t>()[i]);
   case DType::UInt8:
   case DType::Bool:
   case DType::Int8:

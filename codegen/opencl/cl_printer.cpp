@@ -218,7 +218,11 @@ Expr ExprRewriter::mutateLoad(const Load *op, const Expr &self) {
                   "' that is not a parameter of the kernel"));
     return self;
   }
-  if (std::string(dtypeCLName(op->type)) != dtypeCLName(b->buffer->dtype))
+  // The value types must agree, and a 16-bit float is read only as itself
+  // (a float16 load prints vload_half, which a float buffer cannot take).
+  if (std::string(dtypeCLName(op->type)) != dtypeCLName(b->buffer->dtype) ||
+      std::string(dtypeCLStorageName(op->type)) !=
+          dtypeCLStorageName(b->buffer->dtype))
     fail(p_.error(std::string("load of ") + dtypeName(op->type) +
                   " from buffer '" + op->buffer + "' of type " +
                   dtypeName(b->buffer->dtype)));
@@ -376,7 +380,7 @@ Status KernelPrinter::declareParams() {
     std::string id = namer_.fresh(b.name, {"_base", "_off"});
     buffers_[b.name] = {id, &b};
     std::string elem =
-        std::string(b.written ? "" : "const ") + dtypeCLName(b.dtype);
+        std::string(b.written ? "" : "const ") + dtypeCLStorageName(b.dtype);
     params.push_back("__global " + elem + " *" + id + "_base, ulong " + id +
                      "_off");
     line("__global " + elem + " *" + id + " = (__global " + elem +
@@ -422,7 +426,7 @@ Status KernelPrinter::declareParams() {
     }
     std::string id = namer_.fresh(b.name);
     buffers_[b.name] = {id, &b};
-    line("__local " + std::string(dtypeCLName(b.dtype)) + " " + id + "[" +
+    line("__local " + std::string(dtypeCLStorageName(b.dtype)) + " " + id + "[" +
          std::to_string(elems) + "];");
   }
   // Buffer shapes may read symbols; they must be parameters.
@@ -567,14 +571,25 @@ Status KernelPrinter::printStore(const Store *st) {
                  dtypeName(b->buffer->dtype));
   if (vt == DType::Bool)
     val = "(uchar)" + parenthesized(val);
+  bool half = b->buffer->dtype == DType::Float16;
+  if (b->buffer->dtype == DType::BFloat16) { // store the rounded bits
+    std::string n = st->value.lanes() > 1 ? std::to_string(st->value.lanes())
+                                          : std::string();
+    helpers_.insert("aotc_bf16_bits" + n);
+    val = "aotc_bf16_bits" + n + "(" + val + ")";
+  }
   if (int lanes = st->value.lanes(); lanes > 1) {
     if (!isFloat(vt))
       return error("vector store of a non-float into '" + st->buffer + "'");
-    line("vstore" + std::to_string(lanes) + "(" + val + ", 0, " + b->ident +
-         " + " + idx + ");");
+    std::string n = std::to_string(lanes);
+    line((half ? "vstore_half" + n + "_rte(" : "vstore" + n + "(") + val +
+         ", 0, " + b->ident + " + " + idx + ");");
     return Status::ok();
   }
-  line(b->ident + "[" + idx + "] = " + val + ";");
+  if (half) // rounds to nearest even, as Cast<f16> does
+    line("vstore_half_rte(" + val + ", " + idx + ", " + b->ident + ");");
+  else
+    line(b->ident + "[" + idx + "] = " + val + ";");
   return Status::ok();
 }
 

@@ -128,6 +128,52 @@ const HelperDef kHelpers[] = {
   // Float to integer: NaN -> 0, truncate toward zero, saturate to long.
   {"aotc_f2l_f", "long aotc_f2l_f(float x) { return isnan(x) ? 0 : x >= 0x1.0p63f ? LONG_MAX : x < -0x1.0p63f ? LONG_MIN : (long)x; }\n"},
   {"aotc_f2l_d", "long aotc_f2l_d(double x) { return isnan(x) ? 0 : x >= 0x1.0p63 ? LONG_MAX : x < -0x1.0p63 ? LONG_MIN : (long)x; }\n"},
+  // A float rounded to float16 (ir/half.h's floatToHalf, read back): to
+  // nearest even, 65520 and above to infinity, NaN kept. A kernel computes
+  // float16 values in float; this is Cast<f16> without cl_khr_fp16.
+  {"aotc_round_half",
+   "float aotc_round_half(float x) {\n"
+   "  uint u = as_uint(x), sign = u & 0x80000000u, a = u ^ sign;\n"
+   "  if (a >= 0x7f800000u) return x;\n"
+   "  if (a >= 0x477ff000u) return as_float(sign | 0x7f800000u);\n"
+   "  if (a < 0x38800000u)\n"
+   "    return as_float(sign | as_uint(rint(as_float(a) * 16777216.0f) * 5.9604644775390625e-8f));\n"
+   "  return as_float(sign | ((a + 0x0fffu + ((a >> 13) & 1u)) & ~0x1fffu));\n"
+   "}\n"},
+  {"aotc_round_half_d",
+   "float aotc_round_half_d(double x) {\n"
+   "  ulong u = as_ulong(x), sign = u & 0x8000000000000000ul, a = u ^ sign;\n"
+   "  float s = sign ? -1.0f : 1.0f;\n"
+   "  if (a >= 0x7ff0000000000000ul) return (float)x;\n"
+   "  if (a >= 0x40effe0000000000ul) return s * INFINITY;\n"
+   "  if (a < 0x3f10000000000000ul)\n"
+   "    return s * (float)(rint(as_double(a) * 16777216.0) * 5.9604644775390625e-8);\n"
+   "  return s * (float)as_double((a + 0x1fffffffffful + ((a >> 42) & 1ul)) & ~0x3fffffffffful);\n"
+   "}\n"},
+  // bfloat16: the bits of a float rounded to its top half (nearest even,
+  // NaN kept), as one value or a vector of them, and Cast<bf16>.
+  {"aotc_bf16_bits",
+   "ushort aotc_bf16_bits(float x) {\n"
+   "  uint u = as_uint(x);\n"
+   "  return isnan(x) ? (ushort)((u >> 16) | 0x40u) : (ushort)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);\n"
+   "}\n"},
+#define AOTC_BF16_VECTOR(N)                                                    \
+  {"aotc_bf16_bits" #N,                                                        \
+   "ushort" #N " aotc_bf16_bits" #N "(float" #N " x) {\n"                      \
+   "  uint" #N " u = as_uint" #N "(x);\n"                                       \
+   "  uint" #N " r = (u + (uint" #N ")(0x7fffu) + ((u >> 16) & (uint" #N ")(1u))) >> 16;\n" \
+   "  return convert_ushort" #N "(select(r, (u >> 16) | (uint" #N ")(0x40u), as_uint" #N "(isnan(x))));\n" \
+   "}\n"},
+  AOTC_BF16_VECTOR(2)
+  AOTC_BF16_VECTOR(4)
+  AOTC_BF16_VECTOR(8)
+  AOTC_BF16_VECTOR(16)
+#undef AOTC_BF16_VECTOR
+  {"aotc_round_bf16",
+   "float aotc_round_bf16(float x) {\n"
+   "  uint u = as_uint(x);\n"
+   "  return isnan(x) ? x : as_float(((u + 0x7fffu + ((u >> 16) & 1u)) >> 16) << 16);\n"
+   "}\n"},
   // Indices from data: the first bad one of a run is recorded
   // (AotcErrorRecord: code + 1, value, extent) and reads 0.
   {"aotc_record_error",
@@ -203,6 +249,14 @@ Expr lowerIntBinary(const Binary *op, const Expr &a, const Expr &b,
 
 Expr lowerCast(DType to, const Expr &v, const RangeEnv &env, ClHelpers &used) {
   DType from = v.type();
+  if (to == DType::BFloat16 && from != DType::BFloat16)
+    return helper("aotc_round_bf16", to,
+                  {lowerCast(DType::Float32, v, env, used)}, used);
+  if (to == DType::Float16 && from != DType::Float16)
+    return from == DType::Float64
+               ? helper("aotc_round_half_d", to, {v}, used)
+               : helper("aotc_round_half", to,
+                        {lowerCast(DType::Float32, v, env, used)}, used);
   if (from == to || isFloat(to) || to == DType::Bool)
     return Cast::make(to, v);
   if (isFloat(from)) {

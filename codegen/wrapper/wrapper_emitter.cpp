@@ -33,6 +33,8 @@ static_assert(static_cast<int>(DType::Float32) == AOTC_DT_FLOAT32 &&
                   static_cast<int>(DType::Int32) == AOTC_DT_INT32 &&
                   static_cast<int>(DType::Int64) == AOTC_DT_INT64 &&
                   static_cast<int>(DType::Bool) == AOTC_DT_BOOL &&
+                  static_cast<int>(DType::Float16) == AOTC_DT_FLOAT16 &&
+                  static_cast<int>(DType::BFloat16) == AOTC_DT_BFLOAT16 &&
                   static_cast<int>(DType::Float64) == AOTC_DT_FLOAT64,
               "DType and AOTC_DT_* disagree");
 
@@ -60,6 +62,10 @@ const char *dtypeEnum(DType t) {
     return "AOTC_DT_BOOL";
   case DType::Float64:
     return "AOTC_DT_FLOAT64";
+  case DType::Float16:
+    return "AOTC_DT_FLOAT16";
+  case DType::BFloat16:
+    return "AOTC_DT_BFLOAT16";
   }
   return "0";
 }

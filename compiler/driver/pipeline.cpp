@@ -125,6 +125,10 @@ const char *abiDtypeName(DType t) {
     return "bool";
   case DType::Float64:
     return "float64";
+  case DType::Float16:
+    return "float16";
+  case DType::BFloat16:
+    return "bfloat16";
   }
   return "unknown";
 }

@@ -86,6 +86,10 @@ Expected<DType> dtypeFromOnnx(int32_t elemType) {
     return DType::Bool;
   case onnx::TensorProto_DataType_DOUBLE:
     return DType::Float64;
+  case onnx::TensorProto_DataType_FLOAT16:
+    return DType::Float16;
+  case onnx::TensorProto_DataType_BFLOAT16:
+    return DType::BFloat16;
   default:
     return makeError("unsupported dtype '", onnxDTypeName(elemType), "'");
   }
@@ -180,7 +184,9 @@ convertTensor(const onnx::TensorProto &t, ExternalData *external) {
       count = t.int32_data_size();
       bytes = packField<int16_t>(t.int32_data());
       break;
-    case DType::UInt16: // stored in int32_data, like uint8
+    case DType::Float16:  // the bits, in int32_data
+    case DType::BFloat16: // the bits, in int32_data
+    case DType::UInt16:  // stored in int32_data, like uint8
       count = t.int32_data_size();
       bytes = packField<uint16_t>(t.int32_data());
       break;

@@ -105,6 +105,8 @@ Expr lowestValue(DType t) {
   switch (t) {
   case DType::Float32:
   case DType::Float64:
+  case DType::Float16:
+  case DType::BFloat16:
     return FloatImm::make(-std::numeric_limits<double>::infinity(), t);
   default:
     return IntImm::make(scalar::minOf(t), t);
@@ -115,6 +117,8 @@ Expr highestValue(DType t) {
   switch (t) {
   case DType::Float32:
   case DType::Float64:
+  case DType::Float16:
+  case DType::BFloat16:
     return FloatImm::make(std::numeric_limits<double>::infinity(), t);
   default:
     return IntImm::make(scalar::maxOf(t), t);

@@ -59,7 +59,9 @@ int loadConstants(aotc::Model &model, const std::string &path) {
       continue;
     }
     bool isFloat = tensor.dtype() == AOTC_DTYPE_FLOAT32 ||
-                   tensor.dtype() == AOTC_DTYPE_FLOAT64;
+                   tensor.dtype() == AOTC_DTYPE_FLOAT64 ||
+                   tensor.dtype() == AOTC_DTYPE_FLOAT16 ||
+                   tensor.dtype() == AOTC_DTYPE_BFLOAT16;
     if (isFloat) {
       // Not updatable: the model's own error says why.
       try {

@@ -5,6 +5,7 @@
 #include "compiler/frontend/external_data.h"
 #include "compiler/frontend/onnx_internal.h"
 #include "compiler/frontend/read_file.h"
+#include "ir/half.h"
 
 #include <onnx/onnx_pb.h>
 
@@ -121,6 +122,14 @@ aotc::HostTensor randomTensor(aotc_dtype_t dtype, std::vector<int64_t> shape,
     case AOTC_DTYPE_FLOAT64:
       reinterpret_cast<double *>(bytes)[i] = normal(rng);
       break;
+    case AOTC_DTYPE_FLOAT16:
+      reinterpret_cast<uint16_t *>(bytes)[i] =
+          aotc::floatToHalf((float)normal(rng));
+      break;
+    case AOTC_DTYPE_BFLOAT16:
+      reinterpret_cast<uint16_t *>(bytes)[i] =
+          aotc::floatToBfloat16((float)normal(rng));
+      break;
     case AOTC_DTYPE_INT64:
       reinterpret_cast<int64_t *>(bytes)[i] = small(rng);
       break;
@@ -175,6 +184,12 @@ int64_t elementAsInt64(const aotc::HostTensor &t, int64_t i) {
     return static_cast<int64_t>(reinterpret_cast<const float *>(b)[i]);
   case AOTC_DTYPE_FLOAT64:
     return static_cast<int64_t>(reinterpret_cast<const double *>(b)[i]);
+  case AOTC_DTYPE_FLOAT16:
+    return static_cast<int64_t>(
+        aotc::halfToFloat(reinterpret_cast<const uint16_t *>(b)[i]));
+  case AOTC_DTYPE_BFLOAT16:
+    return static_cast<int64_t>(
+        aotc::bfloat16ToFloat(reinterpret_cast<const uint16_t *>(b)[i]));
   }
   // Every dtype of the C ABI is listed above; a new one must be added here
   // (comparing its bytes one by one would check only part of each element).
@@ -188,6 +203,10 @@ double elementAsDouble(const aotc::HostTensor &t, int64_t i) {
     return reinterpret_cast<const float *>(b)[i];
   case AOTC_DTYPE_FLOAT64:
     return reinterpret_cast<const double *>(b)[i];
+  case AOTC_DTYPE_FLOAT16:
+    return aotc::halfToFloat(reinterpret_cast<const uint16_t *>(b)[i]);
+  case AOTC_DTYPE_BFLOAT16:
+    return aotc::bfloat16ToFloat(reinterpret_cast<const uint16_t *>(b)[i]);
   default:
     return static_cast<double>(elementAsInt64(t, i));
   }
@@ -224,8 +243,10 @@ Comparison compareTensors(const aotc::HostTensor &got,
                 aotc::dtypeName(want.dtype()) + shapeText(want.shape());
     return c;
   }
-  bool flt =
-      got.dtype() == AOTC_DTYPE_FLOAT32 || got.dtype() == AOTC_DTYPE_FLOAT64;
+  bool flt = got.dtype() == AOTC_DTYPE_FLOAT32 ||
+             got.dtype() == AOTC_DTYPE_FLOAT64 ||
+             got.dtype() == AOTC_DTYPE_FLOAT16 ||
+             got.dtype() == AOTC_DTYPE_BFLOAT16;
   for (int64_t i = 0; i < got.numel(); ++i) {
     if (!flt) { // integers and bools: exactly
       int64_t gi = elementAsInt64(got, i), wi = elementAsInt64(want, i);

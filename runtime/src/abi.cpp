@@ -30,6 +30,8 @@ static_assert(sameDtype(AOTC_DTYPE_FLOAT32, AOTC_DT_FLOAT32) &&
                   sameDtype(AOTC_DTYPE_INT32, AOTC_DT_INT32) &&
                   sameDtype(AOTC_DTYPE_INT64, AOTC_DT_INT64) &&
                   sameDtype(AOTC_DTYPE_BOOL, AOTC_DT_BOOL) &&
+                  sameDtype(AOTC_DTYPE_FLOAT16, AOTC_DT_FLOAT16) &&
+                  sameDtype(AOTC_DTYPE_BFLOAT16, AOTC_DT_BFLOAT16) &&
                   sameDtype(AOTC_DTYPE_FLOAT64, AOTC_DT_FLOAT64),
               "aotc_dtype_t must match AOTC_DT_*");
 

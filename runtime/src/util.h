@@ -20,6 +20,8 @@ inline size_t dtypeSize(int32_t dtype) {
     return 4;
   case AOTC_DT_UINT16:
   case AOTC_DT_INT16:
+  case AOTC_DT_FLOAT16:
+  case AOTC_DT_BFLOAT16:
     return 2;
   case AOTC_DT_UINT8:
   case AOTC_DT_INT8:
@@ -55,6 +57,10 @@ inline const char *dtypeName(int32_t dtype) {
     return "bool";
   case AOTC_DT_FLOAT64:
     return "float64";
+  case AOTC_DT_FLOAT16:
+    return "float16";
+  case AOTC_DT_BFLOAT16:
+    return "bfloat16";
   default:
     return "unknown";
   }

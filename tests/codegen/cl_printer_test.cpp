@@ -228,6 +228,56 @@ TEST(CLPrinter, Float64Pragma) {
       << s;
 }
 
+TEST(CLPrinter, SixteenBitFloatsAreStoredAndComputedInFloat) {
+  // float16 buffers are `half` read by vload_half and written rounded by
+  // vstore_half_rte; bfloat16 buffers are ushort bits shifted into a float
+  // and rounded back by a helper; a cast to either rounds; vectors too.
+  Expr i = I();
+  auto buffers = [](DType in, DType out) {
+    return std::vector<KernelBuffer>{{"in", in, false, {16}},
+                                     {"out", out, true, {16}}};
+  };
+  Expr h = Load::make(DType::Float16, "in", {i});
+  std::string s = emitOk(oneKernel(
+      overN(Store::make("out", {i}, h * h)),
+      buffers(DType::Float16, DType::Float16)));
+  EXPECT_NE(s.find("__global const half *in"), std::string::npos) << s;
+  EXPECT_NE(s.find("vstore_half_rte((vload_half(i, in) * vload_half(i, in)), i, out);"),
+            std::string::npos)
+      << s;
+  EXPECT_EQ(s.find("cl_khr_fp16"), std::string::npos) << s;
+  Expr b = Load::make(DType::BFloat16, "in", {i});
+  s = emitOk(oneKernel(overN(Store::make("out", {i}, b)),
+                       buffers(DType::BFloat16, DType::BFloat16)));
+  EXPECT_NE(s.find("__global const ushort *in"), std::string::npos) << s;
+  EXPECT_NE(s.find("out[i] = aotc_bf16_bits(as_float((uint)in[i] << 16));"),
+            std::string::npos)
+      << s;
+  EXPECT_NE(s.find("ushort aotc_bf16_bits(float x)"), std::string::npos) << s;
+  s = emitOk(oneKernel(
+      overN(Store::make("out", {i},
+                        Cast::make(DType::Float32,
+                                   Cast::make(DType::Float16, in(i))))),
+      buffers(DType::Float32, DType::Float32)));
+  EXPECT_NE(s.find("out[i] = ((float)(aotc_round_half(in[i])));"),
+            std::string::npos)
+      << s;
+  s = emitOk(oneKernel(
+      overN(Store::make("out", {i}, VectorLoad::make(DType::BFloat16, "in", {i * 8}, 8))),
+      buffers(DType::BFloat16, DType::BFloat16)));
+  EXPECT_NE(s.find("vstore8(aotc_bf16_bits8(as_float8(convert_uint8(vload8("
+                   "0, in + (8 * i))) << 16)), 0, out + i);"),
+            std::string::npos)
+      << s;
+  EXPECT_NE(s.find("ushort8 aotc_bf16_bits8(float8 x)"), std::string::npos)
+      << s;
+  // A float buffer is not read as float16.
+  EXPECT_NE(emitError(oneKernel(overN(Store::make("out", {i}, h)),
+                                buffers(DType::Float32, DType::Float16)))
+                .find("load of f16 from buffer 'in' of type f32"),
+            std::string::npos);
+}
+
 TEST(CLPrinter, BuildOptionsAreStrict) {
   std::string o = buildOptions(pointwiseModule());
   EXPECT_EQ(o, "-cl-std=CL1.2");

@@ -202,7 +202,8 @@ TEST(Graph, TensorTypes) {
 
 TEST(DType, NamesRoundTrip) {
   for (DType t : {DType::Float32, DType::UInt8, DType::Int8, DType::Int32,
-                  DType::Int64, DType::Bool, DType::Float64}) {
+                  DType::Int64, DType::Bool, DType::Float64, DType::Float16,
+                  DType::BFloat16}) {
     DType back;
     ASSERT_TRUE(parseDType(dtypeName(t), back)) << dtypeName(t);
     EXPECT_EQ(back, t);
@@ -210,8 +211,13 @@ TEST(DType, NamesRoundTrip) {
   EXPECT_STREQ(dtypeName(DType::Float32), "f32");
   EXPECT_STREQ(dtypeCLName(DType::Int64), "long");
   EXPECT_STREQ(dtypeCLName(DType::Bool), "uchar");
+  // 16-bit floats compute in float and are stored as half / their bits.
+  EXPECT_STREQ(dtypeCLName(DType::Float16), "float");
+  EXPECT_STREQ(dtypeCLStorageName(DType::Float16), "half");
+  EXPECT_STREQ(dtypeCLStorageName(DType::BFloat16), "ushort");
+  EXPECT_STREQ(dtypeCLStorageName(DType::Float32), "float");
   DType out;
-  EXPECT_FALSE(parseDType("f16", out));
+  EXPECT_FALSE(parseDType("f8", out));
 }
 
 TEST(Ops, OnnxNames) {

@@ -537,19 +537,20 @@ agraph (float[2, 3] x) => (float[3, 2] y) {
 
 TEST(OnnxImportErrors, UnsupportedDTypes) {
   EXPECT_EQ(importError(model(R"(
-agraph (float16[2] x) => (float16[2] y) { y = Relu(x) }
+agraph (uint64[2] x) => (uint64[2] y) { y = Relu(x) }
 )")),
-            "<text>: input 'x': unsupported dtype 'float16'");
+            "<text>: input 'x': unsupported dtype 'uint64'");
   EXPECT_EQ(importError(model(R"(
 agraph (string[2] x) => (string[2] y) { y = Identity(x) }
 )")),
             "<text>: input 'x': unsupported dtype 'string'");
   EXPECT_EQ(importError(model(R"(
-agraph (float[2] x) => (float16[2] y) { y = Cast <to = 10> (x) }
+agraph (float[2] x) => (uint64[2] y) { y = Cast <to = 13> (x) }
 )")),
             "<text>: node 'y' (Cast): attribute 'to': unsupported dtype "
-            "'float16'");
-  // A float16 Constant (the text parser has no float16 literals).
+            "'uint64'");
+  // A float16 Constant's bits in int32_data (the text parser has no float16
+  // literals) import; a float8 one is refused.
   onnx::ModelProto m;
   ASSERT_TRUE(onnx::OnnxParser::Parse(m, model(R"(
 agraph (float[2] x) => (float[2] y) {
@@ -565,12 +566,23 @@ agraph (float[2] x) => (float[2] y) {
   t->clear_float_data();
   t->set_data_type(onnx::TensorProto_DataType_FLOAT16);
   t->add_int32_data(0x3c00);
-  t->add_int32_data(0x4000);
+  t->add_int32_data(0xc000);
   auto g = importOnnxModel(m, "half.onnx", ImportOptions());
+  ASSERT_TRUE(g.isOk()) << g.status().message();
+  const Value *c = nullptr;
+  for (const Value *v : (*g)->constants())
+    if (v->name() == "c")
+      c = v;
+  ASSERT_NE(c, nullptr);
+  ASSERT_EQ(c->type().dtype, DType::Float16);
+  EXPECT_EQ(tensorDataFloat(c->data(), DType::Float16, 0), 1.0);
+  EXPECT_EQ(tensorDataFloat(c->data(), DType::Float16, 1), -2.0);
+  t->set_data_type(onnx::TensorProto_DataType_FLOAT8E4M3FN);
+  g = importOnnxModel(m, "f8.onnx", ImportOptions());
   ASSERT_FALSE(g.isOk());
   EXPECT_EQ(g.status().message(),
-            "half.onnx: node 'c' (Constant): attribute 'value': tensor: "
-            "unsupported dtype 'float16'");
+            "f8.onnx: node 'c' (Constant): attribute 'value': tensor: "
+            "unsupported dtype 'float8e4m3fn'");
 }
 
 TEST(OnnxImportErrors, Conv3D) {

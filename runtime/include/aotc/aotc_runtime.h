@@ -81,8 +81,10 @@ typedef enum aotc_dtype_t {
   AOTC_DTYPE_INT32 = 6,
   AOTC_DTYPE_INT64 = 7,
   AOTC_DTYPE_BOOL = 9, /* one byte per element, 0 or 1 */
+  AOTC_DTYPE_FLOAT16 = 10, /* IEEE 754 binary16, two bytes */
   AOTC_DTYPE_FLOAT64 = 11,
   AOTC_DTYPE_UINT32 = 12,
+  AOTC_DTYPE_BFLOAT16 = 16, /* a float32's top 16 bits, two bytes */
 } aotc_dtype_t;
 
 /* Returns AOTC_ABI_VERSION as compiled into the model .so. */

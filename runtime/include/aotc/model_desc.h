@@ -41,8 +41,10 @@ enum {
   AOTC_DT_INT32 = 6,
   AOTC_DT_INT64 = 7,
   AOTC_DT_BOOL = 9,
+  AOTC_DT_FLOAT16 = 10, /* IEEE binary16 */
   AOTC_DT_FLOAT64 = 11,
   AOTC_DT_UINT32 = 12,
+  AOTC_DT_BFLOAT16 = 16, /* a float's top 16 bits */
 };
 
 /* A dimension: static (symbol < 0, value holds the size) or exactly the

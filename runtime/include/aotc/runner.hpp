@@ -22,6 +22,7 @@
 #define AOTC_RUNNER_HPP
 
 #include "aotc/aotc_runtime.h"
+#include "aotc/half.hpp"
 
 #include <dlfcn.h>
 #include <unistd.h>
@@ -90,6 +91,8 @@ inline size_t dtypeSize(aotc_dtype_t dtype) {
     return 4;
   case AOTC_DTYPE_UINT16:
   case AOTC_DTYPE_INT16:
+  case AOTC_DTYPE_FLOAT16:
+  case AOTC_DTYPE_BFLOAT16:
     return 2;
   case AOTC_DTYPE_UINT8:
   case AOTC_DTYPE_INT8:
@@ -125,6 +128,10 @@ inline const char *dtypeName(aotc_dtype_t dtype) {
     return "bool";
   case AOTC_DTYPE_FLOAT64:
     return "float64";
+  case AOTC_DTYPE_FLOAT16:
+    return "float16";
+  case AOTC_DTYPE_BFLOAT16:
+    return "bfloat16";
   }
   return "unknown";
 }
