@@ -19,7 +19,10 @@ the 16-bit type. Two oracles:
 
 bfloat16 casts are checked against a rounding written independently of the
 kernels' (significand scaled and rounded with rint in float64), every model
-again with bfloat16 elements. Usage: check_half_floats.py AOTC
+again with bfloat16 elements, and the test models (a CNN with BatchNorm and
+pooling, two MLPs with Gemm, Erf, Softmax, reductions, Gather, Pow) with all
+their float32 tensors converted to each type, against ONNX Runtime running
+the same rounded weights and inputs in float32. Usage: check_half_floats.py AOTC
 """
 import os
 import subprocess
@@ -32,6 +35,7 @@ import onnxruntime as ort
 from onnx import TensorProto as T
 from onnx import helper as h
 from onnx import numpy_helper
+from onnx import version_converter
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bench", "gpu"))
 from aotc_ctypes import Model  # noqa: E402
@@ -334,8 +338,81 @@ def run_cases(t):
             report(ok, f"{tag} {name}", "; ".join(msgs))
 
 
+# ---- whole models: the test models converted to the 16-bit type ------------
+def to_elem_type(model, t):
+    """A copy of model with every float32 tensor (inputs, outputs, weights,
+    Constant values, Cast targets) of element type t (FLOAT16, BFLOAT16 or
+    FLOAT: back to float32, keeping the rounded values)."""
+    m = onnx.ModelProto()
+    m.CopyFrom(model)
+    src = (T.FLOAT16, T.BFLOAT16) if t == T.FLOAT else (T.FLOAT,)
+
+    def conv(tensor):
+        if tensor.data_type not in src:
+            return tensor
+        a = numpy_helper.to_array(tensor).astype(F32) if tensor.data_type != T.BFLOAT16 else \
+            bf16_to_f32(np.frombuffer(tensor.raw_data, np.uint16).reshape(tensor.dims))
+        if t == T.BFLOAT16:
+            out = h.make_tensor(tensor.name, T.BFLOAT16, a.shape, bf16_of(a).tobytes(), raw=True)
+        else:
+            out = numpy_helper.from_array(a.astype(F16 if t == T.FLOAT16 else F32), tensor.name)
+        return out
+
+    for vi_ in list(m.graph.input) + list(m.graph.output) + list(m.graph.value_info):
+        if vi_.type.tensor_type.elem_type in src:
+            vi_.type.tensor_type.elem_type = t
+    inits = [conv(i) for i in m.graph.initializer]
+    del m.graph.initializer[:]
+    m.graph.initializer.extend(inits)
+    for node in m.graph.node:
+        for a in node.attribute:
+            if a.type == onnx.AttributeProto.TENSOR:
+                a.t.CopyFrom(conv(a.t))
+            if node.op_type == "Cast" and a.name == "to" and a.i in src:
+                a.i = t
+    return m
+
+
+def check_models(t):
+    tag = "bfloat16" if t == T.BFLOAT16 else "float16"
+    rtol = 0.03 if t == T.BFLOAT16 else 0.004  # of the largest output value
+    models = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "models")
+    for name in sorted(os.listdir(models)):
+        src = os.path.join(models, name, "model.onnx")
+        if not os.path.exists(src):
+            continue
+        model = onnx.load(src)
+        # the same weights, computed in float32 (at the model's own opset)
+        ref = to_elem_type(to_elem_type(model, t), T.FLOAT)
+        if t == T.BFLOAT16:  # the opset where Conv, pooling and Pow take bfloat16
+            model = version_converter.convert_version(model, 22)
+        low = to_elem_type(model, t)
+        try:
+            m, _ = compile_model(f"{name}_{tag}", low)
+        except RuntimeError as e:
+            report(False, f"{tag} model {name}", str(e)[:300])
+            continue
+        _, refpath = compile_model(f"{name}_{tag}_ref", ref)
+        sess = ort.InferenceSession(refpath, providers=["CPUExecutionProvider"])
+        x32 = numpy_helper.to_array(onnx.load_tensor(os.path.join(models, name, "test_data_set_0", "input_0.pb")))
+        if t == T.BFLOAT16:
+            bits = bf16_of(x32)
+            feed, x32 = bits.view(BF16), bf16_to_f32(bits)
+        else:
+            feed = x32.astype(F16)
+            x32 = feed.astype(F32)
+        want = sess.run(None, {sess.get_inputs()[0].name: x32})[0]
+        got = m.run([feed])[0]
+        g = (bf16_to_f32(got) if got.dtype == BF16 else got).astype(np.float64)
+        err = np.max(np.abs(g - want)) / max(np.max(np.abs(want)), 1e-30)
+        ok = got.dtype == (BF16 if t == T.BFLOAT16 else F16) and got.shape == want.shape and err <= rtol
+        report(ok, f"{tag} model {name}", f"{got.dtype}{list(got.shape)}, max error {err:.2e} of the largest value")
+
+
 check_casts()
 check_bf16_casts()
+check_models(T.FLOAT16)
+check_models(T.BFLOAT16)
 run_cases(T.FLOAT16)
 run_cases(T.BFLOAT16)
 print("float16 and bfloat16 ok" if failed == 0 else f"float16 and bfloat16: {failed} failed")
