@@ -167,6 +167,7 @@ const std::map<OpKind, std::vector<D>> &table() {
                      OpKind::ReduceLogSumExp})
       m[k] = reduceAttrs(18);
     m[OpKind::Trilu] = {defInt("upper", 1)};
+    m[OpKind::CumSum] = {defInt("exclusive", 0), defInt("reverse", 0)};
     m[OpKind::Hardmax] = {softmaxAxis};
     m[OpKind::LpNormalization] = {defInt("axis", -1), defInt("p", 2)};
     for (OpKind k : {OpKind::ArgMax, OpKind::ArgMin})

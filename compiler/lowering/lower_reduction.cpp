@@ -548,6 +548,41 @@ Status lowerAxisNormalize(const Node &n, LowerCtx &ctx) {
   return Status::ok();
 }
 
+/// CumSum: out[.., i, ..] = the sum of x[.., j, ..] over j <= i (j < i when
+/// exclusive; j >= i or j > i when reversed), as a reduction over the whole
+/// axis whose term is masked: quadratic in the axis length, one pass, no
+/// order between work-items.
+Status lowerCumSum(const Node &n, LowerCtx &ctx) {
+  const Value *x = n.input(0), *out = n.output(0);
+  int rank = x->type().rank();
+  const auto &axisData = n.input(1)->symbolicData();
+  int64_t axis = 0;
+  if (!axisData || axisData->size() != 1 || !(*axisData)[0].isConst(axis))
+    return makeError(n.describe(), ": the axis is not known (shape "
+                                   "inference checks it)");
+  if (axis < 0)
+    axis += rank;
+  bool exclusive = n.intAttr("exclusive") != 0;
+  bool reverse = n.intAttr("reverse") != 0;
+  DType t = out->type().dtype;
+  TensorDef d;
+  d.kind = TensorDef::Kind::Reduction;
+  d.name = out->name();
+  d.dtype = t;
+  d.combiner = Combiner::Sum;
+  d.shape = x->type().dims;
+  d.reduceExtents = {x->type().dims[axis]};
+  std::vector<Expr> iv = ctx.idxVars(rank), at = iv;
+  Expr j = ctx.rvar(0);
+  at[axis] = j;
+  BinOp keep = reverse ? (exclusive ? BinOp::GT : BinOp::GE)
+                       : (exclusive ? BinOp::LT : BinOp::LE);
+  d.body = Select::make(bin(keep, j, iv[axis]), ctx.read(ctx.defOf(x), at),
+                        literal(t, 0));
+  ctx.bind(out, ctx.add(std::move(d)));
+  return Status::ok();
+}
+
 } // namespace
 
 Status lowerReduction(const Node &n, LowerCtx &ctx) {
@@ -574,6 +609,8 @@ Status lowerReduction(const Node &n, LowerCtx &ctx) {
   case OpKind::ArgMax:
   case OpKind::ArgMin:
     return lowerArgExtreme(n, ctx);
+  case OpKind::CumSum:
+    return lowerCumSum(n, ctx);
   case OpKind::Hardmax:
   case OpKind::LpNormalization:
     return lowerAxisNormalize(n, ctx);

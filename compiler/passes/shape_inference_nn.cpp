@@ -486,6 +486,25 @@ Status inferNN(Context &c, Node &n) {
     setResult(c, n, 0, x.dtype, x.dims);
     return Status::ok();
   }
+  case OpKind::CumSum: {
+    // The axis (an int32 or int64 scalar or 1-element tensor) must be known
+    // at compile time: it picks the loop the sum runs along.
+    const TensorType &x = inputType(n, 0);
+    if (x.dtype == DType::Bool)
+      return makeError(n.describe(), ": ", inputLabel(n, 0),
+                       " must be numeric, got ", x.str());
+    if (x.rank() == 0)
+      return makeError(n.describe(), ": ", inputLabel(n, 0),
+                       " must have rank 1 or more");
+    AOTC_ASSIGN_OR_RETURN(std::vector<int64_t> axis,
+                          knownInts(n, 1, "axis"));
+    if (axis.size() != 1)
+      return makeError(n.describe(), ": ", inputLabel(n, 1),
+                       " (axis) must hold one value, has ", axis.size());
+    AOTC_RETURN_IF_ERROR(normalizeAxis(n, axis[0], x.rank()).status());
+    setResult(c, n, 0, x.dtype, x.dims);
+    return Status::ok();
+  }
   case OpKind::ArgMax:
   case OpKind::ArgMin: {
     const TensorType &x = inputType(n, 0);

@@ -355,6 +355,15 @@ def op_argmax(b):
                   select_last_index=int(b.rng.integers(0, 2)))
 
 
+def op_cumsum(b):
+    x = b.pick(["f32", "f64", "i32", "i64"], lambda t: t.rank >= 1)
+    axis = int(b.rng.integers(-x.rank, x.rank))
+    dt = "i64" if b.rng.random() < 0.5 else "i32"
+    ax = b.new_const(dt, [], np.array(axis, DTYPES[dt][1]))
+    return b.node("CumSum", [x, ax], x.dt, list(x.shape),
+                  exclusive=int(b.rng.integers(0, 2)), reverse=int(b.rng.integers(0, 2)))
+
+
 def op_gather_elements(b):
     x = b.pick(ALL, lambda t: t.rank >= 1 and 0 not in t.shape)
     axis = int(b.rng.integers(-x.rank, x.rank))
@@ -799,7 +808,7 @@ OPS = [(op_binary, 6), (op_where, 1), (op_unary, 4), (op_clip, 1),
        (op_gather, 2), (op_slice, 2), (op_pad, 1), (op_expand, 1),
        (op_shape, 1), (op_constant, 1), (op_activation, 2), (op_binary_more, 2),
        (op_layernorm, 1), (op_argmax, 1), (op_gather_elements, 1), (op_reduce_more, 1),
-       (op_conv_transpose, 2), (op_depth_space, 1), (op_tile, 1)]
+       (op_conv_transpose, 2), (op_depth_space, 1), (op_tile, 1), (op_cumsum, 1)]
 
 
 # --- the graph and its reference ----------------------------------------------
