@@ -1,5 +1,7 @@
 // ir/half.h against the compiler's own _Float16 conversions (IEEE binary16,
-// round to nearest even), an independent implementation.
+// round to nearest even), an independent implementation. GCC has _Float16 on
+// x86-64 (the project's compiler); clang before 15 does not, and there the
+// tests say they were skipped.
 #include "ir/half.h"
 
 #include <gtest/gtest.h>
@@ -11,6 +13,7 @@
 namespace aotc {
 namespace {
 
+#ifdef __FLT16_MAX__
 uint16_t bitsOf(_Float16 h) {
   uint16_t b;
   std::memcpy(&b, &h, 2);
@@ -74,6 +77,11 @@ TEST(Half, LimitsAndRandomFloats) {
   }
   EXPECT_EQ(roundToHalf(1.0f + 1.0f / 4096), 1.0f);
 }
+#else
+TEST(Half, NeedsACompilerWithFloat16) {
+  GTEST_SKIP() << "this compiler has no _Float16 to check ir/half.h against";
+}
+#endif
 
 } // namespace
 } // namespace aotc
