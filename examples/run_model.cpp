@@ -96,8 +96,7 @@ void printValues(const aotc::HostTensor &t) {
       break;
     case AOTC_DTYPE_FLOAT16:
       std::cout << ' '
-                << aotc::halfToFloat(
-                       static_cast<const uint16_t *>(t.raw())[i]);
+                << aotc::halfToFloat(static_cast<const uint16_t *>(t.raw())[i]);
       break;
     case AOTC_DTYPE_BFLOAT16:
       std::cout << ' '

@@ -71,11 +71,10 @@ const char *dtypeCLStorageName(DType t) {
 }
 
 namespace {
-const DType kAll[] = {DType::Float32, DType::UInt8, DType::Int8,
-                      DType::UInt16,  DType::Int16, DType::Int32,
-                      DType::UInt32,  DType::Int64, DType::Bool,
-                      DType::Float64, DType::Float16,
-                      DType::BFloat16};
+const DType kAll[] = {DType::Float32, DType::UInt8,   DType::Int8,
+                      DType::UInt16,  DType::Int16,   DType::Int32,
+                      DType::UInt32,  DType::Int64,   DType::Bool,
+                      DType::Float64, DType::Float16, DType::BFloat16};
 } // namespace
 
 bool dtypeFromCode(int64_t code, DType &out) {

@@ -362,7 +362,8 @@ bool structurallyEqual(const Expr &a, const Expr &b) {
            structurallyEqual(x->extent, y->extent);
   }
   case ExprKind::Broadcast:
-    return structurallyEqual(a.as<Broadcast>()->value, b.as<Broadcast>()->value);
+    return structurallyEqual(a.as<Broadcast>()->value,
+                             b.as<Broadcast>()->value);
   case ExprKind::VectorLoad: {
     auto *x = a.as<VectorLoad>(), *y = b.as<VectorLoad>();
     if (x->buffer != y->buffer || x->indices.size() != y->indices.size())
@@ -396,8 +397,8 @@ std::string floatLiteral(double v, DType t, PrintDialect d) {
     std::snprintf(buf, sizeof buf, "%.17g", v), s = buf;
   if (s.find_first_of(".eEn") == std::string::npos)
     s += ".0";
-  if (d != PrintDialect::Text && (t == DType::Float32 || t == DType::Float16 ||
-                                  t == DType::BFloat16))
+  if (d != PrintDialect::Text &&
+      (t == DType::Float32 || t == DType::Float16 || t == DType::BFloat16))
     s += "f";
   if (v < 0)
     s = "(" + s + ")";
@@ -580,8 +581,8 @@ private:
       if (l->type == DType::BFloat16) // the bits, shifted into floats
         return "as_float" + n + "(convert_uint" + n + "(vload" + n + "(0, " +
                l->buffer + " + " + print(l->indices[0]) + ")) << 16)";
-      return (l->type == DType::Float16 ? "vload_half" : "vload") + n +
-             "(0, " + l->buffer + " + " + print(l->indices[0]) + ")";
+      return (l->type == DType::Float16 ? "vload_half" : "vload") + n + "(0, " +
+             l->buffer + " + " + print(l->indices[0]) + ")";
     }
     case ExprKind::Lane: {
       auto *l = e.as<Lane>();
@@ -779,8 +780,8 @@ bool hasIndexCheck(const Expr &e) {
 }
 
 bool hasSelect(const Expr &e) {
-  return anySubExpr(
-      e, [](const Expr &x) { return x.kind() == ExprKind::Select; });
+  return anySubExpr(e,
+                    [](const Expr &x) { return x.kind() == ExprKind::Select; });
 }
 
 bool exprLargerThan(const Expr &e, size_t limit) {

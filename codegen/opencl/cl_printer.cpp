@@ -363,8 +363,8 @@ Expected<std::string> KernelPrinter::expr(const Expr &e, const char *what,
     Expr mutateVectorLoad(const VectorLoad *op, const Expr &self) override {
       Expr e = IRMutator::mutateVectorLoad(op, self);
       const VectorLoad *l = e.as<VectorLoad>();
-      return VectorLoad::make(l->type, p->buffer(l->buffer)->ident,
-                              l->indices, l->lanes);
+      return VectorLoad::make(l->type, p->buffer(l->buffer)->ident, l->indices,
+                              l->lanes);
     }
   } renamer;
   renamer.p = this;
@@ -426,8 +426,8 @@ Status KernelPrinter::declareParams() {
     }
     std::string id = namer_.fresh(b.name);
     buffers_[b.name] = {id, &b};
-    line("__local " + std::string(dtypeCLStorageName(b.dtype)) + " " + id + "[" +
-         std::to_string(elems) + "];");
+    line("__local " + std::string(dtypeCLStorageName(b.dtype)) + " " + id +
+         "[" + std::to_string(elems) + "];");
   }
   // Buffer shapes may read symbols; they must be parameters.
   for (const KernelBuffer &b : k_.buffers)

@@ -128,7 +128,7 @@ const HelperDef kHelpers[] = {
   // Float to integer: NaN -> 0, truncate toward zero, saturate to long.
   {"aotc_f2l_f", "long aotc_f2l_f(float x) { return isnan(x) ? 0 : x >= 0x1.0p63f ? LONG_MAX : x < -0x1.0p63f ? LONG_MIN : (long)x; }\n"},
   {"aotc_f2l_d", "long aotc_f2l_d(double x) { return isnan(x) ? 0 : x >= 0x1.0p63 ? LONG_MAX : x < -0x1.0p63 ? LONG_MIN : (long)x; }\n"},
-  // A float rounded to float16 (ir/half.h's floatToHalf, read back): to
+  // A float rounded to float16 (aotc/half.hpp's floatToHalf, read back): to
   // nearest even, 65520 and above to infinity, NaN kept. A kernel computes
   // float16 values in float; this is Cast<f16> without cl_khr_fp16.
   {"aotc_round_half",

@@ -238,12 +238,13 @@ TEST(CLPrinter, SixteenBitFloatsAreStoredAndComputedInFloat) {
                                      {"out", out, true, {16}}};
   };
   Expr h = Load::make(DType::Float16, "in", {i});
-  std::string s = emitOk(oneKernel(
-      overN(Store::make("out", {i}, h * h)),
-      buffers(DType::Float16, DType::Float16)));
+  std::string s = emitOk(oneKernel(overN(Store::make("out", {i}, h * h)),
+                                   buffers(DType::Float16, DType::Float16)));
   EXPECT_NE(s.find("__global const half *in"), std::string::npos) << s;
-  EXPECT_NE(s.find("vstore_half_rte((vload_half(i, in) * vload_half(i, in)), i, out);"),
-            std::string::npos)
+  EXPECT_NE(
+      s.find(
+          "vstore_half_rte((vload_half(i, in) * vload_half(i, in)), i, out);"),
+      std::string::npos)
       << s;
   EXPECT_EQ(s.find("cl_khr_fp16"), std::string::npos) << s;
   Expr b = Load::make(DType::BFloat16, "in", {i});
@@ -255,15 +256,16 @@ TEST(CLPrinter, SixteenBitFloatsAreStoredAndComputedInFloat) {
       << s;
   EXPECT_NE(s.find("ushort aotc_bf16_bits(float x)"), std::string::npos) << s;
   s = emitOk(oneKernel(
-      overN(Store::make("out", {i},
-                        Cast::make(DType::Float32,
-                                   Cast::make(DType::Float16, in(i))))),
+      overN(Store::make(
+          "out", {i},
+          Cast::make(DType::Float32, Cast::make(DType::Float16, in(i))))),
       buffers(DType::Float32, DType::Float32)));
   EXPECT_NE(s.find("out[i] = ((float)(aotc_round_half(in[i])));"),
             std::string::npos)
       << s;
   s = emitOk(oneKernel(
-      overN(Store::make("out", {i}, VectorLoad::make(DType::BFloat16, "in", {i * 8}, 8))),
+      overN(Store::make("out", {i},
+                        VectorLoad::make(DType::BFloat16, "in", {i * 8}, 8))),
       buffers(DType::BFloat16, DType::BFloat16)));
   EXPECT_NE(s.find("vstore8(aotc_bf16_bits8(as_float8(convert_uint8(vload8("
                    "0, in + (8 * i))) << 16)), 0, out + i);"),

@@ -54,7 +54,8 @@ TEST(Half, MidpointsAndTheirNeighboursRoundLikeTheCompiler) {
     float lo = halfToFloat(static_cast<uint16_t>(b));
     float hi = halfToFloat(static_cast<uint16_t>(b + 1));
     float mid = (lo + hi) / 2; // exact in float
-    for (float f : {mid, std::nextafter(mid, 0.0f), std::nextafter(mid, 1e9f)}) {
+    for (float f :
+         {mid, std::nextafter(mid, 0.0f), std::nextafter(mid, 1e9f)}) {
       expectSameHalf(f);
       expectSameHalf(-f);
     }
@@ -62,10 +63,10 @@ TEST(Half, MidpointsAndTheirNeighboursRoundLikeTheCompiler) {
 }
 
 TEST(Half, LimitsAndRandomFloats) {
-  for (float f : {0.0f, -0.0f, 65504.0f, 65519.0f, 65519.996f, 65520.0f,
-                  65536.0f, 1e5f, 3.4e38f, 5.9604645e-8f, 2.9802322e-8f,
-                  4.4703484e-8f, 1.4901161e-8f, 6.1035156e-5f, 1e-30f,
-                  INFINITY, -INFINITY, NAN})
+  for (float f :
+       {0.0f, -0.0f, 65504.0f, 65519.0f, 65519.996f, 65520.0f, 65536.0f, 1e5f,
+        3.4e38f, 5.9604645e-8f, 2.9802322e-8f, 4.4703484e-8f, 1.4901161e-8f,
+        6.1035156e-5f, 1e-30f, INFINITY, -INFINITY, NAN})
     expectSameHalf(f), expectSameHalf(-f);
   std::mt19937 rng(5);
   std::uniform_int_distribution<uint32_t> bits;
