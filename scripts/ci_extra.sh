@@ -53,9 +53,12 @@ for step in "${steps[@]}"; do
     # load, update by name, run_device) run here in e2e.ConstantsWeightless
     # and e2e.DeviceIO.*. e2e.value_shapes and e2e.current_torch_export load
     # model .so files into Python the same way; the runtime paths they reach
-    # (values read as sizes) run here in e2e.ValueShapes.*.
+    # (values read as sizes) run here in e2e.ValueShapes.*. e2e.half_floats
+    # and e2e.cumsum do too; the compiler and host paths of their 16-bit
+    # floats (initializers, casts, aotc test's comparison) run here through
+    # the conformance run's float16/bfloat16 cases and CLPrinter tests.
     ctest --test-dir build-asan --output-on-failure -j2 \
-      -E 'fuzz_slice|Toolchain|onnx_node_bound_inputs|gpu_suite_ctypes|value_shapes|current_torch_export'
+      -E 'fuzz_slice|Toolchain|onnx_node_bound_inputs|gpu_suite_ctypes|value_shapes|current_torch_export|half_floats|cumsum'
     # In-process links that fail leak lld's state (scripts/lsan.supp): its
     # frames are found only by the slow unwinder (LLVM has no frame pointers).
     ASAN_OPTIONS="$ASAN_OPTIONS:fast_unwind_on_malloc=0" \
