@@ -2,6 +2,7 @@
 /// Lowering of reductions: ReduceSum/Mean/Max/Min, Softmax and LogSoftmax
 /// (max, then sum of exp, then a pointwise normalization), and pooling.
 #include "compiler/lowering/lowering.h"
+#include "ir/indexing.h"
 
 #include <algorithm>
 #include <functional>
@@ -556,12 +557,11 @@ Status lowerCumSum(const Node &n, LowerCtx &ctx) {
   const Value *x = n.input(0), *out = n.output(0);
   int rank = x->type().rank();
   const auto &axisData = n.input(1)->symbolicData();
-  int64_t axis = 0;
-  if (!axisData || axisData->size() != 1 || !(*axisData)[0].isConst(axis))
+  int64_t given = 0;
+  if (!axisData || axisData->size() != 1 || !(*axisData)[0].isConst(given))
     return makeError(n.describe(), ": the axis is not known (shape "
                                    "inference checks it)");
-  if (axis < 0)
-    axis += rank;
+  AOTC_ASSIGN_OR_RETURN(int64_t axis, normalizeAxis(n, given, rank));
   bool exclusive = n.intAttr("exclusive") != 0;
   bool reverse = n.intAttr("reverse") != 0;
   DType t = out->type().dtype;

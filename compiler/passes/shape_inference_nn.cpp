@@ -22,6 +22,19 @@ Status requireRank(const Node &n, size_t i, int minRank, int maxRank = -1) {
                    want, ", got ", inputType(n, i).str());
 }
 
+/// Input 0 of an op that runs along one of its axes (ArgMax/ArgMin, CumSum):
+/// numeric, with an axis to run along.
+Status requireNumericAlongAxis(const Node &n) {
+  const TensorType &x = inputType(n, 0);
+  if (x.dtype == DType::Bool)
+    return makeError(n.describe(), ": ", inputLabel(n, 0),
+                     " must be numeric, got ", x.str());
+  if (x.rank() == 0)
+    return makeError(n.describe(), ": ", inputLabel(n, 0),
+                     " must have rank 1 or more");
+  return Status::ok();
+}
+
 Status inferMatMul(Context &c, Node &n) {
   const TensorType &ta = inputType(n, 0), &tb = inputType(n, 1);
   AOTC_RETURN_IF_ERROR(requireRank(n, 0, 1));
@@ -490,12 +503,7 @@ Status inferNN(Context &c, Node &n) {
     // The axis (an int32 or int64 scalar or 1-element tensor) must be known
     // at compile time: it picks the loop the sum runs along.
     const TensorType &x = inputType(n, 0);
-    if (x.dtype == DType::Bool)
-      return makeError(n.describe(), ": ", inputLabel(n, 0),
-                       " must be numeric, got ", x.str());
-    if (x.rank() == 0)
-      return makeError(n.describe(), ": ", inputLabel(n, 0),
-                       " must have rank 1 or more");
+    AOTC_RETURN_IF_ERROR(requireNumericAlongAxis(n));
     AOTC_ASSIGN_OR_RETURN(std::vector<int64_t> axis,
                           knownInts(n, 1, "axis"));
     if (axis.size() != 1)
@@ -508,12 +516,7 @@ Status inferNN(Context &c, Node &n) {
   case OpKind::ArgMax:
   case OpKind::ArgMin: {
     const TensorType &x = inputType(n, 0);
-    if (x.dtype == DType::Bool)
-      return makeError(n.describe(), ": ", inputLabel(n, 0),
-                       " must be numeric, got ", x.str());
-    if (x.rank() == 0)
-      return makeError(n.describe(), ": ", inputLabel(n, 0),
-                       " must have rank 1 or more");
+    AOTC_RETURN_IF_ERROR(requireNumericAlongAxis(n));
     AOTC_ASSIGN_OR_RETURN(int64_t axis,
                           normalizeAxis(n, n.intAttr("axis"), x.rank()));
     auto b = boundsOf(x.dims[axis], c.env);
