@@ -6,12 +6,27 @@
 /// They round as the device does (vstore_half_rte, and a cast in a kernel):
 /// to nearest, ties to even; float16 overflows to infinity from 65520 on,
 /// bfloat16 from the float halfway above its largest value; NaN stays NaN.
+/// Every function is pure: any thread may call it, it owns nothing and
+/// cannot fail.
 #pragma once
 
 #include <cstdint>
 #include <cstring>
 
 namespace aotc {
+
+namespace half_detail {
+inline uint32_t bitsOf(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  return u;
+}
+inline float floatOf(uint32_t u) {
+  float f;
+  std::memcpy(&f, &u, 4);
+  return f;
+}
+} // namespace half_detail
 
 inline float halfToFloat(uint16_t h) {
   uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
@@ -25,18 +40,14 @@ inline float halfToFloat(uint16_t h) {
   } else if (man == 0) { // zero
     bits = sign;
   } else { // subnormal: man * 2^-24, exact in float
-    float f = static_cast<float>(man) * 5.9604644775390625e-8f;
-    std::memcpy(&bits, &f, 4);
-    bits |= sign;
+    bits = sign | half_detail::bitsOf(static_cast<float>(man) *
+                                      5.9604644775390625e-8f);
   }
-  float f;
-  std::memcpy(&f, &bits, 4);
-  return f;
+  return half_detail::floatOf(bits);
 }
 
 inline uint16_t floatToHalf(float f) {
-  uint32_t u;
-  std::memcpy(&u, &f, 4);
+  uint32_t u = half_detail::bitsOf(f);
   uint16_t sign = static_cast<uint16_t>((u >> 16) & 0x8000u);
   uint32_t a = u & 0x7fffffffu;
   if (a > 0x7f800000u) // NaN: keep it quiet and a NaN
@@ -44,9 +55,7 @@ inline uint16_t floatToHalf(float f) {
   if (a >= 0x477ff000u) // 65520 and above (and infinity) round to infinity
     return static_cast<uint16_t>(sign | 0x7c00u);
   if (a < 0x38800000u) { // below 2^-14: a subnormal half, quantum 2^-24
-    float mag;
-    std::memcpy(&mag, &a, 4);
-    float q = mag * 16777216.0f; // exact: a power-of-two scaling
+    float q = half_detail::floatOf(a) * 16777216.0f; // exact: times 2^24
     uint32_t n = static_cast<uint32_t>(q);
     float rest = q - static_cast<float>(n);
     if (rest > 0.5f || (rest == 0.5f && (n & 1u)))
@@ -59,19 +68,12 @@ inline uint16_t floatToHalf(float f) {
   return static_cast<uint16_t>(sign | (((a >> 13) - (112u << 10)) & 0x7fffu));
 }
 
-/// \p f rounded to the nearest float16 value, as a float.
-inline float roundToHalf(float f) { return halfToFloat(floatToHalf(f)); }
-
 inline float bfloat16ToFloat(uint16_t b) {
-  uint32_t u = static_cast<uint32_t>(b) << 16;
-  float f;
-  std::memcpy(&f, &u, 4);
-  return f;
+  return half_detail::floatOf(static_cast<uint32_t>(b) << 16);
 }
 
 inline uint16_t floatToBfloat16(float f) {
-  uint32_t u;
-  std::memcpy(&u, &f, 4);
+  uint32_t u = half_detail::bitsOf(f);
   if ((u & 0x7fffffffu) > 0x7f800000u) // NaN: keep it quiet and a NaN
     return static_cast<uint16_t>((u >> 16) | 0x40u);
   return static_cast<uint16_t>((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
