@@ -58,11 +58,7 @@ int loadConstants(aotc::Model &model, const std::string &path) {
       update.emplace(name, std::move(tensor));
       continue;
     }
-    bool isFloat = tensor.dtype() == AOTC_DTYPE_FLOAT32 ||
-                   tensor.dtype() == AOTC_DTYPE_FLOAT64 ||
-                   tensor.dtype() == AOTC_DTYPE_FLOAT16 ||
-                   tensor.dtype() == AOTC_DTYPE_BFLOAT16;
-    if (isFloat) {
+    if (isFloatDtype(tensor.dtype())) {
       // Not updatable: the model's own error says why.
       try {
         model.updateConstants({{name, tensor}});

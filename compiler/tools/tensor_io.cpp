@@ -159,6 +159,10 @@ aotc::HostTensor randomTensor(aotc_dtype_t dtype, std::vector<int64_t> shape,
   return t;
 }
 
+bool isFloatDtype(aotc_dtype_t dtype) {
+  return aotc::isFloat(static_cast<aotc::DType>(dtype));
+}
+
 namespace {
 
 /// An integer element exactly (a double holds only 53 bits of an int64).
@@ -243,10 +247,7 @@ Comparison compareTensors(const aotc::HostTensor &got,
                 aotc::dtypeName(want.dtype()) + shapeText(want.shape());
     return c;
   }
-  bool flt = got.dtype() == AOTC_DTYPE_FLOAT32 ||
-             got.dtype() == AOTC_DTYPE_FLOAT64 ||
-             got.dtype() == AOTC_DTYPE_FLOAT16 ||
-             got.dtype() == AOTC_DTYPE_BFLOAT16;
+  bool flt = isFloatDtype(got.dtype());
   for (int64_t i = 0; i < got.numel(); ++i) {
     if (!flt) { // integers and bools: exactly
       int64_t gi = elementAsInt64(got, i), wi = elementAsInt64(want, i);

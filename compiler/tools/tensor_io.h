@@ -27,6 +27,10 @@ readInitializers(const std::string &path);
 aotc::HostTensor randomTensor(aotc_dtype_t dtype, std::vector<int64_t> shape,
                               uint64_t seed);
 
+/// True for the floating-point dtypes (float32/64, float16, bfloat16): the
+/// compiler's isFloat, on the C ABI's numbering (the same as DType's).
+bool isFloatDtype(aotc_dtype_t dtype);
+
 /// "f32[2,3] 0.1 0.2 ..." with at most \p maxValues values.
 std::string describeTensor(const aotc::HostTensor &t, size_t maxValues = 8);
 
