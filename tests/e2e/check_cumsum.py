@@ -8,7 +8,6 @@ float rounding of a different summation order. A non-constant axis is a
 compile error naming the node. Usage: check_cumsum.py AOTC
 """
 import os
-import subprocess
 import sys
 import tempfile
 
@@ -19,8 +18,7 @@ from onnx import TensorProto as T
 from onnx import helper as h
 from onnx import numpy_helper
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bench", "gpu"))
-from aotc_ctypes import Model  # noqa: E402
+from compiled_model import compile_model
 
 aotc = sys.argv[1]
 rng = np.random.default_rng(3)
@@ -57,15 +55,12 @@ def numpy_cumsum(x, axis, exclusive, reverse):
 
 def check(name, proto, feeds_list, reference=None):
     global failed, runs
-    path = os.path.join(tmp, name + ".onnx")
-    onnx.save(proto, path)
-    so = os.path.join(tmp, name + ".so")
-    r = subprocess.run([aotc, "compile", path, "-o", so], capture_output=True, text=True)
-    if r.returncode != 0:
-        print(f"FAIL {name}: compile: {r.stderr.strip()[:300]}")
+    try:
+        m, path = compile_model(aotc, tmp, name, proto)
+    except RuntimeError as e:
+        print(f"FAIL {name}: {str(e)[:300]}")
         failed += 1
         return
-    m = Model(so, device="cpu")
     sess = None if reference else ort.InferenceSession(path, providers=["CPUExecutionProvider"])
     for feeds in feeds_list:
         runs += 1
@@ -130,11 +125,13 @@ bad = h.make_model(h.make_graph(
     [h.make_node("CumSum", ["x", "axis"], ["y"], name="running_total")], "bad",
     [h.make_tensor_value_info("x", T.FLOAT, [4]), h.make_tensor_value_info("axis", T.INT64, [])],
     [h.make_tensor_value_info("y", T.FLOAT, [4])]), opset_imports=[h.make_opsetid("", 14)])
-path = os.path.join(tmp, "bad.onnx")
-onnx.save(bad, path)
-r = subprocess.run([aotc, "compile", path, "-o", os.path.join(tmp, "bad.so")], capture_output=True, text=True)
-ok = r.returncode != 0 and "node 'running_total' (CumSum)" in r.stderr and "compile time" in r.stderr
-print(f"{'ok  ' if ok else 'FAIL'} axis given at run time is refused: {r.stderr.strip()[:200]}")
+try:
+    compile_model(aotc, tmp, "bad", bad)
+    msg, ok = "compiled", False
+except RuntimeError as e:
+    msg = str(e)
+    ok = "node 'running_total' (CumSum)" in msg and "compile time" in msg
+print(f"{'ok  ' if ok else 'FAIL'} axis given at run time is refused: {msg[:200]}")
 failed += not ok
 print(f"cumsum: {runs} runs, {failed} failed")
 sys.exit(1 if failed else 0)

@@ -25,7 +25,6 @@ their float32 tensors converted to each type, against ONNX Runtime running
 the same rounded weights and inputs in float32. Usage: check_half_floats.py AOTC
 """
 import os
-import subprocess
 import sys
 import tempfile
 
@@ -37,8 +36,7 @@ from onnx import helper as h
 from onnx import numpy_helper
 from onnx import version_converter
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bench", "gpu"))
-from aotc_ctypes import Model  # noqa: E402
+import compiled_model
 
 aotc = sys.argv[1]
 rng = np.random.default_rng(11)
@@ -71,13 +69,7 @@ tmp = tempfile.mkdtemp()
 
 
 def compile_model(name, proto):
-    path = os.path.join(tmp, name + ".onnx")
-    onnx.save(proto, path)
-    so = os.path.join(tmp, name + ".so")
-    r = subprocess.run([aotc, "compile", path, "-o", so], capture_output=True, text=True)
-    if r.returncode != 0:
-        raise RuntimeError(f"compile: {r.stderr.strip()}")
-    return Model(so, device="cpu"), path
+    return compiled_model.compile_model(aotc, tmp, name, proto)
 
 
 def report(ok, name, detail):
