@@ -112,7 +112,7 @@ int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 RegisterTile chooseGroupTile(const ReductionNest &nest, int m, int n,
                              const DeviceProfile &target) {
   RegisterTile none;
-  if (m < 0 || n < 0 || !isFloatSum(nest))
+  if (m < 0 || n < 0 || nest.accType != DType::Float32 || !isFloatSum(nest))
     return none;
   std::vector<int64_t> ext = staticExtents(nest);
   if (ext.empty())
@@ -227,7 +227,7 @@ Expected<GroupTiledKernel> groupTiledNest(const ReductionNest &nest,
   const int rank = static_cast<int>(nest.shape.size());
   if (t.m < 0 || t.n < 0 || t.m >= rank || t.n >= rank || t.m == t.n)
     return makeError("a work-group tile needs two output dimensions");
-  if (!isFloatSum(nest))
+  if (nest.accType != DType::Float32 || !isFloatSum(nest))
     return makeError("a work-group tile needs a float32 sum");
   std::vector<int64_t> ext = staticExtents(nest);
   if (ext.empty())

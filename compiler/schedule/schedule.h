@@ -148,7 +148,8 @@ struct RegisterTile {
   int64_t groupReduce = 0;
 };
 
-/// True if \p nest is a float32 sum: combine(acc, term) is acc + term.
+/// True if \p nest is a sum computed in float32 (its type float32, float16
+/// or bfloat16): combine(acc, term) is acc + term.
 bool isFloatSum(const ReductionNest &nest);
 
 /// The size a heuristic plans \p extent for: its value with every symbol

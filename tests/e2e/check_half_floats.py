@@ -22,9 +22,12 @@ kernels' (significand scaled and rounded with rint in float64), every model
 again with bfloat16 elements, and the test models (a CNN with BatchNorm and
 pooling, two MLPs with Gemm, Erf, Softmax, reductions, Gather, Pow) with all
 their float32 tensors converted to each type, against ONNX Runtime running
-the same rounded weights and inputs in float32. Usage: check_half_floats.py AOTC
+the same rounded weights and inputs in float32. Contractions of 16-bit
+values are register tiled with float vector accumulators like float32 ones;
+vector_kernels() checks in the emitted OpenCL that two of them are. Usage: check_half_floats.py AOTC
 """
 import os
+import subprocess
 import sys
 import tempfile
 
@@ -230,6 +233,8 @@ BM = f16(17)
 G, BLN = f16(24), f16(24)
 EMB = f16(50, 16)
 C1, C2 = f16(37), f16(37)
+WV = f16(70, 40, scale=0.15)
+WC, BC = f16(16, 8, 3, 3, scale=0.15), f16(16)
 case("pointwise chain with weights in raw_data and int32_data",
      graph("pw", lambda t: [h.make_node("Add", ["x", "y"], ["s"]), h.make_node("Mul", ["s", "c"], ["m"]),
                             h.make_node("Add", ["m", "c2"], ["m2"]), h.make_node("Relu", ["m2"], ["r"]),
@@ -242,6 +247,20 @@ case("MatMul + bias (odd sizes)",
            [("a", None, [5, 33])], [("y", None, [5, 17])],
            lambda t: [init("w", WM, t), init("b", BM, t)]),
      [[f16(5, 33)]])
+# Register tiles whose sums accumulate in float vectors (vector_kernels()
+# checks that they do): a symbolic batch (1 and 13 rows, partial tiles),
+# N = 40 (panels of 8 lanes, the last padded), a Conv whose 16 output
+# channels are two panels.
+case("vector_MatMul + Relu, symbolic batch, vector-tiled",
+     graph("mmv", lambda t: [h.make_node("MatMul", ["a", "w"], ["p"]), h.make_node("Relu", ["p"], ["y"])],
+           [("a", None, ["n", 70])], [("y", None, ["n", 40])], lambda t: [init("w", WV, t)]),
+     [[f16(1, 70)], [f16(13, 70)]])
+case("vector_Conv + bias + Relu, vector-tiled",
+     graph("convv", lambda t: [h.make_node("Conv", ["x", "w", "b"], ["c"], pads=[1, 1, 1, 1]),
+                               h.make_node("Relu", ["c"], ["y"])],
+           [("x", None, [2, 8, 10, 11])], [("y", None, [2, 16, 10, 11])],
+           lambda t: [init("w", WC, t), init("b", BC, t)]),
+     [[f16(2, 8, 10, 11)]])
 case("Conv + Relu + MaxPool",
      graph("conv", lambda t: [h.make_node("Conv", ["x", "w", "b"], ["c"], pads=[1, 1, 1, 1]),
                               h.make_node("Relu", ["c"], ["r"]),
@@ -330,6 +349,25 @@ def run_cases(t):
             report(ok, f"{tag} {name}", "; ".join(msgs))
 
 
+def vector_kernels(t):
+    """The vector-tiled cases' contractions accumulate in float vectors fed
+    by vector loads of the 16-bit weights: a regression to scalar
+    accumulators (or to the naive kernel) would pass the value checks."""
+    import re
+    tag = "bfloat16" if t == T.BFLOAT16 else "float16"
+    load = r"vload_half(8|16)\(" if t == T.FLOAT16 else r"as_float(8|16)\(convert_uint(8|16)\(vload(8|16)\("
+    for name, build, _, _, _ in CASES:
+        if not name.startswith("vector_"):
+            continue
+        path = os.path.join(tmp, f"emit_{tag}_{name.split()[0]}.onnx")
+        onnx.save(build(t), path)
+        r = subprocess.run([aotc, "compile", path, "--emit=cl"], capture_output=True, text=True)
+        fma = re.search(r"acc\w* = fma\(.*" + load, r.stdout)
+        report(r.returncode == 0 and fma is not None and re.search(r"float(8|16) acc", r.stdout) is not None,
+               f"{tag} {name}: float vector accumulators",
+               "vector fma on 16-bit loads" if fma else "no vector fma on 16-bit loads:\n" + r.stdout[-1500:] + r.stderr)
+
+
 # ---- whole models: the test models converted to the 16-bit type ------------
 def to_elem_type(model, t):
     """A copy of model with every float32 tensor (inputs, outputs, weights,
@@ -407,5 +445,7 @@ check_models(T.FLOAT16)
 check_models(T.BFLOAT16)
 run_cases(T.FLOAT16)
 run_cases(T.BFLOAT16)
+vector_kernels(T.FLOAT16)
+vector_kernels(T.BFLOAT16)
 print("float16 and bfloat16 ok" if failed == 0 else f"float16 and bfloat16: {failed} failed")
 sys.exit(1 if failed else 0)
