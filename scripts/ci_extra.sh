@@ -47,18 +47,16 @@ for step in "${steps[@]}"; do
     # ptrace": it could not stop the process's threads at exit), not a
     # finding, in two clean-clone runs; alone, the same cases pass under the
     # same ASan build. The conformance run (all node tests) stays here.
-    # e2e.gpu_suite_ctypes loads model .so files into a plain Python (the
-    # GPU suite's host); built with ASan they need the ASan runtime in the
-    # host process, which Python lacks. The C ABI calls it makes (weightless
-    # load, update by name, run_device) run here in e2e.ConstantsWeightless
-    # and e2e.DeviceIO.*. e2e.value_shapes and e2e.current_torch_export load
-    # model .so files into Python the same way; the runtime paths they reach
-    # (values read as sizes) run here in e2e.ValueShapes.*. e2e.half_floats
-    # and e2e.cumsum do too; the compiler and host paths of their 16-bit
-    # floats (initializers, casts, aotc test's comparison) run here through
-    # the conformance run's float16/bfloat16 cases and CLPrinter tests.
+    # The Python checks labelled python_host (tests/e2e/CMakeLists.txt's
+    # aotc_cpu_python_check: e2e.gpu_suite_ctypes, value_shapes,
+    # current_torch_export, half_floats, cumsum, replay_records and the
+    # bound-inputs run) load model .so files into a plain Python; built with
+    # ASan they need the ASan runtime in the host process, which Python
+    # lacks. The runtime paths they reach run here through the C++ tests
+    # (e2e.ConstantsWeightless, e2e.DeviceIO.*, e2e.ValueShapes.*) and the
+    # conformance run's float16/bfloat16 and CumSum cases and CLPrinter tests.
     ctest --test-dir build-asan --output-on-failure -j2 \
-      -E 'fuzz_slice|Toolchain|onnx_node_bound_inputs|gpu_suite_ctypes|value_shapes|current_torch_export|half_floats|cumsum'
+      -LE python_host -E 'fuzz_slice|Toolchain'
     # In-process links that fail leak lld's state (scripts/lsan.supp): its
     # frames are found only by the slow unwinder (LLVM has no frame pointers).
     ASAN_OPTIONS="$ASAN_OPTIONS:fast_unwind_on_malloc=0" \
