@@ -460,9 +460,13 @@ RegisterTile chooseRegisterTile(const ReductionNest &nest,
     bool staticM = m >= 0 && nest.shape[m].isConst(extentM);
     // An operand packed in panels along M (a convolution weight packed for
     // its output channels, read by a tile whose rows are those channels)
-    // is indexed by row / lanes and row % lanes: a tile of whole panels
-    // keeps that arithmetic out of the inner loop (MobileNetV2's 1x1
-    // convolutions with 6-row tiles divided in every load).
+    // is indexed by row / lanes and row % lanes: a tile of whole panels,
+    // or of rows that divide a panel (the tile then lies in one), keeps
+    // that arithmetic out of the inner loop (MobileNetV2's 1x1
+    // convolutions with 6-row tiles divided in every load). With 16 lanes
+    // whole panels would need 16 accumulators per vector column, more than
+    // the budget: without the dividing tiles a 1x1 convolution could only
+    // vectorize along its output channels and store its pixels one by one.
     bool panelsAlongM = false;
     if (m >= 0 && lanes > 1)
       for (const Operand &o : classifyLoads(term, idx, -1, m, lanes, ranges))
@@ -470,7 +474,8 @@ RegisterTile chooseRegisterTile(const ReductionNest &nest,
     if (m >= 0)
       for (int64_t tm : {2, 4, 6, 8, 12, 16})
         if ((!staticM || tm <= extentM) &&
-            (panelsAlongM ? tm % lanes == 0 : tm != 16))
+            (panelsAlongM ? tm % lanes == 0 || lanes % tm == 0
+                          : tm != 16))
           tms.push_back(tm);
     if (staticM && extentM > 1 && extentM < 12 &&
         std::find(tms.begin(), tms.end(), extentM) == tms.end())

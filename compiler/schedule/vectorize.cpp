@@ -19,11 +19,16 @@ Expr vectorizeLanes(const Expr &e, const Expr &lane, int lanes,
                     const RangeEnv &ranges,
                     const std::map<uint64_t, Expr> &vectors) {
   const Var *lv = lane.as<Var>();
-  bool varies = usesVar(e, lv);
-  for (const auto &[id, v] : vectors)
-    for (const Expr &f : freeVars(e))
-      varies |= f.as<Var>()->id == id;
-  if (!varies)
+  // Whether \p x differs between lanes: it reads the lane or a vector.
+  auto variesByLane = [&](const Expr &x) {
+    if (usesVar(x, lv))
+      return true;
+    for (const Expr &f : freeVars(x))
+      if (vectors.count(f.as<Var>()->id))
+        return true;
+    return false;
+  };
+  if (!variesByLane(e))
     return e;
   if (const Var *v = e.as<Var>()) {
     auto it = vectors.find(v->id);
@@ -81,9 +86,10 @@ Expr vectorizeLanes(const Expr &e, const Expr &lane, int lanes,
   case ExprKind::Select: {
     const Select *sel = e.as<Select>();
     Expr cond = sel->cond;
-    if (usesVar(cond, lv)) {
+    if (variesByLane(cond)) {
       // A comparison of float vectors selects lane by lane (a Clip or a
-      // ReLU of a vector: OpenCL's ?: on a vector condition).
+      // ReLU of a vector, or of an accumulator: OpenCL's ?: on a vector
+      // condition).
       const Binary *c = cond.as<Binary>();
       if (!c || !isComparison(c->op) || !isFloat(c->a.type()))
         return Expr();
@@ -93,10 +99,6 @@ Expr vectorizeLanes(const Expr &e, const Expr &lane, int lanes,
         return Expr();
       cond = Binary::make(c->op, widen(x), widen(y));
     }
-    for (const auto &[id, v] : vectors)
-      for (const Expr &f : freeVars(sel->cond))
-        if (f.as<Var>()->id == id)
-          return Expr();
     Expr t = vectorizeLanes(sel->trueValue, lane, lanes, ranges, vectors);
     Expr f = vectorizeLanes(sel->falseValue, lane, lanes, ranges, vectors);
     if (!t.defined() || !f.defined() || !isFloat(t.type()))
