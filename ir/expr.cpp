@@ -101,11 +101,14 @@ Expr Broadcast::make(Expr value, int lanes) {
 }
 
 Expr VectorLoad::make(DType t, const std::string &buffer,
-                      std::vector<Expr> indices, int lanes) {
+                      std::vector<Expr> indices, int lanes, int stride) {
   AOTC_CHECK(isVectorWidth(lanes) && isFloat(t) && !indices.empty(),
              "vector load of " << lanes << " x " << dtypeName(t));
-  return Expr(
-      std::make_shared<VectorLoad>(t, buffer, std::move(indices), lanes));
+  AOTC_CHECK(stride == 1 || (stride == 2 && (t == DType::Float32 ||
+                                             t == DType::Float64)),
+             "vector load of " << dtypeName(t) << " with stride " << stride);
+  return Expr(std::make_shared<VectorLoad>(t, buffer, std::move(indices),
+                                           lanes, stride));
 }
 
 Expr Lane::make(Expr vector, int lane) {
@@ -366,7 +369,8 @@ bool structurallyEqual(const Expr &a, const Expr &b) {
                              b.as<Broadcast>()->value);
   case ExprKind::VectorLoad: {
     auto *x = a.as<VectorLoad>(), *y = b.as<VectorLoad>();
-    if (x->buffer != y->buffer || x->indices.size() != y->indices.size())
+    if (x->buffer != y->buffer || x->stride != y->stride ||
+        x->indices.size() != y->indices.size())
       return false;
     for (size_t i = 0; i < x->indices.size(); ++i)
       if (!structurallyEqual(x->indices[i], y->indices[i]))
@@ -571,13 +575,26 @@ private:
       auto *l = e.as<VectorLoad>();
       std::string n = std::to_string(l->lanes);
       if (d_ == PrintDialect::Text) {
-        std::string s = "load" + n + "(" + l->buffer + "[";
+        std::string s = "load" + n +
+                        (l->stride != 1 ? "s" + std::to_string(l->stride)
+                                        : std::string()) +
+                        "(" + l->buffer + "[";
         for (size_t i = 0; i < l->indices.size(); ++i)
           s += (i ? ", " : "") + print(l->indices[i]);
         return s + "])";
       }
       AOTC_CHECK(d_ == PrintDialect::OpenCL && l->indices.size() == 1,
                  "vector load of '" << l->buffer << "' printed as code");
+      if (l->stride == 2) {
+        // Lanes i, i + 2, ..., i + 2 (n - 1): the even half of the n
+        // elements from i and the odd half of the n from i + n - 1 (which
+        // ends at the last lane's element, not one past it).
+        std::string at = print(l->indices[0]);
+        return "((" + typeName(l->type) + n + ")(vload" + n + "(0, " +
+               l->buffer + " + " + at + ").even, vload" + n + "(0, " +
+               l->buffer + " + (" + at + ") + " +
+               std::to_string(l->lanes - 1) + ").odd))";
+      }
       if (l->type == DType::BFloat16) // the bits, shifted into floats
         return "as_float" + n + "(convert_uint" + n + "(vload" + n + "(0, " +
                l->buffer + " + " + print(l->indices[0]) + ")) << 16)";

@@ -248,12 +248,17 @@ struct Broadcast : ExprNode {
 /// proves inside that dimension.
 struct VectorLoad : ExprNode {
   static constexpr ExprKind kKind = ExprKind::VectorLoad;
-  VectorLoad(DType t, std::string b, std::vector<Expr> i, int l)
-      : ExprNode(kKind, t, l), buffer(std::move(b)), indices(std::move(i)) {}
+  VectorLoad(DType t, std::string b, std::vector<Expr> i, int l, int s)
+      : ExprNode(kKind, t, l), buffer(std::move(b)), indices(std::move(i)),
+        stride(s) {}
   std::string buffer;
   std::vector<Expr> indices;
+  /// Lane k reads the last index plus stride * k: 1 (contiguous) or 2 (the
+  /// even elements of a row: a stride-2 convolution's window, printed as
+  /// two contiguous loads and their even/odd halves; float32/float64 only).
+  int stride = 1;
   static Expr make(DType t, const std::string &buffer,
-                   std::vector<Expr> indices, int lanes);
+                   std::vector<Expr> indices, int lanes, int stride = 1);
 };
 
 /// Element \p lane of the vector \p vector: a scalar.

@@ -270,7 +270,7 @@ public:
       std::vector<Expr> idx;
       for (const Expr &i : l->indices)
         idx.push_back(simplify(i));
-      return VectorLoad::make(l->type, l->buffer, idx, l->lanes);
+      return VectorLoad::make(l->type, l->buffer, idx, l->lanes, l->stride);
     }
     case ExprKind::Lane:
       return Lane::make(simplify(e.as<Lane>()->vector), e.as<Lane>()->lane);
@@ -885,15 +885,20 @@ void setStaticRanges(RangeEnv &env, const std::vector<Expr> &vars,
   }
 }
 
-bool stepsByOne(const std::vector<Expr> &indices, const Expr &var,
-                const RangeEnv &env) {
+bool stepsBy(const std::vector<Expr> &indices, const Expr &var,
+             int64_t stride, const RangeEnv &env) {
   VarBindings next{{var, var + Expr(1)}};
   for (size_t k = 0; k < indices.size(); ++k) {
     Expr step = simplify(substitute(indices[k], next) - indices[k], env);
-    if (!step.isConstValue(k + 1 == indices.size() ? 1 : 0))
+    if (!step.isConstValue(k + 1 == indices.size() ? stride : 0))
       return false;
   }
   return true;
+}
+
+bool stepsByOne(const std::vector<Expr> &indices, const Expr &var,
+                const RangeEnv &env) {
+  return stepsBy(indices, var, 1, env);
 }
 
 Expr minProven(const Expr &a, const Expr &b, const RangeEnv &env) {

@@ -62,6 +62,10 @@ void setStaticRanges(RangeEnv &env, const std::vector<Expr> &vars,
 /// \p var steps by one, for \p var in \p env (a contiguous read along var).
 bool stepsByOne(const std::vector<Expr> &indices, const Expr &var,
                 const RangeEnv &env);
+/// True if the last of \p indices steps by \p stride and the others stay
+/// when \p var steps by one.
+bool stepsBy(const std::vector<Expr> &indices, const Expr &var,
+             int64_t stride, const RangeEnv &env);
 
 /// True if a <= b holds for every value in range (conservative: false when
 /// unknown).

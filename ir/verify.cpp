@@ -351,7 +351,7 @@ Status KernelVerifier::expr(const Expr &e) {
     // guard pass collects what is not.
     const VectorLoad *l = e.as<VectorLoad>();
     std::vector<Expr> last = l->indices;
-    last.back() = last.back() + Expr(l->lanes - 1);
+    last.back() = last.back() + Expr(int64_t{l->stride} * (l->lanes - 1));
     std::vector<UnprovenAccess> *saved = collect_;
     collect_ = nullptr;
     Status st = access(l->buffer, l->indices, l->type, false, l);

@@ -182,7 +182,8 @@ Expr IRMutator::mutateVectorLoad(const VectorLoad *op, const Expr &self) {
     idx.push_back(mutate(a));
     changed |= !idx.back().sameAs(a);
   }
-  return changed ? VectorLoad::make(op->type, op->buffer, idx, op->lanes)
+  return changed ? VectorLoad::make(op->type, op->buffer, idx, op->lanes,
+                                    op->stride)
                  : self;
 }
 Expr IRMutator::mutateLane(const Lane *op, const Expr &self) {

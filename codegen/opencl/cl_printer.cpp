@@ -250,7 +250,8 @@ Expr ExprRewriter::mutateVectorLoad(const VectorLoad *op, const Expr &self) {
   const Load *l = first.as<Load>();
   if (!l)
     return self;
-  return VectorLoad::make(op->type, op->buffer, l->indices, op->lanes);
+  return VectorLoad::make(op->type, op->buffer, l->indices, op->lanes,
+                          op->stride);
 }
 
 Expr ExprRewriter::mutateAccess(const Access *op, const Expr &self) {
@@ -364,7 +365,7 @@ Expected<std::string> KernelPrinter::expr(const Expr &e, const char *what,
       Expr e = IRMutator::mutateVectorLoad(op, self);
       const VectorLoad *l = e.as<VectorLoad>();
       return VectorLoad::make(l->type, p->buffer(l->buffer)->ident, l->indices,
-                              l->lanes);
+                              l->lanes, l->stride);
     }
   } renamer;
   renamer.p = this;

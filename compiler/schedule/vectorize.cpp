@@ -54,9 +54,14 @@ Expr vectorizeLanes(const Expr &e, const Expr &lane, int lanes,
         return Expr();
       base.push_back(simplify(substitute(i, first), ranges));
     }
-    if (!stepsByOne(l->indices, lane, env))
-      return Expr();
-    return VectorLoad::make(l->type, l->buffer, base, lanes);
+    if (stepsByOne(l->indices, lane, env))
+      return VectorLoad::make(l->type, l->buffer, base, lanes);
+    // Every other element of a row (a stride-2 convolution's window or a
+    // Slice with step 2): two contiguous loads, their even/odd halves.
+    if ((l->type == DType::Float32 || l->type == DType::Float64) &&
+        stepsBy(l->indices, lane, 2, env))
+      return VectorLoad::make(l->type, l->buffer, base, lanes, 2);
+    return Expr();
   }
   case ExprKind::Binary: {
     const Binary *b = e.as<Binary>();

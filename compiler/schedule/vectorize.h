@@ -20,13 +20,14 @@ bool isLanewiseBuiltin(const std::string &name);
 
 /// \p e, an expression of the lane variable \p lane, as a vector of
 /// \p lanes values, lane k being \p e at lane = k: a load whose last index
-/// steps by one with the lane (and no other) becomes a VectorLoad,
-/// float arithmetic, lanewise builtins and selects by a condition that does
-/// not depend on the lane are applied to vectors, and what does not depend
-/// on the lane stays scalar (broadcast where it meets a vector). Variables
-/// in \p vectors (by id) stand for those vectors. Anything else that
-/// depends on the lane (a gather, a strided read, a cast, a comparison): no
-/// vector form, an undefined Expr.
+/// steps by one with the lane (and no other) becomes a VectorLoad, one
+/// whose last index steps by two a strided one (float32/float64),
+/// float arithmetic, lanewise builtins and selects (by a float comparison
+/// when the condition depends on the lane) are applied to vectors, and
+/// what does not depend on the lane stays scalar (broadcast where it meets
+/// a vector). Variables in \p vectors (by id) stand for those vectors.
+/// Anything else that depends on the lane (a gather, another stride, a
+/// cast): no vector form, an undefined Expr.
 Expr vectorizeLanes(const Expr &e, const Expr &lane, int lanes,
                     const RangeEnv &ranges,
                     const std::map<uint64_t, Expr> &vectors = {});

@@ -5,7 +5,8 @@ that are multiples of the tile, that are not (partial tiles run the naive
 nest), smaller than the tile, symbolic (batch 0, 1 and odd), K of 1; MatMul,
 batched MatMul with broadcast, Gemm with transposes, alpha/beta and a bias,
 Conv (dense, grouped, depthwise, strided, dilated, padded) with a fused
-epilogue (Add + Relu) and a fused consumer; float32 and float64 and int32
+epilogue (Add + Relu) and a fused consumer (stride 2 read as the even
+lanes of two vectors); float32 and float64 and int32
 (whose products wrap). Each case also checks that the contraction's kernel
 was tiled (`--emit=loop` shows tile loops) where tiling applies, so a
 heuristic change cannot silently turn the fast path off and leave these
@@ -106,7 +107,9 @@ def cases():
             ("conv_depthwise", 8, 8, 8, 19, 3, 1, 1, 1),
             ("conv_1x1", 16, 24, 1, 9, 1, 1, 0, 1),
             ("conv_co64_w23", 8, 64, 1, 23, 3, 1, 1, 1),
-            ("conv_stride2_w30", 3, 20, 1, 30, 5, 2, 2, 1)):
+            ("conv_stride2_w30", 3, 20, 1, 30, 5, 2, 2, 1),
+            ("conv_depthwise_stride2", 8, 8, 8, 23, 3, 2, 1, 1),
+            ("conv_depthwise_stride2_w57", 16, 16, 16, 57, 3, 2, 1, 1)):
         ho = (hw + 2 * pad - dil * (kk - 1) - 1) // stride + 1
         out.append((name,
                     [helper.make_node("Conv", ["x", "w", "bias"], ["t"], group=group, strides=[stride, stride],
@@ -173,9 +176,11 @@ def cases():
     return out + packed
 
 
-# Float32 cases whose tiles stay scalar: N below 4, or a convolution whose
-# output columns read the input with a stride of 2 (no contiguous lanes).
-SCALAR_F32 = {"matmul_n3_k4", "conv_stride2_odd", "conv_stride2_w30"}
+# Float32 cases whose tiles stay scalar: N below 4. (A convolution whose
+# output columns read the input with a stride of 2 loads its lanes as the
+# even elements of two contiguous vectors: conv_stride2_*,
+# conv_depthwise_stride2*.)
+SCALAR_F32 = {"matmul_n3_k4"}
 
 
 # Kernel buffer views that show whether output dimensions were merged

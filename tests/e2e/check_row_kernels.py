@@ -165,6 +165,21 @@ def cases():
                  helper.make_node("Add", ["x", "m"], ["z"])],
                 [("x", f32, ["b", 24])], [("y", f32, ["b", 24]), ("z", f32, ["b", 24])],
                 [{"x": [b, 24]} for b in (1, 2)], 3, None, False, None))
+    # Pointwise rows that read every other element (Slice with step 2):
+    # vectors loaded as the even lanes of two contiguous loads, the last
+    # lane on the input's last element (start 1 of 66, start 0 of 65); a
+    # step of 3 stays scalar.
+    def strided_slice(name, width, start, step, ends):
+        consts = [helper.make_node("Constant", [], [k], value=numpy_helper.from_array(np.array([v], np.int64), k))
+                  for k, v in (("st", start), ("en", ends), ("ax", 2), ("sp", step))]
+        cols = len(range(start, min(ends, width), step))
+        out.append((name, 17, consts + [helper.make_node("Slice", ["x", "st", "en", "ax", "sp"], ["s"]),
+                                        helper.make_node("Relu", ["s"], ["y"])],
+                    [("x", f32, ["b", 3, width])], [("y", f32, ["b", 3, cols])],
+                    [{"x": [b, 3, width]} for b in (0, 1, 2)], 1, None, True, None))
+    strided_slice("slice_step2_odd_start", 66, 1, 2, 66)
+    strided_slice("slice_step2_w65", 65, 0, 2, 65)
+    strided_slice("slice_step3", 70, 2, 3, 70)
     return out
 
 

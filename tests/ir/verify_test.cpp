@@ -133,6 +133,33 @@ TEST(Verify, VectorLoadsAreProvenInEveryLane) {
   EXPECT_FALSE(f.verify(wide).isOk());
 }
 
+TEST(Verify, StridedVectorLoadsAreProvenAtTheirLastLane) {
+  Fixture f;
+  // c has 4 elements: a 2-lane load with stride 2 reads 0 and 2 from 0,
+  // 1 and 3 from 1, and 2 and 4 (past the end) from 2.
+  Expr acc = Var::make("acc", f32, 2);
+  auto sumOf = [&](const Expr &start) {
+    Expr v = VectorLoad::make(f32, "c", {start}, 2, 2);
+    Stmt body = Block::make(
+        {LocalAssign::make(acc, Call::make(f32, "fma", {v, v, acc})),
+         Store::make("y", {f.i}, Lane::make(acc, 1))});
+    return LocalDecl::make(acc, Broadcast::make(FloatImm::make(0.0), 2), body);
+  };
+  EXPECT_EQ(message(f.verify(sumOf(Expr(0)))), "ok");
+  EXPECT_EQ(message(f.verify(sumOf(Expr(1)))), "ok");
+  EXPECT_FALSE(f.verify(sumOf(Expr(2))).isOk());
+  // The stride is part of the expression: equal only with the same stride.
+  EXPECT_TRUE(structurallyEqual(VectorLoad::make(f32, "c", {Expr(0)}, 2, 2),
+                                VectorLoad::make(f32, "c", {Expr(0)}, 2, 2)));
+  EXPECT_FALSE(structurallyEqual(VectorLoad::make(f32, "c", {Expr(0)}, 2, 2),
+                                 VectorLoad::make(f32, "c", {Expr(0)}, 2)));
+  // 16-bit floats and other strides have no printed form.
+  EXPECT_DEATH_IF_SUPPORTED(
+      VectorLoad::make(DType::Float16, "c", {Expr(0)}, 2, 2), "stride 2");
+  EXPECT_DEATH_IF_SUPPORTED(VectorLoad::make(f32, "c", {Expr(0)}, 2, 3),
+                            "stride 3");
+}
+
 TEST(Verify, VectorSelectsCheckBothArmsWithoutTheCondition) {
   Fixture f;
   // A float comparison of vectors selects lane by lane (a vector Clip): both
