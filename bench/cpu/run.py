@@ -368,8 +368,8 @@ def main():
     ap.add_argument("--results", default=None,
                     help="folder of the result files (default bench/results; with --quick bench/work/results)")
     ap.add_argument("--doc", default=None,
-                    help="the page whose CPU section gets the tables (default docs/PERFORMANCE.md; "
-                         "'' or --quick: none)")
+                    help="the page whose CPU section gets the tables (default docs/PERFORMANCE.md "
+                         "for a whole run; '', --quick or a subset of models, batches or systems: none)")
     ap.add_argument("--keep-work", action="store_true", help="keep compiled models and outputs")
     ap.add_argument("--onnx", action="append", default=[],
                     help="benchmark this ONNX file instead of the suite's models (repeatable; "
@@ -398,8 +398,14 @@ def main():
         args.batches, args.budget = "1", 1.0
     if args.results is None:
         args.results = os.path.join(ROOT, "bench/work/results" if args.quick else "bench/results")
+    # Only a whole run (every model, the default batches and systems) rewrites the page: a
+    # subset's tables would replace the whole suite's there. --doc PAGE asks for it anyway.
+    whole = args.models == "all" and args.batches == "1,8" and \
+        sorted(s for s in args.systems.split(",") if s) == ["aotc", "iree", "ort"]
     if args.doc is None:
-        args.doc = "" if args.quick else os.path.join(ROOT, "docs/PERFORMANCE.md")
+        args.doc = os.path.join(ROOT, "docs/PERFORMANCE.md") if whole and not args.quick else ""
+        if not whole and not args.quick:
+            print("bench: a subset run: docs/PERFORMANCE.md is left alone (--doc PAGE to write it)")
     args.batches = [int(b) for b in args.batches.split(",")]
     args.systems = [s for s in args.systems.split(",") if s]
     for s in args.systems:
