@@ -3,7 +3,8 @@
 # the lent GPU (bench/gpu/replay_records.py, run there by
 # bench/gpu/run_replay_on_gpu.sh): each check runs twice, with the kernels
 # the default (CPU) profile picks and with --device-profile generic-gpu's.
-# Writes .devcarry/records.tar.xz (and the OpenCL ICD loader package).
+# Writes .devcarry/records.tar.xz (and the OpenCL ICD loader package); its
+# folders are records/cpu and records/gpu.
 #   bash bench/gpu/record_checks.sh [check.py ...]   (default: half floats, cumsum)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
