@@ -400,6 +400,9 @@ def markdown(results, png_name):
 def write(results, results_dir, doc):
     os.makedirs(results_dir, exist_ok=True)
     stem = f"{results['date'][:10]}-cpu-{re.sub(r'[^A-Za-z0-9_.-]', '_', results['host'])}"
+    if os.path.exists(os.path.join(results_dir, stem + ".json")):
+        # Another run that day (a subset run, or the whole suite again): never overwrite it.
+        stem += "-" + re.sub(r"[^0-9]", "", results["date"][11:19])
     base = os.path.join(results_dir, stem)
     with open(base + ".json", "w") as f:
         json.dump(results, f, indent=1, sort_keys=True)
