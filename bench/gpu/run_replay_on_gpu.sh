@@ -4,7 +4,7 @@
 # the default) or bench/gpu/record_models.py's models (a tarball of record
 # folders). Carry the tarball and the OpenCL ICD loader package (.devcarry).
 # Every folder in the tarball with a records.jsonl is replayed; writes
-# $OUT/replay-<folder>.json.
+# $OUT/replay-<parent>-<folder>.json.
 #   bash bench/gpu/run_replay_on_gpu.sh [.devcarry/TARBALL]
 set -euo pipefail
 source "$(dirname "$0")/nvidia_opencl_env.sh"
@@ -14,7 +14,7 @@ tarball=${1:-.devcarry/records.tar.xz}
 rm -rf /tmp/replay && mkdir -p /tmp/replay && tar xJf "$tarball" -C /tmp/replay
 rc=0
 for dir in $(find /tmp/replay -name records.jsonl -printf '%h\n' | sort); do
-  name=$(basename "$dir")
+  name=$(basename "$(dirname "$dir")")-$(basename "$dir")  # records-cpu, rec2-gpu, ...
   echo "== $dir"
   python3 bench/gpu/replay_records.py "$dir" --device gpu --json "$out/replay-$name.json" \
     | grep -v '^ok ' || rc=1
