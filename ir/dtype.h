@@ -54,6 +54,11 @@ inline bool isFloat(DType t) {
   return t == DType::Float32 || t == DType::Float64 || t == DType::Float16 ||
          t == DType::BFloat16;
 }
+/// True if a kernel holds the type's values as float32: float32 itself and
+/// the 16-bit storage types (float16, bfloat16) that are computed in float.
+inline bool isFloat32Valued(DType t) {
+  return t == DType::Float32 || t == DType::Float16 || t == DType::BFloat16;
+}
 inline bool isSigned(DType t) {
   return t == DType::Int8 || t == DType::Int16 || t == DType::Int32 ||
          t == DType::Int64 || isFloat(t);

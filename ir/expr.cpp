@@ -104,8 +104,7 @@ Expr VectorLoad::make(DType t, const std::string &buffer,
                       std::vector<Expr> indices, int lanes, int stride) {
   AOTC_CHECK(isVectorWidth(lanes) && isFloat(t) && !indices.empty(),
              "vector load of " << lanes << " x " << dtypeName(t));
-  AOTC_CHECK(stride == 1 || (stride == 2 && (t == DType::Float32 ||
-                                             t == DType::Float64)),
+  AOTC_CHECK(allowsStride(t, stride),
              "vector load of " << dtypeName(t) << " with stride " << stride);
   return Expr(std::make_shared<VectorLoad>(t, buffer, std::move(indices),
                                            lanes, stride));
@@ -401,8 +400,7 @@ std::string floatLiteral(double v, DType t, PrintDialect d) {
     std::snprintf(buf, sizeof buf, "%.17g", v), s = buf;
   if (s.find_first_of(".eEn") == std::string::npos)
     s += ".0";
-  if (d != PrintDialect::Text &&
-      (t == DType::Float32 || t == DType::Float16 || t == DType::BFloat16))
+  if (d != PrintDialect::Text && isFloat32Valued(t))
     s += "f";
   if (v < 0)
     s = "(" + s + ")";

@@ -257,6 +257,11 @@ struct VectorLoad : ExprNode {
   /// even elements of a row: a stride-2 convolution's window, printed as
   /// two contiguous loads and their even/odd halves; float32/float64 only).
   int stride = 1;
+  /// Whether a load of \p t may have \p stride (make refuses the others).
+  static bool allowsStride(DType t, int stride) {
+    return stride == 1 ||
+           (stride == 2 && (t == DType::Float32 || t == DType::Float64));
+  }
   static Expr make(DType t, const std::string &buffer,
                    std::vector<Expr> indices, int lanes, int stride = 1);
 };

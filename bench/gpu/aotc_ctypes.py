@@ -9,9 +9,9 @@ import os
 import numpy as np
 
 MAX_RANK = 8
+BF16 = np.dtype([("bf16", np.uint16)])  # bfloat16: its bits, as a one-field record
 DTYPES = {1: np.float32, 2: np.uint8, 3: np.int8, 4: np.uint16, 5: np.int16, 6: np.int32, 7: np.int64,
-          9: np.bool_, 10: np.float16, 11: np.float64, 12: np.uint32,
-          16: np.dtype([("bf16", np.uint16)])}  # bfloat16: its bits, as a one-field record
+          9: np.bool_, 10: np.float16, 11: np.float64, 12: np.uint32, 16: BF16}
 CODES = {np.dtype(v): k for k, v in DTYPES.items()}
 
 

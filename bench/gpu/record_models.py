@@ -17,8 +17,7 @@ import onnx
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tests", "e2e"))
 import compiled_model  # noqa: E402
-
-NP = {1: np.float32, 6: np.int32, 7: np.int64, 11: np.float64}
+from aotc_ctypes import DTYPES  # noqa: E402  (compiled_model put bench/gpu on the path)
 
 
 def main():
@@ -41,8 +40,8 @@ def main():
                 t = vi.type.tensor_type
                 shape = [d.dim_value if d.HasField("dim_value") else int(fixed.get(d.dim_param, batch))
                          for d in t.shape.dim]
-                dt = NP[t.elem_type]
-                feeds.append(rng.standard_normal(shape).astype(dt) if dt in (np.float32, np.float64)
+                dt = np.dtype(DTYPES[t.elem_type])
+                feeds.append(rng.standard_normal(shape).astype(dt) if dt.kind == "f"
                              else rng.integers(0, 100, shape).astype(dt))
             outs = model.run(feeds)
             print(f"recorded {name} batch {batch}: {[o.shape for o in outs]}")

@@ -21,9 +21,8 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from aotc_ctypes import Model  # noqa: E402
+from aotc_ctypes import BF16, Model  # noqa: E402
 
-BF16 = np.dtype([("bf16", np.uint16)])
 # of max|recorded output|: two float16 / bfloat16 ulps, float32 and float64 sums
 TOLERANCE = {np.dtype(np.float16): 2.0 ** -9, BF16: 2.0 ** -6,
              np.dtype(np.float32): 1e-5, np.dtype(np.float64): 1e-12}
@@ -51,9 +50,8 @@ def compare(got, want, exact):
         bad = np.flatnonzero(~same.reshape(-1))
         return None if len(bad) == 0 else f"{len(bad)} elements differ, first at {bad[0]}"
     g, w = as_float64(got), as_float64(want)
-    finite = np.isfinite(w)
-    if not np.array_equal(np.isnan(g), np.isnan(w)) or not np.array_equal(g[~finite & ~np.isnan(w)],
-                                                                          w[~finite & ~np.isnan(w)]):
+    finite, inf = np.isfinite(w), np.isinf(w)
+    if not np.array_equal(np.isnan(g), np.isnan(w)) or not np.array_equal(g[inf], w[inf]):
         return "NaN or infinity where the recorded output has none (or the reverse)"
     scale = max(np.max(np.abs(w[finite])) if finite.any() else 0.0, 1e-30)
     err = np.max(np.abs(g[finite] - w[finite])) / scale if finite.any() else 0.0

@@ -13,7 +13,7 @@ import time
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from aotc_ctypes import Model  # noqa: E402
+from aotc_ctypes import BF16, Model  # noqa: E402
 
 TYPES = {"float32": 1, "float16": 10, "bfloat16": 16}
 
@@ -46,7 +46,7 @@ def run(d, device):
         n = int(n)
         a = np.random.default_rng(1).standard_normal((n, n)).astype(np.float32)
         x = a.astype(np.float16) if name == "float16" else \
-            (a.view(np.uint32) >> 16).astype(np.uint16).view(np.dtype([("bf16", np.uint16)])) \
+            (a.view(np.uint32) >> 16).astype(np.uint16).view(BF16) \
             if name == "bfloat16" else a
         bufs = [np.empty(n * n * 4, np.uint8)]
         for _ in range(3):

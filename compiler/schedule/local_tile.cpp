@@ -107,12 +107,18 @@ std::vector<int64_t> staticExtents(const ReductionNest &nest) {
 
 int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
+/// A float sum in float32 itself: the local tiles stage float32 operands
+/// (float16 and bfloat16 sums keep the register tiles).
+bool isFloat32Sum(const ReductionNest &nest) {
+  return nest.accType == DType::Float32 && isFloatSum(nest);
+}
+
 } // namespace
 
 RegisterTile chooseGroupTile(const ReductionNest &nest, int m, int n,
                              const DeviceProfile &target) {
   RegisterTile none;
-  if (m < 0 || n < 0 || nest.accType != DType::Float32 || !isFloatSum(nest))
+  if (m < 0 || n < 0 || !isFloat32Sum(nest))
     return none;
   std::vector<int64_t> ext = staticExtents(nest);
   if (ext.empty())
@@ -227,7 +233,7 @@ Expected<GroupTiledKernel> groupTiledNest(const ReductionNest &nest,
   const int rank = static_cast<int>(nest.shape.size());
   if (t.m < 0 || t.n < 0 || t.m >= rank || t.n >= rank || t.m == t.n)
     return makeError("a work-group tile needs two output dimensions");
-  if (nest.accType != DType::Float32 || !isFloatSum(nest))
+  if (!isFloat32Sum(nest))
     return makeError("a work-group tile needs a float32 sum");
   std::vector<int64_t> ext = staticExtents(nest);
   if (ext.empty())

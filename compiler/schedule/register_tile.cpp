@@ -176,9 +176,7 @@ int64_t plannedExtent(const Expr &extent) {
 bool isFloatSum(const ReductionNest &nest) {
   // float16 and bfloat16 values are computed in float (their loads
   // widen, their stores round): their sums accumulate in float vectors.
-  if (!nest.term || !(nest.accType == DType::Float32 ||
-                      nest.accType == DType::Float16 ||
-                      nest.accType == DType::BFloat16))
+  if (!nest.term || !isFloat32Valued(nest.accType))
     return false;
   Expr acc = Var::make("acc", nest.accType), term = Var::make("t", nest.accType);
   Expr sum = nest.combine(acc, term); // held: b points into it

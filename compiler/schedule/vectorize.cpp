@@ -58,7 +58,7 @@ Expr vectorizeLanes(const Expr &e, const Expr &lane, int lanes,
       return VectorLoad::make(l->type, l->buffer, base, lanes);
     // Every other element of a row (a stride-2 convolution's window or a
     // Slice with step 2): two contiguous loads, their even/odd halves.
-    if ((l->type == DType::Float32 || l->type == DType::Float64) &&
+    if (VectorLoad::allowsStride(l->type, 2) &&
         stepsBy(l->indices, lane, 2, env))
       return VectorLoad::make(l->type, l->buffer, base, lanes, 2);
     return Expr();

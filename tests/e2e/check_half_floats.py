@@ -40,11 +40,11 @@ from onnx import numpy_helper
 from onnx import version_converter
 
 import compiled_model
+from aotc_ctypes import BF16  # noqa: E402  bfloat16 as its bits (compiled_model put bench/gpu on the path)
 
 aotc = sys.argv[1]
 rng = np.random.default_rng(11)
 F16, F32 = np.float16, np.float32
-BF16 = np.dtype([("bf16", np.uint16)])  # aotc_ctypes' bfloat16: the bits
 
 
 def bf16_of(x):
