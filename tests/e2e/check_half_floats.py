@@ -27,6 +27,7 @@ values are register tiled with float vector accumulators like float32 ones;
 vector_kernels() checks in the emitted OpenCL that two of them are. Usage: check_half_floats.py AOTC
 """
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -353,7 +354,6 @@ def vector_kernels(t):
     """The vector-tiled cases' contractions accumulate in float vectors fed
     by vector loads of the 16-bit weights: a regression to scalar
     accumulators (or to the naive kernel) would pass the value checks."""
-    import re
     tag = "bfloat16" if t == T.BFLOAT16 else "float16"
     load = r"vload_half(8|16)\(" if t == T.FLOAT16 else r"as_float(8|16)\(convert_uint(8|16)\(vload(8|16)\("
     for name, build, _, _, _ in CASES:
