@@ -624,26 +624,27 @@ TEST(Profile, RecordsEveryKernelAndCopyOfTheLastRun) {
 TEST(Profile, TogglingUnderTrafficKeepsEveryRunCorrect) {
   // Four threads run while another turns profiling on and off: the toggle
   // waits for runs in flight and holds new ones, so every run is correct.
+  // Each runner makes at least 40 runs and goes on until the toggles have
+  // started (a runner scheduled ahead of this thread could otherwise finish
+  // all its runs before the first toggle, as it did on a loaded machine).
   ContainerPtr c = create(testDevice(), 2);
   ASSERT_TRUE(c);
-  std::atomic<int> runs{0};
+  std::atomic<int> finished{0}, toggles{0};
   std::vector<std::thread> runners;
   for (int t = 0; t < 4; ++t)
     runners.emplace_back([&, t] {
-      for (int i = 0; i < 40; ++i) {
+      for (int i = 0; i < 40 || toggles.load() < 4; ++i)
         runAndCheck(c.get(), 1 + (t * 13 + i) % 64, 100 * t + i);
-        ++runs;
-      }
+      ++finished;
     });
-  int toggles = 0;
-  while (runs.load() < 160) {
+  while (finished.load() < 4) {
     ASSERT_EQ(aotc_container_set_profiling(c.get(), toggles % 2 == 0), AOTC_OK)
         << aotc_last_error();
     ++toggles;
   }
   for (std::thread &t : runners)
     t.join();
-  EXPECT_GT(toggles, 1);
+  EXPECT_GT(toggles.load(), 1);
 }
 
 TEST_F(ScaleShiftTest, ProfileNeedsProfilingOn) {
