@@ -128,6 +128,16 @@ public:
   /// ONNX name of a constant (initializer); empty for a folded constant.
   const std::string &onnxName() const { return onnxName_; }
   bool folded() const { return folded_; }
+  /// A folded constant without data at compile time: the model's folding
+  /// program computes it on the device when the model is loaded and again
+  /// whenever the initializers it derives from are updated
+  /// (compiler/passes/fold_program.h).
+  bool computedAtLoad() const { return computedAtLoad_; }
+  void setComputedAtLoad(bool c) { computedAtLoad_ = c; }
+  /// A value that the folding program must materialize as it is (a packed
+  /// weight computed from weights), even though it is a view of another.
+  bool foldTarget() const { return foldTarget_; }
+  void setFoldTarget(bool t) { foldTarget_ = t; }
   /// A constant that the ONNX graph also lists as an input: its data is a
   /// default the caller may override per run (ONNX IR >= 4).
   bool overridable() const { return overridable_; }
@@ -154,6 +164,8 @@ private:
   TensorData data_;
   std::string onnxName_;
   bool folded_ = false;
+  bool computedAtLoad_ = false;
+  bool foldTarget_ = false;
   bool overridable_ = false;
   std::optional<std::vector<Expr>> symbolicData_;
 };

@@ -76,6 +76,16 @@ std::string LoopModule::print() const {
              printExpr(k.bytes) + "\n";
     out += printKernel(k);
   }
+  if (foldProgram) {
+    out += "folding program\n";
+    for (const ModuleBuffer &b : foldProgram->buffers)
+      if (b.role == BufferRole::Constant && b.index >= 0 &&
+          b.index < static_cast<int>(constants.size()))
+        out += "// " + b.name + " is constant '" + constants[b.index].name +
+               "'" + (constants[b.index].computed ? " (computed)" : "") +
+               "\n";
+    out += foldProgram->print();
+  }
   return out;
 }
 

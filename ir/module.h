@@ -13,6 +13,7 @@
 #include "ir/stmt.h"
 
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -44,6 +45,10 @@ struct ModuleConstant {
   TensorData data;
   uint64_t offset = 0; ///< byte offset in the blob, kConstantAlignment-aligned
   bool folded = false;
+  /// Written by the folding program at load (LoopModule::foldProgram): no
+  /// data and no room in the blob; the runtime gives it its own buffer.
+  bool computed = false;
+  std::string valueName = {}; ///< the Graph IR value it was made from
 };
 
 /// A model input or output.
@@ -99,6 +104,15 @@ struct LoopModule {
     int64_t split = 0;
   };
   std::vector<Fold> folds;
+  /// The folding program: kernels that compute the `computed` constants
+  /// from the others (BatchNormalization folded into a Conv's weights, a
+  /// packed copy of such a weight, any subgraph of weights alone). The
+  /// runtime runs it when the model is loaded and whenever an update
+  /// changes a set of constants. Its buffers of role Constant index this
+  /// module's constants (it reads and writes the same ones); its Arena
+  /// buffers live in an arena of their own (its arenaBytes). It has no
+  /// inputs, outputs or symbols. Null when the model folds nothing.
+  std::shared_ptr<LoopModule> foldProgram;
   std::vector<ModuleBuffer> buffers;
   /// Kernels in launch order. Each kernel's body is a nest whose outermost
   /// Parallel loops (dims 0, 1, 2) form its ND-range.

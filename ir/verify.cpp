@@ -35,8 +35,10 @@ bool isIntegral(DType t) { return !isFloat(t) && t != DType::Bool; }
 class KernelVerifier {
 public:
   KernelVerifier(const LoopModule &m, const Kernel &k,
-                 std::vector<UnprovenAccess> *collect = nullptr)
-      : m_(m), k_(k), prover_(symbolRanges(m)), collect_(collect) {
+                 std::vector<UnprovenAccess> *collect = nullptr,
+                 const LoopModule *foldOf = nullptr)
+      : m_(m), k_(k), prover_(symbolRanges(m)), foldOf_(foldOf),
+        collect_(collect) {
     for (const Assumption &a : m.assumptions)
       prover_.addFact(a.holds, true);
   }
@@ -75,6 +77,9 @@ private:
   const LoopModule &m_;
   const Kernel &k_;
   BoundsProver prover_;
+  /// Set when m_ is the folding program of *foldOf_: it writes the
+  /// latter's computed constants.
+  const LoopModule *foldOf_ = nullptr;
   /// Collect unproven accesses instead of failing on them.
   std::vector<UnprovenAccess> *collect_;
   std::map<std::string, const KernelBuffer *> buffers_;
@@ -116,7 +121,11 @@ Status KernelVerifier::checkBuffers() {
       return fail(std::string("buffer '") + b.name + "' is " +
                   dtypeName(b.dtype) + " in the kernel but " +
                   dtypeName(mb->dtype) + " in the module");
-    if (b.written &&
+    bool computed = foldOf_ && mb->role == BufferRole::Constant &&
+                    mb->index >= 0 &&
+                    mb->index < static_cast<int>(foldOf_->constants.size()) &&
+                    foldOf_->constants[mb->index].computed;
+    if (b.written && !computed &&
         (mb->role == BufferRole::Input || mb->role == BufferRole::Constant))
       return fail("buffer '" + b.name +
                   "' is read-only (an input or a constant) but the kernel "
@@ -636,7 +645,9 @@ std::vector<UnprovenAccess> unprovenAccesses(const LoopModule &m,
   return out;
 }
 
-Status verifyModule(const LoopModule &m) {
+namespace {
+
+Status verifyKernels(const LoopModule &m, const LoopModule *foldOf) {
   std::set<std::string> names;
   for (const ModuleBuffer &b : m.buffers)
     if (!names.insert(b.name).second)
@@ -645,9 +656,30 @@ Status verifyModule(const LoopModule &m) {
   for (const Kernel &k : m.kernels) {
     if (!names.insert(k.name).second)
       return makeError("kernel '", k.name, "' is defined twice");
-    AOTC_RETURN_IF_ERROR(verifyKernel(m, k));
+    AOTC_RETURN_IF_ERROR(KernelVerifier(m, k, nullptr, foldOf).run());
   }
   return verifyArena(m);
+}
+
+} // namespace
+
+Status verifyModule(const LoopModule &m) {
+  AOTC_RETURN_IF_ERROR(verifyKernels(m, nullptr));
+  if (!m.foldProgram)
+    return Status::ok();
+  const LoopModule &fold = *m.foldProgram;
+  for (const Kernel &k : fold.kernels)
+    for (const Kernel &main : m.kernels)
+      if (k.name == main.name)
+        return makeError("kernel '", k.name,
+                         "' is defined twice (model and folding program)");
+  for (const ModuleBuffer &b : fold.buffers)
+    if (b.role == BufferRole::Input || b.role == BufferRole::Output ||
+        (b.role == BufferRole::Constant &&
+         (b.index < 0 || b.index >= static_cast<int>(m.constants.size()))))
+      return makeError("folding program buffer '", b.name,
+                       "' is not a constant of the model or an arena buffer");
+  return verifyKernels(fold, &m).withContext("folding program");
 }
 
 } // namespace aotc

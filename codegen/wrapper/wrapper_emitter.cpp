@@ -116,7 +116,23 @@ private:
   Status emitArenaBytes();
   Status emitOutputShapes();
   Status emitRun();
-  Expected<std::string> emitLaunch(size_t index, std::set<int> &used) const;
+  /// run_fold(): the folding program's kernels, in order.
+  Status emitRunFold();
+  /// The launch of \p k, kernel \p index of the .so, whose buffers are
+  /// \p owner's (the model, or its folding program).
+  Expected<std::string> emitLaunch(const Kernel &k, size_t index,
+                                   const LoopModule &owner,
+                                   std::set<int> &used) const;
+  /// Every kernel of the .so: the model's, then its folding program's.
+  std::vector<const Kernel *> allKernels() const {
+    std::vector<const Kernel *> all;
+    for (const Kernel &k : m_.kernels)
+      all.push_back(&k);
+    if (m_.foldProgram)
+      for (const Kernel &k : m_.foldProgram->kernels)
+        all.push_back(&k);
+    return all;
+  }
   /// The ND-range of a kernel over symbols: the outermost Parallel loops,
   /// with the LetStmts between them substituted into their extents.
   Expected<std::vector<Expr>> globalSizeOf(const Kernel &k) const;
@@ -130,6 +146,7 @@ private:
   Expected<std::string> checkedCxx(const Expr &e, const std::string &what,
                                    std::set<int> &used) const;
   Expected<std::string> launchArg(const KernelBuffer &kb,
+                                  const LoopModule &owner,
                                   std::set<int> &used) const;
   void emitDesc();
 
@@ -142,6 +159,7 @@ private:
   bool hasDerived_ = false; ///< derive_symbols() was emitted
   Namer namer_;
   size_t numMetadata_ = 0; ///< key/value pairs
+  uint64_t foldArenaBytes_ = 0; ///< set by emitRunFold
   size_t numChecks_ = 0;
   std::string out_;
 };
@@ -297,8 +315,12 @@ Status WrapperEmitter::emitConstants() {
     if (c.data.size() > 0 && static_cast<uint64_t>(c.data.size()) != bytes)
       return makeError("constant '", c.name, "' holds ", c.data.size(),
                        " bytes, its shape needs ", bytes);
-    if (c.offset % LoopModule::kConstantAlignment != 0 ||
-        c.offset > m_.constantsBytes || bytes > m_.constantsBytes - c.offset)
+    if (c.computed && (c.offset != 0 || c.data.size() > 0))
+      return makeError("computed constant '", c.name,
+                       "' has data or a place in the blob");
+    if (!c.computed &&
+        (c.offset % LoopModule::kConstantAlignment != 0 ||
+         c.offset > m_.constantsBytes || bytes > m_.constantsBytes - c.offset))
       return makeError("constant '", c.name, "' at offset ", c.offset, " (",
                        bytes, " bytes) is misaligned or outside the ",
                        m_.constantsBytes, "-byte blob");
@@ -314,7 +336,10 @@ Status WrapperEmitter::emitConstants() {
     table += "    {" + cStringLiteral(c.name) + ", " +
              cStringLiteral(c.onnxName) + ", " + dtypeEnum(c.dtype) + ", " +
              std::to_string(c.shape.size()) + ", " + shape + ", " +
-             u64(c.offset) + ", " + u64(bytes) + ", " + (c.folded ? "1" : "0") +
+             u64(c.offset) + ", " + u64(bytes) + ", " +
+             (c.computed ? "AOTC_CONSTANT_COMPUTED"
+              : c.folded ? "1"
+                         : "0") +
              "},\n";
   }
   out_ += "static const AotcConstantDesc kConstants[" +
@@ -413,21 +438,26 @@ Status WrapperEmitter::emitInputSlots() {
 }
 
 void WrapperEmitter::emitKernelNamesAndMetadata() {
-  if (!m_.kernels.empty()) {
+  std::vector<const Kernel *> all = allKernels();
+  if (!all.empty()) {
+    out_ += "// The model's kernels, then the folding program's.\n";
     out_ += "static const char *const kKernelNames[" +
-            std::to_string(m_.kernels.size()) + "] = {\n";
-    for (const Kernel &k : m_.kernels)
-      out_ += "    " + cStringLiteral(k.name) + ",\n";
+            std::to_string(all.size()) + "] = {\n";
+    for (const Kernel *k : all)
+      out_ += "    " + cStringLiteral(k->name) + ",\n";
     out_ += "};\n\n";
     out_ += "static const char *const kKernelSummaries[" +
-            std::to_string(m_.kernels.size()) + "] = {\n";
-    for (const Kernel &k : m_.kernels)
-      out_ += "    " + cStringLiteral(k.summary) + ",\n";
+            std::to_string(all.size()) + "] = {\n";
+    for (size_t i = 0; i < all.size(); ++i)
+      out_ += "    " +
+              cStringLiteral((i >= m_.kernels.size() ? "folding: " : "") +
+                             all[i]->summary) +
+              ",\n";
     out_ += "};\n\n";
   }
   std::map<std::string, std::string> meta = m_.metadata;
   meta["aotc.version"] = kAotcVersion;
-  meta["aotc.num_kernels"] = std::to_string(m_.kernels.size());
+  meta["aotc.num_kernels"] = std::to_string(all.size());
   numMetadata_ = meta.size();
   out_ += "// Metadata: key, value pairs.\n";
   out_ += "static const char *const kMetadata[" +
@@ -508,8 +538,9 @@ Status WrapperEmitter::emitOutputShapes() {
 }
 
 Expected<std::string> WrapperEmitter::launchArg(const KernelBuffer &kb,
+                                                const LoopModule &owner,
                                                 std::set<int> &used) const {
-  const ModuleBuffer *b = m_.findBuffer(kb.name);
+  const ModuleBuffer *b = owner.findBuffer(kb.name);
   if (!b)
     return makeError("buffer '", kb.name, "' is not declared by the module");
   std::string comment = "  // " + commentText(kb.name) + "\n";
@@ -576,9 +607,10 @@ WrapperEmitter::globalSizeOf(const Kernel &k) const {
   return out;
 }
 
-Expected<std::string> WrapperEmitter::emitLaunch(size_t index,
+Expected<std::string> WrapperEmitter::emitLaunch(const Kernel &k,
+                                                 size_t index,
+                                                 const LoopModule &owner,
                                                  std::set<int> &used) const {
-  const Kernel &k = m_.kernels[index];
   auto fail = [&](const Status &s) {
     return s.withContext("kernel '" + k.name + "'");
   };
@@ -600,7 +632,7 @@ Expected<std::string> WrapperEmitter::emitLaunch(size_t index,
 
   std::string args;
   for (const KernelBuffer &kb : k.buffers) {
-    auto a = launchArg(kb, used);
+    auto a = launchArg(kb, owner, used);
     if (!a)
       return fail(a.status());
     args += "        " + *a;
@@ -650,7 +682,8 @@ Status WrapperEmitter::emitRun() {
   std::set<int> used;
   std::string body;
   for (size_t i = 0; i < m_.kernels.size(); ++i) {
-    AOTC_ASSIGN_OR_RETURN(std::string launch, emitLaunch(i, used));
+    AOTC_ASSIGN_OR_RETURN(std::string launch,
+                          emitLaunch(m_.kernels[i], i, m_, used));
     body += launch;
   }
   out_ +=
@@ -658,6 +691,33 @@ Status WrapperEmitter::emitRun() {
   out_ += "static int32_t run(AotcRunCtx *ctx, const int64_t *s) {\n" +
           bindSymbols(used);
   if (m_.kernels.empty())
+    out_ += "  (void)ctx;\n";
+  out_ += body + "  return 0;\n}\n\n";
+  return Status::ok();
+}
+
+Status WrapperEmitter::emitRunFold() {
+  if (!m_.foldProgram)
+    return Status::ok();
+  const LoopModule &fold = *m_.foldProgram;
+  std::set<int> used;
+  std::string body;
+  for (size_t i = 0; i < fold.kernels.size(); ++i) {
+    AOTC_ASSIGN_OR_RETURN(
+        std::string launch,
+        emitLaunch(fold.kernels[i], m_.kernels.size() + i, fold, used));
+    body += launch;
+  }
+  if (!used.empty())
+    return makeError("the folding program reads symbols");
+  int64_t arena = 0;
+  if (!fold.arenaBytes.isConst(arena) || arena < 0)
+    return makeError("the folding program's arena size is not a constant");
+  foldArenaBytes_ = static_cast<uint64_t>(arena);
+  out_ += "// The folding program: computes the computed constants of the\n"
+          "// constant set being prepared from its other constants.\n";
+  out_ += "static int32_t run_fold(AotcRunCtx *ctx) {\n";
+  if (fold.kernels.empty())
     out_ += "  (void)ctx;\n";
   out_ += body + "  return 0;\n}\n\n";
   return Status::ok();
@@ -894,7 +954,7 @@ void WrapperEmitter::emitDesc() {
           u64(opts_.clSourceSize) + ",  // cl_source, cl_source_size\n";
   out_ += "    " + cStringLiteral(opts_.clBuildOptions) +
           ",  // cl_build_options\n";
-  out_ += "    " + count(m_.kernels.size(), "kKernelNames") + ",\n";
+  out_ += "    " + count(allKernels().size(), "kKernelNames") + ",\n";
   out_ += "    " + count(m_.symbols.size(), "kSymbols") + ",\n";
   out_ += "    " + count(m_.inputs.size(), "kInputs") + ",\n";
   out_ += "    " + count(m_.outputs.size(), "kOutputs") + ",\n";
@@ -909,7 +969,7 @@ void WrapperEmitter::emitDesc() {
   out_ += "    " + count(numChecks_, "kCheckMessages") + ",\n";
   out_ += "    " + count(m_.inputSlots.size(), "kInputSlots") + ",\n";
   out_ += "    " +
-          std::string(m_.kernels.empty() ? "nullptr" : "kKernelSummaries") +
+          std::string(allKernels().empty() ? "nullptr" : "kKernelSummaries") +
           ",\n    kernel_costs,\n";
   out_ += "    " + count(m_.frozen.size(), "kFrozen") + ",\n";
   out_ += "    " + count(m_.folds.size(), "kFolds") + ",\n";
@@ -922,6 +982,8 @@ void WrapperEmitter::emitDesc() {
           ", " + u64(opts_.weightsId) + ",  // weights_file, weights_id\n";
   out_ += std::string("    ") + (hasDerived_ ? "derive_symbols" : "nullptr") +
           ",\n";
+  out_ += std::string("    ") + (m_.foldProgram ? "run_fold" : "nullptr") +
+          ", " + u64(foldArenaBytes_) + ",  // run_fold, fold_arena_bytes\n";
   out_ += "};\n\n";
   out_ +=
       "extern \"C\" __attribute__((visibility(\"hidden\"))) const "
@@ -1017,6 +1079,7 @@ __attribute__((unused)) static inline int64_t aotc_ck_mod(int64_t a, int64_t b, 
   AOTC_RETURN_IF_ERROR(emitArenaBytes());
   AOTC_RETURN_IF_ERROR(emitOutputShapes());
   AOTC_RETURN_IF_ERROR(emitRun());
+  AOTC_RETURN_IF_ERROR(emitRunFold());
   emitDesc();
   return out_;
 }

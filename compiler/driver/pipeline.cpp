@@ -1,6 +1,8 @@
 /// \file
 /// The compile pipeline. Reads top to bottom as the list of stages.
 #include "compiler/driver/pipeline.h"
+#include "compiler/passes/fold_batchnorm.h"
+#include "compiler/passes/fold_program.h"
 #include "compiler/passes/pack_weights.h"
 
 #include "codegen/opencl/cl_printer.h"
@@ -222,20 +224,33 @@ Expected<CompileResult> compileModel(const CompileOptions &opts) {
   dumpGraph("import", *graph);
 
   // 2. Graph passes.
-  Status passes = timer.run("passes", [&] {
+  FoldProgram foldProgram;
+  Status passes = timer.run("passes", [&]() -> Status {
     graph->removeDeadNodes();
     dumpGraph("dce", *graph);
+    if (foldBatchNorms(*graph))
+      dumpGraph("fold-batchnorm", *graph);
     // The naive kernels (the reference) read the weights as ONNX lays them
     // out; the tiled ones read them packed for their loads.
     if (opts.schedule.registerTiling) {
       packWeights(*graph, opts.schedule.profile.vectorLanes);
       dumpGraph("pack-weights", *graph);
     }
-    return graph->verify();
+    // What reads weights alone moves to the folding program.
+    AOTC_ASSIGN_OR_RETURN(foldProgram, extractFoldProgram(*graph));
+    dumpGraph("extract-fold-program", *graph);
+    AOTC_RETURN_IF_ERROR(graph->verify());
+    if (foldProgram.graph)
+      AOTC_RETURN_IF_ERROR(foldProgram.graph->verify().withContext(
+          "the folding program"));
+    return Status::ok();
   });
   AOTC_RETURN_IF_ERROR(passes);
   if (opts.emit == "graph") {
     result.emitted = graph->print();
+    if (foldProgram.graph)
+      result.emitted += "// ----- folding program -----\n" +
+                        foldProgram.graph->print();
     return result;
   }
 
@@ -243,8 +258,19 @@ Expected<CompileResult> compileModel(const CompileOptions &opts) {
   auto lowered = timer.run("lowering", [&] { return lowerGraph(*graph); });
   if (!lowered)
     return lowered.status();
+  Expected<LoweredGraph> foldLowered = LoweredGraph();
+  if (foldProgram.graph) {
+    foldLowered = timer.run("lowering", [&] {
+      return lowerGraph(*foldProgram.graph);
+    });
+    if (!foldLowered)
+      return foldLowered.status().withContext("the folding program");
+  }
   if (opts.emit == "lowered") {
     result.emitted = lowered->print();
+    if (foldProgram.graph)
+      result.emitted += "// ----- folding program -----\n" +
+                        foldLowered->print();
     return result;
   }
 
@@ -269,6 +295,20 @@ Expected<CompileResult> compileModel(const CompileOptions &opts) {
   if (!scheduled)
     return scheduled.status();
   LoopModule module = scheduled.take();
+  if (foldProgram.graph) {
+    // Scheduled like the model (same device profile); configurations given
+    // by kernel name are the model's.
+    ScheduleOptions foldOpts = opts.schedule;
+    foldOpts.kernelConfigs.clear();
+    auto fold = timer.run("schedule", [&] {
+      return scheduleGraph(*foldProgram.graph, foldLowered.take(), afterPass,
+                           foldOpts);
+    });
+    if (!fold)
+      return fold.status().withContext("the folding program");
+    AOTC_RETURN_IF_ERROR(
+        attachFoldProgram(module, fold.take(), foldProgram.targets));
+  }
   if (!verifyEach) {
     Status verified = timer.run("verify", [&] { return verifyModule(module); });
     AOTC_RETURN_IF_ERROR(

@@ -31,7 +31,7 @@ Expr operand(const Node &n, size_t i, LowerCtx &ctx) {
 /// Constant node's or a folded value, not an initializer, which
 /// aotc_container_update_constants may change), or nothing.
 std::optional<double> exponentConstant(const Value *v) {
-  if (!v || !v->isConstant() || v->overridable() ||
+  if (!v || !v->isConstant() || v->overridable() || !v->data().defined() ||
       (!v->onnxName().empty() && !v->folded()))
     return std::nullopt;
   const TensorType &t = v->type();

@@ -2,6 +2,8 @@
 /// Weight packing (see pack_weights.h).
 #include "compiler/passes/pack_weights.h"
 
+#include "compiler/passes/fold_program.h"
+
 #include <cstring>
 
 namespace aotc {
@@ -19,6 +21,13 @@ bool packable(const Value *v) {
   for (int64_t d : v->type().staticDims())
     elems *= d;
   return v->data().size() == elems * dtypeSize(v->type().dtype);
+}
+
+/// A weight computed from weights alone (a convolution's weight with a
+/// BatchNormalization folded in): packed by nodes that the folding program
+/// runs, since its bytes are not known at compile time.
+bool computedWeight(const Value *v) {
+  return v && !v->isConstant() && v->type().isStatic() && isFoldable(v);
 }
 
 /// \p n rounded up to a multiple of \p split.
@@ -136,6 +145,60 @@ void recordFold(Graph &g, const Value *w, const Value *packed,
   g.addFoldRecipe(std::move(r));
 }
 
+/// The packed copy of a computed weight \p w (view shape \p view) as
+/// nodes before \p n: zero padding of dim splitDim to a multiple of
+/// split, the view's Reshape, the Transpose by \p perm; the result is a
+/// folding program output (foldTarget).
+Value *packingNodes(Graph &g, Node &n, Value *w,
+                    const std::vector<int64_t> &view,
+                    const std::vector<int> &perm, int splitDim,
+                    int64_t split) {
+  std::vector<int64_t> dims = w->type().staticDims();
+  auto typed = [&](const std::vector<int64_t> &shape) {
+    TensorType t = w->type();
+    t.dims.clear();
+    for (int64_t d : shape)
+      t.dims.push_back(Expr(d));
+    return t;
+  };
+  Value *x = w;
+  const std::string p = w->name() + "_pack";
+  if (split > 0 && dims[splitDim] % split != 0) {
+    std::vector<int64_t> pads(2 * dims.size(), 0), padded = dims;
+    pads[dims.size() + splitDim] = roundUp(dims[splitDim], split) -
+                                   dims[splitDim];
+    padded[splitDim] = roundUp(dims[splitDim], split);
+    Node *pad = g.addNodeBefore(&n, OpKind::Pad, p + "_pad",
+                                {x, intsConstant(g, p + "_pads", pads)},
+                                {p + "_pad"});
+    Attribute mode;
+    mode.value = std::string("constant");
+    pad->setAttr("mode", mode);
+    pad->output(0)->setType(typed(padded));
+    x = pad->output(0);
+  }
+  if (split > 0) {
+    Node *r = g.addNodeBefore(&n, OpKind::Reshape, p + "_view",
+                              {x, intsConstant(g, p + "_view_shape", view)},
+                              {p + "_view"});
+    r->output(0)->setType(typed(view));
+    x = r->output(0);
+  }
+  std::vector<int64_t> permuted, perm64;
+  for (int k : perm) {
+    permuted.push_back(view[k]);
+    perm64.push_back(k);
+  }
+  Node *t = g.addNodeBefore(&n, OpKind::Transpose, w->name() + "_packed",
+                            {x}, {w->name() + "_packed"});
+  Attribute permAttr;
+  permAttr.value = perm64;
+  t->setAttr("perm", permAttr);
+  t->output(0)->setType(typed(permuted));
+  t->output(0)->setFoldTarget(true);
+  return t->output(0);
+}
+
 /// Replaces input \p input of \p n, the weight w, by a packed copy: w's view
 /// (split at \p splitDim into panels of \p split when split > 0) transposed
 /// by \p perm, a folded constant; \p n reads it back through views
@@ -144,11 +207,16 @@ void recordFold(Graph &g, const Value *w, const Value *packed,
 void replaceByPacked(Graph &g, Node &n, int input, const std::vector<int> &perm,
                      int splitDim, int64_t split) {
   Value *w = n.input(input);
-  auto [type, data] = transposed(w, perm, splitDim, split);
-  Value *packed = g.addConstant(w->name() + "_packed", type, std::move(data),
-                                "", /*folded=*/true);
-  recordFold(g, w, packed, perm, splitDim, split);
   std::vector<int64_t> view = viewShape(w, splitDim, split);
+  Value *packed = computedWeight(w)
+                      ? packingNodes(g, n, w, view, perm, splitDim, split)
+                      : nullptr;
+  if (!packed) {
+    auto [type, data] = transposed(w, perm, splitDim, split);
+    packed = g.addConstant(w->name() + "_packed", type, std::move(data), "",
+                           /*folded=*/true);
+    recordFold(g, w, packed, perm, splitDim, split);
+  }
   std::vector<int64_t> inverse(perm.size());
   for (size_t k = 0; k < perm.size(); ++k)
     inverse[perm[k]] = static_cast<int64_t>(k);
@@ -196,7 +264,8 @@ void replaceByPacked(Graph &g, Node &n, int input, const std::vector<int> &perm,
 /// W'[ci, k..., co].
 bool packConv(Graph &g, Node &n, int64_t lanes) {
   Value *w = n.input(1);
-  if (n.intAttr("group") != 1 || !packable(w) || w->type().rank() < 3)
+  if (n.intAttr("group") != 1 || !(packable(w) || computedWeight(w)) ||
+      w->type().rank() < 3)
     return false;
   int r = w->type().rank();
   int64_t co = w->type().staticDims()[0];
@@ -247,7 +316,7 @@ bool packRightOperand(Graph &g, Node &n, int64_t lanes) {
   const int input = holder == &n ? 1 : 0;
   if (!holder) {
     Value *b = n.input(1);
-    if (!packable(b) || b->type().rank() != 2)
+    if (!(packable(b) || computedWeight(b)) || b->type().rank() != 2)
       return false;
     if (lanes >= 4 && b->type().staticDims()[1] > lanes) {
       replaceByPacked(g, n, 1, {1, 0, 2}, 1, lanes); // view [k, n / L, L]

@@ -19,6 +19,11 @@
 ///    width to vectorize), and a Gemm with transB = 1 and a constant B[n, k]
 ///    gets B'[k, n] and transB = 0.
 ///
+/// A weight computed from weights alone (a Conv's weight with a
+/// BatchNormalization folded in, a Cast of a float16 weight: fold_program.h)
+/// is packed the same way by Pad/Reshape/Transpose nodes after it, which
+/// the folding program runs at load (the packed value is its output).
+///
 /// Only constants the caller cannot replace per run are packed (an
 /// overridable initializer keeps its layout), and a packed constant is
 /// marked folded with no ONNX name: its bytes are not the ONNX weight's.

@@ -4,8 +4,42 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 
 namespace aotc {
+
+void layoutConstants(LoopModule &m) {
+  // Updatable constants (initializers not compiled in, and the packed copies
+  // made from them) go last, so that a weightless .so stores only the
+  // prefix before them. Computed ones (the folding program's) take no room.
+  std::set<std::string> frozen;
+  for (const auto &f : m.frozen)
+    frozen.insert(f.first);
+  std::vector<bool> updatable(m.constants.size(), false);
+  for (size_t i = 0; i < m.constants.size(); ++i) {
+    const ModuleConstant &c = m.constants[i];
+    updatable[i] =
+        !c.folded && !c.onnxName.empty() && !frozen.count(c.onnxName);
+  }
+  for (const LoopModule::Fold &f : m.folds)
+    if (!frozen.count(f.source))
+      updatable[f.target] = true;
+  uint64_t offset = 0;
+  for (bool pass : {false, true}) {
+    if (pass)
+      m.constantsStoredBytes = offset;
+    for (size_t i = 0; i < m.constants.size(); ++i) {
+      if (updatable[i] != pass)
+        continue;
+      ModuleConstant &c = m.constants[i];
+      c.offset = c.computed ? 0 : offset;
+      offset += (c.data.size() + LoopModule::kConstantAlignment - 1) /
+                LoopModule::kConstantAlignment *
+                LoopModule::kConstantAlignment;
+    }
+  }
+  m.constantsBytes = offset;
+}
 
 Expected<LoopModule> scheduleGraph(const Graph &g, LoweredGraph lg,
                                    const LoopPassHook &afterPass,
@@ -39,10 +73,12 @@ Expected<LoopModule> scheduleGraph(const Graph &g, LoweredGraph lg,
     ModuleConstant c;
     c.name = name;
     c.onnxName = v->onnxName();
+    c.valueName = v->name();
     c.dtype = v->type().dtype;
     c.shape = v->type().staticDims();
     c.data = v->data();
     c.folded = v->folded();
+    c.computed = v->computedAtLoad();
     c.offset = m.constantsBytes;
     m.constantsBytes += (c.data.size() + LoopModule::kConstantAlignment - 1) /
                         LoopModule::kConstantAlignment *
@@ -98,36 +134,7 @@ Expected<LoopModule> scheduleGraph(const Graph &g, LoweredGraph lg,
                                        it->second, r.perm, r.splitDim,
                                        r.split});
   }
-  // Updatable constants (initializers not compiled in, and the packed copies
-  // made from them) go last, so that a weightless .so stores only the
-  // prefix before them.
-  {
-    const auto &frozen = g.frozenInitializers();
-    std::vector<bool> updatable(m.constants.size(), false);
-    for (size_t i = 0; i < m.constants.size(); ++i) {
-      const ModuleConstant &c = m.constants[i];
-      updatable[i] =
-          !c.folded && !c.onnxName.empty() && !frozen.count(c.onnxName);
-    }
-    for (const LoopModule::Fold &f : m.folds)
-      if (!frozen.count(f.source))
-        updatable[f.target] = true;
-    uint64_t offset = 0;
-    for (bool pass : {false, true}) {
-      if (pass)
-        m.constantsStoredBytes = offset;
-      for (size_t i = 0; i < m.constants.size(); ++i) {
-        if (updatable[i] != pass)
-          continue;
-        ModuleConstant &c = m.constants[i];
-        c.offset = offset;
-        offset += (c.data.size() + LoopModule::kConstantAlignment - 1) /
-                  LoopModule::kConstantAlignment *
-                  LoopModule::kConstantAlignment;
-      }
-    }
-    m.constantsBytes = offset;
-  }
+  layoutConstants(m);
   for (size_t k = 0; k < lg.outputs.size(); ++k) {
     const TensorDef &d = lg.defs[lg.outputs[k]];
     std::string buf = bufferName(lg, lg.outputs[k]);

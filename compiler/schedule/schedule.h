@@ -263,6 +263,21 @@ void estimateKernelCosts(LoopModule &m, const RangeEnv &env);
 using LoopPassHook =
     std::function<Status(const std::string &pass, const LoopModule &m)>;
 
+/// Gives every constant of \p m its offset in the blob: compiled-in ones
+/// first, then the updatable ones (a weightless .so stores only the
+/// prefix), none for the ones the folding program computes; sets
+/// constantsBytes and constantsStoredBytes.
+void layoutConstants(LoopModule &m);
+
+/// Makes \p fold, the scheduled folding program (fold_program.h), the
+/// folding program of \p m: its kernels are renamed fold_*, its constants
+/// become \p m's (an initializer \p m already holds is the same constant;
+/// the others are added), output k writes \p m's computed constant made
+/// from the graph value \p targets[k]; then lays the constants out again. An error if a target
+/// is not a computed constant of \p m or a shape disagrees.
+Status attachFoldProgram(LoopModule &m, LoopModule fold,
+                         const std::vector<std::string> &targets);
+
 /// The whole scheduler: fusion, then the Loop IR passes build-kernels
 /// (simplified kernels, unprovable accesses guarded) and plan-memory, then
 /// the kernels' cost estimates.

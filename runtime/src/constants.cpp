@@ -226,6 +226,8 @@ aotc_status_t ConstantStore::init(cl_context context, const DeviceInfo &device,
       frozen_.emplace(desc.frozen[i], desc.frozen[i + 1]);
   for (int32_t i = 0; i < desc.num_constants; ++i) {
     const AotcConstantDesc &c = desc.constants[i];
+    if (c.folded == AOTC_CONSTANT_COMPUTED)
+      computed_.push_back(i);
     if (c.folded || !c.onnx_name || !*c.onnx_name ||
         frozen_.count(c.onnx_name))
       continue;
@@ -310,6 +312,14 @@ aotc_status_t ConstantStore::init(cl_context context, const DeviceInfo &device,
   // than garbage later.
   for (int32_t i = 0; i < desc.num_constants; ++i) {
     const AotcConstantDesc &c = desc.constants[i];
+    if (c.folded == AOTC_CONSTANT_COMPUTED) {
+      // No value until the folding program has run (foldInitial).
+      if (c.nbytes > 0) {
+        set->missing[i] = 1;
+        ++set->numMissing;
+      }
+      continue;
+    }
     if (c.nbytes == 0 || c.offset + c.nbytes <= stored)
       continue;
     bool updatable = (c.onnx_name && byName_.count(c.onnx_name) &&
@@ -394,6 +404,11 @@ bool ConstantStore::updatable(int32_t index, const char *&reason) const {
     reason = it->second.c_str();
     return false;
   }
+  if (c.folded == AOTC_CONSTANT_COMPUTED) {
+    reason = "computed by the model's folding program from its weights "
+             "(recomputed when they are updated)";
+    return false;
+  }
   if (c.folded) {
     reason = "folded: computed at compile time";
     return false;
@@ -438,9 +453,12 @@ aotc_status_t ConstantStore::lookup(const char *name, size_t &target) const {
     if (d.constants[i].folded && d.constants[i].name &&
         std::strcmp(d.constants[i].name, name) == 0)
       return fail(AOTC_ERROR_INVALID_ARGUMENT,
-                  "model '%s': constant '%s' is folded (computed at compile "
-                  "time), not an initializer: it cannot be given",
-                  d.model_name, name);
+                  "model '%s': constant '%s' is folded (%s), not an "
+                  "initializer: it cannot be given",
+                  d.model_name, name,
+                  d.constants[i].folded == AOTC_CONSTANT_COMPUTED
+                      ? "computed from the weights by the folding program"
+                      : "computed at compile time");
   return fail(AOTC_ERROR_NOT_FOUND,
               "model '%s' has no updatable constant '%s' (%zu updatable: "
               "aotc_container_extract_constants lists them)",
@@ -542,8 +560,57 @@ aotc_status_t ConstantStore::update(const aotc_constant_entry_t *entries,
       setOwn(fold.target, std::move(mem), nullptr);
     }
   }
+  // The computed constants follow the weights they derive from.
+  AOTC_RT_RETURN_IF_ERROR(fold(*next));
   std::lock_guard<std::mutex> lock(setsMutex_);
   (useInactive ? inactive_ : active_) = std::move(next);
+  return AOTC_OK;
+}
+
+aotc_status_t ConstantStore::fold(ConstantSet &set) const {
+  if (computed_.empty())
+    return AOTC_OK;
+  size_t missing = 0;
+  for (int32_t c : computed_)
+    missing += set.missing[c] ? 1 : 0;
+  if (set.numMissing > missing)
+    return AOTC_OK; // a weight is missing: nothing to compute from yet
+  if (!foldRunner_)
+    return fail(AOTC_ERROR_INTERNAL, "model '%s': no folding program runner",
+                desc_->model_name);
+  for (int32_t c : computed_) {
+    const AotcConstantDesc &d = desc_->constants[c];
+    MemRef mem;
+    if (d.nbytes > 0) {
+      cl_int err = CL_SUCCESS;
+      cl_mem m = clCreateBuffer(context_, CL_MEM_READ_WRITE,
+                                static_cast<size_t>(d.nbytes), nullptr, &err);
+      mem = adopt(m);
+      if (err != CL_SUCCESS || !m)
+        return fail(statusForClError(err),
+                    "computed constant '%s': allocating %llu bytes on '%s' "
+                    "failed: %s",
+                    d.name, ull(d.nbytes), device_->fullName.c_str(),
+                    clErrorName(err));
+    }
+    set.own[c] = std::move(mem);
+    set.userData[c] = nullptr;
+    if (set.missing[c]) {
+      set.missing[c] = 0;
+      --set.numMissing;
+    }
+  }
+  return foldRunner_(set);
+}
+
+aotc_status_t ConstantStore::foldInitial() {
+  std::lock_guard<std::mutex> serial(updateMutex_);
+  if (computed_.empty())
+    return AOTC_OK;
+  auto next = std::make_shared<ConstantSet>(*active_);
+  AOTC_RT_RETURN_IF_ERROR(fold(*next));
+  std::lock_guard<std::mutex> lock(setsMutex_);
+  active_ = std::move(next);
   return AOTC_OK;
 }
 
@@ -577,14 +644,25 @@ aotc_status_t ConstantStore::upload(const char *what, const void *data,
 
 aotc_status_t ConstantStore::runConstFold(bool useInactive) {
   std::lock_guard<std::mutex> serial(updateMutex_);
-  std::lock_guard<std::mutex> lock(setsMutex_);
-  if (useInactive && !inactive_)
+  std::shared_ptr<const ConstantSet> base;
+  {
+    std::lock_guard<std::mutex> lock(setsMutex_);
+    base = useInactive ? inactive_ : active_;
+  }
+  if (!base)
     return fail(AOTC_ERROR_NOT_FOUND,
                 "model '%s' has no inactive constant set to fold",
                 desc_->model_name);
-  // An update rewrites the packed copies of what it replaces, and every
-  // other folded constant derives from frozen initializers only: an
-  // updated set is already consistent.
+  // An update already rewrote the packed copies of what it replaced and
+  // ran the folding program; running it again picks up user-managed
+  // weights the caller changed in place since. Into a new set: runs in
+  // flight keep reading the old one.
+  if (computed_.empty())
+    return AOTC_OK;
+  auto next = std::make_shared<ConstantSet>(*base);
+  AOTC_RT_RETURN_IF_ERROR(fold(*next));
+  std::lock_guard<std::mutex> lock(setsMutex_);
+  (useInactive ? inactive_ : active_) = std::move(next);
   return AOTC_OK;
 }
 

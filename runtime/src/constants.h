@@ -16,6 +16,7 @@
 #include "aotc/model_desc.h"
 #include "device.h"
 
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -51,6 +52,11 @@ struct WeightsSource {
   uint64_t size = 0;
 };
 
+/// Runs the model's folding program on a set whose computed constants have
+/// fresh buffers and whose other constants are all present; returns when
+/// the device has finished.
+using FoldRunner = std::function<aotc_status_t(const ConstantSet &)>;
+
 class ConstantStore {
 public:
   ConstantStore() = default;
@@ -65,6 +71,12 @@ public:
   /// when its fd is >= 0, else from beside the .so.
   aotc_status_t init(cl_context context, const DeviceInfo &device,
                      const AotcModelDesc &desc, const WeightsSource &weights);
+
+  /// The folding program (set by the container before foldInitial).
+  void setFoldRunner(FoldRunner runner) { foldRunner_ = std::move(runner); }
+  /// Computes the active set's computed constants (if its weights are all
+  /// present: a weightless model folds on the update that completes them).
+  aotc_status_t foldInitial();
 
   /// The set new runs read (never null after init).
   std::shared_ptr<const ConstantSet> active() const;
@@ -112,6 +124,11 @@ private:
                        bool useHostPtr, MemRef &out) const;
   aotc_status_t readBack(const ConstantSet &set, int32_t index,
                          void *data) const;
+  /// Gives \p set's computed constants fresh buffers and runs the folding
+  /// program into them, unless some weight of \p set is still missing
+  /// (then they stay missing). Runs in flight keep the buffers of the set
+  /// they hold.
+  aotc_status_t fold(ConstantSet &set) const;
 
   cl_context context_ = nullptr;
   const DeviceInfo *device_ = nullptr;
@@ -121,6 +138,9 @@ private:
   /// The updatable initializers in the model's order (what extract lists).
   std::vector<Target> targets_;
   std::unordered_map<std::string, size_t> byName_;
+  /// The constants the folding program computes.
+  std::vector<int32_t> computed_;
+  FoldRunner foldRunner_;
   /// Folded constant number -> why it cannot be given (a packed copy).
   std::unordered_map<int32_t, std::string> packedReason_;
   /// ONNX initializer name -> why its value is compiled in.

@@ -260,6 +260,14 @@ aotc_status_t Container::validateDesc() {
       return fail(AOTC_ERROR_INTERNAL,
                   "model '%s': constant '%s' has a bad name, dtype or shape",
                   model, name);
+    if (c.folded == AOTC_CONSTANT_COMPUTED) {
+      if (c.offset != 0 || !d.run_fold)
+        return fail(AOTC_ERROR_INTERNAL,
+                    "model '%s': computed constant '%s' has an offset in the "
+                    "blob, or the model has no folding program",
+                    model, name);
+      continue;
+    }
     if (c.offset % 64 != 0 || c.offset > d.constants_blob_size ||
         c.nbytes > d.constants_blob_size - c.offset)
       return fail(AOTC_ERROR_INTERNAL,
@@ -429,6 +437,12 @@ aotc_status_t Container::init(const AotcModelDesc *desc,
         1,
         std::min({local, info.maxWorkGroupSize, device_.maxWorkItemSizes[0]}));
   }
+  // The folding program computes the first set's computed constants, now
+  // that the kernels and their limits are known (a weightless model's wait
+  // for its weights).
+  constants.setFoldRunner(
+      [this](const ConstantSet &set) { return runFold(set); });
+  AOTC_RT_RETURN_IF_ERROR(constants.foldInitial());
   return AOTC_OK;
 }
 
@@ -689,6 +703,64 @@ aotc_status_t Container::prepareDeviceRun(const aotc_device_tensor_t *inputs,
                     d.outputs[j].name);
   }
   return AOTC_OK;
+}
+
+aotc_status_t Container::runFold(const ConstantSet &set) {
+  const AotcModelDesc &d = *desc_;
+  if (!d.run_fold)
+    return AOTC_OK;
+  InstanceLease lease(*this);
+  Instance &instance = lease.get();
+  std::string what =
+      formatString("the folding program's arena of model '%s'", d.model_name);
+  AOTC_RT_RETURN_IF_ERROR(instance.arena.ensure(
+      context_, device_, CL_MEM_READ_WRITE, d.fold_arena_bytes, what.c_str()));
+  // Its kernels check their indices like the model's (a Gather of weights
+  // by weights): the same error record.
+  static const AotcErrorRecord kNoError = {0, 0, 0, 0, 0};
+  AotcErrorRecord record = kNoError;
+  aotc_status_t status = AOTC_OK;
+  bool checksErrors = d.num_errors > 0;
+  if (checksErrors) {
+    cl_int err = clEnqueueWriteBuffer(instance.queue, instance.errors.mem(),
+                                      CL_FALSE, 0, sizeof(kNoError), &kNoError,
+                                      0, nullptr, nullptr);
+    if (err != CL_SUCCESS)
+      status = fail(statusForClError(err), "clearing the error record: %s",
+                    clErrorName(err));
+  }
+  if (status == AOTC_OK) {
+    AotcRunCtx ctx;
+    ctx.container = this;
+    ctx.instance = &instance;
+    ctx.constants = &set;
+    ctx.profiled = false;
+    int32_t result = d.run_fold(&ctx);
+    if (result != 0)
+      status = ctx.status != AOTC_OK
+                   ? ctx.status
+                   : fail(AOTC_ERROR_INTERNAL,
+                          "model '%s': the folding program failed with "
+                          "status %d",
+                          d.model_name, result);
+  }
+  if (checksErrors && status == AOTC_OK) {
+    cl_int err = clEnqueueReadBuffer(instance.queue, instance.errors.mem(),
+                                     CL_FALSE, 0, sizeof(record), &record, 0,
+                                     nullptr, nullptr);
+    if (err != CL_SUCCESS)
+      status = fail(statusForClError(err), "reading the error record: %s",
+                    clErrorName(err));
+  }
+  // Always finished before the set is published or dropped.
+  cl_int err = clFinish(instance.queue);
+  if (status == AOTC_OK && err != CL_SUCCESS)
+    status = fail(statusForClError(err),
+                  "model '%s' on '%s': clFinish after the folding program: %s",
+                  d.model_name, device_.fullName.c_str(), clErrorName(err));
+  if (status == AOTC_OK && record.code != 0)
+    status = reportError(record);
+  return status;
 }
 
 aotc_status_t Container::checkWeightsPresent(const ConstantSet &set) const {

@@ -214,6 +214,9 @@ private:
                            const std::vector<uint64_t> &outputBytes,
                            const DeviceIO *io, AotcErrorRecord &record,
                            bool wait);
+  /// Runs the folding program on \p set (ConstantStore's FoldRunner): its
+  /// computed constants' buffers are allocated, the rest present.
+  aotc_status_t runFold(const ConstantSet &set);
   /// Checks one caller buffer of a device run.
   aotc_status_t checkDeviceTensor(const char *kind, const char *name,
                                   const aotc_device_tensor_t &t) const;
@@ -261,6 +264,8 @@ struct AotcRunCtx {
   const aotc::rt::DeviceIO *io = nullptr;
   /// The first launch error (its message is already recorded).
   aotc_status_t status = AOTC_OK;
+  /// False for the folding program: its launches are not a run's profile.
+  bool profiled = true;
   /// Profiling: each kernel's estimated flops and bytes for this run
   /// (2 per kernel), or empty.
   std::vector<double> costs;

@@ -192,7 +192,7 @@ aotc_status_t Container::launch(AotcRunCtx &ctx, int32_t kernel,
   }
   cl_int err = clEnqueueNDRangeKernel(
       instance.queue, k, static_cast<cl_uint>(dims), nullptr, g, l, 0, nullptr,
-      instance.profile.next(profiling()));
+      instance.profile.next(ctx.profiled && profiling()));
   if (err != CL_SUCCESS)
     return fail(statusForClError(err),
                 "enqueueing kernel '%s' (global [%zu,%zu,%zu], local "
@@ -201,7 +201,8 @@ aotc_status_t Container::launch(AotcRunCtx &ctx, int32_t kernel,
                 device_.fullName.c_str(), clErrorName(err));
   size_t c = 2 * static_cast<size_t>(kernel);
   bool costs = c + 1 < ctx.costs.size();
-  instance.profile.add(AOTC_PROFILE_KERNEL, kernel, costs ? ctx.costs[c] : 0,
+  if (ctx.profiled)
+    instance.profile.add(AOTC_PROFILE_KERNEL, kernel, costs ? ctx.costs[c] : 0,
                        costs ? ctx.costs[c + 1] : 0);
   return AOTC_OK;
 }

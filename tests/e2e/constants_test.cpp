@@ -573,26 +573,33 @@ TEST_F(Constants, RunLoadsWeightsFromAnotherOnnxFile) {
       << outX;
 }
 
-TEST_F(Constants, SwapsUnderTrafficNeverMixWeights) {
+/// Four threads run \p path while another updates the inactive set, folds,
+/// swaps (and updates the active set, frees the inactive one) for two
+/// seconds: every output is one of the two references, never a mix.
+void swapUnderTraffic(const std::string &path,
+                      const aotc::Model::ConstantMap &setA,
+                      const aotc::Model::ConstantMap &setB,
+                      const std::vector<float> &refA,
+                      const std::vector<float> &refB,
+                      const aotc::HostTensor &x) {
   aotc::ModelOptions opts;
   opts.device = "cpu";
   opts.numInstances = 4;
   opts.cacheDir = std::getenv("AOTC_CACHE_DIR") ? std::getenv("AOTC_CACHE_DIR")
                                                 : "";
-  aotc::Model m = aotc::Model::load(updatablePath_, opts);
-  aotc::Model::ConstantMap setA = asMap(a_), setB = asMap(b_);
+  aotc::Model m = aotc::Model::load(path, opts);
   std::atomic<bool> stop{false};
   std::atomic<int64_t> runs{0}, seenA{0}, seenB{0}, mixed{0}, swaps{0};
   std::vector<std::thread> workers;
   for (int t = 0; t < 4; ++t)
     workers.emplace_back([&] {
-      std::vector<aotc::HostTensor> in = {input(6)}, out;
+      std::vector<aotc::HostTensor> in = {x}, out;
       while (!stop.load()) {
         m.run(in, out);
         std::vector<float> y = out[0].toVector<float>();
-        if (y == refA_)
+        if (y == refA)
           ++seenA;
-        else if (y == refB_)
+        else if (y == refB)
           ++seenB;
         else
           ++mixed;
@@ -630,6 +637,77 @@ TEST_F(Constants, SwapsUnderTrafficNeverMixWeights) {
               static_cast<long long>(seenB.load()),
               static_cast<long long>(swaps.load()),
               static_cast<long long>(mixed.load()));
+}
+
+TEST_F(Constants, SwapsUnderTrafficNeverMixWeights) {
+  swapUnderTraffic(updatablePath_, asMap(a_), asMap(b_), refA_, refB_,
+                   input(6));
+}
+
+/// Conv 1x1 (5 -> 24) -> BatchNormalization -> Relu -> Conv 1x1 (24 -> 16):
+/// the normalization is folded into the first Conv by the folding program,
+/// which every update (and fold) of the inactive or active set runs.
+std::string buildBatchNormModel(const std::map<std::string,
+                                               std::vector<float>> &w) {
+  ModelBuilder mb("bn_swap");
+  mb.input("x", onnx::TensorProto::FLOAT, {"N", 5, 3, 3});
+  mb.initializerF32("w1", {24, 5, 1, 1}, w.at("w1"));
+  for (const char *p : {"gamma", "beta", "mean", "var"})
+    mb.initializerF32(p, {24}, w.at(p));
+  mb.initializerF32("w2", {16, 24, 1, 1}, w.at("w2"));
+  mb.node("Conv", {"x", "w1"}, {"c"});
+  mb.node("BatchNormalization", {"c", "gamma", "beta", "mean", "var"}, {"n"});
+  mb.node("Relu", {"n"}, {"r"});
+  mb.node("Conv", {"r", "w2"}, {"y"});
+  mb.output("y", onnx::TensorProto::FLOAT, {"N", 16, 3, 3});
+  return mb.bytes();
+}
+
+std::map<std::string, std::vector<float>> batchNormWeights(float seed) {
+  std::map<std::string, std::vector<float>> w;
+  auto fill = [&](const char *name, size_t n, float lo) {
+    std::vector<float> v(n);
+    for (size_t i = 0; i < n; ++i)
+      v[i] = lo + std::fabs(std::sin(seed * 1.3f + 0.7f * static_cast<float>(i)));
+    w[name] = v;
+  };
+  fill("w1", 24 * 5, -0.5f);
+  fill("gamma", 24, 0.5f);
+  fill("beta", 24, -0.5f);
+  fill("mean", 24, -0.5f);
+  fill("var", 24, 0.25f);
+  fill("w2", 16 * 24, -0.5f);
+  return w;
+}
+
+TEST(ConstantsFolded, SwapsUnderTrafficWithAFoldingProgram) {
+  auto a = batchNormWeights(0.5f), b = batchNormWeights(2.0f);
+  Compiled c = compileModel(buildBatchNormModel(a));
+  ASSERT_EQ(c.exitCode, 0) << c.output;
+  std::vector<float> x(6 * 5 * 9);
+  for (size_t i = 0; i < x.size(); ++i)
+    x[i] = std::sin(0.9f * static_cast<float>(i) + 0.3f) * 2.0f;
+  aotc::HostTensor in = aotc::HostTensor::fromVector({6, 5, 3, 3}, x);
+  auto reference = [&](const std::map<std::string, std::vector<float>> &w) {
+    Compiled r = compileModel(buildBatchNormModel(w));
+    EXPECT_EQ(r.exitCode, 0) << r.output;
+    return loadModel(r.soPath).run({in})[0].toVector<float>();
+  };
+  std::vector<float> refA = reference(a), refB = reference(b);
+  ASSERT_NE(refA, refB);
+  auto asConstants = [](const std::map<std::string, std::vector<float>> &w) {
+    aotc::Model::ConstantMap m;
+    for (const auto &[name, v] : w) {
+      std::vector<int64_t> dims = {static_cast<int64_t>(v.size())};
+      if (name == "w1")
+        dims = {24, 5, 1, 1};
+      else if (name == "w2")
+        dims = {16, 24, 1, 1};
+      m.emplace(name, aotc::HostTensor::fromVector(dims, v));
+    }
+    return m;
+  };
+  swapUnderTraffic(c.soPath, asConstants(a), asConstants(b), refA, refB, in);
 }
 
 } // namespace

@@ -363,8 +363,15 @@ AOTC_API aotc_status_t aotc_run_wait(aotc_run_t *run);
  * aotc_container_constant_updatable says which and why). A weight the
  * compiler packed for its kernels is updatable: the update also rewrites
  * the packed copy. Constants computed at compile time (folded, packed
- * copies) cannot be given themselves. A weightless .so (aotc compile
- * --weightless) refuses runs until every updatable constant was given.
+ * copies) cannot be given themselves. Nor can the constants the model's
+ * folding program computes from its weights (a Conv's weights and bias with
+ * a BatchNormalization folded in, a weight cast or scaled by weights, and
+ * their packed copies): the runtime runs that program on the device when
+ * the container is created, and an update runs it again on the set it
+ * changed before the set is published, so every set is consistent. A
+ * weightless .so (aotc compile --weightless) refuses runs until every
+ * updatable constant was given; its folding program runs with the update
+ * that completes them.
  *
  * Threads: the calls of this section may be made from any thread while runs
  * are in flight on other threads; they are serialized among themselves.
@@ -403,12 +410,15 @@ AOTC_API aotc_status_t aotc_container_update_user_managed_constants(
     aotc_container_t *container, const aotc_constant_entry_t *entries,
     size_t num_entries, int32_t use_inactive, int32_t validate_full);
 
-/* Recomputes the folded constants of the active or inactive set from its
- * updatable constants. An update already rewrites the packed copies of what
- * it replaces, and every other folded constant derives from initializers
- * compiled into the code, so a set is always consistent: the call only
- * checks that the set exists. Errors: AOTC_ERROR_NOT_FOUND for use_inactive
- * without an inactive set. */
+/* Runs the model's folding program again on the active or inactive set: a
+ * new version of the set whose computed constants have new buffers (runs in
+ * flight keep the old ones), published when the device has finished. An
+ * update already did this for what it changed, so the call is needed only
+ * after the caller changed the memory of user-managed constants in place
+ * (on a CPU device, where the runtime reads that memory). Without a folding
+ * program (aotc inspect: no kernel named fold_*) it only checks that the
+ * set exists. Errors: AOTC_ERROR_NOT_FOUND for use_inactive without an
+ * inactive set; a device failure changes nothing. */
 AOTC_API aotc_status_t aotc_container_run_const_fold(
     aotc_container_t *container, int32_t use_inactive);
 
@@ -516,6 +526,8 @@ AOTC_API aotc_status_t aotc_container_num_constants(
     const aotc_container_t *container, size_t *out_count);
 AOTC_API aotc_status_t aotc_container_num_symbols(
     const aotc_container_t *container, size_t *out_count);
+/* num_kernels counts the folding program's kernels (named fold_*, after
+ * the model's) too. */
 AOTC_API aotc_status_t aotc_container_num_kernels(
     const aotc_container_t *container, size_t *out_count);
 AOTC_API aotc_status_t aotc_container_num_metadata(

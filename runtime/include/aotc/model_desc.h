@@ -29,7 +29,7 @@ extern "C" {
 #endif
 
 /* Bumped whenever a struct below changes layout. */
-#define AOTC_MODEL_DESC_VERSION 10
+#define AOTC_MODEL_DESC_VERSION 11
 
 /* Element types; values match aotc_dtype_t in aotc_runtime.h. */
 enum {
@@ -87,7 +87,12 @@ typedef struct AotcSymbolDesc {
 
 /* A constant (weight) inside the constants blob. `name` is the constant's
  * name in aotc, `onnx_name` the initializer's ONNX name (what users update
- * by). offset is in bytes from the start of the blob, 64-byte aligned. */
+ * by). offset is in bytes from the start of the blob, 64-byte aligned.
+ * folded: 0 for a weight, 1 for a value computed at compile time, or
+ * AOTC_CONSTANT_COMPUTED for one the folding program (run_fold) writes: it
+ * has no place in the blob (offset 0) and lives in a buffer of its own in
+ * every constant set. */
+#define AOTC_CONSTANT_COMPUTED 2
 typedef struct AotcConstantDesc {
   const char *name;
   const char *onnx_name;
@@ -273,6 +278,14 @@ typedef struct AotcModelDesc {
    * concurrently on distinct arrays. Null when there are none. Called
    * before check_symbols. */
   int32_t (*derive_symbols)(int64_t *symbols);
+
+  /* The folding program: enqueues (through aotc_rt_launch, kernels
+   * num_kernels - n .. num_kernels - 1) the kernels that compute the
+   * AOTC_CONSTANT_COMPUTED constants of the set the runtime binds from its
+   * other constants, with an arena of fold_arena_bytes. Returns 0 or the
+   * first launch error. Null when the model computes no constant. */
+  int32_t (*run_fold)(AotcRunCtx *ctx);
+  uint64_t fold_arena_bytes;
 } AotcModelDesc;
 
 /* Exported by the generated wrapper. */

@@ -1,0 +1,143 @@
+/// \file
+/// The folding program's extraction (see fold_program.h).
+#include "compiler/passes/fold_program.h"
+
+#include <functional>
+#include <map>
+#include <set>
+
+namespace aotc {
+
+namespace {
+
+/// Ops a kernel reads through without computing anything.
+bool isView(OpKind op) {
+  switch (op) {
+  case OpKind::Identity:
+  case OpKind::Reshape:
+  case OpKind::Flatten:
+  case OpKind::Squeeze:
+  case OpKind::Unsqueeze:
+  case OpKind::Transpose:
+  case OpKind::Slice:
+  case OpKind::Expand:
+    return true;
+  default:
+    return false;
+  }
+}
+
+bool foldableNode(const Node &n) {
+  for (const Value *in : n.inputs())
+    if (in && !isFoldable(in))
+      return false;
+  for (const Value *out : n.outputs())
+    if (!out->type().isStatic() || out->symbolicData().has_value())
+      return false;
+  return !n.inputs().empty();
+}
+
+} // namespace
+
+bool isFoldable(const Value *v) {
+  if (!v)
+    return false;
+  if (v->isConstant())
+    return !v->overridable() && v->type().isStatic() &&
+           (v->data().defined() || v->computedAtLoad());
+  if (v->isInput() || !v->producer())
+    return false;
+  return foldableNode(*v->producer());
+}
+
+Expected<FoldProgram> extractFoldProgram(Graph &g) {
+  FoldProgram out;
+  // Which foldable nodes the program computes, deciding from the graph's
+  // end (consumers first).
+  std::set<const Node *> inProgram;
+  const auto &nodes = g.nodes();
+  for (auto it = nodes.rbegin(); it != nodes.rend(); ++it) {
+    const Node &n = **it;
+    bool outputOfGraph = false, marked = false, consumed = false,
+         allConsumersIn = true;
+    for (const Value *o : n.outputs()) {
+      outputOfGraph |= g.isOutput(o);
+      marked |= o->foldTarget();
+      for (const Node *u : o->users()) {
+        consumed = true;
+        allConsumersIn &= inProgram.count(u) != 0;
+      }
+    }
+    if (outputOfGraph || !consumed || !foldableNode(n))
+      continue;
+    if (!isView(n.op()) || marked || allConsumersIn)
+      inProgram.insert(&n);
+  }
+  if (inProgram.empty())
+    return out;
+
+  out.graph = std::make_unique<Graph>();
+  Graph &fold = *out.graph;
+  fold.name = g.name + "_fold";
+  fold.opsetVersion = g.opsetVersion;
+  std::map<const Value *, Value *> mapped;
+  // A value of the main graph in the program: a weight's copy (same data,
+  // same ONNX name), or the result of a copied node (views of weights that
+  // the main graph keeps too are copied as well).
+  std::function<Value *(const Value *)> import = [&](const Value *v) -> Value * {
+    if (!v)
+      return nullptr;
+    if (auto it = mapped.find(v); it != mapped.end())
+      return it->second;
+    Value *copy = nullptr;
+    if (v->isConstant()) {
+      copy = fold.addConstant(v->name(), v->type(), v->data(), v->onnxName(),
+                              v->folded());
+      copy->setSymbolicData(v->symbolicData());
+      copy->setComputedAtLoad(v->computedAtLoad());
+    } else {
+      const Node &n = *v->producer();
+      std::vector<Value *> ins;
+      for (const Value *in : n.inputs())
+        ins.push_back(import(in));
+      std::vector<std::string> names;
+      for (const Value *o : n.outputs())
+        names.push_back(o->name());
+      Node *c = fold.addNode(n.op(), n.name(), ins, names);
+      for (const auto &[name, attr] : n.attrs())
+        c->setAttr(name, attr);
+      for (size_t i = 0; i < n.outputs().size(); ++i) {
+        c->output(i)->setType(n.output(i)->type());
+        mapped[n.output(i)] = c->output(i);
+      }
+      copy = mapped.at(v);
+    }
+    mapped[v] = copy;
+    return copy;
+  };
+  // The program's outputs: its values that the rest of the graph reads.
+  std::vector<std::pair<Value *, Value *>> targets; // main value, program's
+  for (const auto &n : nodes) {
+    if (!inProgram.count(n.get()))
+      continue;
+    for (Value *o : n->outputs()) {
+      bool readOutside = false;
+      for (const Node *u : o->users())
+        readOutside |= !inProgram.count(u);
+      if (readOutside)
+        targets.emplace_back(o, import(o));
+    }
+  }
+  for (auto &[value, computed] : targets) {
+    fold.addOutput(computed);
+    Value *c = g.addConstant(value->name() + "_folded", value->type(),
+                             TensorData(), "", /*folded=*/true);
+    c->setComputedAtLoad(true);
+    g.replaceAllUsesWith(value, c);
+    out.targets.push_back(c->name());
+  }
+  g.removeDeadNodes();
+  return out;
+}
+
+} // namespace aotc

@@ -1,0 +1,301 @@
+#!/usr/bin/env python3
+"""The folding program against ONNX Runtime: BatchNormalization folded into
+the convolution before it, and weights computed from weights (a Cast of a
+float16 weight, a scaled weight) packed on the device at load.
+
+Each model is run on random inputs (odd sizes, batch 0, 1 and 3) and must
+match ONNX Runtime on the same .onnx. Then its weights are changed: updated
+in the active set, or in the inactive set then folded and swapped, or given
+all at once to a weightless .so; every time the outputs must match ONNX
+Runtime on an .onnx file holding the new weights, and the weights read back
+must be the ones given. A computed constant cannot be given by name; a
+model whose BatchNormalization cannot be folded (its parameters are per-run
+inputs, its Conv's result is read twice) still runs correctly unfolded.
+Every case runs with the register-tiled kernels (packed weights), the naive
+ones (--naive-kernels) and the GPU profile's (on the CPU device).
+Usage: check_fold_program.py AOTC
+"""
+import ctypes
+import os
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+from onnx import TensorProto as T
+from onnx import helper as h
+from onnx import numpy_helper as nh
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bench", "gpu"))
+from aotc_ctypes import DTYPES, ConstantEntry, Model, _fill  # noqa: E402
+
+aotc = sys.argv[1]
+rng = np.random.default_rng(11)
+tmp = tempfile.mkdtemp()
+failed = 0
+checks = 0
+FLAGS = {"tiled": [], "naive": ["--naive-kernels"], "gpu": ["--device-profile", "generic-gpu"]}
+
+
+def fail(msg):
+    global failed
+    failed += 1
+    print("FAIL", msg)
+
+
+def compile_so(name, proto, flags, extra=()):
+    path = os.path.join(tmp, name + ".onnx")
+    onnx.save(proto, path)
+    so = os.path.join(tmp, name + ".so")
+    r = subprocess.run([aotc, "compile", path, "-o", so] + flags + list(extra),
+                       capture_output=True, text=True)
+    if r.returncode != 0:
+        raise RuntimeError(r.stderr)
+    return path, so
+
+
+def emitted(proto, kind, flags=()):
+    path = os.path.join(tmp, "emit.onnx")
+    onnx.save(proto, path)
+    r = subprocess.run([aotc, "compile", path, "--emit=" + kind] + list(flags),
+                       capture_output=True, text=True)
+    if r.returncode != 0:
+        raise RuntimeError(r.stderr)
+    return r.stdout
+
+
+def with_weights(proto, new):
+    p = onnx.ModelProto()
+    p.CopyFrom(proto)
+    for init in p.graph.initializer:
+        if init.name in new:
+            init.CopyFrom(nh.from_array(new[init.name], init.name))
+    return p
+
+
+def compare(tag, model, proto, feeds_list, rtol=2e-4):
+    global checks
+    sess = ort.InferenceSession(proto.SerializeToString())
+    names = [i.name for i in sess.get_inputs()]
+    for feeds in feeds_list:
+        ref = sess.run(None, dict(zip(names, feeds)))
+        try:
+            out = model.run(feeds)
+        except RuntimeError as e:
+            fail(f"{tag}: run: {e}")
+            continue
+        for r, o in zip(ref, out):
+            checks += 1
+            if r.shape != o.shape:
+                fail(f"{tag}: shape {o.shape}, expected {r.shape}")
+                continue
+            if r.size == 0:
+                continue
+            scale = max(1.0, float(np.abs(r).max()))
+            err = float(np.abs(r.astype(np.float64) - o).max()) / scale
+            if not np.isfinite(o).all() or err > rtol:
+                fail(f"{tag}: relative error {err:.3g} (batch {feeds[0].shape[0]})")
+
+
+def extract(model):
+    """{onnx name: array} of the active set's updatable constants."""
+    lib = model.lib
+    n = ctypes.c_size_t()
+    model._check(lib.aotc_container_extract_constants(model.c, 0, None, 0, ctypes.byref(n)))
+    entries = (ConstantEntry * n.value)()
+    model._check(lib.aotc_container_extract_constants(model.c, 0, entries, n.value, ctypes.byref(n)))
+    out, keep = {}, []
+    for e in entries:
+        shape = tuple(e.tensor.shape[d] for d in range(e.tensor.rank))
+        a = np.empty(shape, dtype=DTYPES[e.tensor.dtype])
+        keep.append(a)
+        out[e.name.decode()] = a
+    for e, a in zip(entries, keep):
+        e.tensor.data, e.tensor.nbytes = a.ctypes.data, a.nbytes
+    model._check(lib.aotc_container_extract_constants(model.c, 0, entries, n.value, ctypes.byref(n)))
+    return out
+
+
+def give(model, name, a):
+    """aotc_container_update_constants of one entry; returns its status."""
+    e = ConstantEntry()
+    key = name.encode()
+    e.name = key
+    a = np.require(a, requirements="C")
+    _fill(e.tensor, a)
+    return model.lib.aotc_container_update_constants(model.c, ctypes.byref(e), 1, 0, 0)
+
+
+def fresh(proto, names):
+    """New random values (variances positive) for initializers `names`."""
+    new = {}
+    for init in proto.graph.initializer:
+        if init.name in names:
+            a = nh.to_array(init)
+            v = rng.standard_normal(a.shape)
+            new[init.name] = (np.abs(v) + 0.25 if "var" in init.name else v).astype(a.dtype)
+    return new
+
+
+def bn_inits(p, c):
+    return [nh.from_array(rng.standard_normal(c).astype(np.float32), p + "_gamma"),
+            nh.from_array(rng.standard_normal(c).astype(np.float32), p + "_beta"),
+            nh.from_array(rng.standard_normal(c).astype(np.float32), p + "_mean"),
+            nh.from_array(rng.uniform(0.3, 2.0, c).astype(np.float32), p + "_var")]
+
+
+def bn_node(x, p, y, eps=1e-5):
+    return h.make_node("BatchNormalization", [x, p + "_gamma", p + "_beta", p + "_mean", p + "_var"],
+                       [y], epsilon=eps)
+
+
+def conv_bn_model(name, ci=3, co=32, co2=10, h_=9, w_=11, bias=True, group2=1):
+    """x -> Conv 3x3 (bias or not) -> BN -> Relu -> Conv 1x1 (group2) -> BN -> y
+    (the second BN's output is the graph output)."""
+    inits = [nh.from_array(rng.standard_normal((co, ci, 3, 3)).astype(np.float32), "w1"),
+             nh.from_array(rng.standard_normal((co2, co // group2, 1, 1)).astype(np.float32), "w2")]
+    if bias:
+        inits.append(nh.from_array(rng.standard_normal(co).astype(np.float32), "b1"))
+    inits += bn_inits("bn1", co) + bn_inits("bn2", co2)
+    nodes = [h.make_node("Conv", ["x", "w1"] + (["b1"] if bias else []), ["c1"], pads=[1, 1, 1, 1]),
+             bn_node("c1", "bn1", "n1", 1e-3), h.make_node("Relu", ["n1"], ["r1"]),
+             h.make_node("Conv", ["r1", "w2"], ["c2"], group=group2), bn_node("c2", "bn2", "y")]
+    g = h.make_graph(nodes, name, [h.make_tensor_value_info("x", T.FLOAT, ["n", ci, h_, w_])],
+                     [h.make_tensor_value_info("y", T.FLOAT, ["n", co2, h_, w_])], inits)
+    return h.make_model(g, opset_imports=[h.make_opsetid("", 13)])
+
+
+def feeds_for(proto):
+    dims = [d.dim_value for d in proto.graph.input[0].type.tensor_type.shape.dim[1:]]
+    return [[rng.standard_normal([b] + dims).astype(np.float32)] for b in (1, 3, 0)]
+
+
+def check_lifecycle(tag, proto, so, updated_names):
+    """Load, compare, update (active), update inactive + fold + swap, extract."""
+    m = Model(so, device="cpu")
+    feeds = feeds_for(proto)
+    compare(f"{tag} loaded", m, proto, feeds)
+    new = fresh(proto, updated_names)
+    m.update_constants(new, validate_full=False)
+    p2 = with_weights(proto, new)
+    compare(f"{tag} updated", m, p2, feeds)
+    got = extract(m)
+    for name, a in new.items():
+        if not np.array_equal(got.get(name), a):
+            fail(f"{tag}: extracted '{name}' is not the value given")
+    new3 = fresh(proto, updated_names)
+    m.update_constants(new3, use_inactive=True, validate_full=False)
+    compare(f"{tag} inactive not swapped", m, p2, feeds[:1])
+    m._check(m.lib.aotc_container_run_const_fold(m.c, 1))
+    m._check(m.lib.aotc_container_swap_constant_buffer(m.c))
+    compare(f"{tag} swapped", m, with_weights(p2, new3), feeds)
+    m._check(m.lib.aotc_container_run_const_fold(m.c, 0))  # idempotent
+    compare(f"{tag} folded again", m, with_weights(p2, new3), feeds[:1])
+    return m
+
+
+# 1. Conv -> BN pairs: folded into a folding program, packed weights computed at load.
+for flavour, flags in FLAGS.items():
+    for case, kwargs in {"bias": {}, "nobias": {"bias": False}, "odd": {"co": 12, "co2": 7, "h_": 5, "w_": 13},
+                         "grouped": {"co": 16, "co2": 16, "group2": 4}}.items():
+        tag = f"convbn_{case}_{flavour}"
+        proto = conv_bn_model(tag, **kwargs)
+        try:
+            path, so = compile_so(tag, proto, flags)
+        except RuntimeError as e:
+            fail(f"{tag}: compile: {e}")
+            continue
+        m = check_lifecycle(tag, proto, so, ["w1", "bn1_gamma", "bn1_var", "bn1_mean", "bn2_beta", "w2"]
+                            + (["b1"] if kwargs.get("bias", True) else []))
+        status = give(m, "w1", np.zeros((1,), np.float32))
+        if status == 0:
+            fail(f"{tag}: a wrong shape for w1 was accepted")
+
+# The folded graph: no BatchNormalization left, the folding program holds the
+# normalization's arithmetic and writes the packed weight.
+proto = conv_bn_model("emit", co=32)
+graph = emitted(proto, "graph")
+main, _, fold = graph.partition("// ----- folding program -----")
+if "BatchNormalization" in graph or "Sqrt" not in fold or "Sqrt" in main or "_packed" not in fold:
+    fail("emitted graph: the normalization is not in the folding program\n" + graph)
+cl = emitted(proto, "cl")
+if "__kernel void fold_" not in cl or "sqrt" not in cl.split("__kernel void fold_", 1)[1]:
+    fail("emitted OpenCL has no folding kernel computing the square root")
+cpp = emitted(proto, "cpp")
+if "static int32_t run_fold(AotcRunCtx *ctx)" not in cpp or "AOTC_CONSTANT_COMPUTED" not in cpp:
+    fail("the wrapper has no run_fold or no computed constant")
+
+# A computed constant cannot be given, and names why.
+proto = conv_bn_model("named", co=32)
+path, so = compile_so("named", proto, [])
+m = Model(so, device="cpu")
+status = None
+for line in emitted(proto, "cpp").splitlines():
+    if "AOTC_CONSTANT_COMPUTED" in line and line.strip().startswith("{\""):
+        computed_name = line.strip()[2:].split('"', 1)[0]
+        status = give(m, computed_name, np.zeros((1,), np.float32))
+        msg = m.lib.aotc_last_error().decode()
+        if status == 0 or "folding program" not in msg:
+            fail(f"giving computed constant '{computed_name}': status {status}, '{msg}'")
+        break
+if status is None:
+    fail("no computed constant listed in the wrapper")
+
+# 2. A weightless .so: the folding program runs once the weights are given.
+proto = conv_bn_model("weightless", co=16)
+path, so = compile_so("weightless", proto, [], ["--weightless"])
+m = Model(so, device="cpu")
+x = [rng.standard_normal((2, 3, 9, 11)).astype(np.float32)]
+try:
+    m.run(x)
+    fail("weightless: a run before the weights were given succeeded")
+except RuntimeError as e:
+    if "has no value" not in str(e):
+        fail(f"weightless: unexpected error {e}")
+weights = {i.name: nh.to_array(i) for i in proto.graph.initializer}
+m.update_constants(weights, validate_full=True)
+compare("weightless given", m, proto, feeds_for(proto))
+
+# 3. Weights computed from weights, then packed on the device: a float16
+# weight cast to float32 (n = 50, not a multiple of the lanes: zero-padded
+# panels), and a weight scaled by another.
+w16 = rng.standard_normal((24, 50)).astype(np.float16)
+scale = rng.standard_normal((1, 40)).astype(np.float32)
+w2 = rng.standard_normal((50, 40)).astype(np.float32)
+g = h.make_graph(
+    [h.make_node("Cast", ["w16"], ["w32"], to=T.FLOAT), h.make_node("MatMul", ["x", "w32"], ["a"]),
+     h.make_node("Mul", ["w2", "s"], ["w2s"]), h.make_node("MatMul", ["a", "w2s"], ["y"])],
+    "computed", [h.make_tensor_value_info("x", T.FLOAT, ["n", 24])],
+    [h.make_tensor_value_info("y", T.FLOAT, ["n", 40])],
+    [nh.from_array(w16, "w16"), nh.from_array(scale, "s"), nh.from_array(w2, "w2")])
+proto = h.make_model(g, opset_imports=[h.make_opsetid("", 13)])
+fold = emitted(proto, "graph").partition("// ----- folding program -----")[2]
+if "Cast" not in fold or "Pad" not in fold or "Mul" not in fold:
+    fail("computed weights: the cast, the padding and the scaling are not folded\n" + fold)
+for flavour, flags in FLAGS.items():
+    tag = f"computed_{flavour}"
+    path, so = compile_so(tag, proto, flags)
+    check_lifecycle(tag, proto, so, ["w16", "s", "w2"])
+
+# 4. Not folded: per-run BN parameters (initializers listed as inputs), and a
+# Conv whose result is also a graph output. Still correct.
+proto = conv_bn_model("perrun", co=16)
+proto.graph.input.append(h.make_tensor_value_info("bn1_gamma", T.FLOAT, [16]))
+graph = emitted(proto, "graph")
+if graph.count("BatchNormalization") != 1:
+    fail("perrun: the BatchNormalization with a per-run scale was folded\n" + graph)
+path, so = compile_so("perrun", proto, [])
+m = Model(so, device="cpu")
+compare("perrun", m, proto, feeds_for(proto))
+proto = conv_bn_model("twice", co=16)
+proto.graph.output.append(h.make_tensor_value_info("c1", T.FLOAT, ["n", 16, 9, 11]))
+path, so = compile_so("twice", proto, [])
+m = Model(so, device="cpu")
+compare("twice", m, proto, feeds_for(proto))
+
+if failed:
+    print(f"{failed} failed of {checks} checks")
+    sys.exit(1)
+print(f"fold program ok ({checks} checks)")
