@@ -5,7 +5,8 @@ timed as aotc compiles them now (folded into the convolutions by the folding
 program), as another aotc build compiles them (--old-aotc: before the fold),
 as aotc compiles the exporter-folded export of the same network (--folded
 DIR: the ceiling), and in ONNX Runtime, interleaved round by round in one
-process on the CPU device. Prints median milliseconds per run and the ratios,
+process on the CPU device (ONNX Runtime's threads do not spin between runs;
+the order rotates every round). Prints median milliseconds per run and the ratios,
 and checks every aotc output against ONNX Runtime's.
 
 Usage: fold_compare.py --aotc AOTC [--old-aotc OLD] [--folded DIR] --batch 1
@@ -49,6 +50,9 @@ def main():
     opts = ort.SessionOptions()
     opts.intra_op_num_threads = a.threads
     opts.inter_op_num_threads = 1
+    # ORT's pool spins after a run and would slow whatever runs next in this
+    # process (the order also rotates every round).
+    opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
     print(f"batch {a.batch}, {a.rounds} rounds x {a.runs} runs, ONNX Runtime {ort.__version__} "
           f"({a.threads} threads); median ms per run")
     for path in a.models:
@@ -78,8 +82,10 @@ def main():
         times = {k: [] for k in runners}
         for f in runners.values():
             f()  # warm
-        for _ in range(a.rounds):
-            for k, f in runners.items():
+        order = list(runners)
+        for r in range(a.rounds):
+            for k in order[r % len(order):] + order[:r % len(order)]:
+                f = runners[k]
                 for _ in range(a.runs):
                     t = time.perf_counter()
                     f()

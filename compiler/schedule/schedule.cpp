@@ -175,9 +175,11 @@ Expected<LoopModule> scheduleGraph(const Graph &g, LoweredGraph lg,
     }
   }
   // Kernels come out simplified, their select-arm loads read up front where
-  // that is proven safe, and with a run-time check on every access the
+  // that is proven safe, each repeated value bound once, and with a run-time
+  // check on every access the
   // verifier cannot prove (the invariant holds from here on).
   speculateSelectLoads(m);
+  bindCommonSubexpressions(m);
   guardUnprovenAccesses(m);
   AOTC_RETURN_IF_ERROR(passDone("build-kernels", m));
 

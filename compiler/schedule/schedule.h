@@ -250,6 +250,11 @@ int speculateSelectLoads(LoopModule &m);
 /// Loop IR verifier cannot prove inside its buffer; returns how many.
 int guardUnprovenAccesses(LoopModule &m);
 
+/// Binds a subexpression that a stored value holds more than once (an
+/// inlined producer read twice) by a LetStmt before the store, where it may
+/// be evaluated ahead (bind_common.cpp); returns how many lets.
+int bindCommonSubexpressions(LoopModule &m);
+
 /// Assigns arena offsets to the Arena buffers of \p m by liveness over
 /// m.kernels and sets m.arenaBytes.
 void planMemory(LoopModule &m, const RangeEnv &env);

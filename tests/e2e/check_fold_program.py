@@ -295,6 +295,26 @@ path, so = compile_so("twice", proto, [])
 m = Model(so, device="cpu")
 compare("twice", m, proto, feeds_for(proto))
 
+# 5. Unfoldable: a BatchNormalization of the input with a per-run scale,
+# inlined into Relu and MaxPool (its value bound once: bind_common.cpp).
+g = h.make_graph(
+    [h.make_node("BatchNormalization", ["x", "g", "b", "m", "v"], ["n"], epsilon=1e-3),
+     h.make_node("Relu", ["n"], ["r"]),
+     h.make_node("MaxPool", ["r"], ["y"], kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1])],
+    "unfoldable", [h.make_tensor_value_info("x", T.FLOAT, ["n", 5, 9, 11]),
+                   h.make_tensor_value_info("g", T.FLOAT, [5])],
+    [h.make_tensor_value_info("y", T.FLOAT, ["n", 5, 5, 6])],
+    [nh.from_array(rng.standard_normal(5).astype(np.float32), "b"),
+     nh.from_array(rng.standard_normal(5).astype(np.float32), "m"),
+     nh.from_array(rng.uniform(0.3, 2.0, 5).astype(np.float32), "v")])
+proto = h.make_model(g, opset_imports=[h.make_opsetid("", 13)])
+for flavour, flags in FLAGS.items():
+    path, so = compile_so(f"unfoldable_{flavour}", proto, flags)
+    m = Model(so, device="cpu")
+    compare(f"unfoldable_{flavour}", m, proto,
+            [[rng.standard_normal((b, 5, 9, 11)).astype(np.float32),
+              rng.standard_normal(5).astype(np.float32)] for b in (1, 2, 0)])
+
 if failed:
     print(f"{failed} failed of {checks} checks")
     sys.exit(1)
