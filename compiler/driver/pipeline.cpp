@@ -329,6 +329,8 @@ Expected<CompileResult> compileModel(const CompileOptions &opts) {
     return result;
   }
   result.numKernels = module.kernels.size();
+  result.numFoldKernels =
+      module.foldProgram ? module.foldProgram->kernels.size() : 0;
   result.arenaBytes = printExpr(module.arenaBytes);
   result.constantsBytes = module.constantsBytes;
   if (opts.emit == "loop") {

@@ -78,6 +78,8 @@ struct CompileResult {
   std::string emitted; ///< the --emit artifact
   std::vector<StageTime> times;
   size_t numKernels = 0;
+  /// Kernels of the folding program (run at load and on weight updates).
+  size_t numFoldKernels = 0;
   std::string arenaBytes; ///< symbolic arena size
   uint64_t constantsBytes = 0;
   /// With CompileOptions::keepSources: the kernels and the wrapper.

@@ -57,7 +57,7 @@ Status attachFoldProgram(LoopModule &m, LoopModule fold,
       return makeError("the folding program reads computed constant '", c.name,
                        "'");
     // Named for people: the weight's ONNX name, or the program's buffer.
-    std::string base = "fold_" + (c.onnxName.empty() ? c.name : c.onnxName);
+    std::string base = c.onnxName.empty() ? "fold_" + c.name : c.onnxName;
     std::string name = base;
     for (int k = 1; byName.count(name); ++k)
       name = base + "_" + std::to_string(k);

@@ -106,13 +106,19 @@ int compileCommand(CompileOptions opts, bool timePasses,
   }
   if (!opts.emit.empty())
     std::cout << result->emitted;
-  else if (tmpDir.empty())
+  else if (tmpDir.empty()) {
+    std::string folding =
+        result->numFoldKernels
+            ? ", " + std::to_string(result->numFoldKernels) +
+                  " more in the folding program run at load"
+            : "";
     std::fprintf(stderr,
-                 "aotc: wrote %s (%zu kernels, arena %s bytes, %llu bytes of "
+                 "aotc: wrote %s (%zu kernels%s, arena %s bytes, %llu bytes of "
                  "constants)\n",
-                 opts.outputPath.c_str(), result->numKernels,
+                 opts.outputPath.c_str(), result->numKernels, folding.c_str(),
                  result->arenaBytes.c_str(),
                  (unsigned long long)result->constantsBytes);
+  }
   if (!package.path.empty()) {
     pkg::WriteRequest request;
     request.soPath = opts.outputPath;
