@@ -50,7 +50,7 @@ Status checkFlag(const Node &n, const std::string &attr) {
   return Status::ok();
 }
 
-/// Conv, MaxPool, AveragePool: 1-D and 2-D windows, known auto_pad values,
+/// Conv, MaxPool, AveragePool: 1-D to 3-D windows, known auto_pad values,
 /// consistent list lengths.
 Status checkWindowAttrs(const Node &n) {
   AOTC_ASSIGN_OR_RETURN(std::string autoPad,
@@ -63,10 +63,10 @@ Status checkWindowAttrs(const Node &n) {
                      autoPad, "') cannot both be given");
   AOTC_ASSIGN_OR_RETURN(std::vector<int64_t> kernel,
                         n.attrInts("kernel_shape", {}));
-  if (kernel.size() > 2)
+  if (kernel.size() > 3)
     return makeError(n.describe(), ": unsupported ", kernel.size(),
                      "-D window (attribute 'kernel_shape' has ", kernel.size(),
-                     " dims); only 1-D and 2-D are supported");
+                     " dims); only 1-D to 3-D are supported");
   for (int64_t k : kernel)
     if (k < 1)
       return attrError(n, "kernel_shape", "has a non-positive value ", k);
@@ -75,7 +75,7 @@ Status checkWindowAttrs(const Node &n) {
     if (!kernel.empty() && !vs.empty() && vs.size() != kernel.size())
       return attrError(n, attr, "has ", vs.size(), " values, expected ",
                        kernel.size());
-    if (vs.size() > 2)
+    if (vs.size() > 3)
       return makeError(n.describe(), ": unsupported ", vs.size(),
                        "-D window (attribute '", attr, "')");
     for (int64_t v : vs)
@@ -86,7 +86,7 @@ Status checkWindowAttrs(const Node &n) {
   if (!kernel.empty() && !pads.empty() && pads.size() != 2 * kernel.size())
     return attrError(n, "pads", "has ", pads.size(), " values, expected ",
                      2 * kernel.size());
-  if (pads.size() > 4)
+  if (pads.size() > 6)
     return makeError(n.describe(), ": unsupported ", pads.size() / 2,
                      "-D window (attribute 'pads')");
   for (int64_t p : pads)

@@ -298,19 +298,32 @@ Status lowerPool(const Node &n, LowerCtx &ctx) {
         logicalAnd(inBounds, logicalAnd(cmp(BinOp::GE, pos, Expr(0)),
                                         cmp(BinOp::LT, pos, inSpatial[k])));
     if (!isMax) {
-      if (dil[k] != 1)
-        return makeError(n.describe(),
-                         ": AveragePool with dilations is not supported");
       // The divisor: the window's taps inside the input, or with
-      // count_include_pad every tap of the kernel, including those past the
-      // padded input that ceil_mode adds (ONNX's backend test
+      // count_include_pad every tap of the kernel, those past the padded
+      // input that ceil_mode's last windows reach included (ONNX's reference
+      // and ONNX Runtime, undilated). With dilations and ceil_mode, ONNX's
+      // backend test
       // averagepool_3d_dilations_large_count_include_pad_is_1_ceil_mode_is_True
-      // and ONNX Runtime; PyTorch stops at the padded input).
+      // expects fewer taps while the reference counts all of them on a 1-D
+      // window: that combination is refused rather than guessed.
       if (includePad) {
+        if (dil[k] != 1 && n.intAttr("ceil_mode") != 0)
+          return makeError(n.describe(),
+                           ": AveragePool with dilations, count_include_pad "
+                           "and ceil_mode together is not supported (its "
+                           "divisor is ambiguous in ONNX's reference)");
         count = count * Expr(kernel[k]);
-      } else {
+      } else if (dil[k] == 1) {
         Expr hi = minExpr(start + Expr(kernel[k]), inSpatial[k]);
         count = count * (hi - maxExpr(start, Expr(0)));
+      } else {
+        // Taps r in [0, K) with 0 <= start + r * d < in: from
+        // ceil(-start / d) to floor((in - 1 - start) / d), within [0, K).
+        Expr d = Expr(dil[k]);
+        Expr first = maxExpr(floorDiv(d - Expr(1) - start, d), Expr(0));
+        Expr last = minExpr(floorDiv(inSpatial[k] - Expr(1) - start, d),
+                            Expr(kernel[k] - 1));
+        count = count * maxExpr(last - first + Expr(1), Expr(0));
       }
     }
   }

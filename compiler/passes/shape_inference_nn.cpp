@@ -202,10 +202,10 @@ Status inferConv(Context &c, Node &n) {
   const TensorType &x = inputType(n, 0), &w = inputType(n, 1);
   AOTC_RETURN_IF_ERROR(requireRank(n, 0, 3));
   size_t spatial = x.rank() - 2;
-  if (spatial > 2)
+  if (spatial > 3)
     return makeError(n.describe(), ": unsupported ", spatial,
                      "-D convolution (input ", x.str(),
-                     "); only 1-D and 2-D are supported");
+                     "); only 1-D to 3-D are supported");
   if (w.rank() != x.rank())
     return makeError(n.describe(), ": weight ", w.str(),
                      " does not match input ", x.str());
