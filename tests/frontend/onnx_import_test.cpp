@@ -585,22 +585,23 @@ agraph (float[2] x) => (float[2] y) {
             "unsupported dtype 'float8e4m3fn'");
 }
 
-TEST(OnnxImportErrors, Conv3D) {
+TEST(OnnxImportErrors, Conv4D) {
+  // 1-D to 3-D windows compile (e2e.windows_3d); a 4-D one is refused.
   EXPECT_EQ(importError(model(R"(
-agraph (float[1, 1, 4, 4, 4] x, float[1, 1, 3, 3, 3] w) => (float[1, 1, 2, 2, 2] y) {
-  y = Conv <kernel_shape = [3, 3, 3]> (x, w)
+agraph (float[1, 1, 4, 4, 4, 4] x, float[1, 1, 3, 3, 3, 3] w) => (float[1, 1, 2, 2, 2, 2] y) {
+  y = Conv <kernel_shape = [3, 3, 3, 3]> (x, w)
 }
 )")),
-            "<text>: node 'y' (Conv): unsupported 3-D window (attribute "
-            "'kernel_shape' has 3 dims); only 1-D and 2-D are supported");
+            "<text>: node 'y' (Conv): unsupported 4-D window (attribute "
+            "'kernel_shape' has 4 dims); only 1-D to 3-D are supported");
   // Without kernel_shape, shape inference rejects it.
   EXPECT_EQ(importError(model(R"(
-agraph (float[1, 1, 4, 4, 4] x, float[1, 1, 3, 3, 3] w) => (float[1, 1, 2, 2, 2] y) {
+agraph (float[1, 1, 4, 4, 4, 4] x, float[1, 1, 3, 3, 3, 3] w) => (float[1, 1, 2, 2, 2, 2] y) {
   y = Conv (x, w)
 }
 )")),
-            "<text>: node 'y' (Conv): unsupported 3-D convolution (input "
-            "f32[1,1,4,4,4]); only 1-D and 2-D are supported");
+            "<text>: node 'y' (Conv): unsupported 4-D convolution (input "
+            "f32[1,1,4,4,4,4]); only 1-D to 3-D are supported");
 }
 
 TEST(OnnxImportErrors, UnsupportedAttributeValues) {
