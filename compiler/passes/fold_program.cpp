@@ -50,12 +50,36 @@ bool isFoldable(const Value *v) {
   return foldableNode(*v->producer());
 }
 
+/// A weight worth computing from: a constant tensor of more than one
+/// element that is not shape data. Values made from scalars or shapes alone
+/// (ConstantOfShape, 2 + 3) stay where they are: a kernel inlines them as
+/// literals, which a computed constant's load would replace.
+bool isWeightTensor(const Value *v) {
+  if (!v || !v->isConstant() || !v->data().defined() ||
+      v->symbolicData().has_value() || !v->type().isStatic())
+    return false;
+  int64_t numel = 1;
+  for (int64_t d : v->type().staticDims())
+    numel *= d;
+  return numel > 1;
+}
+
 Expected<FoldProgram> extractFoldProgram(Graph &g) {
   FoldProgram out;
-  // Which foldable nodes the program computes, deciding from the graph's
-  // end (consumers first).
-  std::set<const Node *> inProgram;
   const auto &nodes = g.nodes();
+  // Foldable nodes that read a weight tensor, directly or through another.
+  std::set<const Node *> readsWeights;
+  for (const auto &n : nodes) {
+    if (!foldableNode(*n))
+      continue;
+    for (const Value *in : n->inputs())
+      if (isWeightTensor(in) ||
+          (in && in->producer() && readsWeights.count(in->producer())))
+        readsWeights.insert(n.get());
+  }
+  // Which of them the program computes, deciding from the graph's end
+  // (consumers first).
+  std::set<const Node *> inProgram;
   for (auto it = nodes.rbegin(); it != nodes.rend(); ++it) {
     const Node &n = **it;
     bool outputOfGraph = false, marked = false, consumed = false,
@@ -68,7 +92,7 @@ Expected<FoldProgram> extractFoldProgram(Graph &g) {
         allConsumersIn &= inProgram.count(u) != 0;
       }
     }
-    if (outputOfGraph || !consumed || !foldableNode(n))
+    if (outputOfGraph || !consumed || !readsWeights.count(&n))
       continue;
     if (!isView(n.op()) || marked || allConsumersIn)
       inProgram.insert(&n);

@@ -8,7 +8,10 @@
 /// initializer or a Constant's value, not a per-run default) or the result
 /// of a node whose inputs are all foldable, with a static shape, that no
 /// compile-time shape arithmetic reads. The program holds the foldable
-/// nodes worth computing ahead: every one that is not a view (a view of
+/// nodes worth computing ahead, those that read a weight tensor (more than
+/// one element, not shape data; values made from scalars and shapes alone,
+/// such as ConstantOfShape, stay literals in the kernels), directly or
+/// through another: every one that is not a view (a view of
 /// weights, such as the Transpose that reads a packed weight back, costs
 /// nothing where a kernel inlines it), a view only feeding those, and a
 /// value marked foldTarget (a packed copy). Each program value that the
