@@ -382,6 +382,21 @@ Value *Graph::addConstant(const std::string &name, TensorType type,
   return v;
 }
 
+Value *Graph::addShapeConstant(const std::string &name,
+                               const std::vector<int64_t> &values) {
+  std::vector<uint8_t> bytes(values.size() * sizeof(int64_t));
+  if (!bytes.empty())
+    std::memcpy(bytes.data(), values.data(), bytes.size());
+  Value *v = addConstant(
+      name, TensorType::of(DType::Int64, {static_cast<int64_t>(values.size())}),
+      TensorData::fromBytes(std::move(bytes)), "", /*folded=*/true);
+  std::vector<Expr> known;
+  for (int64_t d : values)
+    known.push_back(Expr(d));
+  v->setSymbolicData(known);
+  return v;
+}
+
 Node *Graph::addNode(OpKind op, const std::string &name,
                      const std::vector<Value *> &inputs,
                      const std::vector<std::string> &outputNames) {

@@ -59,6 +59,14 @@ struct TensorType {
   /// Static dims; only valid when isStatic().
   std::vector<int64_t> staticDims() const;
   std::string str() const; ///< "f32[batch,64]"
+  /// The type of \p dtype with the static dims \p dims.
+  static TensorType of(DType dtype, const std::vector<int64_t> &dims) {
+    TensorType t;
+    t.dtype = dtype;
+    for (int64_t d : dims)
+      t.dims.push_back(Expr(d));
+    return t;
+  }
 };
 
 /// Raw little-endian bytes of a constant tensor, shared between copies: an
@@ -289,6 +297,10 @@ public:
   Value *addInput(const std::string &name, TensorType type);
   Value *addConstant(const std::string &name, TensorType type, TensorData data,
                      const std::string &onnxName, bool folded);
+  /// A folded int64 constant of \p values whose elements shape arithmetic
+  /// knows (symbolicData): a Reshape's shape, Pad's pads, Slice's bounds.
+  Value *addShapeConstant(const std::string &name,
+                          const std::vector<int64_t> &values);
   /// Appends a node; results get the given names (types filled by shape
   /// inference later).
   Node *addNode(OpKind op, const std::string &name,

@@ -53,6 +53,17 @@ static const char *roleName(BufferRole r) {
   return "?";
 }
 
+std::vector<std::pair<const Kernel *, const LoopModule *>>
+LoopModule::allKernels() const {
+  std::vector<std::pair<const Kernel *, const LoopModule *>> all;
+  for (const Kernel &k : kernels)
+    all.emplace_back(&k, this);
+  if (foldProgram)
+    for (const Kernel &k : foldProgram->kernels)
+      all.emplace_back(&k, foldProgram.get());
+  return all;
+}
+
 std::string LoopModule::print() const {
   std::string out = "module " + name + "\n";
   for (const Symbol &s : symbols)

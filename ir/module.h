@@ -127,6 +127,10 @@ struct LoopModule {
   std::vector<Assumption> assumptions;
 
   const ModuleBuffer *findBuffer(const std::string &name) const;
+  /// Every kernel of the .so in its order (the model's, then its folding
+  /// program's), each with the module whose buffers it names.
+  std::vector<std::pair<const Kernel *, const LoopModule *>>
+  allKernels() const;
   /// Global size of each ND-range dimension of a kernel, from its Parallel
   /// loops (dimension order).
   static std::vector<Expr> globalSize(const Kernel &k);

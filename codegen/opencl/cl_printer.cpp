@@ -710,12 +710,7 @@ std::string buildOptions(const LoopModule &) { return "-cl-std=CL1.2"; }
 
 Expected<std::string> emitOpenCL(const LoopModule &m) {
   // The model's kernels, then its folding program's (one program).
-  std::vector<std::pair<const Kernel *, const LoopModule *>> all;
-  for (const Kernel &k : m.kernels)
-    all.emplace_back(&k, &m);
-  if (m.foldProgram)
-    for (const Kernel &k : m.foldProgram->kernels)
-      all.emplace_back(&k, m.foldProgram.get());
+  const auto all = m.allKernels();
   bool f64 = false;
   std::set<std::string> names;
   for (const auto &[k, owner] : all) {

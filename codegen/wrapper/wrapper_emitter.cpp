@@ -123,16 +123,6 @@ private:
   Expected<std::string> emitLaunch(const Kernel &k, size_t index,
                                    const LoopModule &owner,
                                    std::set<int> &used) const;
-  /// Every kernel of the .so: the model's, then its folding program's.
-  std::vector<const Kernel *> allKernels() const {
-    std::vector<const Kernel *> all;
-    for (const Kernel &k : m_.kernels)
-      all.push_back(&k);
-    if (m_.foldProgram)
-      for (const Kernel &k : m_.foldProgram->kernels)
-        all.push_back(&k);
-    return all;
-  }
   /// The ND-range of a kernel over symbols: the outermost Parallel loops,
   /// with the LetStmts between them substituted into their extents.
   Expected<std::vector<Expr>> globalSizeOf(const Kernel &k) const;
@@ -438,12 +428,12 @@ Status WrapperEmitter::emitInputSlots() {
 }
 
 void WrapperEmitter::emitKernelNamesAndMetadata() {
-  std::vector<const Kernel *> all = allKernels();
+  const auto all = m_.allKernels();
   if (!all.empty()) {
     out_ += "// The model's kernels, then the folding program's.\n";
     out_ += "static const char *const kKernelNames[" +
             std::to_string(all.size()) + "] = {\n";
-    for (const Kernel *k : all)
+    for (const auto &[k, owner] : all)
       out_ += "    " + cStringLiteral(k->name) + ",\n";
     out_ += "};\n\n";
     out_ += "static const char *const kKernelSummaries[" +
@@ -451,7 +441,7 @@ void WrapperEmitter::emitKernelNamesAndMetadata() {
     for (size_t i = 0; i < all.size(); ++i)
       out_ += "    " +
               cStringLiteral((i >= m_.kernels.size() ? "folding: " : "") +
-                             all[i]->summary) +
+                             all[i].first->summary) +
               ",\n";
     out_ += "};\n\n";
   }
@@ -954,7 +944,7 @@ void WrapperEmitter::emitDesc() {
           u64(opts_.clSourceSize) + ",  // cl_source, cl_source_size\n";
   out_ += "    " + cStringLiteral(opts_.clBuildOptions) +
           ",  // cl_build_options\n";
-  out_ += "    " + count(allKernels().size(), "kKernelNames") + ",\n";
+  out_ += "    " + count(m_.allKernels().size(), "kKernelNames") + ",\n";
   out_ += "    " + count(m_.symbols.size(), "kSymbols") + ",\n";
   out_ += "    " + count(m_.inputs.size(), "kInputs") + ",\n";
   out_ += "    " + count(m_.outputs.size(), "kOutputs") + ",\n";
@@ -969,7 +959,7 @@ void WrapperEmitter::emitDesc() {
   out_ += "    " + count(numChecks_, "kCheckMessages") + ",\n";
   out_ += "    " + count(m_.inputSlots.size(), "kInputSlots") + ",\n";
   out_ += "    " +
-          std::string(allKernels().empty() ? "nullptr" : "kKernelSummaries") +
+          std::string(m_.allKernels().empty() ? "nullptr" : "kKernelSummaries") +
           ",\n    kernel_costs,\n";
   out_ += "    " + count(m_.frozen.size(), "kFrozen") + ",\n";
   out_ += "    " + count(m_.folds.size(), "kFolds") + ",\n";

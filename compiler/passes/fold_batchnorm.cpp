@@ -20,36 +20,13 @@ bool perChannel(const Value *v, int64_t channels) {
   return t.rank() == 1 && t.dims[0].isConst(c) && c == channels;
 }
 
-TensorType typeOf(DType dtype, const std::vector<int64_t> &dims) {
-  TensorType t;
-  t.dtype = dtype;
-  for (int64_t d : dims)
-    t.dims.push_back(Expr(d));
-  return t;
-}
-
 /// A folded float32 scalar constant.
 Value *scalarConstant(Graph &g, const std::string &name, float value) {
   std::vector<uint8_t> bytes(sizeof(float));
   std::memcpy(bytes.data(), &value, sizeof(float));
-  return g.addConstant(name, typeOf(DType::Float32, {}),
+  return g.addConstant(name, TensorType::of(DType::Float32, {}),
                        TensorData::fromBytes(std::move(bytes)), "",
                        /*folded=*/true);
-}
-
-/// A folded int64 constant known to shape arithmetic (a Reshape's shape).
-Value *shapeConstant(Graph &g, const std::string &name,
-                     const std::vector<int64_t> &values) {
-  std::vector<uint8_t> bytes(values.size() * sizeof(int64_t));
-  std::memcpy(bytes.data(), values.data(), bytes.size());
-  Value *v = g.addConstant(
-      name, typeOf(DType::Int64, {static_cast<int64_t>(values.size())}),
-      TensorData::fromBytes(std::move(bytes)), "", /*folded=*/true);
-  std::vector<Expr> known;
-  for (int64_t d : values)
-    known.push_back(Expr(d));
-  v->setSymbolicData(known);
-  return v;
 }
 
 bool foldOne(Graph &g, Node &bn) {
@@ -72,7 +49,7 @@ bool foldOne(Graph &g, Node &bn) {
   double eps = bn.floatAttr("epsilon");
 
   const std::string p = "aotc_bnfold_" + bn.name() + "_";
-  TensorType vec = typeOf(DType::Float32, {co});
+  TensorType vec = TensorType::of(DType::Float32, {co});
   auto node = [&](OpKind op, const std::string &name,
                   const std::vector<Value *> &in, const TensorType &t) {
     Node *n = g.addNodeBefore(conv, op, p + name, in, {p + name});
@@ -88,8 +65,8 @@ bool foldOne(Graph &g, Node &bn) {
   std::vector<int64_t> column(w->type().rank(), 1);
   column[0] = co;
   Value *sCol = node(OpKind::Reshape, "scale_column",
-                     {s, shapeConstant(g, p + "column_shape", column)},
-                     typeOf(DType::Float32, column));
+                     {s, g.addShapeConstant(p + "column_shape", column)},
+                     TensorType::of(DType::Float32, column));
   Value *w2 = node(OpKind::Mul, "weight", {w, sCol}, w->type());
   Value *b2;
   if (b) {

@@ -27,9 +27,12 @@ bool isView(OpKind op) {
   }
 }
 
-bool foldableNode(const Node &n) {
+/// A node with inputs, all foldable by \p inputFoldable, and results of
+/// static shapes that no shape arithmetic reads.
+template <typename InputFoldable>
+bool foldableNode(const Node &n, InputFoldable inputFoldable) {
   for (const Value *in : n.inputs())
-    if (in && !isFoldable(in))
+    if (in && !inputFoldable(in))
       return false;
   for (const Value *out : n.outputs())
     if (!out->type().isStatic() || out->symbolicData().has_value())
@@ -47,7 +50,7 @@ bool isFoldable(const Value *v) {
            (v->data().defined() || v->computedAtLoad());
   if (v->isInput() || !v->producer())
     return false;
-  return foldableNode(*v->producer());
+  return foldableNode(*v->producer(), isFoldable);
 }
 
 /// A weight worth computing from: a constant tensor of more than one
@@ -67,11 +70,18 @@ bool isWeightTensor(const Value *v) {
 Expected<FoldProgram> extractFoldProgram(Graph &g) {
   FoldProgram out;
   const auto &nodes = g.nodes();
-  // Foldable nodes that read a weight tensor, directly or through another.
-  std::set<const Node *> readsWeights;
+  // Foldable nodes, in one pass over the topological order (isFoldable
+  // alone would walk every node's ancestors again), and those of them that
+  // read a weight tensor, directly or through another.
+  std::set<const Node *> foldable, readsWeights;
+  auto inputFoldable = [&](const Value *in) {
+    return in->isConstant() ? isFoldable(in)
+                            : in->producer() && foldable.count(in->producer());
+  };
   for (const auto &n : nodes) {
-    if (!foldableNode(*n))
+    if (!foldableNode(*n, inputFoldable))
       continue;
+    foldable.insert(n.get());
     for (const Value *in : n->inputs())
       if (isWeightTensor(in) ||
           (in && in->producer() && readsWeights.count(in->producer())))

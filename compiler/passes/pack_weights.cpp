@@ -103,29 +103,8 @@ std::pair<TensorType, TensorData> transposed(const Value *v,
     for (int k = r - 1; k >= 0 && ++o[k] == out[k]; --k)
       o[k] = 0;
   }
-  TensorType t = v->type();
-  t.dims.clear();
-  for (int64_t d : out)
-    t.dims.push_back(Expr(d));
-  return {t, TensorData::fromBytes(std::move(bytes))};
-}
-
-/// A folded int64 constant of \p values (a shape or slice bounds), its
-/// values known to shape arithmetic.
-Value *intsConstant(Graph &g, const std::string &name,
-                    const std::vector<int64_t> &values) {
-  TensorType type;
-  type.dtype = DType::Int64;
-  type.dims = {Expr(static_cast<int64_t>(values.size()))};
-  std::vector<uint8_t> bytes(values.size() * sizeof(int64_t));
-  std::memcpy(bytes.data(), values.data(), bytes.size());
-  Value *v = g.addConstant(name, type, TensorData::fromBytes(std::move(bytes)),
-                           "", /*folded=*/true);
-  std::vector<Expr> known;
-  for (int64_t d : values)
-    known.push_back(Expr(d));
-  v->setSymbolicData(known);
-  return v;
+  return {TensorType::of(v->type().dtype, out),
+          TensorData::fromBytes(std::move(bytes))};
 }
 
 /// Lets the runtime repack \p packed when initializer \p w is updated.
@@ -155,11 +134,7 @@ Value *packingNodes(Graph &g, Node &n, Value *w,
                     int64_t split) {
   std::vector<int64_t> dims = w->type().staticDims();
   auto typed = [&](const std::vector<int64_t> &shape) {
-    TensorType t = w->type();
-    t.dims.clear();
-    for (int64_t d : shape)
-      t.dims.push_back(Expr(d));
-    return t;
+    return TensorType::of(w->type().dtype, shape);
   };
   Value *x = w;
   const std::string p = w->name() + "_pack";
@@ -169,7 +144,7 @@ Value *packingNodes(Graph &g, Node &n, Value *w,
                                    dims[splitDim];
     padded[splitDim] = roundUp(dims[splitDim], split);
     Node *pad = g.addNodeBefore(&n, OpKind::Pad, p + "_pad",
-                                {x, intsConstant(g, p + "_pads", pads)},
+                                {x, g.addShapeConstant(p + "_pads", pads)},
                                 {p + "_pad"});
     Attribute mode;
     mode.value = std::string("constant");
@@ -179,7 +154,7 @@ Value *packingNodes(Graph &g, Node &n, Value *w,
   }
   if (split > 0) {
     Node *r = g.addNodeBefore(&n, OpKind::Reshape, p + "_view",
-                              {x, intsConstant(g, p + "_view_shape", view)},
+                              {x, g.addShapeConstant(p + "_view_shape", view)},
                               {p + "_view"});
     r->output(0)->setType(typed(view));
     x = r->output(0);
@@ -225,11 +200,8 @@ void replaceByPacked(Graph &g, Node &n, int input, const std::vector<int> &perm,
   Attribute permAttr;
   permAttr.value = inverse;
   t->setAttr("perm", permAttr);
-  TensorType viewType = w->type();
-  viewType.dims.clear();
-  for (int64_t d : view)
-    viewType.dims.push_back(Expr(d));
-  t->output(0)->setType(split > 0 ? viewType : w->type());
+  t->output(0)->setType(split > 0 ? TensorType::of(w->type().dtype, view)
+                                   : w->type());
   Value *result = t->output(0);
   if (split > 0) {
     std::vector<int64_t> dims = w->type().staticDims();
@@ -238,7 +210,7 @@ void replaceByPacked(Graph &g, Node &n, int input, const std::vector<int> &perm,
     TensorType paddedType = w->type();
     paddedType.dims[splitDim] = Expr(dims[splitDim]);
     Node *r = g.addNodeBefore(&n, OpKind::Reshape, w->name() + "_panels",
-                              {result, intsConstant(g, w->name() + "_panel_shape", dims)},
+                              {result, g.addShapeConstant(w->name() + "_panel_shape", dims)},
                               {w->name() + "_panels"});
     r->output(0)->setType(paddedType);
     result = r->output(0);
@@ -247,10 +219,10 @@ void replaceByPacked(Graph &g, Node &n, int input, const std::vector<int> &perm,
       std::string name = w->name() + "_unpadded";
       Node *sl = g.addNodeBefore(
           &n, OpKind::Slice, name,
-          {result, intsConstant(g, name + "_starts", {0}),
-           intsConstant(g, name + "_ends", {size}),
-           intsConstant(g, name + "_axes", {splitDim}),
-           intsConstant(g, name + "_steps", {1})},
+          {result, g.addShapeConstant(name + "_starts", {0}),
+           g.addShapeConstant(name + "_ends", {size}),
+           g.addShapeConstant(name + "_axes", {splitDim}),
+           g.addShapeConstant(name + "_steps", {1})},
           {name});
       sl->output(0)->setType(w->type());
       result = sl->output(0);

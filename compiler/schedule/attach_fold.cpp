@@ -44,6 +44,15 @@ Status attachFoldProgram(LoopModule &m, LoopModule fold,
       byOnnxName[m.constants[i].onnxName] = static_cast<int>(i);
     byName[m.constants[i].name] = static_cast<int>(i);
   }
+  // A constant name no other constant has, from \p base; claimed for the
+  // next constant of m.
+  auto claimName = [&](const std::string &base) {
+    std::string name = base;
+    for (int k = 1; byName.count(name); ++k)
+      name = base + "_" + std::to_string(k);
+    byName[name] = static_cast<int>(m.constants.size());
+    return name;
+  };
   // The program's constants in m: the same initializer is one constant.
   std::vector<int> constantIndex(fold.constants.size());
   for (size_t i = 0; i < fold.constants.size(); ++i) {
@@ -57,12 +66,7 @@ Status attachFoldProgram(LoopModule &m, LoopModule fold,
       return makeError("the folding program reads computed constant '", c.name,
                        "'");
     // Named for people: the weight's ONNX name, or the program's buffer.
-    std::string base = c.onnxName.empty() ? "fold_" + c.name : c.onnxName;
-    std::string name = base;
-    for (int k = 1; byName.count(name); ++k)
-      name = base + "_" + std::to_string(k);
-    c.name = name;
-    byName[name] = static_cast<int>(m.constants.size());
+    c.name = claimName(c.onnxName.empty() ? "fold_" + c.name : c.onnxName);
     if (!c.onnxName.empty())
       byOnnxName[c.onnxName] = static_cast<int>(m.constants.size());
     constantIndex[i] = static_cast<int>(m.constants.size());
@@ -78,10 +82,8 @@ Status attachFoldProgram(LoopModule &m, LoopModule fold,
     // it): then the output is written to a constant of its own.
     if (index < 0) {
       ModuleConstant c;
-      c.name = c.valueName = targets[k];
-      for (int n = 1; byName.count(c.name); ++n)
-        c.name = targets[k] + "_" + std::to_string(n);
-      byName[c.name] = static_cast<int>(m.constants.size());
+      c.valueName = targets[k];
+      c.name = claimName(targets[k]);
       c.dtype = fold.outputs[k].dtype;
       for (const Expr &d : fold.outputs[k].dims) {
         int64_t v;
@@ -126,8 +128,6 @@ Status attachFoldProgram(LoopModule &m, LoopModule fold,
   fold.inputSlots.clear();
   fold.folds.clear();
   fold.constantsBytes = fold.constantsStoredBytes = 0;
-  // Constant buffers that no kernel reads are not needed for the program;
-  // kernels find theirs by name.
   m.foldProgram = std::make_shared<LoopModule>(std::move(fold));
   layoutConstants(m);
   return Status::ok();

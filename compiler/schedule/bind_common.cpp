@@ -32,11 +32,6 @@ struct Node {
   bool conditional = false; ///< only inside a select's arm
 };
 
-bool isFloatType(DType t) {
-  return t == DType::Float32 || t == DType::Float64 || t == DType::Float16 ||
-         t == DType::BFloat16;
-}
-
 class Collector {
 public:
   std::vector<Node> nodes;
@@ -71,7 +66,7 @@ public:
     case ExprKind::Binary: {
       const Binary *b = e.as<Binary>();
       n.hash ^= static_cast<size_t>(b->op) * 7919u;
-      if (!isFloatType(b->a.type()) &&
+      if (!isFloat(b->a.type()) &&
           (b->op == BinOp::Div || b->op == BinOp::FloorDiv ||
            b->op == BinOp::Mod))
         n.unsafe = true;
@@ -128,7 +123,7 @@ public:
 /// Worth a let: float arithmetic beyond a single operation on leaves, or
 /// any math call or division.
 bool worthBinding(const Node &n) {
-  if (n.unsafe || !isFloatType(n.e.type()))
+  if (n.unsafe || !isFloat(n.e.type()))
     return false;
   switch (n.e.kind()) {
   case ExprKind::Call:
@@ -147,11 +142,6 @@ bool worthBinding(const Node &n) {
 class Replace : public IRMutator {
 public:
   Replace(Expr from, Expr to) : from_(std::move(from)), to_(std::move(to)) {}
-  Expr mutateExpr(const Expr &e) {
-    if (structurallyEqual(e, from_))
-      return to_;
-    return mutate(e);
-  }
 
 protected:
 #define AOTC_REPLACE_CHILDREN(n)                                               \
@@ -227,7 +217,7 @@ Expr bindRepeats(Expr value, std::vector<std::pair<Expr, Expr>> &lets) {
       break;
     Expr var = Var::make("cse", best->e.type(), best->e.lanes());
     Expr bound = best->e;
-    value = Replace(bound, var).mutateExpr(value);
+    value = Replace(bound, var).mutate(value);
     lets.emplace_back(var, bound);
   }
   return value;
@@ -261,7 +251,7 @@ private:
     for (size_t i = 0; i < lets.size(); ++i) {
       Expr value = lets[i].second;
       for (size_t j = i + 1; j < lets.size(); ++j)
-        value = Replace(lets[j].second, lets[j].first).mutateExpr(value);
+        value = Replace(lets[j].second, lets[j].first).mutate(value);
       s = LetStmt::make(lets[i].first, value, s);
     }
     bound += static_cast<int>(lets.size());

@@ -313,7 +313,8 @@ aotc_status_t ConstantStore::init(cl_context context, const DeviceInfo &device,
   for (int32_t i = 0; i < desc.num_constants; ++i) {
     const AotcConstantDesc &c = desc.constants[i];
     if (c.folded == AOTC_CONSTANT_COMPUTED) {
-      // No value until the folding program has run (foldInitial).
+      // No value until the folding program has run (the container runs
+      // it once the kernels exist).
       if (c.nbytes > 0) {
         set->missing[i] = 1;
         ++set->numMissing;
@@ -601,17 +602,6 @@ aotc_status_t ConstantStore::fold(ConstantSet &set) const {
     }
   }
   return foldRunner_(set);
-}
-
-aotc_status_t ConstantStore::foldInitial() {
-  std::lock_guard<std::mutex> serial(updateMutex_);
-  if (computed_.empty())
-    return AOTC_OK;
-  auto next = std::make_shared<ConstantSet>(*active_);
-  AOTC_RT_RETURN_IF_ERROR(fold(*next));
-  std::lock_guard<std::mutex> lock(setsMutex_);
-  active_ = std::move(next);
-  return AOTC_OK;
 }
 
 aotc_status_t ConstantStore::upload(const char *what, const void *data,

@@ -72,11 +72,9 @@ public:
   aotc_status_t init(cl_context context, const DeviceInfo &device,
                      const AotcModelDesc &desc, const WeightsSource &weights);
 
-  /// The folding program (set by the container before foldInitial).
+  /// The folding program (set by the container, which then computes the
+  /// first set's constants with runConstFold(false)).
   void setFoldRunner(FoldRunner runner) { foldRunner_ = std::move(runner); }
-  /// Computes the active set's computed constants (if its weights are all
-  /// present: a weightless model folds on the update that completes them).
-  aotc_status_t foldInitial();
 
   /// The set new runs read (never null after init).
   std::shared_ptr<const ConstantSet> active() const;
@@ -84,7 +82,9 @@ public:
   /// aotc_container_update_constants / _update_user_managed_constants.
   aotc_status_t update(const aotc_constant_entry_t *entries, size_t n,
                        bool useInactive, bool validateFull, bool userManaged);
-  /// aotc_container_run_const_fold.
+  /// aotc_container_run_const_fold: a new version of the set with its
+  /// computed constants recomputed (kept missing while a weight of the set
+  /// is: a weightless model folds on the update that completes it).
   aotc_status_t runConstFold(bool useInactive);
   /// aotc_container_swap_constant_buffer.
   aotc_status_t swap();

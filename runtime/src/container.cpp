@@ -236,7 +236,7 @@ aotc_status_t Container::init(const AotcModelDesc *desc,
   // for its weights).
   constants.setFoldRunner(
       [this](const ConstantSet &set) { return runFold(set); });
-  AOTC_RT_RETURN_IF_ERROR(constants.foldInitial());
+  AOTC_RT_RETURN_IF_ERROR(constants.runConstFold(/*useInactive=*/false));
   return AOTC_OK;
 }
 
@@ -511,18 +511,10 @@ aotc_status_t Container::runFold(const ConstantSet &set) {
       context_, device_, CL_MEM_READ_WRITE, d.fold_arena_bytes, what.c_str()));
   // Its kernels check their indices like the model's (a Gather of weights
   // by weights): the same error record.
-  static const AotcErrorRecord kNoError = {0, 0, 0, 0, 0};
-  AotcErrorRecord record = kNoError;
-  aotc_status_t status = AOTC_OK;
+  AotcErrorRecord record = {0, 0, 0, 0, 0};
   bool checksErrors = d.num_errors > 0;
-  if (checksErrors) {
-    cl_int err = clEnqueueWriteBuffer(instance.queue, instance.errors.mem(),
-                                      CL_FALSE, 0, sizeof(kNoError), &kNoError,
-                                      0, nullptr, nullptr);
-    if (err != CL_SUCCESS)
-      status = fail(statusForClError(err), "clearing the error record: %s",
-                    clErrorName(err));
-  }
+  aotc_status_t status =
+      checksErrors ? clearErrorRecord(instance, /*profiled=*/false) : AOTC_OK;
   if (status == AOTC_OK) {
     AotcRunCtx ctx;
     ctx.container = this;
@@ -538,14 +530,8 @@ aotc_status_t Container::runFold(const ConstantSet &set) {
                           "status %d",
                           d.model_name, result);
   }
-  if (checksErrors && status == AOTC_OK) {
-    cl_int err = clEnqueueReadBuffer(instance.queue, instance.errors.mem(),
-                                     CL_FALSE, 0, sizeof(record), &record, 0,
-                                     nullptr, nullptr);
-    if (err != CL_SUCCESS)
-      status = fail(statusForClError(err), "reading the error record: %s",
-                    clErrorName(err));
-  }
+  if (checksErrors && status == AOTC_OK)
+    status = readErrorRecord(instance, record, /*profiled=*/false);
   // Always finished before the set is published or dropped.
   cl_int err = clFinish(instance.queue);
   if (status == AOTC_OK && err != CL_SUCCESS)
@@ -655,6 +641,32 @@ std::vector<aotc_profile_record_t> Container::lastProfile() const {
   return lastProfile_;
 }
 
+aotc_status_t Container::clearErrorRecord(Instance &instance,
+                                          bool profiled) const {
+  static const AotcErrorRecord kNoError = {0, 0, 0, 0, 0};
+  cl_int err = clEnqueueWriteBuffer(
+      instance.queue, instance.errors.mem(), CL_FALSE, 0, sizeof(kNoError),
+      &kNoError, 0, nullptr, instance.profile.next(profiled && profiling()));
+  if (err != CL_SUCCESS)
+    return fail(statusForClError(err), "clearing the error record: %s",
+                clErrorName(err));
+  instance.profile.add(AOTC_PROFILE_COPY_IN, -1, 0, sizeof(kNoError));
+  return AOTC_OK;
+}
+
+aotc_status_t Container::readErrorRecord(Instance &instance,
+                                         AotcErrorRecord &record,
+                                         bool profiled) const {
+  cl_int err = clEnqueueReadBuffer(
+      instance.queue, instance.errors.mem(), CL_FALSE, 0, sizeof(record),
+      &record, 0, nullptr, instance.profile.next(profiled && profiling()));
+  if (err != CL_SUCCESS)
+    return fail(statusForClError(err), "reading the error record: %s",
+                clErrorName(err));
+  instance.profile.add(AOTC_PROFILE_COPY_OUT, -1, 0, sizeof(record));
+  return AOTC_OK;
+}
+
 aotc_status_t Container::enqueueRun(Instance &instance,
                                     const ConstantSet &constants,
                                     const Binding &binding,
@@ -692,20 +704,10 @@ aotc_status_t Container::enqueueRun(Instance &instance,
   // From here on commands are in flight: always finish before returning
   // (unless asked not to, and all went well), so the caller's host memory is
   // never touched after the call.
-  aotc_status_t status = AOTC_OK;
-  static const AotcErrorRecord kNoError = {0, 0, 0, 0, 0};
-  record = kNoError;
+  record = {0, 0, 0, 0, 0};
   bool checksErrors = d.num_errors > 0;
-  if (checksErrors) {
-    cl_int err = clEnqueueWriteBuffer(
-        instance.queue, instance.errors.mem(), CL_FALSE, 0, sizeof(kNoError),
-        &kNoError, 0, nullptr, instance.profile.next(profiling()));
-    if (err != CL_SUCCESS)
-      status = fail(statusForClError(err), "clearing the error record: %s",
-                    clErrorName(err));
-    else
-      instance.profile.add(AOTC_PROFILE_COPY_IN, -1, 0, sizeof(kNoError));
-  }
+  aotc_status_t status =
+      checksErrors ? clearErrorRecord(instance, /*profiled=*/true) : AOTC_OK;
   for (int32_t i = 0; i < d.num_inputs && status == AOTC_OK && !io; ++i) {
     if (binding.inputBytes[i] == 0)
       continue;
@@ -779,17 +781,8 @@ aotc_status_t Container::enqueueRun(Instance &instance,
       instance.profile.add(AOTC_PROFILE_COPY_OUT, i, 0,
                            static_cast<double>(outputBytes[i]));
   }
-  if (checksErrors && status == AOTC_OK) {
-    cl_int err =
-        clEnqueueReadBuffer(instance.queue, instance.errors.mem(), CL_FALSE, 0,
-                            sizeof(record), &record, 0, nullptr,
-                            instance.profile.next(profiling()));
-    if (err != CL_SUCCESS)
-      status = fail(statusForClError(err), "reading the error record: %s",
-                    clErrorName(err));
-    else
-      instance.profile.add(AOTC_PROFILE_COPY_OUT, -1, 0, sizeof(record));
-  }
+  if (checksErrors && status == AOTC_OK)
+    status = readErrorRecord(instance, record, /*profiled=*/true);
   if (!wait && status == AOTC_OK)
     return AOTC_OK;
   cl_int err = clFinish(instance.queue);

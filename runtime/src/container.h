@@ -217,6 +217,12 @@ private:
   /// Runs the folding program on \p set (ConstantStore's FoldRunner): its
   /// computed constants' buffers are allocated, the rest present.
   aotc_status_t runFold(const ConstantSet &set);
+  /// Enqueue the zeroing of \p instance's error record before a run, and
+  /// the non-blocking read of it into \p record after: a copy record of
+  /// the run's profile when \p profiled and the container profiles.
+  aotc_status_t clearErrorRecord(Instance &instance, bool profiled) const;
+  aotc_status_t readErrorRecord(Instance &instance, AotcErrorRecord &record,
+                                bool profiled) const;
   /// Checks one caller buffer of a device run.
   aotc_status_t checkDeviceTensor(const char *kind, const char *name,
                                   const aotc_device_tensor_t &t) const;
@@ -264,7 +270,8 @@ struct AotcRunCtx {
   const aotc::rt::DeviceIO *io = nullptr;
   /// The first launch error (its message is already recorded).
   aotc_status_t status = AOTC_OK;
-  /// False for the folding program: its launches are not a run's profile.
+  /// False for the folding program: its launches are not a run's profile
+  /// (no event is asked for, so RunProfile::add records nothing).
   bool profiled = true;
   /// Profiling: each kernel's estimated flops and bytes for this run
   /// (2 per kernel), or empty.

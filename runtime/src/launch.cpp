@@ -201,8 +201,7 @@ aotc_status_t Container::launch(AotcRunCtx &ctx, int32_t kernel,
                 device_.fullName.c_str(), clErrorName(err));
   size_t c = 2 * static_cast<size_t>(kernel);
   bool costs = c + 1 < ctx.costs.size();
-  if (ctx.profiled)
-    instance.profile.add(AOTC_PROFILE_KERNEL, kernel, costs ? ctx.costs[c] : 0,
+  instance.profile.add(AOTC_PROFILE_KERNEL, kernel, costs ? ctx.costs[c] : 0,
                        costs ? ctx.costs[c + 1] : 0);
   return AOTC_OK;
 }

@@ -283,7 +283,13 @@ typedef struct AotcModelDesc {
    * num_kernels - n .. num_kernels - 1) the kernels that compute the
    * AOTC_CONSTANT_COMPUTED constants of the set the runtime binds from its
    * other constants, with an arena of fold_arena_bytes. Returns 0 or the
-   * first launch error. Null when the model computes no constant. */
+   * first launch error (its message recorded by aotc_rt_launch); the
+   * runtime then finishes the queue and drops the set it was preparing, so
+   * a failure changes no set runs can see. Called by the runtime only, on
+   * one leased instance, serialized with the constant updates (any number
+   * of runs may be in flight meanwhile; they read other sets). It owns
+   * nothing and allocates nothing. Null when the model computes no
+   * constant. */
   int32_t (*run_fold)(AotcRunCtx *ctx);
   uint64_t fold_arena_bytes;
 } AotcModelDesc;
