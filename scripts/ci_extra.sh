@@ -21,6 +21,32 @@ export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1"
 # Leaks in third-party code only (each entry says why); ours must be clean.
 export LSAN_OPTIONS="suppressions=$root/scripts/lsan.supp:print_suppressions=0"
 
+# ctest over the ASan build. LeakSanitizer's own stop-the-world tracer
+# sometimes crashes at a process's exit while PoCL's worker threads wind down
+# ("Tracer caught signal 11" / "LeakSanitizer has encountered a fatal error",
+# seen on e2e.torch.mlp_gelu and two Resize node cases, each passing alone):
+# not a finding, and no leak report is printed. Only when every failure of
+# the run printed that fatal error are the failed tests run once more; any
+# other failure, or a second such error, fails CI.
+asan_ctest() {
+  local log
+  log=$(mktemp)
+  if ctest --test-dir build-asan --output-on-failure -j2 "$@" 2>&1 | tee "$log"; then
+    rm -f "$log"; return 0
+  fi
+  local failed fatal findings
+  failed=$(grep -cE '^ *[0-9]+/[0-9]+ Test +#[0-9]+: .*(Failed|Exception|Timeout|Not Run)' "$log" || true)
+  fatal=$(grep -c 'LeakSanitizer has encountered a fatal error' "$log" || true)
+  findings=$(grep -cE 'ERROR: (Address|Leak|Thread)Sanitizer|runtime error:' "$log" || true)
+  rm -f "$log"
+  if [ "$failed" -gt 0 ] && [ "$fatal" -ge "$failed" ] && [ "$findings" -eq 0 ]; then
+    echo "== $failed test(s) ended with LeakSanitizer's tracer fault only: rerunning them once"
+    ctest --test-dir build-asan --output-on-failure -j2 --rerun-failed
+  else
+    return 1
+  fi
+}
+
 for step in "${steps[@]}"; do
   case "$step" in
   sanitizers)
@@ -55,12 +81,10 @@ for step in "${steps[@]}"; do
     # lacks. The runtime paths they reach run here through the C++ tests
     # (e2e.ConstantsWeightless, e2e.DeviceIO.*, e2e.ValueShapes.*) and the
     # conformance run's float16/bfloat16 and CumSum cases and CLPrinter tests.
-    ctest --test-dir build-asan --output-on-failure -j2 \
-      -LE python_host -E 'fuzz_slice|Toolchain'
+    asan_ctest -LE python_host -E 'fuzz_slice|Toolchain'
     # In-process links that fail leak lld's state (scripts/lsan.supp): its
     # frames are found only by the slow unwinder (LLVM has no frame pointers).
-    ASAN_OPTIONS="$ASAN_OPTIONS:fast_unwind_on_malloc=0" \
-      ctest --test-dir build-asan --output-on-failure -j2 -R 'Toolchain'
+    ASAN_OPTIONS="$ASAN_OPTIONS:fast_unwind_on_malloc=0" asan_ctest -R 'Toolchain'
     unset LD_PRELOAD
     echo "   tests in $(( $(date +%s) - start )) s"
     ;;
