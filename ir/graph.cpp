@@ -446,11 +446,17 @@ Expr Graph::addValueSymbol(const std::string &name, Range range,
   return symbols_.back().var;
 }
 
-Expr Graph::addDerivedSymbol(const std::string &name, Range range,
-                             Expr definition) {
+const Symbol *Graph::findDerivedSymbol(const Expr &definition) const {
   for (const Symbol &s : symbols_)
     if (s.isDerived() && structurallyEqual(s.definition, definition))
-      return s.var;
+      return &s;
+  return nullptr;
+}
+
+Expr Graph::addDerivedSymbol(const std::string &name, Range range,
+                             Expr definition) {
+  if (const Symbol *s = findDerivedSymbol(definition))
+    return s->var;
   std::string unique = name;
   for (int k = 2; findSymbol(unique); ++k)
     unique = name + "_" + std::to_string(k);

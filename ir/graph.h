@@ -326,6 +326,9 @@ public:
   Expr addDerivedSymbol(const std::string &name, Range range,
                         Expr definition);
   const std::vector<Symbol> &symbols() const { return symbols_; }
+  /// The derived symbol whose definition is structurally \p definition, or
+  /// null.
+  const Symbol *findDerivedSymbol(const Expr &definition) const;
   const Symbol *findSymbol(const std::string &name) const;
   /// The symbol whose Var is \p var, or null.
   const Symbol *findSymbol(const Var *var) const;

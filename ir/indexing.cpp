@@ -121,4 +121,50 @@ PadKept padKept(const Expr &dim, const Expr &begin, const Expr &end,
   return PadKept{start, simplify(dim - start - cutEnd, env)};
 }
 
+std::vector<Expr> runtimeAxisMask(const std::vector<Expr> &axes,
+                                  int64_t rank) {
+  std::vector<Expr> mask;
+  for (int64_t i = 0; i < rank; ++i) {
+    Expr named;
+    for (const Expr &a : axes) {
+      Expr hit = logicalOr(cmp(BinOp::EQ, a, Expr(i)),
+                           cmp(BinOp::EQ, a, Expr(i - rank)));
+      named = named.defined() ? logicalOr(named, hit) : hit;
+    }
+    mask.push_back(named.defined() ? named : cmp(BinOp::NE, Expr(0), Expr(0)));
+  }
+  return mask;
+}
+
+std::vector<Expr> runtimeAxisExtents(const std::vector<Expr> &mask,
+                                     const std::vector<Expr> &dims) {
+  std::vector<Expr> out;
+  for (size_t i = 0; i < dims.size(); ++i) {
+    out.push_back(Select::make(mask[i], Expr(1), dims[i]));
+    out.push_back(Select::make(mask[i], dims[i], Expr(1)));
+  }
+  return out;
+}
+
+std::vector<Expr> runtimeAxisDroppedDims(const std::vector<Expr> &mask,
+                                         const std::vector<Expr> &dims,
+                                         size_t outRank) {
+  std::vector<Expr> out;
+  for (size_t j = 0; j < outRank; ++j) {
+    // Dims kept before dim i: dim i is output dim j when it is kept and
+    // exactly j were kept before it.
+    Expr before = Expr(0), dim = Expr(0);
+    for (size_t i = 0; i < dims.size(); ++i) {
+      Expr kept = Select::make(mask[i], Expr(0), Expr(1));
+      dim = dim + Select::make(
+                      logicalAnd(cmp(BinOp::EQ, kept, Expr(1)),
+                                 cmp(BinOp::EQ, before, Expr(int64_t(j)))),
+                      dims[i], Expr(0));
+      before = before + kept;
+    }
+    out.push_back(dim);
+  }
+  return out;
+}
+
 } // namespace aotc

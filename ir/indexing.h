@@ -56,4 +56,24 @@ struct PadKept {
 PadKept padKept(const Expr &dim, const Expr &begin, const Expr &end,
                 const RangeEnv &env);
 
+/// Axes given at run time (a Reduce*'s `axes` input computed from a graph
+/// input): for each of the \p rank dims, the condition that one of \p axes
+/// (elements in [-rank, rank), a negative one counted from the end) names
+/// it. The same expressions for shape inference and lowering, so that the
+/// derived symbols each declares over them are one.
+std::vector<Expr> runtimeAxisMask(const std::vector<Expr> &axes, int64_t rank);
+
+/// The dims of a reduction over run-time axes seen as 2 * rank dims: for
+/// each dim i, its kept extent (1 where reduced, the dim otherwise) then
+/// its reduced extent (the dim where reduced, 1 otherwise). Either factor
+/// of a dim is 1, so x read at [kept_i + reduced_i] covers it once.
+std::vector<Expr> runtimeAxisExtents(const std::vector<Expr> &mask,
+                                     const std::vector<Expr> &dims);
+
+/// The dims of a reduction's result over run-time axes without keepdims:
+/// dim j is the j-th dim that no axis names (rank - axes.size() dims).
+std::vector<Expr> runtimeAxisDroppedDims(const std::vector<Expr> &mask,
+                                         const std::vector<Expr> &dims,
+                                         size_t outRank);
+
 } // namespace aotc

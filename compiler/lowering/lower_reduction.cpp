@@ -54,15 +54,117 @@ Expected<std::vector<int64_t>> reduceAxes(const Node &n, bool &present) {
   return std::vector<int64_t>{};
 }
 
+/// The index space a Reduce* reduces: the reduction's input dims and
+/// reduced axes, x read at an index of them, and the index among them
+/// (reduced axes 0) of an output element.
+struct ReduceSpace {
+  std::vector<Expr> dims;
+  std::vector<int> axes;
+  std::function<Expr(const std::vector<Expr> &)> read;
+  std::function<std::vector<Expr>(const std::vector<Expr> &)> at;
+  bool keepdims = true;       ///< the reduction keeps its reduced dims
+  bool resultIsOutput = true; ///< the reduction's result is the output
+  std::vector<Expr> keptDims; ///< run-time axes: the result's dims
+};
+
+/// Axes known at compile time: x's own dims.
+ReduceSpace staticSpace(LowerCtx &ctx, int xid, const std::vector<Expr> &dims,
+                        const std::vector<int> &axes, bool keepdims) {
+  ReduceSpace s;
+  s.dims = dims;
+  s.axes = axes;
+  s.keepdims = keepdims;
+  s.read = [&ctx, xid](const std::vector<Expr> &idx) {
+    return ctx.read(xid, idx);
+  };
+  s.at = [axes, keepdims, rank = dims.size()](const std::vector<Expr> &iv) {
+    std::vector<Expr> at;
+    size_t o = 0;
+    for (size_t k = 0; k < rank; ++k) {
+      if (std::find(axes.begin(), axes.end(), static_cast<int>(k)) !=
+          axes.end()) {
+        at.push_back(Expr(0));
+        if (keepdims)
+          ++o;
+      } else {
+        at.push_back(iv[o++]);
+      }
+    }
+    return at;
+  };
+  return s;
+}
+
+/// The `axes` input's elements when some are given at run time (value
+/// symbols; see inferReduceRuntimeAxes), else null.
+const std::vector<Expr> *runtimeAxes(const Node &n) {
+  const Value *ax = n.input(1);
+  if (!ax || !ax->symbolicData())
+    return nullptr;
+  for (const Expr &e : *ax->symbolicData()) {
+    int64_t v;
+    if (!e.isConst(v))
+      return &*ax->symbolicData();
+  }
+  return nullptr;
+}
+
+/// Axes given at run time: x seen as [kept_0, reduced_0, kept_1, ...], the
+/// per-run sizes shape inference declared (runtimeAxisExtents); either of
+/// a dim's pair is 1, so x[kept_i + reduced_i] reads each element once.
+/// The reduction over the odd dims has the kept extents as its shape.
+ReduceSpace runtimeSpace(LowerCtx &ctx, const Value *x,
+                         const std::vector<Expr> &given, bool keepdims,
+                         const Value *out) {
+  const std::vector<Expr> &xd = x->type().dims;
+  std::vector<Expr> ext =
+      runtimeAxisExtents(runtimeAxisMask(given, xd.size()), xd);
+  ReduceSpace s;
+  for (size_t i = 0; i < ext.size(); ++i) {
+    const Symbol *sym = ctx.graph().findDerivedSymbol(ext[i]);
+    AOTC_CHECK(sym, "run-time axes: shape inference declared no size for "
+                        << printExpr(ext[i]));
+    s.dims.push_back(sym->var);
+    if (i % 2)
+      s.axes.push_back(static_cast<int>(i));
+    else
+      s.keptDims.push_back(sym->var);
+  }
+  s.keepdims = false;
+  s.resultIsOutput = keepdims;
+  int xid = ctx.defOf(x);
+  s.read = [&ctx, xid](const std::vector<Expr> &idx) {
+    std::vector<Expr> in;
+    for (size_t i = 0; i + 1 < idx.size(); i += 2)
+      in.push_back(idx[i] + idx[i + 1]);
+    return ctx.read(xid, in);
+  };
+  s.at = [keepdims, kept = s.keptDims,
+          od = out->type().dims](const std::vector<Expr> &iv) {
+    std::vector<Expr> e =
+        keepdims ? iv : delinearize(linearize(iv, od), kept);
+    std::vector<Expr> at;
+    for (const Expr &k : e) {
+      at.push_back(k);
+      at.push_back(Expr(0));
+    }
+    return at;
+  };
+  return s;
+}
+
 Status lowerReduce(const Node &n, LowerCtx &ctx) {
   const Value *x = n.input(0), *out = n.output(0);
   int rank = x->type().rank();
-  bool present;
-  AOTC_ASSIGN_OR_RETURN(std::vector<int64_t> raw, reduceAxes(n, present));
+  bool present = true;
+  std::vector<int64_t> raw;
+  if (!runtimeAxes(n)) {
+    AOTC_ASSIGN_OR_RETURN(raw, reduceAxes(n, present));
+  }
   int64_t keepdims = n.intAttr("keepdims");
   int64_t noop = n.intAttr("noop_with_empty_axes");
   int xid = ctx.defOf(x);
-  if (raw.empty() && noop) {
+  if (!runtimeAxes(n) && raw.empty() && noop) {
     // A reduction over no axis: each element on its own (ONNX's reference:
     // ReduceSumSquare gives x*x, ReduceL1 |x|, ReduceLogSum log(x)).
     DType t = out->type().dtype;
@@ -97,25 +199,31 @@ Status lowerReduce(const Node &n, LowerCtx &ctx) {
     ctx.addPointwise(out, v);
     return Status::ok();
   }
-  std::vector<int> axes;
-  if (raw.empty()) {
-    for (int k = 0; k < rank; ++k)
-      axes.push_back(k);
+  ReduceSpace space;
+  if (const std::vector<Expr> *given = runtimeAxes(n)) {
+    space = runtimeSpace(ctx, x, *given, keepdims != 0, out);
   } else {
-    AOTC_ASSIGN_OR_RETURN(axes, normalizeAxes(n, raw, rank));
+    std::vector<int> axes;
+    if (raw.empty()) {
+      for (int k = 0; k < rank; ++k)
+        axes.push_back(k);
+    } else {
+      AOTC_ASSIGN_OR_RETURN(axes, normalizeAxes(n, raw, rank));
+    }
+    space = staticSpace(ctx, xid, x->type().dims, axes, keepdims != 0);
   }
+  const std::vector<int> &axes = space.axes;
   DType t = out->type().dtype;
   Combiner comb = n.op() == OpKind::ReduceMax    ? Combiner::Max
                   : n.op() == OpKind::ReduceMin  ? Combiner::Min
                   : n.op() == OpKind::ReduceProd ? Combiner::Prod
                                                  : Combiner::Sum;
-  std::function<Expr(const std::vector<Expr> &)> term =
-      [&](const std::vector<Expr> &idx) { return ctx.read(xid, idx); };
+  std::function<Expr(const std::vector<Expr> &)> term = space.read;
   Expr epi;
   switch (n.op()) {
   case OpKind::ReduceL1:
     term = [&](const std::vector<Expr> &idx) {
-      Expr v = ctx.read(xid, idx);
+      Expr v = space.read(idx);
       return isFloat(t) ? Call::make(t, "fabs", {v})
                         : Select::make(bin(BinOp::LT, v, literal(t, 0)),
                                        bin(BinOp::Sub, literal(t, 0), v), v);
@@ -124,7 +232,7 @@ Status lowerReduce(const Node &n, LowerCtx &ctx) {
   case OpKind::ReduceL2:
   case OpKind::ReduceSumSquare:
     term = [&](const std::vector<Expr> &idx) {
-      Expr v = ctx.read(xid, idx);
+      Expr v = space.read(idx);
       return bin(BinOp::Mul, v, v);
     };
     if (n.op() == OpKind::ReduceL2)
@@ -142,8 +250,8 @@ Status lowerReduce(const Node &n, LowerCtx &ctx) {
   if (n.op() == OpKind::ReduceLogSumExp) {
     // log(sum(exp(x - m))) + m with m the max (a finite shift: all -inf
     // gives log(0) = -inf, as the unshifted form).
-    int mx = addAxisReduction(ctx, out->name() + "_max", t, x->type().dims,
-                              axes, true, Combiner::Max, term, Expr());
+    int mx = addAxisReduction(ctx, out->name() + "_max", t, space.dims, axes,
+                              true, Combiner::Max, term, Expr());
     auto shift = [&](const std::vector<Expr> &idx) {
       std::vector<Expr> m = idx;
       for (int a : axes)
@@ -153,25 +261,12 @@ Status lowerReduce(const Node &n, LowerCtx &ctx) {
                           literal(t, 0));
     };
     auto shifted = [&](const std::vector<Expr> &idx) {
-      return Call::make(t, "exp", {bin(BinOp::Sub, ctx.read(xid, idx),
-                                       shift(idx))});
+      return Call::make(t, "exp",
+                        {bin(BinOp::Sub, space.read(idx), shift(idx))});
     };
-    int sum = addAxisReduction(ctx, out->name() + "_sum", t, x->type().dims,
-                               axes, true, Combiner::Sum, shifted, Expr());
-    std::vector<Expr> iv = ctx.idxVars(out->type().rank());
-    // The kept-dims position of each output element.
-    std::vector<Expr> at;
-    int o = 0;
-    for (int k = 0; k < rank; ++k) {
-      bool reduced = std::find(axes.begin(), axes.end(), k) != axes.end();
-      if (reduced) {
-        at.push_back(Expr(0));
-        if (keepdims)
-          ++o;
-      } else {
-        at.push_back(iv[o++]);
-      }
-    }
+    int sum = addAxisReduction(ctx, out->name() + "_sum", t, space.dims, axes,
+                               true, Combiner::Sum, shifted, Expr());
+    std::vector<Expr> at = space.at(ctx.idxVars(out->type().rank()));
     ctx.addPointwise(out, bin(BinOp::Add, Call::make(t, "log", {ctx.read(sum, at)}),
                               shift(at)));
     return Status::ok();
@@ -179,7 +274,7 @@ Status lowerReduce(const Node &n, LowerCtx &ctx) {
   if (n.op() == OpKind::ReduceMean) {
     std::vector<Expr> ext;
     for (int a : axes)
-      ext.push_back(x->type().dims[a]);
+      ext.push_back(space.dims[a]);
     // Integers: the (wrapped) sum divided by the count in 64 bits, which
     // the type may not hold.
     epi = isFloat(t) ? bin(BinOp::Div, ctx.acc(t), Cast::make(t, product(ext)))
@@ -187,9 +282,19 @@ Status lowerReduce(const Node &n, LowerCtx &ctx) {
                                          Cast::make(DType::Int64, ctx.acc(t)),
                                          product(ext)));
   }
-  int id = addAxisReduction(ctx, out->name(), t, x->type().dims, axes,
-                            keepdims != 0, comb, term, epi);
-  ctx.bind(out, id);
+  int id = addAxisReduction(ctx, out->name(), t, space.dims, axes,
+                            space.keepdims, comb, term, epi);
+  if (space.resultIsOutput) {
+    ctx.bind(out, id);
+    return Status::ok();
+  }
+  // Run-time axes without keepdims: the result has the kept extents; the
+  // output drops the reduced ones (size 1), the same elements in order.
+  std::vector<Expr> o = ctx.idxVars(out->type().rank());
+  ctx.addPointwise(out,
+                   ctx.read(id, delinearize(linearize(o, out->type().dims),
+                                            space.keptDims)),
+                   /*isView=*/true);
   return Status::ok();
 }
 

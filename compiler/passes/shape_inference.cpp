@@ -52,6 +52,8 @@ bool needsOwnSymbol(const Context &c, const Expr &d) {
   return false;
 }
 
+} // namespace
+
 /// A derived symbol for dim \p d (>= 0 here), named after the result.
 Expr deriveSymbol(const Context &c, const std::string &name, const Expr &d) {
   // The range the prover may use; the runtime refuses a run whose value
@@ -66,8 +68,6 @@ Expr deriveSymbol(const Context &c, const std::string &name, const Expr &d) {
   c.env.set(var, c.graph.findSymbol(var.as<Var>())->range);
   return var;
 }
-
-} // namespace
 
 void setResult(const Context &c, Node &n, size_t i, DType dtype,
                std::vector<Expr> dims) {

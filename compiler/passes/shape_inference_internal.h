@@ -32,6 +32,10 @@ std::string inputLabel(const Node &n, size_t i);
 Status requireSameDType(const Node &n, size_t i, size_t j);
 
 /// Sets result \p i of \p n (dims simplified) and clears its symbolic data.
+/// A derived symbol (Graph::addDerivedSymbol) for a size \p d >= 0 that
+/// the wrapper computes once per run, named after \p name; the one already
+/// declared with the same definition if any.
+Expr deriveSymbol(const Context &c, const std::string &name, const Expr &d);
 void setResult(const Context &c, Node &n, size_t i, DType dtype,
                std::vector<Expr> dims);
 /// Sets the symbolic data of result \p i (elements simplified).

@@ -2,6 +2,7 @@
 /// Shape inference of contractions (MatMul, Gemm, Conv), pooling,
 /// normalization, softmax and reductions.
 #include "compiler/passes/shape_inference_internal.h"
+#include "ir/indexing.h"
 
 #include <algorithm>
 
@@ -363,10 +364,68 @@ Status inferSoftmax(Context &c, Node &n) {
   return Status::ok();
 }
 
+/// A Reduce* whose axes are given at run time (value symbols): each dim is
+/// kept or reduced by a condition on the values, so the result's dims are
+/// sizes the wrapper derives per run (the run refuses an axis outside
+/// [-rank, rank) or named twice). Lowering reads the same conditions
+/// (runtimeAxisMask) and reduces x seen as [kept_0, reduced_0, kept_1, ...].
+Status inferReduceRuntimeAxes(Context &c, Node &n,
+                              const std::vector<Expr> &axes) {
+  const TensorType &x = inputType(n, 0);
+  int64_t rank = x.rank();
+  int64_t keepdims = n.intAttr("keepdims");
+  if (static_cast<int64_t>(axes.size()) > rank)
+    return makeError(n.describe(), ": ", axes.size(),
+                     " axes given at run time for an input of rank ", rank);
+  std::string label = n.describe() + ": axes [" + printExprs(axes) + "]";
+  std::vector<Expr> normalized;
+  for (size_t j = 0; j < axes.size(); ++j) {
+    c.graph.addAssumption(
+        logicalAnd(cmp(BinOp::GE, axes[j], Expr(-rank)),
+                   cmp(BinOp::LT, axes[j], Expr(rank))),
+        label + ": element " + std::to_string(j) +
+            " is outside [-rank, rank) for rank " + std::to_string(rank));
+    normalized.push_back(Select::make(cmp(BinOp::LT, axes[j], Expr(0)),
+                                      axes[j] + Expr(rank), axes[j]));
+  }
+  for (size_t j = 0; j < axes.size(); ++j)
+    for (size_t k = j + 1; k < axes.size(); ++k)
+      c.graph.addAssumption(cmp(BinOp::NE, normalized[j], normalized[k]),
+                            label + ": elements " + std::to_string(j) +
+                                " and " + std::to_string(k) +
+                                " name the same axis");
+  std::vector<Expr> mask = runtimeAxisMask(axes, rank);
+  // The kept and reduced extents of each dim, one size each per run: the
+  // lowering's reduction runs over them (it finds them by definition).
+  std::vector<Expr> ext = runtimeAxisExtents(mask, x.dims);
+  for (size_t i = 0; i < ext.size(); ++i)
+    ext[i] = deriveSymbol(c,
+                          n.output(0)->name() +
+                              (i % 2 ? "_reduced" : "_kept") +
+                              std::to_string(i / 2),
+                          ext[i]);
+  std::vector<Expr> out;
+  if (keepdims) {
+    for (int64_t i = 0; i < rank; ++i)
+      out.push_back(ext[2 * i]);
+  } else {
+    out = runtimeAxisDroppedDims(mask, x.dims, rank - axes.size());
+  }
+  n.setAttr("keepdims", Attribute{keepdims, std::nullopt});
+  setResult(c, n, 0, x.dtype, std::move(out));
+  return Status::ok();
+}
+
 Status inferReduce(Context &c, Node &n) {
   const TensorType &x = inputType(n, 0);
   std::vector<int64_t> axes;
   if (n.input(1)) {
+    if (const auto &data = n.input(1)->symbolicData())
+      for (const Expr &e : *data) {
+        int64_t v;
+        if (!e.isConst(v))
+          return inferReduceRuntimeAxes(c, n, *data);
+      }
     AOTC_ASSIGN_OR_RETURN(axes, knownInts(n, 1, "axes"));
   } else {
     if (n.hasAttr("axes"))

@@ -24,6 +24,17 @@ bool readsSizes(OpKind op, size_t i) {
     return i <= 2;
   case OpKind::ConstantOfShape:
     return i == 0;
+  case OpKind::ReduceSum:
+  case OpKind::ReduceMean:
+  case OpKind::ReduceMax:
+  case OpKind::ReduceMin:
+  case OpKind::ReduceProd:
+  case OpKind::ReduceL1:
+  case OpKind::ReduceL2:
+  case OpKind::ReduceSumSquare:
+  case OpKind::ReduceLogSum:
+  case OpKind::ReduceLogSumExp:
+    return i == 1; // axes (opset 13 ReduceSum, 18 the others)
   default:
     return false;
   }
@@ -49,7 +60,7 @@ Status bindValueSymbols(Graph &g) {
     if ((t.dtype != DType::Int64 && t.dtype != DType::Int32) || t.rank() > 1)
       continue;
     int64_t count = 1;
-    if (t.rank() == 1 && (!t.dims[0].isConst(count) || count < 1 ||
+    if (t.rank() == 1 && (!t.dims[0].isConst(count) || count < 0 ||
                           count > kMaxIORank))
       continue;
     // Everything computed from the input (Shape and Size read no data).
@@ -71,6 +82,7 @@ Status bindValueSymbols(Graph &g) {
     }
     if (!sizes)
       continue;
+    // An empty input (no axes, no pads) is known: no element to bind.
     std::vector<Expr> data;
     for (int64_t k = 0; k < count; ++k) {
       std::string name = t.rank() == 0
