@@ -64,6 +64,11 @@ Status lowerSqueezeLike(const Node &n, LowerCtx &ctx) {
   // in order and read index 0 on the input's size-1 dims.
   const Value *x = n.input(0), *out = n.output(0);
   const auto &xd = x->type().dims, &od = out->type().dims;
+  if (const Value *axes = n.input(1))
+    if (axes->symbolicData())
+      for (const Expr &e : *axes->symbolicData())
+        if (int64_t v; !e.isConst(v))
+          return lowerReshapeLike(n, ctx); // axes given at run time
   std::vector<Expr> o = ctx.idxVars(od.size());
   std::vector<Expr> in;
   size_t j = 0;

@@ -154,6 +154,39 @@ Status requireEqual(const Context &c, const Node &n, const Expr &a,
   return Status::ok();
 }
 
+void requireRuntimeAxes(const Context &c, const Node &n,
+                        const std::vector<Expr> &axes, int64_t rank) {
+  std::string label = n.describe() + ": axes [" + printExprs(axes) + "]";
+  std::vector<Expr> normalized;
+  for (size_t j = 0; j < axes.size(); ++j) {
+    c.graph.addAssumption(
+        logicalAnd(cmp(BinOp::GE, axes[j], Expr(-rank)),
+                   cmp(BinOp::LT, axes[j], Expr(rank))),
+        label + ": element " + std::to_string(j) +
+            " is outside [-rank, rank) for rank " + std::to_string(rank));
+    normalized.push_back(Select::make(cmp(BinOp::LT, axes[j], Expr(0)),
+                                      axes[j] + Expr(rank), axes[j]));
+  }
+  for (size_t j = 0; j < axes.size(); ++j)
+    for (size_t k = j + 1; k < axes.size(); ++k)
+      c.graph.addAssumption(cmp(BinOp::NE, normalized[j], normalized[k]),
+                            label + ": elements " + std::to_string(j) +
+                                " and " + std::to_string(k) +
+                                " name the same axis");
+}
+
+bool hasRuntimeElements(const Node &n, size_t i) {
+  const Value *v = n.input(i);
+  if (!v || !v->symbolicData())
+    return false;
+  for (const Expr &e : *v->symbolicData()) {
+    int64_t k;
+    if (!e.isConst(k))
+      return true;
+  }
+  return false;
+}
+
 Expr minOf(const Context &c, const Expr &a, const Expr &b) {
   return minProven(a, b, c.env);
 }

@@ -377,23 +377,7 @@ Status inferReduceRuntimeAxes(Context &c, Node &n,
   if (static_cast<int64_t>(axes.size()) > rank)
     return makeError(n.describe(), ": ", axes.size(),
                      " axes given at run time for an input of rank ", rank);
-  std::string label = n.describe() + ": axes [" + printExprs(axes) + "]";
-  std::vector<Expr> normalized;
-  for (size_t j = 0; j < axes.size(); ++j) {
-    c.graph.addAssumption(
-        logicalAnd(cmp(BinOp::GE, axes[j], Expr(-rank)),
-                   cmp(BinOp::LT, axes[j], Expr(rank))),
-        label + ": element " + std::to_string(j) +
-            " is outside [-rank, rank) for rank " + std::to_string(rank));
-    normalized.push_back(Select::make(cmp(BinOp::LT, axes[j], Expr(0)),
-                                      axes[j] + Expr(rank), axes[j]));
-  }
-  for (size_t j = 0; j < axes.size(); ++j)
-    for (size_t k = j + 1; k < axes.size(); ++k)
-      c.graph.addAssumption(cmp(BinOp::NE, normalized[j], normalized[k]),
-                            label + ": elements " + std::to_string(j) +
-                                " and " + std::to_string(k) +
-                                " name the same axis");
+  requireRuntimeAxes(c, n, axes, rank);
   std::vector<Expr> mask = runtimeAxisMask(axes, rank);
   // The kept and reduced extents of each dim, one size each per run: the
   // lowering's reduction runs over them (it finds them by definition).
@@ -420,12 +404,8 @@ Status inferReduce(Context &c, Node &n) {
   const TensorType &x = inputType(n, 0);
   std::vector<int64_t> axes;
   if (n.input(1)) {
-    if (const auto &data = n.input(1)->symbolicData())
-      for (const Expr &e : *data) {
-        int64_t v;
-        if (!e.isConst(v))
-          return inferReduceRuntimeAxes(c, n, *data);
-      }
+    if (hasRuntimeElements(n, 1))
+      return inferReduceRuntimeAxes(c, n, *n.input(1)->symbolicData());
     AOTC_ASSIGN_OR_RETURN(axes, knownInts(n, 1, "axes"));
   } else {
     if (n.hasAttr("axes"))

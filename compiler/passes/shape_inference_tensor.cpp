@@ -213,8 +213,54 @@ Expected<std::optional<std::vector<int64_t>>> squeezeAxes(const Context &c,
   return std::optional<std::vector<int64_t>>(n.intsAttr("axes"));
 }
 
+/// Squeeze/Unsqueeze with axes given at run time: the dims are sizes the
+/// wrapper derives per run (lowered as a reshape view).
+Status inferSqueezeRuntimeAxes(Context &c, Node &n) {
+  const TensorType &x = inputType(n, 0);
+  const std::vector<Expr> &axes = *n.input(1)->symbolicData();
+  int64_t count = static_cast<int64_t>(axes.size());
+  std::vector<Expr> out;
+  if (n.op() == OpKind::Squeeze) {
+    if (count > x.rank())
+      return makeError(n.describe(), ": ", count,
+                       " axes given at run time for an input of rank ",
+                       x.rank());
+    requireRuntimeAxes(c, n, axes, x.rank());
+    std::vector<Expr> mask = runtimeAxisMask(axes, x.rank());
+    for (int64_t i = 0; i < x.rank(); ++i)
+      if (!x.dims[i].isConstValue(1))
+        c.graph.addAssumption(
+            logicalOr(cmp(BinOp::EQ, Select::make(mask[i], Expr(1), Expr(0)),
+                          Expr(0)),
+                      cmp(BinOp::EQ, x.dims[i], Expr(1))),
+            n.describe() + ": dim " + std::to_string(i) + " of " +
+                inputLabel(n, 0) + " (" + printExpr(x.dims[i]) +
+                ") must be 1 to be squeezed");
+    out = runtimeAxisDroppedDims(mask, x.dims, x.rank() - count);
+  } else {
+    int64_t rank = x.rank() + count;
+    requireRuntimeAxes(c, n, axes, rank);
+    // Output dim j is 1 where an axis names it, else the input's next dim:
+    // x's dim (j - the axes before j).
+    std::vector<Expr> mask = runtimeAxisMask(axes, rank);
+    Expr inserted = Expr(0);
+    for (int64_t j = 0; j < rank; ++j) {
+      Expr dim = Expr(0);
+      for (int64_t i = 0; i < x.rank(); ++i)
+        dim = dim + Select::make(cmp(BinOp::EQ, Expr(j) - inserted, Expr(i)),
+                                 x.dims[i], Expr(0));
+      out.push_back(Select::make(mask[j], Expr(1), dim));
+      inserted = inserted + Select::make(mask[j], Expr(1), Expr(0));
+    }
+  }
+  setResult(c, n, 0, x.dtype, std::move(out));
+  return Status::ok();
+}
+
 Status inferSqueeze(Context &c, Node &n) {
   const TensorType &x = inputType(n, 0);
+  if (hasRuntimeElements(n, 1))
+    return inferSqueezeRuntimeAxes(c, n);
   AOTC_ASSIGN_OR_RETURN(auto axes, squeezeAxes(c, n));
   std::vector<bool> drop(x.rank(), false);
   if (axes) {
@@ -257,6 +303,8 @@ Status inferSqueeze(Context &c, Node &n) {
 
 Status inferUnsqueeze(Context &c, Node &n) {
   const TensorType &x = inputType(n, 0);
+  if (hasRuntimeElements(n, 1))
+    return inferSqueezeRuntimeAxes(c, n);
   AOTC_ASSIGN_OR_RETURN(auto axes, squeezeAxes(c, n));
   if (!axes)
     return makeError(n.describe(), ": axes are missing");

@@ -34,6 +34,8 @@ bool readsSizes(OpKind op, size_t i) {
   case OpKind::ReduceSumSquare:
   case OpKind::ReduceLogSum:
   case OpKind::ReduceLogSumExp:
+  case OpKind::Squeeze:
+  case OpKind::Unsqueeze:
     return i == 1; // axes (opset 13 ReduceSum, 18 the others)
   default:
     return false;

@@ -182,6 +182,23 @@ case("reduce_int32_arith", model("reduce_int32_arith", [
     [h.make_tensor("one", T.INT64, [], [1]), h.make_tensor("ax0", T.INT64, [1], [0])]),
     [{"x": xi, "a": np.array(v, I64)} for v in (1, 2, 3, 0, -1, -2, 4)])
 
+# Squeeze / Unsqueeze axes given at run time (reshape views over per-run
+# sizes), read through a Relu so the view is inlined into a kernel.
+x1312 = rng.standard_normal((1, 3, 1, 2)).astype(np.float32)
+case("squeeze", model("squeeze", [h.make_node("Squeeze", ["x", "axes"], ["s"]),
+                                  h.make_node("Relu", ["s"], ["y"])],
+                      [("x", T.FLOAT, [1, 3, 1, 2]), ("axes", T.INT64, [1])], [("y", T.FLOAT, 3)]),
+     [{"x": x1312, "axes": np.array([a], I64)} for a in (0, 2, -2, -4, 1, 4, -5)])
+case("squeeze2", model("squeeze2", [h.make_node("Squeeze", ["x", "axes"], ["y"])],
+                       [("x", T.FLOAT, [1, 3, 1, 2]), ("axes", T.INT64, [2])], [("y", T.FLOAT, 2)]),
+     [{"x": x1312, "axes": np.array(a, I64)} for a in ([0, 2], [2, 0], [-4, -2], [0, 3])])
+x32 = rng.standard_normal((3, 2)).astype(np.float32)
+case("unsqueeze", model("unsqueeze", [h.make_node("Unsqueeze", ["x", "axes"], ["u"]),
+                                      h.make_node("Neg", ["u"], ["y"])],
+                        [("x", T.FLOAT, [3, 2]), ("axes", T.INT64, [2])], [("y", T.FLOAT, 4)]),
+     [{"x": x32, "axes": np.array(a, I64)} for a in
+      ([0, 1], [0, 3], [-1, 0], [1, 2], [3, 1], [2, -4], [1, -3], [4, 0], [-5, 0])])
+
 failed = 0
 runs = 0
 with tempfile.TemporaryDirectory() as tmp:
