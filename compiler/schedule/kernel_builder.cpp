@@ -3,6 +3,7 @@
 /// output's elements, producers inlined, accesses to buffers turned into flat
 /// Loads, and for reductions an accumulator over serial reduction loops.
 #include "compiler/schedule/collapse_dims.h"
+#include "compiler/schedule/column_interior.h"
 #include "compiler/schedule/schedule.h"
 #include "compiler/schedule/split_div_loops.h"
 
@@ -315,6 +316,24 @@ Expected<Kernel> buildKernel(const LoweredGraph &lg, const FusionPlan &plan,
     t.mInnermost = opts.profile.family != "gpu";
     return t;
   };
+  // A nest that reads through a padding's selects along its columns (a
+  // padded copy): its interior columns tiled without the column
+  // conditions, the border columns one by one (column_interior.h). CPU
+  // tiles only (1 x tn along the columns); \p ci is reset where the tile
+  // chosen for the interior is not one.
+  auto tileWithInterior =
+      [&](const ReductionNest &nest,
+          std::optional<ColumnInterior> &ci) -> Expected<RegisterTile> {
+    if (opts.profile.family != "gpu" && opts.registerTiling)
+      ci = columnInterior(nest);
+    if (ci) {
+      AOTC_ASSIGN_OR_RETURN(RegisterTile t, pickTile(ci->interior));
+      if (t.m < 0 && t.n == ci->n && t.groupM == 0 && t.groupReduce == 0)
+        return t;
+      ci.reset();
+    }
+    return pickTile(nest);
+  };
   auto record = [&](const RegisterTile &t) {
     config.m = t.n >= 0 ? t.m : -1;
     config.n = t.n;
@@ -420,12 +439,19 @@ Expected<Kernel> buildKernel(const LoweredGraph &lg, const FusionPlan &plan,
                          instantiate(d.body, indexBindings(lg.vars, at)));
     };
     rows = collapse(rows);
-    AOTC_ASSIGN_OR_RETURN(RegisterTile tile, pickTile(rows));
+    std::optional<ColumnInterior> ci;
+    AOTC_ASSIGN_OR_RETURN(RegisterTile tile, tileWithInterior(rows, ci));
     record(tile);
     if (tile.groupM > 0 || tile.groupReduce > 0)
       return makeError("--kernel-configs: kernel '", name,
                        "' is pointwise, which takes no work-group tile");
-    s = tile.n >= 0 ? registerTiledNest(rows, tile) : untiledNest(rows);
+    if (ci) {
+      BorderColumns border{&rows, ci->lo, ci->hi, 0};
+      rows.shape[ci->n].isConst(border.extent);
+      s = registerTiledNest(ci->interior, tile, &border);
+    } else {
+      s = tile.n >= 0 ? registerTiledNest(rows, tile) : untiledNest(rows);
+    }
   } else {
     const TensorDef &rd = lg.defs[red];
     ReductionNest nest = reductionNest(red, {});
@@ -440,9 +466,14 @@ Expected<Kernel> buildKernel(const LoweredGraph &lg, const FusionPlan &plan,
       return LetStmt::make(redVar, result, Store::make(out, at, v));
     };
     nest = collapse(nest);
-    AOTC_ASSIGN_OR_RETURN(RegisterTile tile, pickTile(nest));
+    std::optional<ColumnInterior> ci;
+    AOTC_ASSIGN_OR_RETURN(RegisterTile tile, tileWithInterior(nest, ci));
     record(tile);
-    if (tile.groupReduce > 0) {
+    if (ci) {
+      BorderColumns border{&nest, ci->lo, ci->hi, 0};
+      nest.shape[ci->n].isConst(border.extent);
+      s = registerTiledNest(ci->interior, tile, &border);
+    } else if (tile.groupReduce > 0) {
       Expected<GroupTiledKernel> g = groupReductionNest(nest, tile.groupReduce);
       if (!g)
         return g.status().withContext("kernel '" + name + "'");

@@ -513,7 +513,8 @@ RegisterTile chooseRegisterTile(const ReductionNest &nest,
   return t;
 }
 
-Stmt registerTiledNest(const ReductionNest &nest, const RegisterTile &t) {
+Stmt registerTiledNest(const ReductionNest &nest, const RegisterTile &t,
+                       const BorderColumns *border) {
   int rank = static_cast<int>(nest.shape.size());
   // Loop variables: the tile numbers along M and N, the index elsewhere.
   std::vector<Expr> loopVars, extents, base;
@@ -792,6 +793,28 @@ Stmt registerTiledNest(const ReductionNest &nest, const RegisterTile &t) {
     if (t.m >= 0)
       partial = For::make(a, Expr(0), Expr(t.tm), ForKind::Serial, 0, partial);
     body = IfThenElse::make(fitsN, body, partial);
+  }
+  if (border) {
+    AOTC_CHECK(t.m < 0 && t.n == rank - 1,
+               "border columns need a 1 x tn tile along the innermost dim");
+    // The first tile's work-item of each row: the columns outside the
+    // tiled interior, element by element, with the padding's selects.
+    std::vector<Stmt> cols;
+    auto columns = [&](int64_t from, int64_t count) {
+      if (count <= 0)
+        return;
+      Expr b = Var::make("b");
+      std::vector<Expr> idx = base;
+      idx[t.n] = Expr(from) + b;
+      cols.push_back(For::make(b, Expr(0), Expr(count), ForKind::Serial, 0,
+                               reductionElement(*border->nest, idx)));
+    };
+    columns(0, border->lo);
+    columns(border->hi, border->extent - border->hi);
+    if (!cols.empty())
+      body = Block::make(
+          {body, IfThenElse::make(cmp(BinOp::EQ, loopVars[t.n], Expr(0)),
+                                  Block::make(cols))});
   }
   // Work-items in dimension order, except that on CPUs (t.mInnermost) the
   // tiles along M are the innermost (consecutive): neighbouring

@@ -43,8 +43,11 @@ struct SelectConditions : IRVisitor {
 
 class AssumeInterior : public IRMutator {
 public:
-  AssumeInterior(std::vector<Expr> facts, const RangeEnv &ranges)
-      : facts_(std::move(facts)), ranges_(ranges) {}
+  /// \p partial: a select some of whose conjuncts are implied keeps the
+  /// others as its condition (else it keeps its condition whole).
+  AssumeInterior(std::vector<Expr> facts, const RangeEnv &ranges,
+                 bool partial = false)
+      : facts_(std::move(facts)), ranges_(ranges), partial_(partial) {}
 
 protected:
   /// Whether e >= 0 follows from one fact d >= 0 (e - d a constant >= 0).
@@ -71,6 +74,22 @@ protected:
   Expr mutateSelect(const Select *s, const Expr &self) override {
     if (holds(s->cond))
       return mutate(s->trueValue);
+    if (partial_) {
+      std::vector<Expr> cs;
+      conjuncts(s->cond, cs);
+      Expr kept;
+      bool dropped = false;
+      for (const Expr &c : cs) {
+        Expr d = nonNegativeForm(c, ranges_);
+        if (d.defined() && implied(d))
+          dropped = true;
+        else
+          kept = logicalAnd(kept, c);
+      }
+      if (dropped)
+        return Select::make(mutate(kept), mutate(s->trueValue),
+                            mutate(s->falseValue));
+    }
     return IRMutator::mutateSelect(s, self);
   }
   Expr mutateBinary(const Binary *b, const Expr &self) override {
@@ -92,7 +111,36 @@ protected:
 private:
   std::vector<Expr> facts_;
   const RangeEnv &ranges_;
+  bool partial_;
 };
+
+/// The d >= 0 forms of the conjuncts of \p value's selects on the indices
+/// alone that read a variable of \p column.
+std::vector<Expr> columnConjuncts(const Expr &value, const Expr &column,
+                                  const RangeEnv &ranges) {
+  std::vector<Expr> vars = freeVars(column);
+  SelectConditions sc;
+  sc.visit(value);
+  std::vector<Expr> out;
+  for (const Expr &cond : sc.conds) {
+    std::vector<Expr> cs;
+    conjuncts(cond, cs);
+    bool onIndices = true;
+    for (const Expr &c : cs)
+      onIndices &= nonNegativeForm(c, ranges).defined();
+    if (!onIndices)
+      continue;
+    for (const Expr &c : cs) {
+      Expr d = nonNegativeForm(c, ranges);
+      bool reads = false;
+      for (const Expr &v : vars)
+        reads |= usesVar(d, v.as<Var>());
+      if (reads)
+        out.push_back(d);
+    }
+  }
+  return out;
+}
 
 } // namespace
 
@@ -148,6 +196,20 @@ Expr assumeRowInterior(const Expr &value, const RangeEnv &ranges) {
         facts.push_back(d);
   }
   return AssumeInterior(std::move(facts), ranges).mutate(value);
+}
+
+std::vector<Expr> columnBounds(const Expr &value, const Expr &column,
+                               const RangeEnv &ranges) {
+  return columnConjuncts(value, column, ranges);
+}
+
+Expr assumeColumnInside(const Expr &value, const Expr &column,
+                        const RangeEnv &ranges) {
+  std::vector<Expr> facts = columnConjuncts(value, column, ranges);
+  if (facts.empty())
+    return value;
+  return AssumeInterior(std::move(facts), ranges, /*partial=*/true)
+      .mutate(value);
 }
 
 } // namespace aotc

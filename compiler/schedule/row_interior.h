@@ -30,4 +30,18 @@ Expr rowInteriorCondition(const Expr &value, const Expr &lane, int64_t cols,
 /// valid where rowInteriorCondition holds.
 Expr assumeRowInterior(const Expr &value, const RangeEnv &ranges);
 
+/// The conditions d >= 0 (as d) of the selects on the indices alone in
+/// \p value that read a variable of \p column (an output column index):
+/// a padding's bounds along the columns (column_interior.h).
+std::vector<Expr> columnBounds(const Expr &value, const Expr &column,
+                               const RangeEnv &ranges);
+
+/// \p value where every condition of columnBounds(value, column) holds:
+/// those conjuncts are dropped from their selects (the others, a padding's
+/// bounds along the rows, stay) and the integer min/max they decide (the
+/// clamps of the column index into the input) pick their argument. Only
+/// valid for columns where they all hold.
+Expr assumeColumnInside(const Expr &value, const Expr &column,
+                        const RangeEnv &ranges);
+
 } // namespace aotc

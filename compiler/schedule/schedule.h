@@ -202,9 +202,20 @@ Stmt rowKernel(const RowNest &nest, int lanes, const RangeEnv &env,
 /// tiling does not pay.
 RegisterTile chooseRegisterTile(const ReductionNest &nest,
                                 const DeviceProfile &target);
+/// Columns of a reduction computed element by element beside its tiles
+/// (column_interior.h): \p nest's columns [0, lo) and [hi, extent) along
+/// its innermost dimension, where the tiled nest covers [lo, hi).
+struct BorderColumns {
+  const ReductionNest *nest = nullptr;
+  int64_t lo = 0, hi = 0, extent = 0;
+};
+
 /// The kernel body (Parallel loops over tiles included) of \p nest tiled by
-/// \p t; partial tiles run reductionElement per element.
-Stmt registerTiledNest(const ReductionNest &nest, const RegisterTile &t);
+/// \p t; partial tiles run reductionElement per element. With \p border
+/// (t.m = -1, t.n the innermost dimension), the work-item of the first
+/// tile of each row also computes the border columns.
+Stmt registerTiledNest(const ReductionNest &nest, const RegisterTile &t,
+                       const BorderColumns *border = nullptr);
 
 /// The work-group tile for \p nest on the GPU-family \p target with the
 /// register tile's dimensions \p m and \p n (local_tile.cpp): groupM = 0

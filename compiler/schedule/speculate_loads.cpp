@@ -68,6 +68,24 @@ protected:
     return it->second.first;
   }
 
+  /// A vector load in an arm (a depthwise convolution's row under the
+  /// padding's select on its rows, column_interior.h): the same.
+  Expr mutateVectorLoad(const VectorLoad *op, const Expr &self) override {
+    if (!inValue_ || armDepth_ == 0 || keep_.count(op) || hasIndexCheck(self))
+      return IRMutator::mutateVectorLoad(op, self);
+    std::string key = exprKey(self);
+    auto it = byKey_.find(key);
+    if (it == byKey_.end()) {
+      Expr v = Var::make("spec", op->type, op->lanes);
+      Expr load = VectorLoad::make(op->type, op->buffer, op->indices,
+                                   op->lanes, op->stride);
+      pending_.push_back({v, load});
+      it = byKey_.emplace(key, std::make_pair(v, load.get())).first;
+    }
+    hoisted[it->second.second].push_back(op);
+    return it->second.first;
+  }
+
 private:
   /// The value of a statement, whose select-arm loads are hoisted.
   Expr value(const Expr &e) {
