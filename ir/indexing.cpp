@@ -167,4 +167,47 @@ std::vector<Expr> runtimeAxisDroppedDims(const std::vector<Expr> &mask,
   return out;
 }
 
+std::vector<SliceDim> runtimeSlice(const std::vector<Expr> &starts,
+                                   const std::vector<Expr> &ends,
+                                   const std::vector<Expr> &axes,
+                                   const std::vector<Expr> &steps,
+                                   const std::vector<Expr> &dims) {
+  int64_t rank = static_cast<int64_t>(dims.size());
+  std::vector<SliceDim> out;
+  for (int64_t i = 0; i < rank; ++i) {
+    const Expr &dim = dims[i];
+    Expr named, start = Expr(0), end = Expr(0), step = Expr(0);
+    for (size_t j = 0; j < axes.size(); ++j) {
+      Expr hit = logicalOr(cmp(BinOp::EQ, axes[j], Expr(i)),
+                           cmp(BinOp::EQ, axes[j], Expr(i - rank)));
+      named = named.defined() ? logicalOr(named, hit) : hit;
+      start = start + Select::make(hit, starts[j], Expr(0));
+      end = end + Select::make(hit, ends[j], Expr(0));
+      step = step + Select::make(hit, steps[j], Expr(0));
+    }
+    SliceDim d;
+    if (!named.defined()) {
+      d = {Expr(0), Expr(1), dim};
+      out.push_back(d);
+      continue;
+    }
+    step = Select::make(named, step, Expr(1));
+    start = Select::make(named, start, Expr(0));
+    end = Select::make(named, end, dim);
+    Expr up = cmp(BinOp::GT, step, Expr(0));
+    RangeEnv none;
+    Expr s = Select::make(up, clampSliceIndex(start, dim, 0, 0, none),
+                          clampSliceIndex(start, dim, 0, -1, none));
+    Expr e = Select::make(up, clampSliceIndex(end, dim, 0, 0, none),
+                          clampSliceIndex(end, dim, -1, -1, none));
+    Expr size = Select::make(up, floorDiv(e - s + step - Expr(1), step),
+                             floorDiv(s - e - step - Expr(1), Expr(0) - step));
+    d.start = s;
+    d.step = step;
+    d.size = maxExpr(size, Expr(0));
+    out.push_back(d);
+  }
+  return out;
+}
+
 } // namespace aotc

@@ -76,4 +76,20 @@ std::vector<Expr> runtimeAxisDroppedDims(const std::vector<Expr> &mask,
                                          const std::vector<Expr> &dims,
                                          size_t outRank);
 
+/// One dim of a Slice whose axes or steps are given at run time: the
+/// element of the input that output index 0 reads, the step between
+/// output indices, and the output's size (0 or more); a dim no axis names
+/// is whole (start 0, step 1). \p starts, \p ends, \p axes and \p steps
+/// have one element per sliced axis; starts and ends are clamped as ONNX
+/// says for each step's sign (clampSliceIndex, without ranges, so that
+/// shape inference and lowering build the same expressions).
+struct SliceDim {
+  Expr start, step, size;
+};
+std::vector<SliceDim> runtimeSlice(const std::vector<Expr> &starts,
+                                   const std::vector<Expr> &ends,
+                                   const std::vector<Expr> &axes,
+                                   const std::vector<Expr> &steps,
+                                   const std::vector<Expr> &dims);
+
 } // namespace aotc

@@ -28,8 +28,8 @@ from aotc_ctypes import Model  # noqa: E402
 from compare import max_rel_err  # noqa: E402
 
 
-def compile_so(aotc, onnx_path, out):
-    r = subprocess.run([aotc, "compile", onnx_path, "-o", out], capture_output=True, text=True)
+def compile_so(aotc, onnx_path, out, flags=()):
+    r = subprocess.run([aotc, "compile", onnx_path, "-o", out, *flags], capture_output=True, text=True)
     if r.returncode != 0:
         raise SystemExit(f"{aotc} compile {onnx_path}: {r.stderr.strip()}")
     return out
@@ -44,6 +44,8 @@ def main():
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--runs", type=int, default=10)
     ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--aotc-flags", default="",
+                    help="extra aotc compile flags for every build, e.g. '--vector-lanes host' (bench/cpu.sh's)")
     ap.add_argument("models", nargs="+")
     a = ap.parse_args()
     tmp = tempfile.mkdtemp()
@@ -53,18 +55,19 @@ def main():
     # ORT's pool spins after a run and would slow whatever runs next in this
     # process (the order also rotates every round).
     opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    flags = a.aotc_flags.split()
     print(f"batch {a.batch}, {a.rounds} rounds x {a.runs} runs, ONNX Runtime {ort.__version__} "
-          f"({a.threads} threads); median ms per run")
+          f"({a.threads} threads); aotc flags '{a.aotc_flags}'; median ms per run")
     for path in a.models:
         name = os.path.splitext(os.path.basename(path))[0]
         systems = {}
-        systems["aotc"] = Model(compile_so(a.aotc, path, f"{tmp}/{name}_new.so"), device="cpu")
+        systems["aotc"] = Model(compile_so(a.aotc, path, f"{tmp}/{name}_new.so", flags), device="cpu")
         if a.old_aotc:
-            systems["aotc-before"] = Model(compile_so(a.old_aotc, path, f"{tmp}/{name}_old.so"),
+            systems["aotc-before"] = Model(compile_so(a.old_aotc, path, f"{tmp}/{name}_old.so", flags),
                                            device="cpu")
         if a.folded:
             systems["aotc-exporter-folded"] = Model(
-                compile_so(a.aotc, os.path.join(a.folded, name + ".onnx"), f"{tmp}/{name}_ref.so"),
+                compile_so(a.aotc, os.path.join(a.folded, name + ".onnx"), f"{tmp}/{name}_ref.so", flags),
                 device="cpu")
         sess = ort.InferenceSession(path, opts, providers=["CPUExecutionProvider"])
         inp = sess.get_inputs()[0]

@@ -243,9 +243,53 @@ Status lowerGatherND(const Node &n, LowerCtx &ctx) {
   return Status::ok();
 }
 
+/// Whether input \p i has an element given at run time.
+bool givenAtRunTime(const Node &n, size_t i) {
+  const Value *v = n.input(i);
+  if (!v || !v->symbolicData())
+    return false;
+  for (const Expr &e : *v->symbolicData())
+    if (int64_t c; !e.isConst(c))
+      return true;
+  return false;
+}
+
+/// A Slice whose axes or steps are given at run time: x read at start +
+/// o * step per dim, the sizes shape inference declared (runtimeSlice).
+Status lowerSliceRuntime(const Node &n, LowerCtx &ctx) {
+  const Value *x = n.input(0), *out = n.output(0);
+  const std::vector<Expr> &starts = *n.input(1)->symbolicData();
+  const std::vector<Expr> &ends = *n.input(2)->symbolicData();
+  std::vector<Expr> axes, steps;
+  if (n.input(3))
+    axes = *n.input(3)->symbolicData();
+  else
+    for (size_t i = 0; i < starts.size(); ++i)
+      axes.push_back(Expr(static_cast<int64_t>(i)));
+  if (n.input(4))
+    steps = *n.input(4)->symbolicData();
+  else
+    steps.assign(starts.size(), Expr(1));
+  std::vector<SliceDim> dims =
+      runtimeSlice(starts, ends, axes, steps, x->type().dims);
+  std::vector<Expr> o = ctx.idxVars(x->type().rank()), in;
+  auto symbol = [&](const Expr &def) {
+    const Symbol *s = ctx.graph().findDerivedSymbol(def);
+    AOTC_CHECK(s, "Slice: shape inference declared no size for "
+                      << printExpr(def));
+    return s->var;
+  };
+  for (size_t i = 0; i < dims.size(); ++i)
+    in.push_back(symbol(dims[i].start) + o[i] * symbol(dims[i].step));
+  ctx.addPointwise(out, ctx.readValue(x, in), /*isView=*/true);
+  return Status::ok();
+}
+
 Status lowerSlice(const Node &n, LowerCtx &ctx) {
   const Value *x = n.input(0), *out = n.output(0);
   int r = x->type().rank();
+  if (n.numInputs() > 1 && (givenAtRunTime(n, 3) || givenAtRunTime(n, 4)))
+    return lowerSliceRuntime(n, ctx);
   std::vector<Expr> starts; // constants, or symbolic (given at run time)
   std::vector<int64_t> axes, steps;
   if (n.numInputs() > 1) {

@@ -69,6 +69,19 @@ Expr deriveSymbol(const Context &c, const std::string &name, const Expr &d) {
   return var;
 }
 
+Expr deriveSignedSymbol(const Context &c, const std::string &name,
+                        const Expr &d) {
+  constexpr int64_t kLimit = int64_t{1} << 48;
+  Range r{-kLimit, kLimit};
+  if (std::optional<Range> b = boundsOf(d, c.env)) {
+    r.min = std::clamp<int64_t>(b->min, -kLimit, kLimit);
+    r.max = std::clamp<int64_t>(b->max, r.min, kLimit);
+  }
+  Expr var = c.graph.addDerivedSymbol(name, r, d);
+  c.env.set(var, c.graph.findSymbol(var.as<Var>())->range);
+  return var;
+}
+
 void setResult(const Context &c, Node &n, size_t i, DType dtype,
                std::vector<Expr> dims) {
   for (size_t k = 0; k < dims.size(); ++k) {

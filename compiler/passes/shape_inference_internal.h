@@ -36,6 +36,9 @@ Status requireSameDType(const Node &n, size_t i, size_t j);
 /// the wrapper computes once per run, named after \p name; the one already
 /// declared with the same definition if any.
 Expr deriveSymbol(const Context &c, const std::string &name, const Expr &d);
+/// As deriveSymbol for a value that may be negative (a Slice's step).
+Expr deriveSignedSymbol(const Context &c, const std::string &name,
+                        const Expr &d);
 /// Axes given at run time (value symbols) of a tensor of rank \p rank: the
 /// run refuses an element outside [-rank, rank) or an axis named twice.
 void requireRuntimeAxes(const Context &c, const Node &n,

@@ -391,8 +391,64 @@ Status inferGather(Context &c, Node &n) {
   return Status::ok();
 }
 
+/// A Slice whose axes or steps are given at run time (value symbols): each
+/// dim's start and step are sizes the wrapper derives per run (lowering
+/// reads x at start + o * step), its size a derived size; the run refuses
+/// a step of 0 and axes outside [-rank, rank) or named twice.
+Status inferSliceRuntime(Context &c, Node &n) {
+  const TensorType &x = inputType(n, 0);
+  AOTC_ASSIGN_OR_RETURN(std::vector<Expr> starts, knownData(n, 1, "starts"));
+  AOTC_ASSIGN_OR_RETURN(std::vector<Expr> ends, knownData(n, 2, "ends"));
+  std::vector<Expr> axes, steps;
+  if (n.input(3)) {
+    AOTC_ASSIGN_OR_RETURN(axes, knownData(n, 3, "axes"));
+  } else {
+    for (size_t i = 0; i < starts.size(); ++i)
+      axes.push_back(Expr(static_cast<int64_t>(i)));
+  }
+  if (n.input(4)) {
+    AOTC_ASSIGN_OR_RETURN(steps, knownData(n, 4, "steps"));
+  } else {
+    steps.assign(starts.size(), Expr(1));
+  }
+  if (ends.size() != starts.size() || axes.size() != starts.size() ||
+      steps.size() != starts.size())
+    return makeError(n.describe(), ": starts, ends, axes and steps differ in "
+                                   "length");
+  if (static_cast<int64_t>(axes.size()) > x.rank())
+    return makeError(n.describe(), ": ", axes.size(), " axes for an input of "
+                                   "rank ", x.rank());
+  if (hasRuntimeElements(n, 3)) {
+    requireRuntimeAxes(c, n, axes, x.rank());
+  } else {
+    std::vector<int64_t> constAxes;
+    for (const Expr &a : axes) {
+      int64_t v = 0;
+      a.isConst(v);
+      constAxes.push_back(v);
+    }
+    AOTC_RETURN_IF_ERROR(normalizeAxes(n, constAxes, x.rank(), false).status());
+  }
+  for (size_t j = 0; j < steps.size(); ++j)
+    c.graph.addAssumption(cmp(BinOp::NE, steps[j], Expr(0)),
+                          n.describe() + ": steps[" + std::to_string(j) +
+                              "] (" + printExpr(steps[j]) + ") is 0");
+  std::vector<SliceDim> dims = runtimeSlice(starts, ends, axes, steps, x.dims);
+  std::vector<Expr> out;
+  for (size_t i = 0; i < dims.size(); ++i) {
+    std::string base = n.output(0)->name() + "_";
+    deriveSignedSymbol(c, base + "start" + std::to_string(i), dims[i].start);
+    deriveSignedSymbol(c, base + "step" + std::to_string(i), dims[i].step);
+    out.push_back(dims[i].size);
+  }
+  setResult(c, n, 0, x.dtype, std::move(out));
+  return Status::ok();
+}
+
 Status inferSlice(Context &c, Node &n) {
   const TensorType &x = inputType(n, 0);
+  if (n.numInputs() > 1 && (hasRuntimeElements(n, 3) || hasRuntimeElements(n, 4)))
+    return inferSliceRuntime(c, n);
   std::vector<Expr> starts, ends;
   std::vector<int64_t> axes, steps;
   bool hasAxes = false;

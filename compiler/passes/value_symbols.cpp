@@ -19,7 +19,7 @@ bool readsSizes(OpKind op, size_t i) {
   case OpKind::Pad:
     return i == 1;
   case OpKind::Slice:
-    return i == 1 || i == 2;
+    return i >= 1 && i <= 4; // starts, ends, axes, steps
   case OpKind::Range:
     return i <= 2;
   case OpKind::ConstantOfShape:

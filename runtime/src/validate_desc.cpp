@@ -109,9 +109,11 @@ aotc_status_t Container::validateDesc() {
                 model);
   for (int32_t i = 0; i < d.num_symbols; ++i) {
     const AotcSymbolDesc &s = d.symbols[i];
-    // A size is never negative; a value (a Slice start) may be.
+    // A size is never negative; a value (a Slice start) may be, and so may
+    // what is derived from values (a Slice's step given at run time).
     bool value = s.kind == AOTC_SYMBOL_VALUE;
-    if (!s.name || (s.min < 0 && !value) || s.min > s.max ||
+    bool derived = s.kind == AOTC_SYMBOL_DERIVED;
+    if (!s.name || (s.min < 0 && !value && !derived) || s.min > s.max ||
         (s.kind != AOTC_SYMBOL_DIM && !value && s.kind != AOTC_SYMBOL_DERIVED))
       return fail(AOTC_ERROR_INTERNAL,
                   "model '%s': symbol %d has no name, a bad range or kind",

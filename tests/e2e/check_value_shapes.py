@@ -199,6 +199,28 @@ case("unsqueeze", model("unsqueeze", [h.make_node("Unsqueeze", ["x", "axes"], ["
      [{"x": x32, "axes": np.array(a, I64)} for a in
       ([0, 1], [0, 3], [-1, 0], [1, 2], [3, 1], [2, -4], [1, -3], [4, 0], [-5, 0])])
 
+# Slice with every operand given at run time (axes and steps too): each
+# dim's start and step are derived per run; negative steps and axes, bounds
+# past either end, a step of 0 and repeated or out-of-range axes (refused).
+x57b = rng.standard_normal((5, 7)).astype(np.float32)
+case("slice_all_inputs", model("slice_all_inputs",
+                               [h.make_node("Slice", ["x", "starts", "ends", "axes", "steps"], ["y"])],
+                               [("x", T.FLOAT, [5, 7]), ("starts", T.INT64, [2]), ("ends", T.INT64, [2]),
+                                ("axes", T.INT64, [2]), ("steps", T.INT64, [2])], [("y", T.FLOAT, 2)]),
+     [{"x": x57b, "starts": np.array(s, I64), "ends": np.array(e, I64), "axes": np.array(a, I64),
+       "steps": np.array(st, I64)} for s, e, a, st in (
+        ([0, 0], [5, 7], [0, 1], [1, 1]), ([1, 2], [4, 6], [1, 0], [2, 1]), ([6, 4], [-8, -100], [1, 0], [-2, -1]),
+        ([-1, 0], [0, 7], [-2, -1], [-1, 3]), ([0, 3], [100, 3], [0, 1], [1, 1]), ([2, 2], [1000, -1000], [0, 1], [3, -3]),
+        ([0, 0], [5, 7], [0, 1], [0, 1]), ([0, 0], [5, 7], [1, -1], [1, 1]), ([0, 0], [5, 7], [0, 2], [1, 1]))])
+case("slice_steps_only", model("slice_steps_only",
+                               [h.make_node("Slice", ["x", "starts", "ends", "axes", "steps"], ["y"]),
+                                h.make_node("Relu", ["y"], ["z"])],
+                               [("x", T.FLOAT, ["n", 7]), ("steps", T.INT64, [1])], [("z", T.FLOAT, 2)],
+                               [h.make_tensor("starts", T.INT64, [1], [-1]), h.make_tensor("ends", T.INT64, [1], [-9]),
+                                h.make_tensor("axes", T.INT64, [1], [1])]),
+     [{"x": rng.standard_normal((b, 7)).astype(np.float32), "steps": np.array([st], I64)}
+      for b, st in ((3, -1), (2, -2), (1, -7), (0, -3), (4, 1), (2, 0))])
+
 failed = 0
 runs = 0
 with tempfile.TemporaryDirectory() as tmp:
