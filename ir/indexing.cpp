@@ -146,6 +146,14 @@ std::vector<Expr> runtimeAxisExtents(const std::vector<Expr> &mask,
   return out;
 }
 
+Expr runtimeAxisLength(const std::vector<Expr> &mask,
+                       const std::vector<Expr> &dims) {
+  Expr length = Expr(0);
+  for (size_t i = 0; i < dims.size(); ++i)
+    length = length + Select::make(mask[i], dims[i], Expr(0));
+  return length;
+}
+
 std::vector<Expr> runtimeAxisDroppedDims(const std::vector<Expr> &mask,
                                          const std::vector<Expr> &dims,
                                          size_t outRank) {

@@ -70,6 +70,11 @@ std::vector<Expr> runtimeAxisMask(const std::vector<Expr> &axes, int64_t rank);
 std::vector<Expr> runtimeAxisExtents(const std::vector<Expr> &mask,
                                      const std::vector<Expr> &dims);
 
+/// The length of the dim that \p mask (one axis) names: its element of
+/// \p dims.
+Expr runtimeAxisLength(const std::vector<Expr> &mask,
+                       const std::vector<Expr> &dims);
+
 /// The dims of a reduction's result over run-time axes without keepdims:
 /// dim j is the j-th dim that no axis names (rank - axes.size() dims).
 std::vector<Expr> runtimeAxisDroppedDims(const std::vector<Expr> &mask,

@@ -675,14 +675,43 @@ Status lowerCumSum(const Node &n, LowerCtx &ctx) {
   const Value *x = n.input(0), *out = n.output(0);
   int rank = x->type().rank();
   const auto &axisData = n.input(1)->symbolicData();
+  bool exclusive = n.intAttr("exclusive") != 0;
+  bool reverse = n.intAttr("reverse") != 0;
+  BinOp keep = reverse ? (exclusive ? BinOp::GT : BinOp::GE)
+                       : (exclusive ? BinOp::LT : BinOp::LE);
+  DType t = out->type().dtype;
+  if (runtimeAxes(n)) {
+    // The axis given at run time: the sum runs over the length of the dim
+    // it names (declared by shape inference), x read at j on that dim and
+    // at the output's index on the others.
+    std::vector<Expr> mask = runtimeAxisMask(*axisData, rank);
+    Expr def = runtimeAxisLength(mask, x->type().dims);
+    const Symbol *length = ctx.graph().findDerivedSymbol(def);
+    AOTC_CHECK(length, "CumSum: shape inference declared no length for "
+                           << printExpr(def));
+    TensorDef d;
+    d.kind = TensorDef::Kind::Reduction;
+    d.name = out->name();
+    d.dtype = t;
+    d.combiner = Combiner::Sum;
+    d.shape = x->type().dims;
+    d.reduceExtents = {length->var};
+    std::vector<Expr> iv = ctx.idxVars(rank), at;
+    Expr j = ctx.rvar(0), pos = Expr(0);
+    for (int i = 0; i < rank; ++i) {
+      at.push_back(Select::make(mask[i], j, iv[i]));
+      pos = pos + Select::make(mask[i], iv[i], Expr(0));
+    }
+    d.body = Select::make(bin(keep, j, pos), ctx.read(ctx.defOf(x), at),
+                          literal(t, 0));
+    ctx.bind(out, ctx.add(std::move(d)));
+    return Status::ok();
+  }
   int64_t given = 0;
   if (!axisData || axisData->size() != 1 || !(*axisData)[0].isConst(given))
     return makeError(n.describe(), ": the axis is not known (shape "
                                    "inference checks it)");
   AOTC_ASSIGN_OR_RETURN(int64_t axis, normalizeAxis(n, given, rank));
-  bool exclusive = n.intAttr("exclusive") != 0;
-  bool reverse = n.intAttr("reverse") != 0;
-  DType t = out->type().dtype;
   TensorDef d;
   d.kind = TensorDef::Kind::Reduction;
   d.name = out->name();
@@ -693,8 +722,6 @@ Status lowerCumSum(const Node &n, LowerCtx &ctx) {
   std::vector<Expr> iv = ctx.idxVars(rank), at = iv;
   Expr j = ctx.rvar(0);
   at[axis] = j;
-  BinOp keep = reverse ? (exclusive ? BinOp::GT : BinOp::GE)
-                       : (exclusive ? BinOp::LT : BinOp::LE);
   d.body = Select::make(bin(keep, j, iv[axis]), ctx.read(ctx.defOf(x), at),
                         literal(t, 0));
   ctx.bind(out, ctx.add(std::move(d)));

@@ -543,6 +543,19 @@ Status inferNN(Context &c, Node &n) {
     // at compile time: it picks the loop the sum runs along.
     const TensorType &x = inputType(n, 0);
     AOTC_RETURN_IF_ERROR(requireNumericAlongAxis(n));
+    if (hasRuntimeElements(n, 1)) {
+      // Given at run time: the scanned dim's length is derived per run
+      // (lowering reads x along the dim the axis names).
+      const std::vector<Expr> &given = *n.input(1)->symbolicData();
+      if (given.size() != 1)
+        return makeError(n.describe(), ": ", inputLabel(n, 1),
+                         " (axis) must hold one value, has ", given.size());
+      requireRuntimeAxes(c, n, given, x.rank());
+      deriveSymbol(c, n.output(0)->name() + "_scan",
+                   runtimeAxisLength(runtimeAxisMask(given, x.rank()), x.dims));
+      setResult(c, n, 0, x.dtype, x.dims);
+      return Status::ok();
+    }
     AOTC_ASSIGN_OR_RETURN(std::vector<int64_t> axis,
                           knownInts(n, 1, "axis"));
     if (axis.size() != 1)

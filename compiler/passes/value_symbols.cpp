@@ -36,6 +36,7 @@ bool readsSizes(OpKind op, size_t i) {
   case OpKind::ReduceLogSumExp:
   case OpKind::Squeeze:
   case OpKind::Unsqueeze:
+  case OpKind::CumSum:
     return i == 1; // axes (opset 13 ReduceSum, 18 the others)
   default:
     return false;

@@ -4,8 +4,8 @@ int32/64, uint32), axes first/middle/last/negative, exclusive and reverse
 in all four combinations, odd sizes, a symbolic batch run at 0, 1 and 5, and
 the position-ids pattern of exported transformers (cumsum of an attention
 mask, minus one, masked). Integers must match exactly; floats within
-float rounding of a different summation order. A non-constant axis is a
-compile error naming the node. Usage: check_cumsum.py AOTC
+float rounding of a different summation order. An axis given at run time
+sums along the dim each run names. Usage: check_cumsum.py AOTC
 """
 import os
 import sys
@@ -120,18 +120,31 @@ for b, s in ((1, 1), (2, 13), (4, 130)):
         mk[k, : rng.integers(0, s)] = 0  # left padding
     masks.append({"mask": mk})
 check("position_ids", pos, masks)
-# The axis must be known at compile time.
-bad = h.make_model(h.make_graph(
-    [h.make_node("CumSum", ["x", "axis"], ["y"], name="running_total")], "bad",
-    [h.make_tensor_value_info("x", T.FLOAT, [4]), h.make_tensor_value_info("axis", T.INT64, [])],
-    [h.make_tensor_value_info("y", T.FLOAT, [4])]), opset_imports=[h.make_opsetid("", 14)])
-try:
-    compile_model(aotc, tmp, "bad", bad)
-    msg, ok = "compiled", False
-except RuntimeError as e:
-    msg = str(e)
-    ok = "node 'running_total' (CumSum)" in msg and "compile time" in msg
-print(f"{'ok  ' if ok else 'FAIL'} axis given at run time is refused: {msg[:200]}")
-failed += not ok
+# The axis given at run time (a graph input, int64 or int32): one .so sums
+# along whichever dim each run names; exclusive and reverse; an axis outside
+# [-rank, rank) is refused by the run, naming the node.
+for t, at in ((T.FLOAT, T.INT64), (T.INT32, T.INT32)):
+    for exclusive, reverse in ((0, 0), (1, 1)):
+        name = f"cumsum_runtime_axis_{onnx.TensorProto.DataType.Name(t).lower()}_e{exclusive}_r{reverse}"
+        proto = h.make_model(h.make_graph(
+            [h.make_node("CumSum", ["x", "axis"], ["y"], name="running_total", exclusive=exclusive,
+                         reverse=reverse)], name,
+            [h.make_tensor_value_info("x", t, ["batch", 5, 7]), h.make_tensor_value_info("axis", at, [])],
+            [h.make_tensor_value_info("y", t, ["batch", 5, 7])]), opset_imports=[h.make_opsetid("", 14)])
+        ai = NP[at]
+        check(name, proto, [{"x": values(t, (b, 5, 7)), "axis": np.array(a, ai)}
+                            for b, a in ((3, 0), (3, 1), (2, 2), (4, -1), (3, -3), (0, 1), (1, 0))],
+              lambda x, a, e=exclusive, r=reverse: numpy_cumsum(x, int(a), e, r))
+        m, _ = compile_model(aotc, tmp, name + "_bad", proto)
+        for a in (3, -4):
+            runs += 1
+            try:
+                m.run([values(t, (2, 5, 7)), np.array(a, ai)])
+                msg, ok = "ran", False
+            except RuntimeError as e:
+                msg = str(e)
+                ok = "node 'running_total' (CumSum)" in msg and "outside [-rank, rank)" in msg
+            print(f"{'ok  ' if ok else 'FAIL'} {name} axis {a} is refused: {msg[:200]}")
+            failed += not ok
 print(f"cumsum: {runs} runs, {failed} failed")
 sys.exit(1 if failed else 0)
