@@ -680,49 +680,42 @@ Status lowerCumSum(const Node &n, LowerCtx &ctx) {
   BinOp keep = reverse ? (exclusive ? BinOp::GT : BinOp::GE)
                        : (exclusive ? BinOp::LT : BinOp::LE);
   DType t = out->type().dtype;
+  // The scanned dim's length, x's index at reduction index j, and the
+  // output's position along the scanned dim.
+  std::vector<Expr> iv = ctx.idxVars(rank), at = iv;
+  Expr j = ctx.rvar(0), length, pos;
   if (runtimeAxes(n)) {
-    // The axis given at run time: the sum runs over the length of the dim
-    // it names (declared by shape inference), x read at j on that dim and
-    // at the output's index on the others.
+    // The axis given at run time: the length of the dim it names (a size
+    // shape inference declared), x read at j on that dim.
     std::vector<Expr> mask = runtimeAxisMask(*axisData, rank);
     Expr def = runtimeAxisLength(mask, x->type().dims);
-    const Symbol *length = ctx.graph().findDerivedSymbol(def);
-    AOTC_CHECK(length, "CumSum: shape inference declared no length for "
-                           << printExpr(def));
-    TensorDef d;
-    d.kind = TensorDef::Kind::Reduction;
-    d.name = out->name();
-    d.dtype = t;
-    d.combiner = Combiner::Sum;
-    d.shape = x->type().dims;
-    d.reduceExtents = {length->var};
-    std::vector<Expr> iv = ctx.idxVars(rank), at;
-    Expr j = ctx.rvar(0), pos = Expr(0);
+    const Symbol *sym = ctx.graph().findDerivedSymbol(def);
+    AOTC_CHECK(sym, "CumSum: shape inference declared no length for "
+                        << printExpr(def));
+    length = sym->var;
+    pos = Expr(0);
     for (int i = 0; i < rank; ++i) {
-      at.push_back(Select::make(mask[i], j, iv[i]));
+      at[i] = Select::make(mask[i], j, iv[i]);
       pos = pos + Select::make(mask[i], iv[i], Expr(0));
     }
-    d.body = Select::make(bin(keep, j, pos), ctx.read(ctx.defOf(x), at),
-                          literal(t, 0));
-    ctx.bind(out, ctx.add(std::move(d)));
-    return Status::ok();
+  } else {
+    int64_t given = 0;
+    if (!axisData || axisData->size() != 1 || !(*axisData)[0].isConst(given))
+      return makeError(n.describe(), ": the axis is not known (shape "
+                                     "inference checks it)");
+    AOTC_ASSIGN_OR_RETURN(int64_t axis, normalizeAxis(n, given, rank));
+    length = x->type().dims[axis];
+    pos = iv[axis];
+    at[axis] = j;
   }
-  int64_t given = 0;
-  if (!axisData || axisData->size() != 1 || !(*axisData)[0].isConst(given))
-    return makeError(n.describe(), ": the axis is not known (shape "
-                                   "inference checks it)");
-  AOTC_ASSIGN_OR_RETURN(int64_t axis, normalizeAxis(n, given, rank));
   TensorDef d;
   d.kind = TensorDef::Kind::Reduction;
   d.name = out->name();
   d.dtype = t;
   d.combiner = Combiner::Sum;
   d.shape = x->type().dims;
-  d.reduceExtents = {x->type().dims[axis]};
-  std::vector<Expr> iv = ctx.idxVars(rank), at = iv;
-  Expr j = ctx.rvar(0);
-  at[axis] = j;
-  d.body = Select::make(bin(keep, j, iv[axis]), ctx.read(ctx.defOf(x), at),
+  d.reduceExtents = {length};
+  d.body = Select::make(bin(keep, j, pos), ctx.read(ctx.defOf(x), at),
                         literal(t, 0));
   ctx.bind(out, ctx.add(std::move(d)));
   return Status::ok();

@@ -41,6 +41,26 @@ struct SelectConditions : IRVisitor {
   }
 };
 
+/// For each select of \p value on the indices alone (a padded copy's
+/// bounds; not one on the data, a Clip fused into the copy), the d >= 0
+/// forms (as d) of its conjuncts.
+std::vector<std::vector<Expr>> indexBounds(const Expr &value,
+                                           const RangeEnv &ranges) {
+  SelectConditions sc;
+  sc.visit(value);
+  std::vector<std::vector<Expr>> out;
+  for (const Expr &cond : sc.conds) {
+    std::vector<Expr> cs, ds;
+    conjuncts(cond, cs);
+    for (const Expr &c : cs)
+      if (Expr d = nonNegativeForm(c, ranges); d.defined())
+        ds.push_back(d);
+    if (ds.size() == cs.size())
+      out.push_back(std::move(ds));
+  }
+  return out;
+}
+
 class AssumeInterior : public IRMutator {
 public:
   /// \p partial: a select some of whose conjuncts are implied keeps the
@@ -119,26 +139,15 @@ private:
 std::vector<Expr> columnConjuncts(const Expr &value, const Expr &column,
                                   const RangeEnv &ranges) {
   std::vector<Expr> vars = freeVars(column);
-  SelectConditions sc;
-  sc.visit(value);
   std::vector<Expr> out;
-  for (const Expr &cond : sc.conds) {
-    std::vector<Expr> cs;
-    conjuncts(cond, cs);
-    bool onIndices = true;
-    for (const Expr &c : cs)
-      onIndices &= nonNegativeForm(c, ranges).defined();
-    if (!onIndices)
-      continue;
-    for (const Expr &c : cs) {
-      Expr d = nonNegativeForm(c, ranges);
+  for (const std::vector<Expr> &ds : indexBounds(value, ranges))
+    for (const Expr &d : ds) {
       bool reads = false;
       for (const Expr &v : vars)
         reads |= usesVar(d, v.as<Var>());
       if (reads)
         out.push_back(d);
     }
-  }
   return out;
 }
 
@@ -146,26 +155,16 @@ std::vector<Expr> columnConjuncts(const Expr &value, const Expr &column,
 
 Expr rowInteriorCondition(const Expr &value, const Expr &lane, int64_t cols,
                           const RangeEnv &ranges) {
-  SelectConditions sc;
-  sc.visit(value);
-  if (sc.conds.empty() || cols < 1)
+  if (cols < 1)
     return Expr();
   const Var *lv = lane.as<Var>();
   VarBindings next{{lane, lane + Expr(1)}};
   VarBindings first{{lane, Expr(0)}}, last{{lane, Expr(cols - 1)}};
   Expr all;
-  for (const Expr &cond : sc.conds) {
-    std::vector<Expr> cs;
-    conjuncts(cond, cs);
-    // Only a select on the indices alone (a padded copy's bounds) decides
-    // the interior; one on the data (a Clip fused into the copy) stays.
-    bool onIndices = true;
-    for (const Expr &c : cs)
-      onIndices &= nonNegativeForm(c, ranges).defined();
-    if (!onIndices)
-      continue;
-    for (const Expr &c : cs) {
-      Expr d = nonNegativeForm(c, ranges);
+  // Only a select on the indices alone (a padded copy's bounds) decides
+  // the interior; one on the data (a Clip fused into the copy) stays.
+  for (const std::vector<Expr> &ds : indexBounds(value, ranges)) {
+    for (const Expr &d : ds) {
       // Affine in the lane: its step to the next lane does not depend on
       // the lane (so it is monotone, and holds between the ends).
       Expr step = simplify(substitute(d, next) - d, ranges);

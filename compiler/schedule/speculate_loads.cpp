@@ -54,39 +54,40 @@ protected:
     return Select::make(c, a, b);
   }
   Expr mutateLoad(const Load *op, const Expr &self) override {
-    if (!inValue_ || armDepth_ == 0 || keep_.count(op) || hasIndexCheck(self))
+    if (!hoists(op, self))
       return IRMutator::mutateLoad(op, self);
-    std::string key = exprKey(self);
-    auto it = byKey_.find(key);
-    if (it == byKey_.end()) {
-      Expr v = Var::make("spec", op->type);
-      Expr load = Load::make(op->type, op->buffer, op->indices);
-      pending_.push_back({v, load});
-      it = byKey_.emplace(key, std::make_pair(v, load.get())).first;
-    }
-    hoisted[it->second.second].push_back(op);
-    return it->second.first;
+    return hoist(op, self, Var::make("spec", op->type),
+                 Load::make(op->type, op->buffer, op->indices));
   }
-
   /// A vector load in an arm (a depthwise convolution's row under the
   /// padding's select on its rows, column_interior.h): the same.
   Expr mutateVectorLoad(const VectorLoad *op, const Expr &self) override {
-    if (!inValue_ || armDepth_ == 0 || keep_.count(op) || hasIndexCheck(self))
+    if (!hoists(op, self))
       return IRMutator::mutateVectorLoad(op, self);
+    return hoist(op, self, Var::make("spec", op->type, op->lanes),
+                 VectorLoad::make(op->type, op->buffer, op->indices,
+                                  op->lanes, op->stride));
+  }
+
+private:
+  /// Whether load \p op (\p self) is one to read before its statement.
+  bool hoists(const void *op, const Expr &self) const {
+    return inValue_ && armDepth_ > 0 && !keep_.count(op) &&
+           !hasIndexCheck(self);
+  }
+  /// \p self replaced by the local \p v bound to \p load before the
+  /// statement (one binding per distinct load).
+  Expr hoist(const void *op, const Expr &self, const Expr &v,
+             const Expr &load) {
     std::string key = exprKey(self);
     auto it = byKey_.find(key);
     if (it == byKey_.end()) {
-      Expr v = Var::make("spec", op->type, op->lanes);
-      Expr load = VectorLoad::make(op->type, op->buffer, op->indices,
-                                   op->lanes, op->stride);
       pending_.push_back({v, load});
       it = byKey_.emplace(key, std::make_pair(v, load.get())).first;
     }
     hoisted[it->second.second].push_back(op);
     return it->second.first;
   }
-
-private:
   /// The value of a statement, whose select-arm loads are hoisted.
   Expr value(const Expr &e) {
     inValue_ = true;
