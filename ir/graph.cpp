@@ -30,6 +30,24 @@ const char *opName(OpKind k) {
   return "?";
 }
 
+bool isAxesReduction(OpKind k) {
+  switch (k) {
+  case OpKind::ReduceSum:
+  case OpKind::ReduceMean:
+  case OpKind::ReduceMax:
+  case OpKind::ReduceMin:
+  case OpKind::ReduceProd:
+  case OpKind::ReduceL1:
+  case OpKind::ReduceL2:
+  case OpKind::ReduceSumSquare:
+  case OpKind::ReduceLogSum:
+  case OpKind::ReduceLogSumExp:
+    return true;
+  default:
+    return false;
+  }
+}
+
 OpFamily opFamily(OpKind k) {
   switch (k) {
 #define AOTC_OP(kind, onnxName, family, ...)                                   \

@@ -45,6 +45,10 @@ struct OpArity {
 const char *opName(OpKind k);
 OpFamily opFamily(OpKind k);
 OpArity opArity(OpKind k);
+/// ReduceSum, ReduceMean, ReduceMax, ReduceMin, ReduceProd, ReduceL1,
+/// ReduceL2, ReduceSumSquare, ReduceLogSum, ReduceLogSumExp: the reductions
+/// over `axes` (input 1 from opset 13/18, an attribute before).
+bool isAxesReduction(OpKind k);
 /// Maps an ONNX op_type (default domain) to an OpKind.
 std::optional<OpKind> opFromOnnxName(const std::string &onnxName);
 

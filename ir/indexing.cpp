@@ -121,14 +121,33 @@ PadKept padKept(const Expr &dim, const Expr &begin, const Expr &end,
   return PadKept{start, simplify(dim - start - cutEnd, env)};
 }
 
+const std::vector<Expr> *givenAtRunTime(const Node &n, size_t i) {
+  const Value *v = n.input(i);
+  if (!v || !v->symbolicData())
+    return nullptr;
+  for (const Expr &e : *v->symbolicData())
+    if (int64_t c; !e.isConst(c))
+      return &*v->symbolicData();
+  return nullptr;
+}
+
+namespace {
+
+/// Whether axis \p a (in [-rank, rank)) names dim \p i.
+Expr namesDim(const Expr &a, int64_t i, int64_t rank) {
+  return logicalOr(cmp(BinOp::EQ, a, Expr(i)),
+                   cmp(BinOp::EQ, a, Expr(i - rank)));
+}
+
+} // namespace
+
 std::vector<Expr> runtimeAxisMask(const std::vector<Expr> &axes,
                                   int64_t rank) {
   std::vector<Expr> mask;
   for (int64_t i = 0; i < rank; ++i) {
     Expr named;
     for (const Expr &a : axes) {
-      Expr hit = logicalOr(cmp(BinOp::EQ, a, Expr(i)),
-                           cmp(BinOp::EQ, a, Expr(i - rank)));
+      Expr hit = namesDim(a, i, rank);
       named = named.defined() ? logicalOr(named, hit) : hit;
     }
     mask.push_back(named.defined() ? named : cmp(BinOp::NE, Expr(0), Expr(0)));
@@ -181,24 +200,24 @@ std::vector<SliceDim> runtimeSlice(const std::vector<Expr> &starts,
                                    const std::vector<Expr> &steps,
                                    const std::vector<Expr> &dims) {
   int64_t rank = static_cast<int64_t>(dims.size());
+  std::vector<Expr> mask = runtimeAxisMask(axes, rank);
   std::vector<SliceDim> out;
   for (int64_t i = 0; i < rank; ++i) {
     const Expr &dim = dims[i];
-    Expr named, start = Expr(0), end = Expr(0), step = Expr(0);
+    if (axes.empty()) { // nothing sliced
+      out.push_back({Expr(0), Expr(1), dim});
+      continue;
+    }
+    // The operands of the axis that names dim i (at most one does).
+    Expr start = Expr(0), end = Expr(0), step = Expr(0);
     for (size_t j = 0; j < axes.size(); ++j) {
-      Expr hit = logicalOr(cmp(BinOp::EQ, axes[j], Expr(i)),
-                           cmp(BinOp::EQ, axes[j], Expr(i - rank)));
-      named = named.defined() ? logicalOr(named, hit) : hit;
+      Expr hit = namesDim(axes[j], i, rank);
       start = start + Select::make(hit, starts[j], Expr(0));
       end = end + Select::make(hit, ends[j], Expr(0));
       step = step + Select::make(hit, steps[j], Expr(0));
     }
+    const Expr &named = mask[i];
     SliceDim d;
-    if (!named.defined()) {
-      d = {Expr(0), Expr(1), dim};
-      out.push_back(d);
-      continue;
-    }
     step = Select::make(named, step, Expr(1));
     start = Select::make(named, start, Expr(0));
     end = Select::make(named, end, dim);

@@ -56,6 +56,12 @@ struct PadKept {
 PadKept padKept(const Expr &dim, const Expr &begin, const Expr &end,
                 const RangeEnv &env);
 
+/// The symbolic data of input \p i of \p n when an element of it is given
+/// at run time (a value symbol, or arithmetic on one), else null (no input,
+/// data unknown, or every element a constant): the test shape inference and
+/// lowering both make before taking an op's run-time form.
+const std::vector<Expr> *givenAtRunTime(const Node &n, size_t i);
+
 /// Axes given at run time (a Reduce*'s `axes` input computed from a graph
 /// input): for each of the \p rank dims, the condition that one of \p axes
 /// (elements in [-rank, rank), a negative one counted from the end) names

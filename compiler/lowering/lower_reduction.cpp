@@ -30,8 +30,7 @@ Expected<std::vector<int>> normalizeAxes(const Node &n,
 }
 
 /// Axes of a Reduce* node: from the `axes` input (when present) or attribute.
-Expected<std::vector<int64_t>> reduceAxes(const Node &n, bool &present) {
-  present = false;
+Expected<std::vector<int64_t>> reduceAxes(const Node &n) {
   if (const Value *ax = n.input(1)) {
     const auto &sym = ax->symbolicData();
     if (!sym)
@@ -44,13 +43,10 @@ Expected<std::vector<int64_t>> reduceAxes(const Node &n, bool &present) {
         return makeError(n.describe(), ": 'axes' must be constant");
       axes.push_back(v);
     }
-    present = true;
     return axes;
   }
-  if (n.hasAttr("axes")) {
-    present = true;
+  if (n.hasAttr("axes"))
     return n.intsAttr("axes");
-  }
   return std::vector<int64_t>{};
 }
 
@@ -95,40 +91,24 @@ ReduceSpace staticSpace(LowerCtx &ctx, int xid, const std::vector<Expr> &dims,
   return s;
 }
 
-/// The `axes` input's elements when some are given at run time (value
-/// symbols; see inferReduceRuntimeAxes), else null.
-const std::vector<Expr> *runtimeAxes(const Node &n) {
-  const Value *ax = n.input(1);
-  if (!ax || !ax->symbolicData())
-    return nullptr;
-  for (const Expr &e : *ax->symbolicData()) {
-    int64_t v;
-    if (!e.isConst(v))
-      return &*ax->symbolicData();
-  }
-  return nullptr;
-}
-
 /// Axes given at run time: x seen as [kept_0, reduced_0, kept_1, ...], the
 /// per-run sizes shape inference declared (runtimeAxisExtents); either of
 /// a dim's pair is 1, so x[kept_i + reduced_i] reads each element once.
 /// The reduction over the odd dims has the kept extents as its shape.
-ReduceSpace runtimeSpace(LowerCtx &ctx, const Value *x,
-                         const std::vector<Expr> &given, bool keepdims,
-                         const Value *out) {
+ReduceSpace runtimeSpace(LowerCtx &ctx, const Node &n,
+                         const std::vector<Expr> &given, bool keepdims) {
+  const Value *x = n.input(0), *out = n.output(0);
   const std::vector<Expr> &xd = x->type().dims;
   std::vector<Expr> ext =
       runtimeAxisExtents(runtimeAxisMask(given, xd.size()), xd);
   ReduceSpace s;
   for (size_t i = 0; i < ext.size(); ++i) {
-    const Symbol *sym = ctx.graph().findDerivedSymbol(ext[i]);
-    AOTC_CHECK(sym, "run-time axes: shape inference declared no size for "
-                        << printExpr(ext[i]));
-    s.dims.push_back(sym->var);
+    Expr size = declaredSymbol(ctx, n, ext[i]);
+    s.dims.push_back(size);
     if (i % 2)
       s.axes.push_back(static_cast<int>(i));
     else
-      s.keptDims.push_back(sym->var);
+      s.keptDims.push_back(size);
   }
   s.keepdims = false;
   s.resultIsOutput = keepdims;
@@ -156,15 +136,16 @@ ReduceSpace runtimeSpace(LowerCtx &ctx, const Value *x,
 Status lowerReduce(const Node &n, LowerCtx &ctx) {
   const Value *x = n.input(0), *out = n.output(0);
   int rank = x->type().rank();
-  bool present = true;
+  // Axes given at run time (their value symbols), or known here.
+  const std::vector<Expr> *given = givenAtRunTime(n, 1);
   std::vector<int64_t> raw;
-  if (!runtimeAxes(n)) {
-    AOTC_ASSIGN_OR_RETURN(raw, reduceAxes(n, present));
+  if (!given) {
+    AOTC_ASSIGN_OR_RETURN(raw, reduceAxes(n));
   }
   int64_t keepdims = n.intAttr("keepdims");
   int64_t noop = n.intAttr("noop_with_empty_axes");
   int xid = ctx.defOf(x);
-  if (!runtimeAxes(n) && raw.empty() && noop) {
+  if (!given && raw.empty() && noop) {
     // A reduction over no axis: each element on its own (ONNX's reference:
     // ReduceSumSquare gives x*x, ReduceL1 |x|, ReduceLogSum log(x)).
     DType t = out->type().dtype;
@@ -200,8 +181,8 @@ Status lowerReduce(const Node &n, LowerCtx &ctx) {
     return Status::ok();
   }
   ReduceSpace space;
-  if (const std::vector<Expr> *given = runtimeAxes(n)) {
-    space = runtimeSpace(ctx, x, *given, keepdims != 0, out);
+  if (given) {
+    space = runtimeSpace(ctx, n, *given, keepdims != 0);
   } else {
     std::vector<int> axes;
     if (raw.empty()) {
@@ -684,15 +665,11 @@ Status lowerCumSum(const Node &n, LowerCtx &ctx) {
   // output's position along the scanned dim.
   std::vector<Expr> iv = ctx.idxVars(rank), at = iv;
   Expr j = ctx.rvar(0), length, pos;
-  if (runtimeAxes(n)) {
+  if (givenAtRunTime(n, 1)) {
     // The axis given at run time: the length of the dim it names (a size
     // shape inference declared), x read at j on that dim.
     std::vector<Expr> mask = runtimeAxisMask(*axisData, rank);
-    Expr def = runtimeAxisLength(mask, x->type().dims);
-    const Symbol *sym = ctx.graph().findDerivedSymbol(def);
-    AOTC_CHECK(sym, "CumSum: shape inference declared no length for "
-                        << printExpr(def));
-    length = sym->var;
+    length = declaredSymbol(ctx, n, runtimeAxisLength(mask, x->type().dims));
     pos = Expr(0);
     for (int i = 0; i < rank; ++i) {
       at[i] = Select::make(mask[i], j, iv[i]);
@@ -724,18 +701,9 @@ Status lowerCumSum(const Node &n, LowerCtx &ctx) {
 } // namespace
 
 Status lowerReduction(const Node &n, LowerCtx &ctx) {
-  switch (n.op()) {
-  case OpKind::ReduceSum:
-  case OpKind::ReduceMean:
-  case OpKind::ReduceMax:
-  case OpKind::ReduceMin:
-  case OpKind::ReduceProd:
-  case OpKind::ReduceL1:
-  case OpKind::ReduceL2:
-  case OpKind::ReduceSumSquare:
-  case OpKind::ReduceLogSum:
-  case OpKind::ReduceLogSumExp:
+  if (isAxesReduction(n.op()))
     return lowerReduce(n, ctx);
+  switch (n.op()) {
   case OpKind::Softmax:
   case OpKind::LogSoftmax:
     return lowerSoftmax(n, ctx);

@@ -64,11 +64,8 @@ Status lowerSqueezeLike(const Node &n, LowerCtx &ctx) {
   // in order and read index 0 on the input's size-1 dims.
   const Value *x = n.input(0), *out = n.output(0);
   const auto &xd = x->type().dims, &od = out->type().dims;
-  if (const Value *axes = n.input(1))
-    if (axes->symbolicData())
-      for (const Expr &e : *axes->symbolicData())
-        if (int64_t v; !e.isConst(v))
-          return lowerReshapeLike(n, ctx); // axes given at run time
+  if (givenAtRunTime(n, 1))
+    return lowerReshapeLike(n, ctx); // axes given at run time
   std::vector<Expr> o = ctx.idxVars(od.size());
   std::vector<Expr> in;
   size_t j = 0;
@@ -243,17 +240,6 @@ Status lowerGatherND(const Node &n, LowerCtx &ctx) {
   return Status::ok();
 }
 
-/// Whether input \p i has an element given at run time.
-bool givenAtRunTime(const Node &n, size_t i) {
-  const Value *v = n.input(i);
-  if (!v || !v->symbolicData())
-    return false;
-  for (const Expr &e : *v->symbolicData())
-    if (int64_t c; !e.isConst(c))
-      return true;
-  return false;
-}
-
 /// A Slice whose axes or steps are given at run time: x read at start +
 /// o * step per dim, the sizes shape inference declared (runtimeSlice).
 Status lowerSliceRuntime(const Node &n, LowerCtx &ctx) {
@@ -273,14 +259,9 @@ Status lowerSliceRuntime(const Node &n, LowerCtx &ctx) {
   std::vector<SliceDim> dims =
       runtimeSlice(starts, ends, axes, steps, x->type().dims);
   std::vector<Expr> o = ctx.idxVars(x->type().rank()), in;
-  auto symbol = [&](const Expr &def) {
-    const Symbol *s = ctx.graph().findDerivedSymbol(def);
-    AOTC_CHECK(s, "Slice: shape inference declared no size for "
-                      << printExpr(def));
-    return s->var;
-  };
   for (size_t i = 0; i < dims.size(); ++i)
-    in.push_back(symbol(dims[i].start) + o[i] * symbol(dims[i].step));
+    in.push_back(declaredSymbol(ctx, n, dims[i].start) +
+                 o[i] * declaredSymbol(ctx, n, dims[i].step));
   ctx.addPointwise(out, ctx.readValue(x, in), /*isView=*/true);
   return Status::ok();
 }

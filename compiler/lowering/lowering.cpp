@@ -93,6 +93,14 @@ int LowerCtx::addError(std::string message) {
   return static_cast<int>(out_.errors.size()) - 1;
 }
 
+Expr declaredSymbol(const LowerCtx &ctx, const Node &n,
+                    const Expr &definition) {
+  const Symbol *s = ctx.graph().findDerivedSymbol(definition);
+  AOTC_CHECK(s, n.describe() << ": shape inference declared no size for "
+                             << printExpr(definition));
+  return s->var;
+}
+
 Expr literal(DType t, double v) {
   if (isFloat(t))
     return FloatImm::make(v, t);

@@ -143,6 +143,11 @@ private:
 
 /// Literal of type \p t with value \p v (float or integer).
 Expr literal(DType t, double v);
+/// The derived symbol shape inference declared for \p definition (a size
+/// that depends on values given at run time: axes, steps), built by the
+/// same helper there (ir/indexing.h); an internal error for \p n if it
+/// declared none.
+Expr declaredSymbol(const LowerCtx &ctx, const Node &n, const Expr &definition);
 /// The lowest / highest value of a type (-inf / +inf for floats).
 Expr lowestValue(DType t);
 Expr highestValue(DType t);

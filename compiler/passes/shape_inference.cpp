@@ -54,14 +54,18 @@ bool needsOwnSymbol(const Context &c, const Expr &d) {
 
 } // namespace
 
-/// A derived symbol for dim \p d (>= 0 here), named after the result.
-Expr deriveSymbol(const Context &c, const std::string &name, const Expr &d) {
-  // The range the prover may use; the runtime refuses a run whose value
-  // falls outside it. Sizes stay below 2^48 as value symbols do.
+namespace {
+
+/// A derived symbol for \p d, named after \p name, with the range the
+/// prover may use: d's bounds within [lowest, 2^48] (the runtime refuses a
+/// run whose value falls outside it; sizes stay below 2^48 as value
+/// symbols do).
+Expr deriveWithin(const Context &c, const std::string &name, const Expr &d,
+                  int64_t lowest) {
   constexpr int64_t kLimit = int64_t{1} << 48;
-  Range r{0, kLimit};
+  Range r{lowest, kLimit};
   if (std::optional<Range> b = boundsOf(d, c.env)) {
-    r.min = std::clamp<int64_t>(b->min, 0, kLimit);
+    r.min = std::clamp<int64_t>(b->min, lowest, kLimit);
     r.max = std::clamp<int64_t>(b->max, r.min, kLimit);
   }
   Expr var = c.graph.addDerivedSymbol(name, r, d);
@@ -69,17 +73,15 @@ Expr deriveSymbol(const Context &c, const std::string &name, const Expr &d) {
   return var;
 }
 
+} // namespace
+
+Expr deriveSymbol(const Context &c, const std::string &name, const Expr &d) {
+  return deriveWithin(c, name, d, 0);
+}
+
 Expr deriveSignedSymbol(const Context &c, const std::string &name,
                         const Expr &d) {
-  constexpr int64_t kLimit = int64_t{1} << 48;
-  Range r{-kLimit, kLimit};
-  if (std::optional<Range> b = boundsOf(d, c.env)) {
-    r.min = std::clamp<int64_t>(b->min, -kLimit, kLimit);
-    r.max = std::clamp<int64_t>(b->max, r.min, kLimit);
-  }
-  Expr var = c.graph.addDerivedSymbol(name, r, d);
-  c.env.set(var, c.graph.findSymbol(var.as<Var>())->range);
-  return var;
+  return deriveWithin(c, name, d, -(int64_t{1} << 48));
 }
 
 void setResult(const Context &c, Node &n, size_t i, DType dtype,
@@ -186,18 +188,6 @@ void requireRuntimeAxes(const Context &c, const Node &n,
                             label + ": elements " + std::to_string(j) +
                                 " and " + std::to_string(k) +
                                 " name the same axis");
-}
-
-bool hasRuntimeElements(const Node &n, size_t i) {
-  const Value *v = n.input(i);
-  if (!v || !v->symbolicData())
-    return false;
-  for (const Expr &e : *v->symbolicData()) {
-    int64_t k;
-    if (!e.isConst(k))
-      return true;
-  }
-  return false;
 }
 
 Expr minOf(const Context &c, const Expr &a, const Expr &b) {

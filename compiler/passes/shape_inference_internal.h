@@ -43,9 +43,6 @@ Expr deriveSignedSymbol(const Context &c, const std::string &name,
 /// run refuses an element outside [-rank, rank) or an axis named twice.
 void requireRuntimeAxes(const Context &c, const Node &n,
                         const std::vector<Expr> &axes, int64_t rank);
-/// True if input \p i has symbolic data with an element not known at
-/// compile time (given at run time).
-bool hasRuntimeElements(const Node &n, size_t i);
 void setResult(const Context &c, Node &n, size_t i, DType dtype,
                std::vector<Expr> dims);
 /// Sets the symbolic data of result \p i (elements simplified).

@@ -402,9 +402,13 @@ Status inferReduceRuntimeAxes(Context &c, Node &n,
 
 Status inferReduce(Context &c, Node &n) {
   const TensorType &x = inputType(n, 0);
+  if ((n.op() == OpKind::ReduceLogSum || n.op() == OpKind::ReduceLogSumExp) &&
+      !isFloat(x.dtype))
+    return makeError(n.describe(), ": ", inputLabel(n, 0),
+                     " must be a float tensor, got ", x.str());
   std::vector<int64_t> axes;
   if (n.input(1)) {
-    if (hasRuntimeElements(n, 1))
+    if (givenAtRunTime(n, 1))
       return inferReduceRuntimeAxes(c, n, *n.input(1)->symbolicData());
     AOTC_ASSIGN_OR_RETURN(axes, knownInts(n, 1, "axes"));
   } else {
@@ -490,6 +494,8 @@ Status inferNormalization(Context &c, Node &n) {
 } // namespace
 
 Status inferNN(Context &c, Node &n) {
+  if (isAxesReduction(n.op()))
+    return inferReduce(c, n);
   switch (n.op()) {
   case OpKind::MatMul:
     return inferMatMul(c, n);
@@ -543,7 +549,7 @@ Status inferNN(Context &c, Node &n) {
     // at compile time: it picks the loop the sum runs along.
     const TensorType &x = inputType(n, 0);
     AOTC_RETURN_IF_ERROR(requireNumericAlongAxis(n));
-    if (hasRuntimeElements(n, 1)) {
+    if (givenAtRunTime(n, 1)) {
       // Given at run time: the scanned dim's length is derived per run
       // (lowering reads x along the dim the axis names).
       const std::vector<Expr> &given = *n.input(1)->symbolicData();
@@ -587,21 +593,6 @@ Status inferNN(Context &c, Node &n) {
   case OpKind::Softmax:
   case OpKind::LogSoftmax:
     return inferSoftmax(c, n);
-  case OpKind::ReduceSum:
-  case OpKind::ReduceMean:
-  case OpKind::ReduceMax:
-  case OpKind::ReduceMin:
-  case OpKind::ReduceProd:
-  case OpKind::ReduceL1:
-  case OpKind::ReduceL2:
-  case OpKind::ReduceSumSquare:
-  case OpKind::ReduceLogSum:
-  case OpKind::ReduceLogSumExp:
-    if ((n.op() == OpKind::ReduceLogSum || n.op() == OpKind::ReduceLogSumExp) &&
-        !isFloat(inputType(n, 0).dtype))
-      return makeError(n.describe(), ": ", inputLabel(n, 0),
-                       " must be a float tensor, got ", inputType(n, 0).str());
-    return inferReduce(c, n);
   default:
     return makeError(n.describe(), ": not a contraction/pool/reduction op");
   }

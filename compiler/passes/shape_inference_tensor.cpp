@@ -259,7 +259,7 @@ Status inferSqueezeRuntimeAxes(Context &c, Node &n) {
 
 Status inferSqueeze(Context &c, Node &n) {
   const TensorType &x = inputType(n, 0);
-  if (hasRuntimeElements(n, 1))
+  if (givenAtRunTime(n, 1))
     return inferSqueezeRuntimeAxes(c, n);
   AOTC_ASSIGN_OR_RETURN(auto axes, squeezeAxes(c, n));
   std::vector<bool> drop(x.rank(), false);
@@ -303,7 +303,7 @@ Status inferSqueeze(Context &c, Node &n) {
 
 Status inferUnsqueeze(Context &c, Node &n) {
   const TensorType &x = inputType(n, 0);
-  if (hasRuntimeElements(n, 1))
+  if (givenAtRunTime(n, 1))
     return inferSqueezeRuntimeAxes(c, n);
   AOTC_ASSIGN_OR_RETURN(auto axes, squeezeAxes(c, n));
   if (!axes)
@@ -418,7 +418,7 @@ Status inferSliceRuntime(Context &c, Node &n) {
   if (static_cast<int64_t>(axes.size()) > x.rank())
     return makeError(n.describe(), ": ", axes.size(), " axes for an input of "
                                    "rank ", x.rank());
-  if (hasRuntimeElements(n, 3)) {
+  if (givenAtRunTime(n, 3)) {
     requireRuntimeAxes(c, n, axes, x.rank());
   } else {
     std::vector<int64_t> constAxes;
@@ -447,7 +447,7 @@ Status inferSliceRuntime(Context &c, Node &n) {
 
 Status inferSlice(Context &c, Node &n) {
   const TensorType &x = inputType(n, 0);
-  if (n.numInputs() > 1 && (hasRuntimeElements(n, 3) || hasRuntimeElements(n, 4)))
+  if (n.numInputs() > 1 && (givenAtRunTime(n, 3) || givenAtRunTime(n, 4)))
     return inferSliceRuntime(c, n);
   std::vector<Expr> starts, ends;
   std::vector<int64_t> axes, steps;

@@ -11,6 +11,8 @@ namespace {
 /// True if operand \p i of a node of kind \p op is read as shape data
 /// through shape inference's knownData (symbolic elements accepted).
 bool readsSizes(OpKind op, size_t i) {
+  if (isAxesReduction(op))
+    return i == 1; // axes (opset 13 ReduceSum, 18 the others)
   switch (op) {
   case OpKind::Reshape:
   case OpKind::Expand:
@@ -24,20 +26,10 @@ bool readsSizes(OpKind op, size_t i) {
     return i <= 2;
   case OpKind::ConstantOfShape:
     return i == 0;
-  case OpKind::ReduceSum:
-  case OpKind::ReduceMean:
-  case OpKind::ReduceMax:
-  case OpKind::ReduceMin:
-  case OpKind::ReduceProd:
-  case OpKind::ReduceL1:
-  case OpKind::ReduceL2:
-  case OpKind::ReduceSumSquare:
-  case OpKind::ReduceLogSum:
-  case OpKind::ReduceLogSumExp:
   case OpKind::Squeeze:
   case OpKind::Unsqueeze:
   case OpKind::CumSum:
-    return i == 1; // axes (opset 13 ReduceSum, 18 the others)
+    return i == 1; // axes
   default:
     return false;
   }

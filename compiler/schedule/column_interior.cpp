@@ -12,20 +12,15 @@ namespace aotc {
 
 namespace {
 
-/// Floor and ceiling of a / b for b > 0.
+/// Floor of a / b for b > 0.
 int64_t floorDivInt(int64_t a, int64_t b) {
   return a >= 0 ? a / b : -((-a + b - 1) / b);
 }
 
 /// The value a statement of a finish stores (through its bindings).
 Expr storedValue(const Stmt &s) {
-  Stmt f = s;
   VarBindings lets;
-  while (const LetStmt *l = f.as<LetStmt>()) {
-    lets.push_back({l->var, substitute(l->value, lets)});
-    f = l->body;
-  }
-  const Store *st = f.as<Store>();
+  const Store *st = storeUnderLets(s, lets);
   return st ? substitute(st->value, lets) : Expr();
 }
 
@@ -111,6 +106,7 @@ std::optional<ColumnInterior> columnInterior(const ReductionNest &nest) {
   ci.n = n;
   ci.lo = lo;
   ci.hi = hi;
+  ci.extent = extent;
   ci.interior = nest;
   ci.interior.shape[n] = Expr(hi - lo);
   auto shift = [n, lo](std::vector<Expr> at) {
@@ -131,6 +127,12 @@ std::optional<ColumnInterior> columnInterior(const ReductionNest &nest) {
     return original.term ? f : AssumeInStmt(s[n]).mutate(f);
   };
   return ci;
+}
+
+Stmt tiledWithBorderColumns(const ReductionNest &nest,
+                            const ColumnInterior &ci, const RegisterTile &t) {
+  BorderColumns border{&nest, ci.lo, ci.hi, ci.extent};
+  return registerTiledNest(ci.interior, t, &border);
 }
 
 } // namespace aotc

@@ -21,6 +21,7 @@ namespace aotc {
 struct ColumnInterior {
   int n = -1;            ///< the output dimension of the columns (innermost)
   int64_t lo = 0, hi = 0; ///< the interior columns [lo, hi)
+  int64_t extent = 0;     ///< all the columns
   /// The nest over the interior columns: shape[n] = hi - lo, its column
   /// c is the original's lo + c, its term without the column conditions.
   ReductionNest interior;
@@ -31,5 +32,11 @@ struct ColumnInterior {
 /// column alone (with constant steps in the reduction indices, which have
 /// static extents), and a non-empty interior.
 std::optional<ColumnInterior> columnInterior(const ReductionNest &nest);
+
+/// The kernel body of \p nest split by \p ci (columnInterior(nest)): the
+/// interior tiled by \p t (1 x tn along ci.n), the border columns computed
+/// by the work-item of the first tile of each row (registerTiledNest).
+Stmt tiledWithBorderColumns(const ReductionNest &nest,
+                            const ColumnInterior &ci, const RegisterTile &t);
 
 } // namespace aotc

@@ -446,9 +446,7 @@ Expected<Kernel> buildKernel(const LoweredGraph &lg, const FusionPlan &plan,
       return makeError("--kernel-configs: kernel '", name,
                        "' is pointwise, which takes no work-group tile");
     if (ci) {
-      BorderColumns border{&rows, ci->lo, ci->hi, 0};
-      rows.shape[ci->n].isConst(border.extent);
-      s = registerTiledNest(ci->interior, tile, &border);
+      s = tiledWithBorderColumns(rows, *ci, tile);
     } else {
       s = tile.n >= 0 ? registerTiledNest(rows, tile) : untiledNest(rows);
     }
@@ -470,9 +468,7 @@ Expected<Kernel> buildKernel(const LoweredGraph &lg, const FusionPlan &plan,
     AOTC_ASSIGN_OR_RETURN(RegisterTile tile, tileWithInterior(nest, ci));
     record(tile);
     if (ci) {
-      BorderColumns border{&nest, ci->lo, ci->hi, 0};
-      nest.shape[ci->n].isConst(border.extent);
-      s = registerTiledNest(ci->interior, tile, &border);
+      s = tiledWithBorderColumns(nest, *ci, tile);
     } else if (tile.groupReduce > 0) {
       Expected<GroupTiledKernel> g = groupReductionNest(nest, tile.groupReduce);
       if (!g)

@@ -186,6 +186,15 @@ bool isFloatSum(const ReductionNest &nest) {
           (b->a.sameAs(term) && b->b.sameAs(acc)));
 }
 
+const Store *storeUnderLets(const Stmt &s, VarBindings &lets) {
+  Stmt cur = s;
+  while (const LetStmt *l = cur.as<LetStmt>()) {
+    lets.push_back({l->var, substitute(l->value, lets)});
+    cur = l->body;
+  }
+  return cur.as<Store>(); // a node of s's tree: lives as long as s
+}
+
 Stmt vectorFinish(const ReductionNest &nest,
                   const std::function<std::vector<Expr>(const Expr &)> &at,
                   const Expr &col, const Expr &acc, int width,
@@ -195,11 +204,7 @@ Stmt vectorFinish(const ReductionNest &nest,
   // The bindings before the store (the reduction's value, `red`) are
   // substituted into it.
   VarBindings lets;
-  while (const LetStmt *l = f.as<LetStmt>()) {
-    lets.push_back({l->var, substitute(l->value, lets)});
-    f = l->body;
-  }
-  const Store *st = f.as<Store>();
+  const Store *st = storeUnderLets(f, lets);
   if (!st)
     return Stmt();
   std::vector<Expr> indices;

@@ -15,6 +15,7 @@
 #include "compiler/lowering/lowering.h"
 #include "compiler/schedule/device_profile.h"
 #include "ir/module.h"
+#include "ir/visitor.h"
 
 #include <functional>
 #include <set>
@@ -157,6 +158,10 @@ bool isFloatSum(const ReductionNest &nest);
 /// collapse_dims.h) plans for 128 rows, as the unmerged [batch, 128] did;
 /// at least 1.
 int64_t plannedExtent(const Expr &extent);
+/// The store that statement \p s (a nest's finish) ends in under its
+/// leading LetStmts, whose bindings are appended to \p lets (each value
+/// with the earlier ones substituted); null if it ends in something else.
+const Store *storeUnderLets(const Stmt &s, VarBindings &lets);
 /// The finish of \p nest at the output indices \p at(col + lane), lanes 0
 /// to \p width - 1, from the vector accumulator \p acc, as one vector store
 /// (an epilogue of bias, GELU, residual as vector expressions) where the
