@@ -206,6 +206,11 @@ const std::map<OpKind, std::vector<D>> &table() {
                                      defInt("stash_type", 1)};
     m[OpKind::RMSNormalization] = {defInt("axis", -1), defFloat("epsilon", 1e-5),
                                    defInt("stash_type", 1)};
+    // InstanceNormalization (1, 6, 22): statistics over the spatial dims of
+    // each (batch, channel); before opset 6 a 'consumed_inputs' legacy.
+    m[OpKind::InstanceNormalization] = {
+        defFloat("epsilon", 1e-5),
+        optional("consumed_inputs", AttrKind::Ints, 1, 5)};
     m[OpKind::Reshape] = {impliedInt("allowzero", 0, 14)};
     // DepthToSpace: mode DCR (depth, column, row) or CRD since opset 11.
     m[OpKind::DepthToSpace] = {required("blocksize", AttrKind::Int),

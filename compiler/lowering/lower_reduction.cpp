@@ -492,10 +492,13 @@ Status lowerBatchNorm(const Node &n, LowerCtx &ctx) {
 /// more accurate than E[x^2] - E[x]^2), then one pointwise kernel
 /// (x - mean) * invstd * scale + bias. RMSNormalization: the mean square
 /// only, x * invrms * scale. Statistics are computed in stash_type.
+/// InstanceNormalization is LayerNormalization over the spatial dims (from
+/// axis 2 on) with a scale and bias per channel (dim 1).
 Status lowerNormalization(const Node &n, LowerCtx &ctx) {
   const Value *x = n.input(0), *out = n.output(0);
   int rank = x->type().rank();
-  int64_t axis = n.intAttr("axis");
+  bool instance = n.op() == OpKind::InstanceNormalization;
+  int64_t axis = instance ? 2 : n.intAttr("axis");
   if (axis < 0)
     axis += rank;
   std::vector<int> axes;
@@ -505,7 +508,10 @@ Status lowerNormalization(const Node &n, LowerCtx &ctx) {
     ext.push_back(x->type().dims[k]);
   }
   DType t = out->type().dtype;
-  DType u = n.intAttr("stash_type") == 11 ? DType::Float64 : DType::Float32;
+  // InstanceNormalization has no stash_type: double inputs keep double.
+  bool wide = instance ? x->type().dtype == DType::Float64
+                       : n.intAttr("stash_type") == 11;
+  DType u = wide ? DType::Float64 : DType::Float32;
   Expr count = Cast::make(u, product(ext));
   Expr eps = literal(u, n.floatAttr("epsilon"));
   const std::vector<Expr> &shape = x->type().dims;
@@ -543,7 +549,9 @@ Status lowerNormalization(const Node &n, LowerCtx &ctx) {
   std::vector<Expr> iv = ctx.idxVars(rank);
   Expr y = bin(BinOp::Mul, centered(iv), statAt(inv, iv));
   auto param = [&](size_t i) {
-    return Cast::make(u, ctx.readBroadcast(ctx.defOf(n.input(i)), shape, iv));
+    int def = ctx.defOf(n.input(i));
+    return Cast::make(u, instance ? ctx.read(def, {iv[1]})
+                                  : ctx.readBroadcast(def, shape, iv));
   };
   y = bin(BinOp::Mul, y, param(1));
   if (n.numInputs() > 2 && n.input(2))
@@ -711,6 +719,7 @@ Status lowerReduction(const Node &n, LowerCtx &ctx) {
     return lowerBatchNorm(n, ctx);
   case OpKind::LayerNormalization:
   case OpKind::RMSNormalization:
+  case OpKind::InstanceNormalization:
     return lowerNormalization(n, ctx);
   case OpKind::ArgMax:
   case OpKind::ArgMin:

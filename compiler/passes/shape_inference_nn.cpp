@@ -491,6 +491,26 @@ Status inferNormalization(Context &c, Node &n) {
   return Status::ok();
 }
 
+/// InstanceNormalization: Y like X (N, C, D1, ...); scale and B are [C].
+Status inferInstanceNorm(Context &c, Node &n) {
+  const TensorType &x = inputType(n, 0);
+  if (!isFloat(x.dtype))
+    return makeError(n.describe(), ": ", inputLabel(n, 0),
+                     " must be a float tensor, got ", x.str());
+  AOTC_RETURN_IF_ERROR(requireRank(n, 0, 3));
+  for (size_t i = 1; i < 3; ++i) {
+    AOTC_RETURN_IF_ERROR(requireSameDType(n, 0, i));
+    const TensorType &p = inputType(n, i);
+    if (p.rank() != 1)
+      return makeError(n.describe(), ": ", inputLabel(n, i),
+                       " must have rank 1 (the channels), got ", p.str());
+    AOTC_RETURN_IF_ERROR(
+        requireEqual(c, n, p.dims[0], x.dims[1], inputLabel(n, i) + " size"));
+  }
+  setResult(c, n, 0, x.dtype, x.dims);
+  return Status::ok();
+}
+
 } // namespace
 
 Status inferNN(Context &c, Node &n) {
@@ -522,6 +542,8 @@ Status inferNN(Context &c, Node &n) {
   case OpKind::LayerNormalization:
   case OpKind::RMSNormalization:
     return inferNormalization(c, n);
+  case OpKind::InstanceNormalization:
+    return inferInstanceNorm(c, n);
   case OpKind::Hardmax:
   case OpKind::LpNormalization: {
     const TensorType &x = inputType(n, 0);

@@ -126,6 +126,27 @@ def cases():
                 [helper.make_node("RMSNormalization", ["x", "g"], ["y"], axis=-1, epsilon=1e-6)],
                 [("x", f32, ["b", 20]), ("g", f32, [20])], [("y", f32, ["b", 20])],
                 [{"x": [b, 20], "g": [20]} for b in (1, 5)], 1, 8, False, rms))
+    # InstanceNormalization: the rows are each (batch, channel)'s spatial
+    # dims; scale and bias are read per channel (dim 1).
+    inorm = [helper.make_node("InstanceNormalization", ["x", "g", "bb"], ["y"], epsilon=1e-3)]
+
+    def inorm_ref(arrays):
+        x, g, b = arrays
+        axes = tuple(range(2, x.ndim))
+        xd = x.astype(np.float64)
+        m = xd.mean(axis=axes, keepdims=True)
+        v = ((xd - m) ** 2).mean(axis=axes, keepdims=True)
+        shape = (1, -1) + (1,) * (x.ndim - 2)
+        return [((xd - m) / np.sqrt(v + 1e-3) * g.reshape(shape) + b.reshape(shape)).astype(x.dtype)]
+    out.append(("instancenorm_2d", 17, inorm, [("x", f32, ["b", 5, 7, 9]), ("g", f32, [5]), ("bb", f32, [5])],
+                [("y", f32, ["b", 5, 7, 9])], [{"x": [b, 5, 7, 9], "g": [5], "bb": [5]} for b in (0, 1, 3)],
+                1, 8, False, None))
+    out.append(("instancenorm_1d_short", 6, inorm, [("x", f32, [2, 3, 5]), ("g", f32, [3]), ("bb", f32, [3])],
+                [("y", f32, [2, 3, 5])], [{"x": [2, 3, 5], "g": [3], "bb": [3]}], 1, 0, False, None))
+    out.append(("instancenorm_3d_f64", 22, inorm, [("x", f64, ["b", 4, 3, 5, 6]), ("g", f64, [4]),
+                                                  ("bb", f64, [4])],
+                [("y", f64, ["b", 4, 3, 5, 6])], [{"x": [b, 4, 3, 5, 6], "g": [4], "bb": [4]} for b in (1, 2)],
+                1, 0, False, inorm_ref))  # three row axes: scalar loops
     # Integers: x - max(x) per row (no wrap: both int32), scalar loops.
     out.append(("int32_minus_rowmax", 17,
                 [helper.make_node("ReduceMax", ["x"], ["m"], axes=[-1]),
@@ -186,7 +207,7 @@ def cases():
 # Cases whose rows are long enough (64 terms or more) for a work-group
 # reduction on GPU profiles.
 LONG_ROWS = {"softmax_last_64", "softmax_last_300", "logsoftmax_f64", "layernorm_768", "layernorm_two_axes",
-             "int32_minus_rowmax_200", "sum_two_axes_f64"}
+             "int32_minus_rowmax_200", "sum_two_axes_f64", "instancenorm_3d_f64"}
 
 
 def kernel_configs(aotc, model, env, *extra):
