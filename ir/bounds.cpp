@@ -374,6 +374,17 @@ std::optional<std::pair<Expr, Expr>> BoundsProver::intervalOf(const Expr &e) {
     }
     return in;
   }
+  case ExprKind::Call: {
+    // clamp(v, lo, hi) lies in [lo, hi] whatever v is (an index computed
+    // from data, a Resize's neighbour), where lo <= hi is proven.
+    const Call *c = e.as<Call>();
+    if (c->name != "clamp" || c->args.size() != 3)
+      return std::nullopt;
+    auto lo = interval(c->args[1]), hi = interval(c->args[2]);
+    if (!lo || !hi || !proveNonNegative(simplify(hi->first - lo->second, env_)))
+      return std::nullopt;
+    return pair(lo->first, hi->second);
+  }
   case ExprKind::Select: {
     const Select *s = e.as<Select>();
     size_t m = mark();

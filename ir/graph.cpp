@@ -456,11 +456,12 @@ Expr Graph::addSymbol(const std::string &name, Range range) {
 }
 
 Expr Graph::addValueSymbol(const std::string &name, Range range,
-                           const std::string &input, int64_t index) {
+                           const std::string &input, int64_t index,
+                           DType type) {
   std::string unique = name;
   for (int k = 2; findSymbol(unique); ++k)
     unique = name + "_" + std::to_string(k);
-  symbols_.emplace_back(unique, range, Var::make(unique), input, index);
+  symbols_.emplace_back(unique, range, Var::make(unique, type), input, index);
   return symbols_.back().var;
 }
 

@@ -265,6 +265,10 @@ struct Assumption {
 /// integer graph input instead (a Reshape shape, Slice starts, ... given at
 /// run time): `valueInput` names the input, `valueIndex` the element, and
 /// the runtime binds it from the input's data rather than from a dim. A
+/// value symbol of a float input (a Resize's scales given at run time) has
+/// a Float64 Var: the runtime stores the element's value as the bits of a
+/// double in its int64 slot, and it appears only in the definitions of
+/// derived symbols (the sizes computed from it), never in a kernel. A
 /// derived symbol stands for `definition`, an expression over the symbols
 /// declared before it, which the wrapper computes once per run: a size
 /// that depends on values through branches (a Reshape dim that is the
@@ -284,6 +288,8 @@ struct Symbol {
   Expr definition; ///< defined: a derived symbol
   bool isValue() const { return !valueInput.empty(); }
   bool isDerived() const { return definition.defined(); }
+  /// A float value symbol (its slot holds a double's bits).
+  bool isFloat() const { return aotc::isFloat(var.type()); }
 };
 
 class Graph {
@@ -322,9 +328,11 @@ public:
   /// and narrows nothing (keeps the first range).
   Expr addSymbol(const std::string &name, Range range);
   /// Declares a value symbol (see Symbol) under a fresh name based on
-  /// \p name and returns its Var.
+  /// \p name and returns its Var (of type \p type: Int64, or Float64 for
+  /// a float input's element).
   Expr addValueSymbol(const std::string &name, Range range,
-                      const std::string &input, int64_t index);
+                      const std::string &input, int64_t index,
+                      DType type = DType::Int64);
   /// Declares a derived symbol (see Symbol) under a fresh name based on
   /// \p name, or returns the one whose definition equals \p definition.
   Expr addDerivedSymbol(const std::string &name, Range range,

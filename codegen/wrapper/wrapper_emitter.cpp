@@ -14,6 +14,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <cstdio>
 #include <map>
 #include <set>
 
@@ -179,8 +180,11 @@ std::string WrapperEmitter::bindSymbols(const std::set<int> &used) const {
     return "  (void)s;\n";
   std::string out;
   for (int i : used)
-    out += "  const int64_t " + symbolIdents_[i] + " = s[" + std::to_string(i) +
-           "];\n";
+    out += m_.symbols[i].isFloat()
+               ? "  const double " + symbolIdents_[i] + " = aotc_f64(s[" +
+                     std::to_string(i) + "]);\n"
+               : "  const int64_t " + symbolIdents_[i] + " = s[" +
+                     std::to_string(i) + "];\n";
   return out;
 }
 
@@ -474,8 +478,11 @@ Status WrapperEmitter::emitDeriveSymbols() {
                        printExpr(s.definition));
     std::string bind; // (no "(void)s;": s is written below)
     for (int k : used)
-      bind += "    const int64_t " + symbolIdents_[k] + " = s[" +
-              std::to_string(k) + "];\n";
+      bind += m_.symbols[k].isFloat()
+                  ? "    const double " + symbolIdents_[k] + " = aotc_f64(s[" +
+                        std::to_string(k) + "]);\n"
+                  : "    const int64_t " + symbolIdents_[k] + " = s[" +
+                        std::to_string(k) + "];\n";
     body += "  {  // " + commentText(s.name) + " = " +
             commentText(printExpr(s.definition)) + "\n" + bind +
             "    bool ovf = false;\n    const int64_t v = " + v +
@@ -635,6 +642,10 @@ Expected<std::string> WrapperEmitter::emitLaunch(const Kernel &k,
     if (it == symbolIndex_.end())
       return fail(Status::error("symbol '" + (v ? v->name : std::string("?")) +
                                 "' is not declared by the module"));
+    if (m_.symbols[it->second].isFloat())
+      return fail(Status::error("symbol '" + v->name +
+                                "' is a float value: kernels read it from "
+                                "its input, not as an argument"));
     used.insert(it->second);
     args += "        {AOTC_ARG_I64, " + std::to_string(it->second) + ", " +
             symbolIdents_[it->second] + "},  // " +
@@ -732,6 +743,9 @@ Expected<std::string> WrapperEmitter::checkedCxx(const Expr &e,
   int64_t c;
   if (e.isConst(c))
     return i64(c);
+  if (isFloat(e.type()))
+    return makeError(what, ": a float where a size is expected: ",
+                     printExpr(e));
   if (const Var *v = e.as<Var>()) {
     auto it = symbolIndex_.find(v->id);
     if (it == symbolIndex_.end())
@@ -739,6 +753,13 @@ Expected<std::string> WrapperEmitter::checkedCxx(const Expr &e,
                        "', which is not a symbol: ", printExpr(e));
     used.insert(it->second);
     return symbolIdents_[it->second];
+  }
+  if (const Binary *b = e.as<Binary>();
+      b && isComparison(b->op) && isFloat(b->a.type())) {
+    // A comparison of float values (a scale given at run time > 0).
+    AOTC_ASSIGN_OR_RETURN(std::string x, doubleCxx(b->a, what, used));
+    AOTC_ASSIGN_OR_RETURN(std::string y, doubleCxx(b->b, what, used));
+    return "(" + x + " " + binOpName(b->op) + " " + y + ")";
   }
   if (const Binary *b = e.as<Binary>()) {
     AOTC_ASSIGN_OR_RETURN(std::string x, checkedCxx(b->a, what, used));
@@ -780,9 +801,14 @@ Expected<std::string> WrapperEmitter::checkedCxx(const Expr &e,
     AOTC_ASSIGN_OR_RETURN(std::string a, checkedCxx(n->a, what, used));
     return "!" + a;
   }
-  if (const Cast *cast = e.as<Cast>())
-    if (!isFloat(cast->type) && !isFloat(cast->value.type()))
+  if (const Cast *cast = e.as<Cast>()) {
+    if (!isFloat(cast->value.type()))
       return checkedCxx(cast->value, what, used);
+    // A size computed in double from float values (truncated toward zero,
+    // as OpenCL converts); NaN or a value outside 64 bits overflows.
+    AOTC_ASSIGN_OR_RETURN(std::string v, doubleCxx(cast->value, what, used));
+    return "aotc_ck_f2i(" + v + ", &ovf)";
+  }
   return makeError(what, " is not a size expression: ", printExpr(e));
 }
 
@@ -802,9 +828,22 @@ Expected<std::string> WrapperEmitter::doubleCxx(const Expr &e,
     used.insert(it->second);
     return "(double)" + symbolIdents_[it->second];
   }
+  if (const FloatImm *f = e.as<FloatImm>()) {
+    char text[40];
+    std::snprintf(text, sizeof text, "%.17g", f->value);
+    return "(" + std::string(text) + ")";
+  }
+  if (const Call *call = e.as<Call>();
+      call && call->args.size() == 1 &&
+      (call->name == "floor" || call->name == "ceil" || call->name == "rint")) {
+    AOTC_ASSIGN_OR_RETURN(std::string a, doubleCxx(call->args[0], what, used));
+    return "__builtin_" + call->name + "(" + a + ")";
+  }
   if (const Binary *b = e.as<Binary>()) {
     AOTC_ASSIGN_OR_RETURN(std::string x, doubleCxx(b->a, what, used));
     AOTC_ASSIGN_OR_RETURN(std::string y, doubleCxx(b->b, what, used));
+    if (b->op == BinOp::Div && isFloat(e.type()))
+      return "(" + x + " / " + y + ")";
     switch (b->op) {
     case BinOp::Add:
       return "(" + x + " + " + y + ")";
@@ -829,9 +868,20 @@ Expected<std::string> WrapperEmitter::doubleCxx(const Expr &e,
                           doubleCxx(sel->falseValue, what, used));
     return "(" + c0 + " ? " + t + " : " + f + ")";
   }
-  if (const Cast *cast = e.as<Cast>())
+  if (const Cast *cast = e.as<Cast>()) {
     if (!isFloat(cast->type) && !isFloat(cast->value.type()))
       return doubleCxx(cast->value, what, used);
+    if (cast->type == DType::Float64)
+      return doubleCxx(cast->value, what, used);
+    if (cast->type == DType::Float32) { // rounded to float, as a kernel would
+      AOTC_ASSIGN_OR_RETURN(std::string v, doubleCxx(cast->value, what, used));
+      return "(double)(float)" + v;
+    }
+    if (isFloat(cast->value.type())) { // to an integer: truncated, checked
+      AOTC_ASSIGN_OR_RETURN(std::string v, doubleCxx(cast->value, what, used));
+      return "(double)aotc_ck_f2i(" + v + ", &ovf)";
+    }
+  }
   // Anything else (a modulo in a size): evaluated exactly, with the checks
   // check_symbols() has already passed.
   AOTC_ASSIGN_OR_RETURN(std::string v, checkedCxx(e, what, used));
@@ -1043,6 +1093,21 @@ __attribute__((unused)) static inline int64_t aotc_ck_fdiv(int64_t a, int64_t b,
   }
   int64_t q = a / b;
   return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
+}
+// A float value symbol's slot holds a double's bits.
+__attribute__((unused)) static inline double aotc_f64(int64_t bits) {
+  double d;
+  __builtin_memcpy(&d, &bits, sizeof d);
+  return d;
+}
+// A size computed in double, truncated toward zero; NaN or a value outside
+// 64 bits overflows.
+__attribute__((unused)) static inline int64_t aotc_ck_f2i(double v, bool *ovf) {
+  if (!(v >= -9223372036854775808.0 && v < 9223372036854775808.0)) {
+    *ovf = true;
+    return 0;
+  }
+  return (int64_t)v;
 }
 __attribute__((unused)) static inline int64_t aotc_ck_mod(int64_t a, int64_t b, bool *ovf) {
   if (b == 0 || b == -1) {

@@ -6,6 +6,7 @@
 /// ONNX's reference pads.
 #include "compiler/lowering/lowering.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace aotc {
@@ -19,9 +20,9 @@ Expr bin(BinOp op, const Expr &a, const Expr &b) {
 /// The source coordinate of output index \p i along an axis of input size
 /// \p in and output size \p out, in \p ft.
 Expr sourceCoordinate(const std::string &mode, const Expr &i, const Expr &in,
-                      const Expr &out, double scale, DType ft) {
+                      const Expr &out, const Expr &s, DType ft) {
   Expr x = Cast::make(ft, i);
-  Expr half = literal(ft, 0.5), s = literal(ft, scale);
+  Expr half = literal(ft, 0.5);
   Expr fin = Cast::make(ft, in), fout = Cast::make(ft, out);
   if (mode == "asymmetric")
     return bin(BinOp::Div, x, s);
@@ -48,11 +49,55 @@ Expr sourceCoordinate(const std::string &mode, const Expr &i, const Expr &in,
   return hp; // half_pixel
 }
 
-/// An index clamped to [0, in - 1].
+/// An index clamped to [0, in - 1]: OpenCL's clamp, whose result the
+/// prover bounds whatever the index (no index check follows where in >= 1
+/// is proven).
 Expr clampIndex(const Expr &v, const Expr &in) {
-  Expr hi = in - Expr(1);
-  Expr lo = Select::make(cmp(BinOp::LT, v, Expr(0)), Expr(0), v);
-  return Select::make(cmp(BinOp::GT, lo, hi), hi, lo);
+  return Call::make(DType::Int64, "clamp", {v, Expr(0), in - Expr(1)});
+}
+
+/// True if the scale of a dim (\p known: NaN unless shape inference found
+/// it) is read from the scales given at run time.
+bool readsScales(const Node &n, double known) {
+  if (!std::isnan(known))
+    return false;
+  const Value *sizes = n.numInputs() == 2 ? nullptr : n.input(3);
+  return !(sizes && sizes->symbolicData() &&
+           !sizes->type().numel().isConstValue(0));
+}
+
+/// The scale of dim \p k in \p ft: the constant shape inference found, or
+/// computed in the kernel from the sizes (out / in, or the smallest or
+/// largest such ratio over the axes under keep_aspect_ratio_policy) or
+/// read from the scales given at run time.
+Expr scaleOf(const Node &n, LowerCtx &ctx, int k, double known, DType ft,
+             const std::vector<int64_t> &axes) {
+  if (!std::isnan(known))
+    return literal(ft, known);
+  const Value *x = n.input(0), *out = n.output(0);
+  auto ratio = [&](const Expr &size, int d) {
+    return bin(BinOp::Div, Cast::make(ft, size),
+               Cast::make(ft, x->type().dims[d]));
+  };
+  bool opset10 = n.numInputs() == 2;
+  const Value *sizes = opset10 ? nullptr : n.input(3);
+  size_t j = std::find(axes.begin(), axes.end(), k) - axes.begin();
+  if (sizes && sizes->symbolicData() &&
+      !sizes->type().numel().isConstValue(0)) {
+    const std::string &policy = n.stringAttr("keep_aspect_ratio_policy");
+    if (policy == "stretch")
+      return ratio(out->type().dims[k], k);
+    Expr s;
+    for (size_t a = 0; a < axes.size(); ++a) {
+      Expr r = ratio((*sizes->symbolicData())[a], static_cast<int>(axes[a]));
+      s = !s.defined() ? r
+                       : bin(policy == "not_smaller" ? BinOp::Max : BinOp::Min,
+                             s, r);
+    }
+    return s;
+  }
+  const Value *scales = n.input(opset10 ? 1 : 2);
+  return Cast::make(ft, ctx.readValue(scales, {Expr(static_cast<int64_t>(j))}));
 }
 
 } // namespace
@@ -66,6 +111,14 @@ Status lowerResize(const Node &n, LowerCtx &ctx) {
   const std::string &ct = n.stringAttr("coordinate_transformation_mode");
   bool linear = n.stringAttr("mode") == "linear";
   const std::string &nm = n.stringAttr("nearest_mode");
+  std::vector<int64_t> axes;
+  if (n.hasAttr("axes")) {
+    for (int64_t a : n.intsAttr("axes"))
+      axes.push_back(a < 0 ? a + r : a);
+  } else {
+    for (int64_t a = 0; a < r; ++a)
+      axes.push_back(a);
+  }
   std::vector<Expr> iv = ctx.idxVars(r);
   const std::vector<Expr> &inDims = x->type().dims;
   const std::vector<Expr> &outDims = out->type().dims;
@@ -79,8 +132,29 @@ Status lowerResize(const Node &n, LowerCtx &ctx) {
   for (int k = 0; k < r; ++k) {
     if (inDims[k].sameAs(outDims[k]) && scales[k] == 1.0)
       continue; // same size, scale 1: the identity for every mode
-    Expr c = sourceCoordinate(ct, Cast::make(DType::Int64, iv[k]), inDims[k],
-                              outDims[k], scales[k], ft);
+    if (std::find(axes.begin(), axes.end(), k) == axes.end())
+      continue; // not resized
+    Expr c;
+    if (readsScales(n, scales[k])) {
+      // A scale given at run time: the source coordinates along the axis
+      // are a small table computed once (out_k elements), so that the
+      // kernel reads one value per axis instead of repeating the division
+      // by a loaded scale in every neighbour's weight and index.
+      TensorDef table;
+      table.kind = TensorDef::Kind::Pointwise;
+      table.name = out->name() + "_src" + std::to_string(k);
+      table.dtype = ft;
+      table.shape = {outDims[k]};
+      table.body = sourceCoordinate(ct, ctx.idx(0), inDims[k], outDims[k],
+                                    scaleOf(n, ctx, k, scales[k], ft, axes),
+                                    ft);
+      table.materialize = true;
+      c = ctx.read(ctx.add(std::move(table)), {iv[k]});
+    } else {
+      c = sourceCoordinate(ct, Cast::make(DType::Int64, iv[k]), inDims[k],
+                           outDims[k], scaleOf(n, ctx, k, scales[k], ft, axes),
+                           ft);
+    }
     if (!linear) {
       Expr f;
       if (nm == "floor")

@@ -1,9 +1,12 @@
 /// \file
 /// Shape inference of Resize (opsets 10-25): the output size from `sizes` or
-/// `scales` (constants), and the scale per axis that the coordinate
-/// transformation uses, stored on the node as `aotc_scales` for lowering.
+/// `scales` (constants, or given at run time: value symbols, the sizes then
+/// derived symbols the wrapper computes), and the scale per axis that the
+/// coordinate transformation uses where it is known at compile time, stored
+/// on the node as `aotc_scales` (NaN: lowering computes it) for lowering.
 #include "compiler/passes/shape_inference_internal.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace aotc {
@@ -45,9 +48,10 @@ Status inferResize(Context &c, Node &n) {
                      "' is not supported");
   if (n.intAttr("antialias") != 0)
     return makeError(n.describe(), ": antialias is not supported");
-  if (n.stringAttr("keep_aspect_ratio_policy") != "stretch")
-    return makeError(n.describe(), ": keep_aspect_ratio_policy '",
-                     n.stringAttr("keep_aspect_ratio_policy"),
+  const std::string &policy = n.stringAttr("keep_aspect_ratio_policy");
+  if (policy != "stretch" && policy != "not_larger" &&
+      policy != "not_smaller")
+    return makeError(n.describe(), ": keep_aspect_ratio_policy '", policy,
                      "' is not supported");
   std::vector<int64_t> axes;
   if (n.hasAttr("axes")) {
@@ -59,51 +63,120 @@ Status inferResize(Context &c, Node &n) {
   }
   // Opset 10: (X, scales); 11+: (X, roi, scales, sizes).
   size_t scalesIn = c.opset < 11 ? 1 : 2, sizesIn = 3;
+  // The scale per dim when known at compile time; NaN where the lowering
+  // computes it (from sizes or scales given at run time).
+  const double unknown = std::nan("");
   std::vector<double> scale(rank, 1.0);
   std::vector<Expr> out = x.dims;
   bool haveSizes = c.opset >= 11 && n.input(sizesIn) &&
                    !inputType(n, sizesIn).numel().isConstValue(0);
   if (haveSizes) {
-    AOTC_ASSIGN_OR_RETURN(std::vector<int64_t> sizes,
-                          knownInts(n, sizesIn, "sizes"));
+    AOTC_ASSIGN_OR_RETURN(std::vector<Expr> sizes,
+                          knownData(n, sizesIn, "sizes"));
     if (sizes.size() != axes.size())
       return makeError(n.describe(), ": 'sizes' has ", sizes.size(),
                        " values for ", axes.size(), " axes");
+    // Ratios out / in per axis, exact where both are constants.
+    std::vector<int64_t> in(axes.size()), size(axes.size());
+    bool known = true;
     for (size_t k = 0; k < axes.size(); ++k) {
-      int64_t in;
-      if (!x.dims[axes[k]].isConst(in))
-        return makeError(n.describe(), ": Resize to fixed sizes of the ",
-                         "symbolic dim ", printExpr(x.dims[axes[k]]),
-                         " is not supported");
-      if (sizes[k] < 0)
-        return makeError(n.describe(), ": negative size ", sizes[k]);
-      out[axes[k]] = Expr(sizes[k]);
-      scale[axes[k]] = in > 0 ? double(sizes[k]) / double(in) : 1.0;
+      if (sizes[k].isConst(size[k]) && size[k] < 0)
+        return makeError(n.describe(), ": negative size ", size[k]);
+      known &= sizes[k].isConst(size[k]) && x.dims[axes[k]].isConst(in[k]);
+    }
+    if (policy == "stretch") {
+      for (size_t k = 0; k < axes.size(); ++k) {
+        out[axes[k]] = sizes[k];
+        scale[axes[k]] =
+            !known ? unknown : in[k] > 0 ? double(size[k]) / in[k] : 1.0;
+      }
+    } else if (known) {
+      // One scale for every axis (the smallest or largest ratio), the
+      // sizes rounded half up from it.
+      bool larger = policy == "not_smaller";
+      double s = larger ? 0 : INFINITY;
+      for (size_t k = 0; k < axes.size(); ++k) {
+        double r = in[k] > 0 ? double(size[k]) / in[k] : 1.0;
+        s = larger ? std::max(s, r) : std::min(s, r);
+      }
+      for (size_t k = 0; k < axes.size(); ++k) {
+        out[axes[k]] = Expr(static_cast<int64_t>(std::floor(s * in[k] + 0.5)));
+        scale[axes[k]] = s;
+      }
+    } else {
+      // The same in double, by the wrapper: each size a derived symbol.
+      BinOp pick = policy == "not_smaller" ? BinOp::Max : BinOp::Min;
+      Expr s;
+      for (size_t k = 0; k < axes.size(); ++k) {
+        Expr r = Binary::make(BinOp::Div, Cast::make(DType::Float64, sizes[k]),
+                              Cast::make(DType::Float64, x.dims[axes[k]]));
+        s = s.defined() ? Binary::make(pick, s, r) : r;
+      }
+      for (size_t k = 0; k < axes.size(); ++k) {
+        Expr d = Binary::make(
+            BinOp::Mul, s, Cast::make(DType::Float64, x.dims[axes[k]]));
+        d = Call::make(DType::Float64, "floor",
+                       {Binary::make(BinOp::Add, d, FloatImm::make(0.5, DType::Float64))});
+        out[axes[k]] = deriveSymbol(
+            c, n.output(0)->name() + "_d" + std::to_string(axes[k]),
+            Cast::make(DType::Int64, d));
+        scale[axes[k]] = unknown;
+      }
     }
   } else {
     if (!n.input(scalesIn))
       return makeError(n.describe(), ": neither 'scales' nor 'sizes' given");
-    AOTC_ASSIGN_OR_RETURN(std::vector<double> scales,
-                          floatConstant(c, n, scalesIn, "scales"));
-    if (scales.size() != axes.size())
-      return makeError(n.describe(), ": 'scales' has ", scales.size(),
-                       " values for ", axes.size(), " axes");
-    for (size_t k = 0; k < axes.size(); ++k) {
-      double s = scales[k];
-      if (!(s > 0))
-        return makeError(n.describe(), ": scale ", s, " must be positive");
-      const Expr &d = x.dims[axes[k]];
-      int64_t in;
-      if (d.isConst(in)) {
-        out[axes[k]] = Expr(static_cast<int64_t>(std::floor(in * s)));
-      } else if (s == std::floor(s)) {
-        out[axes[k]] = simplifyDim(c, d * Expr(static_cast<int64_t>(s)));
-      } else {
-        return makeError(n.describe(), ": a fractional scale ", s,
-                         " of the symbolic dim ", printExpr(d),
-                         " is not supported");
+    const Value *sv = n.input(scalesIn);
+    if (!sv->isConstant() && sv->symbolicData()) {
+      // Scales given at run time (float value symbols): each size is
+      // floor(in * scale) in double, computed by the wrapper, and the run
+      // refuses a scale that is not positive.
+      const std::vector<Expr> &given = *sv->symbolicData();
+      if (given.size() != axes.size())
+        return makeError(n.describe(), ": 'scales' has ", given.size(),
+                         " values for ", axes.size(), " axes");
+      for (size_t k = 0; k < axes.size(); ++k) {
+        Expr positive = Binary::make(BinOp::GT, given[k],
+                                     FloatImm::make(0, DType::Float64));
+        c.graph.addAssumption(positive, n.describe() + ": scale " +
+                                            std::to_string(k) +
+                                            " is not positive");
+        Expr d = Binary::make(BinOp::Mul,
+                              Cast::make(DType::Float64, x.dims[axes[k]]),
+                              given[k]);
+        out[axes[k]] = deriveSymbol(
+            c, n.output(0)->name() + "_d" + std::to_string(axes[k]),
+            Cast::make(DType::Int64, Call::make(DType::Float64, "floor", {d})));
+        scale[axes[k]] = unknown;
       }
-      scale[axes[k]] = s;
+    } else {
+      AOTC_ASSIGN_OR_RETURN(std::vector<double> scales,
+                            floatConstant(c, n, scalesIn, "scales"));
+      if (scales.size() != axes.size())
+        return makeError(n.describe(), ": 'scales' has ", scales.size(),
+                         " values for ", axes.size(), " axes");
+      for (size_t k = 0; k < axes.size(); ++k) {
+        double s = scales[k];
+        if (!(s > 0))
+          return makeError(n.describe(), ": scale ", s, " must be positive");
+        const Expr &d = x.dims[axes[k]];
+        int64_t in;
+        if (d.isConst(in)) {
+          out[axes[k]] = Expr(static_cast<int64_t>(std::floor(in * s)));
+        } else if (s == std::floor(s)) {
+          out[axes[k]] = simplifyDim(c, d * Expr(static_cast<int64_t>(s)));
+        } else {
+          // floor(d * s) in double, by the wrapper.
+          out[axes[k]] = deriveSymbol(
+              c, n.output(0)->name() + "_d" + std::to_string(axes[k]),
+              Cast::make(DType::Int64,
+                         Call::make(DType::Float64, "floor",
+                                    {Binary::make(BinOp::Mul,
+                                                  Cast::make(DType::Float64, d),
+                                                  FloatImm::make(s, DType::Float64))})));
+        }
+        scale[axes[k]] = s;
+      }
     }
   }
   n.setAttr("aotc_scales", Attribute{scale, std::nullopt});

@@ -24,6 +24,8 @@ bool readsSizes(OpKind op, size_t i) {
     return i >= 1 && i <= 4; // starts, ends, axes, steps
   case OpKind::Range:
     return i <= 2;
+  case OpKind::Resize:
+    return i == 3; // sizes
   case OpKind::ConstantOfShape:
     return i == 0;
   case OpKind::Squeeze:
@@ -33,6 +35,15 @@ bool readsSizes(OpKind op, size_t i) {
   default:
     return false;
   }
+}
+
+/// True if operand \p i of \p n reads a float input's values as sizes:
+/// a Resize's scales (input 1 in opset 10, 2 after), a float Range's
+/// bounds.
+bool readsFloatSizes(const Node &n, size_t i, int64_t opset) {
+  if (n.op() == OpKind::Resize)
+    return i == (opset > 0 && opset < 11 ? 1u : 2u);
+  return n.op() == OpKind::Range && i <= 2;
 }
 
 /// The range of a value symbol of integer type \p t: the type's own, but
@@ -47,17 +58,47 @@ Range valueRange(DType t) {
   return Range{-kLimit, kLimit};
 }
 
+/// A float input (float32 or float64) that a node reads directly as sizes
+/// gets float value symbols (Symbol::isFloat): the sizes computed from it
+/// are derived symbols the wrapper evaluates in double.
+bool bindFloatValueSymbols(Graph &g, Value *in, int64_t count) {
+  bool sizes = false;
+  for (const auto &node : g.nodes())
+    for (size_t i = 0; i < node->numInputs(); ++i)
+      sizes |= node->input(i) == in &&
+               readsFloatSizes(*node, i, g.opsetVersion);
+  if (!sizes)
+    return false;
+  std::vector<Expr> data;
+  for (int64_t k = 0; k < count; ++k) {
+    std::string name = in->type().rank() == 0
+                           ? in->name()
+                           : in->name() + "[" + std::to_string(k) + "]";
+    // The range is the slot's: the runtime checks that the value is finite.
+    data.push_back(g.addValueSymbol(name, Range{INT64_MIN, INT64_MAX},
+                                    in->name(), k, DType::Float64));
+  }
+  in->setSymbolicData(std::move(data));
+  return true;
+}
+
 } // namespace
 
 Status bindValueSymbols(Graph &g) {
   for (Value *in : g.inputs()) {
     const TensorType &t = in->type();
-    if ((t.dtype != DType::Int64 && t.dtype != DType::Int32) || t.rank() > 1)
+    bool floats = t.dtype == DType::Float32 || t.dtype == DType::Float64;
+    if ((t.dtype != DType::Int64 && t.dtype != DType::Int32 && !floats) ||
+        t.rank() > 1)
       continue;
     int64_t count = 1;
     if (t.rank() == 1 && (!t.dims[0].isConst(count) || count < 0 ||
                           count > kMaxIORank))
       continue;
+    if (floats) {
+      bindFloatValueSymbols(g, in, count);
+      continue;
+    }
     // Everything computed from the input (Shape and Size read no data).
     std::set<const Value *> reached{in};
     bool sizes = false;

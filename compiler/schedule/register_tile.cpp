@@ -357,6 +357,10 @@ RegisterTile gpuTile(const ReductionNest &nest, int m, int n, bool vectorN) {
   return t;
 }
 
+/// Expression nodes beyond which a pointwise element is not unrolled into a
+/// row.
+constexpr size_t kMaxRowElement = 300;
+
 } // namespace
 
 RegisterTile chooseRegisterTile(const ReductionNest &nest,
@@ -371,6 +375,18 @@ RegisterTile chooseRegisterTile(const ReductionNest &nest,
     // once per row and the stores are contiguous, which LLVM vectorizes.
     // A static extent's last row is the remainder (58 = 3 x 16 + 10).
     if (rank < 1)
+      return t;
+    // A large element (a Resize blending 16 neighbours that it gathers)
+    // stays one per work-item: a row would be 16 unrolled copies of it
+    // (PoCL took seconds to compile those), for index arithmetic that is
+    // small beside it.
+    std::vector<Expr> at;
+    for (int k = 0; k < rank; ++k)
+      at.push_back(Var::make("i" + std::to_string(k)));
+    VarBindings lets;
+    Stmt element = nest.finish(at, Expr());
+    if (const Store *st = storeUnderLets(element, lets);
+        st && exprLargerThan(st->value, kMaxRowElement))
       return t;
     int64_t tn = 16, e;
     if (nest.shape[rank - 1].isConst(e) && e < tn)

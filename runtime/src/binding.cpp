@@ -8,6 +8,7 @@
 #include "util.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 
 namespace aotc::rt {
@@ -111,6 +112,26 @@ aotc_status_t Container::bindInputs(const aotc_tensor_t *inputs,
                   got.data ? "the buffer is too small" : "data is null");
     const auto *bytes = static_cast<const uint8_t *>(got.data) + offset;
     int64_t value;
+    if (want.dtype == AOTC_DT_FLOAT32 || want.dtype == AOTC_DT_FLOAT64) {
+      // A float value symbol: the value, as a double's bits.
+      double f;
+      if (want.dtype == AOTC_DT_FLOAT32) {
+        float f32;
+        std::memcpy(&f32, bytes, sizeof f32);
+        f = f32;
+      } else {
+        std::memcpy(&f, bytes, sizeof f);
+      }
+      if (!std::isfinite(f))
+        return fail(AOTC_ERROR_INVALID_ARGUMENT,
+                    "input '%s' element %lld: %s = %g is not finite (it "
+                    "gives sizes)",
+                    want.name, ll(sym.value_index), sym.name, f);
+      std::memcpy(&value, &f, sizeof value);
+      out.symbols[s] = value;
+      bound[s] = true;
+      continue;
+    }
     if (want.dtype == AOTC_DT_INT32) {
       int32_t v32;
       std::memcpy(&v32, bytes, sizeof v32);
@@ -219,8 +240,17 @@ aotc_status_t Container::deriveAndCheckSymbols(int64_t *symbols,
     std::string text;
     for (int32_t s = 0; s < d.num_symbols; ++s) {
       const AotcSymbolDesc &sym = d.symbols[s];
-      text += formatString("%s%s = %lld", s ? ", " : "", sym.name,
-                           ll(symbols[s]));
+      int32_t dt = sym.kind == AOTC_SYMBOL_VALUE
+                       ? d.inputs[sym.value_input].dtype
+                       : AOTC_DT_INT64;
+      if (dt == AOTC_DT_FLOAT32 || dt == AOTC_DT_FLOAT64) {
+        double f;
+        std::memcpy(&f, &symbols[s], sizeof f);
+        text += formatString("%s%s = %g", s ? ", " : "", sym.name, f);
+      } else {
+        text += formatString("%s%s = %lld", s ? ", " : "", sym.name,
+                             ll(symbols[s]));
+      }
       if (binding && binding->boundAt[s].first >= 0)
         text += formatString(" (input '%s' dim %d)",
                              d.inputs[binding->boundAt[s].first].name,

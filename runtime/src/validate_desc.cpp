@@ -123,14 +123,18 @@ aotc_status_t Container::validateDesc() {
                   "model '%s': symbol %d is derived but the model has no "
                   "derive_symbols",
                   model, i);
+    // (A float input's element is held as a double's bits: a Resize's
+    // scales given at run time.)
     if (value &&
         (s.value_input < 0 || s.value_input >= d.num_inputs ||
          s.value_index < 0 ||
          (d.inputs[s.value_input].dtype != AOTC_DT_INT32 &&
-          d.inputs[s.value_input].dtype != AOTC_DT_INT64)))
+          d.inputs[s.value_input].dtype != AOTC_DT_INT64 &&
+          d.inputs[s.value_input].dtype != AOTC_DT_FLOAT32 &&
+          d.inputs[s.value_input].dtype != AOTC_DT_FLOAT64)))
       return fail(AOTC_ERROR_INTERNAL,
                   "model '%s': symbol %d reads element %lld of input %d, "
-                  "which is no int32 or int64 input",
+                  "which is no int32, int64, float32 or float64 input",
                   model, i, static_cast<long long>(s.value_index),
                   s.value_input);
   }
