@@ -61,8 +61,7 @@ namespace {
 /// run whose value falls outside it; sizes stay below 2^48 as value
 /// symbols do).
 Expr deriveWithin(const Context &c, const std::string &name, const Expr &d,
-                  int64_t lowest) {
-  constexpr int64_t kLimit = int64_t{1} << 48;
+                  int64_t lowest, int64_t kLimit = int64_t{1} << 48) {
   Range r{lowest, kLimit};
   if (std::optional<Range> b = boundsOf(d, c.env)) {
     r.min = std::clamp<int64_t>(b->min, lowest, kLimit);
@@ -77,6 +76,11 @@ Expr deriveWithin(const Context &c, const std::string &name, const Expr &d,
 
 Expr deriveSymbol(const Context &c, const std::string &name, const Expr &d) {
   return deriveWithin(c, name, d, 0);
+}
+
+Expr deriveBoundedSymbol(const Context &c, const std::string &name,
+                         const Expr &d, int64_t max) {
+  return deriveWithin(c, name, d, 0, max);
 }
 
 Expr deriveSignedSymbol(const Context &c, const std::string &name,

@@ -89,9 +89,17 @@ void propagateData(const Context &c, Node &n) {
         break;
       }
       auto ba = boundsOf(args[0], c.env), bb = boundsOf(args[1], c.env);
-      if (!ba || !bb || ba->min < 0 || bb->min <= 0)
+      if (!bb || bb->min <= 0)
         return;
-      r = floorDiv(args[0], args[1]); // = truncation for these signs
+      if (ba && ba->min >= 0) {
+        r = floorDiv(args[0], args[1]); // = truncation for these signs
+        break;
+      }
+      // A numerator of either sign (a difference of sizes): truncation
+      // toward zero, as the kernels divide.
+      r = Select::make(cmp(BinOp::GE, args[0], Expr(0)),
+                       floorDiv(args[0], args[1]),
+                       Expr(0) - floorDiv(Expr(0) - args[0], args[1]));
       break;
     }
     case OpKind::Max:
@@ -272,6 +280,15 @@ Status inferElementwise(Context &c, Node &n) {
     setResult(c, n, 0, dt, x.dims);
     if (isIntegral(x.dtype) && isIntegral(dt))
       propagateData(c, n);
+    // Integer sizes cast to float (a window's length for a float Range):
+    // the data as float expressions, which only derived sizes read.
+    if (isIntegral(x.dtype) && (dt == DType::Float32 || dt == DType::Float64) &&
+        n.input(0)->symbolicData()) {
+      std::vector<Expr> data;
+      for (const Expr &e : *n.input(0)->symbolicData())
+        data.push_back(Cast::make(dt, e));
+      n.output(0)->setSymbolicData(std::move(data));
+    }
     return Status::ok();
   }
   case OpKind::CastLike:

@@ -36,6 +36,11 @@ Status requireSameDType(const Node &n, size_t i, size_t j);
 /// the wrapper computes once per run, named after \p name; the one already
 /// declared with the same definition if any.
 Expr deriveSymbol(const Context &c, const std::string &name, const Expr &d);
+/// As deriveSymbol, declared at most \p max (a Resize's output dim: its
+/// products stay inside 64 bits where its value has no bound the prover
+/// can compute, as a size computed from floats).
+Expr deriveBoundedSymbol(const Context &c, const std::string &name,
+                         const Expr &d, int64_t max);
 /// As deriveSymbol for a value that may be negative (a Slice's step).
 Expr deriveSignedSymbol(const Context &c, const std::string &name,
                         const Expr &d);

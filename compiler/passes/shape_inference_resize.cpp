@@ -14,6 +14,11 @@ namespace shape_inference {
 
 namespace {
 
+/// The largest output dim a Resize computes at run time (a derived size):
+/// 2^24, so that the products of such dims (a stage's buffer) stay inside
+/// 64 bits for the prover. The run refuses a larger one.
+constexpr int64_t kMaxResized = int64_t{1} << 24;
+
 /// A float constant's values (scales and roi are float tensors).
 Expected<std::vector<double>> floatConstant(Context &c, const Node &n,
                                             size_t i,
@@ -37,13 +42,13 @@ Status inferResize(Context &c, Node &n) {
   const TensorType &x = inputType(n, 0);
   int64_t rank = x.rank();
   const std::string &mode = n.stringAttr("mode");
-  if (mode != "nearest" && mode != "linear")
+  if (mode != "nearest" && mode != "linear" && mode != "cubic")
     return makeError(n.describe(), ": Resize mode '", mode,
-                     "' is not supported (nearest and linear are)");
+                     "' is not supported");
   const std::string &ct = n.stringAttr("coordinate_transformation_mode");
   if (ct != "half_pixel" && ct != "half_pixel_symmetric" &&
       ct != "pytorch_half_pixel" && ct != "align_corners" &&
-      ct != "asymmetric")
+      ct != "asymmetric" && ct != "tf_crop_and_resize")
     return makeError(n.describe(), ": coordinate_transformation_mode '", ct,
                      "' is not supported");
   if (n.intAttr("antialias") != 0)
@@ -63,6 +68,18 @@ Status inferResize(Context &c, Node &n) {
   }
   // Opset 10: (X, scales); 11+: (X, roi, scales, sizes).
   size_t scalesIn = c.opset < 11 ? 1 : 2, sizesIn = 3;
+  if (ct == "tf_crop_and_resize") {
+    // The region (starts, then ends, of each axis) is read by the kernel.
+    if (c.opset < 11 || !n.input(1))
+      return makeError(n.describe(), ": tf_crop_and_resize needs 'roi'");
+    const TensorType &roi = inputType(n, 1);
+    if (!isFloat(roi.dtype) || roi.rank() != 1)
+      return makeError(n.describe(), ": ", inputLabel(n, 1),
+                       " (roi) must be a 1-D float tensor, got ", roi.str());
+    AOTC_RETURN_IF_ERROR(requireEqual(
+        c, n, roi.dims[0], Expr(static_cast<int64_t>(2 * axes.size())),
+        inputLabel(n, 1) + " (roi) size"));
+  }
   // The scale per dim when known at compile time; NaN where the lowering
   // computes it (from sizes or scales given at run time).
   const double unknown = std::nan("");
@@ -86,7 +103,19 @@ Status inferResize(Context &c, Node &n) {
     }
     if (policy == "stretch") {
       for (size_t k = 0; k < axes.size(); ++k) {
-        out[axes[k]] = sizes[k];
+        // A size given at run time: its own bounded symbol (a value
+        // symbol's range is 2^48).
+        if (!sizes[k].isConst(size[k]))
+          c.graph.addAssumption(cmp(BinOp::GE, sizes[k], Expr(0)),
+                                n.describe() + ": size " + std::to_string(k) +
+                                    " (" + printExpr(sizes[k]) +
+                                    ") is negative");
+        out[axes[k]] = sizes[k].isConst(size[k])
+                           ? sizes[k]
+                           : deriveBoundedSymbol(
+                                 c, n.output(0)->name() + "_d" +
+                                        std::to_string(axes[k]),
+                                 sizes[k], kMaxResized);
         scale[axes[k]] =
             !known ? unknown : in[k] > 0 ? double(size[k]) / in[k] : 1.0;
       }
@@ -117,9 +146,9 @@ Status inferResize(Context &c, Node &n) {
             BinOp::Mul, s, Cast::make(DType::Float64, x.dims[axes[k]]));
         d = Call::make(DType::Float64, "floor",
                        {Binary::make(BinOp::Add, d, FloatImm::make(0.5, DType::Float64))});
-        out[axes[k]] = deriveSymbol(
+        out[axes[k]] = deriveBoundedSymbol(
             c, n.output(0)->name() + "_d" + std::to_string(axes[k]),
-            Cast::make(DType::Int64, d));
+            Cast::make(DType::Int64, d), kMaxResized);
         scale[axes[k]] = unknown;
       }
     }
@@ -144,9 +173,10 @@ Status inferResize(Context &c, Node &n) {
         Expr d = Binary::make(BinOp::Mul,
                               Cast::make(DType::Float64, x.dims[axes[k]]),
                               given[k]);
-        out[axes[k]] = deriveSymbol(
+        out[axes[k]] = deriveBoundedSymbol(
             c, n.output(0)->name() + "_d" + std::to_string(axes[k]),
-            Cast::make(DType::Int64, Call::make(DType::Float64, "floor", {d})));
+            Cast::make(DType::Int64, Call::make(DType::Float64, "floor", {d})),
+            kMaxResized);
         scale[axes[k]] = unknown;
       }
     } else {
@@ -167,13 +197,14 @@ Status inferResize(Context &c, Node &n) {
           out[axes[k]] = simplifyDim(c, d * Expr(static_cast<int64_t>(s)));
         } else {
           // floor(d * s) in double, by the wrapper.
-          out[axes[k]] = deriveSymbol(
+          out[axes[k]] = deriveBoundedSymbol(
               c, n.output(0)->name() + "_d" + std::to_string(axes[k]),
               Cast::make(DType::Int64,
                          Call::make(DType::Float64, "floor",
                                     {Binary::make(BinOp::Mul,
                                                   Cast::make(DType::Float64, d),
-                                                  FloatImm::make(s, DType::Float64))})));
+                                                  FloatImm::make(s, DType::Float64))})),
+              kMaxResized);
         }
         scale[axes[k]] = s;
       }

@@ -686,9 +686,11 @@ Status inferSplit(Context &c, Node &n) {
   return Status::ok();
 }
 
-/// Range: the element count must be known at compile time: integer start,
-/// limit and delta with known values (delta a constant), or float constants.
-/// Integer results keep their elements as symbolic data.
+/// Range: integer start, limit and delta with known values (constants or
+/// given at run time: the count a derived size, a delta of 0 refused by the
+/// run), or float bounds that are constants or given by graph inputs (the
+/// count computed in double by the wrapper). Integer results with a
+/// constant delta keep their elements as symbolic data.
 Status inferRange(Context &c, Node &n) {
   DType t = inputType(n, 0).dtype;
   for (size_t i = 0; i < 3; ++i) {
@@ -699,49 +701,80 @@ Status inferRange(Context &c, Node &n) {
   }
   if (t == DType::Bool)
     return makeError(n.describe(), ": unsupported dtype 'bool'");
+  const char *names[3] = {"start", "limit", "delta"};
   Expr size;
   std::vector<Expr> data;
   if (isFloat(t)) {
-    double v[3];
+    // Each bound a constant or a float value known by the wrapper (a float
+    // input, an integer one cast): the count ceil((limit - start) / delta)
+    // in double, at compile time or per run.
+    Expr v[3];
+    bool allConst = true;
     for (size_t i = 0; i < 3; ++i) {
       const Value *in = n.input(i);
-      if (!in->isConstant())
+      if (in->isConstant()) {
+        c.graph.freezeInitializer(in, "read at compile time as a bound of " +
+                                          n.describe());
+        v[i] = FloatImm::make(tensorDataFloat(in->data(), t, 0),
+                              DType::Float64);
+      } else if (in->symbolicData() && in->symbolicData()->size() == 1) {
+        v[i] = Cast::make(DType::Float64, in->symbolicData()->front());
+        allConst = false;
+      } else {
         return makeError(n.describe(), ": ", inputLabel(n, i),
-                         " must be known at compile time (the size of a "
-                         "float Range)");
-      c.graph.freezeInitializer(in, "read at compile time as a bound of " +
-                                        n.describe());
-      v[i] = tensorDataFloat(in->data(), t, 0);
+                         " must be known at compile time or given by a graph "
+                         "input (the size of a float Range)");
+      }
     }
-    if (v[2] == 0)
-      return makeError(n.describe(), ": delta is 0");
-    double count = std::ceil((v[1] - v[0]) / v[2]);
-    if (!(count < double(int64_t{1} << 40)))
-      return makeError(n.describe(), ": ", count, " elements are too many");
-    size = Expr(std::max<int64_t>(0, static_cast<int64_t>(count)));
+    if (allConst) {
+      double b[3];
+      for (size_t i = 0; i < 3; ++i)
+        b[i] = v[i].as<FloatImm>()->value;
+      if (b[2] == 0)
+        return makeError(n.describe(), ": delta is 0");
+      double count = std::ceil((b[1] - b[0]) / b[2]);
+      if (!(count < double(int64_t{1} << 40)))
+        return makeError(n.describe(), ": ", count, " elements are too many");
+      size = Expr(std::max<int64_t>(0, static_cast<int64_t>(count)));
+    } else {
+      c.graph.addAssumption(
+          Binary::make(BinOp::NE, v[2], FloatImm::make(0, DType::Float64)),
+          n.describe() + ": delta is 0");
+      Expr count = Call::make(
+          DType::Float64, "ceil",
+          {Binary::make(BinOp::Div, Binary::make(BinOp::Sub, v[1], v[0]),
+                        v[2])});
+      size = deriveSymbol(c, n.output(0)->name() + "_d0",
+                          maxExpr(Cast::make(DType::Int64, count), Expr(0)));
+    }
   } else {
     std::vector<Expr> v(3);
     for (size_t i = 0; i < 3; ++i) {
-      AOTC_ASSIGN_OR_RETURN(std::vector<Expr> d,
-                            knownData(n, i, i == 0   ? "start"
-                                            : i == 1 ? "limit"
-                                                     : "delta"));
+      AOTC_ASSIGN_OR_RETURN(std::vector<Expr> d, knownData(n, i, names[i]));
       v[i] = d.at(0);
     }
     int64_t delta;
-    if (!v[2].isConst(delta))
-      return makeError(n.describe(), ": ", inputLabel(n, 2),
-                       " (delta) must be known at compile time");
-    if (delta == 0)
-      return makeError(n.describe(), ": delta is 0");
-    Expr span = delta > 0 ? v[1] - v[0] : v[0] - v[1];
-    int64_t step = delta > 0 ? delta : -delta;
-    size = maxOf(c, Expr(0), simplifyDim(c, floorDiv(span + Expr(step - 1),
-                                                     Expr(step))));
-    int64_t count;
-    if (size.isConst(count) && count <= 64)
-      for (int64_t i = 0; i < count; ++i)
-        data.push_back(simplifyDim(c, v[0] + Expr(i * delta)));
+    if (v[2].isConst(delta)) {
+      if (delta == 0)
+        return makeError(n.describe(), ": delta is 0");
+      Expr span = delta > 0 ? v[1] - v[0] : v[0] - v[1];
+      int64_t step = delta > 0 ? delta : -delta;
+      size = maxOf(c, Expr(0), simplifyDim(c, floorDiv(span + Expr(step - 1),
+                                                       Expr(step))));
+      int64_t count;
+      if (size.isConst(count) && count <= 64)
+        for (int64_t i = 0; i < count; ++i)
+          data.push_back(simplifyDim(c, v[0] + Expr(i * delta)));
+    } else {
+      // A delta given at run time: ceil(span / |delta|) on the side of its
+      // sign; the run refuses 0.
+      c.graph.addAssumption(cmp(BinOp::NE, v[2], Expr(0)),
+                            n.describe() + ": delta is 0");
+      Expr up = floorDiv(v[1] - v[0] + v[2] - Expr(1), v[2]);
+      Expr down = floorDiv(v[0] - v[1] - v[2] - Expr(1), Expr(0) - v[2]);
+      size = maxExpr(Select::make(cmp(BinOp::GT, v[2], Expr(0)), up, down),
+                     Expr(0));
+    }
   }
   setResult(c, n, 0, t, {size});
   if (!data.empty())

@@ -8,7 +8,10 @@
 /// everything downstream over those symbols, as it does over dims, and the
 /// runtime binds them from the input's data before a run: one .so runs
 /// every shape. Inputs of rank 0, or rank 1 with at most kMaxIORank
-/// elements, of type int32 or int64.
+/// elements, of type int32 or int64; and float32 or float64 inputs that a
+/// Resize reads as its scales or a float Range as a bound, directly: their
+/// symbols are float (Symbol::isFloat), read only by the derived sizes the
+/// wrapper computes from them in double.
 #pragma once
 
 #include "ir/graph.h"

@@ -1,5 +1,7 @@
 #!/usr/bin/env python3
-"""Shapes given at run time: integer graph inputs read as sizes (value symbols).
+"""Shapes given at run time: integer graph inputs read as sizes (value symbols),
+and float ones (a Resize's scales, a float Range's bounds: float value
+symbols, the sizes computed from them in double by the wrapper).
 
 Each model takes its Reshape shape, Slice starts/ends, Tile repeats, Expand
 shape, ConstantOfShape shape, Split sizes (directly, or through shape
@@ -259,6 +261,58 @@ case("resize_fractional_symbolic", model("resize_fractional_symbolic",
                                          [h.make_tensor("scales", T.FLOAT, [4], [1, 1, 1.5, 0.5])]),
      [{"x": rng.standard_normal((b, 2, hh, ww)).astype(F32)} for b, hh, ww in
       ((1, 5, 7), (2, 4, 4), (1, 1, 3), (3, 9, 2))])
+
+# Cubic over four axes whose scales come at run time: two stages of two
+# axes (the second reads the first, materialized); exclude_outside
+# renormalizes the taps inside. tf_crop_and_resize reads its region at run
+# time; a coordinate outside the input gives extrapolation_value.
+x1367 = rng.standard_normal((1, 3, 6, 7)).astype(F32)
+case("resize_cubic_scales", model("resize_cubic_scales",
+                                  [h.make_node("Resize", ["x", "", "scales"], ["y"], mode="cubic",
+                                               exclude_outside=1, cubic_coeff_a=-0.5)],
+                                  [("x", T.FLOAT, [1, 3, 6, 7]), ("scales", T.FLOAT, [4])], [("y", T.FLOAT, 4)]),
+     [{"x": x1367, "scales": np.array(sc, F32)} for sc in
+      ([1, 1, 1.7, 0.6], [1, 1, 0.5, 2.3], [1, 1, 1, 1], [1, 1, 3, 3])])
+case("resize_cubic_align_corners", model("resize_cubic_align_corners",
+                                         [h.make_node("Resize", ["x", "", "", "sizes"], ["y"], mode="cubic",
+                                                      axes=[2, 3], coordinate_transformation_mode="align_corners")],
+                                         [("x", T.FLOAT, ["n", 3, 6, 7]), ("sizes", T.INT64, [2])],
+                                         [("y", T.FLOAT, 4)]),
+     [{"x": rng.standard_normal((b, 3, 6, 7)).astype(F32), "sizes": np.array(sz, I64)} for b, sz in
+      ((1, [12, 5]), (2, [3, 14]), (0, [6, 7]), (1, [1, 1]))])
+case("resize_crop", model("resize_crop",
+                          [h.make_node("Resize", ["x", "roi", "", "sizes"], ["y"], mode="linear", axes=[2, 3],
+                                       coordinate_transformation_mode="tf_crop_and_resize",
+                                       extrapolation_value=-1.0)],
+                          [("x", T.FLOAT, [1, 2, 5, 7]), ("roi", T.FLOAT, [4])], [("y", T.FLOAT, 4)],
+                          [h.make_tensor("sizes", T.INT64, [2], [4, 6])]),
+     [{"x": x1257, "roi": np.array(r, F32)} for r in
+      ([0.1, 0.2, 0.9, 0.7], [-0.3, 0, 1.2, 1], [0, 0, 1, 1], [0.5, 0.5, 0.5, 0.5])])
+
+# Range with every bound given at run time: an integer delta's sign picks
+# the count's formula (0 refused); float bounds are float value symbols,
+# the count ceil((limit - start) / delta) computed in double per run.
+def scalar_range(dtype, onnx_t):
+    return model("range_" + np.dtype(dtype).name, [h.make_node("Range", ["s", "l", "d"], ["y"])],
+                 [("s", onnx_t, []), ("l", onnx_t, []), ("d", onnx_t, [])], [("y", onnx_t, 1)], opset=11)
+
+
+case("range_int64", scalar_range(I64, T.INT64),
+     [{"s": np.array(a, I64), "l": np.array(b, I64), "d": np.array(c, I64)} for a, b, c in
+      ((0, 10, 3), (10, 0, -3), (5, 5, 1), (-7, 8, 4), (3, -100, -7), (0, 10, -1), (2, 9, 7), (0, 10, 0))])
+case("range_float", scalar_range(F32, T.FLOAT),
+     [{"s": np.array(a, F32), "l": np.array(b, F32), "d": np.array(c, F32)} for a, b, c in
+      ((0, 1, 0.25), (5, -2.5, -0.7), (1, 1, 1), (0, 3, 0.5), (2, 1, 0.5), (-3.5, 4.25, 1.5), (0, 1, 0))])
+# A window's length from an integer input cast to float (HannWindow's body
+# is a float Range up to it); CenterCropPad's crop offsets divide a size
+# difference by 2 (truncating, either sign).
+case("hann_window", model("hann_window", [h.make_node("HannWindow", ["n"], ["y"])],
+                          [("n", T.INT64, [])], [("y", T.FLOAT, 1)], opset=17),
+     [{"n": np.array(v, I64)} for v in (1, 7, 16, 2)])
+case("center_crop_pad", model("center_crop_pad", [h.make_node("CenterCropPad", ["x", "shape"], ["y"], axes=[1, 2])],
+                              [("x", T.FLOAT, [2, 6, 5]), ("shape", T.INT64, [2])], [("y", T.FLOAT, 3)]),
+     [{"x": rng.standard_normal((2, 6, 5)).astype(F32), "shape": np.array(v, I64)} for v in
+      ([3, 3], [6, 5], [9, 8], [1, 10], [4, 2])])
 
 failed = 0
 runs = 0
