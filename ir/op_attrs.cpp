@@ -173,6 +173,11 @@ const std::map<OpKind, std::vector<D>> &table() {
     for (OpKind k : {OpKind::ArgMax, OpKind::ArgMin})
       m[k] = {defInt("axis", 0), defInt("keepdims", 1),
               impliedInt("select_last_index", 0, 12)};
+    // TopK: k an attribute in opset 1, an input since 10; largest and
+    // sorted since 11.
+    m[OpKind::TopK] = {optional("k", AttrKind::Int, 1, 9), defInt("axis", -1),
+                       impliedInt("largest", 1, 11),
+                       impliedInt("sorted", 1, 11)};
     m[OpKind::GatherElements] = {defInt("axis", 0)};
     m[OpKind::GatherND] = {defInt("batch_dims", 0)};
     m[OpKind::Resize] = {

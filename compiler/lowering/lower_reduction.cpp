@@ -603,6 +603,78 @@ Status lowerArgExtreme(const Node &n, LowerCtx &ctx) {
   return Status::ok();
 }
 
+/// TopK as two reductions: each element's rank along the axis (how many
+/// elements come before it: larger, or equal at a lower index; NaN counts
+/// as larger than every number, as PyTorch orders it), then for each output
+/// position j the index of the element whose rank is j; Values gathers
+/// those. Always sorted (sorted = 0 leaves the order to the implementation).
+/// The rank costs n^2 comparisons per row: fine for the boxes of a
+/// detection head, slow for a vocabulary.
+Status lowerTopK(const Node &n, LowerCtx &ctx) {
+  const Value *x = n.input(0);
+  const TensorType &xt = x->type();
+  int rank = xt.rank();
+  int64_t axis = n.intAttr("axis");
+  if (axis < 0)
+    axis += rank;
+  DType t = xt.dtype;
+  bool largest = n.intAttr("largest") != 0;
+  int xid = ctx.defOf(x);
+  const Expr &len = xt.dims[axis];
+  // before(a at ia, b at ib): a comes first in the order.
+  auto before = [&](const Expr &a, const Expr &ia, const Expr &b,
+                    const Expr &ib) {
+    Expr beats = bin(largest ? BinOp::GT : BinOp::LT, a, b);
+    Expr same = bin(BinOp::EQ, a, b);
+    if (isFloat(t)) {
+      Expr na = Call::make(DType::Bool, "isnan", {a});
+      Expr nb = Call::make(DType::Bool, "isnan", {b});
+      // NaN is the largest: first when largest, last otherwise.
+      beats = largest ? bin(BinOp::Or, bin(BinOp::And, na, Not::make(nb)), beats)
+                      : bin(BinOp::Or, bin(BinOp::And, Not::make(na), nb), beats);
+      same = bin(BinOp::Or, same, bin(BinOp::And, na, nb));
+    }
+    return bin(BinOp::Or, beats, bin(BinOp::And, same, cmp(BinOp::LT, ia, ib)));
+  };
+  // rank[.., i, ..] = sum over m of before(x[.., m, ..], x[.., i, ..]),
+  // reduced over a trailing axis m.
+  std::vector<Expr> rankShape = xt.dims;
+  rankShape.push_back(len);
+  int rankDef = addAxisReduction(
+      ctx, n.output(1)->name() + "_rank", DType::Int64, rankShape, {rank},
+      false, Combiner::Sum,
+      [&](const std::vector<Expr> &idx) {
+        std::vector<Expr> at(idx.begin(), idx.begin() + rank), other = at;
+        other[axis] = idx[rank];
+        return Cast::make(DType::Int64,
+                          before(ctx.read(xid, other), idx[rank],
+                                 ctx.read(xid, at), idx[axis]));
+      },
+      Expr());
+  // index[.., j, ..] = min over i of (rank[.., i, ..] == j ? i : n).
+  const std::vector<Expr> &outDims = n.output(0)->type().dims;
+  std::vector<Expr> idxShape = outDims;
+  idxShape.push_back(len);
+  int idxDef = addAxisReduction(
+      ctx, n.output(1)->name(), DType::Int64, idxShape, {rank}, false,
+      Combiner::Min,
+      [&](const std::vector<Expr> &idx) {
+        std::vector<Expr> at(idx.begin(), idx.begin() + rank);
+        at[axis] = idx[rank];
+        return Select::make(
+            cmp(BinOp::EQ, ctx.read(rankDef, at), idx[axis]),
+            Cast::make(DType::Int64, idx[rank]), Cast::make(DType::Int64, len));
+      },
+      Expr());
+  ctx.bind(n.output(1), idxDef);
+  std::vector<Expr> iv = ctx.idxVars(rank), at = iv;
+  // Exactly one element has each rank below n: the index is in range.
+  at[axis] = Call::make(DType::Int64, "clamp",
+                        {ctx.read(idxDef, iv), Expr(0), len - Expr(1)});
+  ctx.addPointwise(n.output(0), ctx.read(xid, at));
+  return Status::ok();
+}
+
 /// Hardmax: 1 at the first maximum along the axis, 0 elsewhere.
 /// LpNormalization: x divided by its L1 or L2 norm along the axis (a zero
 /// vector gives NaN, as ONNX's reference).
@@ -724,6 +796,8 @@ Status lowerReduction(const Node &n, LowerCtx &ctx) {
   case OpKind::ArgMax:
   case OpKind::ArgMin:
     return lowerArgExtreme(n, ctx);
+  case OpKind::TopK:
+    return lowerTopK(n, ctx);
   case OpKind::CumSum:
     return lowerCumSum(n, ctx);
   case OpKind::Hardmax:

@@ -491,6 +491,47 @@ Status inferNormalization(Context &c, Node &n) {
   return Status::ok();
 }
 
+/// TopK: Values (X's dtype) and Indices (int64) with X's dims but k along
+/// the axis. k is the attribute (opset 1) or input 1, a constant or given at
+/// run time (a value symbol); the run refuses k < 0 or k > the axis' size.
+Status inferTopK(Context &c, Node &n) {
+  const TensorType &x = inputType(n, 0);
+  AOTC_RETURN_IF_ERROR(requireNumericAlongAxis(n));
+  AOTC_ASSIGN_OR_RETURN(int64_t axis,
+                        normalizeAxis(n, n.intAttr("axis"), x.rank()));
+  Expr k;
+  if (n.numInputs() > 1 && n.input(1)) {
+    const TensorType &kt = inputType(n, 1);
+    if (kt.dtype != DType::Int64 || !simplifyDim(c, kt.numel()).isConstValue(1))
+      return makeError(n.describe(), ": ", inputLabel(n, 1),
+                       " (k) must hold one int64, got ", kt.str());
+    AOTC_ASSIGN_OR_RETURN(std::vector<Expr> data, knownData(n, 1, "k"));
+    k = data.at(0);
+  } else if (n.hasAttr("k")) {
+    k = Expr(n.intAttr("k"));
+  } else {
+    return makeError(n.describe(), ": k is missing");
+  }
+  int64_t kv;
+  if (k.isConst(kv) && kv < 0)
+    return makeError(n.describe(), ": k = ", kv, " is negative");
+  if (!proveLE(k, x.dims[axis], c.env)) {
+    int64_t dim;
+    if (k.isConst(kv) && x.dims[axis].isConst(dim))
+      return makeError(n.describe(), ": k = ", kv, " exceeds the size ", dim,
+                       " of axis ", axis);
+    c.graph.addAssumption(cmp(BinOp::LE, k, x.dims[axis]),
+                          n.describe() + ": k (" + printExpr(k) +
+                              ") exceeds the size of axis " +
+                              std::to_string(axis));
+  }
+  std::vector<Expr> out = x.dims;
+  out[axis] = k;
+  setResult(c, n, 0, x.dtype, out);
+  setResult(c, n, 1, DType::Int64, out);
+  return Status::ok();
+}
+
 /// InstanceNormalization: Y like X (N, C, D1, ...); scale and B are [C].
 Status inferInstanceNorm(Context &c, Node &n) {
   const TensorType &x = inputType(n, 0);
@@ -615,6 +656,8 @@ Status inferNN(Context &c, Node &n) {
   case OpKind::Softmax:
   case OpKind::LogSoftmax:
     return inferSoftmax(c, n);
+  case OpKind::TopK:
+    return inferTopK(c, n);
   default:
     return makeError(n.describe(), ": not a contraction/pool/reduction op");
   }

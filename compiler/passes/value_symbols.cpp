@@ -32,6 +32,8 @@ bool readsSizes(OpKind op, size_t i) {
   case OpKind::Unsqueeze:
   case OpKind::CumSum:
     return i == 1; // axes
+  case OpKind::TopK:
+    return i == 1; // k
   default:
     return false;
   }

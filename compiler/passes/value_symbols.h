@@ -2,7 +2,7 @@
 /// Shapes given at run time: an integer graph input whose values a shape-like
 /// operand reads (Reshape's shape, Slice's starts and ends, Expand's shape,
 /// Tile's repeats, Split's sizes, Pad's pads, Range's bounds,
-/// ConstantOfShape's shape),
+/// ConstantOfShape's shape, TopK's k),
 /// directly or through shape arithmetic, gets one value symbol per element
 /// (Graph::addValueSymbol) as its symbolic data. Shape inference then sizes
 /// everything downstream over those symbols, as it does over dims, and the

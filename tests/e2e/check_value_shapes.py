@@ -289,6 +289,24 @@ case("resize_crop", model("resize_crop",
      [{"x": x1257, "roi": np.array(r, F32)} for r in
       ([0.1, 0.2, 0.9, 0.7], [-0.3, 0, 1.2, 1], [0, 0, 1, 1], [0.5, 0.5, 0.5, 0.5])])
 
+# TopK with k given at run time (the output dim is k; k larger than the
+# axis is refused by the run), ties (equal values: the lower index first),
+# smallest along axis 0 of int32, opset 1's attribute k over float64.
+ties = lambda shape, dt: rng.integers(0, 4, size=shape).astype(dt)
+case("topk_runtime_k", model("topk_runtime_k", [h.make_node("TopK", ["x", "k"], ["v", "i"])],
+                             [("x", T.FLOAT, [3, "n"]), ("k", T.INT64, [1])],
+                             [("v", T.FLOAT, 2), ("i", T.INT64, 2)], opset=11),
+     [{"x": ties((3, nn), F32) if t else rng.standard_normal((3, nn)).astype(F32), "k": np.array([kk], I64)}
+      for nn, kk, t in ((10, 3, 0), (10, 10, 1), (10, 0, 0), (5, 6, 0), (1, 1, 0), (33, 7, 1), (0, 0, 0))])
+case("topk_smallest_int32", model("topk_smallest_int32",
+                                  [h.make_node("TopK", ["x", "k"], ["v", "i"], axis=0, largest=0)],
+                                  [("x", T.INT32, [7, 4]), ("k", T.INT64, [1])],
+                                  [("v", T.INT32, 2), ("i", T.INT64, 2)], opset=11),
+     [{"x": ties((7, 4), np.int32), "k": np.array([kk], I64)} for kk in (1, 4, 7)])
+case("topk_opset1", model("topk_opset1", [h.make_node("TopK", ["x"], ["v", "i"], k=2, axis=1)],
+                          [("x", T.DOUBLE, [2, 5, 3])], [("v", T.DOUBLE, 3), ("i", T.INT64, 3)], opset=1),
+     [{"x": rng.standard_normal((2, 5, 3))}])
+
 # Range with every bound given at run time: an integer delta's sign picks
 # the count's formula (0 refused); float bounds are float value symbols,
 # the count ceil((limit - start) / delta) computed in double per run.
@@ -330,7 +348,7 @@ with tempfile.TemporaryDirectory() as tmp:
         sess = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
         for f in feeds:
             runs += 1
-            values = {k: v.tolist() for k, v in f.items() if v.dtype != np.float32 or v.size <= 4}
+            values = {k: v.tolist() for k, v in f.items() if v.size <= 8}
             try:
                 want = sess.run(None, f)
             except Exception as e:  # ONNX Runtime refuses the values
@@ -381,5 +399,28 @@ with tempfile.TemporaryDirectory() as tmp:
                 print(f"{'ok  ' if ok else 'FAIL'} reshape on device buffers: {e}")
                 failed += not ok
             failed += m.run(list(f.values()))[0].shape != (4, 3, 2)
+    # TopK's order with NaN (ONNX leaves it open; ONNX Runtime's differs
+    # between calls): NaN is larger than every number, as PyTorch orders
+    # it; ties keep the lower index first.
+    for largest in (1, 0):
+        proto = model(f"topk_nan_{largest}", [h.make_node("TopK", ["x", "k"], ["v", "i"], largest=largest)],
+                      [("x", T.FLOAT, [2, 9]), ("k", T.INT64, [1])], [("v", T.FLOAT, 2), ("i", T.INT64, 2)],
+                      opset=11)
+        path = os.path.join(tmp, f"topk_nan_{largest}.onnx")
+        onnx.save(proto, path)
+        so = path[:-5] + ".so"
+        subprocess.run([aotc, "compile", path, "-o", so], check=True)
+        m = Model(so, device="cpu")
+        x = np.array([[1, np.nan, 3, np.nan, -1, 2, 3, -np.inf, np.inf],
+                      [0, 0, np.nan, 5, 5, -2, np.nan, 0, 1]], F32)
+        for kk in (9, 4):
+            runs += 1
+            v, i = m.run([x, np.array([kk], I64)])
+            want = [sorted(range(9), key=lambda j: (0 if np.isnan(r[j]) else 1,
+                                                     -r[j] if not np.isnan(r[j]) else 0, j) if largest else
+                           (1 if np.isnan(r[j]) else 0, r[j] if not np.isnan(r[j]) else 0, j))[:kk] for r in x]
+            ok = i.tolist() == want and np.array_equal(v, np.take_along_axis(x, np.array(want), 1), equal_nan=True)
+            print(f"{'ok  ' if ok else 'FAIL'} topk_nan largest={largest} k={kk}: {i.tolist()}")
+            failed += not ok
 print(f"value shapes: {runs} runs of {len(CASES)} models, {failed} failed")
 sys.exit(1 if failed else 0)
