@@ -132,6 +132,7 @@ const std::map<OpKind, std::vector<D>> &table() {
                        optional("max", AttrKind::Float, 1, 10)};
     // saturate (19) and round_mode (24) only concern float8 targets, which
     // aotc refuses as dtypes.
+    m[OpKind::BitShift] = {required("direction", AttrKind::String)};
     m[OpKind::Cast] = {required("to", AttrKind::Int), defInt("saturate", 1, 19),
                        defString("round_mode", "up", 24)};
     m[OpKind::CastLike] = {defInt("saturate", 1, 19),

@@ -302,6 +302,8 @@ Expr ExprRewriter::mutateCall(const Call *op, const Expr &self) {
     args.push_back(typedLiteral(mutate(a)));
     changed |= !args.back().sameAs(a);
   }
+  if (Expr bitwise = lowerBitwiseCall(op, args, used_); bitwise.defined())
+    return bitwise;
   return changed ? Call::make(op->type, op->name, args) : self;
 }
 

@@ -5,6 +5,8 @@
 #include "ir/scalar_ops.h"
 #include "ir/status.h"
 
+#include <algorithm>
+#include <iterator>
 #include <vector>
 
 namespace aotc {
@@ -101,6 +103,29 @@ const HelperDef kHelpers[] = {
   AOTC_WRAP_OPS("ui", "uint", "uint")
   AOTC_WRAP_OPS("l", "long", "ulong")
 #undef AOTC_WRAP_OPS
+  // Bitwise operators (BitwiseAnd/Or/Xor/Not): the result narrowed back.
+#define AOTC_BIT_OPS(S, T)                                                     \
+  {"aotc_bitand_" S, T " aotc_bitand_" S "(" T " a, " T " b) { return (" T ")(a & b); }\n"}, \
+  {"aotc_bitor_" S, T " aotc_bitor_" S "(" T " a, " T " b) { return (" T ")(a | b); }\n"}, \
+  {"aotc_bitxor_" S, T " aotc_bitxor_" S "(" T " a, " T " b) { return (" T ")(a ^ b); }\n"}, \
+  {"aotc_bitnot_" S, T " aotc_bitnot_" S "(" T " a) { return (" T ")(~a); }\n"},
+  AOTC_BIT_OPS("c", "char")
+  AOTC_BIT_OPS("uc", "uchar")
+  AOTC_BIT_OPS("s", "short")
+  AOTC_BIT_OPS("us", "ushort")
+  AOTC_BIT_OPS("i", "int")
+  AOTC_BIT_OPS("ui", "uint")
+  AOTC_BIT_OPS("l", "long")
+#undef AOTC_BIT_OPS
+  // BitShift of unsigned values: a shift by the width or more gives 0 (C
+  // leaves it undefined; NumPy's shifts give 0).
+#define AOTC_SHIFT_OPS(S, T, W)                                                \
+  {"aotc_shl_" S, T " aotc_shl_" S "(" T " a, " T " b) { return b >= " W " ? 0 : (" T ")(a << b); }\n"}, \
+  {"aotc_shr_" S, T " aotc_shr_" S "(" T " a, " T " b) { return b >= " W " ? 0 : (" T ")(a >> b); }\n"},
+  AOTC_SHIFT_OPS("uc", "uchar", "8")
+  AOTC_SHIFT_OPS("us", "ushort", "16")
+  AOTC_SHIFT_OPS("ui", "uint", "32")
+#undef AOTC_SHIFT_OPS
   // Truncating division: x / 0 = 0, MIN / -1 = MIN (wrapped).
   {"aotc_div_c", "char aotc_div_c(char a, char b) { return b == 0 ? 0 : as_char((uchar)(a / b)); }\n"},
   {"aotc_div_uc", "uchar aotc_div_uc(uchar a, uchar b) { return b == 0 ? 0 : (uchar)(a / b); }\n"},
@@ -276,6 +301,23 @@ Expr lowerCast(DType to, const Expr &v, const RangeEnv &env, ClHelpers &used) {
                      : to == DType::Int16 ? "aotc_to_s"
                                           : "aotc_to_i";
   return helper(name, to, {v}, used);
+}
+
+Expr lowerBitwiseCall(const Call *op, std::vector<Expr> args,
+                      ClHelpers &used) {
+  static const char *const kGeneric[] = {"aotc_bitand", "aotc_bitor",
+                                         "aotc_bitxor", "aotc_bitnot",
+                                         "aotc_shl",    "aotc_shr"};
+  if (std::find(std::begin(kGeneric), std::end(kGeneric), op->name) ==
+      std::end(kGeneric))
+    return Expr();
+  std::string name = op->name + "_" + suffix(op->type);
+  bool known = false;
+  for (const HelperDef &h : kHelpers)
+    known |= name == h.name;
+  if (!known) // (shape inference admits only the types there are helpers for)
+    return Expr();
+  return helper(name, op->type, std::move(args), used);
 }
 
 std::string clHelperDefinitions(const ClHelpers &used) {

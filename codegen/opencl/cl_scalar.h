@@ -25,6 +25,7 @@
 
 #include <set>
 #include <string>
+#include <vector>
 
 namespace aotc {
 
@@ -41,6 +42,13 @@ Expr lowerIntBinary(const Binary *op, const Expr &a, const Expr &b,
 
 /// Cast of \p v to \p to as OpenCL-printable IR (helpers as needed).
 Expr lowerCast(DType to, const Expr &v, const RangeEnv &env, ClHelpers &used);
+
+/// A bitwise operation the lowering wrote as a generic Call (aotc_bitand,
+/// aotc_bitor, aotc_bitxor, aotc_bitnot, aotc_shl, aotc_shr) over \p args,
+/// as the helper for its integer type (recorded in \p used); undefined for
+/// any other Call.
+Expr lowerBitwiseCall(const Call *op, std::vector<Expr> args,
+                      ClHelpers &used);
 
 /// The definitions of \p used (and of what they call), in a fixed order.
 std::string clHelperDefinitions(const ClHelpers &used);

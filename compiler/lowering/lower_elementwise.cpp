@@ -231,6 +231,24 @@ Status lowerElementwise(const Node &n, LowerCtx &ctx) {
     ctx.addPointwise(out, v);
     return Status::ok();
   }
+  case OpKind::BitwiseAnd:
+  case OpKind::BitwiseOr:
+  case OpKind::BitwiseXor:
+  case OpKind::BitShift: {
+    // Generic calls that the OpenCL printer turns into the helper of the
+    // integer type (cl_scalar.h: lowerBitwiseCall).
+    const char *name = n.op() == OpKind::BitwiseAnd   ? "aotc_bitand"
+                       : n.op() == OpKind::BitwiseOr  ? "aotc_bitor"
+                       : n.op() == OpKind::BitwiseXor ? "aotc_bitxor"
+                       : n.stringAttr("direction") == "LEFT" ? "aotc_shl"
+                                                             : "aotc_shr";
+    ctx.addPointwise(out, Call::make(outT, name, {operand(n, 0, ctx),
+                                                  operand(n, 1, ctx)}));
+    return Status::ok();
+  }
+  case OpKind::BitwiseNot:
+    ctx.addPointwise(out, Call::make(outT, "aotc_bitnot", {operand(n, 0, ctx)}));
+    return Status::ok();
   case OpKind::Mod: {
     Expr a = operand(n, 0, ctx), b = operand(n, 1, ctx);
     Expr v;

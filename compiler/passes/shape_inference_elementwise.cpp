@@ -231,6 +231,37 @@ Status inferElementwise(Context &c, Node &n) {
     setResult(c, n, 0, x.dtype, std::move(dims));
     return Status::ok();
   }
+  case OpKind::BitwiseAnd:
+  case OpKind::BitwiseOr:
+  case OpKind::BitwiseXor:
+  case OpKind::BitShift:
+  case OpKind::BitwiseNot: {
+    // Integers (BitShift: unsigned ones, as ONNX defines it).
+    bool shift = n.op() == OpKind::BitShift;
+    for (size_t i = 0; i < n.numInputs(); ++i) {
+      DType t = inputType(n, i).dtype;
+      bool ok = shift ? t == DType::UInt8 || t == DType::UInt16 ||
+                            t == DType::UInt32
+                      : isIntegral(t);
+      if (!ok)
+        return makeError(n.describe(), ": ", inputLabel(n, i), " must be ",
+                         shift ? "uint8, uint16 or uint32" : "an integer",
+                         ", got ", dtypeName(t));
+    }
+    if (shift && n.stringAttr("direction") != "LEFT" &&
+        n.stringAttr("direction") != "RIGHT")
+      return makeError(n.describe(), ": attribute 'direction' must be LEFT "
+                                     "or RIGHT, got '",
+                       n.stringAttr("direction"), "'");
+    if (n.op() == OpKind::BitwiseNot) {
+      setResult(c, n, 0, x.dtype, x.dims);
+      return Status::ok();
+    }
+    AOTC_RETURN_IF_ERROR(requireSameDType(n, 0, 1));
+    AOTC_ASSIGN_OR_RETURN(std::vector<Expr> dims, broadcastInputs(c, n));
+    setResult(c, n, 0, x.dtype, std::move(dims));
+    return Status::ok();
+  }
   case OpKind::And:
   case OpKind::Or:
   case OpKind::Xor:
@@ -285,8 +316,14 @@ Status inferElementwise(Context &c, Node &n) {
     if (isIntegral(x.dtype) && (dt == DType::Float32 || dt == DType::Float64) &&
         n.input(0)->symbolicData()) {
       std::vector<Expr> data;
-      for (const Expr &e : *n.input(0)->symbolicData())
-        data.push_back(Cast::make(dt, e));
+      for (const Expr &e : *n.input(0)->symbolicData()) {
+        int64_t k;
+        data.push_back(e.isConst(k) ? FloatImm::make(dt == DType::Float32
+                                                         ? double(float(k))
+                                                         : double(k),
+                                                     dt)
+                                    : Cast::make(dt, e));
+      }
       n.output(0)->setSymbolicData(std::move(data));
     }
     return Status::ok();

@@ -718,8 +718,13 @@ Status inferRange(Context &c, Node &n) {
         v[i] = FloatImm::make(tensorDataFloat(in->data(), t, 0),
                               DType::Float64);
       } else if (in->symbolicData() && in->symbolicData()->size() == 1) {
-        v[i] = Cast::make(DType::Float64, in->symbolicData()->front());
-        allConst = false;
+        const Expr &e = in->symbolicData()->front();
+        if (const FloatImm *f = e.as<FloatImm>()) { // a constant cast
+          v[i] = FloatImm::make(f->value, DType::Float64);
+        } else {
+          v[i] = Cast::make(DType::Float64, e);
+          allConst = false;
+        }
       } else {
         return makeError(n.describe(), ": ", inputLabel(n, i),
                          " must be known at compile time or given by a graph "

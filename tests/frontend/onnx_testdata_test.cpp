@@ -36,13 +36,26 @@ std::string checkCase(const std::string &dir, bool symbolic) {
   if (!readProto(dir + "/model.onnx", model))
     return "cannot read model";
   onnx::GraphProto *g = model.mutable_graph();
-  // Symbolic variant: every dim v > 1 of the non-integer inputs becomes
-  // symbol sV.
+  // Inputs bound as constants below: the integer ones and small float ones
+  // (a Resize's scales, a float Range's bounds, which would otherwise size
+  // outputs per run).
+  std::vector<bool> bound(g->input_size());
+  for (int i = 0; i < g->input_size(); ++i) {
+    int32_t et = g->input(i).type().tensor_type().elem_type();
+    const auto &shape = g->input(i).type().tensor_type().shape();
+    bool smallFloat = (et == onnx::TensorProto_DataType_FLOAT ||
+                       et == onnx::TensorProto_DataType_DOUBLE) &&
+                      (shape.dim_size() == 0 ||
+                       (shape.dim_size() == 1 && shape.dim(0).has_dim_value() &&
+                        shape.dim(0).dim_value() <= 8));
+    bound[i] = et == onnx::TensorProto_DataType_INT64 ||
+               et == onnx::TensorProto_DataType_INT32 || smallFloat;
+  }
+  // Symbolic variant: every dim v > 1 of the other inputs becomes symbol sV.
   std::map<std::string, int64_t> bindings;
   for (int i = 0; symbolic && i < g->input_size(); ++i) {
     auto *tt = g->mutable_input(i)->mutable_type()->mutable_tensor_type();
-    if (tt->elem_type() == onnx::TensorProto_DataType_INT64 ||
-        tt->elem_type() == onnx::TensorProto_DataType_INT32)
+    if (bound[i])
       continue; // Bound as constants below.
     for (auto &d : *tt->mutable_shape()->mutable_dim()) {
       if (!d.has_dim_value() || d.dim_value() <= 1)
@@ -55,9 +68,7 @@ std::string checkCase(const std::string &dir, bool symbolic) {
   if (symbolic && bindings.empty())
     return "skip: nothing symbolic";
   for (int i = 0; i < g->input_size(); ++i) {
-    int32_t et = g->input(i).type().tensor_type().elem_type();
-    if (et != onnx::TensorProto_DataType_INT64 &&
-        et != onnx::TensorProto_DataType_INT32)
+    if (!bound[i])
       continue;
     onnx::TensorProto t;
     std::string path =
@@ -70,7 +81,6 @@ std::string checkCase(const std::string &dir, bool symbolic) {
   auto graph = importOnnxModel(model, dir + "/model.onnx", ImportOptions());
   if (!graph) {
     const std::string &m = graph.status().message();
-    // (Float inputs stay inputs: a float Range's size is not known.)
     if (m.find("unsupported") != std::string::npos ||
         m.find("not supported") != std::string::npos ||
         m.find("known at compile time") != std::string::npos ||
