@@ -11,6 +11,7 @@
 #include <map>
 #include <set>
 #include <chrono>
+#include <climits>
 #include <cstdio>
 
 namespace aotc::cli {
@@ -255,8 +256,14 @@ int inspectCommand(const std::string &path, const std::string &device) {
     std::vector<aotc::SymbolInfo> syms = model.symbols();
     std::vector<int64_t> maxSyms;
     for (const auto &s : syms) {
-      std::printf("symbol %s in [%lld, %lld]\n", s.name.c_str(),
-                  (long long)s.min, (long long)s.max);
+      // A float value symbol (a Resize's scale given at run time) spans the
+      // whole slot: its value is a double, checked to be finite.
+      if (s.min == INT64_MIN && s.max == INT64_MAX)
+        std::printf("symbol %s: a float value given at run time\n",
+                    s.name.c_str());
+      else
+        std::printf("symbol %s in [%lld, %lld]\n", s.name.c_str(),
+                    (long long)s.min, (long long)s.max);
       maxSyms.push_back(s.max);
     }
     for (const auto &t : model.inputs())
