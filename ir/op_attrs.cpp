@@ -189,7 +189,12 @@ const std::map<OpKind, std::vector<D>> &table() {
             return stringAttr(opset < 11 ? "asymmetric" : "half_pixel");
           },
           11},
-        defString("nearest_mode", "round_prefer_floor", 11),
+        // Opset 10's nearest is Upsample's: the element at floor(x / s).
+        D{"nearest_mode", AttrKind::String, D::Defaulted,
+          [](const Node &, int64_t opset) -> Expected<Attribute> {
+            return stringAttr(opset < 11 ? "floor" : "round_prefer_floor");
+          },
+          11},
         defFloat("cubic_coeff_a", -0.75, 11),
         defInt("exclude_outside", 0, 11),
         defFloat("extrapolation_value", 0.0, 11),
@@ -316,14 +321,28 @@ const AttrSchema *findAttribute(OpKind op, const std::string &name,
   return nullptr;
 }
 
+namespace {
+
+/// Whether \p s is written outside its opsets too: every defaulted
+/// attribute is. ONNX adds attributes whose default keeps the earlier
+/// behaviour (ceil_mode before opset 10 is 0), and where it does not the
+/// default depends on the opset (makeDefault gets it). So lowering reads
+/// any defaulted attribute at any opset: before, a Resize at opset 13 read
+/// `antialias` (opset 18) and aborted.
+bool impliedOutside(const AttrSchema &s) {
+  return s.impliedElsewhere || s.presence == AttrSchema::Defaulted;
+}
+
+} // namespace
+
 Status canonicalizeAttributes(Node &n, int64_t opset) {
   for (const auto &[name, attr] : n.attrs()) {
     if (name.rfind("aotc_", 0) == 0)
       continue; // set by aotc's own passes
     const AttrSchema *s = findAttribute(n.op(), name, opset);
-    // An implied attribute written by an earlier canonicalization.
+    // A default written outside its opsets by an earlier canonicalization.
     for (const AttrSchema &i : opAttributes(n.op()))
-      if (!s && i.impliedElsewhere && name == i.name)
+      if (!s && impliedOutside(i) && name == i.name)
         s = &i;
     if (!s)
       return makeError(n.describe(), ": unsupported attribute '", name,
@@ -337,7 +356,7 @@ Status canonicalizeAttributes(Node &n, int64_t opset) {
   }
   for (const AttrSchema &s : opAttributes(n.op())) {
     bool inOpset = opset >= s.sinceOpset && opset <= s.untilOpset;
-    if ((!inOpset && !s.impliedElsewhere) || n.hasAttr(s.name))
+    if ((!inOpset && !impliedOutside(s)) || n.hasAttr(s.name))
       continue;
     if (s.presence == AttrSchema::Required && inOpset)
       return makeError(n.describe(), ": missing attribute '", s.name, "'");

@@ -47,7 +47,8 @@ struct AttrSchema {
   int64_t untilOpset = 1 << 30;
   /// Outside those opsets the op behaves as if the attribute had its default
   /// (ceil_mode before opset 10 is 0): canonicalization writes it there too,
-  /// though a model may not give it.
+  /// though a model may not give it. Every Defaulted attribute is treated
+  /// so (canonicalizeAttributes); the flag marks the ones written for that.
   bool impliedElsewhere = false;
 };
 

@@ -262,6 +262,21 @@ case("resize_fractional_symbolic", model("resize_fractional_symbolic",
      [{"x": rng.standard_normal((b, 2, hh, ww)).astype(F32)} for b, hh, ww in
       ((1, 5, 7), (2, 4, 4), (1, 1, 3), (3, 9, 2))])
 
+# Resize at older opsets: every attribute a later opset added reads as its
+# default (a Resize at opset 13 read opset 18's `antialias` and aborted the
+# compiler); opset 10's nearest is Upsample's (floor of x / scale).
+case("resize_opset10_nearest", model("resize_opset10_nearest", [h.make_node("Resize", ["x", "scales"], ["y"])],
+                                     [("x", T.FLOAT, [1, 2, 3, 4])], [("y", T.FLOAT, 4)],
+                                     [h.make_tensor("scales", T.FLOAT, [4], [1, 1, 2, 3])], opset=10),
+     [{"x": rng.standard_normal((1, 2, 3, 4)).astype(F32)}])
+for op_v in (11, 13):
+    case(f"resize_opset{op_v}_linear", model(f"resize_opset{op_v}_linear",
+                                             [h.make_node("Resize", ["x", "roi", "scales"], ["y"], mode="linear")],
+                                             [("x", T.FLOAT, [1, 2, 5, 7]), ("scales", T.FLOAT, [4])],
+                                             [("y", T.FLOAT, 4)], [h.make_tensor("roi", T.FLOAT, [0], [])],
+                                             opset=op_v),
+         [{"x": x1257, "scales": np.array(sc, F32)} for sc in ([1, 1, 2, 0.5], [1, 1, 1.3, 1.7])])
+
 # Cubic over four axes whose scales come at run time: two stages of two
 # axes (the second reads the first, materialized); exclude_outside
 # renormalizes the taps inside. tf_crop_and_resize reads its region at run
