@@ -247,6 +247,17 @@ void BoundsProver::addLoop(const Expr &var, const Expr &min,
   f.kind = Entry::Fact;
   f.fact = simplify(extent - Expr(1), env_);
   scope_.push_back(f);
+  // An extent min(a, b) (a block of a long sum: min(kSumBlock, n - start))
+  // bounds the variable by each: var <= min + a - 1 and var <= min + b - 1,
+  // facts that cancel against an index start + var < n.
+  if (const Binary *m = extent.as<Binary>(); m && m->op == BinOp::Min) {
+    for (const Expr &bound : {m->a, m->b}) {
+      Entry g;
+      g.kind = Entry::Fact;
+      g.fact = simplify(min + bound - Expr(1) - var, env_);
+      scope_.push_back(g);
+    }
+  }
 }
 
 void BoundsProver::addLet(const Expr &var, const Expr &value) {

@@ -354,6 +354,22 @@ TEST(BoundsProver, SymbolicIntervalsAndFacts) {
   EXPECT_TRUE(p.proveNonNegative(floorDiv(n * 4 + 255, 256) * 256 - n * 4));
 }
 
+// A long sum's blocks: rb over ceil(n / 65536) blocks, ri over
+// min(65536, n - 65536 * rb) terms, reads element 65536 * rb + ri of n. With
+// n of a value symbol's range (2^48) the interval of min(...) says nothing
+// of n; the loop's min extent gives one fact per operand.
+TEST(BoundsProver, MinExtentBoundsItsLoop) {
+  Expr n = Var::make("n"), rb = Var::make("rb"), ri = Var::make("ri");
+  RangeEnv env;
+  env.set(n, Range{0, int64_t{1} << 48});
+  BoundsProver p(env);
+  p.addLoop(rb, 0, floorDiv(n + Expr(65535), Expr(65536)));
+  p.addLoop(ri, 0, minExpr(Expr(65536), n - rb * Expr(65536)));
+  EXPECT_TRUE(p.proveInRange(rb * Expr(65536) + ri, n));
+  EXPECT_TRUE(p.proveInRange(ri, Expr(65536)));
+  EXPECT_FALSE(p.proveInRange(rb * Expr(65536) + ri + 1, n));
+}
+
 // A fact in one variable bounds it: a register tile's check that its 6 rows
 // fit in 28 (t <= 3) proves its stride-2 reads inside a 56-wide row, which
 // comparing the read with the fact term by term does not.
