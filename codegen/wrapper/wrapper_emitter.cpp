@@ -98,6 +98,9 @@ private:
                             std::set<int> &used) const;
   /// `const int64_t s_x = s[i];` for each used symbol, or `(void)s;`.
   std::string bindSymbols(const std::set<int> &used) const;
+  /// The declaration binding symbol \p i from s[] (a double for a float
+  /// value symbol), without indentation.
+  std::string bindSymbol(int i) const;
 
   Status checkSymbols();
   Status emitTensors(const std::vector<ModuleTensor> &ts, bool inputs);
@@ -180,12 +183,16 @@ std::string WrapperEmitter::bindSymbols(const std::set<int> &used) const {
     return "  (void)s;\n";
   std::string out;
   for (int i : used)
-    out += m_.symbols[i].isFloat()
-               ? "  const double " + symbolIdents_[i] + " = aotc_f64(s[" +
-                     std::to_string(i) + "]);\n"
-               : "  const int64_t " + symbolIdents_[i] + " = s[" +
-                     std::to_string(i) + "];\n";
+    out += "  " + bindSymbol(i);
   return out;
+}
+
+std::string WrapperEmitter::bindSymbol(int i) const {
+  std::string slot = "s[" + std::to_string(i) + "]";
+  return m_.symbols[i].isFloat()
+             ? "const double " + symbolIdents_[i] + " = aotc_f64(" + slot +
+                   ");\n"
+             : "const int64_t " + symbolIdents_[i] + " = " + slot + ";\n";
 }
 
 Status WrapperEmitter::checkSymbols() {
@@ -478,11 +485,7 @@ Status WrapperEmitter::emitDeriveSymbols() {
                        printExpr(s.definition));
     std::string bind; // (no "(void)s;": s is written below)
     for (int k : used)
-      bind += m_.symbols[k].isFloat()
-                  ? "    const double " + symbolIdents_[k] + " = aotc_f64(s[" +
-                        std::to_string(k) + "]);\n"
-                  : "    const int64_t " + symbolIdents_[k] + " = s[" +
-                        std::to_string(k) + "];\n";
+      bind += "    " + bindSymbol(k);
     body += "  {  // " + commentText(s.name) + " = " +
             commentText(printExpr(s.definition)) + "\n" + bind +
             "    bool ovf = false;\n    const int64_t v = " + v +

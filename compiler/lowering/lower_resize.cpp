@@ -56,14 +56,20 @@ Expr clampIndex(const Expr &v, const Expr &in) {
   return Call::make(DType::Int64, "clamp", {v, Expr(0), in - Expr(1)});
 }
 
+/// The sizes input when it gives the output size (opset 11+, present and
+/// not empty; shape inference read its data), else null: the scales do.
+const Value *givenSizes(const Node &n) {
+  const Value *sizes = n.numInputs() == 2 ? nullptr : n.input(3);
+  return sizes && sizes->symbolicData() &&
+                 !sizes->type().numel().isConstValue(0)
+             ? sizes
+             : nullptr;
+}
+
 /// True if the scale of a dim (\p known: NaN unless shape inference found
 /// it) is read from the scales given at run time.
 bool readsScales(const Node &n, double known) {
-  if (!std::isnan(known))
-    return false;
-  const Value *sizes = n.numInputs() == 2 ? nullptr : n.input(3);
-  return !(sizes && sizes->symbolicData() &&
-           !sizes->type().numel().isConstValue(0));
+  return std::isnan(known) && !givenSizes(n);
 }
 
 /// The scale of dim \p k in \p ft: the constant shape inference found, or
@@ -79,11 +85,8 @@ Expr scaleOf(const Node &n, LowerCtx &ctx, int k, double known, DType ft,
     return bin(BinOp::Div, Cast::make(ft, size),
                Cast::make(ft, x->type().dims[d]));
   };
-  bool opset10 = n.numInputs() == 2;
-  const Value *sizes = opset10 ? nullptr : n.input(3);
   size_t j = std::find(axes.begin(), axes.end(), k) - axes.begin();
-  if (sizes && sizes->symbolicData() &&
-      !sizes->type().numel().isConstValue(0)) {
+  if (const Value *sizes = givenSizes(n)) {
     const std::string &policy = n.stringAttr("keep_aspect_ratio_policy");
     if (policy == "stretch")
       return ratio(out->type().dims[k], k);
@@ -96,7 +99,7 @@ Expr scaleOf(const Node &n, LowerCtx &ctx, int k, double known, DType ft,
     }
     return s;
   }
-  const Value *scales = n.input(opset10 ? 1 : 2);
+  const Value *scales = n.input(n.numInputs() == 2 ? 1 : 2); // opset 10: 1
   return Cast::make(ft, ctx.readValue(scales, {Expr(static_cast<int64_t>(j))}));
 }
 

@@ -34,6 +34,14 @@ Status requireSameDType(const Node &n, size_t i, size_t j) {
                    " but ", inputLabel(n, j), " is ", dtypeName(b));
 }
 
+Status requireFloat(const Node &n, size_t i) {
+  const TensorType &t = inputType(n, i);
+  if (isFloat(t.dtype))
+    return Status::ok();
+  return makeError(n.describe(), ": ", inputLabel(n, i),
+                   " must be a float tensor, got ", t.str());
+}
+
 namespace {
 
 /// True if dim \p d is better computed once per run than carried through

@@ -366,9 +366,7 @@ Status inferElementwise(Context &c, Node &n) {
   }
   case OpKind::IsNaN:
   case OpKind::IsInf:
-    if (!isFloat(x.dtype))
-      return makeError(n.describe(), ": ", inputLabel(n, 0),
-                       " must be a float tensor, got ", x.str());
+    AOTC_RETURN_IF_ERROR(requireFloat(n, 0));
     setResult(c, n, 0, DType::Bool, x.dims);
     return Status::ok();
   case OpKind::Acos:
@@ -394,9 +392,7 @@ Status inferElementwise(Context &c, Node &n) {
   case OpKind::ThresholdedRelu:
   case OpKind::Gelu:
   case OpKind::Swish:
-    if (!isFloat(x.dtype))
-      return makeError(n.describe(), ": ", inputLabel(n, 0),
-                       " must be a float tensor, got ", x.str());
+    AOTC_RETURN_IF_ERROR(requireFloat(n, 0));
     if (n.op() == OpKind::Gelu && n.stringAttr("approximate") != "none" &&
         n.stringAttr("approximate") != "tanh")
       return makeError(n.describe(), ": attribute 'approximate' has ",

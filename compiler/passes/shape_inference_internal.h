@@ -30,6 +30,8 @@ std::string inputLabel(const Node &n, size_t i);
 
 /// Fails unless inputs \p i and \p j have the same dtype.
 Status requireSameDType(const Node &n, size_t i, size_t j);
+/// Fails unless input \p i is a float tensor.
+Status requireFloat(const Node &n, size_t i);
 
 /// Sets result \p i of \p n (dims simplified) and clears its symbolic data.
 /// A derived symbol (Graph::addDerivedSymbol) for a size \p d >= 0 that

@@ -402,10 +402,8 @@ Status inferReduceRuntimeAxes(Context &c, Node &n,
 
 Status inferReduce(Context &c, Node &n) {
   const TensorType &x = inputType(n, 0);
-  if ((n.op() == OpKind::ReduceLogSum || n.op() == OpKind::ReduceLogSumExp) &&
-      !isFloat(x.dtype))
-    return makeError(n.describe(), ": ", inputLabel(n, 0),
-                     " must be a float tensor, got ", x.str());
+  if (n.op() == OpKind::ReduceLogSum || n.op() == OpKind::ReduceLogSumExp)
+    AOTC_RETURN_IF_ERROR(requireFloat(n, 0));
   std::vector<int64_t> axes;
   if (n.input(1)) {
     if (givenAtRunTime(n, 1))
@@ -452,9 +450,7 @@ Status inferBatchNorm(Context &c, Node &n) {
 /// stash_type.
 Status inferNormalization(Context &c, Node &n) {
   const TensorType &x = inputType(n, 0);
-  if (!isFloat(x.dtype))
-    return makeError(n.describe(), ": ", inputLabel(n, 0),
-                     " must be a float tensor, got ", x.str());
+  AOTC_RETURN_IF_ERROR(requireFloat(n, 0));
   if (x.rank() == 0)
     return makeError(n.describe(), ": ", inputLabel(n, 0),
                      " must have rank 1 or more");
@@ -535,18 +531,13 @@ Status inferTopK(Context &c, Node &n) {
 /// InstanceNormalization: Y like X (N, C, D1, ...); scale and B are [C].
 Status inferInstanceNorm(Context &c, Node &n) {
   const TensorType &x = inputType(n, 0);
-  if (!isFloat(x.dtype))
-    return makeError(n.describe(), ": ", inputLabel(n, 0),
-                     " must be a float tensor, got ", x.str());
+  AOTC_RETURN_IF_ERROR(requireFloat(n, 0));
   AOTC_RETURN_IF_ERROR(requireRank(n, 0, 3));
   for (size_t i = 1; i < 3; ++i) {
     AOTC_RETURN_IF_ERROR(requireSameDType(n, 0, i));
-    const TensorType &p = inputType(n, i);
-    if (p.rank() != 1)
-      return makeError(n.describe(), ": ", inputLabel(n, i),
-                       " must have rank 1 (the channels), got ", p.str());
-    AOTC_RETURN_IF_ERROR(
-        requireEqual(c, n, p.dims[0], x.dims[1], inputLabel(n, i) + " size"));
+    AOTC_RETURN_IF_ERROR(requireRank(n, i, 1, 1));
+    AOTC_RETURN_IF_ERROR(requireEqual(c, n, inputType(n, i).dims[0], x.dims[1],
+                                      inputLabel(n, i) + " and channels"));
   }
   setResult(c, n, 0, x.dtype, x.dims);
   return Status::ok();
@@ -588,9 +579,7 @@ Status inferNN(Context &c, Node &n) {
   case OpKind::Hardmax:
   case OpKind::LpNormalization: {
     const TensorType &x = inputType(n, 0);
-    if (!isFloat(x.dtype))
-      return makeError(n.describe(), ": ", inputLabel(n, 0),
-                       " must be a float tensor, got ", x.str());
+    AOTC_RETURN_IF_ERROR(requireFloat(n, 0));
     if (x.rank() == 0)
       return makeError(n.describe(), ": ", inputLabel(n, 0),
                        " must have rank 1 or more");

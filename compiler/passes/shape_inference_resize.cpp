@@ -85,6 +85,17 @@ Status inferResize(Context &c, Node &n) {
   const double unknown = std::nan("");
   std::vector<double> scale(rank, 1.0);
   std::vector<Expr> out = x.dims;
+  // Output dim \p k (of axis axes[k]) computed by the wrapper per run:
+  // its own derived symbol, at most kMaxResized.
+  auto runtimeDim = [&](size_t k, const Expr &definition) {
+    return deriveBoundedSymbol(
+        c, n.output(0)->name() + "_d" + std::to_string(axes[k]), definition,
+        kMaxResized);
+  };
+  // floor(\p v) of a double, as a size.
+  auto floorToSize = [](const Expr &v) {
+    return Cast::make(DType::Int64, Call::make(DType::Float64, "floor", {v}));
+  };
   bool haveSizes = c.opset >= 11 && n.input(sizesIn) &&
                    !inputType(n, sizesIn).numel().isConstValue(0);
   if (haveSizes) {
@@ -110,12 +121,8 @@ Status inferResize(Context &c, Node &n) {
                                 n.describe() + ": size " + std::to_string(k) +
                                     " (" + printExpr(sizes[k]) +
                                     ") is negative");
-        out[axes[k]] = sizes[k].isConst(size[k])
-                           ? sizes[k]
-                           : deriveBoundedSymbol(
-                                 c, n.output(0)->name() + "_d" +
-                                        std::to_string(axes[k]),
-                                 sizes[k], kMaxResized);
+        out[axes[k]] =
+            sizes[k].isConst(size[k]) ? sizes[k] : runtimeDim(k, sizes[k]);
         scale[axes[k]] =
             !known ? unknown : in[k] > 0 ? double(size[k]) / in[k] : 1.0;
       }
@@ -144,11 +151,9 @@ Status inferResize(Context &c, Node &n) {
       for (size_t k = 0; k < axes.size(); ++k) {
         Expr d = Binary::make(
             BinOp::Mul, s, Cast::make(DType::Float64, x.dims[axes[k]]));
-        d = Call::make(DType::Float64, "floor",
-                       {Binary::make(BinOp::Add, d, FloatImm::make(0.5, DType::Float64))});
-        out[axes[k]] = deriveBoundedSymbol(
-            c, n.output(0)->name() + "_d" + std::to_string(axes[k]),
-            Cast::make(DType::Int64, d), kMaxResized);
+        out[axes[k]] = runtimeDim(
+            k, floorToSize(Binary::make(BinOp::Add, d,
+                                        FloatImm::make(0.5, DType::Float64))));
         scale[axes[k]] = unknown;
       }
     }
@@ -173,10 +178,7 @@ Status inferResize(Context &c, Node &n) {
         Expr d = Binary::make(BinOp::Mul,
                               Cast::make(DType::Float64, x.dims[axes[k]]),
                               given[k]);
-        out[axes[k]] = deriveBoundedSymbol(
-            c, n.output(0)->name() + "_d" + std::to_string(axes[k]),
-            Cast::make(DType::Int64, Call::make(DType::Float64, "floor", {d})),
-            kMaxResized);
+        out[axes[k]] = runtimeDim(k, floorToSize(d));
         scale[axes[k]] = unknown;
       }
     } else {
@@ -197,14 +199,10 @@ Status inferResize(Context &c, Node &n) {
           out[axes[k]] = simplifyDim(c, d * Expr(static_cast<int64_t>(s)));
         } else {
           // floor(d * s) in double, by the wrapper.
-          out[axes[k]] = deriveBoundedSymbol(
-              c, n.output(0)->name() + "_d" + std::to_string(axes[k]),
-              Cast::make(DType::Int64,
-                         Call::make(DType::Float64, "floor",
-                                    {Binary::make(BinOp::Mul,
-                                                  Cast::make(DType::Float64, d),
-                                                  FloatImm::make(s, DType::Float64))})),
-              kMaxResized);
+          out[axes[k]] = runtimeDim(
+              k, floorToSize(Binary::make(BinOp::Mul,
+                                          Cast::make(DType::Float64, d),
+                                          FloatImm::make(s, DType::Float64))));
         }
         scale[axes[k]] = s;
       }

@@ -60,6 +60,12 @@ Range valueRange(DType t) {
   return Range{-kLimit, kLimit};
 }
 
+/// The name of value symbol \p k of input \p in: its name, or name[k].
+std::string elementName(const Value *in, int64_t k) {
+  return in->type().rank() == 0 ? in->name()
+                                : in->name() + "[" + std::to_string(k) + "]";
+}
+
 /// A float input (float32 or float64) that a node reads directly as sizes
 /// gets float value symbols (Symbol::isFloat): the sizes computed from it
 /// are derived symbols the wrapper evaluates in double.
@@ -72,14 +78,11 @@ bool bindFloatValueSymbols(Graph &g, Value *in, int64_t count) {
   if (!sizes)
     return false;
   std::vector<Expr> data;
-  for (int64_t k = 0; k < count; ++k) {
-    std::string name = in->type().rank() == 0
-                           ? in->name()
-                           : in->name() + "[" + std::to_string(k) + "]";
-    // The range is the slot's: the runtime checks that the value is finite.
-    data.push_back(g.addValueSymbol(name, Range{INT64_MIN, INT64_MAX},
-                                    in->name(), k, DType::Float64));
-  }
+  // The range is the slot's: the runtime checks that the value is finite.
+  for (int64_t k = 0; k < count; ++k)
+    data.push_back(g.addValueSymbol(elementName(in, k),
+                                    Range{INT64_MIN, INT64_MAX}, in->name(), k,
+                                    DType::Float64));
   in->setSymbolicData(std::move(data));
   return true;
 }
@@ -122,13 +125,9 @@ Status bindValueSymbols(Graph &g) {
       continue;
     // An empty input (no axes, no pads) is known: no element to bind.
     std::vector<Expr> data;
-    for (int64_t k = 0; k < count; ++k) {
-      std::string name = t.rank() == 0
-                             ? in->name()
-                             : in->name() + "[" + std::to_string(k) + "]";
-      data.push_back(
-          g.addValueSymbol(name, valueRange(t.dtype), in->name(), k));
-    }
+    for (int64_t k = 0; k < count; ++k)
+      data.push_back(g.addValueSymbol(elementName(in, k), valueRange(t.dtype),
+                                      in->name(), k));
     in->setSymbolicData(std::move(data));
   }
   return Status::ok();
