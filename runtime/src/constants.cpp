@@ -495,7 +495,6 @@ aotc_status_t ConstantStore::update(const aotc_constant_entry_t *entries,
     return fail(AOTC_ERROR_INVALID_ARGUMENT,
                 "entries is null but num_entries is %zu", n);
   std::lock_guard<std::mutex> serial(updateMutex_);
-  const AotcModelDesc &d = *desc_;
   // Check everything before changing anything.
   std::vector<size_t> target(n);
   std::unordered_set<size_t> given;
@@ -520,51 +519,61 @@ aotc_status_t ConstantStore::update(const aotc_constant_entry_t *entries,
     base = useInactive && inactive_ ? inactive_ : active_;
   }
   auto next = std::make_shared<ConstantSet>(*base);
-  auto setOwn = [&](int32_t c, MemRef mem, const void *user) {
-    next->own[c] = std::move(mem);
-    next->userData[c] = user;
-    if (next->missing[c]) {
-      next->missing[c] = 0;
-      --next->numMissing;
-    }
-  };
-  std::vector<uint8_t> packed, padded;
-  for (size_t i = 0; i < n; ++i) {
-    const Target &t = targets_[target[i]];
-    const void *data = entries[i].tensor.data;
-    if (t.direct >= 0) {
-      MemRef mem;
-      AOTC_RT_RETURN_IF_ERROR(
-          upload(t.name, data, t.nbytes, userManaged, mem));
-      setOwn(t.direct, std::move(mem), userManaged ? data : nullptr);
-    }
-    // The packed copies: always the runtime's own memory (the target's
-    // size: a padded last panel makes it larger than the source).
-    for (int32_t f : t.folds) {
-      const AotcFoldDesc &fold = d.folds[f];
-      uint64_t targetBytes = d.constants[fold.target].nbytes;
-      packed.resize(static_cast<size_t>(targetBytes));
-      int64_t view[kMaxPermuteRank];
-      int32_t vr = foldView(fold, view); // checked by indexFolds
-      const uint8_t *src = static_cast<const uint8_t *>(data);
-      if (padsSource(fold)) {
-        padded.resize(static_cast<size_t>(targetBytes));
-        copyPadded(fold, src, padded.data(), /*toPadded=*/true);
-        src = padded.data();
-      }
-      if (targetBytes > 0)
-        permute(src, packed.data(), vr, view, fold.perm,
-                aotc_dtype_size(fold.dtype), /*forward=*/true);
-      MemRef mem;
-      AOTC_RT_RETURN_IF_ERROR(
-          upload(t.name, packed.data(), targetBytes, false, mem));
-      setOwn(fold.target, std::move(mem), nullptr);
-    }
-  }
+  for (size_t i = 0; i < n; ++i)
+    AOTC_RT_RETURN_IF_ERROR(
+        write(*next, target[i], entries[i].tensor.data, userManaged));
   // The computed constants follow the weights they derive from.
   AOTC_RT_RETURN_IF_ERROR(fold(*next));
   std::lock_guard<std::mutex> lock(setsMutex_);
   (useInactive ? inactive_ : active_) = std::move(next);
+  return AOTC_OK;
+}
+
+aotc_status_t ConstantStore::write(ConstantSet &set, size_t target,
+                                   const void *data, bool userManaged) const {
+  const AotcModelDesc &d = *desc_;
+  const Target &t = targets_[target];
+  auto setOwn = [&](int32_t c, MemRef mem, const void *user) {
+    set.own[c] = std::move(mem);
+    set.userData[c] = user;
+    if (set.missing[c]) {
+      set.missing[c] = 0;
+      --set.numMissing;
+    }
+  };
+  if (t.direct >= 0) {
+    MemRef mem;
+    AOTC_RT_RETURN_IF_ERROR(upload(t.name, data, t.nbytes, userManaged, mem));
+    setOwn(t.direct, std::move(mem), userManaged ? data : nullptr);
+  }
+  // The packed copies: always the runtime's own memory (the target's size:
+  // a padded last panel makes it larger than the source).
+  std::vector<uint8_t> packed, padded;
+  for (int32_t f : t.folds) {
+    const AotcFoldDesc &fold = d.folds[f];
+    uint64_t targetBytes = d.constants[fold.target].nbytes;
+    packed.resize(static_cast<size_t>(targetBytes));
+    int64_t view[kMaxPermuteRank];
+    int32_t vr = foldView(fold, view); // checked by indexFolds
+    const uint8_t *src = static_cast<const uint8_t *>(data);
+    if (padsSource(fold)) {
+      padded.resize(static_cast<size_t>(targetBytes));
+      copyPadded(fold, src, padded.data(), /*toPadded=*/true);
+      src = padded.data();
+    }
+    if (targetBytes > 0)
+      permute(src, packed.data(), vr, view, fold.perm,
+              aotc_dtype_size(fold.dtype), /*forward=*/true);
+    MemRef mem;
+    AOTC_RT_RETURN_IF_ERROR(
+        upload(t.name, packed.data(), targetBytes, false, mem));
+    setOwn(fold.target, std::move(mem), nullptr);
+  }
+  // The caller's memory, which run_const_fold reads again.
+  if (userManaged)
+    set.userSources[target] = data;
+  else
+    set.userSources.erase(target);
   return AOTC_OK;
 }
 
@@ -643,13 +652,16 @@ aotc_status_t ConstantStore::runConstFold(bool useInactive) {
     return fail(AOTC_ERROR_NOT_FOUND,
                 "model '%s' has no inactive constant set to fold",
                 desc_->model_name);
-  // An update already rewrote the packed copies of what it replaced and
-  // ran the folding program; running it again picks up user-managed
-  // weights the caller changed in place since. Into a new set: runs in
-  // flight keep reading the old one.
-  if (computed_.empty())
+  // Picks up user-managed weights the caller changed in place since their
+  // update: each is written again from the caller's memory (its packed
+  // copies repacked; on a device that copied it, copied again), then the
+  // folding program runs. Into a new set: runs in flight keep reading the
+  // old one.
+  if (computed_.empty() && base->userSources.empty())
     return AOTC_OK;
   auto next = std::make_shared<ConstantSet>(*base);
+  for (const auto &[target, data] : base->userSources)
+    AOTC_RT_RETURN_IF_ERROR(write(*next, target, data, /*userManaged=*/true));
   AOTC_RT_RETURN_IF_ERROR(fold(*next));
   std::lock_guard<std::mutex> lock(setsMutex_);
   (useInactive ? inactive_ : active_) = std::move(next);

@@ -17,6 +17,7 @@
 #include "device.h"
 
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -39,6 +40,10 @@ struct ConstantSet {
   std::vector<MemRef> own;
   /// Per constant: the caller's host memory behind a user-managed buffer.
   std::vector<const void *> userData;
+  /// Per updatable initializer (ConstantStore's target index) given by a
+  /// user-managed update: the caller's memory, from which run_const_fold
+  /// writes it again (and its packed copies, which hold no pointer to it).
+  std::map<size_t, const void *> userSources;
   /// Per constant: 1 while its value is missing (a weightless .so before
   /// update); runs are refused until every one is given.
   std::vector<char> missing;
@@ -124,6 +129,11 @@ private:
                        bool useHostPtr, MemRef &out) const;
   aotc_status_t readBack(const ConstantSet &set, int32_t index,
                          void *data) const;
+  /// Writes initializer \p target's value \p data into \p set: the
+  /// constant kernels read (a copy, or with \p userManaged the caller's
+  /// memory) and its packed copies (always copies).
+  aotc_status_t write(ConstantSet &set, size_t target, const void *data,
+                      bool userManaged) const;
   /// Gives \p set's computed constants fresh buffers and runs the folding
   /// program into them, unless some weight of \p set is still missing
   /// (then they stay missing). Runs in flight keep the buffers of the set

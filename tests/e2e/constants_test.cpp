@@ -166,6 +166,38 @@ TEST_F(Constants, UserManagedWeightsAreRead) {
   EXPECT_EQ(runModel(m), refA_);
 }
 
+// Memory given by update_user_managed_constants and then changed in place
+// is published by run_const_fold, packed copies included: w1 is read only
+// packed (the tiled Gemm's panels), which hold no pointer to the caller's
+// memory, so run_const_fold repacks it. (Before, it rewrote nothing
+// without a folding program: the edited w1 was silently ignored and the
+// outputs mixed new b1/w2 with the old w1 on CPU devices.)
+TEST_F(Constants, UserManagedEditsInPlaceArePublishedByRunConstFold) {
+  aotc::Model m = loadModel(updatablePath_);
+  aotc::Model::ConstantMap held = asMap(a_); // alive until after the runs
+  m.updateUserManagedConstants(held);
+  EXPECT_EQ(runModel(m), refA_);
+  auto overwrite = [&](const char *name, const std::vector<float> &v) {
+    aotc::HostTensor &t = held.at(name);
+    ASSERT_EQ(t.nbytes(), v.size() * sizeof(float));
+    std::memcpy(t.raw(), v.data(), t.nbytes());
+  };
+  overwrite("w1", b_.w1);
+  overwrite("b1", b_.b1);
+  overwrite("w2", b_.w2);
+  m.runConstFold();
+  EXPECT_EQ(runModel(m), refB_);
+  EXPECT_EQ(m.extractConstants().at("w1").toVector<float>(), b_.w1);
+  // Into the inactive set too, then swapped in.
+  m.updateUserManagedConstants(held, /*useInactive=*/true);
+  overwrite("w1", a_.w1);
+  overwrite("b1", a_.b1);
+  overwrite("w2", a_.w2);
+  m.runConstFold(/*useInactive=*/true);
+  m.swapConstantBuffer();
+  EXPECT_EQ(runModel(m), refA_);
+}
+
 TEST_F(Constants, BadUpdatesChangeNothing) {
   aotc::Model m = loadModel(updatablePath_);
   auto expectRefused = [&](aotc::Model::ConstantMap update, int status,
