@@ -484,6 +484,15 @@ Expr Graph::addDerivedSymbol(const std::string &name, Range range,
   return symbols_.back().var;
 }
 
+Expr Graph::addDataSymbol(const std::string &name, Range range, Expr bound) {
+  std::string unique = name;
+  for (int k = 2; findSymbol(unique); ++k)
+    unique = name + "_" + std::to_string(k);
+  symbols_.emplace_back(unique, range, Var::make(unique));
+  symbols_.back().dataBound = std::move(bound);
+  return symbols_.back().var;
+}
+
 const Symbol *Graph::findSymbol(const std::string &name) const {
   for (const Symbol &s : symbols_)
     if (s.name == name)

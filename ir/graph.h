@@ -35,7 +35,13 @@ enum class OpKind {
 constexpr int kMaxIORank = 8;
 
 /// Which shape-inference and lowering code handles an op (ops.def).
-enum class OpFamily { Elementwise, Contraction, Reduction, DataMovement };
+enum class OpFamily {
+  Elementwise,
+  Contraction,
+  Reduction,
+  DataMovement,
+  DataDependent
+};
 
 /// How many inputs and outputs an op takes; -1 is "any number".
 struct OpArity {
@@ -274,7 +280,11 @@ struct Assumption {
 /// that depends on values through branches (a Reshape dim that is the
 /// given value, the input's dim for 0, or the remainder for -1) is one
 /// opaque size in the kernels instead of the whole expression in every
-/// index.
+/// index. A data symbol is a count the model computes from data while it
+/// runs (NonZero's number of nonzero elements): a kernel writes it, the
+/// run reads it back at a sync point and only then knows it and the sizes
+/// derived from it; `dataBound` is an upper bound over the symbols declared
+/// before it (the input's element count), by which memory is planned.
 struct Symbol {
   Symbol(std::string name, Range range, Expr var,
          std::string valueInput = "", int64_t valueIndex = -1)
@@ -286,7 +296,9 @@ struct Symbol {
   std::string valueInput; ///< empty: bound by an input dim
   int64_t valueIndex = -1;
   Expr definition; ///< defined: a derived symbol
+  Expr dataBound;  ///< defined: a data symbol (at most this)
   bool isValue() const { return !valueInput.empty(); }
+  bool isData() const { return dataBound.defined(); }
   bool isDerived() const { return definition.defined(); }
   /// A float value symbol (its slot holds a double's bits).
   bool isFloat() const { return aotc::isFloat(var.type()); }
@@ -337,6 +349,9 @@ public:
   /// \p name, or returns the one whose definition equals \p definition.
   Expr addDerivedSymbol(const std::string &name, Range range,
                         Expr definition);
+  /// Declares a data symbol (see Symbol) under a fresh name based on
+  /// \p name, at most \p bound, and returns its Var.
+  Expr addDataSymbol(const std::string &name, Range range, Expr bound);
   const std::vector<Symbol> &symbols() const { return symbols_; }
   /// The derived symbol whose definition is structurally \p definition, or
   /// null.

@@ -28,6 +28,10 @@ Expr clampSliceIndex(const Expr &value, const Expr &dim, int64_t lo,
       env);
 }
 
+Expr hitBlocks(const Expr &n) {
+  return floorDiv(n + Expr(kHitBlock - 1), Expr(kHitBlock));
+}
+
 Expr linearize(const std::vector<Expr> &idx, const std::vector<Expr> &shape) {
   Expr flat = Expr(0);
   for (size_t k = 0; k < idx.size(); ++k)

@@ -21,6 +21,13 @@ Expr linearize(const std::vector<Expr> &idx, const std::vector<Expr> &shape);
 /// mod because flat is below the element count.
 std::vector<Expr> delinearize(const Expr &flat, const std::vector<Expr> &shape);
 
+/// NonZero and Compress count hits in blocks of kHitBlock positions:
+/// hitBlocks(n) blocks over n positions. Shape inference declares it as a
+/// derived size when n is not a constant, lowering finds that symbol by
+/// this definition (n is the same expression in both).
+constexpr int64_t kHitBlock = 256;
+Expr hitBlocks(const Expr &n);
+
 /// A Slice start or end as ONNX takes it, for sizes (shape inference) and
 /// indices (lowering) alike: counted from the end of a dim of size \p dim
 /// when negative, then clamped to [lo, dim + hiOffset]. Constants beyond

@@ -2,8 +2,11 @@
 /// LoopModule helpers and printer.
 #include "ir/module.h"
 
+#include "ir/visitor.h"
+
 #include <algorithm>
 #include <map>
+#include <set>
 
 namespace aotc {
 
@@ -37,6 +40,109 @@ std::vector<Expr> LoopModule::globalSize(const Kernel &k) {
   for (auto &d : dims)
     out.push_back(d.second);
   return out;
+}
+
+int LoopModule::syncOfSymbol(int i) const {
+  const Symbol &s = symbols.at(static_cast<size_t>(i));
+  if (s.isData()) {
+    for (size_t k = 0; k < syncs.size(); ++k)
+      if (syncs[k].symbol == i)
+        return static_cast<int>(k);
+    return static_cast<int>(syncs.size()); // never synced: never known
+  }
+  return s.isDerived() ? syncOf(s.definition) : -1;
+}
+
+int LoopModule::syncOf(const Expr &e) const {
+  int sync = -1;
+  for (const Expr &v : freeVars(e))
+    for (size_t i = 0; i < symbols.size(); ++i)
+      if (symbols[i].var.as<Var>()->id == v.as<Var>()->id)
+        sync = std::max(sync, syncOfSymbol(static_cast<int>(i)));
+  return sync;
+}
+
+namespace {
+
+/// True if \p e cannot decrease when any Var of \p grows increases (every
+/// other variable fixed), for values in \p env.
+bool nonDecreasingIn(const Expr &e, const std::set<uint64_t> &grows,
+                     const RangeEnv &env) {
+  bool reads = false;
+  for (const Expr &v : freeVars(e))
+    reads |= grows.count(v.as<Var>()->id) > 0;
+  if (!reads)
+    return true;
+  if (e.as<Var>())
+    return true;
+  if (const Cast *c = e.as<Cast>())
+    return !isFloat(e.type()) && nonDecreasingIn(c->value, grows, env);
+  if (const Select *s = e.as<Select>()) {
+    for (const Expr &v : freeVars(s->cond))
+      if (grows.count(v.as<Var>()->id))
+        return false;
+    return nonDecreasingIn(s->trueValue, grows, env) &&
+           nonDecreasingIn(s->falseValue, grows, env);
+  }
+  const Binary *b = e.as<Binary>();
+  if (!b)
+    return false;
+  auto nonNegative = [&](const Expr &x) {
+    std::optional<Range> r = boundsOf(x, env);
+    return r && r->min >= 0;
+  };
+  switch (b->op) {
+  case BinOp::Add:
+  case BinOp::Max:
+  case BinOp::Min:
+    return nonDecreasingIn(b->a, grows, env) && nonDecreasingIn(b->b, grows, env);
+  case BinOp::Mul:
+    return nonNegative(b->a) && nonNegative(b->b) &&
+           nonDecreasingIn(b->a, grows, env) && nonDecreasingIn(b->b, grows, env);
+  case BinOp::FloorDiv: {
+    int64_t d = 0;
+    return b->b.isConst(d) && d > 0 && nonDecreasingIn(b->a, grows, env);
+  }
+  default:
+    return false;
+  }
+}
+
+} // namespace
+
+Expected<Expr> boundDataSymbols(const Expr &e, const std::vector<Symbol> &symbols,
+                                const RangeEnv &env, const std::string &what) {
+  // Expand the derived symbols that read a data symbol, newest first (a
+  // definition reads only symbols declared before it).
+  std::set<uint64_t> data;
+  std::vector<bool> dependent(symbols.size(), false);
+  for (size_t i = 0; i < symbols.size(); ++i) {
+    const Symbol &s = symbols[i];
+    if (s.isData()) {
+      dependent[i] = true;
+      data.insert(s.var.as<Var>()->id);
+      continue;
+    }
+    if (!s.isDerived())
+      continue;
+    for (const Expr &v : freeVars(s.definition))
+      for (size_t k = 0; k < i; ++k)
+        if (dependent[k] && symbols[k].var.as<Var>()->id == v.as<Var>()->id)
+          dependent[i] = true;
+  }
+  Expr out = e;
+  for (size_t i = symbols.size(); i-- > 0;)
+    if (dependent[i] && symbols[i].isDerived())
+      out = substitute(out, {{symbols[i].var, symbols[i].definition}});
+  out = simplify(out, env);
+  if (!nonDecreasingIn(out, data, env))
+    return makeError(what, " (", printExpr(out),
+                     ") may shrink as a count computed from data grows, so "
+                     "its largest size cannot be planned");
+  for (size_t i = symbols.size(); i-- > 0;)
+    if (symbols[i].isData())
+      out = substitute(out, {{symbols[i].var, symbols[i].dataBound}});
+  return simplify(out, env);
 }
 
 static const char *roleName(BufferRole r) {
@@ -74,8 +180,14 @@ std::string LoopModule::print() const {
            dtypeName(b.dtype) + "[" + printExprs(b.shape) + "]";
     if (b.role == BufferRole::Arena)
       out += " @ " + printExpr(b.arenaOffset);
+    if (b.capacity.defined())
+      out += " (planned " + printExpr(b.capacity) + " bytes)";
     out += "\n";
   }
+  for (const Sync &s : syncs)
+    out += "sync after kernel " + std::to_string(s.afterKernel) + ": " +
+           symbols.at(static_cast<size_t>(s.symbol)).name + " = " + s.buffer +
+           "[0]\n";
   out += "arena bytes = " + printExpr(arenaBytes) + "\n";
   for (size_t i = 0; i < errors.size(); ++i)
     out += "error #" + std::to_string(i) + ": " + errors[i] + "\n";

@@ -19,6 +19,13 @@
 
 namespace aotc {
 
+/// \p e with every data symbol (Symbol::isData) replaced by its bound and
+/// every derived symbol computed from one by its definition, so that it no
+/// longer depends on a count read mid-run; an error naming \p what if \p e
+/// may shrink as a count grows (the bound would then not bound it).
+Expected<Expr> boundDataSymbols(const Expr &e, const std::vector<Symbol> &symbols,
+                                const RangeEnv &env, const std::string &what);
+
 /// A buffer that kernels read or write, referenced by name from
 /// KernelBuffer::name, Load::buffer and Store::buffer.
 struct ModuleBuffer {
@@ -32,8 +39,13 @@ struct ModuleBuffer {
   /// Arena: byte offset of this buffer in the instance arena (a multiple of
   /// kArenaAlignment for every symbol value).
   Expr arenaOffset;
+  /// Arena: the bytes planned for it when its size depends on a data
+  /// symbol (LoopModule::Sync): bytes() at the symbols' bounds, which holds
+  /// it for every count the run can read; undefined: bytes().
+  Expr capacity = Expr();
 
   Expr bytes() const { return product(shape) * Expr(dtypeSize(dtype)); }
+  Expr plannedBytes() const { return capacity.defined() ? capacity : bytes(); }
 };
 
 /// A weight in the constants blob.
@@ -125,8 +137,23 @@ struct LoopModule {
   /// Conditions on the symbols the code relies on; check_symbols() in the
   /// wrapper tests them before a run.
   std::vector<Assumption> assumptions;
+  /// Sync points, in kernel order: after kernel `afterKernel` the run waits
+  /// for the device, reads the int64 count kernel `afterKernel` wrote to
+  /// arena buffer `buffer` and binds it to data symbol `symbol` (an index
+  /// into symbols); kernels after it may read the symbol, none before.
+  struct Sync {
+    int afterKernel = -1;
+    int symbol = -1;
+    std::string buffer;
+  };
+  std::vector<Sync> syncs;
 
   const ModuleBuffer *findBuffer(const std::string &name) const;
+  /// The sync after which symbol \p i is known (a data symbol, or a derived
+  /// one computed from one), or -1 if the inputs bind it.
+  int syncOfSymbol(int i) const;
+  /// The sync after which \p e (over the symbols) is known, or -1.
+  int syncOf(const Expr &e) const;
   /// Every kernel of the .so in its order (the model's, then its folding
   /// program's), each with the module whose buffers it names.
   std::vector<std::pair<const Kernel *, const LoopModule *>>

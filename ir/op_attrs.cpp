@@ -159,6 +159,8 @@ const std::map<OpKind, std::vector<D>> &table() {
     m[OpKind::Concat] = {defInt("axis", 1, 1, 3),
                          required("axis", AttrKind::Int, 4)};
     m[OpKind::Gather] = {defInt("axis", 0)};
+    m[OpKind::Compress] = {optional("axis", AttrKind::Int)};
+    m[OpKind::Unique] = {optional("axis", AttrKind::Int), defInt("sorted", 1)};
     m[OpKind::ReduceSum] = reduceAttrs(13);
     m[OpKind::ReduceMean] = reduceAttrs(18);
     m[OpKind::ReduceMax] = reduceAttrs(18);

@@ -595,6 +595,51 @@ arenaLifetimes(const LoopModule &m) {
   return life;
 }
 
+/// Each sync reads an int64 arena buffer its kernel writes, in kernel
+/// order, and no kernel reads a symbol before the sync that binds it.
+Status verifySyncs(const LoopModule &m) {
+  int last = -1;
+  for (size_t i = 0; i < m.syncs.size(); ++i) {
+    const LoopModule::Sync &s = m.syncs[i];
+    if (s.symbol < 0 || s.symbol >= static_cast<int>(m.symbols.size()) ||
+        !m.symbols[s.symbol].isData())
+      return makeError("sync ", i, " binds symbol ", s.symbol,
+                       ", which is not a data symbol");
+    if (s.afterKernel <= last ||
+        s.afterKernel >= static_cast<int>(m.kernels.size()))
+      return makeError("sync ", i, " is after kernel ", s.afterKernel,
+                       " (out of order or past the last kernel)");
+    last = s.afterKernel;
+    const ModuleBuffer *b = m.findBuffer(s.buffer);
+    if (!b || b->role != BufferRole::Arena || b->dtype != DType::Int64)
+      return makeError("sync ", i, " reads '", s.buffer,
+                       "', which is not an int64 arena buffer");
+    bool written = false;
+    for (const KernelBuffer &kb : m.kernels[s.afterKernel].buffers)
+      written |= kb.name == s.buffer;
+    if (!written)
+      return makeError("sync ", i, " reads '", s.buffer, "', which kernel '",
+                       m.kernels[s.afterKernel].name, "' does not use");
+    if (m.syncOf(m.symbols[s.symbol].dataBound) >= static_cast<int>(i))
+      return makeError("sync ", i, ": the bound of ",
+                       m.symbols[s.symbol].name, " is known only after it");
+  }
+  for (size_t k = 0; k < m.kernels.size(); ++k) {
+    int known = 0; // syncs before kernel k
+    while (known < static_cast<int>(m.syncs.size()) &&
+           m.syncs[known].afterKernel < static_cast<int>(k))
+      ++known;
+    std::vector<Expr> read = m.kernels[k].symbols;
+    for (const Expr &e : LoopModule::globalSize(m.kernels[k]))
+      read.push_back(e);
+    for (const Expr &e : read)
+      if (m.syncOf(e) >= known)
+        return makeError("kernel '", m.kernels[k].name, "' reads ",
+                         printExpr(e), " before the sync that binds it");
+  }
+  return Status::ok();
+}
+
 Status verifyArena(const LoopModule &m) {
   if (!m.arenaBytes.defined())
     return Status::ok(); // not planned yet
@@ -608,12 +653,35 @@ Status verifyArena(const LoopModule &m) {
     const ModuleBuffer *b = m.findBuffer(name);
     if (!b->arenaOffset.defined())
       return makeError("buffer '", name, "' has no arena offset");
+    if (b->capacity.defined()) {
+      // Planned at the data symbols' bounds: that must be what
+      // boundDataSymbols gives (which checks the size only grows with them).
+      Expected<Expr> planned = boundDataSymbols(
+          b->bytes(), m.symbols, env, "buffer '" + name + "'");
+      if (!planned)
+        return planned.status();
+      if (!prover.proveNonNegative(b->capacity - *planned))
+        return makeError("buffer '", name, "' is planned at ",
+                         printExpr(b->capacity), " bytes, less than ",
+                         printExpr(*planned), " at its counts' bounds");
+    } else if (m.syncOf(b->bytes()) >= 0) {
+      return makeError("buffer '", name, "' (", printExpr(b->bytes()),
+                       " bytes) depends on a count read mid-run but has no "
+                       "planned capacity");
+    }
     if (!prover.proveNonNegative(b->arenaOffset) ||
-        !prover.proveNonNegative(m.arenaBytes - b->arenaOffset - b->bytes()))
+        !prover.proveNonNegative(m.arenaBytes - b->arenaOffset -
+                                 b->plannedBytes()))
       return makeError("buffer '", name, "' at arena offset ",
-                       printExpr(b->arenaOffset), " (", printExpr(b->bytes()),
+                       printExpr(b->arenaOffset), " (",
+                       printExpr(b->plannedBytes()),
                        " bytes) is not provably inside the arena of ",
                        printExpr(m.arenaBytes), " bytes");
+    if (m.syncOf(b->arenaOffset) >= 0 || m.syncOf(m.arenaBytes) >= 0)
+      return makeError("buffer '", name, "': its arena offset ",
+                       printExpr(b->arenaOffset), " or the arena size ",
+                       printExpr(m.arenaBytes),
+                       " depends on a count read mid-run");
     bufs.push_back(b);
   }
   for (size_t i = 0; i < bufs.size(); ++i)
@@ -623,8 +691,9 @@ Status verifyArena(const LoopModule &m) {
         continue; // never live together
       const ModuleBuffer *a = bufs[i], *b = bufs[j];
       if (prover.proveNonNegative(b->arenaOffset - a->arenaOffset -
-                                  a->bytes()) ||
-          prover.proveNonNegative(a->arenaOffset - b->arenaOffset - b->bytes()))
+                                  a->plannedBytes()) ||
+          prover.proveNonNegative(a->arenaOffset - b->arenaOffset -
+                                  b->plannedBytes()))
         continue;
       return makeError("arena buffers '", a->name, "' and '", b->name,
                        "' are live together but may overlap");
@@ -658,6 +727,7 @@ Status verifyKernels(const LoopModule &m, const LoopModule *foldOf) {
       return makeError("kernel '", k.name, "' is defined twice");
     AOTC_RETURN_IF_ERROR(KernelVerifier(m, k, nullptr, foldOf).run());
   }
+  AOTC_RETURN_IF_ERROR(verifySyncs(m));
   return verifyArena(m);
 }
 

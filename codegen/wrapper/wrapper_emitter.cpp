@@ -102,6 +102,15 @@ private:
   /// value symbol), without indentation.
   std::string bindSymbol(int i) const;
 
+  /// C++ that is true while sync \p sync has not bound its count (its
+  /// data symbol holds AOTC_SYMBOL_UNKNOWN).
+  std::string unknown(int sync) const {
+    return "s[" + std::to_string(m_.syncs.at(sync).symbol) +
+           "] == AOTC_SYMBOL_UNKNOWN";
+  }
+  /// \p code with two more spaces before each line.
+  static std::string indent(const std::string &code);
+
   Status checkSymbols();
   Status emitTensors(const std::vector<ModuleTensor> &ts, bool inputs);
   Status emitConstants();
@@ -157,6 +166,18 @@ private:
   size_t numChecks_ = 0;
   std::string out_;
 };
+
+std::string WrapperEmitter::indent(const std::string &code) {
+  std::string out;
+  size_t start = 0;
+  while (start < code.size()) {
+    size_t end = code.find('\n', start);
+    end = end == std::string::npos ? code.size() : end + 1;
+    out += "  " + code.substr(start, end - start);
+    start = end;
+  }
+  return out;
+}
 
 Expected<std::string> WrapperEmitter::cxx(const Expr &e,
                                           const std::string &what,
@@ -235,10 +256,13 @@ Status WrapperEmitter::checkSymbols() {
     }
     const char *kind = input >= 0        ? "AOTC_SYMBOL_VALUE, "
                        : s.isDerived() ? "AOTC_SYMBOL_DERIVED, "
+                       : s.isData()    ? "AOTC_SYMBOL_DATA, "
                                        : "AOTC_SYMBOL_DIM, ";
+    int index = static_cast<int>(&s - m_.symbols.data());
     out_ += "    {" + cStringLiteral(s.name) + ", " + i64(s.range.min) + ", " +
             i64(s.range.max) + ", " + kind + std::to_string(input) + ", " +
-            i64(s.valueIndex) + "},\n";
+            i64(s.valueIndex) + ", " +
+            std::to_string(m_.syncOfSymbol(index)) + "},\n";
   }
   out_ += "};\n\n";
   return Status::ok();
@@ -292,8 +316,12 @@ Status WrapperEmitter::emitTensors(const std::vector<ModuleTensor> &ts,
     const ModuleTensor &t = ts[i];
     std::string dims = t.dims.empty() ? std::string("nullptr")
                                       : table + std::to_string(i) + "Dims";
+    int sync = -1;
+    for (const Expr &d : t.dims)
+      sync = std::max(sync, m_.syncOf(d));
     out_ += "    {" + cStringLiteral(t.name) + ", " + dtypeEnum(t.dtype) +
-            ", " + std::to_string(t.dims.size()) + ", " + dims + "},\n";
+            ", " + std::to_string(t.dims.size()) + ", " + dims + ", " +
+            std::to_string(sync) + "},\n";
   }
   out_ += "};\n\n";
   return Status::ok();
@@ -486,11 +514,18 @@ Status WrapperEmitter::emitDeriveSymbols() {
     std::string bind; // (no "(void)s;": s is written below)
     for (int k : used)
       bind += "    " + bindSymbol(k);
+    std::string compute = "    bool ovf = false;\n    const int64_t v = " + v +
+                          ";\n    if (ovf)\n      return " +
+                          std::to_string(i) + ";\n    s[" +
+                          std::to_string(i) + "] = v;\n";
+    int sync = m_.syncOfSymbol(static_cast<int>(i));
+    if (sync >= 0) // computed from a count the run has not read yet
+      compute = "    if (" + unknown(sync) + ") {\n      s[" +
+                std::to_string(i) + "] = AOTC_SYMBOL_UNKNOWN;\n    } else {\n" +
+                indent(compute) + "    }\n";
     body += "  {  // " + commentText(s.name) + " = " +
-            commentText(printExpr(s.definition)) + "\n" + bind +
-            "    bool ovf = false;\n    const int64_t v = " + v +
-            ";\n    if (ovf)\n      return " + std::to_string(i) +
-            ";\n    s[" + std::to_string(i) + "] = v;\n  }\n";
+            commentText(printExpr(s.definition)) + "\n" + bind + compute +
+            "  }\n";
   }
   if (body.empty())
     return Status::ok();
@@ -527,6 +562,9 @@ Status WrapperEmitter::emitOutputShapes() {
           std::string v,
           cxx(t.dims[d], "output '" + t.name + "' dim " + std::to_string(d),
               used));
+      int sync = m_.syncOf(t.dims[d]);
+      if (sync >= 0) // -1 until the run has read its count
+        v = unknown(sync) + " ? -1 : (int64_t)(" + v + ")";
       body += "  dims[" + std::to_string(n++) + "] = " + v + ";\n";
     }
   }
@@ -683,20 +721,60 @@ Expected<std::string> WrapperEmitter::emitLaunch(const Kernel &k,
 }
 
 Status WrapperEmitter::emitRun() {
+  // Kernels and sync points in order; each symbol is bound where it becomes
+  // known: at the top, or after the sync that reads it (the verifier has
+  // checked that no kernel reads a symbol before its sync).
   std::set<int> used;
-  std::string body;
+  std::vector<std::string> phases(m_.syncs.size() + 1);
+  size_t phase = 0;
   for (size_t i = 0; i < m_.kernels.size(); ++i) {
     AOTC_ASSIGN_OR_RETURN(std::string launch,
                           emitLaunch(m_.kernels[i], i, m_, used));
-    body += launch;
+    phases[phase] += launch;
+    if (phase < m_.syncs.size() &&
+        m_.syncs[phase].afterKernel == static_cast<int>(i)) {
+      const LoopModule::Sync &sync = m_.syncs[phase];
+      const ModuleBuffer *b = m_.findBuffer(sync.buffer);
+      if (!b)
+        return makeError("sync ", phase, " reads undeclared buffer '",
+                         sync.buffer, "'");
+      AOTC_ASSIGN_OR_RETURN(
+          std::string offset,
+          cxx(b->arenaOffset, "arena offset of '" + sync.buffer + "'", used));
+      const Symbol &sym = m_.symbols[sync.symbol];
+      AOTC_ASSIGN_OR_RETURN(
+          std::string bound,
+          cxx(sym.dataBound, "the bound of '" + sym.name + "'", used));
+      phases[phase] += "  // Sync " + std::to_string(phase) + ": " +
+                       commentText(sym.name) + " = " +
+                       commentText(sync.buffer) + "[0], at most " +
+                       commentText(printExpr(sym.dataBound)) + "\n";
+      phases[phase] += "  if (int32_t err = aotc_rt_sync(ctx, " +
+                       std::to_string(phase) + ", " +
+                       std::to_string(sync.symbol) + ", (uint64_t)(" + offset +
+                       "), " + bound + "))\n    return err;\n";
+      ++phase;
+    }
   }
-  out_ +=
-      "// Enqueues every kernel in order; returns the first launch error.\n";
-  out_ += "static int32_t run(AotcRunCtx *ctx, const int64_t *s) {\n" +
-          bindSymbols(used);
+  if (phase != m_.syncs.size())
+    return makeError("sync ", phase, " is after kernel ",
+                     m_.syncs[phase].afterKernel, ", which does not exist");
+  std::vector<std::set<int>> bindAt(m_.syncs.size() + 1);
+  for (int i : used)
+    bindAt[m_.syncOfSymbol(i) + 1].insert(i);
+  std::string body = bindSymbols(bindAt[0]);
+  for (size_t p = 0; p < phases.size(); ++p) {
+    if (p > 0)
+      for (int i : bindAt[p])
+        body += "  " + bindSymbol(i);
+    body += phases[p];
+  }
+  out_ += "// Enqueues every kernel in order, reading the counts the model\n"
+          "// computes at its sync points; returns the first error.\n";
+  out_ += "static int32_t run(AotcRunCtx *ctx, const int64_t *s) {\n" + body;
   if (m_.kernels.empty())
     out_ += "  (void)ctx;\n";
-  out_ += body + "  return 0;\n}\n\n";
+  out_ += "  return 0;\n}\n\n";
   return Status::ok();
 }
 
@@ -904,6 +982,11 @@ Status WrapperEmitter::emitKernelCosts() {
                           doubleCxx(k.bytes, "bytes of " + k.name, used));
     checked |= f.find("&ovf") != std::string::npos ||
                b.find("&ovf") != std::string::npos;
+    int sync = std::max(m_.syncOf(k.flops), m_.syncOf(k.bytes));
+    if (sync >= 0) { // 0 until the run has read its count
+      f = unknown(sync) + " ? 0.0 : (double)(" + f + ")";
+      b = unknown(sync) + " ? 0.0 : (double)(" + b + ")";
+    }
     body += "  out[" + std::to_string(2 * i) + "] = " + f + ";\n";
     body += "  out[" + std::to_string(2 * i + 1) + "] = " + b + ";\n";
   }
@@ -964,13 +1047,18 @@ Status WrapperEmitter::emitCheckSymbols() {
       continue; // static: checked when the module was built
     AOTC_ASSIGN_OR_RETURN(std::string v, checkedCxx(e, c.what, used));
     body += "  // " + commentText(message) + "\n";
+    std::string check;
     if (e.type() == DType::Bool) { // an assumption: must hold
-      body += "  ovf = false;\n  if (!" + v + " || ovf)\n    return " +
+      check = "  ovf = false;\n  if (!" + v + " || ovf)\n    return " +
               std::to_string(numChecks_) + ";\n";
     } else { // a size: must not overflow
-      body += "  ovf = false;\n  (void)" + v + ";\n";
-      body += "  if (ovf)\n    return " + std::to_string(numChecks_) + ";\n";
+      check = "  ovf = false;\n  (void)" + v + ";\n";
+      check += "  if (ovf)\n    return " + std::to_string(numChecks_) + ";\n";
     }
+    int sync = m_.syncOf(e);
+    if (sync >= 0) // checked once the run has read its count
+      check = "  if (!(" + unknown(sync) + ")) {\n" + indent(check) + "  }\n";
+    body += check;
     table += "    " + cStringLiteral(message) + ",\n";
     ++numChecks_;
   }
@@ -1027,6 +1115,7 @@ void WrapperEmitter::emitDesc() {
           ",\n";
   out_ += std::string("    ") + (m_.foldProgram ? "run_fold" : "nullptr") +
           ", " + u64(foldArenaBytes_) + ",  // run_fold, fold_arena_bytes\n";
+  out_ += "    " + std::to_string(m_.syncs.size()) + ",  // num_syncs\n";
   out_ += "};\n\n";
   out_ +=
       "extern \"C\" __attribute__((visibility(\"hidden\"))) const "

@@ -204,6 +204,8 @@ Status lowerNode(const Node &n, LowerCtx &ctx) {
     return lowerReduction(n, ctx);
   case OpFamily::DataMovement:
     return lowerShapeOp(n, ctx);
+  case OpFamily::DataDependent:
+    return lowerDataDependent(n, ctx);
   }
   return makeError(n.describe(), ": no lowering");
 }

@@ -87,6 +87,14 @@ struct LoweredGraph {
   FormalVars vars;
   /// Run-time error messages (IndexCheck codes index this).
   std::vector<std::string> errors;
+  /// Counts the run reads back mid-run: def `def` (an int64 scalar, one
+  /// kernel of its own) holds the value of data symbol `symbol`. Defs after
+  /// it may use the symbol; none before it does.
+  struct Sync {
+    int def = -1;
+    Expr symbol;
+  };
+  std::vector<Sync> syncs;
 
   std::string print() const;
 };
@@ -130,6 +138,12 @@ public:
   /// Adds a pointwise def for node output \p out with the given body.
   int addPointwise(const Value *out, Expr body, bool isView = false);
 
+  /// Makes def \p def (an int64 scalar) the value of data symbol \p symbol,
+  /// read back by the run before any later def uses the symbol.
+  void addSync(int def, const Expr &symbol) {
+    out_.syncs.push_back({def, symbol});
+  }
+
   /// Registers a run-time error message ("{value}" and "{extent}" stand for
   /// the numbers a kernel records) and returns its IndexCheck code.
   int addError(std::string message);
@@ -158,6 +172,7 @@ Status lowerContraction(const Node &n, LowerCtx &ctx);
 Status lowerReduction(const Node &n, LowerCtx &ctx);
 Status lowerShapeOp(const Node &n, LowerCtx &ctx);
 Status lowerResize(const Node &n, LowerCtx &ctx);
+Status lowerDataDependent(const Node &n, LowerCtx &ctx);
 
 /// The explicit pads of a Conv or pooling node: the begin pad of each spatial
 /// dim, then the end pad of each.

@@ -290,6 +290,8 @@ Status inferNode(Context &c, Node &n) {
     return inferNN(c, n);
   case OpFamily::DataMovement:
     return inferTensorOp(c, n);
+  case OpFamily::DataDependent:
+    return inferDataDependent(c, n);
   }
   return makeError(n.describe(), ": no shape inference for this op");
 }

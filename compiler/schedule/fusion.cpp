@@ -336,6 +336,11 @@ FusionPlan planFusion(const LoweredGraph &lg, const FusionOptions &opts) {
   std::vector<int> stack(lg.outputs.begin(), lg.outputs.end());
   for (int o : lg.outputs)
     isOutput[o] = true;
+  // A count the run reads back is a root with a kernel of its own.
+  for (const LoweredGraph::Sync &s : lg.syncs) {
+    stack.push_back(s.def);
+    isOutput[s.def] = true;
+  }
   while (!stack.empty()) {
     int d = stack.back();
     stack.pop_back();

@@ -50,7 +50,7 @@ void planMemory(LoopModule &m, const RangeEnv &env) {
     for (ModuleBuffer &mb : m.buffers)
       if (mb.name == name)
         b = &mb;
-    Expr size = simplify(b->bytes(), env);
+    Expr size = simplify(b->plannedBytes(), env);
     int last = life[name].second;
     int chosen = -1;
     // First a free slot that already fits, then one that can grow.

@@ -41,6 +41,46 @@ void layoutConstants(LoopModule &m) {
   m.constantsBytes = offset;
 }
 
+namespace {
+
+/// The sync after each count's kernel (LoweredGraph::syncs), and the arena
+/// size planned for each buffer whose size depends on a count: its size at
+/// the counts' bounds.
+Status placeSyncs(const LoweredGraph &lg, const FusionPlan &plan,
+                  LoopModule &m) {
+  for (const LoweredGraph::Sync &s : lg.syncs) {
+    auto at = std::find(plan.kernelOrder.begin(), plan.kernelOrder.end(),
+                        s.def);
+    if (at == plan.kernelOrder.end())
+      return makeError("the count '", lg.defs[s.def].name,
+                       "' has no kernel of its own");
+    LoopModule::Sync sync;
+    sync.afterKernel = static_cast<int>(at - plan.kernelOrder.begin());
+    sync.buffer = bufferName(lg, s.def);
+    for (size_t i = 0; i < m.symbols.size(); ++i)
+      if (m.symbols[i].var.as<Var>()->id == s.symbol.as<Var>()->id)
+        sync.symbol = static_cast<int>(i);
+    if (sync.symbol < 0)
+      return makeError("the count '", lg.defs[s.def].name,
+                       "' binds no symbol of the module");
+    m.syncs.push_back(sync);
+  }
+  std::sort(m.syncs.begin(), m.syncs.end(),
+            [](const LoopModule::Sync &a, const LoopModule::Sync &b) {
+              return a.afterKernel < b.afterKernel;
+            });
+  for (ModuleBuffer &b : m.buffers) {
+    if (b.role != BufferRole::Arena || m.syncOf(b.bytes()) < 0)
+      continue;
+    AOTC_ASSIGN_OR_RETURN(
+        b.capacity, boundDataSymbols(b.bytes(), m.symbols, lg.env,
+                                     "the size of '" + b.name + "'"));
+  }
+  return Status::ok();
+}
+
+} // namespace
+
 Expected<LoopModule> scheduleGraph(const Graph &g, LoweredGraph lg,
                                    const LoopPassHook &afterPass,
                                    const ScheduleOptions &opts) {
@@ -157,6 +197,7 @@ Expected<LoopModule> scheduleGraph(const Graph &g, LoweredGraph lg,
                     opts));
     m.kernels.push_back(std::move(k));
   }
+  AOTC_RETURN_IF_ERROR(placeSyncs(lg, plan, m));
   // Every configuration given by name was used: a name from another model
   // or an older compile would otherwise be ignored silently.
   for (const auto &[name, config] : opts.kernelConfigs) {

@@ -148,6 +148,12 @@ aotc_status_t Container::bindInputs(const aotc_tensor_t *inputs,
     out.symbols[s] = value;
     bound[s] = true;
   }
+  // Counts the model computes are unknown until the run reads them.
+  for (int32_t s = 0; s < d.num_symbols; ++s)
+    if (d.symbols[s].kind == AOTC_SYMBOL_DATA) {
+      out.symbols[s] = AOTC_SYMBOL_UNKNOWN;
+      bound[s] = true;
+    }
   for (int32_t s = 0; s < d.num_symbols; ++s)
     if (!bound[s] && d.symbols[s].kind != AOTC_SYMBOL_DERIVED)
       return fail(AOTC_ERROR_UNSUPPORTED,
@@ -243,7 +249,9 @@ aotc_status_t Container::deriveAndCheckSymbols(int64_t *symbols,
       int32_t dt = sym.kind == AOTC_SYMBOL_VALUE
                        ? d.inputs[sym.value_input].dtype
                        : AOTC_DT_INT64;
-      if (dt == AOTC_DT_FLOAT32 || dt == AOTC_DT_FLOAT64) {
+      if (symbols[s] == AOTC_SYMBOL_UNKNOWN && sym.after_sync >= 0) {
+        text += formatString("%s%s unknown", s ? ", " : "", sym.name);
+      } else if (dt == AOTC_DT_FLOAT32 || dt == AOTC_DT_FLOAT64) {
         double f;
         std::memcpy(&f, &symbols[s], sizeof f);
         text += formatString("%s%s = %g", s ? ", " : "", sym.name, f);
@@ -261,6 +269,8 @@ aotc_status_t Container::deriveAndCheckSymbols(int64_t *symbols,
                              ll(sym.value_index));
       else if (sym.kind == AOTC_SYMBOL_DERIVED)
         text += " (computed)";
+      else if (sym.kind == AOTC_SYMBOL_DATA)
+        text += " (counted by the model)";
     }
     return text;
   };
@@ -283,7 +293,8 @@ aotc_status_t Container::deriveAndCheckSymbols(int64_t *symbols,
                 d.model_name, d.symbols[underived].name, values().c_str());
   for (int32_t s = 0; s < d.num_symbols; ++s) {
     const AotcSymbolDesc &sym = d.symbols[s];
-    if (sym.kind == AOTC_SYMBOL_DERIVED &&
+    bool unknown = sym.after_sync >= 0 && symbols[s] == AOTC_SYMBOL_UNKNOWN;
+    if (sym.kind == AOTC_SYMBOL_DERIVED && !unknown &&
         (symbols[s] < sym.min || symbols[s] > sym.max))
       return fail(AOTC_ERROR_INVALID_ARGUMENT,
                   "model '%s': size %s = %lld is outside its range [%lld, "
@@ -313,7 +324,7 @@ aotc_status_t Container::reportError(const AotcErrorRecord &record) const {
 }
 
 aotc_status_t
-Container::fillOutputShapes(const Binding &binding, aotc_tensor_t *outputs,
+Container::fillOutputShapes(const int64_t *symbols, aotc_tensor_t *outputs,
                             size_t numOutputs,
                             std::vector<uint64_t> &outBytes) const {
   const AotcModelDesc &d = *desc_;
@@ -328,7 +339,7 @@ Container::fillOutputShapes(const Binding &binding, aotc_tensor_t *outputs,
     totalRank += d.outputs[i].rank;
   // One spare element: output_shapes may be called with no rank at all.
   std::vector<int64_t> dims(totalRank + 1, -1);
-  d.output_shapes(binding.symbols.data(), dims.data());
+  d.output_shapes(symbols, dims.data());
   outBytes.assign(numOutputs, 0);
   const int64_t *next = dims.data();
   for (size_t i = 0; i < numOutputs; ++i) {
@@ -339,6 +350,13 @@ Container::fillOutputShapes(const Binding &binding, aotc_tensor_t *outputs,
     std::memset(o.shape, 0, sizeof(o.shape));
     std::copy(next, next + want.rank, o.shape);
     next += want.rank;
+    bool unknown = false;
+    for (int32_t k = 0; k < want.rank; ++k)
+      unknown |= want.after_sync >= 0 && o.shape[k] == -1;
+    if (unknown) { // sized by a count the run has not read yet
+      outBytes[i] = kUnknownBytes;
+      continue;
+    }
     if (!tensorBytes(want.dtype, want.rank, o.shape, outBytes[i]))
       return fail(AOTC_ERROR_INTERNAL,
                   "output '%s': the model computed an invalid shape %s",
@@ -353,7 +371,7 @@ aotc_status_t Container::outputShapes(const aotc_tensor_t *inputs,
   Binding binding;
   AOTC_RT_RETURN_IF_ERROR(bindInputs(inputs, numInputs, false, binding));
   std::vector<uint64_t> bytes;
-  return fillOutputShapes(binding, outputs, numOutputs, bytes);
+  return fillOutputShapes(binding.symbols.data(), outputs, numOutputs, bytes);
 }
 
 aotc_status_t Container::arenaBytes(const int64_t *symbols, size_t numSymbols,

@@ -251,25 +251,33 @@ aotc_status_t Container::run(const aotc_tensor_t *inputs, size_t numInputs,
   Binding binding;
   AOTC_RT_RETURN_IF_ERROR(bindInputs(inputs, numInputs, true, binding));
   std::vector<uint64_t> outputBytes;
-  AOTC_RT_RETURN_IF_ERROR(
-      fillOutputShapes(binding, outputs, numOutputs, outputBytes));
-  // Every output's shape is filled before reporting a too-small buffer.
-  for (size_t i = 0; i < numOutputs; ++i) {
-    const aotc_tensor_t &o = outputs[i];
-    if (o.nbytes < outputBytes[i])
-      return fail(AOTC_ERROR_BUFFER_TOO_SMALL,
-                  "output '%s': buffer holds %llu bytes, shape %s %s needs "
-                  "%llu",
-                  d.outputs[i].name, ull(o.nbytes),
-                  shapeString(o.rank, o.shape).c_str(),
-                  dtypeName(d.outputs[i].dtype), ull(outputBytes[i]));
-    if (outputBytes[i] > 0 && !o.data)
-      return fail(AOTC_ERROR_INVALID_ARGUMENT,
-                  "output '%s': data is null but nbytes is %llu",
-                  d.outputs[i].name, ull(o.nbytes));
-  }
-
+  AOTC_RT_RETURN_IF_ERROR(fillOutputShapes(binding.symbols.data(), outputs,
+                                           numOutputs, outputBytes));
+  // Every output's shape is filled before reporting a too-small buffer; an
+  // output sized by a count is checked when the run has read it.
+  for (size_t i = 0; i < numOutputs; ++i)
+    if (outputBytes[i] != kUnknownBytes)
+      AOTC_RT_RETURN_IF_ERROR(
+          checkOutputCapacity(outputs[i], i, outputBytes[i]));
+  (void)d;
   return runOnInstance(binding, outputs, outputBytes, nullptr, startNs);
+}
+
+aotc_status_t Container::checkOutputCapacity(const aotc_tensor_t &o, size_t i,
+                                             uint64_t bytes) const {
+  const AotcModelDesc &d = *desc_;
+  if (o.nbytes < bytes)
+    return fail(AOTC_ERROR_BUFFER_TOO_SMALL,
+                "output '%s': buffer holds %llu bytes, shape %s %s needs "
+                "%llu",
+                d.outputs[i].name, ull(o.nbytes),
+                shapeString(o.rank, o.shape).c_str(),
+                dtypeName(d.outputs[i].dtype), ull(bytes));
+  if (bytes > 0 && !o.data)
+    return fail(AOTC_ERROR_INVALID_ARGUMENT,
+                "output '%s': data is null but nbytes is %llu",
+                d.outputs[i].name, ull(o.nbytes));
+  return AOTC_OK;
 }
 
 aotc_status_t Container::checkDeviceTensor(
@@ -445,8 +453,14 @@ aotc_status_t Container::prepareDeviceRun(const aotc_device_tensor_t *inputs,
     out[i].data = outputs[i].buffer;
     out[i].nbytes = outputs[i].nbytes;
   }
-  AOTC_RT_RETURN_IF_ERROR(
-      fillOutputShapes(binding, out.data(), numOutputs, outputBytes));
+  if (d.num_syncs > 0)
+    return fail(AOTC_ERROR_UNSUPPORTED,
+                "model '%s' sizes outputs by counts it computes while it runs "
+                "(NonZero, Compress): run it with aotc_container_run, which "
+                "reads them back; nothing ran",
+                d.model_name);
+  AOTC_RT_RETURN_IF_ERROR(fillOutputShapes(binding.symbols.data(), out.data(),
+                                           numOutputs, outputBytes));
   for (size_t i = 0; i < numOutputs; ++i) {
     outputs[i].dtype = out[i].dtype;
     outputs[i].rank = out[i].rank;
@@ -695,11 +709,17 @@ aotc_status_t Container::enqueueRun(Instance &instance,
         instance.overrides[c].ensure(context_, device_, CL_MEM_READ_ONLY,
                                      d.constants[c].nbytes, what.c_str()));
   }
+  // An output sized by a count gets its buffer at the sync that reads it.
   for (int32_t i = 0; i < d.num_outputs && !io; ++i) {
+    if (outputBytes[i] == kUnknownBytes)
+      continue;
     what = formatString("output '%s'", d.outputs[i].name);
     AOTC_RT_RETURN_IF_ERROR(instance.outputs[i].ensure(
         context_, device_, CL_MEM_READ_WRITE, outputBytes[i], what.c_str()));
   }
+  // The sync points bind counts here and size the outputs they decide.
+  std::vector<int64_t> symbols = binding.symbols;
+  std::vector<uint64_t> bytes = outputBytes;
 
   // From here on commands are in flight: always finish before returning
   // (unless asked not to, and all went well), so the caller's host memory is
@@ -744,6 +764,9 @@ aotc_status_t Container::enqueueRun(Instance &instance,
     ctx.instance = &instance;
     ctx.constants = &constants;
     ctx.io = io;
+    ctx.symbols = &symbols;
+    ctx.outputs = outputs;
+    ctx.outputBytes = &bytes;
     if (!binding.overrides.empty()) {
       ctx.overrides.assign(d.num_constants, nullptr);
       for (const auto &override : binding.overrides)
@@ -751,10 +774,10 @@ aotc_status_t Container::enqueueRun(Instance &instance,
     }
     if (profiling() && d.kernel_costs && d.num_kernels > 0) {
       ctx.costs.assign(2 * static_cast<size_t>(d.num_kernels), 0.0);
-      d.kernel_costs(binding.symbols.data(), ctx.costs.data());
+      d.kernel_costs(symbols.data(), ctx.costs.data());
     }
     uint64_t enqueueStart = hostNowNs();
-    int32_t result = d.run(&ctx, binding.symbols.data());
+    int32_t result = d.run(&ctx, symbols.data());
     if (profiling())
       instance.profile.setEnqueue(enqueueStart, hostNowNs());
     if (result != 0) {
@@ -766,11 +789,17 @@ aotc_status_t Container::enqueueRun(Instance &instance,
     }
   }
   for (int32_t i = 0; i < d.num_outputs && status == AOTC_OK && !io; ++i) {
-    if (outputBytes[i] == 0)
+    if (bytes[i] == kUnknownBytes) {
+      status = fail(AOTC_ERROR_INTERNAL,
+                    "model '%s': output '%s' was never sized (no sync)",
+                    d.model_name, d.outputs[i].name);
+      break;
+    }
+    if (bytes[i] == 0)
       continue;
     cl_int err =
         clEnqueueReadBuffer(instance.queue, instance.outputs[i].mem(), CL_FALSE,
-                            0, static_cast<size_t>(outputBytes[i]),
+                            0, static_cast<size_t>(bytes[i]),
                             outputs[i].data, 0, nullptr,
                             instance.profile.next(profiling()));
     if (err != CL_SUCCESS)
@@ -779,7 +808,7 @@ aotc_status_t Container::enqueueRun(Instance &instance,
                d.outputs[i].name, device_.fullName.c_str(), clErrorName(err));
     else
       instance.profile.add(AOTC_PROFILE_COPY_OUT, i, 0,
-                           static_cast<double>(outputBytes[i]));
+                           static_cast<double>(bytes[i]));
   }
   if (checksErrors && status == AOTC_OK)
     status = readErrorRecord(instance, record, /*profiled=*/true);

@@ -140,6 +140,13 @@ public:
   aotc_status_t arenaBytes(const int64_t *symbols, size_t numSymbols,
                            uint64_t *outBytes) const;
 
+  /// A sync point of a run (aotc_rt_sync): reads the count, binds it and
+  /// sizes what follows.
+  aotc_status_t sync(AotcRunCtx &ctx, int32_t sync, int32_t symbol,
+                     uint64_t arenaOffset, int64_t bound) const;
+  /// The bytes of an output whose size is not known yet.
+  static constexpr uint64_t kUnknownBytes = ~uint64_t{0};
+
   /// Enqueues one kernel of a run (aotc_rt_launch).
   aotc_status_t launch(AotcRunCtx &ctx, int32_t kernel, const AotcArg *args,
                        int32_t nargs, int32_t dims, const uint64_t *global,
@@ -185,9 +192,16 @@ private:
                                       const Binding *binding) const;
   /// The message of a recorded run-time error.
   aotc_status_t reportError(const AotcErrorRecord &record) const;
-  aotc_status_t fillOutputShapes(const Binding &binding, aotc_tensor_t *outputs,
+  /// Writes every output's dtype, rank and shape for \p symbols, and its
+  /// bytes to \p outBytes: kUnknownBytes (and -1 dims) for an output sized
+  /// by a count the run has not read yet.
+  aotc_status_t fillOutputShapes(const int64_t *symbols, aotc_tensor_t *outputs,
                                  size_t numOutputs,
                                  std::vector<uint64_t> &outBytes) const;
+  /// A host run's output \p i takes \p bytes: its buffer holds them and
+  /// its data is there (BUFFER_TOO_SMALL / INVALID_ARGUMENT otherwise).
+  aotc_status_t checkOutputCapacity(const aotc_tensor_t &output, size_t i,
+                                    uint64_t bytes) const;
   /// A device run's tensors, validated and bound.
   struct DeviceRunPlan {
     Binding binding;
@@ -276,6 +290,12 @@ struct AotcRunCtx {
   /// Profiling: each kernel's estimated flops and bytes for this run
   /// (2 per kernel), or empty.
   std::vector<double> costs;
+  /// A host run: the symbol values run() reads (its syncs bind the data
+  /// symbols here), the caller's outputs and each one's bytes (set by the
+  /// sync that sizes it).
+  std::vector<int64_t> *symbols = nullptr;
+  aotc_tensor_t *outputs = nullptr;
+  std::vector<uint64_t> *outputBytes = nullptr;
 };
 
 /// The opaque handle of the C ABI.

@@ -206,7 +206,99 @@ aotc_status_t Container::launch(AotcRunCtx &ctx, int32_t kernel,
   return AOTC_OK;
 }
 
+aotc_status_t Container::sync(AotcRunCtx &ctx, int32_t sync, int32_t symbol,
+                              uint64_t arenaOffset, int64_t bound) const {
+  const AotcModelDesc &d = *desc_;
+  if (!ctx.symbols || !ctx.outputBytes || sync < 0 || sync >= d.num_syncs ||
+      symbol < 0 || symbol >= d.num_symbols ||
+      d.symbols[symbol].kind != AOTC_SYMBOL_DATA ||
+      d.symbols[symbol].after_sync != sync)
+    return fail(AOTC_ERROR_INTERNAL,
+                "model '%s': bad sync %d of %d (symbol %d)", d.model_name,
+                sync, d.num_syncs, symbol);
+  const AotcSymbolDesc &sym = d.symbols[symbol];
+  Instance &instance = *ctx.instance;
+  // What the kernels so far recorded comes first: a count computed after a
+  // bad index means nothing.
+  if (d.num_errors > 0) {
+    AotcErrorRecord record = {0, 0, 0, 0, 0};
+    cl_int err = clEnqueueReadBuffer(instance.queue, instance.errors.mem(),
+                                     CL_TRUE, 0, sizeof(record), &record, 0,
+                                     nullptr, nullptr);
+    if (err != CL_SUCCESS)
+      return fail(statusForClError(err), "reading the error record: %s",
+                  clErrorName(err));
+    if (record.code != 0)
+      return reportError(record);
+  }
+  int64_t count = 0;
+  if (arenaOffset + sizeof(count) > instance.arena.capacity())
+    return fail(AOTC_ERROR_INTERNAL,
+                "model '%s': the count %s at arena offset %llu is past the "
+                "arena (%llu bytes)",
+                d.model_name, sym.name, ull(arenaOffset),
+                ull(instance.arena.capacity()));
+  cl_int err = clEnqueueReadBuffer(instance.queue, instance.arena.mem(),
+                                   CL_TRUE, static_cast<size_t>(arenaOffset),
+                                   sizeof(count), &count, 0, nullptr,
+                                   instance.profile.next(profiling()));
+  if (err != CL_SUCCESS)
+    return fail(statusForClError(err), "model '%s': reading the count %s: %s",
+                d.model_name, sym.name, clErrorName(err));
+  instance.profile.add(AOTC_PROFILE_COPY_OUT, -1, 0, sizeof(count));
+  if (count < 0 || count > bound || count < sym.min || count > sym.max)
+    return fail(AOTC_ERROR_INTERNAL,
+                "model '%s': the kernels counted %s = %lld, outside [0, %lld] "
+                "(the compiled code is wrong; please report it)",
+                d.model_name, sym.name, ll(count), ll(std::min(bound, sym.max)));
+  std::vector<int64_t> &symbols = *ctx.symbols;
+  symbols[symbol] = count;
+  AOTC_RT_RETURN_IF_ERROR(deriveAndCheckSymbols(symbols.data(), nullptr));
+  // The outputs this count sizes: shapes for the caller, buffers here.
+  std::vector<uint64_t> &bytes = *ctx.outputBytes;
+  std::vector<uint64_t> now;
+  AOTC_RT_RETURN_IF_ERROR(fillOutputShapes(
+      symbols.data(), ctx.outputs, static_cast<size_t>(d.num_outputs), now));
+  for (int32_t i = 0; i < d.num_outputs; ++i) {
+    if (d.outputs[i].after_sync != sync)
+      continue;
+    if (now[i] == kUnknownBytes)
+      return fail(AOTC_ERROR_INTERNAL,
+                  "model '%s': output '%s' is still unsized after sync %d",
+                  d.model_name, d.outputs[i].name, sync);
+    AOTC_RT_RETURN_IF_ERROR(checkOutputCapacity(ctx.outputs[i], i, now[i]));
+    std::string what = formatString("output '%s'", d.outputs[i].name);
+    AOTC_RT_RETURN_IF_ERROR(instance.outputs[i].ensure(
+        context_, device_, CL_MEM_READ_WRITE, now[i], what.c_str()));
+    bytes[i] = now[i];
+  }
+  if (!ctx.costs.empty() && d.kernel_costs)
+    d.kernel_costs(symbols.data(), ctx.costs.data());
+  return AOTC_OK;
+}
+
 } // namespace aotc::rt
+
+/// Called by the generated wrapper; hidden, never exported from the .so.
+extern "C" __attribute__((visibility("hidden"))) int32_t
+aotc_rt_sync(AotcRunCtx *ctx, int32_t sync, int32_t symbol,
+             uint64_t arena_offset, int64_t bound) {
+  using namespace aotc::rt;
+  if (!ctx || !ctx->container || !ctx->instance)
+    return fail(AOTC_ERROR_INTERNAL, "aotc_rt_sync: null run context");
+  if (ctx->status != AOTC_OK)
+    return ctx->status;
+  aotc_status_t status = AOTC_OK;
+  try {
+    status = ctx->container->sync(*ctx, sync, symbol, arena_offset, bound);
+  } catch (const std::bad_alloc &) {
+    status = fail(AOTC_ERROR_OUT_OF_MEMORY, "out of host memory");
+  } catch (...) {
+    status = fail(AOTC_ERROR_INTERNAL, "aotc_rt_sync: unexpected exception");
+  }
+  ctx->status = status;
+  return status;
+}
 
 /// Called by the generated wrapper; hidden, never exported from the .so.
 extern "C" __attribute__((visibility("hidden"))) int32_t

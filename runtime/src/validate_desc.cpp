@@ -91,7 +91,8 @@ aotc_status_t Container::validateDesc() {
     return fail(AOTC_ERROR_INTERNAL, "model descriptor: no model name");
   const char *model = d.model_name;
   if (d.num_kernels < 0 || d.num_symbols < 0 || d.num_inputs < 0 ||
-      d.num_outputs < 0 || d.num_constants < 0 || d.num_metadata < 0)
+      d.num_outputs < 0 || d.num_constants < 0 || d.num_metadata < 0 ||
+      d.num_syncs < 0)
     return fail(AOTC_ERROR_INTERNAL, "model '%s': negative count in descriptor",
                 model);
   if (d.num_kernels > 0 && (!d.cl_source || !d.kernel_names))
@@ -113,11 +114,19 @@ aotc_status_t Container::validateDesc() {
     // what is derived from values (a Slice's step given at run time).
     bool value = s.kind == AOTC_SYMBOL_VALUE;
     bool derived = s.kind == AOTC_SYMBOL_DERIVED;
+    bool data = s.kind == AOTC_SYMBOL_DATA;
     if (!s.name || (s.min < 0 && !value && !derived) || s.min > s.max ||
-        (s.kind != AOTC_SYMBOL_DIM && !value && s.kind != AOTC_SYMBOL_DERIVED))
+        (s.kind != AOTC_SYMBOL_DIM && !value && !derived && !data))
       return fail(AOTC_ERROR_INTERNAL,
                   "model '%s': symbol %d has no name, a bad range or kind",
                   model, i);
+    // A count is known after its sync; what derives from one, after it.
+    if (s.after_sync < -1 || s.after_sync >= d.num_syncs ||
+        (data && s.after_sync < 0) ||
+        (s.after_sync >= 0 && !data && !derived))
+      return fail(AOTC_ERROR_INTERNAL,
+                  "model '%s': symbol %d is known after sync %d of %d",
+                  model, i, s.after_sync, d.num_syncs);
     if (s.kind == AOTC_SYMBOL_DERIVED && !d.derive_symbols)
       return fail(AOTC_ERROR_INTERNAL,
                   "model '%s': symbol %d is derived but the model has no "
@@ -210,17 +219,28 @@ aotc_status_t Container::validateDesc() {
         describeTensor("input", d.inputs[i], inputInfos_[i]));
     for (int32_t k = 0; k < d.inputs[i].rank; ++k) {
       const AotcDimDesc &dim = d.inputs[i].dims[k];
-      if (dim.symbol < 0 && dim.value < 0)
+      if ((dim.symbol < 0 && dim.value < 0) ||
+          (dim.symbol >= 0 && d.symbols[dim.symbol].after_sync >= 0))
         return fail(AOTC_ERROR_INTERNAL,
                     "model '%s': input '%s' dim %d is neither static nor a "
-                    "symbol",
+                    "symbol the inputs bind",
                     model, d.inputs[i].name, k);
     }
+    if (d.inputs[i].after_sync != -1)
+      return fail(AOTC_ERROR_INTERNAL,
+                  "model '%s': input '%s' is known after a sync", model,
+                  d.inputs[i].name);
   }
   outputInfos_.resize(d.num_outputs);
-  for (int32_t i = 0; i < d.num_outputs; ++i)
+  for (int32_t i = 0; i < d.num_outputs; ++i) {
     AOTC_RT_RETURN_IF_ERROR(
         describeTensor("output", d.outputs[i], outputInfos_[i]));
+    if (d.outputs[i].after_sync < -1 || d.outputs[i].after_sync >= d.num_syncs)
+      return fail(AOTC_ERROR_INTERNAL,
+                  "model '%s': output '%s' is known after sync %d of %d",
+                  model, d.outputs[i].name, d.outputs[i].after_sync,
+                  d.num_syncs);
+  }
   return AOTC_OK;
 }
 

@@ -241,7 +241,16 @@ typedef struct aotc_tensor_t {
  * AOTC_ERROR_BUFFER_TOO_SMALL if an output's capacity is too small (nothing
  * ran; every output's dtype, rank and shape are filled, so a call with
  * data = NULL, nbytes = 0 queries the sizes); AOTC_ERROR_OUT_OF_MEMORY;
- * AOTC_ERROR_DEVICE_ERROR. Output data is unspecified after an error. */
+ * AOTC_ERROR_DEVICE_ERROR. Output data is unspecified after an error.
+ * Outputs sized by data: a model with NonZero or Compress computes a count
+ * while it runs, and an output sized by it has -1 dims until then
+ * (aotc_container_output_shapes). The run waits for the device once per
+ * such count (a sync point), reads it, and sizes those outputs then: if
+ * one's capacity is too small the run stops there with
+ * AOTC_ERROR_BUFFER_TOO_SMALL and that output's shape filled (the kernels
+ * before the sync ran; nothing was copied out), so the caller can grow the
+ * buffer and run again. An upper bound that always fits is the element
+ * count the op counts over (NonZero: rank x the input's element count). */
 AOTC_API aotc_status_t aotc_container_run(aotc_container_t *container,
                                           const aotc_tensor_t *inputs,
                                           size_t num_inputs,
@@ -249,7 +258,9 @@ AOTC_API aotc_status_t aotc_container_run(aotc_container_t *container,
                                           size_t num_outputs);
 
 /* Validates the inputs like aotc_container_run and writes each output's
- * dtype, rank and shape. The inputs' data is not read and may be null,
+ * dtype, rank and shape (-1 for a dim sized by a count the model computes
+ * while it runs, see aotc_container_run). The inputs' data is not read and
+ * may be null,
  * except for an input whose values give sizes (see aotc_container_run):
  * its data is read, and null data or a buffer shorter than its shape is
  * AOTC_ERROR_INVALID_ARGUMENT naming the input. data and nbytes of the
@@ -295,7 +306,9 @@ typedef struct aotc_device_tensor_t {
  * range past the buffer's end or a misaligned offset is
  * AOTC_ERROR_INVALID_ARGUMENT, and an input whose values give sizes (see
  * aotc_container_run) is AOTC_ERROR_UNSUPPORTED: sizes are read from host
- * memory, so run such a model with aotc_container_run, nothing ran.
+ * memory, so run such a model with aotc_container_run, nothing ran. So is a
+ * model that sizes outputs by counts it computes (NonZero, Compress): its
+ * run must read them back mid-run, which aotc_container_run does.
  * aotc_container_run_device_async enqueues
  * the same run behind the caller's own command queue without waiting. */
 AOTC_API aotc_status_t aotc_container_run_device(
@@ -404,21 +417,27 @@ AOTC_API aotc_status_t aotc_container_update_constants(
  * another update replaces the constant in that set and every run that read
  * it has returned, or until the set is freed, or the container deleted.
  * Zero copy on CPU devices (PoCL reads the caller's memory); a GPU driver
- * may keep its own copy, so edits after the call are not guaranteed to be
- * seen: update again to publish new values. */
+ * may keep its own copy, and packed copies of a weight (aotc inspect lists
+ * them) are always the runtime's: after editing the memory in place, call
+ * aotc_container_run_const_fold to publish the edits (or update again). */
 AOTC_API aotc_status_t aotc_container_update_user_managed_constants(
     aotc_container_t *container, const aotc_constant_entry_t *entries,
     size_t num_entries, int32_t use_inactive, int32_t validate_full);
 
-/* Runs the model's folding program again on the active or inactive set: a
- * new version of the set whose computed constants have new buffers (runs in
- * flight keep the old ones), published when the device has finished. An
- * update already did this for what it changed, so the call is needed only
- * after the caller changed the memory of user-managed constants in place
- * (on a CPU device, where the runtime reads that memory). Without a folding
- * program (aotc inspect: no kernel named fold_*) it only checks that the
- * set exists. Errors: AOTC_ERROR_NOT_FOUND for use_inactive without an
- * inactive set; a device failure changes nothing. */
+/* Publishes the current values of the set's user-managed constants and
+ * recomputes what derives from them: a new version of the active or
+ * inactive set in which every constant given by
+ * aotc_container_update_user_managed_constants is read again from the
+ * caller's memory (its packed copies repacked from it; on a device that
+ * copies host memory, copied again) and the folding program has run again
+ * into new buffers (runs in flight keep the old ones); published when the
+ * device has finished. An update already did this for what it changed, so
+ * the call is needed only after the caller changed the memory of
+ * user-managed constants in place. With neither user-managed constants nor
+ * a folding program it only checks that the set exists. Threads: as the
+ * updates (serialized with them; runs may be in flight). Errors:
+ * AOTC_ERROR_NOT_FOUND for use_inactive without an inactive set; a device
+ * failure changes nothing. */
 AOTC_API aotc_status_t aotc_container_run_const_fold(
     aotc_container_t *container, int32_t use_inactive);
 

@@ -29,7 +29,7 @@ extern "C" {
 #endif
 
 /* Bumped whenever a struct below changes layout. */
-#define AOTC_MODEL_DESC_VERSION 11
+#define AOTC_MODEL_DESC_VERSION 12
 
 /* Element types; values match aotc_dtype_t in aotc_runtime.h. */
 enum {
@@ -61,6 +61,9 @@ typedef struct AotcTensorDesc {
   int32_t dtype;
   int32_t rank;
   const AotcDimDesc *dims;
+  /* -1: the shape is known before the run; k: known after sync k (an
+   * output sized by a count the model computes). Inputs: -1. */
+  int32_t after_sync;
 } AotcTensorDesc;
 
 /* How a symbol gets its value (AotcSymbolDesc.kind). */
@@ -71,7 +74,16 @@ enum {
                             shape given at run time), bound from its data */
   AOTC_SYMBOL_DERIVED = 2, /* computed by derive_symbols() from the symbols
                               before it (a size that branches on values) */
+  AOTC_SYMBOL_DATA = 3,    /* a count the model computes from data (NonZero's
+                              number of nonzero elements): run() binds it at
+                              a sync point (aotc_rt_sync) */
 };
+
+/* The value of a symbol not known yet: a data symbol before its sync, and
+ * every derived symbol computed from one. derive_symbols() gives such a
+ * symbol this value; check_symbols(), output_shapes() (which writes -1 for
+ * such a dim) and kernel_costs() skip what reads one. */
+#define AOTC_SYMBOL_UNKNOWN (-9223372036854775807LL - 1)
 
 /* A symbolic size with its declared range (inclusive) and kind
  * (AOTC_SYMBOL_*); value_input and value_index say where a value symbol is
@@ -83,6 +95,9 @@ typedef struct AotcSymbolDesc {
   int32_t kind;
   int32_t value_input;
   int64_t value_index;
+  /* -1: known before the run (the inputs bind it); k: known after sync k
+   * (a data symbol, or a derived one computed from one). */
+  int32_t after_sync;
 } AotcSymbolDesc;
 
 /* A constant (weight) inside the constants blob. `name` is the constant's
@@ -185,6 +200,18 @@ typedef struct AotcRunCtx AotcRunCtx;
 int32_t aotc_rt_launch(AotcRunCtx *ctx, int32_t kernel, const AotcArg *args,
                        int32_t nargs, int32_t dims, const uint64_t *global,
                        const uint64_t *local);
+
+/* A sync point of run(): waits for the kernels enqueued so far, reads the
+ * int64 count kernel-written at byte `arena_offset` of the arena, and
+ * binds it to data symbol `symbol` (checked against [0, bound]); then
+ * computes the symbols derived from it, checks them, and sizes the outputs
+ * known after sync `sync` (their buffers must hold them, else the run
+ * stops with AOTC_ERROR_BUFFER_TOO_SMALL). run() reads the symbols it
+ * binds from its `symbols` array afterwards. Returns 0 or an aotc_status_t
+ * error code (the runtime has recorded the message). Implemented by the
+ * runtime library. */
+int32_t aotc_rt_sync(AotcRunCtx *ctx, int32_t sync, int32_t symbol,
+                     uint64_t arena_offset, int64_t bound);
 
 typedef struct AotcModelDesc {
   uint32_t desc_version; /* AOTC_MODEL_DESC_VERSION */
@@ -292,6 +319,10 @@ typedef struct AotcModelDesc {
    * constant. */
   int32_t (*run_fold)(AotcRunCtx *ctx);
   uint64_t fold_arena_bytes;
+
+  /* How many sync points run() has (aotc_rt_sync): 0 for a model whose
+   * sizes are all known from its inputs. */
+  int32_t num_syncs;
 } AotcModelDesc;
 
 /* Exported by the generated wrapper. */

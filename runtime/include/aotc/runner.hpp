@@ -514,7 +514,10 @@ public:
   }
 
   /// Runs the model into \p outputs, reusing their storage when the shapes
-  /// did not change.
+  /// did not change. An output sized by a count the model computes while
+  /// it runs (NonZero, Compress: its shape has -1 dims until then) first
+  /// gets the storage it had; if that is too small the run is repeated
+  /// once with the size the first one reported.
   void run(const std::vector<HostTensor> &inputs,
            std::vector<HostTensor> &outputs) const {
     std::vector<aotc_tensor_t> in = toCTensors(inputs);
@@ -523,20 +526,60 @@ public:
                     container_, in.data(), in.size(), out.data(), out.size()),
                 "aotc_container_output_shapes");
     outputs.resize(out.size());
+    std::vector<bool> counted(out.size(), false);
     for (size_t i = 0; i < out.size(); ++i) {
       std::vector<int64_t> shape(out[i].shape, out[i].shape + out[i].rank);
       auto dtype = static_cast<aotc_dtype_t>(out[i].dtype);
-      if (outputs[i].dtype() != dtype || outputs[i].shape() != shape)
+      for (int64_t d : shape)
+        counted[i] = counted[i] || d < 0;
+      if (counted[i]) {
+        if (outputs[i].dtype() != dtype)
+          outputs[i].reset(dtype, std::vector<int64_t>(shape.size(), 0));
+      } else if (outputs[i].dtype() != dtype || outputs[i].shape() != shape) {
         outputs[i].reset(dtype, std::move(shape));
+      }
       out[i].data = outputs[i].raw();
       out[i].nbytes = outputs[i].nbytes();
     }
-    lib().check(lib().aotc_container_run(container_, in.data(), in.size(),
-                                         out.data(), out.size()),
-                "aotc_container_run");
+    aotc_status_t status = lib().aotc_container_run(
+        container_, in.data(), in.size(), out.data(), out.size());
+    bool retry = false;
+    for (size_t i = 0; i < out.size() && status == AOTC_ERROR_BUFFER_TOO_SMALL;
+         ++i) {
+      std::vector<int64_t> shape(out[i].shape, out[i].shape + out[i].rank);
+      bool known = true;
+      for (int64_t d : shape)
+        known = known && d >= 0;
+      if (!counted[i] || !known)
+        continue;
+      HostTensor sized;
+      sized.reset(static_cast<aotc_dtype_t>(out[i].dtype), shape);
+      if (sized.nbytes() <= outputs[i].nbytes())
+        continue;
+      outputs[i] = std::move(sized);
+      out[i].data = outputs[i].raw();
+      out[i].nbytes = outputs[i].nbytes();
+      retry = true;
+    }
+    if (retry)
+      status = lib().aotc_container_run(container_, in.data(), in.size(),
+                                        out.data(), out.size());
+    lib().check(status, "aotc_container_run");
+    // A counted output holds its data at the start of its storage.
+    for (size_t i = 0; i < out.size(); ++i) {
+      std::vector<int64_t> shape(out[i].shape, out[i].shape + out[i].rank);
+      if (!counted[i] || outputs[i].shape() == shape)
+        continue;
+      HostTensor exact;
+      exact.reset(static_cast<aotc_dtype_t>(out[i].dtype), shape);
+      if (exact.nbytes() > 0)
+        std::memcpy(exact.raw(), outputs[i].raw(), exact.nbytes());
+      outputs[i] = std::move(exact);
+    }
   }
 
-  /// The output shapes for \p inputs, without running.
+  /// The output shapes for \p inputs, without running (-1 for a dim sized
+  /// by a count the model computes while it runs).
   std::vector<std::vector<int64_t>>
   outputShapes(const std::vector<HostTensor> &inputs) const {
     std::vector<aotc_tensor_t> in = toCTensors(inputs);
