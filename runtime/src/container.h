@@ -271,6 +271,33 @@ private:
   std::deque<std::string> strings_;
 };
 
+/// Takes a free instance for the lifetime of the lease, waiting while all
+/// instances are busy.
+class InstanceLease {
+public:
+  explicit InstanceLease(Container &container) : container_(container) {
+    std::unique_lock<std::mutex> lock(container_.instancesMutex_);
+    container_.instanceFree_.wait(
+        lock, [&] { return !container_.freeInstances_.empty(); });
+    instance_ = container_.freeInstances_.back();
+    container_.freeInstances_.pop_back();
+  }
+  ~InstanceLease() {
+    {
+      std::lock_guard<std::mutex> lock(container_.instancesMutex_);
+      container_.freeInstances_.push_back(instance_);
+    }
+    container_.instanceFree_.notify_one();
+  }
+  InstanceLease(const InstanceLease &) = delete;
+  InstanceLease &operator=(const InstanceLease &) = delete;
+  Instance &get() { return *instance_; }
+
+private:
+  Container &container_;
+  Instance *instance_ = nullptr;
+};
+
 } // namespace aotc::rt
 
 /// One run on one instance; what the wrapper passes back to aotc_rt_launch.

@@ -446,6 +446,38 @@ TEST_F(ScaleShiftTest, NullPointers) {
   EXPECT_EQ(aotc_container_arena_bytes(nullptr, &sym, 1, &bytes), bad);
   EXPECT_EQ(aotc_container_arena_bytes(c, nullptr, 1, &bytes), bad);
   EXPECT_EQ(aotc_container_arena_bytes(c, &sym, 1, nullptr), bad);
+  // The constants calls: each names what is null and changes nothing.
+  aotc_constant_entry_t entry = {"scale", out};
+  EXPECT_EQ(aotc_container_update_constants(nullptr, &entry, 1, 0, 0), bad);
+  EXPECT_EQ(aotc_container_update_constants(c, nullptr, 1, 0, 0), bad);
+  EXPECT_NE(std::string(aotc_last_error()).find("entries is null"),
+            std::string::npos)
+      << aotc_last_error();
+  EXPECT_EQ(aotc_container_update_user_managed_constants(nullptr, &entry, 1,
+                                                         0, 0),
+            bad);
+  EXPECT_EQ(aotc_container_update_user_managed_constants(c, nullptr, 1, 0, 0),
+            bad);
+  EXPECT_EQ(aotc_container_run_const_fold(nullptr, 0), bad);
+  EXPECT_EQ(aotc_container_swap_constant_buffer(nullptr), bad);
+  EXPECT_EQ(aotc_container_free_inactive_constant_buffer(nullptr), bad);
+  EXPECT_EQ(aotc_container_extract_constants(nullptr, 0, nullptr, 0, &count),
+            bad);
+  EXPECT_EQ(aotc_container_extract_constants(c, 0, nullptr, 0, nullptr), bad);
+  EXPECT_EQ(aotc_container_extract_constants(c, 0, nullptr, 1, &count), bad);
+  EXPECT_NE(std::string(aotc_last_error()).find("out is null with capacity 1"),
+            std::string::npos)
+      << aotc_last_error();
+  EXPECT_EQ(aotc_container_constant_updatable(nullptr, 0, &flag, &text), bad);
+  EXPECT_EQ(aotc_container_constant_updatable(c, 0, nullptr, &text), bad);
+  EXPECT_EQ(aotc_container_constant_updatable(c, 99, &flag, &text), bad);
+  // Without an inactive set: run_const_fold and swap are NOT_FOUND, free
+  // has nothing to do.
+  EXPECT_EQ(aotc_container_run_const_fold(c, 1), AOTC_ERROR_NOT_FOUND);
+  EXPECT_EQ(aotc_container_swap_constant_buffer(c), AOTC_ERROR_NOT_FOUND);
+  EXPECT_EQ(aotc_container_free_inactive_constant_buffer(c), AOTC_OK);
+  EXPECT_EQ(aotc_container_extract_constants(c, 1, nullptr, 0, &count),
+            AOTC_ERROR_NOT_FOUND);
   runAndCheck(c, 5, 17); // Unharmed.
 }
 

@@ -443,13 +443,22 @@ AOTC_API aotc_status_t aotc_container_run_const_fold(
 
 /* Makes the inactive set active and the active one inactive, atomically for
  * new runs (runs in flight finish with the set they started with).
- * AOTC_ERROR_NOT_FOUND if there is no inactive set. */
+ * Ownership: nothing changes hands; both sets stay the container's.
+ * Threads: any thread, while runs are in flight; serialized with the
+ * other calls of this section. Failure: AOTC_ERROR_NOT_FOUND if there is
+ * no inactive set (nothing changes); AOTC_ERROR_INVALID_ARGUMENT for a
+ * null container. */
 AOTC_API aotc_status_t
 aotc_container_swap_constant_buffer(aotc_container_t *container);
 
 /* Drops the inactive set; its device memory is released once no run reads
  * it. A later update with use_inactive creates it again from the active
- * set. No inactive set: nothing to do, AOTC_OK. */
+ * set. No inactive set: nothing to do, AOTC_OK. Ownership: user-managed
+ * memory the set held may be freed by the caller once this returns and
+ * every run that read it (before a swap made it inactive) has returned.
+ * Threads: any thread, while runs are in flight; serialized with the other
+ * calls of this section. Failure: AOTC_ERROR_INVALID_ARGUMENT for a null
+ * container. */
 AOTC_API aotc_status_t
 aotc_container_free_inactive_constant_buffer(aotc_container_t *container);
 
@@ -460,8 +469,13 @@ aotc_container_free_inactive_constant_buffer(aotc_container_t *container);
  * tensor.data is not null, copies the values into it (tensor.nbytes must
  * hold them, else AOTC_ERROR_BUFFER_TOO_SMALL after filling the shapes).
  * So a call with out = NULL, capacity = 0 counts, one with data = NULL
- * describes, and a third reads. AOTC_ERROR_NOT_FOUND for use_inactive
- * without an inactive set. */
+ * describes, and a third reads. Ownership: the caller owns `out` and the
+ * data buffers; names belong to the container. Threads: any thread, while
+ * runs are in flight (it reads a set that no call changes in place);
+ * serialized with the other calls of this section. Failure:
+ * AOTC_ERROR_NOT_FOUND for use_inactive without an inactive set;
+ * AOTC_ERROR_INVALID_ARGUMENT for a null container, a null out_count, or
+ * out = NULL with capacity > 0; a device read failure; nothing changes. */
 AOTC_API aotc_status_t aotc_container_extract_constants(
     const aotc_container_t *container, int32_t use_inactive,
     aotc_constant_entry_t *out, size_t capacity, size_t *out_count);
