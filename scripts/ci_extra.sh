@@ -92,7 +92,8 @@ for step in "${steps[@]}"; do
     echo "== ThreadSanitizer: the runtime under concurrent runs and weight swaps"
     start=$(date +%s)
     # The runtime, a fixture model, its tests and the serving example: no
-    # compiler, so the build is small.
+    # compiler, so the build is small (compiled models come from the plain
+    # build's aotc, linked against this build's runtime archive).
     cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=Release \
       -DCMAKE_CXX_FLAGS_RELEASE="-O1 -g1" -DCMAKE_C_FLAGS_RELEASE="-O1 -g1" \
       -DAOTC_SANITIZER=thread > /dev/null
@@ -105,6 +106,19 @@ for step in "${steps[@]}"; do
       build-tsan/examples/aotc_example_serve_swap \
       build-tsan/tests/runtime/aotc_test_model_scale_shift.so --device cpu \
       --dim batch=8 --threads 3 --seconds 2 --swap-every 2 --cache-dir "$cache"
+    # Models the plain build's aotc compiles, linked against this build's
+    # runtime: a BatchNormalization folded by the folding program (every
+    # swap reruns it on the device) and an MLP whose weights are packed (the
+    # inactive set repacks them), served by 3 threads while a fourth
+    # updates, folds and swaps; any mixed output fails.
+    for model in tests/lit/fold_batchnorm.onnxtxt tests/models/mlp_gelu/model.onnx; do
+      so="$cache/$(basename "$(dirname "$model")")_$(basename "${model%.*}").so"
+      AOTC_RUNTIME_ARCHIVE=build-tsan/runtime/libaotc_model_runtime.a \
+        AOTC_RUNTIME_SANITIZED=1 build/compiler/tools/aotc compile "$model" -o "$so" > /dev/null
+      TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1" \
+        build-tsan/examples/aotc_example_serve_swap "$so" --device cpu \
+        --dim n=2 --dim batch=2 --threads 3 --seconds 2 --swap-every 2 --cache-dir "$cache"
+    done
     rm -rf "$cache"
     echo "   in $(( $(date +%s) - start )) s"
     ;;

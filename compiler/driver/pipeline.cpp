@@ -491,6 +491,12 @@ Expected<CompileResult> compileModel(const CompileOptions &opts) {
     // that loads the model (itself instrumented).
     lo.allowUndefined = true;
 #endif
+    // So does an instrumented runtime archive named by AOTC_RUNTIME_ARCHIVE
+    // (scripts/ci_extra.sh tsan links compiled models against the
+    // ThreadSanitizer build's) when AOTC_RUNTIME_SANITIZED=1 says so.
+    if (const char *s = std::getenv("AOTC_RUNTIME_SANITIZED"))
+      lo.allowUndefined |= std::string(s) == "1" &&
+                           std::getenv("AOTC_RUNTIME_ARCHIVE") != nullptr;
     lo.output = opts.outputPath;
     lo.versionScript = mapPath;
     return toolchain::linkSharedObject(lo);
