@@ -273,13 +273,18 @@ Status lowerUnique(const Node &n, LowerCtx &ctx) {
     src = pos;
   }
   Expr from = item(ctx.read(src, {ctx.idx(hasAxis ? static_cast<int>(axis) : 0)}));
+  Expr value;
   if (!hasAxis) {
-    ctx.addPointwise(y, elem(from, zero()));
+    value = elem(from, zero());
   } else {
     std::vector<Expr> at = ctx.idxVars(static_cast<int>(dims.size()));
     at[axis] = from;
-    ctx.addPointwise(y, ctx.read(xid, at));
+    value = ctx.read(xid, at);
   }
+  // There are items whenever Y has an element (count <= n): the select
+  // tells the prover that the clamp above stays inside [0, n).
+  ctx.addPointwise(y, Select::make(cmp(BinOp::GE, length, one()), value,
+                                   literal(t, 0)));
   const auto &outs = n.outputs();
   if (outs.size() > 1 && outs[1])
     ctx.addPointwise(outs[1], item(ctx.read(src, {i0})));

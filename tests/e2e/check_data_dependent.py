@@ -217,6 +217,15 @@ with tempfile.TemporaryDirectory() as tmp:
                                 [("x", T.INT64, shape)], outs4(T.INT64, len(shape)), opset=11)
             x = rng.integers(0, 2, shape).astype(np.int64)
             check(name, m.run([x]), unique_ref(x, axis, sorted_), path if 0 not in shape else None, {"x": x})
+    # Symbolic dims along and across the axis (a = 0: no item at all).
+    path, so, m = build(tmp, "unique_axis_sym", [h.make_node("Unique", ["x"], ["y", "indices", "inverse", "counts"],
+                                                            axis=0)],
+                        [("x", T.INT64, ["a", "b"])], outs4(T.INT64, 2), opset=11)
+    for a, b in [(0, 3), (1, 2), (7, 3), (40, 2)]:
+        x = rng.integers(0, 2, [a, b]).astype(np.int64)
+        check(f"unique_axis_sym {a}x{b}", m.run([x]), unique_ref(x, 0, 1),
+              path if a else None, {"x": x})
+
     # Only Y (the other outputs left out).
     path, so, m = build(tmp, "unique_y", [h.make_node("Unique", ["x"], ["y"])],
                         [("x", T.FLOAT, [3, 4])], [("y", T.FLOAT, 1)], opset=11)
