@@ -15,7 +15,6 @@ namespace aotc::rt {
 
 aotc_status_t Container::run(const aotc_tensor_t *inputs, size_t numInputs,
                              aotc_tensor_t *outputs, size_t numOutputs) {
-  const AotcModelDesc &d = *desc_;
   uint64_t startNs = hostNowNs();
   Binding binding;
   AOTC_RT_RETURN_IF_ERROR(bindInputs(inputs, numInputs, true, binding));
@@ -28,7 +27,6 @@ aotc_status_t Container::run(const aotc_tensor_t *inputs, size_t numInputs,
     if (outputBytes[i] != kUnknownBytes)
       AOTC_RT_RETURN_IF_ERROR(
           checkOutputCapacity(outputs[i], i, outputBytes[i]));
-  (void)d;
   return runOnInstance(binding, outputs, outputBytes, nullptr, startNs);
 }
 
