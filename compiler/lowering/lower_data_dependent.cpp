@@ -5,21 +5,27 @@
 /// (LowerCtx::addSync), after which the kernels sized by it run.
 ///
 /// The positions are found without a serial scan, in defs the scheduler
-/// runs as ordinary parallel kernels, by blocks of B positions:
-///   counts[b]   = number of hits in block b                  n reads
-///   incl[b]     = counts[0] + ... + counts[b]                nb^2 reads
-///   count       = counts[0] + ... + counts[nb - 1]           (the sync)
-///   local[b, k] = hits in block b at positions <= k          n B reads
-///   block[j]    = number of blocks b with incl[b] <= j       N nb reads
-///   pos[j]      = block[j] B + the number of k with
-///                 local[block[j], k] <= j - (hits before the block)
-///                                                            N B reads
-/// (local is non-decreasing along k, so the j-th hit's offset in its block
-/// is the number of offsets whose prefix count has not reached it yet).
-/// With B = 256 a million-element input costs about 2.6e8 reads for
-/// `local` and 4e3 per hit found; a serial scan would cost n, but one
-/// work-item of a GPU or CPU thread doing it alone would be slower for all
-/// but the smallest inputs.
+/// runs as ordinary parallel kernels, by blocks of B = 256 positions, each
+/// 16 sub-blocks of 16 (P = 256 blocks make a super-block):
+///   counts[b]    = number of hits in block b                  n reads
+///   incl[b]      = counts[0] + ... + counts[b]                nb^2 reads
+///   count        = counts[0] + ... + counts[nb - 1]           (the sync)
+///   sub[b, s]    = hits in sub-block s of block b             n reads
+///   local[b, k]  = hits in block b at offsets <= k: the
+///                  sub-blocks before k's, then k's own        32 n reads
+///   table[s, r]  = incl of block s P + r (n past the last)
+///   block[j]     = number of blocks b with incl[b] <= j: the
+///                  super-block (by its last entry), then the
+///                  blocks in it                               N (nb/P + P)
+///   pos[j]       = block[j] B + the offset whose local count
+///                  reaches the hit's rank in its block: the
+///                  sub-block (by its last offset), the offset  N 32
+/// (incl and local are non-decreasing, so each search counts the entries
+/// that have not reached the hit yet). Data-dependent indices are clamped
+/// to where they are by construction, which tells the prover; each search
+/// reads a materialized table at such an index, never an index computed
+/// inside another data-dependent index (that nesting made the prover's
+/// intervals recurse exponentially for symbolic sizes).
 #include "compiler/lowering/lowering.h"
 
 #include "ir/indexing.h"
@@ -35,6 +41,9 @@ namespace {
 std::vector<Expr> unravel(const Expr &f, const std::vector<Expr> &dims) {
   return dims.empty() ? std::vector<Expr>() : delinearize(f, dims);
 }
+
+/// Offsets per sub-block.
+constexpr int64_t kSubBlock = 16;
 
 Expr one() { return Expr(int64_t{1}); }
 Expr zero() { return Expr(int64_t{0}); }
@@ -88,16 +97,44 @@ int addHitPositions(LowerCtx &ctx, const Node &node, const Expr &n,
   int total = ctx.add(
       reduction(name + "_count", {}, {nb}, ctx.read(counts, {r0}), Expr()));
   ctx.addSync(total, count);
+  int64_t sub = block % kSubBlock == 0 ? kSubBlock : block;
+  int64_t nsub = block / sub;
+  Expr S(sub), NS(nsub);
+  int subHits = ctx.add(reduction(name + "_sub_block_hits", {nb, NS}, {S},
+                                  hitAt(i0, i1 * S + r0), Expr()));
+  Expr own = r0 - NS;
   int local = ctx.add(reduction(
-      name + "_hits_in_block", {nb, B}, {B},
-      Select::make(cmp(BinOp::LE, r0, i1), hitAt(i0, r0), zero()), Expr()));
-  // The j-th hit (j < count) is in block `blk`: blocks are counted while
-  // the hits through them are at most j.
+      name + "_hits_in_block", {nb, B}, {NS + S},
+      Select::make(cmp(BinOp::LT, r0, NS),
+                   Select::make(cmp(BinOp::LT, r0, floorDiv(i1, S)),
+                                ctx.read(subHits, {i0, r0}), zero()),
+                   Select::make(cmp(BinOp::LE, own, mod(i1, S)),
+                                hitAt(i0, floorDiv(i1, S) * S + own), zero())),
+      Expr()));
+  // The j-th hit (j < count) is in the block `blk`: the number of blocks
+  // whose hits through them are at most j. Counted in two steps over the
+  // hits through each block laid out by super-blocks of P blocks (past the
+  // last block: n, more than any j): the super-block (by its last
+  // block), then the blocks in it.
+  int64_t per = kSubBlock * kSubBlock;
+  Expr P(per), nsb = floorDiv(nb + Expr(per - 1), P);
+  TensorDef table;
+  table.name = name + "_hits_through_block_by_super_block";
+  table.dtype = DType::Int64;
+  table.shape = {nsb, P};
+  table.materialize = true;
+  table.body = Select::make(cmp(BinOp::LT, i0 * P + i1, nb),
+                            ctx.read(incl, {i0 * P + i1}), n);
+  int bySuper = ctx.add(std::move(table));
+  int super = ctx.add(reduction(
+      name + "_super_block", {count}, {nsb},
+      asCount(cmp(BinOp::LE, ctx.read(bySuper, {r0, P - one()}), i0)), Expr()));
+  Expr sb = Call::make(DType::Int64, "clamp",
+                       {ctx.read(super, {i0}), zero(), nsb - one()});
   int blk = ctx.add(reduction(
-      name + "_block", {count}, {nb},
-      asCount(cmp(BinOp::LE, ctx.read(incl, {r0}), i0)), Expr()));
-  // blk <= nb - 1 as j < count = incl[nb - 1]: clamp() says so to the
-  // prover (it changes nothing).
+      name + "_block", {count}, {P},
+      asCount(cmp(BinOp::LE, ctx.read(bySuper, {sb, r0}), i0)),
+      sb * P + ctx.acc(DType::Int64)));
   Expr raw = ctx.read(blk, {i0});
   Expr b = Call::make(DType::Int64, "clamp", {raw, zero(), nb - one()});
   Expr before = Select::make(
@@ -105,10 +142,19 @@ int addHitPositions(LowerCtx &ctx, const Node &node, const Expr &n,
       ctx.read(incl,
                {Call::make(DType::Int64, "clamp", {raw - one(), zero(), nb - one()})}),
       zero());
+  // Within the block: the sub-block (by its last offset), then the offset
+  // in it whose count reaches the hit's rank in the block.
+  Expr rank = i0 - before;
+  int subIdx = ctx.add(reduction(
+      name + "_sub_block", {count}, {NS},
+      asCount(cmp(BinOp::LE, ctx.read(local, {b, r0 * S + S - one()}), rank)),
+      Expr()));
+  Expr s = Call::make(DType::Int64, "clamp",
+                      {ctx.read(subIdx, {i0}), zero(), NS - one()});
   return ctx.add(reduction(
-      name + "_position", {count}, {B},
-      asCount(cmp(BinOp::LE, ctx.read(local, {b, r0}), i0 - before)),
-      b * B + ctx.acc(DType::Int64)));
+      name + "_position", {count}, {S},
+      asCount(cmp(BinOp::LE, ctx.read(local, {b, s * S + r0}), rank)),
+      b * B + s * S + ctx.acc(DType::Int64)));
 }
 
 /// NonZero: Y[r, j] = coordinate r of the j-th nonzero element of X in
