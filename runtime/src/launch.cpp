@@ -279,25 +279,38 @@ aotc_status_t Container::sync(AotcRunCtx &ctx, int32_t sync, int32_t symbol,
 
 } // namespace aotc::rt
 
-/// Called by the generated wrapper; hidden, never exported from the .so.
-extern "C" __attribute__((visibility("hidden"))) int32_t
-aotc_rt_sync(AotcRunCtx *ctx, int32_t sync, int32_t symbol,
-             uint64_t arena_offset, int64_t bound) {
+namespace {
+
+/// The wrapper's calls into the runtime: a run context the runtime made,
+/// the first error of the run returned again, no exception let out.
+template <typename Body>
+int32_t guardedRunCall(AotcRunCtx *ctx, const char *function, Body body) {
   using namespace aotc::rt;
   if (!ctx || !ctx->container || !ctx->instance)
-    return fail(AOTC_ERROR_INTERNAL, "aotc_rt_sync: null run context");
+    return fail(AOTC_ERROR_INTERNAL, "%s: null run context", function);
   if (ctx->status != AOTC_OK)
     return ctx->status;
   aotc_status_t status = AOTC_OK;
   try {
-    status = ctx->container->sync(*ctx, sync, symbol, arena_offset, bound);
+    status = body(*ctx);
   } catch (const std::bad_alloc &) {
     status = fail(AOTC_ERROR_OUT_OF_MEMORY, "out of host memory");
   } catch (...) {
-    status = fail(AOTC_ERROR_INTERNAL, "aotc_rt_sync: unexpected exception");
+    status = fail(AOTC_ERROR_INTERNAL, "%s: unexpected exception", function);
   }
   ctx->status = status;
   return status;
+}
+
+} // namespace
+
+/// Called by the generated wrapper; hidden, never exported from the .so.
+extern "C" __attribute__((visibility("hidden"))) int32_t
+aotc_rt_sync(AotcRunCtx *ctx, int32_t sync, int32_t symbol,
+             uint64_t arena_offset, int64_t bound) {
+  return guardedRunCall(ctx, __func__, [&](AotcRunCtx &c) {
+    return c.container->sync(c, sync, symbol, arena_offset, bound);
+  });
 }
 
 /// Called by the generated wrapper; hidden, never exported from the .so.
@@ -305,20 +318,7 @@ extern "C" __attribute__((visibility("hidden"))) int32_t
 aotc_rt_launch(AotcRunCtx *ctx, int32_t kernel, const AotcArg *args,
                int32_t nargs, int32_t dims, const uint64_t *global,
                const uint64_t *local) {
-  using namespace aotc::rt;
-  if (!ctx || !ctx->container || !ctx->instance)
-    return fail(AOTC_ERROR_INTERNAL, "aotc_rt_launch: null run context");
-  if (ctx->status != AOTC_OK)
-    return ctx->status;
-  aotc_status_t status = AOTC_OK;
-  try {
-    status =
-        ctx->container->launch(*ctx, kernel, args, nargs, dims, global, local);
-  } catch (const std::bad_alloc &) {
-    status = fail(AOTC_ERROR_OUT_OF_MEMORY, "out of host memory");
-  } catch (...) {
-    status = fail(AOTC_ERROR_INTERNAL, "aotc_rt_launch: unexpected exception");
-  }
-  ctx->status = status;
-  return status;
+  return guardedRunCall(ctx, __func__, [&](AotcRunCtx &c) {
+    return c.container->launch(c, kernel, args, nargs, dims, global, local);
+  });
 }

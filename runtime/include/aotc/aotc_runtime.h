@@ -250,7 +250,10 @@ typedef struct aotc_tensor_t {
  * AOTC_ERROR_BUFFER_TOO_SMALL and that output's shape filled (the kernels
  * before the sync ran; nothing was copied out), so the caller can grow the
  * buffer and run again. An upper bound that always fits is the element
- * count the op counts over (NonZero: rank x the input's element count). */
+ * count the op counts over (NonZero: rank x the input's element count).
+ * Threads: as any run; a sync point waits only for this run's own instance
+ * (its queue), never for runs on other threads. Ownership is unchanged:
+ * the caller's output buffers are written only before the call returns. */
 AOTC_API aotc_status_t aotc_container_run(aotc_container_t *container,
                                           const aotc_tensor_t *inputs,
                                           size_t num_inputs,

@@ -517,7 +517,10 @@ public:
   /// did not change. An output sized by a count the model computes while
   /// it runs (NonZero, Compress: its shape has -1 dims until then) first
   /// gets the storage it had; if that is too small the run is repeated
-  /// once with the size the first one reported.
+  /// once with the size the first one reported. Threads: any, on one
+  /// Model, as aotc_container_run (each call uses its own \p outputs).
+  /// Failure: throws aotc::Error with the C ABI's status and message;
+  /// \p outputs then hold unspecified data (their shapes may have changed).
   void run(const std::vector<HostTensor> &inputs,
            std::vector<HostTensor> &outputs) const {
     std::vector<aotc_tensor_t> in = toCTensors(inputs);
