@@ -338,9 +338,12 @@ Status KernelVerifier::expr(const Expr &e) {
     const IndexCheck *c = e.as<IndexCheck>();
     if (!k_.reportsErrors)
       return fail("an index check in a kernel that does not report errors");
-    if (c->code < 0 || c->code >= static_cast<int>(m_.errors.size()))
+    // The folding program's messages are in its model's table
+    // (attachFoldProgram).
+    const size_t messages = (foldOf_ ? foldOf_ : &m_)->errors.size();
+    if (c->code < 0 || c->code >= static_cast<int>(messages))
       return fail("index check with error code " + std::to_string(c->code) +
-                  " of " + std::to_string(m_.errors.size()));
+                  " of " + std::to_string(messages));
     if (!c->value.defined() || c->value.type() != DType::Int64 ||
         !c->extent.defined() || c->extent.type() != DType::Int64)
       return fail("index check of a non-i64 value");
