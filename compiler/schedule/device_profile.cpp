@@ -74,6 +74,8 @@ json configObject(const KernelConfig &c) {
     j["bk"] = c.bk;
     if (c.splitK > 1)
       j["split_k"] = c.splitK;
+    if (c.gemmView)
+      j["gemm_view"] = true;
   }
   if (c.groupReduce > 0)
     j["group_reduce"] = c.groupReduce;
@@ -85,7 +87,8 @@ Expected<KernelConfig> configFrom(const json &j, const std::string &where) {
     return makeError(where, ": expected an object");
   AOTC_RETURN_IF_ERROR(
       checkKeys(j, {"template", "m", "n", "tm", "tn", "lanes", "group_m",
-                    "group_n", "bk", "split_k", "group_reduce"},
+                    "group_n", "bk", "split_k", "group_reduce",
+                    "gemm_view"},
                 where));
   KernelConfig c;
   if (auto t = j.find("template"); t != j.end()) {
@@ -113,6 +116,11 @@ Expected<KernelConfig> configFrom(const json &j, const std::string &where) {
     return makeError(where, ": 'group_reduce' is a power of 2 from 2 to "
                             "1024 work-items per output, without a tile "
                             "(n = -1)");
+  if (auto v = j.find("gemm_view"); v != j.end()) {
+    if (!v->is_boolean())
+      return makeError(where, ": 'gemm_view' must be true or false");
+    c.gemmView = v->get<bool>();
+  }
   c.m = static_cast<int>(m);
   c.n = static_cast<int>(n);
   c.lanes = static_cast<int>(lanes);
@@ -133,6 +141,8 @@ Expected<KernelConfig> configFrom(const json &j, const std::string &where) {
                        c.bk, " x ", c.groupN * c.tn, ")");
   } else if (c.splitK != 1) {
     return makeError(where, ": 'split_k' needs a work-group tile");
+  } else if (c.gemmView) {
+    return makeError(where, ": 'gemm_view' needs a work-group tile");
   }
   if (lanes != 0 && lanes != 4 && lanes != 8 && lanes != 16)
     return makeError(where, ": 'lanes' is ", lanes,

@@ -76,6 +76,10 @@ struct KernelConfig {
   /// A work-group reduction (reduction kernels on GPUs, group_reduce.cpp):
   /// this many work-items per output, a power of 2. 0: none.
   int64_t groupReduce = 0;
+  /// The work-group tile runs on the GEMM view of the kernel (gemm_view.cpp):
+  /// output dimension m by all the others merged, n naming the last of
+  /// them. Needs a work-group tile.
+  bool gemmView = false;
 };
 
 /// True if a work-group tile's group of \p groupM x \p groupN work-items

@@ -308,6 +308,11 @@ Expected<Kernel> buildKernel(const LoweredGraph &lg, const FusionPlan &plan,
       t.bk = given->bk;
       t.splitK = given->splitK;
       t.groupReduce = given->groupReduce;
+      t.gemmView = given->gemmView;
+      if (t.gemmView && (t.m < 0 || t.n != gemmViewColumn(rank, t.m)))
+        return makeError("--kernel-configs: kernel '", name,
+                         "': a GEMM view takes for n the last output "
+                         "dimension other than m; m = ", t.m, ", n = ", t.n);
     } else if (opts.registerTiling) {
       t = chooseRegisterTile(nest, opts.profile);
     }
@@ -345,6 +350,7 @@ Expected<Kernel> buildKernel(const LoweredGraph &lg, const FusionPlan &plan,
     config.bk = t.bk;
     config.splitK = t.splitK;
     config.groupReduce = t.groupReduce;
+    config.gemmView = t.gemmView;
   };
   GroupTiledKernel grouped; // a work-group tile's local arrays and size
   // Tiled kernels merge neighbouring output dimensions that every access
@@ -476,7 +482,14 @@ Expected<Kernel> buildKernel(const LoweredGraph &lg, const FusionPlan &plan,
       grouped = std::move(*g);
       s = grouped.body;
     } else if (tile.groupM > 0) {
-      Expected<GroupTiledKernel> g = groupTiledNest(nest, tile);
+      // A GEMM view's tile is the view's [0, 1] (gemm_view.cpp).
+      RegisterTile onView = tile;
+      if (tile.gemmView) {
+        onView.m = 0;
+        onView.n = 1;
+      }
+      Expected<GroupTiledKernel> g = groupTiledNest(
+          tile.gemmView ? gemmView(nest, tile.m) : nest, onView);
       if (!g)
         return g.status().withContext("kernel '" + name + "'");
       grouped = std::move(*g);

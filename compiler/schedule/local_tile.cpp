@@ -116,7 +116,7 @@ bool isFloat32Sum(const ReductionNest &nest) {
 } // namespace
 
 RegisterTile chooseGroupTile(const ReductionNest &nest, int m, int n,
-                             const DeviceProfile &target) {
+                             const DeviceProfile &target, bool windows) {
   RegisterTile none;
   if (m < 0 || n < 0 || !isFloat32Sum(nest))
     return none;
@@ -133,9 +133,11 @@ RegisterTile chooseGroupTile(const ReductionNest &nest, int m, int n,
   // the step with divisions, and there the register tile was faster on the
   // H200 (ResNet-50's 3 x 3 layer at batch 8: 0.175 ms against 0.272, its
   // 7 x 7 stem 0.119 against 0.449; its 1 x 1 layer 0.120 against 0.050
-  // with this tile).
-  if (std::count_if(ext.begin(), ext.end(), [](int64_t e) { return e > 1; }) >
-      1)
+  // with this tile). A GEMM view (gemm_view.cpp) takes them where the
+  // register tile leaves the device short of work (its caller decides).
+  const auto reductionLoops =
+      std::count_if(ext.begin(), ext.end(), [](int64_t e) { return e > 1; });
+  if (!windows && reductionLoops > 1)
     return none;
   std::vector<Expr> idx, r;
   for (size_t d = 0; d < nest.shape.size(); ++d)
@@ -211,6 +213,14 @@ RegisterTile chooseGroupTile(const ReductionNest &nest, int m, int n,
                          localBytes(split) > maxLocal))
       split /= 2;
     if (c.groupM * c.groupN > maxItems || localBytes(1) > maxLocal)
+      continue;
+    // A window staged through divisions of the flat step by its extents
+    // (groupTiledNest's loop order): on the H200 ResNet's 7 x 7 stem over 3
+    // channels ran at a third of the register tile's speed that way.
+    if (windows && reductionLoops > 1 &&
+        std::none_of(ext.begin(), ext.end(), [&](int64_t e) {
+          return e > 1 && e % (c.bk * split) == 0;
+        }))
       continue;
     RegisterTile t;
     t.m = m;
@@ -288,14 +298,58 @@ Expected<GroupTiledKernel> groupTiledNest(const ReductionNest &nest,
   // steps where the factor is contiguous along them (a row-major A),
   // else consecutive places (B); rows of the first kind are padded by 4
   // so that their column-wise stores do not all hit one bank.
+  // The flat step's order over the reduction loops: a loop whose extent
+  // the staged block divides goes innermost (a convolution's input
+  // channels, its window outside them), so that a block lies within one
+  // window position: the step then unflattens into the window position
+  // of the block (the same for every element staged) plus a channel that
+  // moves with the step, where the nest's own order (channels outside the
+  // window) divides every staged element's step by the window's extents
+  // (on the H200 that index arithmetic took most of a 7 x 7 layer's time).
+  std::vector<size_t> order(ext.size());
+  for (size_t j = 0; j < ext.size(); ++j)
+    order[j] = j;
+  for (size_t j = ext.size(); j-- > 0;)
+    if (ext[j] % bk == 0 && ext[j] > 1) {
+      order.erase(order.begin() + static_cast<std::ptrdiff_t>(j));
+      order.push_back(j);
+      break;
+    }
+  std::vector<Expr> orderedExtents;
+  for (size_t j : order)
+    orderedExtents.push_back(Expr(ext[j]));
+  // The reduction loops' indices at step \p step of block \p block: where
+  // the block divides the innermost extent E, that index is
+  // (block mod E / bk) * bk + step and the outer ones unflatten
+  // block / (E / bk), the same for the whole block (no division per
+  // element); else the flat step block * bk + step unflattened.
+  const int64_t innerExtent = ext[order.back()];
+  auto loopIndices = [&](const Expr &block, const Expr &step) {
+    std::vector<Expr> ordered;
+    if (innerExtent % bk == 0 && order.size() > 1) {
+      const Expr blocks(innerExtent / bk);
+      std::vector<Expr> outerExtents(orderedExtents.begin(),
+                                     orderedExtents.end() - 1);
+      ordered = unflattenIndex(floorDiv(block, blocks), outerExtents);
+      ordered.push_back(mod(block, blocks) * Expr(bk) + step);
+    } else {
+      ordered = unflattenIndex(block * Expr(bk) + step, orderedExtents);
+    }
+    std::vector<Expr> rk(ext.size());
+    for (size_t j = 0; j < order.size(); ++j)
+      rk[order[j]] = ordered[j];
+    return rk;
+  };
+  std::vector<std::pair<Expr, Expr>> staged;
+  std::vector<Stmt> stagedStores;
   auto stage = [&](const std::string &arr, const Expr &factor, int d,
-                   const Expr &base, int64_t block) -> Stmt {
+                   const Expr &base, int64_t block) {
     Expr kVar = Var::make("k");
-    std::vector<Expr> rk = unflattenIndex(kVar, nest.reduceExtents);
-    VarBindings at;
-    for (size_t j = 0; j < r.size(); ++j)
-      at.push_back({r[j], rk[j]});
-    bool alongK = contiguousAlong(substitute(factor, at), kVar);
+    std::vector<Expr> flat = unflattenIndex(kVar, orderedExtents);
+    VarBindings atFlat;
+    for (size_t j = 0; j < order.size(); ++j)
+      atFlat.push_back({r[order[j]], flat[j]});
+    bool alongK = contiguousAlong(substitute(factor, atFlat), kVar);
     int64_t width = block + (alongK ? 4 : 0);
     out.locals.push_back(
         KernelBuffer{arr, DType::Float32, true, {Expr(bk), Expr(width)}});
@@ -304,8 +358,11 @@ Expected<GroupTiledKernel> groupTiledNest(const ReductionNest &nest,
     Expr step = alongK ? mod(e, Expr(bk)) : floorDiv(e, Expr(block));
     Expr place = alongK ? floorDiv(e, Expr(bk)) : mod(e, Expr(block));
     Expr pos = base + place, k = kb * Expr(bk) + step;
-    VarBindings bind = {{idx[d], pos}, {kVar, k}};
-    Expr value = substitute(substitute(factor, at), bind);
+    std::vector<Expr> rk = loopIndices(kb, step);
+    VarBindings at = {{idx[d], pos}};
+    for (size_t j = 0; j < r.size(); ++j)
+      at.push_back({r[j], rk[j]});
+    Expr value = substitute(factor, at);
     Expr cond;
     if (!multipleOf(nest.shape[d], block))
       cond = cmp(BinOp::LT, pos, nest.shape[d]);
@@ -313,11 +370,23 @@ Expected<GroupTiledKernel> groupTiledNest(const ReductionNest &nest,
       cond = logicalAnd(cond, cmp(BinOp::LT, k, Expr(kTotal)));
     if (cond.defined())
       value = Select::make(cond, value, FloatImm::make(0.0));
-    return For::make(s, Expr(0), Expr(block * bk / wg), ForKind::Serial, 0,
-                     Store::make(arr, {step, place}, value));
+    for (int64_t si = 0; si < block * bk / wg; ++si) {
+      VarBindings sb = {{s, Expr(si)}};
+      Expr v = Var::make("st", DType::Float32);
+      staged.push_back({v, substitute(value, sb)});
+      stagedStores.push_back(Store::make(
+          arr, {substitute(step, sb), substitute(place, sb)}, v));
+    }
   };
-  Stmt stageA = stage(aName, f.alongM, t.m, m0, bm);
-  Stmt stageB = stage(bName, f.alongN, t.n, n0, bn);
+  // Every element a work-item stages, of both operands, is loaded into a
+  // register before the first is stored to local memory: the loads are in
+  // flight together (a loop of load-then-store waited for each one; on the
+  // H200 a 7 x 7 layer's staging rounds took about 3 us each that way).
+  stage(aName, f.alongM, t.m, m0, bm);
+  stage(bName, f.alongN, t.n, n0, bn);
+  Stmt staging = Block::make(stagedStores);
+  for (size_t j = staged.size(); j-- > 0;)
+    staging = LetStmt::make(staged[j].first, staged[j].second, staging);
 
   // The outer products of one reduction step: the work-item's rows
   // ly * tm + i (float4 loads where tm is a multiple of 4) and its column
@@ -370,7 +439,7 @@ Expected<GroupTiledKernel> groupTiledNest(const ReductionNest &nest,
       For::make(kk, Expr(0), Expr(t.bk), ForKind::Serial, 0, product);
   Stmt kLoop = For::make(
       kb, Expr(0), Expr(ceilDiv(kTotal, bk)), ForKind::Serial, 0,
-      Block::make({stageA, stageB, Barrier::make(), compute, Barrier::make()}));
+      Block::make({staging, Barrier::make(), compute, Barrier::make()}));
 
   // The stores: each row's column groups as float4 where all four columns
   // exist, else the columns that do one by one.

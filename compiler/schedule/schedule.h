@@ -147,6 +147,11 @@ struct RegisterTile {
   /// A work-group per output of a plain reduction, this many work-items
   /// (group_reduce.cpp; no register tile then). 0: none.
   int64_t groupReduce = 0;
+  /// The work-group tile runs on the nest's GEMM view (gemmView): m's
+  /// extent by every other output dimension merged into one column
+  /// dimension; n then names the last of those (the view's columns run
+  /// along it innermost).
+  bool gemmView = false;
 };
 
 /// True if \p nest is a sum computed in float32 (its type float32, float16
@@ -225,8 +230,21 @@ Stmt registerTiledNest(const ReductionNest &nest, const RegisterTile &t,
 /// The work-group tile for \p nest on the GPU-family \p target with the
 /// register tile's dimensions \p m and \p n (local_tile.cpp): groupM = 0
 /// when none applies or pays (then the caller keeps its own tile).
+/// \p windows admits a reduction of several loops (a convolution's window,
+/// staged through divisions of the flat step), which the caller takes for
+/// a GEMM view only.
 RegisterTile chooseGroupTile(const ReductionNest &nest, int m, int n,
-                             const DeviceProfile &target);
+                             const DeviceProfile &target,
+                             bool windows = false);
+/// \p nest viewed as the GEMM [shape[m], product of the other extents]
+/// (gemm_view.cpp): its term and finish read the view's column unflattened
+/// into the other output dimensions, in order.
+ReductionNest gemmView(const ReductionNest &nest, int m);
+/// The output dimension a GEMM view's columns run along innermost: the
+/// last of \p rank dimensions other than \p m (RegisterTile::n then).
+inline int gemmViewColumn(int rank, int m) {
+  return m == rank - 1 ? rank - 2 : rank - 1;
+}
 /// A kernel body that runs in fixed work-groups with local arrays.
 struct GroupTiledKernel {
   Stmt body;

@@ -118,6 +118,24 @@ def cases():
                     [("x", f32, ["n", c, hw, hw]), ("w", f32, [co, c // group, kk, kk]), ("bias", f32, [co])],
                     f32, ["n", co, ho, ho],
                     [{"x": [n, c, hw, hw], "w": [co, c // group, kk, kk], "bias": [co]} for n in (1, 2)], True))
+    # Convolutions the GPU profile runs as work-group tiles of their GEMM
+    # view (compiler/schedule/gemm_view.cpp: output channels by every pixel
+    # of every image; 64 input channels, a multiple of the staged block, go
+    # innermost in the staging order): 3 x 3 over a 9 x 9 map, 3 x 3 of
+    # stride 2, a 1 x 1 of stride 2; batch 0, 1 and 3 (blocks across
+    # images).
+    for name, c, co, hw, kk, stride, pad in (("conv_view_3x3", 64, 64, 9, 3, 1, 1),
+                                             ("conv_view_stride2", 64, 32, 15, 3, 2, 1),
+                                             ("conv_view_1x1_stride2", 32, 64, 14, 1, 2, 0)):
+        ho = (hw + 2 * pad - (kk - 1) - 1) // stride + 1
+        out.append((name,
+                    [helper.make_node("Conv", ["x", "w", "bias"], ["t"], strides=[stride, stride],
+                                      pads=[pad] * 4, kernel_shape=[kk, kk]),
+                     helper.make_node("Relu", ["t"], ["y"])],
+                    [("x", f32, ["n", c, hw, hw]), ("w", f32, [co, c, kk, kk]), ("bias", f32, [co])],
+                    f32, ["n", co, ho, ho],
+                    [{"x": [n, c, hw, hw], "w": [co, c, kk, kk], "bias": [co]} for n in (0, 1, 3)],
+                    True))
     # Output dimensions merged (compiler/schedule/collapse_dims.h): a 1x1
     # convolution of stride 1 reads and stores h and w as one dimension of
     # h*w, here with a residual Add (a second buffer viewed merged) and a
@@ -192,6 +210,15 @@ MERGED = {
     "conv1x1_stride2h_residual": [("in0: f32[n,12,13,5]", True), ("in2: f32[n,24,7,5]", True)],
     "conv_dense": [("out0: out f32[n,12,16,16]", True), ("in0: f32[(5 * n),16,16]", True)],
 }
+
+
+def scaled(name, input_name, a):
+    """\p a, the weights of the GEMM-view cases scaled by 1 / sqrt(K): their
+    sums of 576 products then stay near 1, where the default tolerance
+    compares two summation orders' float32 rounding fairly."""
+    if name.startswith("conv_view") and input_name == "w":
+        return (a / np.sqrt(np.prod(a.shape[1:]))).astype(a.dtype)
+    return a
 
 
 def constant_inputs(name):
@@ -295,8 +322,58 @@ def check_config_variants(aotc, dirs, env, tmp, rng):
                 group_runs += "group_m" in v
                 if res.returncode != 0:
                     failures.append(f"{name}: {kernel} {v}: {res.stdout.strip()} {res.stderr.strip()}")
+    # GEMM views (GPU profile): every case whose convolution the GPU
+    # heuristic views as a GEMM gets two more work-group tiles of that view
+    # (GROUP_TILES in turn: partial blocks along both sides, split K); the
+    # view cases must be among them, and a view whose n is not the last
+    # other dimension is refused.
+    viewed = set()
+    for case in dirs:
+        model = os.path.join(case, "model.onnx")
+        name = os.path.basename(case)
+        res = run_fuzz.run_tool([aotc, "compile", model, "--emit=kernel-configs",
+                                 "--device-profile", "generic-gpu"], env=env)
+        if res.returncode != 0:
+            failures.append(f"{name}: --emit=kernel-configs (GPU) failed: {res.stderr.strip()}")
+            continue
+        for kernel, c in json.loads(res.stdout)["kernels"].items():
+            if not c.get("gemm_view"):
+                continue
+            viewed.add(name)
+            todo = [dict(group_variant(c, rng), gemm_view=True) for _ in range(2)]
+            todo.append(dict(c, n=c["n"] - 1, refused=True))
+            for v in todo:
+                v = dict(v, template="contraction")
+                refused = v.pop("refused", False)
+                path = os.path.join(tmp, "configs.json")
+                with open(path, "w") as f:
+                    json.dump({"kernels": {kernel: v}}, f)
+                if refused:
+                    got = run_fuzz.run_tool([aotc, "compile", model, "--device-profile", "generic-gpu",
+                                             "--kernel-configs", path, "-o",
+                                             os.path.join(tmp, "refused.so")], env=env)
+                    if got.returncode == 0 or "GEMM view takes for n the last" not in got.stderr:
+                        failures.append(f"{name}: {kernel} {v} was not refused: {got.stderr.strip()}")
+                    continue
+                got = run_fuzz.run_tool([aotc, "compile", model, "--emit=kernel-configs",
+                                         "--device-profile", "generic-gpu", "--kernel-configs", path],
+                                        env=env)
+                if got.returncode != 0 or json.loads(got.stdout)["kernels"][kernel] != v:
+                    failures.append(f"{name}: {kernel} {v} not compiled as given: "
+                                    f"{got.stdout.strip() or got.stderr.strip()}")
+                    continue
+                res = run_fuzz.run_tool([aotc, "test", "--device-profile", "generic-gpu",
+                                         "--kernel-configs", path, case], env=env)
+                runs += 1
+                group_runs += 1
+                if res.returncode != 0:
+                    failures.append(f"{name}: {kernel} {v}: {res.stdout.strip()} {res.stderr.strip()}")
+    want = {n + s for n in ("conv_view_3x3", "conv_view_stride2", "conv_view_1x1_stride2")
+            for s in ("", "_const")}
+    if not want <= viewed:
+        failures.append(f"the GPU heuristic did not view {sorted(want - viewed)} as GEMMs")
     print(f"kernel-configs variants: {runs} compiled and checked, {group_runs} of them "
-          f"work-group tiles")
+          f"work-group tiles ({len(viewed)} cases with GEMM views)")
     if runs < len(dirs):
         failures.append(f"only {runs} variants ran for {len(dirs)} cases")
     if group_runs < len(dirs) // 2:
@@ -313,7 +390,7 @@ def main():
         dirs = []
         for name, nodes, all_inputs, out_dtype, out_shape, sets, tiled in cases():
             consts = constant_inputs(name)
-            inits = [numpy_helper.from_array(random(rng, d, sets[0][n]), n)
+            inits = [numpy_helper.from_array(scaled(name, n, random(rng, d, sets[0][n])), n)
                      for n, d, _ in all_inputs if n in consts]
             inputs = [i for i in all_inputs if i[0] not in consts]
             graph = helper.make_graph(nodes, name, [value(n, d, s) for n, d, s in inputs],
@@ -323,7 +400,7 @@ def main():
             case = os.path.join(tmp, name)
             sess = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
             for i, shapes in enumerate(sets):
-                arrays = [random(rng, d, shapes[n]) for n, d, _ in inputs]
+                arrays = [scaled(name, n, random(rng, d, shapes[n])) for n, d, _ in inputs]
                 if out_dtype == np.int32:  # ORT's int32 MatMul wraps like aotc
                     ref = [sess.run(None, dict(zip([n for n, _, _ in inputs], arrays)))[0]]
                 else:
