@@ -141,6 +141,29 @@ Expr floorDivLowerBound(const Expr &e, int64_t sign) {
   }
 }
 
+/// The terms of \p e as a sum, each with its constant coefficient (times
+/// \p sign): a + 2 * b - c is {(1, a), (2, b), (-1, c)}.
+void sumTerms(const Expr &e, int64_t sign,
+              std::vector<std::pair<int64_t, Expr>> &out) {
+  const Binary *b = e.as<Binary>();
+  if (b && b->op == BinOp::Add) {
+    sumTerms(b->a, sign, out);
+    sumTerms(b->b, sign, out);
+    return;
+  }
+  if (b && b->op == BinOp::Sub) {
+    sumTerms(b->a, sign, out);
+    sumTerms(b->b, -sign, out);
+    return;
+  }
+  int64_t k;
+  if (b && b->op == BinOp::Mul && (b->a.isConst(k) || b->b.isConst(k))) {
+    out.push_back({sign * k, b->a.isConst(k) ? b->b : b->a});
+    return;
+  }
+  out.push_back({sign, e});
+}
+
 int64_t floorDivInt(int64_t a, int64_t b) {
   int64_t q = a / b;
   return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
@@ -618,6 +641,22 @@ bool BoundsProver::proveNonNegative(const Expr &e) {
   Expr bound = floorDivLowerBound(s, 1);
   if (!bound.sameAs(s) && lowerEndNonNegative(simplify(bound, env_)))
     return true;
+  // X - (a floordiv c) >= 0 exactly when c * X + c - 1 - a >= 0 (c > 0):
+  // an image number p floordiv 81 is below n where p < 81 * n is known (a
+  // GEMM view's column unflattened, gemm_view.cpp). Each step removes one
+  // division, so the recursion ends.
+  std::vector<std::pair<int64_t, Expr>> terms;
+  sumTerms(s, 1, terms);
+  for (const auto &[coef, t] : terms) {
+    const Binary *fd = t.as<Binary>();
+    int64_t c;
+    if (coef != -1 || !fd || fd->op != BinOp::FloorDiv || !fd->b.isConst(c) ||
+        c <= 0)
+      continue;
+    Expr x = simplify(s + t, env_);
+    if (proveNonNegative(Expr(c) * x + Expr(c - 1) - fd->a))
+      return true;
+  }
   return false;
 }
 
