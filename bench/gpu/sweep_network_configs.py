@@ -5,6 +5,7 @@ networks, where every kernel of a variant is timed in its real place.
 
 Usage: sweep_network_configs.py [--device gpu] [--runs N] [--batches 1,8] [--json FILE]
                                 NET.VARIANT=MODEL.so:CxHxW ...
+  (a shape ending in 'i', such as 128i, is int64 token ids below 1000: BERT's input)
   Variants of one NET (the text before the first dot) get the same random weights (every
   updatable constant; running variances positive) and the same random inputs [batch, C, H, W];
   each variant's output is compared with the first variant's (max |diff| / max |first|, flagged
@@ -49,17 +50,20 @@ def main():
     for case in a.cases:
         name, rest = case.split("=", 1)
         so, shape = rest.rsplit(":", 1)
+        tokens = shape.endswith("i")
         nets.setdefault(name.split(".", 1)[0], []).append(
-            (name, so, tuple(int(d) for d in shape.split("x"))))
+            (name, so, tuple(int(d) for d in shape.rstrip("i").split("x")), tokens))
     results = {}
     for net, variants in nets.items():
         w = None
         for batch in batches:
-            x = np.random.default_rng(batch).standard_normal(
-                (batch,) + variants[0][2]).astype(np.float32)
+            xr = np.random.default_rng(batch)
+            shape = (batch,) + variants[0][2]
+            x = xr.integers(0, 1000, size=shape).astype(np.int64) if variants[0][3] \
+                else xr.standard_normal(shape).astype(np.float32)
             first = None
             table = {}
-            for name, so, _ in variants:
+            for name, so, _, _ in variants:
                 try:
                     m = Model(so, device=a.device, profile=True)
                     if w is None:

@@ -382,11 +382,19 @@ Expected<GroupTiledKernel> groupTiledNest(const ReductionNest &nest,
   // register before the first is stored to local memory: the loads are in
   // flight together (a loop of load-then-store waited for each one; on the
   // H200 a 7 x 7 layer's staging rounds took about 3 us each that way).
+  // And they are loaded one block ahead (prefetched into registers): block
+  // kb + 1's loads are issued after block kb's stores and barrier, before
+  // its outer products, which run while they are in flight.
   stage(aName, f.alongM, t.m, m0, bm);
   stage(bName, f.alongN, t.n, n0, bn);
+  const int64_t blocks = ceilDiv(kTotal, bk);
+  std::vector<Stmt> prefetch;
+  for (const auto &[v, value] : staged)
+    prefetch.push_back(
+        LocalAssign::make(v, substitute(value, {{kb, kb + Expr(1)}})));
   Stmt staging = Block::make(stagedStores);
-  for (size_t j = staged.size(); j-- > 0;)
-    staging = LetStmt::make(staged[j].first, staged[j].second, staging);
+  Stmt next = IfThenElse::make(cmp(BinOp::LT, kb + Expr(1), Expr(blocks)),
+                               Block::make(prefetch));
 
   // The outer products of one reduction step: the work-item's rows
   // ly * tm + i (float4 loads where tm is a multiple of 4) and its column
@@ -437,9 +445,14 @@ Expected<GroupTiledKernel> groupTiledNest(const ReductionNest &nest,
     product = LetStmt::make(lets[j].first, lets[j].second, product);
   Stmt compute =
       For::make(kk, Expr(0), Expr(t.bk), ForKind::Serial, 0, product);
-  Stmt kLoop = For::make(
-      kb, Expr(0), Expr(ceilDiv(kTotal, bk)), ForKind::Serial, 0,
-      Block::make({staging, Barrier::make(), compute, Barrier::make()}));
+  Stmt kLoop =
+      For::make(kb, Expr(0), Expr(blocks), ForKind::Serial, 0,
+                Block::make({staging, Barrier::make(), next, compute,
+                             Barrier::make()}));
+  for (size_t j = staged.size(); j-- > 0;)
+    kLoop = LocalDecl::make(staged[j].first,
+                            substitute(staged[j].second, {{kb, Expr(0)}}),
+                            kLoop);
 
   // The stores: each row's column groups as float4 where all four columns
   // exist, else the columns that do one by one.
