@@ -408,6 +408,28 @@ TEST(BoundsProver, FactBoundsItsVariable) {
   EXPECT_FALSE(p.proveNonNegative(t * 12 - 49));
 }
 
+// A quotient below a symbol: a GEMM view's column p of 81 * n (81 pixels
+// of each of n images) names image p floordiv 81 < n where p < 81 * n is
+// known (gemm_view.cpp); X - (a floordiv c) >= 0 is c * X + c - 1 - a >= 0.
+TEST(BoundsProver, QuotientBelowFromFact) {
+  Expr n = Var::make("n"), g = Var::make("g"), l = Var::make("l");
+  RangeEnv env;
+  env.set(n, Range{0, 1000});
+  BoundsProver p(env);
+  p.addLoop(g, 0, floorDiv(n * 81 + Expr(31), Expr(32)));
+  p.addLoop(l, 0, Expr(32));
+  Expr pos = g * 32 + l;
+  EXPECT_FALSE(p.proveInRange(floorDiv(pos, Expr(81)), n)); // g's last block
+  size_t mark = p.mark();
+  p.addFact(cmp(BinOp::LT, pos, n * 81), true);
+  EXPECT_TRUE(p.proveInRange(floorDiv(pos, Expr(81)), n));
+  EXPECT_TRUE(p.proveInRange(mod(floorDiv(pos, Expr(9)), Expr(9)), Expr(9)));
+  EXPECT_FALSE(p.proveInRange(floorDiv(pos, Expr(81)) + 1, n)); // off by one
+  EXPECT_FALSE(p.proveInRange(floorDiv(pos, Expr(80)), n));     // a wrong c
+  p.release(mark);
+  EXPECT_FALSE(p.proveInRange(floorDiv(pos, Expr(81)), n));
+}
+
 } // namespace
 
 // Work-groups: local arrays and barriers only in a kernel with a fixed
