@@ -482,14 +482,7 @@ Expected<Kernel> buildKernel(const LoweredGraph &lg, const FusionPlan &plan,
       grouped = std::move(*g);
       s = grouped.body;
     } else if (tile.groupM > 0) {
-      // A GEMM view's tile is the view's [0, 1] (gemm_view.cpp).
-      RegisterTile onView = tile;
-      if (tile.gemmView) {
-        onView.m = 0;
-        onView.n = 1;
-      }
-      Expected<GroupTiledKernel> g = groupTiledNest(
-          tile.gemmView ? gemmView(nest, tile.m) : nest, onView);
+      Expected<GroupTiledKernel> g = groupTiledNest(nest, tile);
       if (!g)
         return g.status().withContext("kernel '" + name + "'");
       grouped = std::move(*g);

@@ -107,6 +107,19 @@ std::vector<int64_t> staticExtents(const ReductionNest &nest) {
 
 int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
+/// The reduction loop that a staged block of \p block steps runs along at
+/// one position of the others: the innermost loop of more than one step
+/// whose extent \p block divides (a convolution's input channels), or -1
+/// (then a block's steps unflatten through divisions by the extents).
+/// groupTiledNest stages along it; chooseGroupTile takes a window only
+/// where there is one.
+int blockLoop(const std::vector<int64_t> &ext, int64_t block) {
+  for (size_t j = ext.size(); j-- > 0;)
+    if (ext[j] > 1 && ext[j] % block == 0)
+      return static_cast<int>(j);
+  return -1;
+}
+
 /// A float sum in float32 itself: the local tiles stage float32 operands
 /// (float16 and bfloat16 sums keep the register tiles).
 bool isFloat32Sum(const ReductionNest &nest) {
@@ -133,8 +146,8 @@ RegisterTile chooseGroupTile(const ReductionNest &nest, int m, int n,
   // the step with divisions, and there the register tile was faster on the
   // H200 (ResNet-50's 3 x 3 layer at batch 8: 0.175 ms against 0.272, its
   // 7 x 7 stem 0.119 against 0.449; its 1 x 1 layer 0.120 against 0.050
-  // with this tile). A GEMM view (gemm_view.cpp) takes them where the
-  // register tile leaves the device short of work (its caller decides).
+  // with this tile). A GEMM view (gemm_view.cpp, \p windows) takes them
+  // where a staged block runs along one loop (blockLoop, below).
   const auto reductionLoops =
       std::count_if(ext.begin(), ext.end(), [](int64_t e) { return e > 1; });
   if (!windows && reductionLoops > 1)
@@ -217,10 +230,7 @@ RegisterTile chooseGroupTile(const ReductionNest &nest, int m, int n,
     // A window staged through divisions of the flat step by its extents
     // (groupTiledNest's loop order): on the H200 ResNet's 7 x 7 stem over 3
     // channels ran at a third of the register tile's speed that way.
-    if (windows && reductionLoops > 1 &&
-        std::none_of(ext.begin(), ext.end(), [&](int64_t e) {
-          return e > 1 && e % (c.bk * split) == 0;
-        }))
+    if (windows && reductionLoops > 1 && blockLoop(ext, c.bk * split) < 0)
       continue;
     RegisterTile t;
     t.m = m;
@@ -243,6 +253,14 @@ Expected<GroupTiledKernel> groupTiledNest(const ReductionNest &nest,
   const int rank = static_cast<int>(nest.shape.size());
   if (t.m < 0 || t.n < 0 || t.m >= rank || t.n >= rank || t.m == t.n)
     return makeError("a work-group tile needs two output dimensions");
+  if (t.gemmView) {
+    // The same tile on the view [m, the others merged] (gemm_view.cpp).
+    RegisterTile onView = t;
+    onView.gemmView = false;
+    onView.m = 0;
+    onView.n = 1;
+    return groupTiledNest(gemmView(nest, t.m), onView);
+  }
   if (!isFloat32Sum(nest))
     return makeError("a work-group tile needs a float32 sum");
   std::vector<int64_t> ext = staticExtents(nest);
@@ -309,12 +327,11 @@ Expected<GroupTiledKernel> groupTiledNest(const ReductionNest &nest,
   std::vector<size_t> order(ext.size());
   for (size_t j = 0; j < ext.size(); ++j)
     order[j] = j;
-  for (size_t j = ext.size(); j-- > 0;)
-    if (ext[j] % bk == 0 && ext[j] > 1) {
-      order.erase(order.begin() + static_cast<std::ptrdiff_t>(j));
-      order.push_back(j);
-      break;
-    }
+  const int inner = blockLoop(ext, bk);
+  if (inner >= 0) {
+    order.erase(order.begin() + inner);
+    order.push_back(static_cast<size_t>(inner));
+  }
   std::vector<Expr> orderedExtents;
   for (size_t j : order)
     orderedExtents.push_back(Expr(ext[j]));
@@ -323,11 +340,10 @@ Expected<GroupTiledKernel> groupTiledNest(const ReductionNest &nest,
   // (block mod E / bk) * bk + step and the outer ones unflatten
   // block / (E / bk), the same for the whole block (no division per
   // element); else the flat step block * bk + step unflattened.
-  const int64_t innerExtent = ext[order.back()];
   auto loopIndices = [&](const Expr &block, const Expr &step) {
     std::vector<Expr> ordered;
-    if (innerExtent % bk == 0 && order.size() > 1) {
-      const Expr blocks(innerExtent / bk);
+    if (inner >= 0 && order.size() > 1) {
+      const Expr blocks(ext[inner] / bk);
       std::vector<Expr> outerExtents(orderedExtents.begin(),
                                      orderedExtents.end() - 1);
       ordered = unflattenIndex(floorDiv(block, blocks), outerExtents);

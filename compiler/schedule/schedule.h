@@ -230,9 +230,9 @@ Stmt registerTiledNest(const ReductionNest &nest, const RegisterTile &t,
 /// The work-group tile for \p nest on the GPU-family \p target with the
 /// register tile's dimensions \p m and \p n (local_tile.cpp): groupM = 0
 /// when none applies or pays (then the caller keeps its own tile).
-/// \p windows admits a reduction of several loops (a convolution's window,
-/// staged through divisions of the flat step), which the caller takes for
-/// a GEMM view only.
+/// \p windows admits a reduction of several loops (a convolution's window)
+/// where a staged block runs along one of them at one position of the
+/// others; the caller takes it for a GEMM view only.
 RegisterTile chooseGroupTile(const ReductionNest &nest, int m, int n,
                              const DeviceProfile &target,
                              bool windows = false);
@@ -251,10 +251,11 @@ struct GroupTiledKernel {
   std::vector<KernelBuffer> locals;
   int64_t workGroupSize = 0;
 };
-/// The kernel of \p nest tiled by \p t's work-group tile; an error naming
-/// what does not fit (the term is not a float product of one operand per
-/// tiled dimension, a reduction extent is symbolic, the group does not
-/// divide the operand blocks).
+/// The kernel of \p nest tiled by \p t's work-group tile (on the nest's
+/// GEMM view where t.gemmView, m and n naming the nest's dimensions); an
+/// error naming what does not fit (the term is not a float product of one
+/// operand per tiled dimension, a reduction extent is symbolic, the group
+/// does not divide the operand blocks).
 Expected<GroupTiledKernel> groupTiledNest(const ReductionNest &nest,
                                           const RegisterTile &t);
 
