@@ -273,19 +273,66 @@ def group_variant(c, rng):
     return v
 
 
+def emitted_configs(aotc, case, env, flags=()):
+    """The kernel configurations the heuristic gives \p case (with
+    \p flags), or the compiler's error."""
+    res = run_fuzz.run_tool([aotc, "compile", os.path.join(case, "model.onnx"),
+                             "--emit=kernel-configs", *flags], env=env)
+    if res.returncode != 0:
+        return None, res.stderr.strip()
+    return json.loads(res.stdout)["kernels"], None
+
+
+def check_variant(aotc, case, kernel, v, env, tmp, flags=(), refusal=None):
+    """Compiles \p case with configuration \p v for \p kernel (and
+    \p flags). With \p refusal the compile must fail with that text; else
+    \p v must be compiled as given and the case must pass `aotc test`.
+    Returns (the failure or None, whether `aotc test` ran)."""
+    model = os.path.join(case, "model.onnx")
+    name = os.path.basename(case)
+    path = os.path.join(tmp, "configs.json")
+    with open(path, "w") as f:
+        json.dump({"kernels": {kernel: v}}, f)
+    if refusal:
+        got = run_fuzz.run_tool([aotc, "compile", model, *flags, "--kernel-configs", path,
+                                 "-o", os.path.join(tmp, "refused.so")], env=env)
+        if got.returncode == 0 or refusal not in got.stderr:
+            return (f"{name}: {kernel} {v} was not refused with the reason: "
+                    f"{got.stderr.strip()}"), False
+        return None, False
+    got = run_fuzz.run_tool([aotc, "compile", model, "--emit=kernel-configs", *flags,
+                             "--kernel-configs", path], env=env)
+    if got.returncode != 0 or json.loads(got.stdout)["kernels"][kernel] != v:
+        return (f"{name}: {kernel} {v} not compiled as given: "
+                f"{got.stdout.strip() or got.stderr.strip()}"), False
+    res = run_fuzz.run_tool([aotc, "test", *flags, "--kernel-configs", path, case], env=env)
+    if res.returncode != 0:
+        return f"{name}: {kernel} {v}: {res.stdout.strip()} {res.stderr.strip()}", True
+    return None, True
+
+
+GPU = ("--device-profile", "generic-gpu")
+
+
 def check_config_variants(aotc, dirs, env, tmp, rng):
     failures = []
     runs = 0
     group_runs = 0
+
+    def check(case, kernel, v, flags=(), refusal=None):
+        nonlocal runs, group_runs
+        failure, ran = check_variant(aotc, case, kernel, v, env, tmp, flags, refusal)
+        if failure:
+            failures.append(failure)
+        runs += ran
+        group_runs += ran and "group_m" in v
+
     for case in dirs:
-        model = os.path.join(case, "model.onnx")
         name = os.path.basename(case)
-        res = run_fuzz.run_tool([aotc, "compile", model, "--emit=kernel-configs"],
-                             env=env)
-        if res.returncode != 0:
-            failures.append(f"{name}: --emit=kernel-configs failed: {res.stderr.strip()}")
+        configs, error = emitted_configs(aotc, case, env)
+        if configs is None:
+            failures.append(f"{name}: --emit=kernel-configs failed: {error}")
             continue
-        configs = json.loads(res.stdout)["kernels"]
         for kernel, c in configs.items():
             if c["template"] != "contraction":
                 continue
@@ -296,32 +343,8 @@ def check_config_variants(aotc, dirs, env, tmp, rng):
                 todo.append(group_variant(c, rng))
             for v in todo:
                 v = dict(v, template="contraction")
-                if "group_m" in v and name.startswith(GROUP_REFUSED):
-                    path = os.path.join(tmp, "configs.json")
-                    with open(path, "w") as f:
-                        json.dump({"kernels": {kernel: v}}, f)
-                    got = run_fuzz.run_tool([aotc, "compile", model, "--kernel-configs", path,
-                                             "-o", os.path.join(tmp, "refused.so")], env=env)
-                    if got.returncode == 0 or "not a product of one operand" not in got.stderr:
-                        failures.append(f"{name}: {kernel} {v} was not refused with the reason: "
-                                        f"{got.stderr.strip()}")
-                    continue
-                path = os.path.join(tmp, "configs.json")
-                with open(path, "w") as f:
-                    json.dump({"kernels": {kernel: v}}, f)
-                got = run_fuzz.run_tool([aotc, "compile", model, "--emit=kernel-configs",
-                                      "--kernel-configs", path],
-                                     env=env)
-                if got.returncode != 0 or json.loads(got.stdout)["kernels"][kernel] != v:
-                    failures.append(f"{name}: {kernel} {v} not compiled as given: "
-                                    f"{got.stdout.strip() or got.stderr.strip()}")
-                    continue
-                res = run_fuzz.run_tool([aotc, "test", "--kernel-configs", path, case],
-                                     env=env)
-                runs += 1
-                group_runs += "group_m" in v
-                if res.returncode != 0:
-                    failures.append(f"{name}: {kernel} {v}: {res.stdout.strip()} {res.stderr.strip()}")
+                refused = "group_m" in v and name.startswith(GROUP_REFUSED)
+                check(case, kernel, v, refusal="not a product of one operand" if refused else None)
     # GEMM views (GPU profile): every case whose convolution the GPU
     # heuristic views as a GEMM gets two more work-group tiles of that view
     # (GROUP_TILES in turn: partial blocks along both sides, split K); the
@@ -329,45 +352,20 @@ def check_config_variants(aotc, dirs, env, tmp, rng):
     # other dimension is refused.
     viewed = set()
     for case in dirs:
-        model = os.path.join(case, "model.onnx")
         name = os.path.basename(case)
-        res = run_fuzz.run_tool([aotc, "compile", model, "--emit=kernel-configs",
-                                 "--device-profile", "generic-gpu"], env=env)
-        if res.returncode != 0:
-            failures.append(f"{name}: --emit=kernel-configs (GPU) failed: {res.stderr.strip()}")
+        configs, error = emitted_configs(aotc, case, env, GPU)
+        if configs is None:
+            failures.append(f"{name}: --emit=kernel-configs (GPU) failed: {error}")
             continue
-        for kernel, c in json.loads(res.stdout)["kernels"].items():
+        for kernel, c in configs.items():
             if not c.get("gemm_view"):
                 continue
             viewed.add(name)
-            todo = [dict(group_variant(c, rng), gemm_view=True) for _ in range(2)]
-            todo.append(dict(c, n=c["n"] - 1, refused=True))
-            for v in todo:
-                v = dict(v, template="contraction")
-                refused = v.pop("refused", False)
-                path = os.path.join(tmp, "configs.json")
-                with open(path, "w") as f:
-                    json.dump({"kernels": {kernel: v}}, f)
-                if refused:
-                    got = run_fuzz.run_tool([aotc, "compile", model, "--device-profile", "generic-gpu",
-                                             "--kernel-configs", path, "-o",
-                                             os.path.join(tmp, "refused.so")], env=env)
-                    if got.returncode == 0 or "GEMM view takes for n the last" not in got.stderr:
-                        failures.append(f"{name}: {kernel} {v} was not refused: {got.stderr.strip()}")
-                    continue
-                got = run_fuzz.run_tool([aotc, "compile", model, "--emit=kernel-configs",
-                                         "--device-profile", "generic-gpu", "--kernel-configs", path],
-                                        env=env)
-                if got.returncode != 0 or json.loads(got.stdout)["kernels"][kernel] != v:
-                    failures.append(f"{name}: {kernel} {v} not compiled as given: "
-                                    f"{got.stdout.strip() or got.stderr.strip()}")
-                    continue
-                res = run_fuzz.run_tool([aotc, "test", "--device-profile", "generic-gpu",
-                                         "--kernel-configs", path, case], env=env)
-                runs += 1
-                group_runs += 1
-                if res.returncode != 0:
-                    failures.append(f"{name}: {kernel} {v}: {res.stdout.strip()} {res.stderr.strip()}")
+            for _ in range(2):
+                check(case, kernel, dict(group_variant(c, rng), gemm_view=True,
+                                         template="contraction"), GPU)
+            check(case, kernel, dict(c, n=c["n"] - 1), GPU,
+                  refusal="GEMM view takes for n the last")
     want = {n + s for n in ("conv_view_3x3", "conv_view_stride2", "conv_view_1x1_stride2")
             for s in ("", "_const")}
     if not want <= viewed:
