@@ -251,9 +251,11 @@ typedef struct aotc_tensor_t {
  * before the sync ran; nothing was copied out), so the caller can grow the
  * buffer and run again. An upper bound that always fits is the element
  * count the op counts over (NonZero: rank x the input's element count).
- * Threads: as any run; a sync point waits only for this run's own instance
- * (its queue), never for runs on other threads. Ownership is unchanged:
- * the caller's output buffers are written only before the call returns. */
+ * Threads: any thread, and several at once on one container: each call
+ * takes its own instance (waiting while all are busy), and a sync point
+ * waits only for that instance's queue, never for runs on other threads.
+ * Ownership: the container and the caller's buffers stay the caller's;
+ * the output buffers are written only before the call returns. */
 AOTC_API aotc_status_t aotc_container_run(aotc_container_t *container,
                                           const aotc_tensor_t *inputs,
                                           size_t num_inputs,
