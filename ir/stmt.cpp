@@ -147,7 +147,10 @@ std::string printKernel(const Kernel &k) {
   out += std::string(")") + (k.wideIndex ? " [index64]" : "") +
          (k.workGroupSize ? " [group " + std::to_string(k.workGroupSize) + "]"
                           : std::string()) +
-         (k.reportsErrors ? " [errors]" : "") + " {\n";
+         (k.reportsErrors ? " [errors]" : "") +
+         (k.launchIf.defined() ? " [when " + printExpr(k.launchIf) + "]"
+                               : std::string()) +
+         " {\n";
   for (const KernelBuffer &b : k.locals)
     out += "  local " + b.name + ": " + dtypeName(b.dtype) + "[" +
            printExprs(b.shape) + "]\n";

@@ -203,6 +203,11 @@ struct Kernel {
   /// global size is a whole number of groups and the loops outside it
   /// number the groups.
   int64_t workGroupSize = 0;
+  /// A condition on the module's symbols (Bool): the run launches the
+  /// kernel only where it holds (one of a kernel's size variants,
+  /// ScheduleOptions::sizeVariantAt, which write the same buffers);
+  /// undefined: always.
+  Expr launchIf = {};
 
   const KernelBuffer *findBuffer(const std::string &name) const;
   const KernelBuffer *findLocal(const std::string &name) const;

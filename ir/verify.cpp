@@ -107,6 +107,16 @@ Status KernelVerifier::checkSymbols() {
     if (!symbols_.insert(v->id).second)
       return fail("symbol '" + v->name + "' is listed twice");
   }
+  // The launch condition: the wrapper evaluates it from the module's
+  // symbols.
+  if (k_.launchIf.defined()) {
+    if (k_.launchIf.type() != DType::Bool)
+      return fail("the launch condition is not a Bool");
+    for (const Expr &v : freeVars(k_.launchIf))
+      if (!module.count(v.as<Var>()->id))
+        return fail("the launch condition reads '" + v.as<Var>()->name +
+                    "', which is not a symbol of the module");
+  }
   return Status::ok();
 }
 
@@ -635,6 +645,8 @@ Status verifySyncs(const LoopModule &m) {
     std::vector<Expr> read = m.kernels[k].symbols;
     for (const Expr &e : LoopModule::globalSize(m.kernels[k]))
       read.push_back(e);
+    if (m.kernels[k].launchIf.defined())
+      read.push_back(m.kernels[k].launchIf);
     for (const Expr &e : read)
       if (m.syncOf(e) >= known)
         return makeError("kernel '", m.kernels[k].name, "' reads ",

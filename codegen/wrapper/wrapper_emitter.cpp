@@ -695,8 +695,16 @@ Expected<std::string> WrapperEmitter::emitLaunch(const Kernel &k,
   size_t nargs =
       k.buffers.size() + k.symbols.size() + (k.reportsErrors ? 1 : 0);
 
-  std::string out =
-      "  // Kernel " + std::to_string(index) + ": " + k.name + "\n  {\n";
+  // A size variant (Kernel::launchIf) runs where its condition holds.
+  std::string when;
+  if (k.launchIf.defined()) {
+    auto c = cxx(k.launchIf, "launch condition", used);
+    if (!c)
+      return fail(c.status());
+    when = "if (" + *c + ") ";
+  }
+  std::string out = "  // Kernel " + std::to_string(index) + ": " + k.name +
+                    "\n  " + when + "{\n";
   if (nargs > 0)
     out += "    const AotcArg args[" + std::to_string(nargs) + "] = {\n" +
            args + "    };\n";
@@ -982,7 +990,14 @@ Status WrapperEmitter::emitKernelCosts() {
                           doubleCxx(k.bytes, "bytes of " + k.name, used));
     checked |= f.find("&ovf") != std::string::npos ||
                b.find("&ovf") != std::string::npos;
-    int sync = std::max(m_.syncOf(k.flops), m_.syncOf(k.bytes));
+    if (k.launchIf.defined()) { // a size variant: nothing where not run
+      AOTC_ASSIGN_OR_RETURN(std::string c,
+                            cxx(k.launchIf, "launch of " + k.name, used));
+      f = "(" + c + " ? (double)(" + f + ") : 0.0)";
+      b = "(" + c + " ? (double)(" + b + ") : 0.0)";
+    }
+    int sync = std::max({m_.syncOf(k.flops), m_.syncOf(k.bytes),
+                         k.launchIf.defined() ? m_.syncOf(k.launchIf) : -1});
     if (sync >= 0) { // 0 until the run has read its count
       f = unknown(sync) + " ? 0.0 : (double)(" + f + ")";
       b = unknown(sync) + " ? 0.0 : (double)(" + b + ")";

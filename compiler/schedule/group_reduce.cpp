@@ -44,12 +44,12 @@ bool groupReducible(DType t) {
 } // namespace
 
 int64_t chooseGroupReduce(const ReductionNest &nest,
-                          const DeviceProfile &target) {
+                          const DeviceProfile &target, int64_t symbolsAt) {
   if (target.family != "gpu" || nest.contraction || !nest.term ||
       !groupReducible(nest.accType) || nest.reduceExtents.empty())
     return 0;
-  // Terms per output (all static) and outputs (symbols count as 1: the
-  // smallest batch; plannedExtent).
+  // Terms per output (all static) and outputs (symbols at symbolsAt;
+  // plannedExtent).
   int64_t terms = 1, outputs = 1, e;
   for (const Expr &x : nest.reduceExtents) {
     if (!x.isConst(e))
@@ -57,7 +57,7 @@ int64_t chooseGroupReduce(const ReductionNest &nest,
     terms *= e;
   }
   for (const Expr &x : nest.shape)
-    outputs *= plannedExtent(x);
+    outputs *= plannedExtent(x, symbolsAt);
   // Long reductions of few outputs: at 64 terms or more, while the
   // outputs alone (one work-item each) would not fill a GPU many times
   // over. 64 work-items per output below 512 terms, 128 below 2048, else

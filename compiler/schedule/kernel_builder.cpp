@@ -271,8 +271,12 @@ Expected<Kernel> buildKernel(const LoweredGraph &lg, const FusionPlan &plan,
   };
   const std::vector<int> &rowGroup = plan.rowReductions[def];
 
+  // A size variant (ScheduleOptions::sizeVariantAt) says what its
+  // heuristic planned the symbols at.
   const std::string name =
-      "k" + std::to_string(kernelIndex) + "_" + sanitize(d.name, 32);
+      "k" + std::to_string(kernelIndex) + "_" + sanitize(d.name, 32) +
+      (opts.planSymbolsAt > 1 ? "_at" + std::to_string(opts.planSymbolsAt)
+                              : std::string());
   KernelConfig config;
   config.templ = !rowGroup.empty()             ? "row"
                  : red < 0                     ? "pointwise"
@@ -314,7 +318,7 @@ Expected<Kernel> buildKernel(const LoweredGraph &lg, const FusionPlan &plan,
                          "': a GEMM view takes for n the last output "
                          "dimension other than m; m = ", t.m, ", n = ", t.n);
     } else if (opts.registerTiling) {
-      t = chooseRegisterTile(nest, opts.profile);
+      t = chooseRegisterTile(nest, opts.profile, opts.planSymbolsAt);
     }
     // CPUs walk a panel's rows in neighbouring work-items, GPUs its
     // columns (RegisterTile::mInnermost).

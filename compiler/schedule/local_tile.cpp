@@ -129,7 +129,8 @@ bool isFloat32Sum(const ReductionNest &nest) {
 } // namespace
 
 RegisterTile chooseGroupTile(const ReductionNest &nest, int m, int n,
-                             const DeviceProfile &target, bool windows) {
+                             const DeviceProfile &target, bool windows,
+                             int64_t symbolsAt) {
   RegisterTile none;
   if (m < 0 || n < 0 || !isFloat32Sum(nest))
     return none;
@@ -159,9 +160,12 @@ RegisterTile chooseGroupTile(const ReductionNest &nest, int m, int n,
     r.push_back(Var::make("r" + std::to_string(j)));
   if (!splitFactors(nest.term(idx, r), idx, m, n).alongM.defined())
     return none;
-  // Each dimension's size: symbols (a batch) count as 1, so the tile must
-  // pay at the smallest size (plannedExtent: [128 * batch] is 128 rows).
-  auto extentOf = [&](int d) { return plannedExtent(nest.shape[d]); };
+  // Each dimension's size with its symbols (a batch) at symbolsAt: 1 for
+  // the kernel of the smallest sizes, more for a size variant
+  // (plannedExtent: [128 * batch] is 128 rows at 1).
+  auto extentOf = [&](int d) {
+    return plannedExtent(nest.shape[d], symbolsAt);
+  };
   int64_t extentM = extentOf(m), extentN = extentOf(n), others = 1;
   for (int d = 0; d < static_cast<int>(nest.shape.size()); ++d)
     if (d != m && d != n)

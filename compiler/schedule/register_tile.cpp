@@ -163,14 +163,20 @@ Expr initialValue(const ReductionNest &nest, const Expr &acc) {
 
 } // namespace
 
-int64_t plannedExtent(const Expr &extent) {
+int64_t plannedExtent(const Expr &extent, int64_t symbolsAt) {
   int64_t v;
   if (extent.isConst(v))
     return std::max<int64_t>(v, 1);
-  struct Ones : IRMutator {
-    Expr mutateVar(const Var *, const Expr &) override { return Expr(1); }
-  } ones;
-  return simplify(ones.mutate(extent)).isConst(v) && v > 1 ? v : 1;
+  struct At : IRMutator {
+    int64_t value = 1;
+    Expr mutateVar(const Var *, const Expr &) override { return Expr(value); }
+  } at;
+  at.value = std::max<int64_t>(symbolsAt, 1);
+  return simplify(at.mutate(extent)).isConst(v) && v > 1 ? v : 1;
+}
+
+bool tilesDependOnPlannedSizes(const DeviceProfile &target) {
+  return target.family == "gpu";
 }
 
 bool isFloatSum(const ReductionNest &nest) {
@@ -364,7 +370,8 @@ constexpr size_t kMaxRowElement = 300;
 } // namespace
 
 RegisterTile chooseRegisterTile(const ReductionNest &nest,
-                                const DeviceProfile &target) {
+                                const DeviceProfile &target,
+                                int64_t symbolsAt) {
   const int64_t lanes = std::max<int64_t>(target.vectorLanes, 1);
   RegisterTile t;
   t.vectorLanes = explicitVectorLanes(target);
@@ -400,7 +407,7 @@ RegisterTile chooseRegisterTile(const ReductionNest &nest,
   if (rank < 1 || nest.reduceExtents.empty())
     return t;
   if (!nest.contraction) {
-    if (int64_t size = chooseGroupReduce(nest, target); size > 0) {
+    if (int64_t size = chooseGroupReduce(nest, target, symbolsAt); size > 0) {
       t.groupReduce = size;
       return t;
     }
@@ -477,7 +484,8 @@ RegisterTile chooseRegisterTile(const ReductionNest &nest,
     if (n != rank - 1 && !contiguousAlongN)
       continue;
     if (target.family == "gpu" && m >= 0) {
-      if (RegisterTile g = chooseGroupTile(nest, m, n, target); g.groupM > 0)
+      if (RegisterTile g = chooseGroupTile(nest, m, n, target, false, symbolsAt);
+          g.groupM > 0)
         return g;
       // A convolution (a window, a strided or padded map that its
       // dimensions cannot merge along): the work-group tile of its GEMM
@@ -488,7 +496,7 @@ RegisterTile chooseRegisterTile(const ReductionNest &nest,
       // 0.69 -> 0.23 ms, the 56 x 56 ones 0.105 -> 0.023 ms (batch 1).
       if (rank > 2 && n == gemmViewColumn(rank, m))
         if (RegisterTile g = chooseGroupTile(gemmView(nest, m), 0, 1, target,
-                                             /*windows=*/true);
+                                             /*windows=*/true, symbolsAt);
             g.groupM > 0) {
           g.m = m;
           g.n = n;

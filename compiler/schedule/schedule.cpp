@@ -47,7 +47,7 @@ namespace {
 /// size planned for each buffer whose size depends on a count: its size at
 /// the counts' bounds.
 Status placeSyncs(const LoweredGraph &lg, const FusionPlan &plan,
-                  LoopModule &m) {
+                  const std::vector<int> &lastKernelOfStep, LoopModule &m) {
   for (const LoweredGraph::Sync &s : lg.syncs) {
     auto at = std::find(plan.kernelOrder.begin(), plan.kernelOrder.end(),
                         s.def);
@@ -55,7 +55,7 @@ Status placeSyncs(const LoweredGraph &lg, const FusionPlan &plan,
       return makeError("the count '", lg.defs[s.def].name,
                        "' has no kernel of its own");
     LoopModule::Sync sync;
-    sync.afterKernel = static_cast<int>(at - plan.kernelOrder.begin());
+    sync.afterKernel = lastKernelOfStep[at - plan.kernelOrder.begin()];
     sync.buffer = bufferName(lg, s.def);
     for (size_t i = 0; i < m.symbols.size(); ++i)
       if (m.symbols[i].var.as<Var>()->id == s.symbol.as<Var>()->id)
@@ -190,14 +190,19 @@ Expected<LoopModule> scheduleGraph(const Graph &g, LoweredGraph lg,
     m.buffers.push_back(
         ModuleBuffer{buf, d.dtype, d.shape, BufferRole::Arena, -1, Expr()});
   }
-  for (int id : plan.kernelOrder) {
+  // A kernel per materialized def, or two size variants of it; kernels
+  // are numbered by def (a variant shares its number).
+  std::vector<int> lastKernelOfStep;
+  for (size_t step = 0; step < plan.kernelOrder.size(); ++step) {
     AOTC_ASSIGN_OR_RETURN(
-        Kernel k,
-        buildKernel(lg, plan, id, static_cast<int>(m.kernels.size()), m,
-                    opts));
-    m.kernels.push_back(std::move(k));
+        std::vector<Kernel> ks,
+        buildSizeVariants(lg, plan, plan.kernelOrder[step],
+                          static_cast<int>(step), m, opts));
+    for (Kernel &k : ks)
+      m.kernels.push_back(std::move(k));
+    lastKernelOfStep.push_back(static_cast<int>(m.kernels.size()) - 1);
   }
-  AOTC_RETURN_IF_ERROR(placeSyncs(lg, plan, m));
+  AOTC_RETURN_IF_ERROR(placeSyncs(lg, plan, lastKernelOfStep, m));
   // Every configuration given by name was used: a name from another model
   // or an older compile would otherwise be ignored silently.
   for (const auto &[name, config] : opts.kernelConfigs) {

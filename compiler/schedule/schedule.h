@@ -87,6 +87,17 @@ struct ScheduleOptions {
   /// a configuration of another template or outside the kernel's rank, is
   /// an error.
   KernelConfigs kernelConfigs;
+  /// Size variants: a kernel whose sizes depend on symbols (a batch) and
+  /// whose heuristic configuration differs with those symbols planned at
+  /// this value instead of 1 is built twice; the run launches the second
+  /// (named with the suffix `_at<value>`) where the kernel's output holds
+  /// at least the geometric mean of its element counts at 1 and at this
+  /// value, the first below (Kernel::launchIf). 0: one kernel each
+  /// (`aotc compile --no-size-variants`).
+  int64_t sizeVariantAt = 8;
+  /// The value the heuristics plan symbolic sizes at for the kernel being
+  /// built (plannedExtent): 1, or sizeVariantAt for a size variant.
+  int64_t planSymbolsAt = 1;
 };
 
 /// Builds the kernel that computes materialized def \p def (and its fused
@@ -96,6 +107,16 @@ struct ScheduleOptions {
 Expected<Kernel> buildKernel(const LoweredGraph &lg, const FusionPlan &plan,
                              int def, int kernelIndex, const LoopModule &m,
                              const ScheduleOptions &opts = {});
+
+/// The kernels that compute materialized def \p def: buildKernel's, or,
+/// where its sizes are symbolic and the heuristic's configuration with the
+/// symbols planned at opts.sizeVariantAt differs, two size variants with
+/// complementary launch conditions (size_variants.cpp).
+Expected<std::vector<Kernel>> buildSizeVariants(const LoweredGraph &lg,
+                                                const FusionPlan &plan,
+                                                int def, int kernelIndex,
+                                                const LoopModule &m,
+                                                const ScheduleOptions &opts);
 
 /// A kernel before it is laid out: what one output element accumulates and
 /// how it is finished, as builders that make fresh variables on every call
@@ -159,10 +180,11 @@ struct RegisterTile {
 bool isFloatSum(const ReductionNest &nest);
 
 /// The size a heuristic plans \p extent for: its value with every symbol
-/// at 1 (the smallest batch), so `128 * batch` (a merged dimension,
-/// collapse_dims.h) plans for 128 rows, as the unmerged [batch, 128] did;
-/// at least 1.
-int64_t plannedExtent(const Expr &extent);
+/// at \p symbolsAt (1: the smallest batch, so `128 * batch`, a merged
+/// dimension (collapse_dims.h), plans for 128 rows, as the unmerged
+/// [batch, 128] did; more for a kernel's size variant,
+/// ScheduleOptions::sizeVariantAt); at least 1.
+int64_t plannedExtent(const Expr &extent, int64_t symbolsAt = 1);
 /// The store that statement \p s (a nest's finish) ends in under its
 /// leading LetStmts, whose bindings are appended to \p lets (each value
 /// with the earlier ones substituted); null if it ends in something else.
@@ -208,10 +230,17 @@ struct RowNest {
 Stmt rowKernel(const RowNest &nest, int lanes, const RangeEnv &env,
                bool *vectorized = nullptr);
 
-/// The tile for \p nest on \p target (register_tile.cpp); n = -1 when
+/// The tile for \p nest on \p target (register_tile.cpp), planned with
+/// the symbols of its sizes at \p symbolsAt (plannedExtent); n = -1 when
 /// tiling does not pay.
 RegisterTile chooseRegisterTile(const ReductionNest &nest,
-                                const DeviceProfile &target);
+                                const DeviceProfile &target,
+                                int64_t symbolsAt = 1);
+/// Whether chooseRegisterTile's answer for \p target may depend on the
+/// value symbolic sizes are planned at (the GPU family's work-group tiles
+/// and reductions count work-groups per compute unit; the CPU tiles read
+/// static extents only).
+bool tilesDependOnPlannedSizes(const DeviceProfile &target);
 /// Columns of a reduction computed element by element beside its tiles
 /// (column_interior.h): \p nest's columns [0, lo) and [hi, extent) along
 /// its innermost dimension, where the tiled nest covers [lo, hi).
@@ -235,7 +264,7 @@ Stmt registerTiledNest(const ReductionNest &nest, const RegisterTile &t,
 /// others; the caller takes it for a GEMM view only.
 RegisterTile chooseGroupTile(const ReductionNest &nest, int m, int n,
                              const DeviceProfile &target,
-                             bool windows = false);
+                             bool windows = false, int64_t symbolsAt = 1);
 /// \p nest viewed as the GEMM [shape[m], product of the other extents]
 /// (gemm_view.cpp): its term and finish read the view's column unflattened
 /// into the other output dimensions, in order.
@@ -269,7 +298,7 @@ std::vector<Expr> unflattenIndex(const Expr &k,
 /// \p target (group_reduce.cpp): GPU families, long reductions of few
 /// outputs; 0 when the serial loop (or a register tile) stays.
 int64_t chooseGroupReduce(const ReductionNest &nest,
-                          const DeviceProfile &target);
+                          const DeviceProfile &target, int64_t symbolsAt = 1);
 /// The kernel of \p nest with a work-group of \p size work-items per output
 /// that add every size-th term and combine their results in a tree in
 /// local memory; an error naming what does not fit.

@@ -46,6 +46,13 @@ int runCli(int argc, char **argv) {
   compile->add_flag("--naive-kernels", naiveKernels,
                     "one work-item per output element, no register tiling "
                     "(the reference the fast kernels are checked against)");
+  bool noSizeVariants = false;
+  compile->add_flag("--no-size-variants", noSizeVariants,
+                    "one kernel per fused group, planned for the smallest "
+                    "sizes; by default a kernel whose best configuration "
+                    "differs at larger symbol values (a batch of 8) is also "
+                    "built planned for those, and each run launches the one "
+                    "planned for its sizes");
   std::string vectorLanes, deviceProfile, kernelConfigsPath;
   compile->add_option("--vector-lanes", vectorLanes,
                       "shorthand for --device-profile: 8 (generic-avx2), 16 "
@@ -169,6 +176,8 @@ int runCli(int argc, char **argv) {
 
   if (compile->parsed()) {
     copts.schedule.registerTiling = !naiveKernels;
+    if (noSizeVariants)
+      copts.schedule.sizeVariantAt = 0;
     if (!vectorLanes.empty() && !deviceProfile.empty()) {
       std::fprintf(stderr, "aotc: error: give --vector-lanes or "
                            "--device-profile, not both\n");

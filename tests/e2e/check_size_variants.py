@@ -1,0 +1,179 @@
+#!/usr/bin/env python3
+"""Size variants (compiler/schedule/size_variants.cpp) against ONNX Runtime, on
+the CPU device with the GPU profile's kernels.
+
+A kernel whose best configuration differs with its batch planned at 8 instead
+of 1 is built twice, and each run launches the one its condition picks. For
+each model (an MLP whose batch-1 layers run a GEMV tile and batch-8 layers a
+register tile; a 3 x 3 convolution's GEMM view whose split K halves at 8; a
+batched MatMul with a bias and Relu epilogue), at batch 0, 1, 2, 3, 5 and 8:
+  - the outputs match ONNX Runtime;
+  - the kernels that ran (the profile's records) are exactly those whose
+    launch condition (`aotc compile --emit=loop`, `[when ...]`) holds at that
+    batch, with at least one of each variant pair run over the batches;
+  - each launched kernel's record carries its work estimate (kernel_costs:
+    bytes, and flops for the variants' contractions);
+  - the model compiled with --no-size-variants has no variant and gives the
+    same outputs within the tolerance.
+Usage: check_size_variants.py AOTC
+"""
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+from onnx import TensorProto as T
+from onnx import helper as h
+from onnx import numpy_helper as nh
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bench", "gpu"))
+from aotc_ctypes import Model  # noqa: E402
+
+aotc = sys.argv[1]
+rng = np.random.default_rng(5)
+tmp = tempfile.mkdtemp()
+GPU = ["--device-profile", "generic-gpu"]
+BATCHES = [0, 1, 2, 3, 5, 8]
+failed = 0
+checks = 0
+
+
+def fail(msg):
+    global failed
+    failed += 1
+    print("FAIL", msg)
+
+
+def weight(name, shape, fan_in):
+    return nh.from_array((rng.standard_normal(shape) / np.sqrt(fan_in)).astype(np.float32), name)
+
+
+def model(name, nodes, inputs, output, inits):
+    g = h.make_graph(nodes, name, inputs, [output], inits)
+    return h.make_model(g, opset_imports=[h.make_opsetid("", 17)])
+
+
+def mlp():
+    x = h.make_tensor_value_info("x", T.FLOAT, ["n", 200])
+    y = h.make_tensor_value_info("y", T.FLOAT, ["n", 72])
+    return model("sv_mlp", [
+        h.make_node("Gemm", ["x", "w1", "b1"], ["g1"], transB=1),
+        h.make_node("Relu", ["g1"], ["r1"]),
+        h.make_node("Gemm", ["r1", "w2", "b2"], ["y"], transB=1),
+    ], [x], y, [weight("w1", (512, 200), 200), weight("b1", (512,), 1),
+                weight("w2", (72, 512), 512), weight("b2", (72,), 1)])
+
+
+def conv():
+    x = h.make_tensor_value_info("x", T.FLOAT, ["n", 64, 28, 28])
+    y = h.make_tensor_value_info("y", T.FLOAT, ["n", 64, 28, 28])
+    return model("sv_conv", [
+        h.make_node("Conv", ["x", "w", "b"], ["c"], pads=[1, 1, 1, 1], kernel_shape=[3, 3]),
+        h.make_node("Relu", ["c"], ["y"]),
+    ], [x], y, [weight("w", (64, 64, 3, 3), 576), weight("b", (64,), 1)])
+
+
+def matmul():
+    x = h.make_tensor_value_info("x", T.FLOAT, ["n", 128, 256])
+    y = h.make_tensor_value_info("y", T.FLOAT, ["n", 128, 512])
+    return model("sv_matmul", [
+        h.make_node("MatMul", ["x", "w"], ["m"]),
+        h.make_node("Add", ["m", "b"], ["a"]),
+        h.make_node("Relu", ["a"], ["y"]),
+    ], [x], y, [weight("w", (256, 512), 256), weight("b", (512,), 1)])
+
+
+def compile_so(path, so, flags):
+    r = subprocess.run([aotc, "compile", path, "-o", so] + flags, capture_output=True, text=True)
+    if r.returncode != 0:
+        raise RuntimeError(r.stderr)
+
+
+def launch_conditions(path, flags):
+    """Per kernel in launch order: (name, condition text or None)."""
+    out = subprocess.run([aotc, "compile", path, "--emit=loop"] + flags, capture_output=True,
+                         text=True, check=True).stdout
+    kernels = []
+    for line in out.splitlines():
+        m = re.match(r"kernel (\w+)\(.*?\)(?: \[[^\]]*\])*? \[when (.*)\] \{$", line)
+        if m:
+            kernels.append((m.group(1), m.group(2)))
+        elif line.startswith("kernel "):
+            kernels.append((line.split()[1].split("(")[0], None))
+    return kernels
+
+
+def holds(cond, n):
+    # The conditions compare a product of the batch with a constant:
+    # "((1024 * n) < 2897)".
+    return bool(eval(cond, {"__builtins__": {}}, {"n": n}))
+
+
+def check(make):
+    global checks
+    proto = make()
+    name = proto.graph.name
+    path = os.path.join(tmp, name + ".onnx")
+    onnx.save(proto, path)
+    so, plain_so = os.path.join(tmp, name + ".so"), os.path.join(tmp, name + "_plain.so")
+    compile_so(path, so, GPU)
+    compile_so(path, plain_so, GPU + ["--no-size-variants"])
+    kernels = launch_conditions(path, GPU)
+    plain = launch_conditions(path, GPU + ["--no-size-variants"])
+    variants = [k for k, c in kernels if c is not None]
+    if not variants or not any(k.endswith("_at8") for k in variants):
+        fail(f"{name}: no size variant among {kernels}")
+    if any(c is not None or k.endswith("_at8") for k, c in plain):
+        fail(f"{name}: --no-size-variants built a variant: {plain}")
+    sess = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
+    inp = sess.get_inputs()[0]
+    m = Model(so, device="cpu", profile=True)
+    p = Model(plain_so, device="cpu")
+    seen = set()
+    for n in BATCHES:
+        shape = [n if isinstance(d, str) else d for d in inp.shape]
+        x = rng.standard_normal(shape).astype(np.float32)
+        ref = sess.run(None, {inp.name: x})[0]
+        for label, mod in (("variants", m), ("--no-size-variants", p)):
+            out = mod.run([x])[0]
+            scale = max(float(np.max(np.abs(ref))), 1e-30) if ref.size else 1.0
+            err = float(np.max(np.abs(out - ref))) / scale if ref.size else 0.0
+            checks += 1
+            if out.shape != ref.shape or err > 1e-5:
+                fail(f"{name} {label} batch {n}: shape {out.shape} vs {ref.shape}, rel err {err:.2e}")
+        ran = {}
+        for r in m.last_profile():
+            if r["kind"] == "kernel":
+                ran[r["index"]] = r
+        expected = {i for i, (k, c) in enumerate(kernels) if c is None or holds(c, n)}
+        if n == 0:
+            expected = set()  # an empty run launches nothing
+        checks += 1
+        if set(ran) != expected:
+            fail(f"{name} batch {n}: ran {sorted(kernels[i][0] for i in ran)}, expected "
+                 f"{sorted(kernels[i][0] for i in expected)}")
+        for i, r in ran.items():
+            checks += 1
+            if not r["bytes"] > 0 or (kernels[i][1] is not None and not r["flops"] > 0):
+                fail(f"{name} batch {n}: kernel {kernels[i][0]} ran with no work estimate")
+            seen.add(kernels[i][0])
+    for k in variants:
+        checks += 1
+        if k not in seen:
+            fail(f"{name}: variant {k} never ran over batches {BATCHES}")
+    print(f"{name}: {len(kernels)} kernels, variants {variants}")
+
+
+for make in (mlp, conv, matmul):
+    try:
+        check(make)
+    except Exception as e:  # a compile or run error fails the test
+        fail(f"{make.__name__}: {e}")
+if failed:
+    print(f"{failed} of {checks} checks failed")
+    sys.exit(1)
+print(f"size variants ok ({checks} checks)")
