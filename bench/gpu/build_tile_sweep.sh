@@ -15,10 +15,10 @@ AOTC=${AOTC:-build/compiler/tools/aotc}
 OUT=.devcarry/tilesweep
 rm -rf "$OUT" && mkdir -p "$OUT"
 NETS=${NETS:-"mlp resnet18 resnet50 mobilenet_v2 bert_base"}
-TILE_NETS=${TILE_NETS:-"resnet50 bert_base"}
+TILE_NETS=${TILE_NETS-"resnet50 bert_base"}
 TILES=${TILES:-"8x8x4x4x16x1 8x8x4x4x16x2 8x8x8x8x16x1 8x8x8x8x16x2 16x8x8x8x16x1 16x16x4x4x16x1
   8x16x4x4x16x1 8x16x4x4x16x2 16x8x4x8x16x1"}
-declare -A SHAPE=([mlp]=4096 [resnet18]=3x224x224 [resnet50]=3x224x224 [mobilenet_v2]=3x224x224
+declare -A SHAPE=([mlp]=1024 [resnet18]=3x224x224 [resnet50]=3x224x224 [mobilenet_v2]=3x224x224
                   [bert_base]=128i)
 cases=()
 tile_cases=()

@@ -93,6 +93,56 @@ bool contiguousAlong(const Expr &e, const Expr &var) {
   return v.any && v.all;
 }
 
+/// True if every load of \p e that reads \p step moves by one element along
+/// its last index, and stays along the others, from each step to the next
+/// inside a staged block: \p e reads step `step` of block `block`, checked
+/// at the first blocks (up to 4 of \p blocks) and steps 0 to bk - 2 with
+/// every other variable at 0. A sampled test, which decides only the
+/// staging order (what is staged is the same either way); it sees what the
+/// symbolic one (contiguousAlong) cannot, a step that crosses a division
+/// only between blocks.
+bool contiguousInBlocks(const Expr &e, const Expr &block, const Expr &step,
+                        int64_t blocks, int64_t bk) {
+  struct V : IRVisitor {
+    const Var *step = nullptr;
+    std::vector<const Load *> loads;
+    void visitLoad(const Load *op) override {
+      for (const Expr &i : op->indices)
+        if (usesVar(i, step)) {
+          loads.push_back(op);
+          break;
+        }
+      IRVisitor::visitLoad(op);
+    }
+  } v;
+  v.step = step.as<Var>();
+  v.visit(e);
+  if (v.loads.empty() || bk < 2)
+    return false;
+  for (const Load *load : v.loads) {
+    VarBindings zeros;
+    for (const Expr &i : load->indices)
+      for (const Expr &x : freeVars(i))
+        if (!x.sameAs(block) && !x.sameAs(step))
+          zeros.push_back({x, Expr(0)});
+    std::vector<Expr> at;
+    for (const Expr &i : load->indices)
+      at.push_back(simplify(substitute(i, zeros)));
+    for (int64_t b = 0; b < std::min<int64_t>(blocks, 4); ++b)
+      for (int64_t k = 0; k + 1 < bk; ++k)
+        for (size_t d = 0; d < at.size(); ++d) {
+          int64_t x0, x1;
+          if (!simplify(substitute(at[d], {{block, Expr(b)}, {step, Expr(k)}}))
+                   .isConst(x0) ||
+              !simplify(substitute(at[d], {{block, Expr(b)}, {step, Expr(k + 1)}}))
+                   .isConst(x1) ||
+              x1 - x0 != (d + 1 == at.size() ? 1 : 0))
+            return false;
+        }
+  }
+  return true;
+}
+
 /// The static reduction extents of \p nest, or empty if one is symbolic.
 std::vector<int64_t> staticExtents(const ReductionNest &nest) {
   std::vector<int64_t> out;
@@ -181,17 +231,20 @@ RegisterTile chooseGroupTile(const ReductionNest &nest, int m, int n,
   // transformer shapes, whose 128 x 64 blocks leave most compute units
   // idle, 32 x 32 blocks of 8 x 8 work-items with 4 x 4 tiles (1024^3
   // 19.6 against 16.7 TFLOP/s, 128x3072x768 10.7 against 4.4).
-  // Last, for a thin M below 8 rows (a GEMV: an MLP at batch 1; a
-  // symbolic batch counts as 1), one row of 8 work-items with 4 columns
-  // each, its 8-step blocks split up to 16 ways: each group reads its 32
-  // columns of B once, in parallel slices.
+  // Last, for a thin M of at most 32 rows that no candidate above fills
+  // (a GEMV: an MLP at batch 1; a classifier at batch 8), one row of 8
+  // work-items with 4 columns each, its 8-step blocks split up to 16
+  // ways: each group reads its 32 columns of B once, in parallel slices.
+  // At 8 rows on the H200 it ran ResNet-50's classifier in 0.020 ms, the
+  // register tile in 0.270 (bench/results/2026-11-27-gpu-size-variants-
+  // h200.txt; MobileNetV2's 0.015 against 0.192).
   struct Candidate {
     int64_t groupM, groupN, tm, tn, bk, minGroups, maxSplit, maxM;
   };
   const Candidate candidates[] = {{16, 8, 8, 8, 16, 2, 4, 0},
                                   {8, 8, 8, 8, 16, 2, 4, 0},
                                   {8, 8, 4, 4, 16, 0, 4, 0},
-                                  {1, 8, 1, 4, 8, 0, 16, 7}};
+                                  {1, 8, 1, 4, 8, 0, 16, 32}};
   int64_t units = target.computeUnits > 0 ? target.computeUnits : 132;
   if (k < 16)
     return none; // a block of fewer steps than one staging round
@@ -213,8 +266,13 @@ RegisterTile chooseGroupTile(const ReductionNest &nest, int m, int n,
     // says less fits neither the group nor its arrays (rows of A padded
     // by 4; the slices' sums): unknown limits are taken as 256
     // work-items (NVIDIA's OpenCL) and 32 KiB (OpenCL's minimum).
+    // The GEMV tile's groups of 8 work-items split their blocks as far as
+    // they go, however many groups there are: at 8 rows unsplit, an MLP's
+    // 4096 x 4096 layer ran 0.404 ms on the H200, split 16 ways 0.129
+    // (bench/results/2026-11-27-gpu-size-variants-h200.txt).
     const int64_t groups = gm * gn * others;
     int64_t split = k < 8 * c.bk         ? 1
+                    : c.maxM > 0         ? c.maxSplit
                     : groups < 2 * units ? c.maxSplit
                     : groups < 4 * units ? c.maxSplit / 2
                                          : 1;
@@ -369,7 +427,20 @@ Expected<GroupTiledKernel> groupTiledNest(const ReductionNest &nest,
     VarBindings atFlat;
     for (size_t j = 0; j < order.size(); ++j)
       atFlat.push_back({r[order[j]], flat[j]});
-    bool alongK = contiguousAlong(substitute(factor, atFlat), kVar);
+    // Or contiguous within each staged block: an attention output read
+    // through its transpose ([b, h, s, d] as [b * s, h * d]) steps along
+    // d inside every block of bk steps, though not from one head to the
+    // next (on the H200 staging it across rows, 64 floats apart per
+    // work-item, took BERT's output projection 0.136 ms at batch 8,
+    // against 0.065 for the same GEMM reading a row-major A).
+    Expr blockVar = Var::make("kb"), stepVar = Var::make("step");
+    VarBindings atStep;
+    std::vector<Expr> rkStep = loopIndices(blockVar, stepVar);
+    for (size_t j = 0; j < r.size(); ++j)
+      atStep.push_back({r[j], rkStep[j]});
+    bool alongK = contiguousAlong(substitute(factor, atFlat), kVar) ||
+                  contiguousInBlocks(substitute(factor, atStep), blockVar,
+                                     stepVar, (kTotal + bk - 1) / bk, bk);
     int64_t width = block + (alongK ? 4 : 0);
     out.locals.push_back(
         KernelBuffer{arr, DType::Float32, true, {Expr(bk), Expr(width)}});

@@ -172,6 +172,16 @@ def cases():
                  helper.make_node("MatMul", ["a", "w"], ["y"])],
                 [("ctx", f32, [2, 3, 13, 8]), ("w", f32, [24, 40])], f32, [26, 40],
                 [{"ctx": [2, 3, 13, 8], "w": [24, 40]}], True))
+    # The same read with heads of 32 (a multiple of the GPU tile's
+    # 16-step blocks): each staged block lies inside one head, so the GPU
+    # work-group tile stages A along the steps (contiguous within a head,
+    # local_tile.cpp contiguousInBlocks), not along its rows.
+    out.append(("attn_proj_heads",
+                [helper.make_node("Transpose", ["ctx"], ["t"], perm=[0, 2, 1, 3]),
+                 helper.make_node("Flatten", ["t"], ["a"], axis=2),
+                 helper.make_node("MatMul", ["a", "w"], ["y"])],
+                [("ctx", f32, ["n", 2, 48, 32]), ("w", f32, [64, 64])], f32, ["48*n", 64],
+                [{"ctx": [n, 2, 48, 32], "w": [64, 64]} for n in (1, 3)], True))
     # B = Transpose(W) (an exporter that does not fold weights: a Linear
     # layer, a tied embedding): W[n, k] packed as panels (n = 97 > lanes)
     # or, at n <= lanes and on GPUs, as one transposed copy (n = 5).
