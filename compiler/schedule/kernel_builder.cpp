@@ -427,20 +427,32 @@ Expected<Kernel> buildKernel(const LoweredGraph &lg, const FusionPlan &plan,
           out, at, instantiate(d.body, indexBindings(lg.vars, at), results));
     };
     // (Row groups form only for register-tiled kernels: fusion.cpp.)
+    // GPUs: a work-group per row (groupRowKernel); else one work-item per
+    // row with explicit vectors.
     int lanes = explicitVectorLanes(opts.profile);
+    int64_t groupSize = groupRowSize(rows, opts.profile);
     if (given) {
-      if (given->m >= 0 || given->n >= 0 || given->groupReduce > 0)
+      if (given->m >= 0 || given->n >= 0)
         return makeError("--kernel-configs: kernel '", name,
                          "' is a row kernel, which takes no register tile "
-                         "or work-group (m = ", given->m, ", n = ", given->n,
-                         ", group_reduce = ", given->groupReduce, ")");
+                         "(m = ", given->m, ", n = ", given->n, ")");
       lanes = given->lanes;
+      groupSize = given->groupReduce;
     }
-    // The heuristic's lanes are recorded where they were used; a given
-    // configuration is recorded as given.
-    bool vectorized = false;
-    s = rowKernel(rows, lanes, lg.env, &vectorized);
-    config.lanes = vectorized || given ? lanes : 0;
+    if (groupSize > 0) {
+      Expected<GroupTiledKernel> g = groupRowKernel(rows, groupSize);
+      if (!g)
+        return g.status().withContext("kernel '" + name + "'");
+      grouped = std::move(*g);
+      s = grouped.body;
+      config.groupReduce = groupSize;
+    } else {
+      // The heuristic's lanes are recorded where they were used; a given
+      // configuration is recorded as given.
+      bool vectorized = false;
+      s = rowKernel(rows, lanes, lg.env, &vectorized);
+      config.lanes = vectorized || given ? lanes : 0;
+    }
   } else if (red < 0) {
     ReductionNest rows;
     rows.shape = d.shape;

@@ -89,8 +89,12 @@ Expected<LoopModule> scheduleGraph(const Graph &g, LoweredGraph lg,
   };
   separateOutputs(lg);
   FusionOptions fusion;
-  fusion.rowGroups = opts.registerTiling && opts.profile.family != "gpu";
-  fusion.minRows = std::max<int64_t>(1, opts.profile.computeUnits);
+  // Row groups: one work-item per row on CPUs (rowKernel), a work-group
+  // per row on GPUs (groupRowKernel), which any number of rows fills.
+  fusion.rowGroups = opts.registerTiling;
+  fusion.minRows = opts.profile.family == "gpu"
+                       ? 1
+                       : std::max<int64_t>(1, opts.profile.computeUnits);
   FusionPlan plan = planFusion(lg, fusion);
 
   LoopModule m;

@@ -305,6 +305,18 @@ int64_t chooseGroupReduce(const ReductionNest &nest,
 Expected<GroupTiledKernel> groupReductionNest(const ReductionNest &nest,
                                               int64_t size);
 
+/// The work-items per row of a GPU row kernel for \p nest on \p target
+/// (group_reduce.cpp): GPU families, every stage a static reduction of a
+/// type the tree combines and static row extents; 0 when the one
+/// work-item per row of rowKernel stays.
+int64_t groupRowSize(const RowNest &nest, const DeviceProfile &target);
+/// A row group's kernel with a work-group of \p size work-items per row:
+/// each stage's terms added by every work-item in turn and combined in a
+/// tree in local memory, its result finished by every work-item, then the
+/// row stored by all of them, consecutive work-items at consecutive
+/// elements; an error naming what does not fit.
+Expected<GroupTiledKernel> groupRowKernel(const RowNest &nest, int64_t size);
+
 /// Reads a load that is an arm of a select before its statement where the
 /// verifier proves it in bounds there (speculate_loads.cpp); returns how
 /// many.

@@ -13,9 +13,11 @@ and odd; float32, float64 and int32; inputs at the limits (values of 1e30
 that overflow exp without the max subtracted, -inf and NaN entries, a row
 that is all -inf). Each case also checks the kernel structure: the row
 group is one kernel of template "row" with vector lanes where the row is
-the contiguous last axis, while the naive kernels and the generic-gpu
-profile keep the reductions apart, and a reduction read by anything
-besides the row stays a kernel of its own.
+the contiguous last axis (under the generic-gpu profile the same kernel
+with a work-group per row, group_reduce.cpp groupRowKernel, run also
+with groups of 2 and 32), while the naive kernels keep the reductions
+apart, and a reduction read by anything besides the row stays a kernel
+of its own.
 
 Every case runs with 8- and 16-lane profiles, and through --kernel-configs
 with lanes 0 (scalar loops), 4 and 16.
@@ -262,10 +264,16 @@ def main():
                 failures.append(f"{name}: row kernels {rows}, expected one with {lanes} lanes")
             if lanes is None and rows:
                 failures.append(f"{name}: the reduction should not join a row group: {rows}")
-            for extra in (["--naive-kernels"], ["--device-profile", "generic-gpu"]):
-                other, err = kernel_configs(aotc, path, env, *extra)
-                if other is None or any(c["template"] == "row" for c in other.values()):
-                    failures.append(f"{name}: {' '.join(extra)} made a row kernel: {other or err}")
+            other, err = kernel_configs(aotc, path, env, "--naive-kernels")
+            if other is None or any(c["template"] == "row" for c in other.values()):
+                failures.append(f"{name}: --naive-kernels made a row kernel: {other or err}")
+            # GPUs: the same row groups, each a work-group per row.
+            gpu, err = kernel_configs(aotc, path, env, "--device-profile", "generic-gpu")
+            gpu_rows = {k: c for k, c in (gpu or {}).items() if c["template"] == "row"}
+            if gpu is None or sorted(gpu_rows) != sorted(rows) or \
+                    any(not c.get("group_reduce") for c in gpu_rows.values()):
+                failures.append(f"{name}: generic-gpu row kernels {gpu_rows or err}, expected "
+                                f"{sorted(rows)} with a work-group each")
             dirs.append(case)
             for kernel in rows:
                 for lanes_v in (0, 4, 16):
@@ -294,18 +302,21 @@ def main():
             if gpu is None:
                 failures.append(f"{name}: generic-gpu compile failed: {err}")
                 continue
-            grouped = [k for k, c in gpu.items() if c.get("group_reduce")]
-            if name in LONG_ROWS and not grouped:
+            grouped = [k for k, c in gpu.items()
+                       if c.get("group_reduce") and c["template"] == "reduction"]
+            if name in LONG_ROWS and not grouped and not any(
+                    c.get("group_reduce") for c in gpu.values()):
                 failures.append(f"{name}: generic-gpu made no work-group reduction: {gpu}")
             if name not in LONG_ROWS and grouped:
                 failures.append(f"{name}: generic-gpu made a work-group reduction of a short row: {gpu}")
             for kernel, c in gpu.items():
-                if c["template"] != "reduction":
+                if c["template"] not in ("reduction", "row"):
                     continue
                 for size in (2, 32):
                     cfg = os.path.join(tmp, "configs.json")
                     with open(cfg, "w") as f:
-                        json.dump({"kernels": {kernel: {"template": "reduction", "group_reduce": size}}}, f)
+                        json.dump({"kernels": {kernel: {"template": c["template"],
+                                                        "group_reduce": size}}}, f)
                     res = run_fuzz.run_tool([aotc, "test", "--device-profile", "generic-gpu",
                                              "--kernel-configs", cfg, case], env=env)
                     variants += 1
