@@ -2,6 +2,7 @@
 /// The compile pipeline. Reads top to bottom as the list of stages.
 #include "compiler/driver/pipeline.h"
 #include "compiler/passes/fold_batchnorm.h"
+#include "compiler/passes/merge_matmuls.h"
 #include "compiler/passes/fold_program.h"
 #include "compiler/passes/pack_weights.h"
 
@@ -233,6 +234,10 @@ Expected<CompileResult> compileModel(const CompileOptions &opts) {
     // The naive kernels (the reference) read the weights as ONNX lays them
     // out; the tiled ones read them packed for their loads.
     if (opts.schedule.registerTiling) {
+      // Sibling MatMuls of one activation as one (merge_matmuls.h); the
+      // naive kernels (the reference) keep the graph's own.
+      if (mergeSiblingMatMuls(*graph))
+        dumpGraph("merge-matmuls", *graph);
       packWeights(*graph, opts.schedule.profile.vectorLanes);
       dumpGraph("pack-weights", *graph);
     }
