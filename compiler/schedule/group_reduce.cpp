@@ -38,11 +38,54 @@ std::vector<Expr> unflattenIndex(const Expr &k,
 
 namespace {
 
-/// The tree over local array \p partial of \p size partial results: the
-/// work-items below the half combine their element with the one a half
-/// above, a barrier after each step, until element 0 holds everything.
-void appendTree(const ReductionNest &nest, const std::string &partial,
-                const Expr &lid, int64_t size, std::vector<Stmt> &body) {
+bool groupReducible(DType t) {
+  return t == DType::Float32 || t == DType::Float64 || t == DType::Int32 ||
+         t == DType::Int64;
+}
+
+/// A group of \p size work-items: a power of 2 from 2 to 1024.
+Status checkGroupSize(int64_t size, const char *what) {
+  if (size < 2 || size > 1024 || (size & (size - 1)) != 0)
+    return makeError(what, " needs a group of a power of 2 from 2 to 1024 "
+                     "work-items, not ",
+                     size);
+  return Status::ok();
+}
+
+/// The statements that sum \p nest's terms at output index \p at over a
+/// group of \p size work-items: work-item \p lid adds every size-th term
+/// (consecutive work-items read consecutive terms) into \p acc (declared
+/// by the caller with nest.init) and leaves it in local array \p partial;
+/// then a tree, a barrier after each step, in which the work-items below
+/// the half combine their element with the one a half above, until
+/// element 0 holds the whole. An error where \p nest does not fit.
+Expected<std::vector<Stmt>> groupSum(const ReductionNest &nest,
+                                     const std::vector<Expr> &at,
+                                     const Expr &lid, const Expr &acc,
+                                     int64_t size,
+                                     const std::string &partial) {
+  if (!groupReducible(nest.accType))
+    return makeError("a work-group reduction of ", dtypeName(nest.accType),
+                     " is not supported");
+  int64_t terms = 1, e;
+  for (const Expr &x : nest.reduceExtents) {
+    if (!x.isConst(e))
+      return makeError("a work-group reduction needs static extents");
+    terms *= e;
+  }
+  if (nest.blockedSum && terms / size > kSumBlock)
+    return makeError("a work-group reduction adds at most ", kSumBlock,
+                     " terms per work-item");
+  Expr j = Var::make("j");
+  Expr k = j * Expr(size) + lid;
+  Stmt add = accumulate(nest, acc,
+                        nest.term(at, unflattenIndex(k, nest.reduceExtents)));
+  if (terms % size != 0)
+    add = IfThenElse::make(cmp(BinOp::LT, k, Expr(terms)), add);
+  std::vector<Stmt> body = {For::make(j, Expr(0),
+                                      Expr((terms + size - 1) / size),
+                                      ForKind::Serial, 0, add),
+                            Store::make(partial, {lid}, acc), Barrier::make()};
   for (int64_t half = size / 2; half >= 1; half /= 2) {
     Expr mine = Var::make("a", nest.accType);
     Stmt step = LocalDecl::make(
@@ -54,11 +97,7 @@ void appendTree(const ReductionNest &nest, const std::string &partial,
     body.push_back(IfThenElse::make(cmp(BinOp::LT, lid, Expr(half)), step));
     body.push_back(Barrier::make());
   }
-}
-
-bool groupReducible(DType t) {
-  return t == DType::Float32 || t == DType::Float64 || t == DType::Int32 ||
-         t == DType::Int64;
+  return body;
 }
 
 } // namespace
@@ -97,41 +136,16 @@ Expected<GroupTiledKernel> groupReductionNest(const ReductionNest &nest,
                                               int64_t size) {
   if (nest.contraction || !nest.term)
     return makeError("a work-group reduction needs a plain reduction");
-  if (!groupReducible(nest.accType))
-    return makeError("a work-group reduction of ", dtypeName(nest.accType),
-                     " is not supported");
-  if (size < 2 || size > 1024 || (size & (size - 1)) != 0)
-    return makeError("a work-group reduction needs a group of a power of 2 "
-                     "from 2 to 1024 work-items, not ",
-                     size);
-  int64_t terms = 1, e;
-  for (const Expr &x : nest.reduceExtents) {
-    if (!x.isConst(e))
-      return makeError("a work-group reduction needs static extents");
-    terms *= e;
-  }
-  if (nest.blockedSum && terms / size > kSumBlock)
-    return makeError("a work-group reduction adds at most ", kSumBlock,
-                     " terms per work-item");
+  AOTC_RETURN_IF_ERROR(checkGroupSize(size, "a work-group reduction"));
   const int rank = static_cast<int>(nest.shape.size());
   std::vector<Expr> idx;
   for (int d = 0; d < rank; ++d)
     idx.push_back(Var::make("i" + std::to_string(d)));
-  Expr lid = Var::make("lid"), j = Var::make("j"), stride;
+  Expr lid = Var::make("lid");
   Expr acc = Var::make("acc", nest.accType);
   const std::string partial = "partial";
-
-  // Each work-item's terms: lid, lid + size, ... below the count.
-  Expr k = j * Expr(size) + lid;
-  Stmt add = accumulate(nest, acc,
-                        nest.term(idx, unflattenIndex(k, nest.reduceExtents)));
-  if (terms % size != 0)
-    add = IfThenElse::make(cmp(BinOp::LT, k, Expr(terms)), add);
-  std::vector<Stmt> body = {For::make(j, Expr(0),
-                                      Expr((terms + size - 1) / size),
-                                      ForKind::Serial, 0, add),
-                            Store::make(partial, {lid}, acc), Barrier::make()};
-  appendTree(nest, partial, lid, size, body);
+  AOTC_ASSIGN_OR_RETURN(std::vector<Stmt> body,
+                        groupSum(nest, idx, lid, acc, size, partial));
   body.push_back(IfThenElse::make(
       cmp(BinOp::EQ, lid, Expr(0)),
       nest.finish(idx, Load::make(nest.accType, partial, {Expr(0)}))));
@@ -178,10 +192,7 @@ int64_t groupRowSize(const RowNest &nest, const DeviceProfile &target) {
 }
 
 Expected<GroupTiledKernel> groupRowKernel(const RowNest &nest, int64_t size) {
-  if (size < 2 || size > 1024 || (size & (size - 1)) != 0)
-    return makeError("a work-group row kernel needs a group of a power of 2 "
-                     "from 2 to 1024 work-items, not ",
-                     size);
+  AOTC_RETURN_IF_ERROR(checkGroupSize(size, "a work-group row kernel"));
   const int rank = static_cast<int>(nest.shape.size());
   std::vector<Expr> idx, row, rowExtents;
   std::vector<int> rowDims;
@@ -207,32 +218,12 @@ Expected<GroupTiledKernel> groupRowKernel(const RowNest &nest, int64_t size) {
   // between one stage's last read and the next stage's first write).
   for (size_t k = 0; k < nest.stages.size(); ++k) {
     const ReductionNest &stage = nest.stages[k];
-    if (!groupReducible(stage.accType))
-      return makeError("a work-group reduction of ",
-                       dtypeName(stage.accType), " is not supported");
-    int64_t terms = 1;
-    for (const Expr &x : stage.reduceExtents) {
-      if (!x.isConst(e))
-        return makeError("a work-group row kernel needs static extents");
-      terms *= e;
-    }
-    if (stage.blockedSum && terms / size > kSumBlock)
-      return makeError("a work-group reduction adds at most ", kSumBlock,
-                       " terms per work-item");
     const std::string partial = "partial" + std::to_string(k);
     out.locals.push_back(
         KernelBuffer{partial, stage.accType, true, {Expr(size)}});
-    Expr j = Var::make("j"), acc = Var::make("acc", stage.accType);
-    Expr t = j * Expr(size) + lid;
-    Stmt add = accumulate(
-        stage, acc, stage.term(row, unflattenIndex(t, stage.reduceExtents)));
-    if (terms % size != 0)
-      add = IfThenElse::make(cmp(BinOp::LT, t, Expr(terms)), add);
-    std::vector<Stmt> steps = {
-        For::make(j, Expr(0), Expr((terms + size - 1) / size),
-                  ForKind::Serial, 0, add),
-        Store::make(partial, {lid}, acc), Barrier::make()};
-    appendTree(stage, partial, lid, size, steps);
+    Expr acc = Var::make("acc", stage.accType);
+    AOTC_ASSIGN_OR_RETURN(std::vector<Stmt> steps,
+                          groupSum(stage, row, lid, acc, size, partial));
     steps.push_back(
         stage.finish(row, Load::make(stage.accType, partial, {Expr(0)})));
     body.push_back(LocalDecl::make(acc, stage.init, Block::make(steps)));
