@@ -36,6 +36,17 @@ std::vector<Expr> unflattenIndex(const Expr &k,
   return r;
 }
 
+int64_t staticTerms(const std::vector<Expr> &extents) {
+  int64_t n = 1;
+  for (const Expr &e : extents) {
+    int64_t v;
+    if (!e.isConst(v) || v < 0)
+      return -1;
+    n *= v;
+  }
+  return n;
+}
+
 namespace {
 
 bool groupReducible(DType t) {
@@ -50,6 +61,20 @@ Status checkGroupSize(int64_t size, const char *what) {
                      "work-items, not ",
                      size);
   return Status::ok();
+}
+
+/// The work-items per output for a reduction of \p terms terms on
+/// \p target: 64 below 512 terms, 128 below 2048, else 256 (NVIDIA's
+/// OpenCL limit), halved to the device's limit; 0 where a blocked sum
+/// (\p blockedSum) would add more than kSumBlock terms per work-item (one
+/// accumulator each).
+int64_t groupSizeFor(int64_t terms, bool blockedSum,
+                     const DeviceProfile &target) {
+  int64_t size = terms < 512 ? 64 : terms < 2048 ? 128 : 256;
+  if (target.maxWorkGroupSize > 0)
+    while (size > target.maxWorkGroupSize)
+      size /= 2;
+  return blockedSum && terms / size > kSumBlock ? 0 : size;
 }
 
 /// The statements that sum \p nest's terms at output index \p at over a
@@ -67,12 +92,9 @@ Expected<std::vector<Stmt>> groupSum(const ReductionNest &nest,
   if (!groupReducible(nest.accType))
     return makeError("a work-group reduction of ", dtypeName(nest.accType),
                      " is not supported");
-  int64_t terms = 1, e;
-  for (const Expr &x : nest.reduceExtents) {
-    if (!x.isConst(e))
-      return makeError("a work-group reduction needs static extents");
-    terms *= e;
-  }
+  const int64_t terms = staticTerms(nest.reduceExtents);
+  if (terms < 0)
+    return makeError("a work-group reduction needs static extents");
   if (nest.blockedSum && terms / size > kSumBlock)
     return makeError("a work-group reduction adds at most ", kSumBlock,
                      " terms per work-item");
@@ -109,27 +131,16 @@ int64_t chooseGroupReduce(const ReductionNest &nest,
     return 0;
   // Terms per output (all static) and outputs (symbols at symbolsAt;
   // plannedExtent).
-  int64_t terms = 1, outputs = 1, e;
-  for (const Expr &x : nest.reduceExtents) {
-    if (!x.isConst(e))
-      return 0;
-    terms *= e;
-  }
+  const int64_t terms = staticTerms(nest.reduceExtents);
+  int64_t outputs = 1;
   for (const Expr &x : nest.shape)
     outputs *= plannedExtent(x, symbolsAt);
   // Long reductions of few outputs: at 64 terms or more, while the
   // outputs alone (one work-item each) would not fill a GPU many times
-  // over. 64 work-items per output below 512 terms, 128 below 2048, else
-  // 256 (NVIDIA's OpenCL limit).
+  // over.
   if (terms < 64 || outputs >= 65536)
     return 0;
-  int64_t size = terms < 512 ? 64 : terms < 2048 ? 128 : 256;
-  if (target.maxWorkGroupSize > 0)
-    while (size > target.maxWorkGroupSize)
-      size /= 2;
-  if (nest.blockedSum && terms / size > kSumBlock)
-    return 0; // one accumulator per work-item: at most kSumBlock terms
-  return size;
+  return groupSizeFor(terms, nest.blockedSum, target);
 }
 
 Expected<GroupTiledKernel> groupReductionNest(const ReductionNest &nest,
@@ -160,22 +171,13 @@ Expected<GroupTiledKernel> groupReductionNest(const ReductionNest &nest,
   return out;
 }
 
-} // namespace aotc
-
-namespace aotc {
-
 int64_t groupRowSize(const RowNest &nest, const DeviceProfile &target) {
   if (target.family != "gpu" || nest.stages.empty())
     return 0;
   int64_t longest = 0;
   for (const ReductionNest &stage : nest.stages) {
-    int64_t terms = 1, e;
-    for (const Expr &x : stage.reduceExtents) {
-      if (!x.isConst(e))
-        return 0;
-      terms *= e;
-    }
-    if (!groupReducible(stage.accType) || !stage.term)
+    const int64_t terms = staticTerms(stage.reduceExtents);
+    if (terms < 0 || !groupReducible(stage.accType) || !stage.term)
       return 0;
     longest = std::max(longest, terms);
   }
@@ -184,10 +186,13 @@ int64_t groupRowSize(const RowNest &nest, const DeviceProfile &target) {
     if (nest.rowAxis[d] && !nest.shape[d].isConst(e))
       return 0;
   }
-  int64_t size = longest < 512 ? 64 : longest < 2048 ? 128 : 256;
-  if (target.maxWorkGroupSize > 0)
-    while (size > target.maxWorkGroupSize)
-      size /= 2;
+  // Sized by the longest statistic; every blocked sum must then fit
+  // (groupSum refuses more than kSumBlock terms per work-item).
+  const int64_t size = groupSizeFor(longest, false, target);
+  for (const ReductionNest &stage : nest.stages)
+    if (stage.blockedSum &&
+        staticTerms(stage.reduceExtents) / size > kSumBlock)
+      return 0;
   return size;
 }
 

@@ -18,18 +18,6 @@ namespace aotc {
 
 namespace {
 
-/// Number of terms of a reduction over \p extents, or -1 if symbolic.
-int64_t staticTerms(const std::vector<Expr> &extents) {
-  int64_t n = 1;
-  for (const Expr &e : extents) {
-    int64_t v;
-    if (!e.isConst(v) || v < 0)
-      return -1;
-    n *= v;
-  }
-  return n;
-}
-
 /// One reduction of the row at \p row with its innermost loop as vectors
 /// of \p lanes: a vector accumulator over the whole groups of lanes, a
 /// scalar one over the rest, then the lanes combined into the scalar one.

@@ -294,6 +294,9 @@ Expected<GroupTiledKernel> groupTiledNest(const ReductionNest &nest,
 /// reduction of several loops as one).
 std::vector<Expr> unflattenIndex(const Expr &k,
                                  const std::vector<Expr> &extents);
+/// Number of terms of a reduction over \p extents, or -1 if one is
+/// symbolic (group_reduce.cpp).
+int64_t staticTerms(const std::vector<Expr> &extents);
 /// The work-items per output of a work-group reduction of \p nest on
 /// \p target (group_reduce.cpp): GPU families, long reductions of few
 /// outputs; 0 when the serial loop (or a register tile) stays.
