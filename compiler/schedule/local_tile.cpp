@@ -128,17 +128,21 @@ bool contiguousInBlocks(const Expr &e, const Expr &block, const Expr &step,
     std::vector<Expr> at;
     for (const Expr &i : load->indices)
       at.push_back(simplify(substitute(i, zeros)));
+    // Each index at every step of the block, each evaluated once; then
+    // neighbouring steps compared.
     for (int64_t b = 0; b < std::min<int64_t>(blocks, 4); ++b)
-      for (int64_t k = 0; k + 1 < bk; ++k)
-        for (size_t d = 0; d < at.size(); ++d) {
-          int64_t x0, x1;
+      for (size_t d = 0; d < at.size(); ++d) {
+        const int64_t stride = d + 1 == at.size() ? 1 : 0;
+        int64_t prev = 0;
+        for (int64_t k = 0; k < bk; ++k) {
+          int64_t x;
           if (!simplify(substitute(at[d], {{block, Expr(b)}, {step, Expr(k)}}))
-                   .isConst(x0) ||
-              !simplify(substitute(at[d], {{block, Expr(b)}, {step, Expr(k + 1)}}))
-                   .isConst(x1) ||
-              x1 - x0 != (d + 1 == at.size() ? 1 : 0))
+                   .isConst(x) ||
+              (k > 0 && x - prev != stride))
             return false;
+          prev = x;
         }
+      }
   }
   return true;
 }
