@@ -4,7 +4,6 @@
 
 #include "compiler/passes/fold_program.h"
 
-#include <algorithm>
 #include <cstdint>
 #include <map>
 
@@ -56,7 +55,7 @@ Value *biasAfter(const Graph &g, const Value *out, int64_t n, Node **add) {
   return b;
 }
 
-bool mergeGroup(Graph &g, Value *a, std::vector<Member> group) {
+bool mergeGroup(Graph &g, Value *a, int64_t k, std::vector<Member> group) {
   const TensorType &at = a->type();
   const std::string p = "aotc_merged_" + group[0].matmul->name() + "_";
   // The merged nodes go just before the first reader of an old result;
@@ -66,12 +65,16 @@ bool mergeGroup(Graph &g, Value *a, std::vector<Member> group) {
   for (const auto &n : g.nodes())
     pos[n.get()] = pos.size();
   size_t at0 = SIZE_MAX;
+  Node *first = nullptr;
   for (const Member &m : group) {
     const Value *old = m.add ? m.add->output(0) : m.matmul->output(0);
-    for (const Node *u : old->users())
-      at0 = std::min(at0, pos[u]);
+    for (Node *u : old->users())
+      if (pos[u] < at0) {
+        at0 = pos[u];
+        first = u;
+      }
   }
-  if (at0 == SIZE_MAX)
+  if (!first)
     return false; // nothing reads them
   auto before = [&](const Value *v) {
     return !v->producer() || pos[v->producer()] < at0;
@@ -81,10 +84,6 @@ bool mergeGroup(Graph &g, Value *a, std::vector<Member> group) {
     ready = ready && before(m.matmul->input(1)) && (!m.bias || before(m.bias));
   if (!ready)
     return false;
-  Node *first = nullptr;
-  for (const auto &n : g.nodes())
-    if (pos[n.get()] == at0)
-      first = n.get();
   int64_t total = 0;
   std::vector<Value *> weights;
   for (const Member &m : group) {
@@ -97,9 +96,8 @@ bool mergeGroup(Graph &g, Value *a, std::vector<Member> group) {
     n->output(0)->setType(t);
     return n;
   };
-  int64_t kk = weights[0]->type().staticDims()[0];
   Node *cw = node(OpKind::Concat, "weight", weights,
-                  TensorType::of(DType::Float32, {kk, total}));
+                  TensorType::of(DType::Float32, {k, total}));
   cw->setAttr("axis", Attribute{int64_t{1}, std::nullopt});
   TensorType mt = at;
   mt.dims.back() = Expr(total);
@@ -165,16 +163,16 @@ int mergeSiblingMatMuls(Graph &g) {
     const std::vector<Node *> &nodes = byA[a];
     if (nodes.size() < 2)
       continue;
+    // An activation of weights alone is folded whole: nothing to merge.
     int64_t k;
-    if (!a->type().dims.back().isConst(k) || k <= 0)
+    if (!a->type().dims.back().isConst(k) || k <= 0 || isFoldable(a))
       continue;
     std::vector<Member> group;
     for (Node *n : nodes) {
       Member m;
       m.matmul = n;
       m.columns = weightColumns(n->input(1), k);
-      if (m.columns == 0 || g.isOutput(n->output(0)) ||
-          n->input(1) == a || isFoldable(a))
+      if (m.columns == 0 || g.isOutput(n->output(0)) || n->input(1) == a)
         continue;
       if (n->output(0)->type().rank() != a->type().rank())
         continue;
@@ -190,7 +188,7 @@ int mergeSiblingMatMuls(Graph &g) {
         m.add = nullptr, m.bias = nullptr;
     if (group.size() < 2)
       continue;
-    merged += mergeGroup(g, a, group);
+    merged += mergeGroup(g, a, k, group);
   }
   if (merged)
     g.removeDeadNodes();
