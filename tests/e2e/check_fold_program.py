@@ -30,6 +30,7 @@ from onnx import numpy_helper as nh
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bench", "gpu"))
 from aotc_ctypes import DTYPES, ConstantEntry, Model, _fill  # noqa: E402
+from compiled_model import with_weights  # noqa: E402
 
 aotc = sys.argv[1]
 rng = np.random.default_rng(11)
@@ -64,15 +65,6 @@ def emitted(proto, kind, flags=()):
     if r.returncode != 0:
         raise RuntimeError(r.stderr)
     return r.stdout
-
-
-def with_weights(proto, new):
-    p = onnx.ModelProto()
-    p.CopyFrom(proto)
-    for init in p.graph.initializer:
-        if init.name in new:
-            init.CopyFrom(nh.from_array(new[init.name], init.name))
-    return p
 
 
 def compare(tag, model, proto, feeds_list, rtol=2e-4):

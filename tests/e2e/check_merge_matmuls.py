@@ -30,6 +30,7 @@ from onnx import numpy_helper as nh
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bench", "gpu"))
 from aotc_ctypes import Model  # noqa: E402
+from compiled_model import with_weights  # noqa: E402
 
 aotc = sys.argv[1]
 rng = np.random.default_rng(23)
@@ -71,15 +72,6 @@ def make():
              w("bv", 1, 1, N), w("w1", K, N), w("w2", K, N), w("w3", K, N)]
     g = h.make_graph(nodes, "merge", [x], [y, z, p], inits)
     return h.make_model(g, opset_imports=[h.make_opsetid("", 17)])
-
-
-def with_weights(proto, new):
-    p = onnx.ModelProto()
-    p.CopyFrom(proto)
-    for init in p.graph.initializer:
-        if init.name in new:
-            init.CopyFrom(nh.from_array(new[init.name], init.name))
-    return p
 
 
 def compare(tag, model, proto):

@@ -65,3 +65,15 @@ def compile_model(aotc, tmp, name, proto, exact=False):
         shutil.copyfile(so, os.path.join(record_dir, name + ".so"))
         model = _Recorded(model, name, record_dir, exact)
     return model, path
+
+
+def with_weights(proto, new):
+    """A copy of the ModelProto proto whose initializers named in new ({name: array})
+    hold those arrays: the model ONNX Runtime checks weight updates against."""
+    from onnx import numpy_helper
+    p = onnx.ModelProto()
+    p.CopyFrom(proto)
+    for init in p.graph.initializer:
+        if init.name in new:
+            init.CopyFrom(numpy_helper.from_array(new[init.name], init.name))
+    return p
