@@ -4,8 +4,10 @@
 # and prints the command that times them on the GPU machine.
 #
 # Usage: AOTC=build/compiler/tools/aotc bash bench/gpu/build_tile_sweep.sh
-# Variants of each network in NETS: "nosv" (--no-size-variants: every kernel planned at batch 1)
-# and "sv" (the default: size variants, compiler/schedule/size_variants.cpp). Of each network in
+# Variants of each network in NETS: VARIANTS, words NAME:FLAGS (FLAGS comma-separated, may be
+# empty); by default "nosv" (--no-size-variants: every kernel planned at batch 1) and "sv" (the
+# default build: size variants, compiler/schedule/size_variants.cpp). E.g.
+# VARIANTS="split: nosplit:--no-split-k" compares the default with deep GEMMs unsplit. Of each network in
 # TILE_NETS also "tGMxGNxTMxTNxBKxSPLIT" (with --no-size-variants): every contraction that the
 # heuristic gives a work-group tile (a GEMM, a batched MatMul, a convolution's GEMM view) gets
 # that tile instead, on the same dimensions m and n; time those at the batch they are for.
@@ -16,6 +18,7 @@ OUT=.devcarry/tilesweep
 rm -rf "$OUT" && mkdir -p "$OUT"
 NETS=${NETS:-"mlp resnet18 resnet50 mobilenet_v2 bert_base"}
 TILE_NETS=${TILE_NETS-"resnet50 bert_base"}
+VARIANTS=${VARIANTS:-"nosv:--no-size-variants sv:"}
 TILES=${TILES:-"8x8x4x4x16x1 8x8x4x4x16x2 8x8x8x8x16x1 8x8x8x8x16x2 16x8x8x8x16x1 16x16x4x4x16x1
   8x16x4x4x16x1 8x16x4x4x16x2 16x8x4x8x16x1"}
 declare -A SHAPE=([mlp]=1024 [resnet18]=3x224x224 [resnet50]=3x224x224 [mobilenet_v2]=3x224x224
@@ -28,10 +31,14 @@ for net in $NETS $TILE_NETS; do
 done
 for net in $NETS; do
   onnx=bench/gpu/models/$net.onnx
-  "$AOTC" compile "$onnx" --weightless --device-profile generic-gpu --no-size-variants \
-    -o "$OUT/$net.nosv.so"
-  "$AOTC" compile "$onnx" --weightless --device-profile generic-gpu -o "$OUT/$net.sv.so"
-  cases+=("$net.nosv=$OUT/$net.nosv.so:${SHAPE[$net]}" "$net.sv=$OUT/$net.sv.so:${SHAPE[$net]}")
+  for variant in $VARIANTS; do
+    name=${variant%%:*}
+    flags=${variant#*:}
+    # shellcheck disable=SC2086
+    "$AOTC" compile "$onnx" --weightless --device-profile generic-gpu ${flags//,/ } \
+      -o "$OUT/$net.$name.so"
+    cases+=("$net.$name=$OUT/$net.$name.so:${SHAPE[$net]}")
+  done
 done
 for net in $TILE_NETS; do
   onnx=bench/gpu/models/$net.onnx

@@ -3,6 +3,7 @@
 #include "compiler/driver/pipeline.h"
 #include "compiler/passes/fold_batchnorm.h"
 #include "compiler/passes/merge_matmuls.h"
+#include "compiler/passes/split_k.h"
 #include "compiler/passes/fold_program.h"
 #include "compiler/passes/pack_weights.h"
 
@@ -236,8 +237,11 @@ Expected<CompileResult> compileModel(const CompileOptions &opts) {
     if (opts.schedule.registerTiling) {
       // Sibling MatMuls of one activation as one (merge_matmuls.h); the
       // naive kernels (the reference) keep the graph's own.
-      if (mergeSiblingMatMuls(*graph))
+      if (opts.mergeMatMuls && mergeSiblingMatMuls(*graph))
         dumpGraph("merge-matmuls", *graph);
+      // Deep GEMMs as S partial products and their sum (split_k.h).
+      if (opts.splitK && splitDeepMatMuls(*graph, opts.schedule.profile))
+        dumpGraph("split-k", *graph);
       packWeights(*graph, opts.schedule.profile.vectorLanes);
       dumpGraph("pack-weights", *graph);
     }

@@ -27,6 +27,12 @@ struct CompileOptions {
   bool verifyEach = false;
   /// Kernel builder choices (`--naive-kernels` turns register tiling off).
   ScheduleOptions schedule;
+  /// With register tiling: sibling MatMuls of one activation as one GEMM
+  /// (merge_matmuls.h; `--no-merge-matmuls` turns it off).
+  bool mergeMatMuls = true;
+  /// With register tiling on a GPU profile: deep MatMuls split along K
+  /// across work-groups (split_k.h; `--no-split-k` turns it off).
+  bool splitK = true;
   int wrapperOptLevel = 1;
   /// Leave the updatable weights out of the .so: the host gives them with
   /// aotc_container_update_constants before the first run.

@@ -53,6 +53,15 @@ int runCli(int argc, char **argv) {
                     "differs at larger symbol values (a batch of 8) is also "
                     "built planned for those, and each run launches the one "
                     "planned for its sizes");
+  bool noMergeMatMuls = false, noSplitK = false;
+  compile->add_flag("--no-merge-matmuls", noMergeMatMuls,
+                    "keep sibling MatMuls of one activation (q, k, v) as "
+                    "separate GEMMs instead of one over their concatenated "
+                    "weights");
+  compile->add_flag("--no-split-k", noSplitK,
+                    "GPU profiles: keep deep MatMuls (K >= 4 N, K >= 2048) "
+                    "as one GEMM instead of S partial products over K/S "
+                    "steps each and their sum");
   std::string vectorLanes, deviceProfile, kernelConfigsPath;
   compile->add_option("--vector-lanes", vectorLanes,
                       "shorthand for --device-profile: 8 (generic-avx2), 16 "
@@ -178,6 +187,8 @@ int runCli(int argc, char **argv) {
     copts.schedule.registerTiling = !naiveKernels;
     if (noSizeVariants)
       copts.schedule.sizeVariantAt = 0;
+    copts.mergeMatMuls = !noMergeMatMuls;
+    copts.splitK = !noSplitK;
     if (!vectorLanes.empty() && !deviceProfile.empty()) {
       std::fprintf(stderr, "aotc: error: give --vector-lanes or "
                            "--device-profile, not both\n");
