@@ -151,11 +151,24 @@ class Model:
         if status != 0:
             raise RuntimeError(f"aotc status {status}: {self.lib.aotc_last_error().decode()}")
 
-    def run(self, inputs, capacity=1 << 26, out_buffers=None):
+    def _capacities(self, ins, n_in, capacity):
+        """Bytes for each output: `capacity`, or where it is None 64 MiB or
+        the size aotc_container_output_shapes gives for these inputs where
+        that is more (an output sized by data reports less than it may need:
+        64 MiB covers the tests' own)."""
+        if capacity is not None:
+            return [capacity] * self.num_outputs
+        outs = (Tensor * self.num_outputs)()
+        if self.lib.aotc_container_output_shapes(self.c, ins, n_in, outs, self.num_outputs) != 0:
+            return [1 << 26] * self.num_outputs
+        return [max(int(np.prod([o.shape[i] for i in range(o.rank)])) * 8, 1 << 26) for o in outs]
+
+    def run(self, inputs, capacity=None, out_buffers=None):
         """Runs the model; returns the outputs. With out_buffers (one uint8
         array per output, from the caller, reused across runs as a C host
         would) the outputs are views into them, valid until the next run;
-        without, fresh buffers of `capacity` bytes and copies."""
+        without, fresh buffers of `capacity` bytes (by default the outputs'
+        sizes for these inputs) and copies."""
         ins = (Tensor * len(inputs))()
         keep = []
         for t, a in zip(ins, inputs):
@@ -165,9 +178,10 @@ class Model:
             _fill(t, a)
         outs = (Tensor * self.num_outputs)()
         bufs = list(out_buffers) if out_buffers is not None else []
+        sizes = self._capacities(ins, len(inputs), capacity) if out_buffers is None else []
         for i, t in enumerate(outs):
             if out_buffers is None:
-                bufs.append(np.empty(capacity, dtype=np.uint8))
+                bufs.append(np.empty(sizes[i], dtype=np.uint8))
             b = bufs[i]
             t.data, t.nbytes = b.ctypes.data, b.nbytes
         self._check(self.lib.aotc_container_run(self.c, ins, len(inputs), outs, self.num_outputs))

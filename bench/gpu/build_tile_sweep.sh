@@ -22,7 +22,7 @@ VARIANTS=${VARIANTS:-"nosv:--no-size-variants sv:"}
 TILES=${TILES:-"8x8x4x4x16x1 8x8x4x4x16x2 8x8x8x8x16x1 8x8x8x8x16x2 16x8x8x8x16x1 16x16x4x4x16x1
   8x16x4x4x16x1 8x16x4x4x16x2 16x8x4x8x16x1"}
 declare -A SHAPE=([mlp]=1024 [resnet18]=3x224x224 [resnet50]=3x224x224 [mobilenet_v2]=3x224x224
-                  [bert_base]=128i)
+                  [bert_base]=128i [gpt2]=128i)
 cases=()
 tile_cases=()
 for net in $NETS $TILE_NETS; do

@@ -30,7 +30,14 @@ def weights(model, seed):
     rng = np.random.default_rng(seed)
     out = {}
     for name, dtype, shape in model.constants():
-        a = rng.standard_normal(shape).astype(dtype) * 0.1
+        if np.dtype(dtype) == np.bool_:
+            # A mask (GPT-2's causal one): lower triangular where square, so that
+            # no row is all masked.
+            a = np.ones(shape, bool)
+            if len(shape) >= 2 and shape[-1] == shape[-2]:
+                a = np.tril(a)
+        else:
+            a = rng.standard_normal(shape).astype(dtype) * 0.1
         if "running_var" in name:
             a = np.abs(a) + 0.5
         out[name] = a

@@ -28,12 +28,16 @@ void splitMatMul(Graph &g, Node *mm, int64_t s) {
   const std::vector<int64_t> wd = w->type().staticDims();
   const int64_t k = wd[0], n = wd[1], part = k / s;
   const std::string p = "aotc_split_" + mm->name() + "_";
+  // Each node with its type and every attribute written out, as
+  // canonicalization would have (a Reshape's 0 copies the input's dim).
   auto node = [&](OpKind op, const std::string &name,
                   const std::vector<Value *> &in, std::vector<Expr> dims) {
     Node *x = g.addNodeBefore(mm, op, p + name, in, {p + name});
     TensorType t = at;
     t.dims = std::move(dims);
     x->output(0)->setType(t);
+    if (op == OpKind::Reshape)
+      x->setAttr("allowzero", Attribute{int64_t{0}, std::nullopt});
     return x;
   };
   // A as [.., M, S, K/S] (0 copies a dim), then S moved to the front.
@@ -74,8 +78,7 @@ void splitMatMul(Graph &g, Node *mm, int64_t s) {
   pdims.back() = Expr(n);
   Value *parts =
       node(OpKind::MatMul, "matmul", {tr->output(0), ws}, pdims)->output(0);
-  // ReduceSum as opset 13 and later write it: axes as an input, every
-  // attribute explicit (what canonicalization would have written).
+  // ReduceSum as opset 13 and later write it: axes as an input.
   Node *sum = node(OpKind::ReduceSum, "sum",
                    {parts, g.addShapeConstant(p + "sum_axes", {0})},
                    out->type().dims);
