@@ -53,6 +53,14 @@ bool isFoldable(const Value *v) {
   return foldableNode(*v->producer(), isFoldable);
 }
 
+int64_t foldableMatrixColumns(const Value *w, int64_t k) {
+  if (!w || w->type().dtype != DType::Float32 || w->type().rank() != 2 ||
+      !w->type().isStatic() || !isFoldable(w))
+    return 0;
+  std::vector<int64_t> d = w->type().staticDims();
+  return d[0] == k && d[1] > 0 ? d[1] : 0;
+}
+
 /// A weight worth computing from: a constant tensor of more than one
 /// element that is not shape data. Values made from scalars or shapes alone
 /// (ConstantOfShape, 2 + 3) stay where they are: a kernel inlines them as

@@ -25,6 +25,7 @@
 #include "ir/graph.h"
 #include "ir/status.h"
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -33,6 +34,11 @@ namespace aotc {
 
 /// True if \p v depends on weights alone and can be computed at load.
 bool isFoldable(const Value *v);
+
+/// N if \p w is a float32 [\p k, N] matrix of static shape computable at
+/// load (a MatMul weight the graph passes may rewrite through the folding
+/// program: merge_matmuls.h, split_k.h), else 0.
+int64_t foldableMatrixColumns(const Value *w, int64_t k);
 
 struct FoldProgram {
   /// The program: its constants are the weights it reads (initializers

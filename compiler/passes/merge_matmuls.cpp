@@ -11,15 +11,6 @@ namespace aotc {
 
 namespace {
 
-/// A float32 [K, N] weight computable at load; N, or 0 if \p w is not one.
-int64_t weightColumns(const Value *w, int64_t k) {
-  if (!w || w->type().dtype != DType::Float32 || w->type().rank() != 2 ||
-      !w->type().isStatic() || !isFoldable(w))
-    return 0;
-  std::vector<int64_t> d = w->type().staticDims();
-  return d[0] == k && d[1] > 0 ? d[1] : 0;
-}
-
 /// One MatMul of a group: the node, its columns, and the bias Add after it
 /// (null if the group merges no bias).
 struct Member {
@@ -171,7 +162,7 @@ int mergeSiblingMatMuls(Graph &g) {
     for (Node *n : nodes) {
       Member m;
       m.matmul = n;
-      m.columns = weightColumns(n->input(1), k);
+      m.columns = foldableMatrixColumns(n->input(1), k);
       if (m.columns == 0 || g.isOutput(n->output(0)) || n->input(1) == a)
         continue;
       if (n->output(0)->type().rank() != a->type().rank())

@@ -104,14 +104,13 @@ int splitDeepMatMuls(Graph &g, const DeviceProfile &p) {
     if (mm->op() != OpKind::MatMul || mm->numInputs() != 2 ||
         mm->outputs().size() != 1)
       continue;
-    const Value *a = mm->input(0), *w = mm->input(1);
-    if (!a || !w || a->type().dtype != DType::Float32 || a->type().rank() < 2 ||
-        isFoldable(a) || w->type().dtype != DType::Float32 ||
-        w->type().rank() != 2 || !w->type().isStatic() || !isFoldable(w))
-      continue;
-    const std::vector<int64_t> wd = w->type().staticDims();
+    const Value *a = mm->input(0);
     int64_t k;
-    if (!a->type().dims.back().isConst(k) || k != wd[0])
+    if (!a || a->type().dtype != DType::Float32 || a->type().rank() < 2 ||
+        isFoldable(a) || !a->type().dims.back().isConst(k))
+      continue;
+    const int64_t n = foldableMatrixColumns(mm->input(1), k);
+    if (n == 0)
       continue;
     // Rows: the leading dims, a symbol counted as 1.
     int64_t rows = 1;
@@ -120,7 +119,7 @@ int splitDeepMatMuls(Graph &g, const DeviceProfile &p) {
       if (a->type().dims[i].isConst(d))
         rows *= d;
     }
-    int64_t s = deepMatMulSplit(rows, k, wd[1]);
+    int64_t s = deepMatMulSplit(rows, k, n);
     if (s > 1)
       todo.push_back({mm, s});
   }
