@@ -1,6 +1,7 @@
 /// \file
 /// The compile pipeline. Reads top to bottom as the list of stages.
 #include "compiler/driver/pipeline.h"
+#include "compiler/schedule/channel_blocks.h"
 #include "compiler/passes/fold_batchnorm.h"
 #include "compiler/passes/merge_matmuls.h"
 #include "compiler/passes/split_k.h"
@@ -227,6 +228,12 @@ Expected<CompileResult> compileModel(const CompileOptions &opts) {
 
   // 2. Graph passes.
   FoldProgram foldProgram;
+  // The channel block of the activations around convolutions (0: NCHW
+  // throughout), which the weight packing lays convolution weights out for.
+  const int64_t convBlock =
+      opts.channelBlocks && opts.schedule.registerTiling
+          ? channelBlock(opts.schedule.profile)
+          : 0;
   Status passes = timer.run("passes", [&]() -> Status {
     graph->removeDeadNodes();
     dumpGraph("dce", *graph);
@@ -242,7 +249,7 @@ Expected<CompileResult> compileModel(const CompileOptions &opts) {
       // Deep GEMMs as S partial products and their sum (split_k.h).
       if (opts.splitK && splitDeepMatMuls(*graph, opts.schedule.profile))
         dumpGraph("split-k", *graph);
-      packWeights(*graph, opts.schedule.profile.vectorLanes);
+      packWeights(*graph, opts.schedule.profile.vectorLanes, convBlock);
       dumpGraph("pack-weights", *graph);
     }
     // What reads weights alone moves to the folding program.
@@ -267,6 +274,12 @@ Expected<CompileResult> compileModel(const CompileOptions &opts) {
   auto lowered = timer.run("lowering", [&] { return lowerGraph(*graph); });
   if (!lowered)
     return lowered.status();
+  // Channel-blocked activations around convolutions on CPU-style targets
+  // (channel_blocks.h); the folding program keeps its layouts.
+  if (convBlock > 0)
+    timer.run("channel-blocks", [&] {
+      return blockChannels(*lowered, convBlock);
+    });
   Expected<LoweredGraph> foldLowered = LoweredGraph();
   if (foldProgram.graph) {
     foldLowered = timer.run("lowering", [&] {

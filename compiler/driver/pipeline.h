@@ -33,6 +33,10 @@ struct CompileOptions {
   /// With register tiling on a GPU profile: deep MatMuls split along K
   /// across work-groups (split_k.h; `--no-split-k` turns it off).
   bool splitK = true;
+  /// With register tiling on a CPU profile: the activations around
+  /// convolutions stored with their channels in blocks of the vector lanes
+  /// (channel_blocks.h; `--no-channel-blocks` turns it off).
+  bool channelBlocks = true;
   int wrapperOptLevel = 1;
   /// Leave the updatable weights out of the .so: the host gives them with
   /// aotc_container_update_constants before the first run.

@@ -234,14 +234,40 @@ void replaceByPacked(Graph &g, Node &n, int input, const std::vector<int> &perm,
 /// Conv with one group: W[co, ci, k...] as panels P[co / L, ci, k..., L]
 /// when L divides co (each tile of output channels streams one panel), else
 /// W'[ci, k..., co].
-bool packConv(Graph &g, Node &n, int64_t lanes) {
+bool packConv(Graph &g, Node &n, int64_t lanes, int64_t block) {
   Value *w = n.input(1);
-  if (n.intAttr("group") != 1 || !(packable(w) || computedWeight(w)) ||
-      w->type().rank() < 3)
+  if (!(packable(w) || computedWeight(w)) || w->type().rank() < 3)
     return false;
   int r = w->type().rank();
-  int64_t co = w->type().staticDims()[0];
+  int64_t co = w->type().staticDims()[0], ci = w->type().staticDims()[1];
   std::vector<int> perm;
+  if (n.intAttr("group") != 1) {
+    // A depthwise convolution over blocked channels reads, per window
+    // step, one weight of each channel of a block: W[c, 1, k...] as
+    // P[c / B, 1, k..., B].
+    if (block <= 0 || n.intAttr("group") != co || ci != 1 || co % block != 0)
+      return false;
+    perm.push_back(0);
+    for (int k = 2; k <= r; ++k)
+      perm.push_back(k);
+    perm.push_back(1);
+    replaceByPacked(g, n, 1, perm, 0, block);
+    return true;
+  }
+  if (block > 0 && co % block == 0 && ci % block == 0) {
+    // Channel-blocked (the schedule's channel_blocks.h): its reduction
+    // runs over input-channel blocks, the window, then the channels of a
+    // block, innermost. View [co / B, B, ci, k...] as P[co / B, k..., ci,
+    // B]: each step reads the next B output channels of one row, the
+    // steps of a block one contiguous run.
+    perm.push_back(0);
+    for (int k = 3; k <= r; ++k)
+      perm.push_back(k);
+    perm.push_back(2);
+    perm.push_back(1);
+    replaceByPacked(g, n, 1, perm, 0, block);
+    return true;
+  }
   if (lanes >= 4 && co % lanes == 0 && co > lanes) {
     // View [co / L, L, ci, k...]: P dim 0 is view dim 0, then ci, k..., L.
     perm.push_back(0);
@@ -321,14 +347,14 @@ bool packRightOperand(Graph &g, Node &n, int64_t lanes) {
 
 } // namespace
 
-int packWeights(Graph &g, int64_t lanes) {
+int packWeights(Graph &g, int64_t lanes, int64_t convBlock) {
   std::vector<Node *> nodes;
   for (const auto &n : g.nodes())
     nodes.push_back(n.get());
   int packed = 0;
   for (Node *n : nodes) {
     if (n->op() == OpKind::Conv)
-      packed += packConv(g, *n, lanes);
+      packed += packConv(g, *n, lanes, convBlock);
     else if (n->op() == OpKind::Gemm || n->op() == OpKind::MatMul)
       packed += packRightOperand(g, *n, lanes);
   }

@@ -41,6 +41,9 @@ namespace aotc {
 /// \p lanes float lanes (the panel width; below 4, a target without
 /// explicit vectors such as a GPU, no panels: a convolution's weight still
 /// gets its output channels innermost); returns the number packed.
-int packWeights(Graph &g, int64_t lanes);
+/// With \p convBlock > 0 (the channel block of channel_blocks.h), a
+/// one-group Conv whose input and output channels it divides gets
+/// P[co / B, k..., ci, B] instead.
+int packWeights(Graph &g, int64_t lanes, int64_t convBlock = 0);
 
 } // namespace aotc

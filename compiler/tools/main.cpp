@@ -53,7 +53,7 @@ int runCli(int argc, char **argv) {
                     "differs at larger symbol values (a batch of 8) is also "
                     "built planned for those, and each run launches the one "
                     "planned for its sizes");
-  bool noMergeMatMuls = false, noSplitK = false;
+  bool noMergeMatMuls = false, noSplitK = false, noChannelBlocks = false;
   compile->add_flag("--no-merge-matmuls", noMergeMatMuls,
                     "keep sibling MatMuls of one activation (q, k, v) as "
                     "separate GEMMs instead of one over their concatenated "
@@ -62,6 +62,10 @@ int runCli(int argc, char **argv) {
                     "GPU profiles: keep deep MatMuls (K >= 4 N, K >= 2048) "
                     "as one GEMM instead of S partial products over K/S "
                     "steps each and their sum");
+  compile->add_flag("--no-channel-blocks", noChannelBlocks,
+                    "CPU profiles: keep the activations around convolutions "
+                    "in NCHW instead of channels in blocks of the vector "
+                    "lanes ([N, C/16, H, W, 16])");
   std::string vectorLanes, deviceProfile, kernelConfigsPath;
   compile->add_option("--vector-lanes", vectorLanes,
                       "shorthand for --device-profile: 8 (generic-avx2), 16 "
@@ -189,6 +193,7 @@ int runCli(int argc, char **argv) {
       copts.schedule.sizeVariantAt = 0;
     copts.mergeMatMuls = !noMergeMatMuls;
     copts.splitK = !noSplitK;
+    copts.channelBlocks = !noChannelBlocks;
     if (!vectorLanes.empty() && !deviceProfile.empty()) {
       std::fprintf(stderr, "aotc: error: give --vector-lanes or "
                            "--device-profile, not both\n");

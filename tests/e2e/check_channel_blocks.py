@@ -1,0 +1,185 @@
+#!/usr/bin/env python3
+"""Channel-blocked activations around convolutions (compiler/schedule/channel_blocks.h)
+against ONNX Runtime.
+
+One CNN over x[n, 32, 15, 13] (odd map sizes, so every tile has a partial last one):
+  - c1: 3x3 Conv 32 -> 64 with a BatchNormalization folded into it (its weight is
+    computed at load, and packed for the blocks by the folding program), Relu;
+  - c2: 1x1 Conv 64 -> 64, Relu, plus c1 (a residual sum), which the graph also returns
+    as `res` (an output inside the region keeps NCHW);
+  - a 3x3/2 MaxPool, a 3x3 depthwise Conv (group 64) with Clip, a 3x3/2 Conv 64 -> 96
+    with Relu (c3), then from c3: a 1x1 Conv 96 -> 48 returned as `side` (48 channels:
+    not a block multiple with 16 lanes, so it reads c3 from outside the region), a 2x2
+    AveragePool returned as `pool`, and a GlobalAveragePool, Flatten and Gemm returned
+    as `logits`.
+Under 16 lanes (blocks of 32), 8 lanes (blocks of 16), 16 lanes with
+--no-channel-blocks and the naive kernels, at batch 0, 1 and 3:
+  - which defs are blocked (`--emit lowered`): the convolutions, the depthwise one, the
+    pools inside the region; none without blocks;
+  - the outputs match ONNX Runtime;
+  - the convolution weights updated by name (the dense 1x1, the depthwise one, and the
+    one the BatchNormalization folds into) give ONNX Runtime's answer with the new
+    values, and a weight of the wrong shape is refused.
+Usage: check_channel_blocks.py AOTC
+"""
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+from onnx import TensorProto as T
+from onnx import helper as h
+from onnx import numpy_helper as nh
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bench", "gpu"))
+from aotc_ctypes import Model  # noqa: E402
+from compiled_model import with_weights  # noqa: E402
+
+aotc = sys.argv[1]
+rng = np.random.default_rng(31)
+tmp = tempfile.mkdtemp()
+failed = 0
+checks = 0
+
+
+def fail(msg):
+    global failed
+    failed += 1
+    print("FAIL", msg)
+
+
+def conv_w(name, co, ci, k):
+    # Scaled by the reduction's length, so that every result is of order 1.
+    return (rng.standard_normal((co, ci, k, k)) / np.sqrt(ci * k * k)).astype(np.float32)
+
+
+def make(weights):
+    vi = h.make_tensor_value_info
+    nodes = [
+        h.make_node("Conv", ["x", "w1", "b1"], ["c1"], kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+        h.make_node("BatchNormalization", ["c1", "bn_s", "bn_b", "bn_m", "bn_v"], ["c1n"]),
+        h.make_node("Relu", ["c1n"], ["a1"]),
+        h.make_node("Conv", ["a1", "w2", "b2"], ["c2"], kernel_shape=[1, 1]),
+        h.make_node("Relu", ["c2"], ["a2"]),
+        h.make_node("Add", ["a2", "a1"], ["res"]),
+        h.make_node("MaxPool", ["res"], ["mp"], kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1]),
+        h.make_node("Conv", ["mp", "wd", "bd"], ["dw"], kernel_shape=[3, 3], pads=[1, 1, 1, 1], group=64),
+        h.make_node("Clip", ["dw", "lo", "hi"], ["dwc"]),
+        h.make_node("Conv", ["dwc", "w3", "b3"], ["c3"], kernel_shape=[3, 3], strides=[2, 2],
+                    pads=[1, 1, 1, 1]),
+        h.make_node("Relu", ["c3"], ["a3"]),
+        h.make_node("Conv", ["a3", "w4", "b4"], ["side"], kernel_shape=[1, 1]),
+        h.make_node("AveragePool", ["a3"], ["pool"], kernel_shape=[2, 2], strides=[2, 2]),
+        h.make_node("GlobalAveragePool", ["a3"], ["gap"]),
+        h.make_node("Flatten", ["gap"], ["flat"]),
+        h.make_node("Gemm", ["flat", "wf", "bf"], ["logits"], transB=1),
+    ]
+    inits = [nh.from_array(v, k) for k, v in weights.items()]
+    g = h.make_graph(
+        nodes, "channel_blocks", [vi("x", T.FLOAT, ["n", 32, 15, 13])],
+        [vi("res", T.FLOAT, ["n", 64, 15, 13]), vi("side", T.FLOAT, ["n", 48, 4, 4]),
+         vi("pool", T.FLOAT, ["n", 96, 2, 2]), vi("logits", T.FLOAT, ["n", 10])], inits)
+    return h.make_model(g, opset_imports=[h.make_opsetid("", 17)])
+
+
+weights = {
+    "w1": conv_w("w1", 64, 32, 3), "b1": rng.standard_normal(64).astype(np.float32),
+    "bn_s": rng.uniform(0.5, 1.5, 64).astype(np.float32),
+    "bn_b": rng.standard_normal(64).astype(np.float32),
+    "bn_m": rng.standard_normal(64).astype(np.float32),
+    "bn_v": rng.uniform(0.5, 2.0, 64).astype(np.float32),
+    "w2": conv_w("w2", 64, 64, 1), "b2": rng.standard_normal(64).astype(np.float32),
+    "wd": conv_w("wd", 64, 1, 3), "bd": rng.standard_normal(64).astype(np.float32),
+    "lo": np.array(0.0, np.float32), "hi": np.array(6.0, np.float32),
+    "w3": conv_w("w3", 96, 64, 3), "b3": rng.standard_normal(96).astype(np.float32),
+    "w4": conv_w("w4", 48, 96, 1), "b4": rng.standard_normal(48).astype(np.float32),
+    "wf": (rng.standard_normal((10, 96)) / np.sqrt(96)).astype(np.float32),
+    "bf": rng.standard_normal(10).astype(np.float32),
+}
+OUTPUTS = ("res", "side", "pool", "logits")
+
+
+def compare(tag, model, proto):
+    global checks
+    sess = ort.InferenceSession(proto.SerializeToString(), providers=["CPUExecutionProvider"])
+    for n in (0, 1, 3):
+        x = rng.standard_normal((n, 32, 15, 13)).astype(np.float32)
+        ref = sess.run(None, {"x": x})
+        out = model.run([x])
+        for name, r, o in zip(OUTPUTS, ref, out):
+            checks += 1
+            err = float(np.abs(r - o).max()) / max(1.0, float(np.abs(r).max())) if r.size else 0.0
+            if r.shape != o.shape or err > 1e-5:
+                fail(f"{tag} batch {n} {name}: shape {o.shape} vs {r.shape}, rel err {err:.2e}")
+
+
+def blocked_defs(path, flags):
+    """The lowered defs whose shape ends in a channel block: {name: block}."""
+    r = subprocess.run([aotc, "compile", path, "--emit", "lowered"] + flags,
+                       capture_output=True, text=True)
+    if r.returncode != 0:
+        fail(f"{flags}: --emit lowered: {r.stderr.strip()}")
+        return {}
+    out = {}
+    for line in r.stdout.split("// ----- folding program")[0].splitlines():
+        m = re.match(r"%t\d+ (\S+): f32\[n,\d+,\d+,\d+,(\d+)\]", line)
+        if m:
+            out[m.group(1)] = int(m.group(2))
+    return out
+
+
+proto = make(weights)
+path = os.path.join(tmp, "blocks.onnx")
+onnx.save(proto, path)
+# The region, by def name: the convolutions (c1 with its folded normalization, c2's
+# Relu inside the residual sum, the depthwise one, c3 with its Relu), the MaxPool and
+# AveragePool, the padded copies before them. `res` is an output (NCHW) and `side`
+# reads a3 from outside (48 channels), so a3 keeps NCHW with 16 lanes; with 8 lanes
+# (blocks of 16) `side` is a block multiple but an output.
+MUST = ("c1", "mp", "dw", "c3")
+for label, flags, block in (("lanes16", ["--vector-lanes", "16"], 32),
+                            ("lanes8", ["--vector-lanes", "8"], 16),
+                            ("no-blocks", ["--vector-lanes", "16", "--no-channel-blocks"], 0),
+                            ("naive", ["--naive-kernels"], 0)):
+    got = blocked_defs(path, flags)
+    checks += 1
+    if block == 0 and got:
+        fail(f"{label}: blocked defs {sorted(got)}, expected none")
+    if block:
+        missing = [d for d in MUST if got.get(d) != block and got.get(d + "_padded") != block
+                   and not any(k.startswith(d) and v == block for k, v in got.items())]
+        if missing or any(v != block for v in got.values()):
+            fail(f"{label}: blocked defs {got}, expected {MUST} in blocks of {block}")
+        for d in ("res", "side", "logits"):
+            if d in got:
+                fail(f"{label}: output {d} blocked")
+    so = os.path.join(tmp, f"blocks_{label}.so")
+    r = subprocess.run([aotc, "compile", path, "-o", so] + flags, capture_output=True, text=True)
+    if r.returncode != 0:
+        fail(f"{label}: compile: {r.stderr.strip()}")
+        continue
+    model = Model(so, device="cpu")
+    compare(label, model, proto)
+    new = {"w2": conv_w("w2", 64, 64, 1), "wd": conv_w("wd", 64, 1, 3),
+           "w1": conv_w("w1", 64, 32, 3), "w3": conv_w("w3", 96, 64, 3)}
+    try:
+        model.update_constants(new, validate_full=False)
+    except RuntimeError as e:
+        fail(f"{label}: update: {e}")
+        continue
+    compare(label + " updated", model, with_weights(proto, new))
+    checks += 1
+    try:
+        model.update_constants({"w3": np.zeros((96, 64, 3, 2), np.float32)}, validate_full=False)
+        fail(f"{label}: a weight of the wrong shape was accepted")
+    except RuntimeError:
+        pass
+print(f"{checks} checks")
+if failed:
+    print(f"{failed} failed")
+    sys.exit(1)
+print("channel blocks ok")
