@@ -224,33 +224,56 @@ void BoundsProver::learnConstRange(const Entry &e) {
     return;
   }
   case Entry::Fact: {
-    // A fact c * v + k >= 0 in one variable bounds it: the last tile's
-    // check `6 * t + 6 <= 28` gives t <= 3, which proves `12 * t + 10 < 56`
-    // (a stride-2 read) where comparing with the fact term by term cannot.
+    // A linear fact sum(c_j * v_j) + k >= 0 bounds each of its variables
+    // by the others' ranges: v with c > 0 is at least
+    // ceil(-(k + max of the rest) / c), v with c < 0 at most
+    // floor((k + max of the rest) / -c). The last tile's check
+    // `6 * t + 6 <= 28` gives t <= 3, which proves `12 * t + 10 < 56` (a
+    // stride-2 read) where comparing with the fact term by term cannot; a
+    // vector tile's check `48 - (32 * i1 + 16 * t3) >= 0`, t3 in [0, 1],
+    // gives i1 <= 1 (a channel Concat over blocked channels).
     std::map<uint64_t, std::pair<const Var *, int64_t>> terms;
     int64_t k = 0;
     if (!linearForm(e.fact, 1, terms, k))
       return;
-    const Var *v = nullptr;
-    int64_t c = 0;
-    for (const auto &[id, t] : terms) {
-      if (t.second == 0)
-        continue;
-      if (v)
-        return; // more than one variable
-      v = t.first;
-      c = t.second;
-    }
-    const Range *r = v ? env_.find(v) : nullptr;
-    if (!r)
+    std::vector<std::pair<const Var *, int64_t>> vars;
+    for (const auto &[id, t] : terms)
+      if (t.second != 0)
+        vars.push_back(t);
+    if (vars.empty() || vars.size() > 4 || k < -(int64_t{1} << 60) ||
+        k > (int64_t{1} << 60))
       return;
-    Range n = *r;
-    if (c > 0)
-      n.min = std::max(n.min, -floorDivInt(k, c)); // v >= ceil(-k / c)
-    else
-      n.max = std::min(n.max, floorDivInt(k, -c)); // v <= floor(k / -c)
-    if (n.min <= n.max)
-      env_.set(v, n);
+    // The largest value of c * v over v's range, if known.
+    auto maxTerm = [&](const Var *v, int64_t c) -> std::optional<int64_t> {
+      const Range *r = env_.find(v);
+      if (!r || r->min < -(int64_t{1} << 40) || r->max > (int64_t{1} << 40) ||
+          c < -(int64_t{1} << 20) || c > (int64_t{1} << 20))
+        return std::nullopt;
+      return c > 0 ? c * r->max : c * r->min;
+    };
+    for (const auto &[v, c] : vars) {
+      int64_t rest = k;
+      bool known = true;
+      for (const auto &[u, cu] : vars)
+        if (u != v) {
+          std::optional<int64_t> m = maxTerm(u, cu);
+          if (!m) {
+            known = false;
+            break;
+          }
+          rest += *m;
+        }
+      const Range *r = env_.find(v);
+      if (!known || !r)
+        continue;
+      Range n = *r;
+      if (c > 0)
+        n.min = std::max(n.min, -floorDivInt(rest, c)); // v >= ceil(-rest / c)
+      else
+        n.max = std::min(n.max, floorDivInt(rest, -c)); // v <= floor(rest / -c)
+      if (n.min <= n.max)
+        env_.set(v, n);
+    }
     return;
   }
   }

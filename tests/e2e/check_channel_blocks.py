@@ -20,6 +20,8 @@ Under 16 lanes (blocks of 32), 8 lanes (blocks of 16), 16 lanes with
   - the convolution weights updated by name (the dense 1x1, the depthwise one, and the
     one the BatchNormalization folds into) give ONNX Runtime's answer with the new
     values, and a weight of the wrong shape is refused.
+Then a model with symbolic map sizes, a grouped convolution, a channel Concat, a Resize
+and a MaxPool, at several map sizes (1 x 1 included).
 Usage: check_channel_blocks.py AOTC
 """
 import os
@@ -126,7 +128,7 @@ def blocked_defs(path, flags):
         return {}
     out = {}
     for line in r.stdout.split("// ----- folding program")[0].splitlines():
-        m = re.match(r"%t\d+ (\S+): f32\[n,\d+,\d+,\d+,(\d+)\]", line)
+        m = re.match(r"%t\d+ (\S+): f32\[n,\d+,[^,\]]+,[^,\]]+,(\d+)\]", line)
         if m:
             out[m.group(1)] = int(m.group(2))
     return out
@@ -178,6 +180,62 @@ for label, flags, block in (("lanes16", ["--vector-lanes", "16"], 32),
         fail(f"{label}: a weight of the wrong shape was accepted")
     except RuntimeError:
         pass
+
+# A second model with symbolic map sizes, a grouped convolution (group 2, 32 channels
+# a group), a channel Concat (its second and third inputs read at i1 - 64 and
+# i1 - 128), a Resize (nearest, x2) and a MaxPool, and a global pool at the end.
+def make_shapes():
+    vi = h.make_tensor_value_info
+    ws = {"s1": conv_w("s1", 64, 32, 3), "s2": conv_w("s2", 64, 32, 3),
+          "s3": conv_w("s3", 64, 64, 1), "s4": conv_w("s4", 32, 192, 1),
+          "scales": np.array([1, 1, 2, 2], np.float32)}
+    nodes = [
+        h.make_node("Conv", ["x", "s1"], ["u1"], kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+        h.make_node("Relu", ["u1"], ["v1"]),
+        h.make_node("Conv", ["v1", "s2"], ["u2"], kernel_shape=[3, 3], pads=[1, 1, 1, 1], group=2),
+        h.make_node("Conv", ["v1", "s3"], ["u3"], kernel_shape=[1, 1]),
+        h.make_node("Resize", ["u3", "", "scales"], ["up"], mode="nearest"),
+        h.make_node("MaxPool", ["up"], ["down"], kernel_shape=[2, 2], strides=[2, 2]),
+        h.make_node("Concat", ["u2", "down", "v1"], ["cat"], axis=1),
+        h.make_node("Conv", ["cat", "s4"], ["u4"], kernel_shape=[1, 1]),
+        h.make_node("GlobalAveragePool", ["u4"], ["g"]),
+    ]
+    g = h.make_graph(nodes, "channel_blocks_shapes", [vi("x", T.FLOAT, ["n", 32, "h", "w"])],
+                     [vi("g", T.FLOAT, ["n", 32, 1, 1]), vi("up", T.FLOAT, ["n", 64, "h2", "w2"])],
+                     [nh.from_array(v, k) for k, v in ws.items()])
+    return h.make_model(g, opset_imports=[h.make_opsetid("", 17)])
+
+
+proto2 = make_shapes()
+path2 = os.path.join(tmp, "shapes.onnx")
+onnx.save(proto2, path2)
+sess2 = ort.InferenceSession(proto2.SerializeToString(), providers=["CPUExecutionProvider"])
+for label, flags in (("shapes lanes16", ["--vector-lanes", "16"]), ("shapes lanes8", ["--vector-lanes", "8"])):
+    got = blocked_defs(path2, flags)
+    checks += 1
+    # The grouped convolution (32 channels a group: one block) and the Concat (its
+    # offsets whole blocks) are blocked; the Resize computes even its channel index in
+    # floats (a scale of 1), so it reads u3 at no block-aligned channel, and u3, the
+    # Resize and the MaxPool after it keep NCHW.
+    if any(d not in got for d in ("u1", "v1", "u2", "cat", "u4")) or \
+            any(d in got for d in ("u3", "up", "down")):
+        fail(f"{label}: blocked defs {sorted(got)}: expected u1, v1, u2, cat, u4, not u3, up, down")
+    so = os.path.join(tmp, f"shapes_{label.split()[1]}.so")
+    r = subprocess.run([aotc, "compile", path2, "-o", so] + flags, capture_output=True, text=True)
+    if r.returncode != 0:
+        fail(f"{label}: compile: {r.stderr.strip()}")
+        continue
+    model = Model(so, device="cpu")
+    for n, hh, ww in ((1, 9, 11), (2, 16, 5), (0, 7, 7), (1, 1, 1)):
+        x = rng.standard_normal((n, 32, hh, ww)).astype(np.float32)
+        ref = sess2.run(None, {"x": x})
+        out = model.run([x])
+        for name, rr, o in zip(("g", "up"), ref, out):
+            checks += 1
+            o = np.asarray(o)
+            err = float(np.abs(rr - o).max()) / max(1.0, float(np.abs(rr).max())) if rr.size else 0.0
+            if rr.shape != o.shape or err > 1e-5:
+                fail(f"{label} {n}x{hh}x{ww} {name}: shape {o.shape} vs {rr.shape}, rel err {err:.2e}")
 print(f"{checks} checks")
 if failed:
     print(f"{failed} failed")

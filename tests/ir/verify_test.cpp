@@ -408,6 +408,34 @@ TEST(BoundsProver, FactBoundsItsVariable) {
   EXPECT_FALSE(p.proveNonNegative(t * 12 - 49));
 }
 
+// A fact in several variables bounds each by the others' ranges: a channel
+// Concat over blocks of 32 (channel_blocks.h) reads its first input, 2 blocks,
+// at block i1 in the vector tile whose check is 32 * i1 + 16 * t + 15 < 64.
+TEST(BoundsProver, FactInSeveralVariables) {
+  Expr i = Var::make("i"), t = Var::make("t");
+  BoundsProver p{RangeEnv()};
+  p.addLoop(i, 0, Expr(6));
+  p.addLoop(t, 0, Expr(2));
+  EXPECT_FALSE(p.proveInRange(i, Expr(2)));
+  size_t mark = p.mark();
+  p.addFact(cmp(BinOp::LT, i * 32 + t * 16 + 15, Expr(64)), true);
+  EXPECT_TRUE(p.proveInRange(i, Expr(2)));  // i <= (48 - 16 * 0) / 32 = 1
+  EXPECT_FALSE(p.proveInRange(i, Expr(1))); // i = 1, t = 0 is allowed
+  EXPECT_TRUE(p.proveInRange(t, Expr(2)));
+  p.release(mark);
+  // The else branch: 32 * i + 16 * t >= 49 with t <= 1 gives 32 * i >= 33,
+  // i >= 2.
+  p.addFact(cmp(BinOp::LT, i * 32 + t * 16 + 15, Expr(64)), false);
+  EXPECT_TRUE(p.proveNonNegative(i - 2));
+  EXPECT_FALSE(p.proveNonNegative(i - 3));
+  // A variable without a range bounds nothing.
+  Expr u = Var::make("u");
+  BoundsProver q{RangeEnv()};
+  q.addLoop(i, 0, Expr(6));
+  q.addFact(cmp(BinOp::LT, i * 32 + u, Expr(64)), true);
+  EXPECT_FALSE(q.proveInRange(i, Expr(2)));
+}
+
 // A quotient below a symbol: a GEMM view's column p of 81 * n (81 pixels
 // of each of n images) names image p floordiv 81 < n where p < 81 * n is
 // known (gemm_view.cpp); X - (a floordiv c) >= 0 is c * X + c - 1 - a >= 0.
