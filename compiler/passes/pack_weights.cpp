@@ -233,27 +233,33 @@ void replaceByPacked(Graph &g, Node &n, int input, const std::vector<int> &perm,
 
 /// Conv with one group: W[co, ci, k...] as panels P[co / L, ci, k..., L]
 /// when L divides co (each tile of output channels streams one panel), else
-/// W'[ci, k..., co].
+/// W'[ci, k..., co]; for channel blocks of B (\p block > 0) that divide
+/// co and ci, P[co / B, k..., ci, B] instead. A depthwise Conv: only for
+/// channel blocks, P[c / B, 1, k..., B].
 bool packConv(Graph &g, Node &n, int64_t lanes, int64_t block) {
   Value *w = n.input(1);
   if (!(packable(w) || computedWeight(w)) || w->type().rank() < 3)
     return false;
   int r = w->type().rank();
   int64_t co = w->type().staticDims()[0], ci = w->type().staticDims()[1];
-  std::vector<int> perm;
-  if (n.intAttr("group") != 1) {
-    // A depthwise convolution over blocked channels reads, per window
-    // step, one weight of each channel of a block: W[c, 1, k...] as
-    // P[c / B, 1, k..., B].
-    if (block <= 0 || n.intAttr("group") != co || ci != 1 || co % block != 0)
-      return false;
-    perm.push_back(0);
+  // Panels of \p width output channels: view [co / W, W, ci, k...] as
+  // P[co / W, ci, k..., W].
+  auto panels = [&](int64_t width) {
+    std::vector<int> perm{0};
     for (int k = 2; k <= r; ++k)
       perm.push_back(k);
     perm.push_back(1);
-    replaceByPacked(g, n, 1, perm, 0, block);
+    replaceByPacked(g, n, 1, perm, 0, width);
     return true;
+  };
+  if (n.intAttr("group") != 1) {
+    // A depthwise convolution over blocked channels reads, per window
+    // step, one weight of each channel of a block.
+    if (block <= 0 || n.intAttr("group") != co || ci != 1 || co % block != 0)
+      return false;
+    return panels(block);
   }
+  std::vector<int> perm;
   if (block > 0 && co % block == 0 && ci % block == 0) {
     // Channel-blocked (the schedule's channel_blocks.h): its reduction
     // runs over input-channel blocks, the window, then the channels of a
@@ -268,15 +274,8 @@ bool packConv(Graph &g, Node &n, int64_t lanes, int64_t block) {
     replaceByPacked(g, n, 1, perm, 0, block);
     return true;
   }
-  if (lanes >= 4 && co % lanes == 0 && co > lanes) {
-    // View [co / L, L, ci, k...]: P dim 0 is view dim 0, then ci, k..., L.
-    perm.push_back(0);
-    for (int k = 2; k <= r; ++k)
-      perm.push_back(k);
-    perm.push_back(1);
-    replaceByPacked(g, n, 1, perm, 0, lanes);
-    return true;
-  }
+  if (lanes >= 4 && co % lanes == 0 && co > lanes)
+    return panels(lanes);
   for (int k = 1; k < r; ++k)
     perm.push_back(k);
   perm.push_back(0);
