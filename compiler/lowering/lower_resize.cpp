@@ -168,7 +168,7 @@ Status lowerResize(const Node &n, LowerCtx &ctx) {
   for (int k = 0; k < r; ++k) {
     if (std::find(axes.begin(), axes.end(), k) == axes.end())
       continue;
-    if (!crop && inDims[k].sameAs(outDims[k]) && scales[k] == 1.0)
+    if (!crop && structurallyEqual(inDims[k], outDims[k]) && scales[k] == 1.0)
       continue;
     resized.push_back(k);
   }
