@@ -214,9 +214,8 @@ for label, flags in (("shapes lanes16", ["--vector-lanes", "16"]), ("shapes lane
     got = blocked_defs(path2, flags)
     checks += 1
     # The grouped convolution (32 channels a group: one block) and the Concat (its
-    # offsets whole blocks) are blocked; the Resize computes even its channel index in
-    # floats (a scale of 1), so it reads u3 at no block-aligned channel, and u3, the
-    # Resize and the MaxPool after it keep NCHW.
+    # offsets whole blocks) are blocked; the Resize is a graph output, so u3 (its only
+    # reader is the Resize) and the MaxPool after the Resize keep NCHW.
     if any(d not in got for d in ("u1", "v1", "u2", "cat", "u4")) or \
             any(d in got for d in ("u3", "up", "down")):
         fail(f"{label}: blocked defs {sorted(got)}: expected u1, v1, u2, cat, u4, not u3, up, down")
