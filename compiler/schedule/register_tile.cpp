@@ -401,8 +401,13 @@ RegisterTile chooseRegisterTile(const ReductionNest &nest,
     if (const Store *st = storeUnderLets(element, lets);
         st && exprLargerThan(st->value, kMaxRowElement))
       return t;
+    // A static innermost extent of up to two vectors is one row: a
+    // channel-blocked padded copy ([n, C/32, H+2, W+2, 32]) stored half a
+    // pixel per work-item, its index arithmetic and PoCL's work-item loop
+    // costing more than the copy (MobileNetV2's 18 padded copies 1.1-1.6
+    // -> 1.0 ms). Longer rows stay 16 (32 made BERT's slower).
     int64_t tn = 16, e;
-    if (nest.shape[rank - 1].isConst(e) && e < tn)
+    if (nest.shape[rank - 1].isConst(e) && (e < tn || e <= 2 * lanes))
       tn = e;
     if (tn < 4)
       return t;
