@@ -21,7 +21,8 @@ Under 16 lanes (blocks of 32), 8 lanes (blocks of 16), 16 lanes with
     one the BatchNormalization folds into) give ONNX Runtime's answer with the new
     values, and a weight of the wrong shape is refused.
 Then a model with symbolic map sizes, a grouped convolution, a channel Concat, a Resize
-and a MaxPool, at several map sizes (1 x 1 included).
+and a MaxPool, at several map sizes (1 x 1 included); then 24 random CNNs (fixed seeds)
+for 8 and 16 lanes at batch 1 and 2.
 Usage: check_channel_blocks.py AOTC
 """
 import os
@@ -235,6 +236,128 @@ for label, flags in (("shapes lanes16", ["--vector-lanes", "16"]), ("shapes lane
             err = float(np.abs(rr - o).max()) / max(1.0, float(np.abs(rr).max())) if rr.size else 0.0
             if rr.shape != o.shape or err > 1e-5:
                 fail(f"{label} {n}x{hh}x{ww} {name}: shape {o.shape} vs {rr.shape}, rel err {err:.2e}")
+
+
+# Random CNNs: chains of convolutions (1x1, 3x3, strided, grouped, depthwise) with
+# 16 to 96 channels, Relu/Clip, residual sums, pools, channel Concats, a global pool
+# or a raw map at the end, odd map sizes; compiled for 8 and 16 lanes (blocks of 16
+# and 32) and compared with ONNX Runtime at batch 1 and 2. Each region boundary the
+# rules draw (a Concat at any offset, a convolution to an odd channel count, an output
+# inside the region) meets random neighbours.
+def random_cnn(seed):
+    r = np.random.default_rng(seed)
+    vi = h.make_tensor_value_info
+    nodes, inits, vals = [], [], []
+    c0 = int(r.choice([16, 32, 48]))
+    hw = [int(r.integers(3, 12)), int(r.integers(3, 12))]
+    vals.append(("x", c0, list(hw)))
+    k = 0
+
+    def fresh(prefix):
+        nonlocal k
+        k += 1
+        return f"{prefix}{k}"
+
+    def conv(x, c, cm, ks, stride, group):
+        w = fresh("w")
+        inits.append(nh.from_array(conv_w(w, cm, c // group, ks), w))
+        y = fresh("c")
+        pad = ks // 2
+        nodes.append(h.make_node("Conv", [x, w], [y], kernel_shape=[ks, ks], strides=[stride, stride],
+                                 pads=[pad] * 4, group=group))
+        return y
+
+    for _ in range(int(r.integers(3, 8))):
+        name, c, (hh, ww) = vals[int(r.integers(0, len(vals)))] if r.random() < 0.3 else vals[-1]
+        op = r.choice(["conv", "conv", "conv", "dw", "add", "pool", "concat", "act"])
+        if op == "conv":
+            ks = int(r.choice([1, 3]))
+            stride = int(r.choice([1, 1, 2])) if min(hh, ww) > 2 else 1
+            group = 2 if c % 64 == 0 and r.random() < 0.3 else 1
+            cm = int(r.choice([16, 32, 64, 96, 40]))
+            cm -= cm % group
+            y = conv(name, c, cm, ks, stride, group)
+            out_hw = [(hh + 2 * (ks // 2) - ks) // stride + 1, (ww + 2 * (ks // 2) - ks) // stride + 1]
+            a = fresh("a")
+            nodes.append(h.make_node("Relu", [y], [a]))
+            vals.append((a, cm, out_hw))
+        elif op == "dw":
+            y = conv(name, c, c, 3, 1, c)
+            a = fresh("a")
+            nodes.append(h.make_node("Clip", [y, "lo", "hi"], [a]))
+            vals.append((a, c, [hh, ww]))
+        elif op == "add":
+            same = [v for v in vals if v[1] == c and v[2] == [hh, ww] and v[0] != name]
+            if not same:
+                continue
+            a = fresh("s")
+            nodes.append(h.make_node("Add", [name, same[int(r.integers(0, len(same)))][0]], [a]))
+            vals.append((a, c, [hh, ww]))
+        elif op == "pool":
+            if min(hh, ww) < 2:
+                continue
+            a = fresh("p")
+            kind = r.choice(["MaxPool", "AveragePool"])
+            nodes.append(h.make_node(kind, [name], [a], kernel_shape=[2, 2], strides=[2, 2]))
+            vals.append((a, c, [hh // 2, ww // 2]))
+        elif op == "concat":
+            same = [v for v in vals if v[2] == [hh, ww]]
+            other = same[int(r.integers(0, len(same)))]
+            a = fresh("cat")
+            nodes.append(h.make_node("Concat", [name, other[0]], [a], axis=1))
+            vals.append((a, c + other[1], [hh, ww]))
+        else:
+            a = fresh("e")
+            nodes.append(h.make_node("Sigmoid", [name], [a]))
+            vals.append((a, c, [hh, ww]))
+    last, c, (hh, ww) = vals[-1]
+    outs = []
+    if r.random() < 0.5:
+        nodes.append(h.make_node("GlobalAveragePool", [last], ["y"]))
+        outs.append(vi("y", T.FLOAT, ["n", c, 1, 1]))
+    else:
+        nodes.append(h.make_node("Identity", [last], ["y"]))
+        outs.append(vi("y", T.FLOAT, ["n", c, hh, ww]))
+    mid = vals[len(vals) // 2]
+    if mid[0] != "x" and mid[0] != last and r.random() < 0.5:
+        nodes.append(h.make_node("Identity", [mid[0]], ["m"]))  # an output inside the region
+        outs.append(vi("m", T.FLOAT, ["n", mid[1]] + mid[2]))
+    if any(nd.op_type == "Clip" for nd in nodes):
+        inits += [nh.from_array(np.array(0.0, np.float32), "lo"),
+                  nh.from_array(np.array(6.0, np.float32), "hi")]
+    g = h.make_graph(nodes, f"random_cnn_{seed}", [vi("x", T.FLOAT, ["n", c0] + hw)], outs, inits)
+    return h.make_model(g, opset_imports=[h.make_opsetid("", 17)]), c0, hw
+
+
+blocked_seen = 0
+for seed in range(24):
+    proto3, c0, hw = random_cnn(1000 + seed)
+    path3 = os.path.join(tmp, f"random_{seed}.onnx")
+    onnx.save(proto3, path3)
+    sess3 = ort.InferenceSession(proto3.SerializeToString(), providers=["CPUExecutionProvider"])
+    for lanes in ("8", "16"):
+        flags = ["--vector-lanes", lanes]
+        blocked_seen += bool(blocked_defs(path3, flags))
+        so = os.path.join(tmp, f"random_{seed}_{lanes}.so")
+        r = subprocess.run([aotc, "compile", path3, "-o", so] + flags, capture_output=True, text=True)
+        if r.returncode != 0:
+            fail(f"random cnn {seed} lanes {lanes}: compile: {r.stderr.strip()}")
+            continue
+        model = Model(so, device="cpu")
+        for n in (1, 2):
+            x = rng.standard_normal((n, c0) + tuple(hw)).astype(np.float32)
+            ref = sess3.run(None, {"x": x})
+            out = model.run([x])
+            for i, (rr, o) in enumerate(zip(ref, out)):
+                checks += 1
+                o = np.asarray(o)
+                err = float(np.abs(rr - o).max()) / max(1.0, float(np.abs(rr).max())) if rr.size else 0.0
+                if rr.shape != o.shape or err > 1e-5:
+                    fail(f"random cnn {seed} lanes {lanes} batch {n} output {i}: shape {o.shape} vs "
+                         f"{rr.shape}, rel err {err:.2e}")
+checks += 1
+if blocked_seen < 12:  # of 48 compiles (21 at seeds 1000-1023): the blocked path is reached
+    fail(f"random cnns: only {blocked_seen} of 48 compiles blocked any def")
 print(f"{checks} checks")
 if failed:
     print(f"{failed} failed")
