@@ -34,7 +34,7 @@ struct CompileOptions {
   /// across work-groups (split_k.h; `--no-split-k` turns it off).
   bool splitK = true;
   /// With register tiling on a CPU profile: the activations around
-  /// convolutions stored with their channels in blocks of the vector lanes
+  /// convolutions stored with their channels in blocks of two vectors
   /// (channel_blocks.h; `--no-channel-blocks` turns it off).
   bool channelBlocks = true;
   int wrapperOptLevel = 1;

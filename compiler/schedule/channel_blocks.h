@@ -3,10 +3,10 @@
 ///
 /// A convolution over NCHW reads, at each reduction step, a few pixels of
 /// one channel plane: a new cache line and a new page per step, used for a
-/// few bytes. With the channels in blocks of B (the vector lanes) stored
-/// innermost, [N, C/B, H, W, B], a step reads B consecutive channels of a
-/// pixel (one line serves B steps) and a tile of output channels is one
-/// contiguous vector per pixel. ONNX Runtime (MLAS's NCHWc kernels), oneDNN
+/// few bytes. With the channels in blocks of B (two vectors: channelBlock)
+/// stored innermost, [N, C/B, H, W, B], a step reads B consecutive channels
+/// of a pixel (one line serves 16 steps) and a tile of output channels is
+/// two contiguous vectors per pixel. ONNX Runtime (MLAS's NCHWc kernels), oneDNN
 /// and TVM run CNNs on x86 this way.
 ///
 /// blockChannels rewrites the lowered graph: the region of rank-4 defs

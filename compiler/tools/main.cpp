@@ -64,8 +64,8 @@ int runCli(int argc, char **argv) {
                     "steps each and their sum");
   compile->add_flag("--no-channel-blocks", noChannelBlocks,
                     "CPU profiles: keep the activations around convolutions "
-                    "in NCHW instead of channels in blocks of the vector "
-                    "lanes ([N, C/16, H, W, 16])");
+                    "in NCHW instead of channels in blocks of two vectors "
+                    "([N, C/32, H, W, 32] with 16 lanes)");
   std::string vectorLanes, deviceProfile, kernelConfigsPath;
   compile->add_option("--vector-lanes", vectorLanes,
                       "shorthand for --device-profile: 8 (generic-avx2), 16 "

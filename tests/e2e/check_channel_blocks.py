@@ -106,18 +106,23 @@ weights = {
 OUTPUTS = ("res", "side", "pool", "logits")
 
 
-def compare(tag, model, proto):
+def check_outputs(tag, ref, out, names):
+    """One check per output: out's shape is ref's and max|out - ref| / max(1, max|ref|)
+    is at most 1e-5."""
     global checks
+    for name, r, o in zip(names, ref, out):
+        checks += 1
+        o = np.asarray(o)
+        err = float(np.abs(r - o).max()) / max(1.0, float(np.abs(r).max())) if r.size else 0.0
+        if r.shape != o.shape or err > 1e-5:
+            fail(f"{tag} {name}: shape {o.shape} vs {r.shape}, rel err {err:.2e}")
+
+
+def compare(tag, model, proto):
     sess = ort.InferenceSession(proto.SerializeToString(), providers=["CPUExecutionProvider"])
     for n in (0, 1, 3):
         x = rng.standard_normal((n, 32, 15, 13)).astype(np.float32)
-        ref = sess.run(None, {"x": x})
-        out = model.run([x])
-        for name, r, o in zip(OUTPUTS, ref, out):
-            checks += 1
-            err = float(np.abs(r - o).max()) / max(1.0, float(np.abs(r).max())) if r.size else 0.0
-            if r.shape != o.shape or err > 1e-5:
-                fail(f"{tag} batch {n} {name}: shape {o.shape} vs {r.shape}, rel err {err:.2e}")
+        check_outputs(f"{tag} batch {n}", sess.run(None, {"x": x}), model.run([x]), OUTPUTS)
 
 
 def blocked_defs(path, flags):
@@ -228,14 +233,7 @@ for label, flags in (("shapes lanes16", ["--vector-lanes", "16"]), ("shapes lane
     model = Model(so, device="cpu")
     for n, hh, ww in ((1, 9, 11), (2, 16, 5), (0, 7, 7), (1, 1, 1)):
         x = rng.standard_normal((n, 32, hh, ww)).astype(np.float32)
-        ref = sess2.run(None, {"x": x})
-        out = model.run([x])
-        for name, rr, o in zip(("g", "up"), ref, out):
-            checks += 1
-            o = np.asarray(o)
-            err = float(np.abs(rr - o).max()) / max(1.0, float(np.abs(rr).max())) if rr.size else 0.0
-            if rr.shape != o.shape or err > 1e-5:
-                fail(f"{label} {n}x{hh}x{ww} {name}: shape {o.shape} vs {rr.shape}, rel err {err:.2e}")
+        check_outputs(f"{label} {n}x{hh}x{ww}", sess2.run(None, {"x": x}), model.run([x]), ("g", "up"))
 
 
 # Random CNNs: chains of convolutions (1x1, 3x3, strided, grouped, depthwise) with
@@ -346,15 +344,8 @@ for seed in range(24):
         model = Model(so, device="cpu")
         for n in (1, 2):
             x = rng.standard_normal((n, c0) + tuple(hw)).astype(np.float32)
-            ref = sess3.run(None, {"x": x})
-            out = model.run([x])
-            for i, (rr, o) in enumerate(zip(ref, out)):
-                checks += 1
-                o = np.asarray(o)
-                err = float(np.abs(rr - o).max()) / max(1.0, float(np.abs(rr).max())) if rr.size else 0.0
-                if rr.shape != o.shape or err > 1e-5:
-                    fail(f"random cnn {seed} lanes {lanes} batch {n} output {i}: shape {o.shape} vs "
-                         f"{rr.shape}, rel err {err:.2e}")
+            check_outputs(f"random cnn {seed} lanes {lanes} batch {n}", sess3.run(None, {"x": x}),
+                          model.run([x]), ("y", "m"))
 checks += 1
 if blocked_seen < 12:  # of 48 compiles (21 at seeds 1000-1023): the blocked path is reached
     fail(f"random cnns: only {blocked_seen} of 48 compiles blocked any def")
