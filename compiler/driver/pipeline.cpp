@@ -2,6 +2,7 @@
 /// The compile pipeline. Reads top to bottom as the list of stages.
 #include "compiler/driver/pipeline.h"
 #include "compiler/schedule/channel_blocks.h"
+#include "compiler/schedule/inline_padding.h"
 #include "compiler/passes/fold_batchnorm.h"
 #include "compiler/passes/merge_matmuls.h"
 #include "compiler/passes/split_k.h"
@@ -276,10 +277,14 @@ Expected<CompileResult> compileModel(const CompileOptions &opts) {
     return lowered.status();
   // Channel-blocked activations around convolutions on CPU-style targets
   // (channel_blocks.h); the folding program keeps its layouts.
-  if (convBlock > 0)
+  // Their padded copies read through the padding's selects where those
+  // are the same for every lane (inline_padding.h).
+  if (convBlock > 0) {
     timer.run("channel-blocks", [&] {
       return blockChannels(*lowered, convBlock);
     });
+    timer.run("inline-padding", [&] { return inlinePaddedReads(*lowered); });
+  }
   Expected<LoweredGraph> foldLowered = LoweredGraph();
   if (foldProgram.graph) {
     foldLowered = timer.run("lowering", [&] {

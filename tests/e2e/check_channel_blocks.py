@@ -16,13 +16,18 @@ Under 16 lanes (blocks of 32), 8 lanes (blocks of 16), 16 lanes with
 --no-channel-blocks and the naive kernels, at batch 0, 1 and 3:
   - which defs are blocked (`--emit lowered`): the convolutions, the depthwise one, the
     pools inside the region; none without blocks;
+  - which padded copies remain: with blocks the MaxPool and the depthwise convolution
+    read through the padding's selects (compiler/schedule/inline_padding.h), the
+    dense c3 keeps its copy; without blocks every copy stays;
   - the outputs match ONNX Runtime;
   - the convolution weights updated by name (the dense 1x1, the depthwise one, and the
     one the BatchNormalization folds into) give ONNX Runtime's answer with the new
     values, and a weight of the wrong shape is refused.
 Then a model with symbolic map sizes, a grouped convolution, a channel Concat, a Resize
-and a MaxPool, at several map sizes (1 x 1 included); then 24 random CNNs (fixed seeds)
-for 8 and 16 lanes at batch 1 and 2.
+and a MaxPool, at several map sizes (1 x 1 included); then 24 random CNNs (fixed seeds;
+stride-1 and -2 depthwise convolutions, 2x2/2 pools and 3x3 pools over a padding of 1,
+ceil_mode, count_include_pad) for 8 and 16 lanes at batch 1 and 2, at least 8 of whose
+blocked windows read through the padding's selects.
 Usage: check_channel_blocks.py AOTC
 """
 import os
@@ -125,8 +130,9 @@ def compare(tag, model, proto):
         check_outputs(f"{tag} batch {n}", sess.run(None, {"x": x}), model.run([x]), OUTPUTS)
 
 
-def blocked_defs(path, flags):
-    """The lowered defs whose shape ends in a channel block: {name: block}."""
+def lowered_defs(path, flags):
+    """The lowered defs: {name: its channel block (0: none), whether it reads through
+    a padding's select (a window reduction without a padded copy)}."""
     r = subprocess.run([aotc, "compile", path, "--emit", "lowered"] + flags,
                        capture_output=True, text=True)
     if r.returncode != 0:
@@ -134,10 +140,18 @@ def blocked_defs(path, flags):
         return {}
     out = {}
     for line in r.stdout.split("// ----- folding program")[0].splitlines():
-        m = re.match(r"%t\d+ (\S+): f32\[n,\d+,[^,\]]+,[^,\]]+,(\d+)\]", line)
-        if m:
-            out[m.group(1)] = int(m.group(2))
+        m = re.match(r"%t\d+ (\S+): \w+\[([^\]]*)\] = (\w+)", line)
+        if not m:
+            continue
+        dims = m.group(2).split(",")
+        block = int(dims[4]) if len(dims) == 5 and re.match(r"n,\d+$", ",".join(dims[:2])) else 0
+        out[m.group(1)] = (block, m.group(3) in ("sum", "max") and "select(" in line)
     return out
+
+
+def blocked_defs(path, flags):
+    """The lowered defs whose shape ends in a channel block: {name: block}."""
+    return {k: b for k, (b, _) in lowered_defs(path, flags).items() if b}
 
 
 proto = make(weights)
@@ -165,6 +179,18 @@ for label, flags, block in (("lanes16", ["--vector-lanes", "16"], 32),
         for d in ("res", "side", "logits"):
             if d in got:
                 fail(f"{label}: output {d} blocked")
+    # The MaxPool and the depthwise convolution read their blocked input through the
+    # padding's selects (compiler/schedule/inline_padding.h): their copies are gone;
+    # the dense c3 keeps its copy (of dwc). Without blocks every copy stays.
+    defs = lowered_defs(path, flags)
+    checks += 1
+    copies = {d for d in ("res_padded", "mp_padded", "dwc_padded") if d in defs}
+    through = {d for d in ("mp", "dw") if defs.get(d, (0, False))[1]}
+    want = ({"dwc_padded"}, {"mp", "dw"}) if block else (
+        {"res_padded", "mp_padded", "dwc_padded"}, set())
+    if (copies, through) != want:
+        fail(f"{label}: padded copies {sorted(copies)}, read through selects {sorted(through)}; "
+             f"expected {sorted(want[0])}, {sorted(want[1])}")
     so = os.path.join(tmp, f"blocks_{label}.so")
     r = subprocess.run([aotc, "compile", path, "-o", so] + flags, capture_output=True, text=True)
     if r.returncode != 0:
@@ -280,10 +306,11 @@ def random_cnn(seed):
             nodes.append(h.make_node("Relu", [y], [a]))
             vals.append((a, cm, out_hw))
         elif op == "dw":
-            y = conv(name, c, c, 3, 1, c)
+            stride = int(r.choice([1, 1, 2])) if min(hh, ww) > 2 else 1
+            y = conv(name, c, c, 3, stride, c)
             a = fresh("a")
             nodes.append(h.make_node("Clip", [y, "lo", "hi"], [a]))
-            vals.append((a, c, [hh, ww]))
+            vals.append((a, c, [(hh - 1) // stride + 1, (ww - 1) // stride + 1]))
         elif op == "add":
             same = [v for v in vals if v[1] == c and v[2] == [hh, ww] and v[0] != name]
             if not same:
@@ -296,8 +323,19 @@ def random_cnn(seed):
                 continue
             a = fresh("p")
             kind = r.choice(["MaxPool", "AveragePool"])
-            nodes.append(h.make_node(kind, [name], [a], kernel_shape=[2, 2], strides=[2, 2]))
-            vals.append((a, c, [hh // 2, ww // 2]))
+            # 2x2/2, or 3x3 windows over a padding of 1 (read through the padding's
+            # selects over blocked channels), with ceil_mode and count_include_pad.
+            ks, st, pad = [(2, 2, 0), (3, 1, 1), (3, 2, 1)][int(r.integers(0, 3))]
+            ceil = int(r.random() < 0.3)
+            attrs = dict(kernel_shape=[ks, ks], strides=[st, st], pads=[pad] * 4, ceil_mode=ceil)
+            if kind == "AveragePool" and pad:
+                attrs["count_include_pad"] = int(r.random() < 0.5)
+            nodes.append(h.make_node(kind, [name], [a], **attrs))
+
+            def out(n):
+                o = -(-(n + 2 * pad - ks) // st) + 1 if ceil else (n + 2 * pad - ks) // st + 1
+                return o - 1 if ceil and (o - 1) * st >= n + pad else o
+            vals.append((a, c, [out(hh), out(ww)]))
         elif op == "concat":
             same = [v for v in vals if v[2] == [hh, ww]]
             other = same[int(r.integers(0, len(same)))]
@@ -327,7 +365,7 @@ def random_cnn(seed):
     return h.make_model(g, opset_imports=[h.make_opsetid("", 17)]), c0, hw
 
 
-blocked_seen = 0
+blocked_seen = through_seen = 0
 for seed in range(24):
     proto3, c0, hw = random_cnn(1000 + seed)
     path3 = os.path.join(tmp, f"random_{seed}.onnx")
@@ -335,7 +373,9 @@ for seed in range(24):
     sess3 = ort.InferenceSession(proto3.SerializeToString(), providers=["CPUExecutionProvider"])
     for lanes in ("8", "16"):
         flags = ["--vector-lanes", lanes]
-        blocked_seen += bool(blocked_defs(path3, flags))
+        defs3 = lowered_defs(path3, flags)
+        blocked_seen += any(b for b, _ in defs3.values())
+        through_seen += sum(b > 0 and sel for b, sel in defs3.values())
         so = os.path.join(tmp, f"random_{seed}_{lanes}.so")
         r = subprocess.run([aotc, "compile", path3, "-o", so] + flags, capture_output=True, text=True)
         if r.returncode != 0:
@@ -349,6 +389,11 @@ for seed in range(24):
 checks += 1
 if blocked_seen < 12:  # of 48 compiles (21 at seeds 1000-1023): the blocked path is reached
     fail(f"random cnns: only {blocked_seen} of 48 compiles blocked any def")
+checks += 1
+if through_seen < 8:  # blocked windows read through the padding's selects
+    fail(f"random cnns: only {through_seen} blocked windows read through selects")
+print(f"random cnns: {blocked_seen} of 48 compiles blocked some def, "
+      f"{through_seen} blocked windows read through selects")
 print(f"{checks} checks")
 if failed:
     print(f"{failed} failed")
