@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Size variants (compiler/schedule/size_variants.cpp) against ONNX Runtime, on
-the CPU device with the GPU profile's kernels.
+the CPU device with the GPU profile's kernels, and with the CPU profiles' for a
+GEMM whose rows are the batch.
 
 A kernel whose best configuration differs with its batch planned at 8 instead
 of 1 is built twice, and each run launches the one its condition picks. For
@@ -15,6 +16,9 @@ batched MatMul with a bias and Relu epilogue), at batch 0, 1, 2, 3, 5 and 8:
     bytes, and flops for the variants' contractions);
   - the model compiled with --no-size-variants has no variant and gives the
     same outputs within the tolerance.
+Then an MLP (96 -> 200 -> 37, odd widths) under the AVX-512 and AVX2 CPU
+profiles, whose tiles plan their rows at the batch (1 row, and 4 at a batch of
+8), at batch 0 to 13 (partial tiles of rows).
 Usage: check_size_variants.py AOTC
 """
 import os
@@ -85,6 +89,17 @@ def matmul():
     ], [x], y, [weight("w", (256, 512), 256), weight("b", (512,), 1)])
 
 
+def mlp():
+    x = h.make_tensor_value_info("x", T.FLOAT, ["n", 96])
+    y = h.make_tensor_value_info("y", T.FLOAT, ["n", 37])
+    return model("sv_mlp", [
+        h.make_node("Gemm", ["x", "w1", "b1"], ["g"], transB=1),
+        h.make_node("Relu", ["g"], ["a"]),
+        h.make_node("Gemm", ["a", "w2", "b2"], ["y"], transB=1),
+    ], [x], y, [weight("w1", (200, 96), 96), weight("b1", (200,), 1),
+                weight("w2", (37, 200), 200), weight("b2", (37,), 1)])
+
+
 def compile_so(path, so, flags):
     r = subprocess.run([aotc, "compile", path, "-o", so] + flags, capture_output=True, text=True)
     if r.returncode != 0:
@@ -111,17 +126,17 @@ def holds(cond, n):
     return bool(eval(cond, {"__builtins__": {}}, {"n": n}))
 
 
-def check(make):
+def check(make, profile=GPU, batches=BATCHES):
     global checks
     proto = make()
-    name = proto.graph.name
+    name = proto.graph.name + ("" if profile == GPU else "_" + profile[-1])
     path = os.path.join(tmp, name + ".onnx")
     onnx.save(proto, path)
     so, plain_so = os.path.join(tmp, name + ".so"), os.path.join(tmp, name + "_plain.so")
-    compile_so(path, so, GPU)
-    compile_so(path, plain_so, GPU + ["--no-size-variants"])
-    kernels = launch_conditions(path, GPU)
-    plain = launch_conditions(path, GPU + ["--no-size-variants"])
+    compile_so(path, so, profile)
+    compile_so(path, plain_so, profile + ["--no-size-variants"])
+    kernels = launch_conditions(path, profile)
+    plain = launch_conditions(path, profile + ["--no-size-variants"])
     variants = [k for k, c in kernels if c is not None]
     if not variants or not any(k.endswith("_at8") for k in variants):
         fail(f"{name}: no size variant among {kernels}")
@@ -132,7 +147,7 @@ def check(make):
     m = Model(so, device="cpu", profile=True)
     p = Model(plain_so, device="cpu")
     seen = set()
-    for n in BATCHES:
+    for n in batches:
         shape = [n if isinstance(d, str) else d for d in inp.shape]
         x = rng.standard_normal(shape).astype(np.float32)
         ref = sess.run(None, {inp.name: x})[0]
@@ -162,15 +177,19 @@ def check(make):
     for k in variants:
         checks += 1
         if k not in seen:
-            fail(f"{name}: variant {k} never ran over batches {BATCHES}")
+            fail(f"{name}: variant {k} never ran over batches {batches}")
     print(f"{name}: {len(kernels)} kernels, variants {variants}")
 
 
-for make in (reduce_sum, conv, matmul):
+CPU_BATCHES = [0, 1, 2, 3, 4, 5, 8, 9, 13]
+for make, profile, batches in ((reduce_sum, GPU, BATCHES), (conv, GPU, BATCHES),
+                               (matmul, GPU, BATCHES),
+                               (mlp, ["--vector-lanes", "16"], CPU_BATCHES),
+                               (mlp, ["--vector-lanes", "8"], CPU_BATCHES)):
     try:
-        check(make)
+        check(make, profile, batches)
     except Exception as e:  # a compile or run error fails the test
-        fail(f"{make.__name__}: {e}")
+        fail(f"{make.__name__} {profile}: {e}")
 if failed:
     print(f"{failed} of {checks} checks failed")
     sys.exit(1)
