@@ -67,6 +67,15 @@ def load_ort(path, inputs, args):
     so.intra_op_num_threads = args.threads
     so.inter_op_num_threads = 1
     so.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+    # Its threads spin while a run lasts (ONNX Runtime's default) and stop when it returns.
+    # By default they spin-wait between runs for as long as the session is open (ONNX Runtime
+    # PR #11841 added this switch for that), so in this harness they held the 2 cores while the
+    # other systems' runs were timed: the MLP at batch 1 took aotc 2.2 ms alone and 6.6-9.5 ms
+    # in the harness, also in turns of 5 runs after a 0.2 s pause; 3.2-4.9 ms with this switch.
+    # ONNX Runtime's own time alone is the same either way (MobileNetV2 4.0-5.2 ms spinning,
+    # 4.6-6.0 stopped; ResNet-18 13.1-16.7 and 13.2-16.5; the MLP 2.0 and 2.0-2.3; medians of
+    # 40 runs, three alternated rounds).
+    so.add_session_config_entry("session.force_spinning_stop", "1")
     sess = ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
     feeds = {i.name: a for i, a in zip(sess.get_inputs(), inputs)}
     return lambda: sess.run(None, feeds), sess
