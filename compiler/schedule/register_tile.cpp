@@ -181,6 +181,10 @@ int64_t plannedExtent(const Expr &extent, int64_t symbolsAt) {
   return simplify(at.mutate(extent)).isConst(v) && v > 1 ? v : 1;
 }
 
+bool tilesDependOnPlannedSizes(const DeviceProfile &target) {
+  return target.family == "gpu";
+}
+
 bool isFloatSum(const ReductionNest &nest) {
   // float16 and bfloat16 values are computed in float (their loads
   // widen, their stores round): their sums accumulate in float vectors.
@@ -365,9 +369,11 @@ RegisterTile gpuTile(const ReductionNest &nest, int m, int n, bool vectorN) {
   return t;
 }
 
-/// The largest symbolic M that a CPU tile is planned at as it is (above,
-/// as a large extent).
+/// A CPU tile plans a symbolic M of at most kMaxPlannedRows rows a batch
+/// (its symbols at 1) at a batch of kPlannedBatch; a larger one as a large
+/// extent.
 constexpr int64_t kMaxPlannedRows = 16;
+constexpr int64_t kPlannedBatch = 8;
 
 /// Expression nodes beyond which a pointwise element is not unrolled into a
 /// row.
@@ -526,21 +532,19 @@ RegisterTile chooseRegisterTile(const ReductionNest &nest,
     std::vector<int64_t> tms{1};
     int64_t extentM = 0;
     bool staticM = m >= 0 && nest.shape[m].isConst(extentM);
-    // A symbolic M that is small where the kernel is planned (an MLP's
-    // rows, the batch) is planned at that size: a tile of more rows than
-    // the run has computes its rows one by one, each streaming the whole
-    // operand shared along M again (the MLP's 6-row tile at a batch of 8
-    // read each weight three times: 14.7 ms against 7.0 at a batch of 1).
-    // Size variants (size_variants.cpp) build the kernel planned at 1 and
-    // at 8 rows. A larger symbolic M (BERT's 128 x batch tokens) is
-    // planned as a large one.
+    // A symbolic M of a few rows a batch (an MLP's GEMM, whose rows are
+    // the batch) is planned at a batch of kPlannedBatch: the rows of a
+    // last tile that the run does not fill are computed one by one, each
+    // streaming the whole operand shared along M again (the MLP's 6-row
+    // tile read each weight three times at a batch of 8; a 4-row tile
+    // reads it twice, the second time from L2). A larger symbolic M
+    // (BERT's 128 x batch tokens) is planned as a large extent.
     bool plannedM = false;
-    if (m >= 0 && !staticM) {
-      int64_t rows = plannedExtent(nest.shape[m], symbolsAt);
-      if (rows <= kMaxPlannedRows) {
-        extentM = rows;
-        plannedM = true;
-      }
+    if (m >= 0 && !staticM &&
+        plannedExtent(nest.shape[m], symbolsAt) <= kMaxPlannedRows) {
+      extentM = plannedExtent(nest.shape[m],
+                              std::max<int64_t>(symbolsAt, kPlannedBatch));
+      plannedM = true;
     }
     // An operand packed in panels along M (a convolution weight packed for
     // its output channels, read by a tile whose rows are those channels)

@@ -236,6 +236,11 @@ Stmt rowKernel(const RowNest &nest, int lanes, const RangeEnv &env,
 RegisterTile chooseRegisterTile(const ReductionNest &nest,
                                 const DeviceProfile &target,
                                 int64_t symbolsAt = 1);
+/// Whether chooseRegisterTile's answer for \p target may depend on the
+/// value symbolic sizes are planned at (the GPU family's work-group tiles
+/// and reductions count work-groups per compute unit; the CPU tiles plan a
+/// symbolic batch of rows at a fixed size, chooseRegisterTile).
+bool tilesDependOnPlannedSizes(const DeviceProfile &target);
 /// Columns of a reduction computed element by element beside its tiles
 /// (column_interior.h): \p nest's columns [0, lo) and [hi, extent) along
 /// its innermost dimension, where the tiled nest covers [lo, hi).

@@ -7,9 +7,7 @@
 /// same tile may split its reduction across a work-group that now has
 /// work-groups enough, or keep blocks too small for the rows there are
 /// (on the H200, ResNet's 56 x 56 layers at batch 8 ran 0.106 ms with the
-/// batch-1 tile, 0.076 with one planned for 8); on a CPU a GEMM whose rows
-/// are the batch (an MLP) gets a tile of as many rows as the run has
-/// (chooseRegisterTile's planned M). Where the heuristic's
+/// batch-1 tile, 0.076 with one planned for 8). Where the heuristic's
 /// configuration at sizeVariantAt differs, both kernels are built; each gets
 /// a launch condition on the kernel's output elements, split at the
 /// geometric mean of their counts at the two planning points (a batch of 3
@@ -49,7 +47,8 @@ Expected<std::vector<Kernel>> buildSizeVariants(const LoweredGraph &lg,
   const int64_t at = opts.sizeVariantAt;
   const int64_t lo = plannedExtent(elements, 1);
   const int64_t hi = at > 1 ? plannedExtent(elements, at) : lo;
-  if (at <= 1 || !opts.registerTiling || freeVars(elements).empty() ||
+  if (at <= 1 || !opts.registerTiling ||
+      !tilesDependOnPlannedSizes(opts.profile) || freeVars(elements).empty() ||
       hi <= lo) {
     out.push_back(std::move(first));
     return out;
