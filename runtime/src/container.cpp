@@ -212,6 +212,7 @@ aotc_status_t Container::init(const AotcModelDesc *desc,
   constants.setFoldRunner(
       [this](const ConstantSet &set) { return runFold(set); });
   AOTC_RT_RETURN_IF_ERROR(constants.runConstFold(/*useInactive=*/false));
+  warmUp();
   return AOTC_OK;
 }
 

@@ -228,6 +228,10 @@ private:
                            const std::vector<uint64_t> &outputBytes,
                            const DeviceIO *io, AotcErrorRecord &record,
                            bool wait);
+  /// One run on every instance at the smallest sizes and zero inputs, its
+  /// errors ignored, so that first launches happen at load (warm_up.cpp);
+  /// none when the environment sets AOTC_WARM_UP=0.
+  void warmUp();
   /// Runs the folding program on \p set (ConstantStore's FoldRunner): its
   /// computed constants' buffers are allocated, the rest present.
   aotc_status_t runFold(const ConstantSet &set);
