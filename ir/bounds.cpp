@@ -7,6 +7,7 @@
 #include "ir/visitor.h"
 
 #include <map>
+#include <numeric>
 
 namespace aotc {
 
@@ -104,6 +105,34 @@ bool linearForm(const Expr &e, int64_t scale,
   default:
     return false;
   }
+}
+
+/// A linear fact sum(c_j * v_j) + k >= 0 over integers whose coefficients
+/// share a factor g > 1, as sum(c_j / g * v_j) + floor(k / g) >= 0 (the
+/// same integer points): a GEMM view's tile check `32 * gn + 4 * lx < 4 *
+/// n` (over flattened pixels, 4 a batch) is `8 * gn + lx < n`, which
+/// proves the store into batch row 8 * gn + lx. Other facts as they are.
+Expr tightenByGcd(const Expr &fact) {
+  std::map<uint64_t, std::pair<const Var *, int64_t>> terms;
+  int64_t k = 0;
+  if (!linearForm(fact, 1, terms, k))
+    return fact;
+  int64_t g = 0;
+  for (const auto &[id, t] : terms)
+    g = std::gcd(g, t.second < 0 ? -t.second : t.second);
+  if (g <= 1 || k < -(int64_t{1} << 60) || k > (int64_t{1} << 60))
+    return fact;
+  // floor(k / g) for either sign of k.
+  int64_t q = k / g - (k % g != 0 && k < 0 ? 1 : 0);
+  Expr out(q);
+  for (const Expr &v : freeVars(fact)) {
+    auto it = terms.find(v.as<Var>()->id);
+    if (it == terms.end())
+      return fact; // a variable outside the linear terms
+    if (it->second.second != 0)
+      out = Expr(it->second.second / g) * v + out;
+  }
+  return simplify(out);
 }
 
 /// \p e with every `k * (y floordiv d)` term whose sign is positive (\p sign
@@ -347,7 +376,7 @@ void BoundsProver::addFact(const Expr &cond, bool holds) {
     for (const Expr &f : facts) {
       Entry e;
       e.kind = Entry::Fact;
-      e.fact = simplify(f, env_);
+      e.fact = tightenByGcd(simplify(f, env_));
       scope_.push_back(e);
       learnConstRange(scope_.back());
     }

@@ -7,7 +7,9 @@ A kernel whose best configuration differs with its batch planned at 8 instead
 of 1 is built twice, and each run launches the one its condition picks. For
 each model (an MLP whose batch-1 layers run a GEMV tile and batch-8 layers a
 register tile; a 3 x 3 convolution's GEMM view whose split K halves at 8; a
-batched MatMul with a bias and Relu epilogue), at batch 0, 1, 2, 3, 5 and 8:
+batched MatMul with a bias and Relu epilogue; a 1x1 convolution over 2 x 2 maps,
+whose variant's stores the bounds prover proves only by dividing a common factor
+out of the tile's check), at batch 0, 1, 2, 3, 5 and 8 (and 9, 13):
   - the outputs match ONNX Runtime;
   - the kernels that ran (the profile's records) are exactly those whose
     launch condition (`aotc compile --emit=loop`, `[when ...]`) holds at that
@@ -77,6 +79,18 @@ def conv():
         h.make_node("Conv", ["x", "w", "b"], ["c"], pads=[1, 1, 1, 1], kernel_shape=[3, 3]),
         h.make_node("Relu", ["c"], ["y"]),
     ], [x], y, [weight("w", (64, 64, 3, 3), 576), weight("b", (64,), 1)])
+
+
+def conv_small_maps():
+    # A 1x1 convolution over 2 x 2 maps: its GEMM view's tile of 4 pixel
+    # columns stores batch row 8 * gn + lx under 32 * gn + 4 * lx < 4 * n,
+    # which the bounds prover proves by dividing out the 4 (it refused to
+    # compile the _at8 variant before; cnn_small's conv4 under generic-gpu).
+    x = h.make_tensor_value_info("x", T.FLOAT, ["n", 16, 2, 2])
+    y = h.make_tensor_value_info("y", T.FLOAT, ["n", 16, 2, 2])
+    return model("sv_conv_small", [
+        h.make_node("Conv", ["x", "w", "b"], ["y"], kernel_shape=[1, 1]),
+    ], [x], y, [weight("w", (16, 16, 1, 1), 16), weight("b", (16,), 1)])
 
 
 def matmul():
@@ -187,6 +201,7 @@ CPU_BATCHES = [0, 1, 2, 3, 4, 5, 8, 9, 13]
 for make, profile, batches, expected in ((reduce_sum, GPU, BATCHES, True),
                                          (conv, GPU, BATCHES, True),
                                          (matmul, GPU, BATCHES, True),
+                                         (conv_small_maps, GPU, BATCHES + [9, 13], True),
                                          (mlp, ["--vector-lanes", "16"], CPU_BATCHES, False),
                                          (mlp, ["--vector-lanes", "8"], CPU_BATCHES, False)):
     try:

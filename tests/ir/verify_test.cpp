@@ -436,6 +436,36 @@ TEST(BoundsProver, FactInSeveralVariables) {
   EXPECT_FALSE(q.proveInRange(i, Expr(2)));
 }
 
+// A fact whose coefficients share a factor is that factor times a fact
+// with the constant rounded down (the same integer points): a GPU GEMM
+// view's tile of 4 pixel columns over 2 x 2 maps stores batch row
+// 8 * gn + lx under 32 * gn + 4 * lx < 4 * n (cnn_small, generic-gpu).
+TEST(BoundsProver, FactWithACommonFactor) {
+  Expr n = Var::make("n"), g = Var::make("g"), l = Var::make("l");
+  RangeEnv env;
+  env.set(n, Range{0, 65536});
+  BoundsProver p(env);
+  p.addLoop(g, 0, floorDiv(n * 4 + Expr(31), Expr(32)));
+  p.addLoop(l, 0, Expr(8));
+  EXPECT_FALSE(p.proveInRange(g * 8 + l, n));
+  size_t mark = p.mark();
+  p.addFact(cmp(BinOp::LT, g * 32 + l * 4, n * 4), true);
+  EXPECT_TRUE(p.proveInRange(g * 8 + l, n));
+  EXPECT_FALSE(p.proveInRange(g * 8 + l + 1, n)); // the last row is n - 1
+  p.release(mark);
+  // 4 * x <= 4 * n - 3 is x <= n - 1 (floor of -3 / 4 is -1), not x <= n - 2.
+  p.addFact(cmp(BinOp::LE, g * 32 + l * 4, n * 4 - Expr(3)), true);
+  EXPECT_TRUE(p.proveInRange(g * 8 + l, n));
+  EXPECT_FALSE(p.proveInRange(g * 8 + l, n - Expr(1)));
+  // The else branch of x < n read as 4s: 4 * x >= 4 * n, x >= n.
+  BoundsProver q(env);
+  q.addLoop(g, 0, Expr(100));
+  q.addLoop(l, 0, Expr(8));
+  q.addFact(cmp(BinOp::LT, g * 32 + l * 4, n * 4), false);
+  EXPECT_TRUE(q.proveNonNegative(g * 8 + l - n));
+  EXPECT_FALSE(q.proveNonNegative(g * 8 + l - n - Expr(1)));
+}
+
 // A quotient below a symbol: a GEMM view's column p of 81 * n (81 pixels
 // of each of n images) names image p floordiv 81 < n where p < 81 * n is
 // known (gemm_view.cpp); X - (a floordiv c) >= 0 is c * X + c - 1 - a >= 0.
