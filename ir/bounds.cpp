@@ -130,7 +130,9 @@ Expr tightenByGcd(const Expr &fact) {
     if (it == terms.end())
       return fact; // a variable outside the linear terms
     if (it->second.second != 0)
-      out = Expr(it->second.second / g) * v + out;
+      out = Expr(it->second.second / g) *
+                (v.type() == DType::Int64 ? v : Cast::make(DType::Int64, v)) +
+            out;
   }
   return simplify(out);
 }
@@ -374,11 +376,20 @@ void BoundsProver::addFact(const Expr &cond, bool holds) {
     comparisonFacts(b->op, Cast::make(DType::Int64, b->a),
                     Cast::make(DType::Int64, b->b), holds, facts);
     for (const Expr &f : facts) {
-      Entry e;
-      e.kind = Entry::Fact;
-      e.fact = tightenByGcd(simplify(f, env_));
-      scope_.push_back(e);
-      learnConstRange(scope_.back());
+      // The fact as it is (proofs take multiples of it) and, where its
+      // coefficients share a factor, divided by it.
+      Expr fact = simplify(f, env_);
+      Expr tight = tightenByGcd(fact);
+      std::vector<Expr> forms = {fact};
+      if (!structurallyEqual(tight, fact))
+        forms.push_back(tight);
+      for (const Expr &x : forms) {
+        Entry e;
+        e.kind = Entry::Fact;
+        e.fact = x;
+        scope_.push_back(e);
+        learnConstRange(scope_.back());
+      }
     }
   }
 }
