@@ -4,6 +4,8 @@
 #include "compiler/lowering/lowering.h"
 
 #include "ir/scalar_ops.h"
+#include "ir/simplify.h"
+#include "ir/visitor.h"
 
 #include <algorithm>
 #include <cmath>
@@ -259,6 +261,38 @@ Expected<LoweredGraph> lowerGraph(const Graph &g) {
     out.outputNames.push_back(v->name());
   }
   return out;
+}
+
+std::vector<int> accessedDefs(const Expr &e) {
+  struct V : IRVisitor {
+    std::vector<int> ids;
+    void visitAccess(const Access *op) override {
+      if (std::find(ids.begin(), ids.end(), op->tensor) == ids.end())
+        ids.push_back(op->tensor);
+      IRVisitor::visitAccess(op);
+    }
+  } v;
+  if (e.defined())
+    v.visit(e);
+  return v.ids;
+}
+
+std::vector<int> accessedDefs(const TensorDef &d) {
+  std::vector<int> ids = accessedDefs(d.body);
+  for (int t : accessedDefs(d.epilogue))
+    if (std::find(ids.begin(), ids.end(), t) == ids.end())
+      ids.push_back(t);
+  return ids;
+}
+
+RangeEnv defRanges(const LoweredGraph &lg, const TensorDef &d) {
+  RangeEnv env = lg.env;
+  setStaticRanges(env, lg.vars.idxVars(d.rank()), d.shape);
+  std::vector<Expr> rvars;
+  for (size_t k = 0; k < d.reduceExtents.size(); ++k)
+    rvars.push_back(lg.vars.rvar(static_cast<int>(k)));
+  setStaticRanges(env, rvars, d.reduceExtents);
+  return env;
 }
 
 std::string LoweredGraph::print() const {

@@ -103,6 +103,15 @@ struct LoweredGraph {
 /// the node for anything the lowering does not support.
 Expected<LoweredGraph> lowerGraph(const Graph &g);
 
+/// The distinct defs \p e reads, in first-seen order (none for an
+/// undefined expression).
+std::vector<int> accessedDefs(const Expr &e);
+/// The distinct defs \p d's body and epilogue read, in first-seen order.
+std::vector<int> accessedDefs(const TensorDef &d);
+/// \p lg's symbol ranges with \p d's index variables over its static
+/// extents and its reduction variables over its static reduction extents.
+RangeEnv defRanges(const LoweredGraph &lg, const TensorDef &d);
+
 /// The state op lowerings share.
 class LowerCtx {
 public:

@@ -275,12 +275,7 @@ private:
   /// Simplifies \p d's body and epilogue over its index and reduction
   /// ranges ((B * i1 + i4) / B is i1).
   void simplifyDef(TensorDef &d) const {
-    RangeEnv env = lg_.env;
-    setStaticRanges(env, lg_.vars.idxVars(d.rank()), d.shape);
-    std::vector<Expr> rvars;
-    for (size_t k = 0; k < d.reduceExtents.size(); ++k)
-      rvars.push_back(lg_.vars.rvar(static_cast<int>(k)));
-    setStaticRanges(env, rvars, d.reduceExtents);
+    RangeEnv env = defRanges(lg_, d);
     if (d.body.defined())
       d.body = simplify(d.body, env);
     if (d.epilogue.defined())

@@ -27,28 +27,6 @@ namespace {
 
 using Decision = FusionPlan::Decision;
 
-/// Distinct defs accessed by an expression, in first-seen order.
-std::vector<int> accessedDefs(const Expr &e) {
-  struct V : IRVisitor {
-    std::vector<int> ids;
-    void visitAccess(const Access *op) override {
-      if (std::find(ids.begin(), ids.end(), op->tensor) == ids.end())
-        ids.push_back(op->tensor);
-      IRVisitor::visitAccess(op);
-    }
-  } v;
-  v.visit(e);
-  return v.ids;
-}
-
-std::vector<int> accessedDefs(const TensorDef &d) {
-  std::vector<int> ids = accessedDefs(d.body);
-  for (int t : accessedDefs(d.epilogue))
-    if (std::find(ids.begin(), ids.end(), t) == ids.end())
-      ids.push_back(t);
-  return ids;
-}
-
 int nodeCount(const Expr &e) {
   struct V : IRVisitor {
     int n = 0;

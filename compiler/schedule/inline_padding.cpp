@@ -5,7 +5,6 @@
 #include "ir/simplify.h"
 #include "ir/visitor.h"
 
-#include <algorithm>
 #include <vector>
 
 namespace aotc {
@@ -43,20 +42,6 @@ std::vector<std::vector<Expr>> readsOf(const Expr &e, int tensor) {
   if (e.defined())
     v.visit(e);
   return v.reads;
-}
-
-/// The distinct defs \p e reads.
-std::vector<int> accessedTensors(const Expr &e) {
-  struct V : IRVisitor {
-    std::vector<int> ids;
-    void visitAccess(const Access *op) override {
-      if (std::find(ids.begin(), ids.end(), op->tensor) == ids.end())
-        ids.push_back(op->tensor);
-      IRVisitor::visitAccess(op);
-    }
-  } v;
-  v.visit(e);
-  return v.ids;
 }
 
 /// The number of reads of each def in \p lg's bodies and epilogues, with
@@ -161,7 +146,7 @@ int inlinePaddedReads(LoweredGraph &lg) {
       continue;
     const Expr own = lg.vars.idx(d.rank() - 1);
     bool inlined = false;
-    for (int p : accessedTensors(d.body)) {
+    for (int p : accessedDefs(d.body)) {
       const TensorDef &pd = lg.defs[p];
       std::vector<std::vector<Expr>> at = readsOf(d.body, p);
       if (!paddedCopy(pd, lg.vars) || !readsOf(d.epilogue, p).empty() ||
@@ -179,15 +164,8 @@ int inlinePaddedReads(LoweredGraph &lg) {
       inlined = true;
       ++count;
     }
-    if (inlined) {
-      RangeEnv env = lg.env;
-      setStaticRanges(env, lg.vars.idxVars(d.rank()), d.shape);
-      std::vector<Expr> rvars;
-      for (size_t k = 0; k < d.reduceExtents.size(); ++k)
-        rvars.push_back(lg.vars.rvar(static_cast<int>(k)));
-      setStaticRanges(env, rvars, d.reduceExtents);
-      d.body = simplify(d.body, env);
-    }
+    if (inlined)
+      d.body = simplify(d.body, defRanges(lg, d));
   }
   if (count > 0)
     removeDefs(lg, gone);

@@ -208,18 +208,7 @@ std::string kernelOps(const LoweredGraph &lg, const FusionPlan &plan, int def,
       return;
     seen[d] = true;
     const TensorDef &td = lg.defs[d];
-    struct Reads : IRVisitor {
-      std::vector<int> ids;
-      void visitAccess(const Access *op) override {
-        ids.push_back(op->tensor);
-        IRVisitor::visitAccess(op);
-      }
-    } reads;
-    if (td.body.defined())
-      reads.visit(td.body);
-    if (td.epilogue.defined())
-      reads.visit(td.epilogue);
-    for (int t : reads.ids)
+    for (int t : accessedDefs(td))
       if (std::count(fused.begin(), fused.end(), t) ||
           plan.decisions[t] == FusionPlan::Decision::Inline)
         visit(t);

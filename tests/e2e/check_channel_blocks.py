@@ -149,6 +149,16 @@ def lowered_defs(path, flags):
     return out
 
 
+def compiled(path, so, flags, tag):
+    """The model at path compiled with flags into so and loaded on PoCL, or None (a
+    failed check) when it does not compile."""
+    r = subprocess.run([aotc, "compile", path, "-o", so] + flags, capture_output=True, text=True)
+    if r.returncode != 0:
+        fail(f"{tag}: compile: {r.stderr.strip()}")
+        return None
+    return Model(so, device="cpu")
+
+
 def blocked_defs(path, flags):
     """The lowered defs whose shape ends in a channel block: {name: block}."""
     return {k: b for k, (b, _) in lowered_defs(path, flags).items() if b}
@@ -192,11 +202,9 @@ for label, flags, block in (("lanes16", ["--vector-lanes", "16"], 32),
         fail(f"{label}: padded copies {sorted(copies)}, read through selects {sorted(through)}; "
              f"expected {sorted(want[0])}, {sorted(want[1])}")
     so = os.path.join(tmp, f"blocks_{label}.so")
-    r = subprocess.run([aotc, "compile", path, "-o", so] + flags, capture_output=True, text=True)
-    if r.returncode != 0:
-        fail(f"{label}: compile: {r.stderr.strip()}")
+    model = compiled(path, so, flags, label)
+    if model is None:
         continue
-    model = Model(so, device="cpu")
     compare(label, model, proto)
     new = {"w2": conv_w("w2", 64, 64, 1), "wd": conv_w("wd", 64, 1, 3),
            "w1": conv_w("w1", 64, 32, 3), "w3": conv_w("w3", 96, 64, 3)}
@@ -252,11 +260,9 @@ for label, flags in (("shapes lanes16", ["--vector-lanes", "16"]), ("shapes lane
             any(d in got for d in ("u3", "up", "down")):
         fail(f"{label}: blocked defs {sorted(got)}: expected u1, v1, u2, cat, u4, not u3, up, down")
     so = os.path.join(tmp, f"shapes_{label.split()[1]}.so")
-    r = subprocess.run([aotc, "compile", path2, "-o", so] + flags, capture_output=True, text=True)
-    if r.returncode != 0:
-        fail(f"{label}: compile: {r.stderr.strip()}")
+    model = compiled(path2, so, flags, label)
+    if model is None:
         continue
-    model = Model(so, device="cpu")
     for n, hh, ww in ((1, 9, 11), (2, 16, 5), (0, 7, 7), (1, 1, 1)):
         x = rng.standard_normal((n, 32, hh, ww)).astype(np.float32)
         check_outputs(f"{label} {n}x{hh}x{ww}", sess2.run(None, {"x": x}), model.run([x]), ("g", "up"))
@@ -377,11 +383,9 @@ for seed in range(24):
         blocked_seen += any(b for b, _ in defs3.values())
         through_seen += sum(b > 0 and sel for b, sel in defs3.values())
         so = os.path.join(tmp, f"random_{seed}_{lanes}.so")
-        r = subprocess.run([aotc, "compile", path3, "-o", so] + flags, capture_output=True, text=True)
-        if r.returncode != 0:
-            fail(f"random cnn {seed} lanes {lanes}: compile: {r.stderr.strip()}")
+        model = compiled(path3, so, flags, f"random cnn {seed} lanes {lanes}")
+        if model is None:
             continue
-        model = Model(so, device="cpu")
         for n in (1, 2):
             x = rng.standard_normal((n, c0) + tuple(hw)).astype(np.float32)
             check_outputs(f"random cnn {seed} lanes {lanes} batch {n}", sess3.run(None, {"x": x}),
