@@ -145,14 +145,16 @@ aotc_container_options_init(aotc_container_options_t *out_options);
  * constants, builds the OpenCL program (or loads it from the binary cache)
  * and creates every kernel of every instance. Nothing is compiled later.
  *
- * Then each instance runs the model once, at the smallest sizes its symbols
+ * Then, on the calling thread and before the call returns, each instance
+ * runs the model once, at the smallest sizes its symbols
  * allow (1 where their range has it) on zero inputs (a size read from an
  * input's values gets that size), and discards the result: what the device
  * does on a kernel's first launch and a buffer's first use (PoCL readies
  * each kernel's work-group function; the arena's and the constants' pages
  * are touched) happens here rather than in the host's first run
  * (MobileNetV2 on PoCL: a first run of 1.2x the steady one instead of 2-3x).
- * Its errors are not reported (a model that refuses zeros starts cold); it
+ * Its errors are not reported and leave the calling thread's
+ * aotc_last_error as it was (a model that refuses zeros starts cold); it
  * is skipped for a weightless model and for one whose outputs are sized by
  * counts it computes, and when the environment sets AOTC_WARM_UP=0. A
  * first run at larger sizes still grows the arena then.
