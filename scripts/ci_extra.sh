@@ -134,16 +134,25 @@ for step in "${steps[@]}"; do
       corpus=$(mktemp -d)
       cp -r "tests/fuzz_targets/corpus/$t/." "$corpus/"
       echo "   fuzz_$t for $seconds s"
+      log="$corpus/fuzz.log"
       AOTC_CACHE_DIR="$corpus/.cache" "build-fuzz/tests/fuzz_targets/fuzz_$t" \
         -max_total_time="$seconds" -timeout=30 -rss_limit_mb=4096 \
-        -print_final_stats=1 -artifact_prefix="$corpus/" "$corpus" 2>&1 |
-        grep -E 'stat::number_of_executed_units|stat::peak_rss|ERROR|SUMMARY|Done' || true
+        -print_final_stats=1 -artifact_prefix="$corpus/" "$corpus" > "$log" 2>&1 || true
+      grep -E 'stat::number_of_executed_units|stat::peak_rss|ERROR|SUMMARY|Done' "$log" || true
       # Any artifact fails the run (ls of three globs fails when one of them
       # matches nothing, which hid a lone timeout).
       found=$(find "$corpus" -maxdepth 1 \( -name 'crash-*' -o -name 'leak-*' \
         -o -name 'timeout-*' -o -name 'oom-*' \) -print)
       if [ -n "$found" ]; then
+        # The failure's own lines (a verifier message, an assertion, the
+        # stack) and the input itself, so that a CI log alone reproduces it:
+        # base64 -d > crash; build-fuzz/tests/fuzz_targets/fuzz_$t crash.
         echo "error: fuzz_$t found a failure:"; echo "$found"
+        grep -v -E '^#[0-9]+\s+(NEW|REDUCE|pulse|INITED|RELOAD)|NEW_FUNC' "$log" | tail -n 60
+        for f in $found; do
+          echo "-- $(basename "$f"), $(stat -c %s "$f") bytes, base64:"
+          head -c 65536 "$f" | base64
+        done
         exit 1
       fi
       rm -rf "$corpus"

@@ -281,6 +281,34 @@ using namespace shape_inference;
 
 namespace {
 
+/// Refuses a tensor that is larger than any device holds for every size its
+/// symbols may take: a dim whose least value exceeds 2^40, or dims whose
+/// least values multiply (with the element size) past 2^48 bytes, the
+/// limit sizes are kept under (deriveWithin). Pads, repeats or shapes that
+/// large (a fuzzed Pad of 2^62) would otherwise overflow the size and
+/// offset arithmetic of every pass after this one.
+Status checkTensorSize(const Context &c, const Value &v,
+                       const std::string &what) {
+  constexpr int64_t kMaxDim = int64_t{1} << 40, kMaxBytes = int64_t{1} << 48;
+  const TensorType &t = v.type();
+  int64_t bytes = static_cast<int64_t>(dtypeSize(t.dtype));
+  for (size_t k = 0; k < t.dims.size(); ++k) {
+    std::optional<Range> r = boundsOf(t.dims[k], c.env);
+    int64_t least = r ? std::max<int64_t>(r->min, 0) : 0;
+    if (least > kMaxDim)
+      return makeError(what, " dim ", k,
+                       t.dims[k].isConstValue(least)
+                           ? std::string(" is ")
+                           : " (" + printExpr(t.dims[k]) + ") is at least ",
+                       least, ": larger than any tensor a device holds");
+    if (__builtin_mul_overflow(bytes, least, &bytes) || bytes > kMaxBytes)
+      return makeError(what, " of shape [", printExprs(t.dims),
+                       "] has more than 2^48 bytes: larger than any tensor a "
+                       "device holds");
+  }
+  return Status::ok();
+}
+
 Status inferNode(Context &c, Node &n) {
   switch (opFamily(n.op())) {
   case OpFamily::Elementwise:
@@ -300,6 +328,9 @@ Status inferNode(Context &c, Node &n) {
 
 Status inferShapes(Graph &g) {
   Context c{g, g.rangeEnv(), g.opsetVersion > 0 ? g.opsetVersion : 17};
+  for (const Value *in : g.inputs())
+    AOTC_RETURN_IF_ERROR(
+        checkTensorSize(c, *in, "input '" + in->name() + "'"));
   for (const auto &node : g.nodes()) {
     Node &n = *node;
     AOTC_RETURN_IF_ERROR(n.verify());
@@ -308,6 +339,11 @@ Status inferShapes(Graph &g) {
     for (Value *out : n.outputs())
       out->setSymbolicData(std::nullopt);
     AOTC_RETURN_IF_ERROR(inferNode(c, n));
+    for (size_t i = 0; i < n.outputs().size(); ++i)
+      if (n.output(i))
+        AOTC_RETURN_IF_ERROR(checkTensorSize(
+            c, *n.output(i),
+            n.describe() + ": output " + std::to_string(i)));
   }
   return Status::ok();
 }

@@ -684,6 +684,52 @@ agraph (float[2, 3] x) => (float[4, 3] y) {
   EXPECT_EQ(typeOf(*old, "y"), "f32[4,3]");
 }
 
+TEST(ShapeInference, TensorsLargerThanAnyDeviceAreRefused) {
+  // A fuzzed Pad of 105 * 2^56 (libFuzzer, 2026-11-28) reached the memory
+  // plan, whose arena size overflowed int64 and failed the Loop IR verifier.
+  EXPECT_EQ(importError(model(R"(
+agraph (float[batch, 3, 4, 4] x) => (float[batch, 3, 4, 4] y) {
+  p = Constant <value = int64[8] {0, 0, 0, 0, 0, 0, 0, 7566047373982433280}> ()
+  y = Pad (x, p)
+}
+)")),
+            "<text>: node 'y' (Pad): output 0 dim 3 is 7566047373982433284: "
+            "larger than any tensor a device holds");
+  // Symbolic: refused when its least size is too large.
+  EXPECT_EQ(importError(model(R"(
+agraph (float[n] x) => (float[n] y) {
+  p = Constant <value = int64[2] {2000000000000, 0}> ()
+  y = Pad (x, p)
+}
+)")),
+            "<text>: node 'y' (Pad): output 0 dim 0 ((n + 2000000000000)) is "
+            "at least 2000000000000: larger than any tensor a device holds");
+  // Dims each allowed whose product is not.
+  EXPECT_EQ(importError(model(R"(
+agraph (float[1000000, 1000] x) => (float[1000000, 100000000] y) {
+  r = Constant <value = int64[2] {1, 100000}> ()
+  y = Tile (x, r)
+}
+)")),
+            "<text>: node 'y' (Tile): output 0 of shape [1000000,100000000] has "
+            "more than 2^48 bytes: larger than any tensor a device holds");
+  // A graph input declared that large.
+  EXPECT_EQ(importError(model(R"(
+agraph (float[3, 4611686018427387904] x) => (float[3, 4611686018427387904] y) {
+  y = Relu (x)
+}
+)")),
+            "<text>: input 'x' dim 1 is 4611686018427387904: larger than any "
+            "tensor a device holds");
+  // Large but possible, and symbolic dims whose range reaches past the
+  // limit, still import.
+  EXPECT_TRUE(importOk(model(R"(
+agraph (float[65536, 65536] x, float[n, n, n, n] z) => (float[65536, 65536] y) {
+  y = Relu (x)
+}
+)")));
+}
+
 TEST(ShapeInference, InferShapesReplacesTypes) {
   // Build a graph by hand with wrong types; inferShapes recomputes them.
   Graph g;
