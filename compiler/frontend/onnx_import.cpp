@@ -536,10 +536,17 @@ Status Importer::crossCheckTypes() const {
         theirs << "unknown rank";
       }
       theirs << "]";
-      if (mismatch)
-        return error("internal error: value '", v->name(), "' of ",
-                     node->describe(), ": aotc infers ", ours.str(),
-                     " but ONNX shape inference gives ", theirs.str());
+      if (!mismatch)
+        continue;
+      // A graph output's declared type is what ONNX's (non-strict)
+      // inference keeps: the model's declaration, not aotc, is wrong.
+      for (const onnx::ValueInfoProto &o : model_.graph().output())
+        if (o.name() == v->name() && o.has_type())
+          return error("output '", v->name(), "' is declared ", theirs.str(),
+                       " but ", node->describe(), " computes ", ours.str());
+      return error("internal error: value '", v->name(), "' of ",
+                   node->describe(), ": aotc infers ", ours.str(),
+                   " but ONNX shape inference gives ", theirs.str());
     }
   }
   return Status::ok();

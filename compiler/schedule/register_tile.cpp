@@ -198,6 +198,46 @@ bool isFloatSum(const ReductionNest &nest) {
           (b->a.sameAs(term) && b->b.sameAs(acc)));
 }
 
+bool isFloatVectorCombine(const ReductionNest &nest) {
+  if (!nest.term || !isFloat32Valued(nest.accType))
+    return false;
+  if (isFloatSum(nest))
+    return true;
+  // Lane-wise over the accumulator and the term alone: float arithmetic,
+  // comparisons and their logic, selects, lane-wise calls and isnan (a
+  // max's `(t > acc) | isnan(t) ? t : acc`). No literal (it would need
+  // its own broadcast).
+  Expr acc = Var::make("acc", nest.accType), term = Var::make("t", nest.accType);
+  Expr next = nest.combine(acc, term);
+  struct Lanewise : IRVisitor {
+    uint64_t acc, term;
+    bool ok = true;
+    void visitVar(const Var *op) override {
+      ok &= op->id == acc || op->id == term;
+    }
+    void visitBinary(const Binary *op) override {
+      bool logic = op->op == BinOp::And || op->op == BinOp::Or;
+      ok &= logic ? op->a.type() == DType::Bool : isFloat(op->a.type());
+      ok &= logic || isComparison(op->op) || op->op == BinOp::Add ||
+            op->op == BinOp::Sub || op->op == BinOp::Mul ||
+            op->op == BinOp::Div || op->op == BinOp::Min ||
+            op->op == BinOp::Max;
+      IRVisitor::visitBinary(op);
+    }
+    void visitCall(const Call *op) override {
+      ok &= op->name == "isnan" || isLanewiseBuiltin(op->name);
+      IRVisitor::visitCall(op);
+    }
+    void visitIntImm(const IntImm *) override { ok = false; }
+    void visitFloatImm(const FloatImm *) override { ok = false; }
+    void visitLoad(const Load *) override { ok = false; }
+  } v;
+  v.acc = acc.as<Var>()->id;
+  v.term = term.as<Var>()->id;
+  v.visit(next);
+  return v.ok && next.type() == nest.accType;
+}
+
 const Store *storeUnderLets(const Stmt &s, VarBindings &lets) {
   Stmt cur = s;
   while (const LetStmt *l = cur.as<LetStmt>()) {
@@ -646,6 +686,9 @@ Stmt registerTiledNest(const ReductionNest &nest, const RegisterTile &t,
   // fma per group and step, the columns left over in scalars; otherwise
   // one scalar accumulator per element.
   bool vectorSum = t.vectorLanes >= 4 && isFloatSum(nest);
+  // Max and min (pooling) accumulate in vectors too, by their own
+  // lane-wise combine.
+  bool vectorAcc = t.vectorLanes >= 4 && isFloatVectorCombine(nest);
   // A row of \p cols pointwise elements. Where the element selects between
   // an in-bounds read and a constant by comparisons of its indices (a
   // padded copy), the row first tests whether every lane takes the read
@@ -709,7 +752,7 @@ Stmt registerTiledNest(const ReductionNest &nest, const RegisterTile &t,
     };
     std::vector<Group> groups;
     for (int64_t c = 0; c < cols;) {
-      int w = vectorSum ? groupWidth(c, cols, t.vectorLanes) : 1;
+      int w = vectorAcc ? groupWidth(c, cols, t.vectorLanes) : 1;
       groups.push_back({c, w});
       c += w;
     }
@@ -832,6 +875,10 @@ Stmt registerTiledNest(const ReductionNest &nest, const RegisterTile &t,
               auto widen = [width](const Expr &x) {
                 return x.lanes() == 1 ? Broadcast::make(x, width) : x;
               };
+              if (!vectorSum) {
+                updates.push_back(accumulate(nest, targets[i], widen(term)));
+                continue;
+              }
               const Binary *mul = term.as<Binary>();
               Expr next =
                   mul && mul->op == BinOp::Mul

@@ -178,6 +178,10 @@ struct RegisterTile {
 /// True if \p nest is a sum computed in float32 (its type float32, float16
 /// or bfloat16): combine(acc, term) is acc + term.
 bool isFloatSum(const ReductionNest &nest);
+/// Whether \p nest accumulates float vectors lane by lane: a float sum,
+/// or a combine that is lane-wise over the accumulator and the term (max
+/// and min with their NaN test).
+bool isFloatVectorCombine(const ReductionNest &nest);
 
 /// The size a heuristic plans \p extent for: its value with every symbol
 /// at \p symbolsAt (1: the smallest batch, so `128 * batch`, a merged

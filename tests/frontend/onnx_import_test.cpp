@@ -743,6 +743,16 @@ agraph (float[batch, 3, 4] x) => (float[batch, 12] y) {
   g = importOnnxModel(m, "x.onnx", ImportOptions());
   ASSERT_TRUE(g.isOk()) << g.status().message();
   EXPECT_EQ(typeOf(**g, "y"), "f32[batch,12]");
+
+  // A graph output declared with the wrong rank (shape present, no dims)
+  // is the model's error, said as such.
+  m.mutable_graph()->mutable_output(0)->mutable_type()->mutable_tensor_type()
+      ->mutable_shape()->clear_dim();
+  g = importOnnxModel(m, "x.onnx", ImportOptions());
+  ASSERT_FALSE(g.isOk());
+  EXPECT_EQ(g.status().message(),
+            "x.onnx: output 'y' is declared float[] but node 'y' (Identity) "
+            "computes f32[batch,12]");
 }
 
 //===----------------------------------------------------------------------===//
