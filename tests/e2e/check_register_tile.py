@@ -106,6 +106,9 @@ def cases():
             ("conv_grouped", 6, 9, 3, 11, 3, 1, 1, 1),
             ("conv_depthwise", 8, 8, 8, 19, 3, 1, 1, 1),
             ("conv_1x1", 16, 24, 1, 9, 1, 1, 0, 1),
+            # 6 output channels by 32 (16) pixels: tiles straddle the weight's
+            # panels of 32 (16) channels, the last tile 4 rows.
+            ("conv_1x1_co64", 32, 64, 1, 16, 1, 1, 0, 1),
             ("conv_co64_w23", 8, 64, 1, 23, 3, 1, 1, 1),
             ("conv_stride2_w30", 3, 20, 1, 30, 5, 2, 2, 1),
             ("conv_depthwise_stride2", 8, 8, 8, 23, 3, 2, 1, 1),
