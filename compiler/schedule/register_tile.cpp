@@ -499,9 +499,10 @@ RegisterTile chooseRegisterTile(const ReductionNest &nest,
     // [N, C/32, H, W, 32] ran 25k work-items of one float8 each (PoCL's
     // per-work-item cost dominated: 0.44-0.49 ms per run), a whole block of
     // 32 per work-item 0.17-0.26 ms; a second pixel per work-item gained
-    // nothing more.
+    // nothing more. (Sums, AveragePool's, keep 8: not measured.)
     int64_t e, tn = 8;
-    if (t.vectorLanes >= 4 && isFloatVectorCombine(nest) &&
+    if (t.vectorLanes >= 4 && !isFloatSum(nest) &&
+        isFloatVectorCombine(nest) &&
         innermostVectorizes(nest, t.vectorLanes))
       tn = 2 * t.vectorLanes;
     if (nest.shape[rank - 1].isConst(e) && e < tn)
