@@ -148,8 +148,9 @@ struct RegisterTile {
   int m = -1, n = -1;
   int64_t tm = 1, tn = 1;
   /// Float lanes of the target's vectors (DeviceProfile::vectorLanes): a
-  /// float sum whose term vectorizes along n accumulates in explicit
-  /// vectors of up to this many lanes (0: scalar accumulators only).
+  /// float sum, max or min (isFloatVectorCombine) whose term vectorizes
+  /// along n accumulates in explicit vectors of up to this many lanes (0:
+  /// scalar accumulators only).
   int vectorLanes = 0;
   /// Work-item order: the tiles along m innermost (CPU: neighbouring
   /// work-items on one core share the operand panel in its L2), or the
