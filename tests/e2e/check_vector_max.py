@@ -7,7 +7,7 @@ Cases: MaxPool over NCHW (odd widths, stride 2, ceil_mode, dilation, pads),
 a channel-blocked MaxPool after a convolution (ResNet's stem: the pool reads
 [N, C/32, H, W, 32] through its padded copy's select), ReduceMax and
 ReduceMin over a non-innermost axis (the innermost kept: the vector lanes),
-float16 MaxPool; batch 0, 1 and 3, under generic-avx2 and generic-avx512.
+float16 MaxPool, ReduceProd; batch 0, 1 and 3, under generic-avx2 and generic-avx512.
 Each case checks that the kernel accumulates in vectors (`floatN acc` in the
 OpenCL) where it should, so that a change of tile or of the combine cannot
 silently fall back to scalars and leave these checks testing that path.
@@ -197,6 +197,19 @@ def main():
         ref = (lambda x, a=tuple(axes), mx=is_max: (np.max if mx else np.min)(x, axis=a)
                if x.size else np.zeros([d for i, d in enumerate(x.shape) if i not in a], np.float32))
         check(aotc, tmp, f"{op}_{'_'.join(map(str, axes))}", proto, xs, ref, True)
+
+    # ReduceProd (its combine is lane-wise too): values near 1, NaN and inf
+    # among them.
+    node = helper.make_node("ReduceProd", ["x"], ["y"], axes=[1], keepdims=0)
+    proto = model([node], ["n", 11, 37], ["n", 37])
+    xs = []
+    for n in (0, 1, 3):
+        x = (1.0 + 0.1 * rng.standard_normal((n, 11, 37))).astype(np.float32)
+        if x.size:
+            x.reshape(-1)[rng.choice(x.size, 2, replace=False)] = [np.nan, np.inf]
+        xs.append(x)
+    check(aotc, tmp, "ReduceProd_1", proto, xs, lambda x: np.prod(x, axis=1), True,
+          rtol=1e-5)
 
     if failures:
         print(f"vector max: {len(failures)} failures in {checks} checks")
