@@ -421,28 +421,6 @@ constexpr size_t kMaxRowElement = 300;
 
 } // namespace
 
-namespace {
-
-/// Whether \p nest's term vectorizes along its innermost output dimension
-/// in groups of \p lanes (the loads contiguous or of stride 2).
-bool innermostVectorizes(const ReductionNest &nest, int lanes) {
-  int rank = static_cast<int>(nest.shape.size());
-  std::vector<Expr> idx, r;
-  for (int k = 0; k < rank; ++k)
-    idx.push_back(Var::make("i" + std::to_string(k)));
-  for (size_t k = 0; k < nest.reduceExtents.size(); ++k)
-    r.push_back(Var::make("r" + std::to_string(k)));
-  RangeEnv ranges;
-  setStaticRanges(ranges, idx, nest.shape);
-  setStaticRanges(ranges, r, nest.reduceExtents);
-  Expr lane = Var::make("lane");
-  std::vector<Expr> at = idx;
-  at[rank - 1] = lane;
-  return vectorizeLanes(nest.term(at, r), lane, lanes, ranges).defined();
-}
-
-} // namespace
-
 RegisterTile chooseRegisterTile(const ReductionNest &nest,
                                 const DeviceProfile &target,
                                 int64_t symbolsAt) {
@@ -485,6 +463,15 @@ RegisterTile chooseRegisterTile(const ReductionNest &nest,
   }
   if (rank < 1 || nest.reduceExtents.empty())
     return t;
+  std::vector<Expr> idx, r;
+  for (int k = 0; k < rank; ++k)
+    idx.push_back(Var::make("i" + std::to_string(k)));
+  for (size_t k = 0; k < nest.reduceExtents.size(); ++k)
+    r.push_back(Var::make("r" + std::to_string(k)));
+  // The static extents' ranges: a panel's index simplifies only with them.
+  RangeEnv ranges;
+  setStaticRanges(ranges, idx, nest.shape);
+  setStaticRanges(ranges, r, nest.reduceExtents);
   if (!nest.contraction) {
     if (int64_t size = chooseGroupReduce(nest, target, symbolsAt); size > 0) {
       t.groupReduce = size;
@@ -502,9 +489,16 @@ RegisterTile chooseRegisterTile(const ReductionNest &nest,
     // nothing more. (Sums, AveragePool's, keep 8: not measured.)
     int64_t e, tn = 8;
     if (t.vectorLanes >= 4 && !isFloatSum(nest) &&
-        isFloatVectorCombine(nest) &&
-        innermostVectorizes(nest, t.vectorLanes))
-      tn = 2 * t.vectorLanes;
+        isFloatVectorCombine(nest)) {
+      // The term at lane along the innermost outputs (contiguous or
+      // stride-2 loads).
+      Expr lane = Var::make("lane");
+      std::vector<Expr> at = idx;
+      at[rank - 1] = lane;
+      if (vectorizeLanes(nest.term(at, r), lane, t.vectorLanes, ranges)
+              .defined())
+        tn = 2 * t.vectorLanes;
+    }
     if (nest.shape[rank - 1].isConst(e) && e < tn)
       tn = e;
     if (tn >= 4) {
@@ -513,16 +507,7 @@ RegisterTile chooseRegisterTile(const ReductionNest &nest,
     }
     return t;
   }
-  std::vector<Expr> idx, r;
-  for (int k = 0; k < rank; ++k)
-    idx.push_back(Var::make("i" + std::to_string(k)));
-  for (size_t k = 0; k < nest.reduceExtents.size(); ++k)
-    r.push_back(Var::make("r" + std::to_string(k)));
   Expr term = nest.term(idx, r);
-  // The static extents' ranges: a panel's index simplifies only with them.
-  RangeEnv ranges;
-  setStaticRanges(ranges, idx, nest.shape);
-  setStaticRanges(ranges, r, nest.reduceExtents);
   // Cycles per output of storing it, spread over the reduction's steps: a
   // tile whose N is not the innermost dimension stores element by element.
   double steps = 1;
