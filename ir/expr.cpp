@@ -110,6 +110,19 @@ Expr VectorLoad::make(DType t, const std::string &buffer,
                                            lanes, stride));
 }
 
+Expr VectorLoad::makeLocalAligned(DType t, const std::string &buffer,
+                                  std::vector<Expr> indices, int lanes) {
+  AOTC_CHECK(isVectorWidth(lanes) &&
+                 (t == DType::Float32 || t == DType::Float64) &&
+                 !indices.empty(),
+             "aligned local vector load of " << lanes << " x "
+                                             << dtypeName(t));
+  auto node =
+      std::make_shared<VectorLoad>(t, buffer, std::move(indices), lanes, 1);
+  node->localAligned = true;
+  return Expr(std::move(node));
+}
+
 Expr Lane::make(Expr vector, int lane) {
   AOTC_CHECK(vector.defined() && lane >= 0 && lane < vector.lanes() &&
                  vector.lanes() > 1,
@@ -369,6 +382,7 @@ bool structurallyEqual(const Expr &a, const Expr &b) {
   case ExprKind::VectorLoad: {
     auto *x = a.as<VectorLoad>(), *y = b.as<VectorLoad>();
     if (x->buffer != y->buffer || x->stride != y->stride ||
+        x->localAligned != y->localAligned ||
         x->indices.size() != y->indices.size())
       return false;
     for (size_t i = 0; i < x->indices.size(); ++i)
@@ -593,6 +607,9 @@ private:
                l->buffer + " + (" + at + ") + " +
                std::to_string(l->lanes - 1) + ").odd))";
       }
+      if (l->localAligned)
+        return "(*(__local const " + typeName(l->type) + n + " *)(" +
+               l->buffer + " + " + print(l->indices[0]) + "))";
       if (l->type == DType::BFloat16) // the bits, shifted into floats
         return "as_float" + n + "(convert_uint" + n + "(vload" + n + "(0, " +
                l->buffer + " + " + print(l->indices[0]) + ")) << 16)";

@@ -257,6 +257,15 @@ struct VectorLoad : ExprNode {
   /// even elements of a row: a stride-2 convolution's window, printed as
   /// two contiguous loads and their even/odd halves; float32/float64 only).
   int stride = 1;
+  /// Set by the OpenCL printer alone (makeLocalAligned), on a contiguous
+  /// float32/float64 load from a local array (declared 64-byte aligned)
+  /// whose first lane's element index is a multiple of the lanes: printed
+  /// as a dereference of a __local vector pointer. vloadN promises one
+  /// element's alignment, and NVIDIA's compiler then reads local memory one
+  /// element at a time (16 ld.shared.f32 per step of a 128 x 64 GEMM tile
+  /// instead of 4 ld.shared.v4; on the H200 31.6 against 40.6 TFLOP/s at
+  /// 4096^3, bench/gpu/probe).
+  bool localAligned = false;
   /// Whether a load of \p t may have \p stride (make refuses the others).
   static bool allowsStride(DType t, int stride) {
     return stride == 1 ||
@@ -264,6 +273,9 @@ struct VectorLoad : ExprNode {
   }
   static Expr make(DType t, const std::string &buffer,
                    std::vector<Expr> indices, int lanes, int stride = 1);
+  /// The same load marked localAligned (float32/float64, stride 1).
+  static Expr makeLocalAligned(DType t, const std::string &buffer,
+                               std::vector<Expr> indices, int lanes);
 };
 
 /// Element \p lane of the vector \p vector: a scalar.

@@ -55,7 +55,12 @@ struct Binding {
 struct BufferInfo {
   std::string ident;
   const KernelBuffer *buffer;
+  bool local = false; ///< a __local array (declared kLocalAlign aligned)
 };
+
+/// The alignment in bytes of every __local array: the widest vector
+/// (16 x float32) a load through a vector pointer may read.
+constexpr int64_t kLocalAlign = 64;
 
 class KernelPrinter;
 
@@ -250,6 +255,22 @@ Expr ExprRewriter::mutateVectorLoad(const VectorLoad *op, const Expr &self) {
   const Load *l = first.as<Load>();
   if (!l)
     return self;
+  // From a local array at an element index that is a multiple of the lanes
+  // (every value the variables take): through a vector pointer, which says
+  // the vector's alignment (VectorLoad::localAligned).
+  const BufferInfo *b = p_.buffer(op->buffer);
+  const int64_t bytes =
+      op->lanes * (op->type == DType::Float64 ? 8 : 4);
+  int64_t rem = -1;
+  if (b && b->local && op->stride == 1 &&
+      (op->type == DType::Float32 || op->type == DType::Float64) &&
+      bytes <= kLocalAlign &&
+      simplify(mod(linearize(op->indices, b->buffer->shape), Expr(op->lanes)),
+               p_.env())
+          .isConst(rem) &&
+      rem == 0)
+    return VectorLoad::makeLocalAligned(op->type, op->buffer, l->indices,
+                                        op->lanes);
   return VectorLoad::make(op->type, op->buffer, l->indices, op->lanes,
                           op->stride);
 }
@@ -366,8 +387,11 @@ Expected<std::string> KernelPrinter::expr(const Expr &e, const char *what,
     Expr mutateVectorLoad(const VectorLoad *op, const Expr &self) override {
       Expr e = IRMutator::mutateVectorLoad(op, self);
       const VectorLoad *l = e.as<VectorLoad>();
-      return VectorLoad::make(l->type, p->buffer(l->buffer)->ident, l->indices,
-                              l->lanes, l->stride);
+      const std::string &id = p->buffer(l->buffer)->ident;
+      return l->localAligned ? VectorLoad::makeLocalAligned(
+                                   l->type, id, l->indices, l->lanes)
+                             : VectorLoad::make(l->type, id, l->indices,
+                                                l->lanes, l->stride);
     }
   } renamer;
   renamer.p = this;
@@ -428,9 +452,10 @@ Status KernelPrinter::declareParams() {
       elems *= d;
     }
     std::string id = namer_.fresh(b.name);
-    buffers_[b.name] = {id, &b};
+    buffers_[b.name] = {id, &b, true};
     line("__local " + std::string(dtypeCLStorageName(b.dtype)) + " " + id +
-         "[" + std::to_string(elems) + "];");
+         "[" + std::to_string(elems) + "] __attribute__((aligned(" +
+         std::to_string(kLocalAlign) + ")));");
   }
   // Buffer shapes may read symbols; they must be parameters.
   for (const KernelBuffer &b : k_.buffers)

@@ -467,3 +467,37 @@ TEST(CLPrinter, SymbolsThatPrintAlikeStayApart) {
 }
 
 } // namespace
+
+TEST(CLPrinter, AlignedLocalVectorLoadsGoThroughVectorPointers) {
+  // A local array is declared 64-byte aligned; a float32 vector load from
+  // it whose element index is a multiple of its lanes for every value of
+  // the variables prints as a __local float4 dereference (one wide load on
+  // NVIDIA, where vload4 promises 4-byte alignment and reads 4 floats one
+  // by one); one that may start between vectors keeps vload4.
+  Expr lid = Var::make("lid");
+  Stmt body = For::make(
+      lid, 0, 4, ForKind::Parallel, 0,
+      Block::make(
+          {Store::make("t", {Expr(1), lid * 4}, in(lid)),
+           Store::make("t", {Expr(0), lid * 4 + 1}, in(lid + 4)),
+           Barrier::make(),
+           Store::make(
+               "out", {lid},
+               Lane::make(VectorLoad::make(DType::Float32, "t",
+                                           {Expr(1), lid * 4}, 4),
+                          2) +
+                   Lane::make(VectorLoad::make(DType::Float32, "t",
+                                               {Expr(0), lid * 2 + 1}, 4),
+                              1))}));
+  LoopModule m = oneKernel(body, {}, {});
+  m.kernels[0].locals = {{"t", DType::Float32, true, {2, 16}}};
+  m.kernels[0].workGroupSize = 4;
+  std::string s = emitOk(m);
+  EXPECT_NE(s.find("__local float t[32] __attribute__((aligned(64)));"),
+            std::string::npos)
+      << s;
+  EXPECT_NE(s.find("(*(__local const float4 *)(t + ((4 * lid) + 16)))"),
+            std::string::npos)
+      << s;
+  EXPECT_NE(s.find("vload4(0, t + ((2 * lid) + 1))"), std::string::npos) << s;
+}
