@@ -13,11 +13,17 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <unordered_set>
 
 namespace aotc::rt {
+
+uint64_t AllocationId::next() {
+  static std::atomic<uint64_t> counter{2}; // 0 and 1: ArgSlot's tags
+  return counter.fetch_add(1, std::memory_order_relaxed);
+}
 namespace {
 
 constexpr uint64_t kMinBlobBytes = 64;

@@ -30,8 +30,30 @@ namespace aotc::rt {
 /// A reference-counted cl_mem (released with its last reference).
 using MemRef = std::shared_ptr<std::remove_pointer_t<cl_mem>>;
 
+/// A number no other AllocationId of the process has had: a copy gets a new
+/// one. It names one allocation of device memory (a buffer, a constant set)
+/// where a cl_mem handle cannot: a released handle's address may come back
+/// for the next buffer (launch.cpp's argument cache keys on both).
+class AllocationId {
+public:
+  AllocationId() : value_(next()) {}
+  AllocationId(const AllocationId &) : value_(next()) {}
+  AllocationId &operator=(const AllocationId &) {
+    value_ = next();
+    return *this;
+  }
+  uint64_t value() const { return value_; }
+  void renew() { value_ = next(); }
+
+private:
+  static uint64_t next();
+  uint64_t value_;
+};
+
 /// One set of the model's constants on the device.
 struct ConstantSet {
+  /// This set's (a copy of a set is another set, with its own id).
+  AllocationId id;
   /// The compiled-in constants blob, shared by every set.
   MemRef blob;
   uint64_t blobBytes = 0;

@@ -64,6 +64,7 @@ aotc_status_t DeviceBuffer::ensure(cl_context context, const DeviceInfo &device,
                 what, device.fullName.c_str(), clErrorName(err));
   mem_ = mem;
   capacity_ = wanted;
+  id_.renew();
   return AOTC_OK;
 }
 
@@ -72,6 +73,7 @@ void DeviceBuffer::release() {
     clReleaseMemObject(mem_);
   mem_ = nullptr;
   capacity_ = 0;
+  id_.renew();
 }
 
 Instance::~Instance() {
@@ -111,6 +113,7 @@ aotc_status_t Container::createInstance(Instance &instance) {
     return fail(statusForClError(err), "clCreateCommandQueue on '%s': %s",
                 device_.fullName.c_str(), clErrorName(err));
   instance.kernels.assign(kernels_.size(), nullptr);
+  instance.args.assign(kernels_.size(), {});
   for (size_t k = 0; k < kernels_.size(); ++k) {
     instance.kernels[k] =
         clCreateKernel(program_, kernels_[k].name.c_str(), &err);

@@ -31,6 +31,8 @@ public:
 
   cl_mem mem() const { return mem_; }
   uint64_t capacity() const { return capacity_; }
+  /// The current allocation's (renewed by every allocation and release).
+  uint64_t id() const { return id_.value(); }
   /// Makes the buffer hold at least \p bytes (at least a small placeholder
   /// for 0 bytes, since OpenCL has no empty buffers). \p what names the
   /// buffer in error messages.
@@ -41,6 +43,7 @@ public:
 private:
   cl_mem mem_ = nullptr;
   uint64_t capacity_ = 0;
+  AllocationId id_;
 };
 
 /// What the runtime knows about a kernel (the same for every instance).
@@ -65,6 +68,13 @@ struct Instance {
   std::vector<DeviceBuffer> overrides;
   /// The events of the run in progress (profiling containers).
   RunProfile profile;
+  /// Per kernel, per OpenCL argument: what the last launch set
+  /// (launch.cpp), so that a run sets only the arguments that changed.
+  struct ArgSlot {
+    uint64_t bits = 0; ///< the value (a scalar, an offset, a cl_mem's address)
+    uint64_t tag = 0;  ///< 0: not known; a buffer's allocation id; 1: scalar
+  };
+  std::vector<std::vector<ArgSlot>> args;
   Instance() = default;
   Instance(const Instance &) = delete;
   Instance &operator=(const Instance &) = delete;

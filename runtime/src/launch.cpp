@@ -12,6 +12,28 @@
 
 namespace aotc::rt {
 
+namespace {
+
+/// Sets OpenCL argument \p index of kernel \p k to \p size bytes at
+/// \p value, unless the instance's last launch of it set the same bits with
+/// the same tag (\p slot): \p tag 1 for a scalar, a buffer allocation's id
+/// for a cl_mem (the handle of a released buffer may come back for another
+/// one), 0 for what the runtime does not own (a caller's buffer): always set.
+/// Run after run, a network sets only what changed (its inputs' and
+/// outputs' buffers, when the caller's are new): on NVIDIA's driver each
+/// call is host time on the launch path, 9 or so per kernel.
+cl_int setArg(cl_kernel k, cl_uint index, Instance::ArgSlot &slot,
+              size_t size, const void *value, uint64_t bits, uint64_t tag) {
+  if (tag != 0 && slot.tag == tag && slot.bits == bits)
+    return CL_SUCCESS;
+  slot = {};
+  cl_int err = clSetKernelArg(k, index, size, value);
+  if (err == CL_SUCCESS)
+    slot = {bits, tag};
+  return err;
+}
+
+} // namespace
 
 aotc_status_t Container::launch(AotcRunCtx &ctx, int32_t kernel,
                                 const AotcArg *args, int32_t nargs,
@@ -38,12 +60,24 @@ aotc_status_t Container::launch(AotcRunCtx &ctx, int32_t kernel,
                 "kernel '%s' takes %u OpenCL arguments, the wrapper passed %u",
                 name, info.numArgs, clArgs);
 
+  // Nothing to do (OpenCL 1.2 rejects empty ranges), and nothing to bind:
+  // the next run's arguments are still the ones set last.
+  for (int32_t i = 0; i < dims; ++i)
+    if (global[i] == 0)
+      return AOTC_OK;
+
   Instance &instance = *ctx.instance;
   cl_kernel k = instance.kernels[kernel];
+  // Sized here: createInstance runs before the kernels' argument counts are
+  // read from the first instance's kernels.
+  std::vector<Instance::ArgSlot> &slots = instance.args[kernel];
+  if (slots.size() != info.numArgs)
+    slots.assign(info.numArgs, {});
   cl_uint index = 0;
   for (int32_t a = 0; a < nargs; ++a) {
     const AotcArg &arg = args[a];
     cl_mem mem = nullptr;
+    uint64_t tag = 0; // the allocation mem belongs to (setArg)
     uint64_t capacity = 0;
     const char *kind = "";
     int64_t byteOffset = arg.value;
@@ -69,12 +103,14 @@ aotc_status_t Container::launch(AotcRunCtx &ctx, int32_t kernel,
       const DeviceBuffer &buffer =
           isInput ? instance.inputs[arg.index] : instance.outputs[arg.index];
       mem = buffer.mem();
+      tag = buffer.id();
       capacity = buffer.capacity();
       break;
     }
     case AOTC_ARG_CONSTANT: {
       kind = "constants";
       mem = ctx.constants->blob.get();
+      tag = ctx.constants->id.value();
       capacity = ctx.constants->blobBytes;
       if (arg.index < 0 || arg.index >= d.num_constants)
         return fail(AOTC_ERROR_INTERNAL,
@@ -82,11 +118,13 @@ aotc_status_t Container::launch(AotcRunCtx &ctx, int32_t kernel,
                     arg.index, d.num_constants);
       // A default replaced in this run, or a constant updated in this set:
       // its own buffer, at offset 0.
-      cl_mem own = !ctx.overrides.empty() && ctx.overrides[arg.index]
-                       ? ctx.overrides[arg.index]
-                       : ctx.constants->own[arg.index].get();
+      const bool replaced = !ctx.overrides.empty() && ctx.overrides[arg.index];
+      cl_mem own = replaced ? ctx.overrides[arg.index]
+                            : ctx.constants->own[arg.index].get();
       if (!own)
         break;
+      if (replaced)
+        tag = 0; // a run's own replacement: set every time
       const AotcConstantDesc &c = d.constants[arg.index];
       if (arg.value != static_cast<int64_t>(c.offset))
         return fail(AOTC_ERROR_INTERNAL,
@@ -102,11 +140,13 @@ aotc_status_t Container::launch(AotcRunCtx &ctx, int32_t kernel,
     case AOTC_ARG_ARENA:
       kind = "arena";
       mem = instance.arena.mem();
+      tag = instance.arena.id();
       capacity = instance.arena.capacity();
       break;
     case AOTC_ARG_ERRORS:
       kind = "error record";
       mem = instance.errors.mem();
+      tag = instance.errors.id();
       capacity = instance.errors.capacity();
       if (!mem)
         return fail(AOTC_ERROR_INTERNAL,
@@ -115,7 +155,9 @@ aotc_status_t Container::launch(AotcRunCtx &ctx, int32_t kernel,
       break;
     case AOTC_ARG_I64: {
       cl_long value = arg.value;
-      cl_int err = clSetKernelArg(k, index++, sizeof(value), &value);
+      cl_int err = setArg(k, index, slots[index], sizeof(value), &value,
+                          static_cast<uint64_t>(value), 1);
+      ++index;
       if (err != CL_SUCCESS)
         return fail(AOTC_ERROR_INTERNAL,
                     "kernel '%s' argument %d (long): clSetKernelArg: %s", name,
@@ -128,7 +170,9 @@ aotc_status_t Container::launch(AotcRunCtx &ctx, int32_t kernel,
                     "kernel '%s' argument %d: %lld does not fit an int", name,
                     a, ll(arg.value));
       cl_int value = static_cast<cl_int>(arg.value);
-      cl_int err = clSetKernelArg(k, index++, sizeof(value), &value);
+      cl_int err = setArg(k, index, slots[index], sizeof(value), &value,
+                          static_cast<uint64_t>(arg.value), 1);
+      ++index;
       if (err != CL_SUCCESS)
         return fail(AOTC_ERROR_INTERNAL,
                     "kernel '%s' argument %d (int): clSetKernelArg: %s", name,
@@ -146,9 +190,12 @@ aotc_status_t Container::launch(AotcRunCtx &ctx, int32_t kernel,
                   "buffer (%llu bytes)",
                   name, a, ll(byteOffset), kind, ull(capacity));
     cl_ulong offset = static_cast<cl_ulong>(byteOffset);
-    cl_int err = clSetKernelArg(k, index++, sizeof(cl_mem), &mem);
+    cl_int err = setArg(k, index, slots[index], sizeof(cl_mem), &mem,
+                        reinterpret_cast<uintptr_t>(mem), tag);
+    ++index;
     if (err == CL_SUCCESS)
-      err = clSetKernelArg(k, index++, sizeof(offset), &offset);
+      err = setArg(k, index, slots[index], sizeof(offset), &offset, offset, 1);
+    ++index;
     if (err != CL_SUCCESS)
       return fail(AOTC_ERROR_INTERNAL,
                   "kernel '%s' argument %d (%s buffer): clSetKernelArg: %s",
@@ -157,9 +204,6 @@ aotc_status_t Container::launch(AotcRunCtx &ctx, int32_t kernel,
 
   size_t g[3] = {1, 1, 1};
   size_t l[3] = {1, 1, 1};
-  for (int32_t i = 0; i < dims; ++i)
-    if (global[i] == 0)
-      return AOTC_OK; // Nothing to do: OpenCL 1.2 rejects empty ranges.
   if (local) {
     uint64_t product = 1;
     for (int32_t i = 0; i < dims; ++i) {
