@@ -124,7 +124,8 @@ def program_binary(prog):
     buf = C.create_string_buffer(size.value)
     ptr = P(C.addressof(buf))
     check(cl.clGetProgramInfo(prog, 0x1166, C.sizeof(ptr), C.byref(ptr), None), "binary")
-    return buf.raw
+    # NVIDIA's PTX text ends in a NUL, which ptxas reads as an unexpected end of file.
+    return buf.raw.rstrip(b"\0")
 
 
 def set_args(kernel, args):
