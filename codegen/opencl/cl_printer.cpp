@@ -259,8 +259,7 @@ Expr ExprRewriter::mutateVectorLoad(const VectorLoad *op, const Expr &self) {
   // (every value the variables take): through a vector pointer, which says
   // the vector's alignment (VectorLoad::localAligned).
   const BufferInfo *b = p_.buffer(op->buffer);
-  const int64_t bytes =
-      op->lanes * (op->type == DType::Float64 ? 8 : 4);
+  const int64_t bytes = op->lanes * dtypeSize(op->type);
   int64_t rem = -1;
   if (b && b->local && op->stride == 1 &&
       (op->type == DType::Float32 || op->type == DType::Float64) &&

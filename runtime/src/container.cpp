@@ -113,7 +113,6 @@ aotc_status_t Container::createInstance(Instance &instance) {
     return fail(statusForClError(err), "clCreateCommandQueue on '%s': %s",
                 device_.fullName.c_str(), clErrorName(err));
   instance.kernels.assign(kernels_.size(), nullptr);
-  instance.args.assign(kernels_.size(), {});
   for (size_t k = 0; k < kernels_.size(); ++k) {
     instance.kernels[k] =
         clCreateKernel(program_, kernels_[k].name.c_str(), &err);
@@ -208,6 +207,13 @@ aotc_status_t Container::init(const AotcModelDesc *desc,
     info.defaultLocalSize = std::max<size_t>(
         1,
         std::min({local, info.maxWorkGroupSize, device_.maxWorkItemSizes[0]}));
+  }
+  // Every instance's argument slots (launch.cpp), now that the kernels'
+  // argument counts are known.
+  for (const std::unique_ptr<Instance> &instance : instances_) {
+    instance->args.resize(kernels_.size());
+    for (size_t k = 0; k < kernels_.size(); ++k)
+      instance->args[k].assign(kernels_[k].numArgs, {});
   }
   // The folding program computes the first set's computed constants, now
   // that the kernels and their limits are known (a weightless model's wait

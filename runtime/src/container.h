@@ -70,6 +70,7 @@ struct Instance {
   RunProfile profile;
   /// Per kernel, per OpenCL argument: what the last launch set
   /// (launch.cpp), so that a run sets only the arguments that changed.
+  /// Sized when the container is created, once the counts are known.
   struct ArgSlot {
     uint64_t bits = 0; ///< the value (a scalar, an offset, a cl_mem's address)
     uint64_t tag = 0;  ///< 0: not known; a buffer's allocation id; 1: scalar

@@ -68,11 +68,7 @@ aotc_status_t Container::launch(AotcRunCtx &ctx, int32_t kernel,
 
   Instance &instance = *ctx.instance;
   cl_kernel k = instance.kernels[kernel];
-  // Sized here: createInstance runs before the kernels' argument counts are
-  // read from the first instance's kernels.
   std::vector<Instance::ArgSlot> &slots = instance.args[kernel];
-  if (slots.size() != info.numArgs)
-    slots.assign(info.numArgs, {});
   cl_uint index = 0;
   for (int32_t a = 0; a < nargs; ++a) {
     const AotcArg &arg = args[a];
