@@ -21,11 +21,9 @@ import statistics
 import sys
 import time
 
-import numpy as np
-
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from aotc_ctypes import Model  # noqa: E402
-from sweep_network_configs import weights  # noqa: E402
+from sweep_network_configs import make_input, parse_case, weights  # noqa: E402
 
 
 def main():
@@ -38,18 +36,13 @@ def main():
     a = ap.parse_args()
     results = []
     for case in a.cases:
-        name, rest = case.split("=", 1)
-        so, shape = rest.rsplit(":", 1)
-        tokens = shape.endswith("i")
-        dims = tuple(int(d) for d in shape.rstrip("i").split("x"))
+        name, so, dims, tokens = parse_case(case)
         m = Model(so, device=a.device)
         m.update_constants(weights(m, 7))
         n_kernels = len(m.kernel_summaries())
         cl = m.opencl()
         for batch in [int(b) for b in a.batches.split(",")]:
-            rng = np.random.default_rng(batch)
-            x = rng.integers(0, 1000, size=(batch,) + dims).astype(np.int64) if tokens \
-                else rng.standard_normal((batch,) + dims).astype(np.float32)
+            x = make_input(dims, tokens, batch)
             outs = m.run([x])
             din = [(cl.buffer(x.nbytes, x), x)]
             dout = [(cl.buffer(max(o.nbytes, 1)), max(o.nbytes, 1)) for o in outs]

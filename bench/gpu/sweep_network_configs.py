@@ -44,6 +44,22 @@ def weights(model, seed):
     return out
 
 
+def parse_case(case):
+    """NAME=MODEL.so:CxHxW (a shape ending in 'i': int64 token ids) as (name, so, dims, tokens)."""
+    name, rest = case.split("=", 1)
+    so, shape = rest.rsplit(":", 1)
+    return name, so, tuple(int(d) for d in shape.rstrip("i").split("x")), shape.endswith("i")
+
+
+def make_input(dims, tokens, batch):
+    """A batch of inputs of shape [batch, *dims], seeded by the batch: token ids below 1000, or
+    standard normal floats."""
+    rng = np.random.default_rng(batch)
+    shape = (batch,) + tuple(dims)
+    return rng.integers(0, 1000, size=shape).astype(np.int64) if tokens \
+        else rng.standard_normal(shape).astype(np.float32)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--device", default="gpu")
@@ -55,19 +71,13 @@ def main():
     batches = [int(b) for b in a.batches.split(",")]
     nets = {}
     for case in a.cases:
-        name, rest = case.split("=", 1)
-        so, shape = rest.rsplit(":", 1)
-        tokens = shape.endswith("i")
-        nets.setdefault(name.split(".", 1)[0], []).append(
-            (name, so, tuple(int(d) for d in shape.rstrip("i").split("x")), tokens))
+        name, so, dims, tokens = parse_case(case)
+        nets.setdefault(name.split(".", 1)[0], []).append((name, so, dims, tokens))
     results = {}
     for net, variants in nets.items():
         w = None
         for batch in batches:
-            xr = np.random.default_rng(batch)
-            shape = (batch,) + variants[0][2]
-            x = xr.integers(0, 1000, size=shape).astype(np.int64) if variants[0][3] \
-                else xr.standard_normal(shape).astype(np.float32)
+            x = make_input(variants[0][2], variants[0][3], batch)
             first = None
             table = {}
             for name, so, _, _ in variants:

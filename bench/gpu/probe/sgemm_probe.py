@@ -130,8 +130,6 @@ def program_binary(prog):
 
 def set_args(kernel, args):
     for i, a in enumerate(args):
-        if isinstance(a, int) and not isinstance(a, bool) and a >= 0 and a < 2**31 and False:
-            pass
         if isinstance(a, tuple):  # (ctype value)
             v = a[0]
             check(cl.clSetKernelArg(kernel, i, C.sizeof(v), C.byref(v)), f"arg {i}")
