@@ -309,9 +309,31 @@ private:
     return l;
   }
 
-  /// Rewrites k*c*(x floordiv c) + k*(x mod c) -> k*x and
-  /// k*c*((x floordiv c) mod m) + k*(x mod c) -> k*(x mod (c*m)).
+  /// Rewrites k*c*(x floordiv c) + k*(x mod c) -> k*x,
+  /// k*c*((x floordiv c) mod m) + k*(x mod c) -> k*(x mod (c*m)), and
+  /// k*x - k*c*(x floordiv c) -> k*(x mod c) for an atom x (a symbol or a
+  /// variable: the rest of a whole number of blocks of c, whose bounds
+  /// [0, c - 1] the prover knows, where the difference has none).
   bool recombine(Linear &l) {
+    for (size_t i = 0; i < l.terms.size(); ++i) {
+      const Binary *fd = l.terms[i].atom.as<Binary>();
+      int64_t c;
+      if (!fd || fd->op != BinOp::FloorDiv || !fd->b.isConst(c) || c <= 1)
+        continue;
+      const Expr x = fd->a;
+      if (!x.as<Var>() || l.terms[i].coef % c != 0)
+        continue;
+      const int64_t k = -l.terms[i].coef / c;
+      const std::string &key = exprKeyRef(x);
+      for (size_t j = 0; j < l.terms.size(); ++j) {
+        if (j == i || *l.terms[j].key != key || l.terms[j].coef != k)
+          continue;
+        l.terms.erase(l.terms.begin() + std::max(i, j));
+        l.terms.erase(l.terms.begin() + std::min(i, j));
+        l.addTerm(simplifyMod(x, IntImm::make(c, x.type())), k);
+        return true;
+      }
+    }
     for (size_t i = 0; i < l.terms.size(); ++i) {
       const Linear::Term &t = l.terms[i];
       const Binary *m = t.atom.as<Binary>();

@@ -272,7 +272,14 @@ Expected<CompileResult> compileModel(const CompileOptions &opts) {
   }
 
   // 3. Lowering: ops -> compute definitions.
-  auto lowered = timer.run("lowering", [&] { return lowerGraph(*graph); });
+  LowerOptions lowerOpts;
+  lowerOpts.fuseAttention =
+      opts.schedule.registerTiling &&
+      (opts.fuseAttention == CompileOptions::Toggle::On ||
+       (opts.fuseAttention == CompileOptions::Toggle::Auto &&
+        opts.schedule.profile.family == "gpu"));
+  auto lowered = timer.run("lowering",
+                           [&] { return lowerGraph(*graph, lowerOpts); });
   if (!lowered)
     return lowered.status();
   // Channel-blocked activations around convolutions on CPU-style targets

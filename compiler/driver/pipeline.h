@@ -37,6 +37,14 @@ struct CompileOptions {
   /// convolutions stored with their channels in blocks of two vectors
   /// (channel_blocks.h; `--no-channel-blocks` turns it off).
   bool channelBlocks = true;
+  /// With register tiling: MatMul -> scale/mask -> Softmax -> MatMul as one
+  /// attention kernel that never stores the scores (lower_attention.cpp).
+  /// Auto: on GPU profiles, where it replaces four kernels and the scores'
+  /// round trip through memory; off on CPUs, where the separate GEMMs run
+  /// near their peak and the fused kernel was slower (docs/PERFORMANCE.md).
+  /// `aotc compile --fuse-attention auto|on|off`.
+  enum class Toggle { Auto, On, Off };
+  Toggle fuseAttention = Toggle::Auto;
   int wrapperOptLevel = 1;
   /// Leave the updatable weights out of the .so: the host gives them with
   /// aotc_container_update_constants before the first run.

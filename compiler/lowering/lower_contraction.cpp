@@ -269,8 +269,10 @@ Status lowerConvTranspose(const Node &n, LowerCtx &ctx) {
 
 Status lowerContraction(const Node &n, LowerCtx &ctx) {
   switch (n.op()) {
-  case OpKind::MatMul:
-    return lowerMatMul(n, ctx);
+  case OpKind::MatMul: {
+    AOTC_ASSIGN_OR_RETURN(bool fused, lowerFusedAttention(n, ctx));
+    return fused ? Status::ok() : lowerMatMul(n, ctx);
+  }
   case OpKind::Gemm:
     return lowerGemm(n, ctx);
   case OpKind::Conv:

@@ -214,10 +214,10 @@ Status lowerNode(const Node &n, LowerCtx &ctx) {
 
 } // namespace
 
-Expected<LoweredGraph> lowerGraph(const Graph &g) {
+Expected<LoweredGraph> lowerGraph(const Graph &g, const LowerOptions &opts) {
   LoweredGraph out;
   out.env = g.rangeEnv();
-  LowerCtx ctx(g, out);
+  LowerCtx ctx(g, out, opts);
   for (size_t i = 0; i < g.inputs().size(); ++i) {
     const Value *v = g.inputs()[i];
     TensorDef d;
@@ -278,11 +278,34 @@ std::vector<int> accessedDefs(const Expr &e) {
 }
 
 std::vector<int> accessedDefs(const TensorDef &d) {
-  std::vector<int> ids = accessedDefs(d.body);
-  for (int t : accessedDefs(d.epilogue))
-    if (std::find(ids.begin(), ids.end(), t) == ids.end())
-      ids.push_back(t);
+  std::vector<int> ids;
+  forEachExpr(d, [&](const Expr &e) {
+    for (int t : accessedDefs(e))
+      if (std::find(ids.begin(), ids.end(), t) == ids.end())
+        ids.push_back(t);
+  });
   return ids;
+}
+
+void forEachExpr(const TensorDef &d,
+                 const std::function<void(const Expr &)> &f) {
+  for (const Expr *e : {&d.body, &d.epilogue})
+    if (e->defined())
+      f(*e);
+  if (d.attention)
+    for (const Expr *e : {&d.attention->score, &d.attention->scoreEpilogue})
+      if (e->defined())
+        f(*e);
+}
+
+void forEachExpr(TensorDef &d, const std::function<void(Expr &)> &f) {
+  for (Expr *e : {&d.body, &d.epilogue})
+    if (e->defined())
+      f(*e);
+  if (d.attention)
+    for (Expr *e : {&d.attention->score, &d.attention->scoreEpilogue})
+      if (e->defined())
+        f(*e);
 }
 
 RangeEnv defRanges(const LoweredGraph &lg, const TensorDef &d) {
@@ -292,6 +315,8 @@ RangeEnv defRanges(const LoweredGraph &lg, const TensorDef &d) {
   for (size_t k = 0; k < d.reduceExtents.size(); ++k)
     rvars.push_back(lg.vars.rvar(static_cast<int>(k)));
   setStaticRanges(env, rvars, d.reduceExtents);
+  if (d.attention)
+    setStaticRanges(env, {lg.vars.rvar(1)}, {d.attention->depth});
   return env;
 }
 
@@ -317,6 +342,13 @@ std::string LoweredGraph::print() const {
                        : d.combiner == Combiner::Max  ? "max"
                                                       : "min") +
            "(r in [" + printExprs(d.reduceExtents) + "]) " + printExpr(d.body);
+      if (d.attention)
+        s += " weighted by softmax over r0 of (sum(r1 in [" +
+             printExpr(d.attention->depth) + "]) " +
+             printExpr(d.attention->score) + ")" +
+             (d.attention->scoreEpilogue.defined()
+                  ? " then " + printExpr(d.attention->scoreEpilogue)
+                  : std::string());
       if (d.epilogue.defined())
         s += " then " + printExpr(d.epilogue);
       break;

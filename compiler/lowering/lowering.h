@@ -19,6 +19,7 @@
 
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -75,6 +76,24 @@ struct TensorDef {
   /// producers are materialized rather than recomputed per read.
   bool rereadsInputs = false;
 
+  /// Fused attention (lower_attention.cpp): MatMul -> scale, mask -> Softmax
+  /// over the last axis -> MatMul as one reduction over the keys r0 that
+  /// never stores the scores. The def's body is the value term (V at key r0
+  /// and the output's last index); the term is weighted by the softmax of
+  /// the scores along r0, which the kernel computes online
+  /// (compiler/schedule/attention.cpp). A Sum reduction with rereadsInputs.
+  struct Attention {
+    /// The score's product term over the output index (the query at
+    /// i[rank-2]; i[rank-1] unused), the key r0 and the depth r1.
+    Expr score;
+    Expr depth; ///< the extent of r1
+    /// Over the output index, r0 and the accumulator FormalVars::acc(dtype)
+    /// (the score's sum): what the graph applies before the Softmax (a
+    /// scale, a mask); undefined means the sum itself.
+    Expr scoreEpilogue;
+  };
+  std::optional<Attention> attention;
+
   int rank() const { return static_cast<int>(shape.size()); }
 };
 
@@ -99,9 +118,24 @@ struct LoweredGraph {
   std::string print() const;
 };
 
+/// Choices of the lowering.
+struct LowerOptions {
+  /// MatMul -> scale/mask -> Softmax -> MatMul chains as one attention def
+  /// (TensorDef::attention); off: each op lowered alone (the naive kernels,
+  /// the reference, and `aotc compile --no-fuse-attention`).
+  bool fuseAttention = false;
+};
+
 /// Lowers every node reachable from the outputs. Fails with an error naming
 /// the node for anything the lowering does not support.
-Expected<LoweredGraph> lowerGraph(const Graph &g);
+Expected<LoweredGraph> lowerGraph(const Graph &g,
+                                  const LowerOptions &opts = {});
+
+/// Every expression of \p d (body, epilogue, an attention's score and its
+/// epilogue), each defined one once: passes that read or rewrite defs'
+/// expressions go through these so that none is missed.
+void forEachExpr(const TensorDef &d, const std::function<void(const Expr &)> &f);
+void forEachExpr(TensorDef &d, const std::function<void(Expr &)> &f);
 
 /// The distinct defs \p e reads, in first-seen order (none for an
 /// undefined expression).
@@ -115,9 +149,11 @@ RangeEnv defRanges(const LoweredGraph &lg, const TensorDef &d);
 /// The state op lowerings share.
 class LowerCtx {
 public:
-  LowerCtx(const Graph &g, LoweredGraph &out) : graph_(g), out_(out) {}
+  LowerCtx(const Graph &g, LoweredGraph &out, LowerOptions opts = {})
+      : graph_(g), out_(out), opts_(opts) {}
 
   const Graph &graph() const { return graph_; }
+  const LowerOptions &options() const { return opts_; }
   const RangeEnv &env() const { return out_.env; }
 
   /// The def holding a value; -1 if the value has none (unlowered).
@@ -160,6 +196,7 @@ public:
 private:
   const Graph &graph_;
   LoweredGraph &out_;
+  LowerOptions opts_;
   std::map<const Value *, int> valueDefs_;
   std::string currentOp_;
 };
@@ -182,6 +219,10 @@ Status lowerReduction(const Node &n, LowerCtx &ctx);
 Status lowerShapeOp(const Node &n, LowerCtx &ctx);
 Status lowerResize(const Node &n, LowerCtx &ctx);
 Status lowerDataDependent(const Node &n, LowerCtx &ctx);
+/// MatMul \p n as the end of an attention chain (TensorDef::attention)
+/// where LowerOptions::fuseAttention is on and the chain matches; false
+/// (nothing lowered) otherwise.
+Expected<bool> lowerFusedAttention(const Node &n, LowerCtx &ctx);
 
 /// The explicit pads of a Conv or pooling node: the begin pad of each spatial
 /// dim, then the end pad of each.

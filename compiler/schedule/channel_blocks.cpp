@@ -84,6 +84,14 @@ public:
       fixed_[o] = true; // the caller's buffer has the caller's layout
     for (const LoweredGraph::Sync &s : lg.syncs)
       fixed_[s.def] = true;
+    // A fused attention and what it reads keep their layouts: its score
+    // reads are not re-indexed here.
+    for (size_t id = 0; id < n_; ++id)
+      if (lg.defs[id].attention) {
+        fixed_[id] = true;
+        for (int t : accessedDefs(lg.defs[id]))
+          fixed_[t] = true;
+      }
     for (size_t id = 0; id < n_; ++id) {
       reads_[id] = readsOf(lg.defs[id], lg.vars);
       for (const Read &r : reads_[id])

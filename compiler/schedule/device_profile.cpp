@@ -93,9 +93,10 @@ Expected<KernelConfig> configFrom(const json &j, const std::string &where) {
   KernelConfig c;
   if (auto t = j.find("template"); t != j.end()) {
     if (!t->is_string() || (*t != "pointwise" && *t != "reduction" &&
-                            *t != "contraction" && *t != "row"))
+                            *t != "contraction" && *t != "row" &&
+                            *t != "attention"))
       return makeError(where, ": 'template' must be pointwise, reduction, "
-                              "contraction or row");
+                              "contraction, row or attention");
     c.templ = t->get<std::string>();
   }
   int64_t m = -1, n = -1, lanes = 0;

@@ -56,7 +56,9 @@ struct KernelConfig {
   /// The kernel family: pointwise (no reduction), reduction (no operand
   /// reread across outputs: pooling, ReduceSum), contraction (MatMul, Gemm,
   /// Conv) or row (a pointwise def with the reductions it reads per row:
-  /// softmax, normalizations; only `lanes` applies, 0 for scalar loops).
+  /// softmax, normalizations; only `lanes` applies, 0 for scalar loops) or
+  /// attention (a fused MatMul -> Softmax -> MatMul, attention.cpp; only
+  /// `lanes` applies: the keys per block, 0 or 1 for one at a time).
   std::string templ;
   /// The register tile: tm x tn outputs per work-item along output
   /// dimensions m and n; n = -1 is one element per work-item, m = -1 a

@@ -122,24 +122,36 @@ bool layoutForContraction(const LoweredGraph &lg, const FusionPlan &plan,
     if (cd.kind != TensorDef::Kind::Reduction || !cd.rereadsInputs ||
         cd.rank() < 1)
       return false;
-    const Expr nvar = lg.vars.idx(cd.rank() - 1);
-    struct Reads : IRVisitor {
-      int v;
-      Expr nvar;
-      bool any = false, alongN = true;
-      void visitAccess(const Access *op) override {
-        if (op->tensor == v) {
-          any = true;
-          alongN &= !op->indices.empty() &&
-                    structurallyEqual(op->indices.back(), nvar);
+    // What the consumer's vectors run along: a contraction's N (its last
+    // output dimension) in its body; a fused attention's also its keys
+    // (r0) in its score, whose block of keys is one vector.
+    std::vector<std::pair<Expr, Expr>> along = {
+        {cd.body, lg.vars.idx(cd.rank() - 1)}};
+    if (cd.attention)
+      along.push_back({cd.attention->score, lg.vars.rvar(0)});
+    bool anyRead = false;
+    for (const auto &[expr, nvar] : along) {
+      struct Reads : IRVisitor {
+        int v;
+        Expr nvar;
+        bool any = false, alongN = true;
+        void visitAccess(const Access *op) override {
+          if (op->tensor == v) {
+            any = true;
+            alongN &= !op->indices.empty() &&
+                      structurallyEqual(op->indices.back(), nvar);
+          }
+          IRVisitor::visitAccess(op);
         }
-        IRVisitor::visitAccess(op);
-      }
-    } reads;
-    reads.v = v;
-    reads.nvar = nvar;
-    reads.visit(cd.body);
-    if (!reads.any || !reads.alongN)
+      } reads;
+      reads.v = v;
+      reads.nvar = nvar;
+      reads.visit(expr);
+      if (reads.any && !reads.alongN)
+        return false;
+      anyRead |= reads.any;
+    }
+    if (!anyRead)
       return false;
     readAlongN = true;
   }

@@ -56,12 +56,8 @@ std::vector<int> readCounts(const LoweredGraph &lg) {
     }
   } v;
   v.count = &count;
-  for (const TensorDef &d : lg.defs) {
-    if (d.body.defined())
-      v.visit(d.body);
-    if (d.epilogue.defined())
-      v.visit(d.epilogue);
-  }
+  for (const TensorDef &d : lg.defs)
+    forEachExpr(d, [&](const Expr &e) { v.visit(e); });
   for (int o : lg.outputs)
     ++count[o];
   for (const LoweredGraph::Sync &s : lg.syncs)
@@ -120,12 +116,8 @@ void removeDefs(LoweredGraph &lg, const std::vector<bool> &gone) {
       kept.push_back(std::move(lg.defs[id]));
     }
   Renumber renumber(to);
-  for (TensorDef &d : kept) {
-    if (d.body.defined())
-      d.body = renumber.mutate(d.body);
-    if (d.epilogue.defined())
-      d.epilogue = renumber.mutate(d.epilogue);
-  }
+  for (TensorDef &d : kept)
+    forEachExpr(d, [&](Expr &e) { e = renumber.mutate(e); });
   lg.defs = std::move(kept);
   for (int &i : lg.inputs)
     i = to[i];
@@ -142,7 +134,7 @@ int inlinePaddedReads(LoweredGraph &lg) {
   std::vector<bool> gone(lg.defs.size(), false);
   int count = 0;
   for (TensorDef &d : lg.defs) {
-    if (d.kind != TensorDef::Kind::Reduction || d.rank() < 1)
+    if (d.kind != TensorDef::Kind::Reduction || d.rank() < 1 || d.attention)
       continue;
     const Expr own = lg.vars.idx(d.rank() - 1);
     bool inlined = false;

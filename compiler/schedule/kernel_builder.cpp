@@ -269,6 +269,7 @@ Expected<Kernel> buildKernel(const LoweredGraph &lg, const FusionPlan &plan,
   KernelConfig config;
   config.templ = !rowGroup.empty()             ? "row"
                  : red < 0                     ? "pointwise"
+                 : lg.defs[red].attention      ? "attention"
                  : lg.defs[red].rereadsInputs ? "contraction"
                                                : "reduction";
   // The configuration given for this kernel by name (--kernel-configs),
@@ -394,7 +395,59 @@ Expected<Kernel> buildKernel(const LoweredGraph &lg, const FusionPlan &plan,
   };
 
   Stmt s;
-  if (!rowGroup.empty()) {
+  if (red >= 0 && lg.defs[red].attention) {
+    // Fused attention (attention.cpp): its value row per work-item, the
+    // keys in blocks of the heuristic's lanes or the given ones.
+    const TensorDef &rd = lg.defs[red];
+    const TensorDef::Attention &att = *rd.attention;
+    if (given && (given->m >= 0 || given->n >= 0 || given->groupM > 0 ||
+                  given->groupReduce > 0 || given->splitK > 1))
+      return makeError("--kernel-configs: kernel '", name,
+                       "' is an attention kernel, which takes lanes only");
+    AttentionNest nest;
+    nest.shape = d.shape;
+    nest.type = rd.dtype;
+    nest.keys = rd.reduceExtents[0];
+    nest.depth = att.depth;
+    auto bindings = [&](const std::vector<Expr> &at, const Expr &key) {
+      VarBindings b = indexBindings(lg.vars, at);
+      b.emplace_back(lg.vars.rvar(0), key);
+      return b;
+    };
+    nest.score = [&](const std::vector<Expr> &at, const Expr &key,
+                     const Expr &depth) {
+      VarBindings b = bindings(at, key);
+      b.emplace_back(lg.vars.rvar(1), depth);
+      return instantiate(att.score, b);
+    };
+    nest.scoreFinish = [&](const std::vector<Expr> &at, const Expr &key,
+                           const Expr &dot) {
+      if (!att.scoreEpilogue.defined())
+        return dot;
+      VarBindings b = bindings(at, key);
+      b.emplace_back(lg.vars.acc(rd.dtype), dot);
+      return instantiate(att.scoreEpilogue, b);
+    };
+    nest.value = [&](const std::vector<Expr> &at, const Expr &key) {
+      return instantiate(rd.body, bindings(at, key));
+    };
+    nest.finish = [&](const std::vector<Expr> &at, const Expr &v) {
+      if (red == def)
+        return Store::make(out, at, v);
+      Expr redVar = Var::make("red", rd.dtype);
+      Expr value = instantiate(d.body, indexBindings(lg.vars, at),
+                               {{red, redVar}});
+      return LetStmt::make(redVar, v, Store::make(out, at, value));
+    };
+    int lanes = given ? given->lanes : attentionKeyLanes(opts.profile);
+    bool vectorized = false;
+    s = attentionKernel(nest, lanes, lg.env, &vectorized);
+    if (!s.defined())
+      return makeError("internal error: kernel '", name,
+                       "': the attention's value row does not vectorize as "
+                       "planned");
+    config.lanes = vectorized || given ? lanes : 0;
+  } else if (!rowGroup.empty()) {
     // A row group: each reduction per row into a local, then the row.
     RowNest rows;
     rows.shape = d.shape;

@@ -235,6 +235,39 @@ struct RowNest {
 Stmt rowKernel(const RowNest &nest, int lanes, const RangeEnv &env,
                bool *vectorized = nullptr);
 
+/// A fused attention's kernel before it is laid out (attention.cpp,
+/// TensorDef::attention): out[.., q, e] = sum over keys j of
+/// softmax_j(scoreFinish(sum over d of score(q, j, d))) * value(j, e).
+struct AttentionNest {
+  std::vector<Expr> shape; ///< the output's extents [.., queries, E], E static
+  DType type = DType::Float32;
+  Expr keys, depth; ///< the extents of j and d
+  /// The score's product term at output index \p at (its last component
+  /// unused), key \p key and depth \p d.
+  std::function<Expr(const std::vector<Expr> &at, const Expr &key,
+                     const Expr &d)>
+      score;
+  /// The score from its sum \p dot (scale, mask).
+  std::function<Expr(const std::vector<Expr> &at, const Expr &key,
+                     const Expr &dot)>
+      scoreFinish;
+  /// The value at output index \p at (its last component the column) and
+  /// key \p key.
+  std::function<Expr(const std::vector<Expr> &at, const Expr &key)> value;
+  /// Stores the element at \p at from its value \p v.
+  std::function<Stmt(const std::vector<Expr> &at, const Expr &v)> finish;
+};
+
+/// The kernel body of \p nest: one work-item per query row, keeping its
+/// running maximum, sum and value row (in vectors of up to 16 lanes); the
+/// keys in blocks of \p keyLanes (a vector of scores; 0 or 1: one at a
+/// time, and the block form falls back to that where a score or value does
+/// not vectorize). \p vectorized (if given) tells whether blocks were used.
+Stmt attentionKernel(const AttentionNest &nest, int keyLanes,
+                     const RangeEnv &env, bool *vectorized = nullptr);
+/// The keys per block the heuristic picks for \p target.
+int attentionKeyLanes(const DeviceProfile &target);
+
 /// The tile for \p nest on \p target (register_tile.cpp), planned with
 /// the symbols of its sizes at \p symbolsAt (plannedExtent); n = -1 when
 /// tiling does not pay.

@@ -54,6 +54,13 @@ int runCli(int argc, char **argv) {
                     "built planned for those, and each run launches the one "
                     "planned for its sizes");
   bool noMergeMatMuls = false, noSplitK = false, noChannelBlocks = false;
+  std::string fuseAttention = "auto";
+  compile
+      ->add_option("--fuse-attention", fuseAttention,
+                   "attention's MatMul, Softmax and MatMul (with the scale "
+                   "and mask between them) as one kernel that never stores "
+                   "the scores: auto (GPU profiles), on or off")
+      ->check(CLI::IsMember({"auto", "on", "off"}));
   compile->add_flag("--no-merge-matmuls", noMergeMatMuls,
                     "keep sibling MatMuls of one activation (q, k, v) as "
                     "separate GEMMs instead of one over their concatenated "
@@ -192,6 +199,11 @@ int runCli(int argc, char **argv) {
     if (noSizeVariants)
       copts.schedule.sizeVariantAt = 0;
     copts.mergeMatMuls = !noMergeMatMuls;
+    copts.fuseAttention = fuseAttention == "on"
+                              ? CompileOptions::Toggle::On
+                          : fuseAttention == "off"
+                              ? CompileOptions::Toggle::Off
+                              : CompileOptions::Toggle::Auto;
     copts.splitK = !noSplitK;
     copts.channelBlocks = !noChannelBlocks;
     if (!vectorLanes.empty() && !deviceProfile.empty()) {

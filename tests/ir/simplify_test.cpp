@@ -168,6 +168,22 @@ TEST(Simplify, RecombineOwnsItsOperands) {
   }
 }
 
+// The keys after the last whole block of 8 (attention.cpp): s - 8 * (s
+// floordiv 8) is s mod 8, whose bounds [0, 7] the prover knows, so a block's
+// vector load at 8 * jb + 7, jb < s floordiv 8, is proven inside s.
+TEST(Simplify, RestOfWholeBlocksIsAMod) {
+  Expr s = Var::make("s");
+  EXPECT_EQ(printExpr(simplify(s - floorDiv(s, 8) * 8)), "(s mod 8)");
+  EXPECT_EQ(printExpr(simplify(s * 3 - floorDiv(s, 8) * 24 + 1)),
+            "((3 * (s mod 8)) + 1)");
+  // Only a whole multiple of the divisor: 4 * (s floordiv 8) stays.
+  EXPECT_EQ(printExpr(simplify(s - floorDiv(s, 8) * 4)),
+            "(s - (4 * (s floordiv 8)))");
+  RangeEnv e;
+  e.set(s, Range{0, 1000});
+  EXPECT_TRUE(proveLE(floorDiv(s, 8) * 8, s, e));
+}
+
 } // namespace
 
 TEST(Simplify, BranchConditionsNarrowTheirVariable) {
