@@ -273,11 +273,7 @@ Expected<CompileResult> compileModel(const CompileOptions &opts) {
 
   // 3. Lowering: ops -> compute definitions.
   LowerOptions lowerOpts;
-  lowerOpts.fuseAttention =
-      opts.schedule.registerTiling &&
-      (opts.fuseAttention == CompileOptions::Toggle::On ||
-       (opts.fuseAttention == CompileOptions::Toggle::Auto &&
-        opts.schedule.profile.family == "gpu"));
+  lowerOpts.fuseAttention = opts.schedule.registerTiling && opts.fuseAttention;
   auto lowered = timer.run("lowering",
                            [&] { return lowerGraph(*graph, lowerOpts); });
   if (!lowered)

@@ -33,6 +33,7 @@ struct TestArgs {
   double atol = 1e-5;
   bool verbose = false;
   bool naiveKernels = false; ///< compile as `aotc compile --naive-kernels`
+  bool fuseAttention = false; ///< compile as `aotc compile --fuse-attention`
   /// compile as `aotc compile --device-profile`
   std::string deviceProfile = "generic-avx2";
   /// compile as `aotc compile --kernel-configs` (every case: the names are

@@ -2,11 +2,11 @@
 """Fused attention (compiler/lowering/lower_attention.cpp, compiler/schedule/attention.cpp)
 against ONNX Runtime and against aotc's unfused kernels.
 
-Generated attention graphs, each compiled fused with the CPU profile's tiled kernels
-(--fuse-attention on: off by default on CPUs) and the GPU profile's (on by default), with
-every key-block width a configuration can give (--kernel-configs lanes 0, 4, 8, 16),
-unfused (the CPU default, the GPU profile with --fuse-attention off) and naive
-(--naive-kernels, which never fuses), run on the OpenCL device at several batch and sequence sizes (0, 1, odd, partial key blocks):
+Generated attention graphs, each compiled fused (--fuse-attention) with the CPU profile's
+tiled kernels and the GPU profile's, with every key-block width a configuration can give
+(--kernel-configs lanes 0, 4, 8, 16), unfused (both profiles' default) and naive
+(--naive-kernels, which never fuses), run on the OpenCL device at several batch and
+sequence sizes (0, 1, odd, partial key blocks):
   - BERT's block: projections, Reshape/Transpose to heads, K^T, Div by sqrt(d), Add of
     a [n, 1, 1, s] mask made from an input, Softmax, MatMul by V, back to [n, s, h*d];
   - GPT-2's causal mask (Where by a Bool [s, s] mask with -1e4 elsewhere) and a Where
@@ -228,9 +228,9 @@ for name, (proto, feeds, fuses) in CASES.items():
     path = os.path.join(tmp, name + ".onnx")
     onnx.save(proto, path)
     sess = ort.InferenceSession(proto.SerializeToString(), providers=["CPUExecutionProvider"])
-    on = ["--fuse-attention", "on"]
-    variants = [("cpu", on), ("gpu", ["--device-profile", "generic-gpu"]),
-                ("cpu_default", []), ("gpu_off", ["--device-profile", "generic-gpu", "--fuse-attention", "off"]),
+    on = ["--fuse-attention"]
+    variants = [("cpu", on), ("gpu", ["--device-profile", "generic-gpu"] + on),
+                ("cpu_default", []), ("gpu_default", ["--device-profile", "generic-gpu"]),
                 ("naive", ["--naive-kernels"] + on)]
     if fuses:
         names = kernel_names(path, on)
@@ -248,7 +248,7 @@ for name, (proto, feeds, fuses) in CASES.items():
             continue
         fused = [line for line in attention_kernels(so) if "Softmax+MatMul" in line]
         checks += 1
-        want = fuses and label not in ("cpu_default", "gpu_off", "naive")
+        want = fuses and label not in ("cpu_default", "gpu_default", "naive")
         if bool(fused) != want:
             fail(f"{name} {label}: fused attention kernels {fused}, expected {'one' if want else 'none'}")
         m = Model(so, device="cpu")
