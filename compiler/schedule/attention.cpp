@@ -242,13 +242,16 @@ public:
                            Block::make({sum, body}));
   }
 
-  /// The keys [from, from + count) one at a time.
+  /// The keys [from, from + count) one at a time; undefined where the
+  /// value row does not vectorize as planChunks found.
   Stmt singleKeys(const Expr &from, const Expr &count) {
     Expr j = Var::make("j");
     RangeEnv env = ranges_;
     setStaticRanges(env, {j}, {nest_.keys});
-    return For::make(j, from, count, ForKind::Serial, 0,
-                     keyBlock(j, j, 1, env));
+    Stmt step = keyBlock(j, j, 1, env);
+    if (!step.defined())
+      return Stmt();
+    return For::make(j, from, count, ForKind::Serial, 0, step);
   }
 
   /// The keys in blocks of \p lanes, the rest one at a time; undefined
@@ -263,9 +266,11 @@ public:
     if (!block.defined())
       return Stmt();
     Expr whole = blocks * Expr(lanes);
+    Stmt rest = singleKeys(whole, nest_.keys - whole);
+    if (!rest.defined())
+      return Stmt();
     return Block::make(
-        {For::make(jb, Expr(0), blocks, ForKind::Serial, 0, block),
-         singleKeys(whole, nest_.keys - whole)});
+        {For::make(jb, Expr(0), blocks, ForKind::Serial, 0, block), rest});
   }
 
   /// The row's stores: acc / l per chunk (0 where there are no keys).
@@ -321,6 +326,8 @@ public:
     *vectorized = keys.defined();
     if (!keys.defined())
       keys = singleKeys(Expr(0), nest_.keys);
+    if (!keys.defined())
+      return Stmt();
     Stmt s = Block::make({keys, stores()});
     for (size_t k = hoisted_.size(); k-- > 0;)
       s = LetStmt::make(hoisted_[k].first, hoisted_[k].second, s);

@@ -18,6 +18,7 @@ sequence sizes (0, 1, odd, partial key blocks):
     widths (13, 20: vector chunks plus a scalar rest), values broadcast over a batch
     dimension (P [2, 3, m, n] by V [3, n, e]), one key;
   - NaN and +inf in a query (the row is NaN, as Softmax makes it);
+  - a bias Add after the attention, computed in its kernel's stores;
   - a Softmax whose result is also a graph output, a Softmax over another axis, and
     opset 11's Softmax with its default axis: not fused, still right.
 The fused builds compute in one kernel that names Softmax and both MatMuls (aotc
@@ -111,7 +112,7 @@ def bert(heads=4, d=16):
 
 
 def qkv_graph(chain, mask_shape=None, mask_fn=None, qshape=("n", 2, "s", 7), vdepth=13,
-              vshape=None, axis=-1, extra_out=False, opset=17, nan=False):
+              vshape=None, axis=-1, extra_out=False, opset=17, nan=False, after=None):
     """Q [.., s, d], K^T [.., d, s], V [.., s, e] given as inputs, with \\p chain the ops
     between the scores and the Softmax (each (op, operand name, scores first))."""
     *batch, sq, d = qshape
@@ -134,12 +135,16 @@ def qkv_graph(chain, mask_shape=None, mask_fn=None, qshape=("n", 2, "s", 7), vde
         bool_mask = any(step[0] == "Where" for step in chain)
         inputs.append(vi("mask", list(mask_shape), T.BOOL if bool_mask else T.FLOAT))
     nodes.append(h.make_node("Softmax", [cur], ["p"], **({} if axis is None else {"axis": axis})))
-    nodes.append(h.make_node("MatMul", ["p", "v"], ["y"]))
+    if after:  # a pointwise op on the attention's result, fused into its stores
+        nodes += [h.make_node("MatMul", ["p", "v"], ["o"]), h.make_node(after, ["o", "bias"], ["y"])]
+    else:
+        nodes.append(h.make_node("MatMul", ["p", "v"], ["y"]))
     outputs = [h.make_tensor_value_info("y", T.FLOAT, None)]
     if extra_out:
         outputs.append(h.make_tensor_value_info("p", T.FLOAT, None))
     inits += [const("scale", np.array(0.37, np.float32)), const("two", np.array([2.0], np.float32)),
-              const("minus", np.array(-1e4, np.float32)), const("ninf", np.array([-np.inf], np.float32))]
+              const("minus", np.array(-1e4, np.float32)), const("ninf", np.array([-np.inf], np.float32)),
+              const("bias", rng.standard_normal(vs[-1]).astype(np.float32))]
     m = model(nodes, inputs, outputs, inits, opset)
     # The outputs' shapes as ONNX infers them.
     inferred = onnx.shape_inference.infer_shapes(m)
@@ -195,6 +200,8 @@ CASES = {
                             qshape=("n", 3, "s", 8), vdepth=20),
     "plain_axis3": qkv_graph([], axis=3, qshape=(2, "n", "s", 7), vdepth=20),
     "broadcast_v": qkv_graph([("Div", "two", True)], qshape=(2, 3, "s", 5), vshape=(3, "s", 16)),
+    # A bias added to the result: computed in the attention kernel's stores.
+    "epilogue_add": qkv_graph([("Mul", "scale", True)], qshape=("n", 2, "s", 8), vdepth=20, after="Add"),
     "nan_inf": qkv_graph([("Mul", "scale", True)], nan=True, qshape=("n", "s", 9), vdepth=4),
     "softmax_output": qkv_graph([("Mul", "scale", True)], extra_out=True),
     "softmax_axis2": qkv_graph([], axis=2, qshape=("n", 2, "s", 6)),
