@@ -12,7 +12,8 @@
 /// scores' last axis (every opset: with axis = rank - 1 the coerced 2-D
 /// softmax of opsets before 13 is the same), and the value depth (V's last
 /// dimension) static and at most kMaxValueDepth, since a kernel keeps a row
-/// of it in registers. Anything else is lowered op by op as before.
+/// of it in registers, and the keys and the depth at most kMaxSumTerms.
+/// Anything else is lowered op by op as before.
 #include "compiler/lowering/lowering.h"
 
 #include "ir/simplify.h"
@@ -27,6 +28,12 @@ namespace {
 constexpr int64_t kMaxValueDepth = 256;
 /// The most ops between the scores' MatMul and the Softmax.
 constexpr size_t kMaxChain = 8;
+/// The most keys and the deepest scores fused: the kernel's sums over the
+/// keys (the softmax's denominator, the value rows) and over the depth keep
+/// one float accumulator each, which holds its precision for this many
+/// terms (kSumBlock, compiler/schedule/schedule.h: longer sums elsewhere
+/// accumulate in two levels). Symbols' default ranges end here.
+constexpr int64_t kMaxSumTerms = 65536;
 
 /// One op of the chain: the chain's value \p op the other operand (or the
 /// other operand \p op the chain's value when !chainFirst); for a Where
@@ -212,6 +219,12 @@ std::optional<Match> matchAttention(const Node &pv, const Graph &g,
   if (s->numInputs() != 2 || s->input(0)->type().rank() < 2 ||
       s->input(1)->type().rank() < 2 || !isF32(s->input(0)) ||
       !isF32(s->input(1)) || !sameDims(s->output(0)->type().dims, dims, env))
+    return std::nullopt;
+  auto bounded = [&](const Expr &extent) {
+    std::optional<Range> r = boundsOf(extent, env);
+    return r && r->max <= kMaxSumTerms;
+  };
+  if (!bounded(dims.back()) || !bounded(s->input(0)->type().dims.back()))
     return std::nullopt;
   const std::vector<Expr> &vd = v->type().dims;
   int64_t e;
