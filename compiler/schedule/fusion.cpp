@@ -411,14 +411,21 @@ FusionPlan planFusion(const LoweredGraph &lg, const FusionOptions &opts) {
   for (size_t d = 0; d < n; ++d) {
     if (plan.decisions[d] != Decision::Materialize)
       continue;
-    inlined[d] = inlineProducers(lg, plan, lg.defs[d].body);
-    inlinedEpilogue[d] = lg.defs[d].epilogue.defined()
-                             ? inlineProducers(lg, plan, lg.defs[d].epilogue)
-                             : Expr();
-    std::vector<int> reads = accessedDefs(inlined[d]);
-    for (int t : accessedDefs(inlinedEpilogue[d]))
-      if (std::find(reads.begin(), reads.end(), t) == reads.end())
-        reads.push_back(t);
+    // What the kernel reads: every expression of the def (a fused
+    // attention's score too), its producers inlined; the body's and the
+    // epilogue's inlined forms kept for the identity tests below.
+    const TensorDef &def = lg.defs[d];
+    std::vector<int> reads;
+    forEachExpr(def, [&](const Expr &e) {
+      Expr in = inlineProducers(lg, plan, e);
+      if (&e == &def.body)
+        inlined[d] = in;
+      else if (&e == &def.epilogue)
+        inlinedEpilogue[d] = in;
+      for (int t : accessedDefs(in))
+        if (std::find(reads.begin(), reads.end(), t) == reads.end())
+          reads.push_back(t);
+    });
     for (int t : reads)
       kernelConsumers[t].push_back(static_cast<int>(d));
     kernelReads[d] = std::move(reads);

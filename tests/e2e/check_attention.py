@@ -19,6 +19,8 @@ sequence sizes (0, 1, odd, partial key blocks):
     dimension (P [2, 3, m, n] by V [3, n, e]), one key;
   - NaN and +inf in a query (the row is NaN, as Softmax makes it);
   - a bias Add after the attention, computed in its kernel's stores;
+  - the query a MatMul whose result a Relu output reads too (the planner must count the
+    attention among the MatMul's readers);
   - a Softmax whose result is also a graph output, a Softmax over another axis, and
     opset 11's Softmax with its default axis: not fused, still right.
 The fused builds compute in one kernel that names Softmax and both MatMuls (aotc
@@ -169,6 +171,21 @@ def qkv_graph(chain, mask_shape=None, mask_fn=None, qshape=("n", 2, "s", 7), vde
     return m, feeds, not extra_out and (axis in (-1, 3, None) and (opset >= 13 or axis is not None))
 
 
+def shared_query():
+    """The query a MatMul's result that a Relu graph output reads too: the fusion planner must
+    count the attention's score among its readers, or the MatMul is computed inside the Relu's
+    kernel and the attention reads a buffer that does not exist."""
+    nodes = [h.make_node("MatMul", ["x", "wq"], ["q"]), h.make_node("Relu", ["q"], ["y2"]),
+             h.make_node("MatMul", ["q", "kt"], ["s0"]), h.make_node("Softmax", ["s0"], ["p"], axis=-1),
+             h.make_node("MatMul", ["p", "v"], ["y"])]
+    m = model(nodes, [vi("x", ["n", "s", 8]), vi("kt", ["n", 8, "s"]), vi("v", ["n", "s", 4])],
+              [vi("y", ["n", "s", 4]), vi("y2", ["n", "s", 8])], [weight("wq", 8, 8)])
+
+    def feeds(n, s):
+        return [rng.standard_normal(shape).astype(np.float32) for shape in ((n, s, 8), (n, 8, s), (n, s, 4))]
+    return m, feeds, True
+
+
 def first_keys_masked(shape):
     """-inf on each row's first keys (a whole first block of 16 where s > 16)."""
     m = rng.standard_normal(shape).astype(np.float32)
@@ -194,6 +211,7 @@ CASES = {
     "where_ninf_second": qkv_graph([("Where", "mask", "ninf", False)], ("s", "s"),
                                    lambda shape: ~causal_bool(shape), qshape=("n", 2, "s", 4), vdepth=8),
     "bert": bert(),
+    "shared_query": shared_query(),
     "scale_mask_inf": qkv_graph([("Mul", "scale", True), ("Add", "mask", True)], ("n", 1, 1, "s"),
                                 first_keys_masked),
     "causal_sub": qkv_graph([("Mul", "scale", False), ("Sub", "mask", True)], ("s", "s"), causal,
