@@ -234,23 +234,6 @@ std::optional<Match> matchAttention(const Node &pv, const Graph &g,
   return m;
 }
 
-/// The index of an operand's batch dimensions (\p dims, all but the last
-/// two) read by a result of batch dimensions \p outDims at \p outIdx
-/// (right-aligned; a dimension of 1 broadcast reads 0).
-std::vector<Expr> batchIndex(const std::vector<Expr> &dims,
-                             const std::vector<Expr> &outDims,
-                             const std::vector<Expr> &outIdx) {
-  std::vector<Expr> idx;
-  size_t nb = dims.size() - 2, onb = outIdx.size();
-  for (size_t k = 0; k < nb; ++k) {
-    size_t o = onb - nb + k;
-    idx.push_back(dims[k].isConstValue(1) && !outDims[o].isConstValue(1)
-                      ? Expr(0)
-                      : outIdx[o]);
-  }
-  return idx;
-}
-
 } // namespace
 
 Expected<bool> lowerFusedAttention(const Node &n, LowerCtx &ctx) {
@@ -270,12 +253,12 @@ Expected<bool> lowerFusedAttention(const Node &n, LowerCtx &ctx) {
   // output's.
   std::vector<Expr> outBatch(od.begin(), od.end() - 2);
   std::vector<Expr> outBatchIdx(o.begin(), o.end() - 2);
-  std::vector<Expr> sIdx = batchIndex(sd, outBatch, outBatchIdx);
+  std::vector<Expr> sIdx = matMulBatchIndex(sd, outBatch, outBatchIdx);
   std::vector<Expr> sBatch(sd.begin(), sd.end() - 2);
-  std::vector<Expr> ai = batchIndex(a->type().dims, sBatch, sIdx);
+  std::vector<Expr> ai = matMulBatchIndex(a->type().dims, sBatch, sIdx);
   ai.push_back(q);
   ai.push_back(depth);
-  std::vector<Expr> bi = batchIndex(b->type().dims, sBatch, sIdx);
+  std::vector<Expr> bi = matMulBatchIndex(b->type().dims, sBatch, sIdx);
   bi.push_back(depth);
   bi.push_back(key);
   sIdx.push_back(q);
@@ -289,7 +272,7 @@ Expected<bool> lowerFusedAttention(const Node &n, LowerCtx &ctx) {
   d.combiner = Combiner::Sum;
   d.rereadsInputs = true;
   d.reduceExtents = {sd.back()};
-  std::vector<Expr> vi = batchIndex(v->type().dims, outBatch, outBatchIdx);
+  std::vector<Expr> vi = matMulBatchIndex(v->type().dims, outBatch, outBatchIdx);
   vi.push_back(key);
   vi.push_back(o[ro - 1]);
   d.body = ctx.readValue(v, vi);

@@ -32,30 +32,21 @@ Status lowerMatMul(const Node &n, LowerCtx &ctx) {
   Expr k = ctx.rvar(0);
   // Output layout: batch..., [m if ra > 1], [n if rb > 1].
   int nb = ro - (ra > 1) - (rb > 1);
-  auto batchIdx = [&](const Value *v, int r) {
-    std::vector<Expr> idx;
-    int vb = r - 2; // batch dims of the operand
-    for (int j = 0; j < vb; ++j) {
-      int oj = nb - vb + j;
-      const Expr &dim = v->type().dims[j];
-      idx.push_back(dim.isConstValue(1) && !out->type().dims[oj].isConstValue(1)
-                        ? Expr(0)
-                        : o[oj]);
-    }
-    return idx;
-  };
+  const std::vector<Expr> outBatch(out->type().dims.begin(),
+                                   out->type().dims.begin() + nb);
+  const std::vector<Expr> outBatchIdx(o.begin(), o.begin() + nb);
   std::vector<Expr> ai, bi;
   if (ra == 1) {
     ai = {k};
   } else {
-    ai = batchIdx(a, ra);
+    ai = matMulBatchIndex(a->type().dims, outBatch, outBatchIdx);
     ai.push_back(o[nb]);
     ai.push_back(k);
   }
   if (rb == 1) {
     bi = {k};
   } else {
-    bi = batchIdx(b, rb);
+    bi = matMulBatchIndex(b->type().dims, outBatch, outBatchIdx);
     bi.push_back(k);
     bi.push_back(o[ro - 1]);
   }

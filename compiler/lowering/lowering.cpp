@@ -287,25 +287,46 @@ std::vector<int> accessedDefs(const TensorDef &d) {
   return ids;
 }
 
+namespace {
+
+/// forEachExpr for a const or a mutable def (Def is TensorDef or const
+/// TensorDef, F takes its Expr by reference).
+template <typename Def, typename F> void eachExprOf(Def &d, const F &f) {
+  auto visit = [&](auto &e) {
+    if (e.defined())
+      f(e);
+  };
+  visit(d.body);
+  visit(d.epilogue);
+  if (d.attention) {
+    visit(d.attention->score);
+    visit(d.attention->scoreEpilogue);
+  }
+}
+
+} // namespace
+
 void forEachExpr(const TensorDef &d,
                  const std::function<void(const Expr &)> &f) {
-  for (const Expr *e : {&d.body, &d.epilogue})
-    if (e->defined())
-      f(*e);
-  if (d.attention)
-    for (const Expr *e : {&d.attention->score, &d.attention->scoreEpilogue})
-      if (e->defined())
-        f(*e);
+  eachExprOf(d, f);
 }
 
 void forEachExpr(TensorDef &d, const std::function<void(Expr &)> &f) {
-  for (Expr *e : {&d.body, &d.epilogue})
-    if (e->defined())
-      f(*e);
-  if (d.attention)
-    for (Expr *e : {&d.attention->score, &d.attention->scoreEpilogue})
-      if (e->defined())
-        f(*e);
+  eachExprOf(d, f);
+}
+
+std::vector<Expr> matMulBatchIndex(const std::vector<Expr> &dims,
+                                   const std::vector<Expr> &outDims,
+                                   const std::vector<Expr> &outIdx) {
+  std::vector<Expr> idx;
+  size_t nb = dims.size() - 2, onb = outIdx.size();
+  for (size_t k = 0; k < nb; ++k) {
+    size_t o = onb - nb + k;
+    idx.push_back(dims[k].isConstValue(1) && !outDims[o].isConstValue(1)
+                      ? Expr(0)
+                      : outIdx[o]);
+  }
+  return idx;
 }
 
 RangeEnv defRanges(const LoweredGraph &lg, const TensorDef &d) {

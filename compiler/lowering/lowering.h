@@ -131,8 +131,8 @@ struct LowerOptions {
 Expected<LoweredGraph> lowerGraph(const Graph &g,
                                   const LowerOptions &opts = {});
 
-/// Every expression of \p d (body, epilogue, an attention's score and its
-/// epilogue), each defined one once: passes that read or rewrite defs'
+/// Every defined expression of \p d, once, in this order: body, epilogue,
+/// an attention's score and its epilogue. Passes that read or rewrite defs'
 /// expressions go through these so that none is missed.
 void forEachExpr(const TensorDef &d, const std::function<void(const Expr &)> &f);
 void forEachExpr(TensorDef &d, const std::function<void(Expr &)> &f);
@@ -223,6 +223,13 @@ Status lowerDataDependent(const Node &n, LowerCtx &ctx);
 /// where LowerOptions::fuseAttention is on and the chain matches; false
 /// (nothing lowered) otherwise.
 Expected<bool> lowerFusedAttention(const Node &n, LowerCtx &ctx);
+
+/// The index of a MatMul operand's batch dimensions (\p dims, all but its
+/// last two) read by a result of batch dimensions \p outDims at \p outIdx:
+/// right-aligned, a dimension of 1 broadcast reads 0.
+std::vector<Expr> matMulBatchIndex(const std::vector<Expr> &dims,
+                                   const std::vector<Expr> &outDims,
+                                   const std::vector<Expr> &outIdx);
 
 /// The explicit pads of a Conv or pooling node: the begin pad of each spatial
 /// dim, then the end pad of each.

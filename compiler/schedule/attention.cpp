@@ -285,30 +285,19 @@ public:
         v = Select::make(bin(BinOp::GT, nest_.keys, Expr(0)), v,
                          widen(literal(t_, 0), ch.width));
       if (ch.width > 1) {
-        Expr lane = Var::make("lane"), x = Var::make("x", t_);
-        RangeEnv env = ranges_;
-        env.set(lane, Range{0, ch.width - 1});
-        Stmt f = nest_.finish(at(Expr(ch.c0) + lane), x);
-        VarBindings lets;
-        if (const Store *st = storeUnderLets(f, lets)) {
-          std::vector<Expr> indices;
-          for (const Expr &i : st->indices)
-            indices.push_back(substitute(i, lets));
-          Expr value = Var::make("row", t_, ch.width);
-          Stmt vs = vectorStore(st->buffer, indices, substitute(st->value, lets),
-                                lane, ch.width, env,
-                                {{x.as<Var>()->id, value}});
-          if (vs.defined()) {
-            out.push_back(LetStmt::make(value, v, vs));
-            continue;
-          }
-        }
+        // One vector store where the finish vectorizes, else lane by lane.
         Expr value = Var::make("row", t_, ch.width);
-        std::vector<Stmt> lanes;
-        for (int k = 0; k < ch.width; ++k)
-          lanes.push_back(
-              nest_.finish(at(Expr(ch.c0 + k)), Lane::make(value, k)));
-        out.push_back(LetStmt::make(value, v, Block::make(lanes)));
+        Stmt vs = vectorFinish(
+            nest_.finish, t_, [&](const Expr &col) { return at(col); },
+            Expr(ch.c0), value, ch.width, ranges_);
+        if (!vs.defined()) {
+          std::vector<Stmt> lanes;
+          for (int k = 0; k < ch.width; ++k)
+            lanes.push_back(
+                nest_.finish(at(Expr(ch.c0 + k)), Lane::make(value, k)));
+          vs = Block::make(lanes);
+        }
+        out.push_back(LetStmt::make(value, v, vs));
         continue;
       }
       out.push_back(nest_.finish(at(Expr(ch.c0)), v));

@@ -394,6 +394,19 @@ Expected<Kernel> buildKernel(const LoweredGraph &lg, const FusionPlan &plan,
     return instantiate(rd.epilogue, eb, fused);
   };
 
+  // The output element at \p at from the value \p v of the kernel's
+  // reduction: stored, or first read by the def's own pointwise body (a
+  // consumer fused into the reduction's kernel).
+  auto storeReduced = [&](const std::vector<Expr> &at,
+                          const Expr &v) -> Stmt {
+    if (red == def)
+      return Store::make(out, at, v);
+    Expr redVar = Var::make("red", lg.defs[red].dtype);
+    Expr value =
+        instantiate(d.body, indexBindings(lg.vars, at), {{red, redVar}});
+    return LetStmt::make(redVar, v, Store::make(out, at, value));
+  };
+
   Stmt s;
   if (red >= 0 && lg.defs[red].attention) {
     // Fused attention (attention.cpp): its value row per work-item, the
@@ -431,14 +444,7 @@ Expected<Kernel> buildKernel(const LoweredGraph &lg, const FusionPlan &plan,
     nest.value = [&](const std::vector<Expr> &at, const Expr &key) {
       return instantiate(rd.body, bindings(at, key));
     };
-    nest.finish = [&](const std::vector<Expr> &at, const Expr &v) {
-      if (red == def)
-        return Store::make(out, at, v);
-      Expr redVar = Var::make("red", rd.dtype);
-      Expr value = instantiate(d.body, indexBindings(lg.vars, at),
-                               {{red, redVar}});
-      return LetStmt::make(redVar, v, Store::make(out, at, value));
-    };
+    nest.finish = storeReduced;
     int lanes = given ? given->lanes : attentionKeyLanes(opts.profile);
     bool vectorized = false;
     s = attentionKernel(nest, lanes, lg.env, &vectorized);
@@ -515,17 +521,10 @@ Expected<Kernel> buildKernel(const LoweredGraph &lg, const FusionPlan &plan,
       s = tile.n >= 0 ? registerTiledNest(rows, tile) : untiledNest(rows);
     }
   } else {
-    const TensorDef &rd = lg.defs[red];
     ReductionNest nest = reductionNest(red, {});
     nest.shape = d.shape;
     nest.finish = [&](const std::vector<Expr> &at, const Expr &acc) {
-      Expr result = finished(red, at, acc, {});
-      if (red == def)
-        return Store::make(out, at, result);
-      Expr redVar = Var::make("red", rd.dtype);
-      Expr v = instantiate(d.body, indexBindings(lg.vars, at),
-                           {{red, redVar}});
-      return LetStmt::make(redVar, result, Store::make(out, at, v));
+      return storeReduced(at, finished(red, at, acc, {}));
     };
     nest = collapse(nest);
     std::optional<ColumnInterior> ci;

@@ -251,8 +251,15 @@ Stmt vectorFinish(const ReductionNest &nest,
                   const std::function<std::vector<Expr>(const Expr &)> &at,
                   const Expr &col, const Expr &acc, int width,
                   const RangeEnv &ranges) {
-  Expr lane = Var::make("lane"), x = Var::make("x", nest.accType);
-  Stmt f = nest.finish(at(col + lane), x);
+  return vectorFinish(nest.finish, nest.accType, at, col, acc, width, ranges);
+}
+
+Stmt vectorFinish(const FinishFn &finish, DType type,
+                  const std::function<std::vector<Expr>(const Expr &)> &at,
+                  const Expr &col, const Expr &acc, int width,
+                  const RangeEnv &ranges) {
+  Expr lane = Var::make("lane"), x = Var::make("x", type);
+  Stmt f = finish(at(col + lane), x);
   // The bindings before the store (the reduction's value, `red`) are
   // substituted into it.
   VarBindings lets;

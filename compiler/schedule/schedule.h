@@ -118,6 +118,11 @@ Expected<std::vector<Kernel>> buildSizeVariants(const LoweredGraph &lg,
                                                 const LoopModule &m,
                                                 const ScheduleOptions &opts);
 
+/// Stores the output element at \p idx from its value \p v (a nest's
+/// finish).
+using FinishFn =
+    std::function<Stmt(const std::vector<Expr> &idx, const Expr &v)>;
+
 /// A kernel before it is laid out: what one output element accumulates and
 /// how it is finished, as builders that make fresh variables on every call
 /// (so a tiled kernel can instantiate them per element). A pointwise kernel
@@ -139,7 +144,7 @@ struct ReductionNest {
   /// The accumulator's next value.
   std::function<Expr(const Expr &acc, const Expr &term)> combine;
   /// Stores the element at \p idx from its final accumulator \p acc.
-  std::function<Stmt(const std::vector<Expr> &idx, const Expr &acc)> finish;
+  FinishFn finish;
 };
 
 /// How a reduction is register tiled: tm x tn outputs per work-item along
@@ -203,6 +208,12 @@ Stmt vectorFinish(const ReductionNest &nest,
                   const std::function<std::vector<Expr>(const Expr &)> &at,
                   const Expr &col, const Expr &acc, int width,
                   const RangeEnv &ranges);
+/// The same for any \p finish of values of \p type (a fused attention's
+/// row).
+Stmt vectorFinish(const FinishFn &finish, DType type,
+                  const std::function<std::vector<Expr>(const Expr &)> &at,
+                  const Expr &col, const Expr &acc, int width,
+                  const RangeEnv &ranges);
 
 /// The most terms one partial sum of a blocked float sum adds.
 constexpr int64_t kSumBlock = 65536;
@@ -255,7 +266,7 @@ struct AttentionNest {
   /// key \p key.
   std::function<Expr(const std::vector<Expr> &at, const Expr &key)> value;
   /// Stores the element at \p at from its value \p v.
-  std::function<Stmt(const std::vector<Expr> &at, const Expr &v)> finish;
+  FinishFn finish;
 };
 
 /// The kernel body of \p nest: one work-item per query row, keeping its
