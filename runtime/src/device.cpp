@@ -9,6 +9,11 @@
 #include <mutex>
 #include <vector>
 
+#ifdef __linux__
+#include <sched.h>
+#include <unistd.h>
+#endif
+
 namespace aotc::rt {
 namespace {
 
@@ -104,7 +109,41 @@ void fillDetails(DeviceInfo &info) {
 
 } // namespace
 
+void pinPoclWorkersWhereSafe() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+#ifdef __linux__
+    // The host decides where it set the variable (0 keeps PoCL's threads
+    // free).
+    if (std::getenv("POCL_AFFINITY"))
+      return;
+    // PoCL pins worker i to CPU i and aborts the process if that CPU is
+    // not allowed: only where the calling thread (whose mask PoCL's threads
+    // inherit) may run on every online CPU, numbered 0 .. n-1, and PoCL
+    // starts at most n workers.
+    const long online = sysconf(_SC_NPROCESSORS_ONLN);
+    if (online < 2 || online > CPU_SETSIZE)
+      return;
+    cpu_set_t mask;
+    CPU_ZERO(&mask);
+    if (sched_getaffinity(0, sizeof mask, &mask) != 0 ||
+        CPU_COUNT(&mask) != online)
+      return;
+    for (long cpu = 0; cpu < online; ++cpu)
+      if (!CPU_ISSET(static_cast<int>(cpu), &mask))
+        return;
+    if (const char *min = std::getenv("POCL_PTHREAD_MIN_THREADS");
+        min && std::atol(min) > online)
+      return;
+    setenv("POCL_AFFINITY", "1", 0);
+#endif
+  });
+}
+
 aotc_status_t selectDevice(const char *spec, DeviceInfo &out) {
+  // Before the first OpenCL call of the process (PoCL reads it when it
+  // starts its threads, at platform discovery); no effect afterwards.
+  pinPoclWorkersWhereSafe();
   if (!spec) {
     spec = std::getenv("AOTC_DEVICE");
     if (!spec)

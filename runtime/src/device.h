@@ -42,6 +42,18 @@ struct DeviceInfo {
 /// matches.
 aotc_status_t selectDevice(const char *spec, DeviceInfo &out);
 
+/// Sets POCL_AFFINITY=1 once per process, unless the host set it, where
+/// that is safe: the calling thread may run on every online CPU (numbered
+/// 0 .. n-1, at least 2). PoCL's CPU device then pins its worker thread i
+/// to CPU i. Unpinned, Linux often left both workers of a 2-CPU machine on
+/// one CPU after the other had been busy, and a single long kernel ran at
+/// half speed for many runs (a 128 x 3072 x 768 GEMM: 2.4-2.6 ms per run
+/// instead of 1.3; docs/PERFORMANCE.md). Called by selectDevice before
+/// its first OpenCL call; PoCL reads the variable when it starts its
+/// threads, so a host that initialized OpenCL itself is not affected.
+/// Other OpenCL implementations ignore the variable.
+void pinPoclWorkersWhereSafe();
+
 /// On a PoCL CPU device: sets POCL_WORK_GROUP_SPECIALIZATION=0 once per
 /// process unless the host set it, so that launches run the work-group
 /// functions built with the program (the runtime fetches the program binary

@@ -167,7 +167,10 @@ aotc_container_options_init(aotc_container_options_t *out_options);
  * 40 s of first run after a cold load; its steady runs are about 10% slower
  * with the generic functions, docs/PERFORMANCE.md). A host that keeps
  * specialization sets the variable to 1 itself. The setting is made before
- * the program is built and stays when the call then fails.
+ * the program is built and stays when the call then fails. Before its
+ * first OpenCL call the runtime also sets POCL_AFFINITY=1 (PoCL then pins
+ * its CPU worker thread i to CPU i), unless the host set the variable or
+ * the calling thread may not run on every online CPU.
  *
  * Threads: any thread may call it, also concurrently (each container is
  * independent; the environment is set once, under a once-flag). Because
