@@ -60,6 +60,7 @@ json profileObject(const DeviceProfile &p) {
               {"family", p.family},
               {"vector_lanes", p.vectorLanes},
               {"vector_registers", p.vectorRegisters},
+              {"accumulator_vectors", p.accumulatorVectors},
               {"compute_units", p.computeUnits},
               {"local_mem_bytes", p.localMemBytes},
               {"max_work_group_size", p.maxWorkGroupSize}};
@@ -185,6 +186,12 @@ Expected<DeviceProfile> builtinDeviceProfile(const std::string &name) {
     p.vectorRegisters = 32;
     return p;
   }
+  if (name == "zen5-avx512") {
+    p.vectorLanes = 16;
+    p.vectorRegisters = 32;
+    p.accumulatorVectors = 16;
+    return p;
+  }
   if (name == "generic-gpu") {
     p.family = "gpu";
     p.vectorLanes = 1;
@@ -192,7 +199,8 @@ Expected<DeviceProfile> builtinDeviceProfile(const std::string &name) {
     return p;
   }
   return makeError("unknown device profile '", name,
-                   "' (built in: generic-avx2, generic-avx512, generic-gpu; "
+                   "' (built in: generic-avx2, generic-avx512, zen5-avx512, "
+                   "generic-gpu; "
                    "or a JSON file from `aotc devices --profile`)");
 }
 
@@ -205,8 +213,9 @@ Expected<DeviceProfile> parseDeviceProfile(const std::string &text) {
   const std::string where = "device profile";
   AOTC_RETURN_IF_ERROR(checkKeys(
       j,
-      {"name", "family", "vector_lanes", "vector_registers", "compute_units",
-       "local_mem_bytes", "max_work_group_size"},
+      {"name", "family", "vector_lanes", "vector_registers",
+       "accumulator_vectors", "compute_units", "local_mem_bytes",
+       "max_work_group_size"},
       where));
   DeviceProfile p;
   if (auto it = j.find("name"); it != j.end()) {
@@ -225,6 +234,8 @@ Expected<DeviceProfile> parseDeviceProfile(const std::string &text) {
                      ", expected 1, 2, 4, 8 or 16");
   AOTC_RETURN_IF_ERROR(
       readInt(j, "vector_registers", 0, 256, where, p.vectorRegisters));
+  AOTC_RETURN_IF_ERROR(readInt(j, "accumulator_vectors", 0, 64, where,
+                               p.accumulatorVectors));
   AOTC_RETURN_IF_ERROR(
       readInt(j, "compute_units", 0, 1 << 20, where, p.computeUnits));
   AOTC_RETURN_IF_ERROR(

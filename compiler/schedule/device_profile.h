@@ -30,6 +30,12 @@ struct DeviceProfile {
   /// Vector registers: a tile's accumulators leave room for the operands
   /// (16 -> 12 accumulators, 32 -> 14; register_tile.cpp).
   int64_t vectorRegisters = 16;
+  /// The vector registers a register tile's accumulators may take; 0: from
+  /// vectorRegisters (16 -> 12, 32 -> 14; register_tile.cpp). Zen 5 runs
+  /// 8 x 32 GEMM tiles (16 accumulators) faster than 6 x 32 (14 at most):
+  /// BERT-base 62.9 -> 56.5 ms at batch 1 (docs/PERFORMANCE.md), where an
+  /// AVX-512 Xeon measured more than 14 slower (2026-11-25).
+  int64_t accumulatorVectors = 0;
   int64_t computeUnits = 0;      ///< 0: not known
   int64_t localMemBytes = 0;     ///< 0: not known
   int64_t maxWorkGroupSize = 0;  ///< 0: not known
@@ -40,7 +46,8 @@ struct DeviceProfile {
 int explicitVectorLanes(const DeviceProfile &p);
 
 /// The built-in profiles: "generic-avx2" (8 lanes, 16 registers, the
-/// default), "generic-avx512" (16 lanes, 32 registers), "generic-gpu"
+/// default), "generic-avx512" (16 lanes, 32 registers), "zen5-avx512"
+/// (generic-avx512 with 16 accumulator vectors: AMD Zen 5), "generic-gpu"
 /// (1 lane). Error for another name.
 Expected<DeviceProfile> builtinDeviceProfile(const std::string &name);
 

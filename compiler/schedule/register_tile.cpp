@@ -97,12 +97,15 @@ std::vector<Operand> classifyLoads(const Expr &e, const std::vector<Expr> &idx,
   return v.loads;
 }
 
-/// The accumulator budget of a tile in vector registers: 12 of AVX2's 16
-/// left room for the operands in the measurements behind
-/// docs/PERFORMANCE.md; with AVX-512's 32, 14 (a 7 x 7 map's 7 rows x 32
-/// channels: 132 GFLOP/s against 97 with 7 x 16; more than 14 was slower
-/// for GEMMs).
+/// The accumulator budget of a tile in vector registers: the profile's
+/// where it gives one (zen5-avx512: 16), else 12 of AVX2's 16, which left
+/// room for the operands in the measurements behind docs/PERFORMANCE.md;
+/// with AVX-512's 32, 14 (a 7 x 7 map's 7 rows x 32 channels: 132 GFLOP/s
+/// against 97 with 7 x 16; more than 14 was slower for GEMMs on an
+/// AVX-512 Xeon).
 int64_t accumulatorVectors(const DeviceProfile &target) {
+  if (target.accumulatorVectors > 0)
+    return target.accumulatorVectors;
   return target.vectorRegisters >= 32 ? 14 : 12;
 }
 /// Cycles of each reduction step that do not depend on the tile: loop

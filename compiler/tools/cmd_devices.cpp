@@ -7,6 +7,10 @@
 #define CL_TARGET_OPENCL_VERSION 120
 #include <CL/cl.h>
 
+#if defined(__x86_64__)
+#include <cpuid.h>
+#endif
+
 #include <algorithm>
 #include <cstdio>
 #include <string>
@@ -90,6 +94,25 @@ std::vector<Found> allDevices() {
   return out;
 }
 
+/// True on an AMD CPU of family 0x1A (Zen 5) or later.
+bool hostIsZen5OrLater() {
+#if defined(__x86_64__)
+  unsigned a = 0, b = 0, c = 0, d = 0;
+  // "AuthenticAMD" in ebx, edx, ecx.
+  if (!__get_cpuid(0, &a, &b, &c, &d) || b != 0x68747541u ||
+      d != 0x69746e65u || c != 0x444d4163u)
+    return false;
+  if (!__get_cpuid(1, &a, &b, &c, &d))
+    return false;
+  unsigned family = (a >> 8) & 0xf;
+  if (family == 0xf)
+    family += (a >> 20) & 0xff;
+  return family >= 0x1a;
+#else
+  return false;
+#endif
+}
+
 DeviceProfile profileOf(const Found &f) {
   cl_device_id d = f.device;
   DeviceProfile p;
@@ -105,6 +128,9 @@ DeviceProfile profileOf(const Found &f) {
                       : __builtin_cpu_supports("avx512f") ? 32
 #endif
                                                           : 16;
+  // PoCL's CPU device is this machine's CPU (hostCpuProfileName).
+  if (!isGpu && p.vectorRegisters >= 32 && hostIsZen5OrLater())
+    p.accumulatorVectors = 16;
   p.computeUnits = deviceValue<cl_uint>(d, CL_DEVICE_MAX_COMPUTE_UNITS);
   p.localMemBytes =
       static_cast<int64_t>(deviceValue<cl_ulong>(d, CL_DEVICE_LOCAL_MEM_SIZE));
@@ -114,6 +140,14 @@ DeviceProfile profileOf(const Found &f) {
 }
 
 } // namespace
+
+std::string hostCpuProfileName() {
+#if defined(__x86_64__)
+  if (__builtin_cpu_supports("avx512f"))
+    return hostIsZen5OrLater() ? "zen5-avx512" : "generic-avx512";
+#endif
+  return "generic-avx2";
+}
 
 Expected<DeviceProfile> queryDeviceProfile(const std::string &spec) {
   std::vector<Found> devs = allDevices();

@@ -65,6 +65,10 @@ int inspectCommand(const std::string &model, const std::string &device);
 /// a name substring), prints that device's DeviceProfile as JSON.
 int devicesCommand(const std::string &profileSpec);
 
+/// The built-in profile for this machine's CPU: zen5-avx512 on AMD Zen 5
+/// and later, generic-avx512 on another CPU with AVX-512F, else
+/// generic-avx2 (`aotc compile --vector-lanes host`).
+std::string hostCpuProfileName();
 /// The DeviceProfile OpenCL reports for device \p spec (as devicesCommand).
 Expected<DeviceProfile> queryDeviceProfile(const std::string &spec);
 /// A --device-profile argument: a built-in profile's name, a JSON file

@@ -75,13 +75,15 @@ int runCli(int argc, char **argv) {
   std::string vectorLanes, deviceProfile, kernelConfigsPath;
   compile->add_option("--vector-lanes", vectorLanes,
                       "shorthand for --device-profile: 8 (generic-avx2), 16 "
-                      "(generic-avx512, AVX-512 under PoCL) or host (16 with "
-                      "AVX-512F, else 8)")
+                      "(generic-avx512, AVX-512 under PoCL) or host (this "
+                      "CPU's: zen5-avx512 on AMD Zen 5, generic-avx512 with "
+                      "AVX-512F, else generic-avx2)")
       ->check(CLI::IsMember({"8", "16", "host"}));
   compile->add_option(
       "--device-profile", deviceProfile,
       "the target the kernels' configurations are chosen for: "
-      "generic-avx2 (default), generic-avx512, generic-gpu, a JSON file "
+      "generic-avx2 (default), generic-avx512, zen5-avx512 (16 "
+      "accumulator vectors), generic-gpu, a JSON file "
       "(from aotc devices --profile), or cl:DEVICE to query an OpenCL "
       "device (cpu, gpu, gpu:N, a name substring)");
   compile->add_option(
@@ -209,11 +211,9 @@ int runCli(int argc, char **argv) {
       return 2;
     }
     if (deviceProfile.empty())
-      deviceProfile = vectorLanes == "16" ? "generic-avx512"
-                      : vectorLanes == "host" &&
-                              __builtin_cpu_supports("avx512f")
-                          ? "generic-avx512"
-                          : "generic-avx2";
+      deviceProfile = vectorLanes == "16"     ? "generic-avx512"
+                      : vectorLanes == "host" ? cli::hostCpuProfileName()
+                                              : "generic-avx2";
     auto profile = cli::resolveDeviceProfile(deviceProfile);
     if (!profile) {
       std::fprintf(stderr, "aotc: error: --device-profile: %s\n",

@@ -12,8 +12,9 @@ was tiled (`--emit=loop` shows tile loops) where tiling applies, so a
 heuristic change cannot silently turn the fast path off and leave these
 checks testing the naive one.
 
-Every case runs twice: tiles chosen for 8-lane and for 16-lane vectors
-(`--device-profile generic-avx2` and `generic-avx512`), which pick different tiles for the same shapes. Float32
+Every case runs under each CPU profile: tiles chosen for 8-lane and for 16-lane vectors
+(`--device-profile generic-avx2` and `generic-avx512`), and for 16 lanes with 16 accumulator
+vectors (`zen5-avx512`, taller tiles), which pick different tiles for the same shapes. Float32
 sums whose term reads N contiguously accumulate in explicit vectors
 (`f32x16` locals, fma); each case checks that it does exactly when it
 should (SCALAR_F32 lists the float32 cases whose tile cannot: strided or
@@ -445,7 +446,9 @@ def main():
                 if "for r0o in [0, 0 + 3)" not in loop.stdout or "floordiv 8" in loop.stdout:
                     failures.append(f"{name}: the reduction loop was not split by 8")
             dirs.append(case)
-        failures += run_fuzz.test_with_profiles(aotc, dirs, env)
+        # zen5-avx512 allows 16 accumulator vectors: taller tiles (8 x 32).
+        failures += run_fuzz.test_with_profiles(
+            aotc, dirs, env, ("generic-avx2", "generic-avx512", "zen5-avx512", "generic-gpu"))
         failures += check_config_variants(aotc, dirs, env, tmp, rng)
     for f in failures:
         print("FAILED:", f)

@@ -9,7 +9,8 @@ namespace aotc {
 namespace {
 
 TEST(DeviceProfile, BuiltinsRoundTripThroughJson) {
-  for (const char *name : {"generic-avx2", "generic-avx512", "generic-gpu"}) {
+  for (const char *name :
+       {"generic-avx2", "generic-avx512", "zen5-avx512", "generic-gpu"}) {
     auto p = builtinDeviceProfile(name);
     ASSERT_TRUE(p) << p.status().message();
     EXPECT_EQ(p->name, name);
@@ -19,7 +20,11 @@ TEST(DeviceProfile, BuiltinsRoundTripThroughJson) {
     EXPECT_EQ(back->family, p->family);
     EXPECT_EQ(back->vectorLanes, p->vectorLanes);
     EXPECT_EQ(back->vectorRegisters, p->vectorRegisters);
+    EXPECT_EQ(back->accumulatorVectors, p->accumulatorVectors);
   }
+  EXPECT_EQ(builtinDeviceProfile("generic-avx512")->accumulatorVectors, 0);
+  EXPECT_EQ(builtinDeviceProfile("zen5-avx512")->accumulatorVectors, 16);
+  EXPECT_EQ(builtinDeviceProfile("zen5-avx512")->vectorLanes, 16);
   EXPECT_EQ(builtinDeviceProfile("generic-avx512")->vectorLanes, 16);
   EXPECT_EQ(builtinDeviceProfile("generic-gpu")->vectorLanes, 1);
   auto unknown = builtinDeviceProfile("avx3");
@@ -50,6 +55,7 @@ TEST(DeviceProfile, BadInputNamesTheField) {
       {"{\"vector_lanes\": 32}", "'vector_lanes' is 32"},
       {"{\"family\": \"fpga\"}", "'family' must be"},
       {"{\"compute_units\": -1}", "'compute_units' is -1"},
+      {"{\"accumulator_vectors\": 65}", "'accumulator_vectors' is 65"},
   };
   for (const Case &c : cases) {
     auto p = parseDeviceProfile(c.json);
