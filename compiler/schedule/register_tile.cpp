@@ -683,6 +683,42 @@ RegisterTile chooseRegisterTile(const ReductionNest &nest,
   return t;
 }
 
+namespace {
+
+/// The rows a group of M tiles reads along the whole reduction at most (a
+/// share of a last-level cache); above 2x that in all, the M tiles go in
+/// groups (registerTiledNest).
+constexpr int64_t kRowGroupBytes = int64_t{8} << 20;
+
+/// The M tiles per group of a CPU tile \p t over tile counts \p extents:
+/// the largest divisor of the M tiles (at least 2) whose rows take at most
+/// kRowGroupBytes, where the rows of all M tiles take more than twice that
+/// and there are several N tiles; 0 for no groups (symbolic extents, rows
+/// that fit).
+int64_t rowGroup(const ReductionNest &nest, const RegisterTile &t,
+                 const std::vector<Expr> &extents) {
+  int64_t tilesM = 0, tilesN = 0, steps = 1;
+  if (t.m < 0 || t.n < 0 || !extents[t.m].isConst(tilesM) ||
+      !extents[t.n].isConst(tilesN) || tilesN < 2)
+    return 0;
+  for (const Expr &e : nest.reduceExtents) {
+    int64_t v = 0;
+    if (!e.isConst(v) || v < 1)
+      return 0;
+    steps *= v;
+  }
+  const int64_t tileBytes = t.tm * steps * dtypeSize(nest.accType);
+  if (tilesM * tileBytes <= 2 * kRowGroupBytes)
+    return 0;
+  for (int64_t g = std::min(tilesM / 2, kRowGroupBytes / tileBytes); g >= 2;
+       --g)
+    if (tilesM % g == 0)
+      return g;
+  return 0;
+}
+
+} // namespace
+
 Stmt registerTiledNest(const ReductionNest &nest, const RegisterTile &t,
                        const BorderColumns *border) {
   int rank = static_cast<int>(nest.shape.size());
@@ -1008,6 +1044,27 @@ Stmt registerTiledNest(const ReductionNest &nest, const RegisterTile &t,
   for (int d = 0; d < rank; ++d)
     if (d != last)
       order.push_back(d);
+  // Rows in groups (CPUs): where the operand read along M is larger than a
+  // cache holds, walking every M tile for each N tile streams all of it
+  // from memory once per N tile (gemm_4096: A's 64 MB 128 times). The M
+  // tiles then go in groups of g, whose rows fit the cache: the group's
+  // M tiles innermost, the N tiles around them, the groups outermost, so
+  // each group's rows are read from memory once and the shared operand
+  // once per group (Triton's grouped ordering).
+  const int64_t group = last >= 0 ? rowGroup(nest, t, extents) : 0;
+  if (group > 0) {
+    Expr g = Var::make("g" + std::to_string(last));
+    Expr within = Var::make("t" + std::to_string(last) + "i");
+    int64_t tiles = 0;
+    extents[last].isConst(tiles);
+    body = substitute(body, {{loopVars[last], g * Expr(group) + within}});
+    body = For::make(within, Expr(0), Expr(group), ForKind::Parallel, 0, body);
+    for (int k = static_cast<int>(order.size()) - 1; k >= 0; --k)
+      body = For::make(loopVars[order[k]], Expr(0), extents[order[k]],
+                       ForKind::Parallel, 0, body);
+    return For::make(g, Expr(0), Expr(tiles / group), ForKind::Parallel, 0,
+                     body);
+  }
   if (last >= 0)
     order.push_back(last);
   for (int k = rank - 1; k >= 0; --k)
