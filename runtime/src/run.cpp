@@ -5,6 +5,7 @@
 /// copied in, the wrapper's run() (its launches in launch.cpp, its sync
 /// points reading counts back), outputs copied out, the checks read.
 #include "container.h"
+#include "host_io.h"
 
 #include "util.h"
 
@@ -27,6 +28,12 @@ aotc_status_t Container::run(const aotc_tensor_t *inputs, size_t numInputs,
     if (outputBytes[i] != kUnknownBytes)
       AOTC_RT_RETURN_IF_ERROR(
           checkOutputCapacity(outputs[i], i, outputBytes[i]));
+  // On PoCL's CPU device the kernels use the caller's memory in place
+  // where it allows (host_io.h): no copies in or out (gemm_1024: 0.30 ms
+  // of 4.8 per run).
+  HostIOBuffers host;
+  if (host.wrap(context_, device_, *desc_, binding, outputs, outputBytes))
+    return runOnInstance(binding, outputs, outputBytes, &host.io(), startNs);
   return runOnInstance(binding, outputs, outputBytes, nullptr, startNs);
 }
 

@@ -21,6 +21,12 @@
 
 namespace {
 std::atomic<int64_t> gSetArgCalls{0};
+
+// Host runs copy through the instance's own buffers here: a CPU device
+// would otherwise use the runner's aligned host tensors in place, in
+// buffers made per run, whose arguments every run sets (host_io.h;
+// e2e.HostIO covers that path).
+const bool kCopies = setenv("AOTC_ZERO_COPY", "0", 1) == 0;
 } // namespace
 
 extern "C" CL_API_ENTRY cl_int CL_API_CALL clSetKernelArg(cl_kernel kernel,

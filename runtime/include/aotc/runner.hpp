@@ -32,6 +32,7 @@
 #include <cstring>
 #include <map>
 #include <memory>
+#include <new>
 #include <algorithm>
 #include <optional>
 #include <stdexcept>
@@ -136,6 +137,28 @@ inline const char *dtypeName(aotc_dtype_t dtype) {
   return "unknown";
 }
 
+/// An allocator of memory aligned to 256 bytes: HostTensor's storage, which
+/// a run on a CPU device (PoCL) then reads and writes in place instead of
+/// copying (aotc_container_run).
+template <typename T> struct Aligned256Allocator {
+  using value_type = T;
+  Aligned256Allocator() = default;
+  template <typename U> Aligned256Allocator(const Aligned256Allocator<U> &) {}
+  T *allocate(size_t n) {
+    return static_cast<T *>(
+        ::operator new(n * sizeof(T), std::align_val_t(256)));
+  }
+  void deallocate(T *p, size_t) {
+    ::operator delete(p, std::align_val_t(256));
+  }
+  template <typename U> bool operator==(const Aligned256Allocator<U> &) const {
+    return true;
+  }
+  template <typename U> bool operator!=(const Aligned256Allocator<U> &) const {
+    return false;
+  }
+};
+
 /// A dense row-major tensor that owns its host memory.
 class HostTensor {
 public:
@@ -214,8 +237,9 @@ private:
 
   aotc_dtype_t dtype_ = AOTC_DTYPE_FLOAT32;
   std::vector<int64_t> shape_;
-  /// Allocated by operator new: aligned for every dtype.
-  std::vector<uint8_t> storage_;
+  /// Aligned to 256 bytes: every dtype's alignment, and a CPU device's for
+  /// using it in place.
+  std::vector<uint8_t, Aligned256Allocator<uint8_t>> storage_;
 };
 
 /// An input or output of a model.
