@@ -251,7 +251,13 @@ typedef struct aotc_tensor_t {
  * at run time; those values are read from the input's data before the run),
  * takes a free instance (waiting if all are busy), copies the inputs to the
  * device, enqueues every kernel and copies the outputs back. The caller's
- * buffers are not used after the call returns.
+ * buffers are not used after the call returns. On PoCL's CPU device the
+ * copies are skipped where every input and output starts on a multiple of
+ * 256 bytes (HostTensor's storage does), none overlaps another and no
+ * output is sized by a count: the kernels then read the inputs and write
+ * the outputs where they are (AOTC_ZERO_COPY=0 in the environment keeps
+ * the copies). An output over its own input is always copied, so an
+ * in-place call stays correct.
  * Errors: AOTC_ERROR_INVALID_ARGUMENT with a message naming the input, or
  * naming the node whose rule a size read from values breaks (two -1s in a
  * Reshape shape, a negative dim);
