@@ -717,20 +717,23 @@ int64_t rowGroup(const ReductionNest &nest, const RegisterTile &t,
   return 0;
 }
 
-/// The weight read per output block at most when its dimension moves
-/// inside the others (sharedRowDims): all of them stay in a core's L2.
+/// The weight the moved blocks read together at most (sharedRowDims): all
+/// of it stays in a core's L2 while the work-items cycle through them.
 constexpr int64_t kInnerWeightBytes = int64_t{512} << 10;
 
 /// The untiled output dimensions of a CPU tile \p t that only the operand
 /// read along N depends on (a channel-blocked convolution's output channel
 /// block: its input does not depend on it), where that operand's reads
-/// over all of them take at most kInnerWeightBytes; empty where any extent
-/// is symbolic. registerTiledNest runs them just outside the M tiles, so
-/// the work-items of one row of pixels compute every channel block while
-/// the row's input is in cache: in dimension order each block streamed
-/// the whole input again, from memory where a batch of 8 outgrew the
-/// cache (ResNet-50's 256 -> 64 1 x 1 convolutions at batch 8: 4.2 ms at
-/// 195 GFLOP/s).
+/// over all of them take at most kInnerWeightBytes and the reduction is
+/// at least as long as their outputs per pixel (blocks x tn); empty where
+/// any extent is symbolic. registerTiledNest runs them innermost, inside
+/// the M tiles, so the work-items of one tile of pixels compute every
+/// channel block while the tile's input is in cache: in dimension order
+/// each block streamed the whole input again, from memory where a batch of
+/// 8 outgrew the cache (ResNet-50's 256 -> 64 1 x 1 convolutions at batch
+/// 8: 4.2 ms at 195 GFLOP/s; 10-33% less this way). Where the outputs per
+/// pixel outnumber the inputs (a 64 -> 256 expansion with its residual),
+/// cycling through 8 blocks' outputs and residuals took 80-100% longer.
 std::vector<int> sharedRowDims(const ReductionNest &nest, const RegisterTile &t,
                                const std::vector<Expr> &extents) {
   const int rank = static_cast<int>(nest.shape.size());
@@ -1103,7 +1106,8 @@ Stmt registerTiledNest(const ReductionNest &nest, const RegisterTile &t,
                                   Block::make(cols))});
   }
   // Work-items in dimension order, except that on CPUs (t.mInnermost) the
-  // tiles along M are the innermost (consecutive): neighbouring
+  // tiles along M are the innermost (consecutive; only sharedRowDims go
+  // inside them): neighbouring
   // work-items, which PoCL runs on one core, read the same columns of the
   // operand shared along M (a weight panel) while it is in that core's L2,
   // and walk down the rows of the other. In dimension order a MatMul's
