@@ -58,11 +58,6 @@ aotc::Model compileMatMul() {
   return m;
 }
 
-bool onPocl(const aotc::Model &m) {
-  return m.deviceName().find("Portable Computing Language") !=
-         std::string::npos;
-}
-
 /// 256-byte aligned memory for \p floats floats plus \p skew bytes, the
 /// data starting \p skew bytes past the boundary.
 struct Block {

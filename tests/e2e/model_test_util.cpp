@@ -15,6 +15,31 @@
 
 namespace aotc::e2e {
 
+bool onPocl(const aotc::Model &m) {
+  return m.deviceName().find("Portable Computing Language") !=
+         std::string::npos;
+}
+
+aotc::Model loadSmallRelu(const std::string &graphName) {
+  ModelBuilder mb(graphName);
+  mb.input("x", onnx::TensorProto::FLOAT, {37});
+  mb.node("Relu", {"x"}, {"y"});
+  mb.output("y", onnx::TensorProto::FLOAT, {37});
+  Compiled comp = compileModel(mb.bytes());
+  EXPECT_EQ(comp.exitCode, 0) << comp.output;
+  return loadModel(comp.soPath);
+}
+
+void expectSmallRelu(aotc::Model &m) {
+  std::vector<float> x(37);
+  for (size_t i = 0; i < x.size(); ++i)
+    x[i] = static_cast<float>(i) - 18.5f;
+  std::vector<float> y =
+      m.run({aotc::HostTensor::fromVector({37}, x)})[0].toVector<float>();
+  for (size_t i = 0; i < x.size(); ++i)
+    EXPECT_EQ(y[i], x[i] > 0 ? x[i] : 0.0f) << i;
+}
+
 namespace {
 
 void setShape(onnx::ValueInfoProto *v, int32_t type,

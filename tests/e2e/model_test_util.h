@@ -74,6 +74,17 @@ aotc::ModelOptions deviceOptions();
 /// Loads a compiled model on the test device (AOTC_DEVICE, default cpu).
 aotc::Model loadModel(const std::string &soPath);
 
+/// True if \p m runs on PoCL (its platform is Portable Computing Language).
+bool onPocl(const aotc::Model &m);
+
+/// y = Relu(x) over float[37], compiled and loaded: the smallest model, for
+/// tests of what the runtime sets up per process (each test its own
+/// process, ctest running every discovered test alone).
+aotc::Model loadSmallRelu(const std::string &graphName);
+/// Runs \p m (from loadSmallRelu) on x = i - 18.5 and expects Relu(x) in
+/// every element.
+void expectSmallRelu(aotc::Model &m);
+
 /// The weights of the small two-layer model the constants and package
 /// tests build (y = Relu(x @ w1^T + b1) @ w2, w1 [kHidden, kIn] read
 /// transposed by a Gemm, w2 [kHidden, kOut]). The hidden and output widths

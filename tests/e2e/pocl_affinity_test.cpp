@@ -21,21 +21,6 @@ using namespace aotc::e2e;
 
 namespace {
 
-aotc::Model smallModel() {
-  ModelBuilder mb("pocl_affinity");
-  mb.input("x", onnx::TensorProto::FLOAT, {37});
-  mb.node("Relu", {"x"}, {"y"});
-  mb.output("y", onnx::TensorProto::FLOAT, {37});
-  Compiled comp = compileModel(mb.bytes());
-  EXPECT_EQ(comp.exitCode, 0) << comp.output;
-  return loadModel(comp.soPath);
-}
-
-bool onPocl(const aotc::Model &m) {
-  return m.deviceName().find("Portable Computing Language") !=
-         std::string::npos;
-}
-
 /// The threads of this process allowed on one CPU only.
 int pinnedThreads() {
   int pinned = 0;
@@ -70,39 +55,29 @@ bool mayRunEverywhere() {
          CPU_COUNT(&mask) == online;
 }
 
-void expectRelu(aotc::Model &m) {
-  std::vector<float> x(37);
-  for (size_t i = 0; i < x.size(); ++i)
-    x[i] = static_cast<float>(i) - 18.5f;
-  std::vector<float> y =
-      m.run({aotc::HostTensor::fromVector({37}, x)})[0].toVector<float>();
-  for (size_t i = 0; i < x.size(); ++i)
-    EXPECT_EQ(y[i], x[i] > 0 ? x[i] : 0.0f) << i;
-}
-
 TEST(PoclAffinity, WorkersArePinnedOnePerCpu) {
   unsetenv("POCL_AFFINITY");
   if (!mayRunEverywhere())
     GTEST_SKIP() << "this process may not run on every CPU, or there is one";
   ASSERT_EQ(pinnedThreads(), 0);
-  aotc::Model m = smallModel();
+  aotc::Model m = loadSmallRelu("pocl_affinity");
   if (!onPocl(m))
     GTEST_SKIP() << "not PoCL: " << m.deviceName();
   const char *v = std::getenv("POCL_AFFINITY");
   ASSERT_NE(v, nullptr);
   EXPECT_EQ(std::string(v), "1");
-  expectRelu(m);
+  expectSmallRelu(m);
   // PoCL starts one worker per CPU, each pinned to its CPU.
   EXPECT_EQ(pinnedThreads(), sysconf(_SC_NPROCESSORS_ONLN));
 }
 
 TEST(PoclAffinity, AValueTheHostSetIsKept) {
   setenv("POCL_AFFINITY", "0", 1);
-  aotc::Model m = smallModel();
+  aotc::Model m = loadSmallRelu("pocl_affinity");
   const char *v = std::getenv("POCL_AFFINITY");
   ASSERT_NE(v, nullptr);
   EXPECT_EQ(std::string(v), "0");
-  expectRelu(m);
+  expectSmallRelu(m);
   if (mayRunEverywhere()) {
     EXPECT_EQ(pinnedThreads(), 0);
   }
@@ -117,9 +92,9 @@ TEST(PoclAffinity, AProcessOnFewerCpusIsLeftAlone) {
   CPU_ZERO(&mask);
   CPU_SET(static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN) - 1), &mask);
   ASSERT_EQ(sched_setaffinity(0, sizeof mask, &mask), 0);
-  aotc::Model m = smallModel();
+  aotc::Model m = loadSmallRelu("pocl_affinity");
   EXPECT_EQ(std::getenv("POCL_AFFINITY"), nullptr);
-  expectRelu(m);
+  expectSmallRelu(m);
 }
 
 } // namespace
