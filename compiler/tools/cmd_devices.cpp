@@ -121,16 +121,15 @@ DeviceProfile profileOf(const Found &f) {
   p.family = isGpu ? "gpu" : "cpu";
   p.vectorLanes = std::max<cl_uint>(
       1, deviceValue<cl_uint>(d, CL_DEVICE_PREFERRED_VECTOR_WIDTH_FLOAT));
-  // OpenCL does not say how many vector registers a CPU device has; PoCL's
-  // CPU devices are this machine's cores.
-  p.vectorRegisters = isGpu ? 0
-#if defined(__x86_64__)
-                      : __builtin_cpu_supports("avx512f") ? 32
-#endif
-                                                          : 16;
-  // PoCL's CPU device is this machine's CPU (hostCpuProfileName).
-  if (!isGpu && p.vectorRegisters >= 32 && hostIsZen5OrLater())
-    p.accumulatorVectors = 16;
+  // OpenCL does not say how many vector registers a CPU device has, nor
+  // what accumulator budget suits it; PoCL's CPU devices are this machine's
+  // cores, so both are the host CPU's built-in profile's.
+  p.vectorRegisters = 0;
+  if (!isGpu) {
+    auto host = builtinDeviceProfile(hostCpuProfileName());
+    p.vectorRegisters = host->vectorRegisters;
+    p.accumulatorVectors = host->accumulatorVectors;
+  }
   p.computeUnits = deviceValue<cl_uint>(d, CL_DEVICE_MAX_COMPUTE_UNITS);
   p.localMemBytes =
       static_cast<int64_t>(deviceValue<cl_ulong>(d, CL_DEVICE_LOCAL_MEM_SIZE));

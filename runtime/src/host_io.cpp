@@ -18,9 +18,14 @@ struct Range {
 
 } // namespace
 
-HostIOBuffers::~HostIOBuffers() {
-  for (cl_mem m : owned_)
+HostIOBuffers::~HostIOBuffers() { release(); }
+
+void HostIOBuffers::release() {
+  for (cl_mem m : io_.inputs)
     clReleaseMemObject(m);
+  for (cl_mem m : io_.outputs)
+    clReleaseMemObject(m);
+  io_ = DeviceIO();
 }
 
 bool HostIOBuffers::wrap(cl_context context, const DeviceInfo &device,
@@ -29,7 +34,8 @@ bool HostIOBuffers::wrap(cl_context context, const DeviceInfo &device,
                          const std::vector<uint64_t> &outputBytes) {
   if (!device.isPocl || !device.isCpu || desc.num_syncs > 0)
     return false;
-  if (const char *v = std::getenv("AOTC_ZERO_COPY"); v && std::strcmp(v, "0") == 0)
+  if (const char *v = std::getenv("AOTC_ZERO_COPY");
+      v && std::strcmp(v, "0") == 0)
     return false;
   const uintptr_t align =
       std::max<uintptr_t>(256, device.memBaseAddrAlignBits / 8);
@@ -60,42 +66,35 @@ bool HostIOBuffers::wrap(cl_context context, const DeviceInfo &device,
       if (ins[i].overlaps(ins[j]))
         return false;
 
-  auto make = [&](cl_mem_flags flags, void *data, uint64_t bytes) {
+  // One buffer over the caller's memory, added to \p mems with its offset
+  // (0) and usable size; false where OpenCL refuses it.
+  auto add = [&](cl_mem_flags flags, void *data, uint64_t bytes,
+                 std::vector<cl_mem> &mems, std::vector<uint64_t> &offsets,
+                 std::vector<uint64_t> &sizes) {
     cl_int err = CL_SUCCESS;
     cl_mem m = clCreateBuffer(context, flags | CL_MEM_USE_HOST_PTR,
                               static_cast<size_t>(bytes), data, &err);
     if (err != CL_SUCCESS || !m)
-      return static_cast<cl_mem>(nullptr);
-    owned_.push_back(m);
-    return m;
+      return false;
+    mems.push_back(m);
+    offsets.push_back(0);
+    sizes.push_back(bytes);
+    return true;
   };
-  for (int32_t i = 0; i < desc.num_inputs; ++i) {
-    // Read only: the kernels never write it.
-    cl_mem m = make(CL_MEM_READ_ONLY,
-                    const_cast<void *>(binding.inputs[i]->data),
-                    binding.inputBytes[i]);
-    if (!m)
-      break;
-    io_.inputs.push_back(m);
-    io_.inputOffsets.push_back(0);
-    io_.inputBytes.push_back(binding.inputBytes[i]);
-  }
-  for (int32_t i = 0; i < desc.num_outputs; ++i) {
-    cl_mem m = make(CL_MEM_READ_WRITE, outputs[i].data, outputBytes[i]);
-    if (!m)
-      break;
-    io_.outputs.push_back(m);
-    io_.outputOffsets.push_back(0);
-    io_.outputBytes.push_back(outputBytes[i]);
-  }
-  if (io_.inputs.size() != static_cast<size_t>(desc.num_inputs) ||
-      io_.outputs.size() != static_cast<size_t>(desc.num_outputs)) {
-    for (cl_mem m : owned_)
-      clReleaseMemObject(m);
-    owned_.clear();
-    io_ = DeviceIO();
-    return false;
-  }
+  for (int32_t i = 0; i < desc.num_inputs; ++i)
+    // Read only: the kernels never write an input.
+    if (!add(CL_MEM_READ_ONLY, const_cast<void *>(binding.inputs[i]->data),
+             binding.inputBytes[i], io_.inputs, io_.inputOffsets,
+             io_.inputBytes)) {
+      release();
+      return false;
+    }
+  for (int32_t i = 0; i < desc.num_outputs; ++i)
+    if (!add(CL_MEM_READ_WRITE, outputs[i].data, outputBytes[i], io_.outputs,
+             io_.outputOffsets, io_.outputBytes)) {
+      release();
+      return false;
+    }
   return true;
 }
 

@@ -42,8 +42,10 @@ public:
   const DeviceIO &io() const { return io_; }
 
 private:
-  DeviceIO io_;
-  std::vector<cl_mem> owned_;
+  /// Releases the buffers made so far and forgets them.
+  void release();
+
+  DeviceIO io_; ///< its buffers are this object's
 };
 
 } // namespace aotc::rt
