@@ -283,9 +283,8 @@ private:
       perm.push_back({lg_.vars.rvar(order[k]), lg_.vars.rvar(k)});
       extents.push_back(d.reduceExtents[order[k]]);
     }
+    // The epilogue reads the output index and the accumulator only.
     d.body = substitute(d.body, perm);
-    if (d.epilogue.defined())
-      d.epilogue = substitute(d.epilogue, perm);
     d.reduceExtents = std::move(extents);
   }
 

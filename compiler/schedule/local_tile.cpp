@@ -147,18 +147,6 @@ bool contiguousInBlocks(const Expr &e, const Expr &block, const Expr &step,
   return true;
 }
 
-/// The static reduction extents of \p nest, or empty if one is symbolic.
-std::vector<int64_t> staticExtents(const ReductionNest &nest) {
-  std::vector<int64_t> out;
-  for (const Expr &e : nest.reduceExtents) {
-    int64_t v;
-    if (!e.isConst(v) || v < 1)
-      return {};
-    out.push_back(v);
-  }
-  return out;
-}
-
 int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 /// The reduction loop that a staged block of \p block steps runs along at

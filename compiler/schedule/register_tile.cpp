@@ -188,6 +188,33 @@ bool tilesDependOnPlannedSizes(const DeviceProfile &target) {
   return target.family == "gpu";
 }
 
+std::vector<int64_t> staticExtents(const ReductionNest &nest) {
+  std::vector<int64_t> out;
+  for (const Expr &e : nest.reduceExtents) {
+    int64_t v;
+    if (!e.isConst(v) || v < 1)
+      return {};
+    out.push_back(v);
+  }
+  return out;
+}
+
+namespace {
+
+/// The reduction steps of \p nest (the product of its extents), or 0 if
+/// one is symbolic.
+int64_t staticSteps(const ReductionNest &nest) {
+  std::vector<int64_t> ext = staticExtents(nest);
+  if (ext.empty() && !nest.reduceExtents.empty())
+    return 0;
+  int64_t steps = 1;
+  for (int64_t e : ext)
+    steps *= e;
+  return steps;
+}
+
+} // namespace
+
 bool isFloatSum(const ReductionNest &nest) {
   // float16 and bfloat16 values are computed in float (their loads
   // widen, their stores round): their sums accumulate in float vectors.
@@ -697,16 +724,11 @@ constexpr int64_t kRowGroupBytes = int64_t{8} << 20;
 /// that fit).
 int64_t rowGroup(const ReductionNest &nest, const RegisterTile &t,
                  const std::vector<Expr> &extents) {
-  int64_t tilesM = 0, tilesN = 0, steps = 1;
-  if (t.m < 0 || t.n < 0 || !extents[t.m].isConst(tilesM) ||
+  int64_t tilesM = 0, tilesN = 0;
+  const int64_t steps = staticSteps(nest);
+  if (t.m < 0 || t.n < 0 || steps == 0 || !extents[t.m].isConst(tilesM) ||
       !extents[t.n].isConst(tilesN) || tilesN < 2)
     return 0;
-  for (const Expr &e : nest.reduceExtents) {
-    int64_t v = 0;
-    if (!e.isConst(v) || v < 1)
-      return 0;
-    steps *= v;
-  }
   const int64_t tileBytes = t.tm * steps * dtypeSize(nest.accType);
   if (tilesM * tileBytes <= 2 * kRowGroupBytes)
     return 0;
@@ -737,19 +759,14 @@ constexpr int64_t kInnerWeightBytes = int64_t{512} << 10;
 std::vector<int> sharedRowDims(const ReductionNest &nest, const RegisterTile &t,
                                const std::vector<Expr> &extents) {
   const int rank = static_cast<int>(nest.shape.size());
-  if (t.m < 0 || t.n < 0)
+  const int64_t steps = staticSteps(nest);
+  if (t.m < 0 || t.n < 0 || steps == 0)
     return {};
   std::vector<Expr> idx, r;
   for (int d = 0; d < rank; ++d)
     idx.push_back(Var::make("i" + std::to_string(d)));
-  int64_t steps = 1;
-  for (size_t k = 0; k < nest.reduceExtents.size(); ++k) {
+  for (size_t k = 0; k < nest.reduceExtents.size(); ++k)
     r.push_back(Var::make("r" + std::to_string(k)));
-    int64_t e = 0;
-    if (!nest.reduceExtents[k].isConst(e) || e < 1)
-      return {};
-    steps *= e;
-  }
   // Which output dimensions each load of the term reads.
   struct V : IRVisitor {
     std::vector<Expr> idx;

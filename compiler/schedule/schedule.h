@@ -184,6 +184,8 @@ struct RegisterTile {
 /// True if \p nest is a sum computed in float32 (its type float32, float16
 /// or bfloat16): combine(acc, term) is acc + term.
 bool isFloatSum(const ReductionNest &nest);
+/// The static reduction extents of \p nest, or empty if one is symbolic.
+std::vector<int64_t> staticExtents(const ReductionNest &nest);
 /// Whether \p nest accumulates float vectors lane by lane: a float sum,
 /// or a combine that is lane-wise over the accumulator and the term (max
 /// and min with their NaN test).
