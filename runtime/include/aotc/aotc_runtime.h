@@ -168,15 +168,20 @@ aotc_container_options_init(aotc_container_options_t *out_options);
  * with the generic functions, docs/PERFORMANCE.md). A host that keeps
  * specialization sets the variable to 1 itself. The setting is made before
  * the program is built and stays when the call then fails. Before its
- * first OpenCL call the runtime also sets POCL_AFFINITY=1 (PoCL then pins
- * its CPU worker thread i to CPU i), unless the host set the variable or
- * the calling thread may not run on every online CPU.
+ * first OpenCL call, whatever the device, the first container created in
+ * the process also sets POCL_AFFINITY=1 (PoCL then pins its CPU worker
+ * thread i to CPU i; other OpenCL implementations ignore it), unless the
+ * host set the variable or the calling thread may not run on every online
+ * CPU (PoCL would abort the process where a pin fails). It has no effect
+ * where the host initialized OpenCL first, and it never makes the call
+ * fail; it stays when the call then fails.
  *
  * Threads: any thread may call it, also concurrently (each container is
- * independent; the environment is set once, under a once-flag). Because
+ * independent; each variable is set once, under a once-flag). Because
  * setenv is not thread-safe against getenv, a host whose other threads read
- * the environment while it creates its first PoCL container sets the
- * variable before starting them.
+ * the environment while it creates its first container sets both
+ * variables (POCL_WORK_GROUP_SPECIALIZATION, POCL_AFFINITY) itself before
+ * starting them; the runtime then leaves them as they are.
  *
  * Ownership: options (may be null: the defaults) and its strings are read
  * during the call only. On success *out_container owns everything and must
@@ -257,7 +262,10 @@ typedef struct aotc_tensor_t {
  * output is sized by a count: the kernels then read the inputs and write
  * the outputs where they are (AOTC_ZERO_COPY=0 in the environment keeps
  * the copies). An output over its own input is always copied, so an
- * in-place call stays correct.
+ * in-place call stays correct. Used in place, an output is written while
+ * the kernels run: after an error it may hold part of a result, and the
+ * caller's inputs and outputs must not be written (inputs) or read or
+ * written (outputs) by other threads during the call, as with copies.
  * Errors: AOTC_ERROR_INVALID_ARGUMENT with a message naming the input, or
  * naming the node whose rule a size read from values breaks (two -1s in a
  * Reshape shape, a negative dim);

@@ -139,7 +139,10 @@ inline const char *dtypeName(aotc_dtype_t dtype) {
 
 /// An allocator of memory aligned to 256 bytes: HostTensor's storage, which
 /// a run on a CPU device (PoCL) then reads and writes in place instead of
-/// copying (aotc_container_run).
+/// copying (aotc_container_run). Stateless: any thread may allocate and
+/// any may free what another allocated; memory from allocate() is the
+/// caller's until it passes it to deallocate(). Failure: allocate() throws
+/// std::bad_alloc (operator new), as std::allocator does.
 template <typename T> struct Aligned256Allocator {
   using value_type = T;
   Aligned256Allocator() = default;
