@@ -174,6 +174,9 @@ private:
   Status declareParams();
   Status printOuter(const Stmt &body);
   Status printStmt(const Stmt &s);
+  /// `const T v = value;` for \p l, T the value's type and width, and its
+  /// range into env_ (the caller restores env_ and unbinds after the body).
+  Status printLet(const LetStmt *l);
   Status printStore(const Store *st);
   Status printSerialFor(const For *f);
   Status printIf(const IfThenElse *i);
@@ -479,6 +482,18 @@ Status KernelPrinter::print(std::string &out) {
   return Status::ok();
 }
 
+Status KernelPrinter::printLet(const LetStmt *l) {
+  AOTC_ASSIGN_OR_RETURN(std::string v, expr(l->value, "let value"));
+  AOTC_ASSIGN_OR_RETURN(std::string id, bind(l->var, Binding::Let));
+  // The value's own width: a vector load that speculate-loads binds before
+  // the store of a work-item of one vector is a floatN (the outer nest once
+  // printed it as a float, which no OpenCL compiler accepts).
+  line("const " + clTypeName(l->value) + " " + id + " = " + v + ";");
+  if (auto r = boundsOf(l->value, env_))
+    env_.set(l->var, *r);
+  return Status::ok();
+}
+
 /// The outermost nest: Parallel loops, which become work-items, and the
 /// LetStmts between them. Loops that share an ND-range dimension are
 /// flattened onto it (the outermost most significant); the variables of one
@@ -527,12 +542,7 @@ Status KernelPrinter::printOuter(const Stmt &body) {
   std::set<int> done;
   for (s = body; !s.sameAs(inner);) {
     if (const LetStmt *l = s.as<LetStmt>()) {
-      AOTC_ASSIGN_OR_RETURN(std::string v, expr(l->value, "let value"));
-      AOTC_ASSIGN_OR_RETURN(std::string id, bind(l->var, Binding::Let));
-      line("const " + std::string(dtypeCLName(l->value.type())) + " " + id +
-           " = " + v + ";");
-      if (auto r = boundsOf(l->value, env_))
-        env_.set(l->var, *r);
+      AOTC_RETURN_IF_ERROR(printLet(l));
       s = l->body;
       continue;
     }
@@ -676,12 +686,8 @@ Status KernelPrinter::printStmt(const Stmt &s) {
     return Status::ok();
   case StmtKind::LetStmt: {
     const LetStmt *l = s.as<LetStmt>();
-    AOTC_ASSIGN_OR_RETURN(std::string v, expr(l->value, "let value"));
-    AOTC_ASSIGN_OR_RETURN(std::string id, bind(l->var, Binding::Let));
-    line("const " + clTypeName(l->value) + " " + id + " = " + v + ";");
     RangeEnv saved = env_;
-    if (auto r = boundsOf(l->value, env_))
-      env_.set(l->var, *r);
+    AOTC_RETURN_IF_ERROR(printLet(l));
     Status st = printStmt(l->body);
     env_ = saved;
     unbind(l->var);

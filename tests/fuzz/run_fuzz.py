@@ -116,7 +116,7 @@ def run_aotc(aotc, dirs, args, env):
     (run_tool); window_grid.py runs this under ASan."""
     global last_crash
     cmd = [aotc, "test", "--rtol", str(args.rtol), "--atol", str(args.atol),
-           "-v"] + dirs
+           "-v"] + (["--device-profile", args.device_profile] if args.device_profile else []) + dirs
     try:
         p = run_tool(cmd, env=env, timeout=args.timeout * max(1, len(dirs)))
     except subprocess.TimeoutExpired:
@@ -220,6 +220,9 @@ def main():
     ap.add_argument("--timeout", type=float, default=60,
                     help="seconds per case before a batch counts as hung")
     ap.add_argument("--plain-names", action="store_true")
+    ap.add_argument("--device-profile", default=None,
+                    help="compile the cases for this profile (aotc test --device-profile); "
+                         "default: aotc test's own")
     ap.add_argument("--check", action="store_true")
     ap.add_argument("--keep", help="keep the case directories here")
     ap.add_argument("--minimize", action="store_true")
