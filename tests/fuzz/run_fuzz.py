@@ -116,7 +116,8 @@ def run_aotc(aotc, dirs, args, env):
     (run_tool); window_grid.py runs this under ASan."""
     global last_crash
     cmd = [aotc, "test", "--rtol", str(args.rtol), "--atol", str(args.atol),
-           "-v"] + (["--device-profile", args.device_profile] if args.device_profile else []) + dirs
+           "-v"] + (["--device-profile", args.device_profile]
+                  if getattr(args, "device_profile", None) else []) + dirs
     try:
         p = run_tool(cmd, env=env, timeout=args.timeout * max(1, len(dirs)))
     except subprocess.TimeoutExpired:
@@ -168,7 +169,7 @@ def run_batch(aotc, dirs, args, env):
 def minimize(aotc, seed, args, env, workdir):
     """The first intermediate value whose result differs: the graph cut
     there, with its reference. Returns (case dir, class, detail) or None."""
-    built = fuzzgen.build(seed, args.max_ops, not args.plain_names)
+    built = fuzzgen.build(seed, args.max_ops, not args.plain_names, args.large)
     if built is None:
         return None
     model, inputs, _, _ = built
@@ -220,6 +221,9 @@ def main():
     ap.add_argument("--timeout", type=float, default=60,
                     help="seconds per case before a batch counts as hung")
     ap.add_argument("--plain-names", action="store_true")
+    ap.add_argument("--large", action="store_true",
+                    help="dims up to 64 (whole vectors and register tiles and their remainders), "
+                         "at most 32768 elements a tensor, instead of up to 7")
     ap.add_argument("--device-profile", default=None,
                     help="compile the cases for this profile (aotc test --device-profile); "
                          "default: aotc test's own")
@@ -281,7 +285,7 @@ def main():
     while generated < args.count:
         if args.time_budget and time.time() - start > args.time_budget:
             break
-        case = fuzzgen.make_case(seed, args.max_ops, not args.plain_names)
+        case = fuzzgen.make_case(seed, args.max_ops, not args.plain_names, args.large)
         if isinstance(case, str):
             skipped[case.split(":")[0]] += 1
         else:
