@@ -57,6 +57,10 @@ Stmt LocalAssign::make(Expr var, Expr value) {
 
 Stmt Barrier::make() { return Stmt(std::make_shared<Barrier>()); }
 
+Stmt Prefetch::make(const std::string &buffer, std::vector<Expr> indices) {
+  return Stmt(std::make_shared<Prefetch>(buffer, std::move(indices)));
+}
+
 const KernelBuffer *Kernel::findLocal(const std::string &n) const {
   for (const KernelBuffer &b : locals)
     if (b.name == n)
@@ -131,6 +135,11 @@ std::string printStmt(const Stmt &s, int indent) {
   }
   case StmtKind::Barrier:
     return pad + "barrier\n";
+  case StmtKind::Prefetch: {
+    auto *p = s.as<Prefetch>();
+    return pad + "prefetch " + p->buffer + "[" + printExprs(p->indices) +
+           "]\n";
+  }
   }
   return "";
 }

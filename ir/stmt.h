@@ -23,7 +23,8 @@ namespace aotc {
   X(LocalDecl)                                                                 \
   X(LocalAssign)                                                               \
   X(IfThenElse)                                                                \
-  X(Barrier)
+  X(Barrier)                                                                   \
+  X(Prefetch)
 
 enum class StmtKind {
 #define AOTC_X(n) n,
@@ -153,6 +154,21 @@ struct Barrier : StmtNode {
   static constexpr StmtKind kKind = StmtKind::Barrier;
   Barrier() : StmtNode(kKind) {}
   static Stmt make();
+};
+
+/// A hint that buffer[indices] will be read soon: its cache line is fetched
+/// ahead (a CPU's prefetch instruction; nothing where the device has none).
+/// It reads nothing and cannot fault, so its index need not lie inside the
+/// buffer (the verifier checks only that the buffer exists and the rank):
+/// register_tile.cpp prefetches the next tile's rows, past the end at the
+/// last tile.
+struct Prefetch : StmtNode {
+  static constexpr StmtKind kKind = StmtKind::Prefetch;
+  Prefetch(std::string b, std::vector<Expr> i)
+      : StmtNode(kKind), buffer(std::move(b)), indices(std::move(i)) {}
+  std::string buffer;
+  std::vector<Expr> indices;
+  static Stmt make(const std::string &buffer, std::vector<Expr> indices);
 };
 
 /// How a kernel uses one of its buffer parameters.

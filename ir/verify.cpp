@@ -507,6 +507,27 @@ Status KernelVerifier::stmt(const Stmt &s) {
     --conditional_;
     return st;
   }
+  case StmtKind::Prefetch: {
+    // A hint: the buffer and the rank are checked, the index expressions
+    // verified, but not proven inside the buffer (Prefetch reads nothing).
+    const Prefetch *p = s.as<Prefetch>();
+    auto it = buffers_.find(p->buffer);
+    if (it == buffers_.end())
+      return fail("prefetch of buffer '" + p->buffer +
+                  "', which is not a parameter of the kernel");
+    if (p->indices.size() != it->second->shape.size())
+      return fail("prefetch of buffer '" + p->buffer + "' with " +
+                  std::to_string(p->indices.size()) +
+                  " indices; its shape has rank " +
+                  std::to_string(it->second->shape.size()));
+    for (const Expr &i : p->indices) {
+      if (!i.defined() || !isIntegral(i.type()))
+        return fail("prefetch of buffer '" + p->buffer +
+                    "': an index is not an integer");
+      AOTC_RETURN_IF_ERROR(expr(i));
+    }
+    return Status::ok();
+  }
   case StmtKind::Barrier:
     // Every work-item of the group must reach it as often as the others.
     if (k_.workGroupSize <= 0)

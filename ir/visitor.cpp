@@ -85,6 +85,10 @@ void IRVisitor::visitIfThenElse(const IfThenElse *op) {
   visit(op->cond), visit(op->thenCase), visit(op->elseCase);
 }
 void IRVisitor::visitBarrier(const Barrier *) {}
+void IRVisitor::visitPrefetch(const Prefetch *op) {
+  for (const Expr &i : op->indices)
+    visit(i);
+}
 
 Expr IRMutator::mutate(const Expr &e) {
   if (!e.defined())
@@ -246,6 +250,15 @@ Stmt IRMutator::mutateIfThenElse(const IfThenElse *op, const Stmt &self) {
 }
 Stmt IRMutator::mutateBarrier(const Barrier *, const Stmt &self) {
   return self;
+}
+Stmt IRMutator::mutatePrefetch(const Prefetch *op, const Stmt &self) {
+  std::vector<Expr> idx;
+  bool same = true;
+  for (const Expr &i : op->indices) {
+    idx.push_back(mutate(i));
+    same &= idx.back().sameAs(i);
+  }
+  return same ? self : Prefetch::make(op->buffer, std::move(idx));
 }
 
 namespace {

@@ -727,6 +727,21 @@ Status KernelPrinter::printStmt(const Stmt &s) {
   }
   case StmtKind::IfThenElse:
     return printIf(s.as<IfThenElse>());
+  case StmtKind::Prefetch: {
+    const Prefetch *p = s.as<Prefetch>();
+    const BufferInfo *b = buffer(p->buffer);
+    if (!b)
+      return error("prefetch of buffer '" + p->buffer +
+                   "' that is not a parameter of the kernel");
+    if (p->indices.size() != b->buffer->shape.size())
+      return error("prefetch of buffer '" + p->buffer + "' with " +
+                   std::to_string(p->indices.size()) + " indices");
+    Expr flat = simplify(linearize(p->indices, b->buffer->shape), env_);
+    AOTC_ASSIGN_OR_RETURN(std::string idx, expr(flat, "prefetch index", true));
+    helpers_.insert("aotc_prefetch");
+    line("aotc_prefetch(" + b->ident + " + " + idx + ");");
+    return Status::ok();
+  }
   case StmtKind::Barrier:
     if (k_.workGroupSize <= 0)
       return error("a barrier in a kernel without a fixed work-group");

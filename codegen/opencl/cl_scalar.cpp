@@ -199,6 +199,15 @@ const HelperDef kHelpers[] = {
    "  uint u = as_uint(x);\n"
    "  return isnan(x) ? x : as_float(((u + 0x7fffu + ((u >> 16) & 1u)) >> 16) << 16);\n"
    "}\n"},
+  // A prefetch hint (Prefetch statements, CPU tiles): clang's builtin where
+  // the OpenCL compiler is clang (PoCL: prefetcht0; OpenCL's own
+  // prefetch() is a no-op there), else OpenCL's.
+  {"aotc_prefetch",
+   "#ifdef __clang__\n"
+   "#define aotc_prefetch(p) __builtin_prefetch(p)\n"
+   "#else\n"
+   "#define aotc_prefetch(p) prefetch((p), 1)\n"
+   "#endif\n"},
   // Indices from data: the first bad one of a run is recorded
   // (AotcErrorRecord: code + 1, value, extent) and reads 0.
   {"aotc_record_error",

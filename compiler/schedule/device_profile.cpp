@@ -80,6 +80,8 @@ json configObject(const KernelConfig &c) {
   }
   if (c.groupReduce > 0)
     j["group_reduce"] = c.groupReduce;
+  if (c.prefetch > 0)
+    j["prefetch"] = c.prefetch;
   return j;
 }
 
@@ -89,7 +91,7 @@ Expected<KernelConfig> configFrom(const json &j, const std::string &where) {
   AOTC_RETURN_IF_ERROR(
       checkKeys(j, {"template", "m", "n", "tm", "tn", "lanes", "group_m",
                     "group_n", "bk", "split_k", "group_reduce",
-                    "gemm_view"},
+                    "gemm_view", "prefetch"},
                 where));
   KernelConfig c;
   if (auto t = j.find("template"); t != j.end()) {
@@ -112,6 +114,9 @@ Expected<KernelConfig> configFrom(const json &j, const std::string &where) {
   AOTC_RETURN_IF_ERROR(readInt(j, "split_k", 1, 16, where, c.splitK));
   AOTC_RETURN_IF_ERROR(
       readInt(j, "group_reduce", 0, 1024, where, c.groupReduce));
+  int64_t prefetch = 0;
+  AOTC_RETURN_IF_ERROR(readInt(j, "prefetch", 0, 8, where, prefetch));
+  c.prefetch = static_cast<int>(prefetch);
   if (c.groupReduce > 0 &&
       ((c.groupReduce & (c.groupReduce - 1)) != 0 || c.groupReduce < 2 ||
        c.n >= 0 || c.groupM > 0))

@@ -89,6 +89,9 @@ struct KernelConfig {
   /// output dimension m by all the others merged, n naming the last of
   /// them. Needs a work-group tile.
   bool gemmView = false;
+  /// A CPU tile prefetches its operand rows this many M tiles ahead at
+  /// every reduction step (RegisterTile::prefetch). 0: none.
+  int prefetch = 0;
 };
 
 /// True if a work-group tile's group of \p groupM x \p groupN work-items

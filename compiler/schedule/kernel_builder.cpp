@@ -303,6 +303,7 @@ Expected<Kernel> buildKernel(const LoweredGraph &lg, const FusionPlan &plan,
       t.splitK = given->splitK;
       t.groupReduce = given->groupReduce;
       t.gemmView = given->gemmView;
+      t.prefetch = given->prefetch;
       if (t.gemmView && (t.m < 0 || t.n != gemmViewColumn(rank, t.m)))
         return makeError("--kernel-configs: kernel '", name,
                          "': a GEMM view takes for n the last output "
@@ -345,6 +346,7 @@ Expected<Kernel> buildKernel(const LoweredGraph &lg, const FusionPlan &plan,
     config.splitK = t.splitK;
     config.groupReduce = t.groupReduce;
     config.gemmView = t.gemmView;
+    config.prefetch = t.n >= 0 && t.m >= 0 ? t.prefetch : 0;
   };
   GroupTiledKernel grouped; // a work-group tile's local arrays and size
   // Tiled kernels merge neighbouring output dimensions that every access

@@ -86,6 +86,7 @@ public:
              (e.isConstValue(0) ? t : maxExpr(t, e));
     }
     case StmtKind::Barrier:
+    case StmtKind::Prefetch:
       return Expr(0);
     }
     return Expr(0);

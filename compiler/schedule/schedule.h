@@ -179,6 +179,9 @@ struct RegisterTile {
   /// dimension; n then names the last of those (the view's columns run
   /// along it innermost).
   bool gemmView = false;
+  /// Prefetch the operand rows of the M tile this many tiles ahead, at
+  /// every reduction step (CPU tiles, register_tile.cpp). 0: none.
+  int prefetch = 0;
 };
 
 /// True if \p nest is a sum computed in float32 (its type float32, float16

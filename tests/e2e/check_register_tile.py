@@ -122,6 +122,19 @@ def cases():
                     [("x", f32, ["n", c, hw, hw]), ("w", f32, [co, c // group, kk, kk]), ("bias", f32, [co])],
                     f32, ["n", co, ho, ho],
                     [{"x": [n, c, hw, hw], "w": [co, c // group, kk, kk], "bias": [co]} for n in (1, 2)], True))
+    # Two 1x1 convolutions: the second reads the first's 256 channels in
+    # blocks of 32 over 15 x 15 = 225 pixels (channel_blocks.h), which CPU
+    # tiles prefetch a tile of pixels ahead (PREFETCHED); the last tile's
+    # prefetch lies past the end of the input.
+    out.append(("conv_chain_c256",
+                [helper.make_node("Conv", ["x", "w1"], ["h"], kernel_shape=[1, 1]),
+                 helper.make_node("Relu", ["h"], ["r"]),
+                 helper.make_node("Conv", ["r", "w", "bias"], ["y"], kernel_shape=[1, 1])],
+                [("x", f32, ["n", 32, 15, 15]), ("w1", f32, [256, 32, 1, 1]),
+                 ("w", f32, [40, 256, 1, 1]), ("bias", f32, [40])],
+                f32, ["n", 40, 15, 15],
+                [{"x": [n, 32, 15, 15], "w1": [256, 32, 1, 1], "w": [40, 256, 1, 1], "bias": [40]}
+                 for n in (1, 2)], True))
     # Convolutions the GPU profile runs as work-group tiles of their GEMM
     # view (compiler/schedule/gemm_view.cpp: output channels by every pixel
     # of every image; 64 input channels, a multiple of the staged block, go
@@ -215,6 +228,14 @@ def cases():
 SCALAR_F32 = {"matmul_n3_k4"}
 
 
+# Cases whose contraction the CPU heuristic gives a prefetch of the next
+# tile's rows (register_tile.cpp, chooseRegisterTile): "prefetch" in the
+# configuration and aotc_prefetch in the OpenCL C.
+# (With its weights as inputs, conv_chain_c256 keeps NCHW: channel blocks
+# need weights packed at compile time.)
+PREFETCHED = {"conv_chain_c256_const"}
+
+
 # Kernel buffer views that show whether output dimensions were merged
 # (collapse_dims.h): (text in --emit=loop, expected).
 MERGED = {
@@ -239,6 +260,8 @@ def constant_inputs(name):
     """The inputs of case \p name given as initializers (weights, bias)."""
     if not name.endswith("_const"):
         return set()
+    if name.startswith("conv_chain"):
+        return {"w1", "w", "bias"}
     return {"w", "bias"} if name.startswith(("conv_", "matmul_tw_")) else {"b", "c"}
 
 
@@ -248,8 +271,11 @@ def variants(c, rng):
     m, n = c["m"], c["n"]
     out = []
     if n >= 0:
-        out.append({"m": m, "n": n, "tm": int(rng.choice([3, 5])) if m >= 0 else 1,
-                    "tn": int(rng.choice([7, 12])), "lanes": int(rng.choice([4, 8]))})
+        v = {"m": m, "n": n, "tm": int(rng.choice([3, 5])) if m >= 0 else 1,
+             "tn": int(rng.choice([7, 12])), "lanes": int(rng.choice([4, 8]))}
+        if m >= 0:  # rows of a tile 1 or 2 tiles ahead prefetched
+            v["prefetch"] = int(rng.choice([1, 2]))
+        out.append(v)
         out.append({"m": -1, "n": n, "tm": 1, "tn": 16, "lanes": 16})
         if m >= 0:
             out.append({"m": n, "n": m, "tm": 2, "tn": 8, "lanes": 8})
@@ -440,6 +466,15 @@ def main():
             for want, merged in MERGED.get(name, []):
                 if (want in loop.stdout) != merged:
                     failures.append(f"{name}: expected '{want}' {'in' if merged else 'not in'} the Loop IR")
+            configs, _ = emitted_configs(aotc, case, env)
+            prefetch = any(c.get("prefetch") for c in (configs or {}).values())
+            if prefetch != (name in PREFETCHED) or (prefetch and "prefetch " not in loop.stdout):
+                failures.append(f"{name}: expected {'a' if name in PREFETCHED else 'no'} prefetch")
+            if prefetch:
+                cl = run_fuzz.run_tool([aotc, "compile", os.path.join(case, "model.onnx"),
+                                        "--emit=cl"], env=env)
+                if "aotc_prefetch(" not in cl.stdout or "#define aotc_prefetch" not in cl.stdout:
+                    failures.append(f"{name}: no aotc_prefetch in the OpenCL C")
             if name.startswith("attn_scores") and "kernel k0_kt(" not in loop.stdout:
                 failures.append(f"{name}: K^T was not given its own buffer")
             if name == "attn_proj_flatten":
