@@ -546,3 +546,29 @@ TEST(Verify, BarriersAndLocalArraysNeedAFixedWorkGroup) {
   EXPECT_NE(kernel(outside, 8, 8).find("store into buffer 'tile'"),
             std::string::npos);
 }
+
+// A prefetch reads nothing: its index may lie past the buffer's end (the
+// tile ahead of the last one), but its buffer must be a parameter, its rank
+// the buffer's and its index an integer over variables in scope.
+TEST(Verify, PrefetchChecksBufferAndRankNotBounds) {
+  Fixture f;
+  Stmt store = Store::make("y", {f.i}, f.a(f.i));
+  EXPECT_EQ(message(f.verify(Block::make(
+                {Prefetch::make("a", {f.i + f.n + 64}), store}))),
+            "ok");
+  EXPECT_NE(message(f.verify(Block::make({Prefetch::make("b", {f.i}), store})))
+                .find("prefetch of buffer 'b', which is not a parameter"),
+            std::string::npos);
+  EXPECT_NE(message(f.verify(
+                    Block::make({Prefetch::make("a", {f.i, f.i}), store})))
+                .find("with 2 indices; its shape has rank 1"),
+            std::string::npos);
+  Expr stray = Var::make("stray");
+  EXPECT_NE(message(f.verify(Block::make({Prefetch::make("a", {stray}), store})))
+                .find("stray"),
+            std::string::npos);
+  EXPECT_NE(message(f.verify(Block::make(
+                    {Prefetch::make("a", {FloatImm::make(1.0)}), store})))
+                .find("an index is not an integer"),
+            std::string::npos);
+}
