@@ -1035,10 +1035,15 @@ Stmt registerTiledNest(const ReductionNest &nest, const RegisterTile &t,
       std::set<std::string> seen;
       const Expr term = nest.term(at, r); // owns the loads below
       for (const Load *l : scalarLoads(term)) {
-        bool alongM = false;
-        for (const Expr &i : l->indices)
+        // An address read from data (a gather fused into the load) is
+        // not prefetched: its index would be a load of its own, past the
+        // end of its buffer at the last tile.
+        bool alongM = false, fromData = false;
+        for (const Expr &i : l->indices) {
           alongM |= usesVar(i, tileVar);
-        if (!alongM)
+          fromData |= !scalarLoads(i).empty();
+        }
+        if (!alongM || fromData)
           continue;
         std::vector<Expr> idx;
         for (const Expr &i : l->indices)
