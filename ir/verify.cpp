@@ -70,6 +70,14 @@ private:
   void undefine(const Expr &var) { scope_.erase(var.as<Var>()->id); }
   Status access(const std::string &buffer, const std::vector<Expr> &indices,
                 DType type, bool store, const void *node);
+  /// The kernel's parameter \p buffer, or null (and \p st the failure) for
+  /// a \p verb ("load from", "prefetch of") that names another.
+  const KernelBuffer *param(const char *verb, const std::string &buffer,
+                            Status &st);
+  /// \p indices against \p b: one per dimension, each an integer
+  /// expression that verifies (not yet proven inside the buffer).
+  Status indexExprs(const char *verb, const std::string &buffer,
+                    const KernelBuffer &b, const std::vector<Expr> &indices);
   /// Fails unless every free variable of \p e is a symbol or, with
   /// \p letsOk, an outer let.
   Status onlySymbols(const Expr &e, const std::string &what, bool letsOk) const;
@@ -196,22 +204,20 @@ Status KernelVerifier::define(const Expr &var, const char *what) {
   return Status::ok();
 }
 
-Status KernelVerifier::access(const std::string &buffer,
-                              const std::vector<Expr> &indices, DType type,
-                              bool store, const void *node) {
-  const char *verb = store ? "store into" : "load from";
+const KernelBuffer *KernelVerifier::param(const char *verb,
+                                          const std::string &buffer,
+                                          Status &st) {
   auto it = buffers_.find(buffer);
-  if (it == buffers_.end())
-    return fail(std::string(verb) + " buffer '" + buffer +
-                "', which is not a parameter of the kernel");
-  const KernelBuffer &b = *it->second;
-  if (type != b.dtype)
-    return fail(std::string(store ? "store of a " : "load of a ") +
-                dtypeName(type) + " " + (store ? "into" : "from") +
-                " buffer '" + buffer + "' of type " + dtypeName(b.dtype));
-  if (store && !b.written)
-    return fail("store into buffer '" + buffer +
-                "', which the kernel declares read-only");
+  if (it != buffers_.end())
+    return it->second;
+  st = fail(std::string(verb) + " buffer '" + buffer +
+            "', which is not a parameter of the kernel");
+  return nullptr;
+}
+
+Status KernelVerifier::indexExprs(const char *verb, const std::string &buffer,
+                                  const KernelBuffer &b,
+                                  const std::vector<Expr> &indices) {
   if (indices.size() != b.shape.size())
     return fail(std::string(verb) + " buffer '" + buffer + "' with " +
                 std::to_string(indices.size()) +
@@ -223,6 +229,26 @@ Status KernelVerifier::access(const std::string &buffer,
                   std::to_string(i) + " is not an integer");
     AOTC_RETURN_IF_ERROR(expr(indices[i]));
   }
+  return Status::ok();
+}
+
+Status KernelVerifier::access(const std::string &buffer,
+                              const std::vector<Expr> &indices, DType type,
+                              bool store, const void *node) {
+  const char *verb = store ? "store into" : "load from";
+  Status found;
+  const KernelBuffer *param = this->param(verb, buffer, found);
+  if (!param)
+    return found;
+  const KernelBuffer &b = *param;
+  if (type != b.dtype)
+    return fail(std::string(store ? "store of a " : "load of a ") +
+                dtypeName(type) + " " + (store ? "into" : "from") +
+                " buffer '" + buffer + "' of type " + dtypeName(b.dtype));
+  if (store && !b.written)
+    return fail("store into buffer '" + buffer +
+                "', which the kernel declares read-only");
+  AOTC_RETURN_IF_ERROR(indexExprs(verb, buffer, b, indices));
   UnprovenAccess unproven{node, {}};
   for (size_t i = 0; i < indices.size(); ++i) {
     if (prover_.proveInRange(indices[i], b.shape[i]))
@@ -511,22 +537,11 @@ Status KernelVerifier::stmt(const Stmt &s) {
     // A hint: the buffer and the rank are checked, the index expressions
     // verified, but not proven inside the buffer (Prefetch reads nothing).
     const Prefetch *p = s.as<Prefetch>();
-    auto it = buffers_.find(p->buffer);
-    if (it == buffers_.end())
-      return fail("prefetch of buffer '" + p->buffer +
-                  "', which is not a parameter of the kernel");
-    if (p->indices.size() != it->second->shape.size())
-      return fail("prefetch of buffer '" + p->buffer + "' with " +
-                  std::to_string(p->indices.size()) +
-                  " indices; its shape has rank " +
-                  std::to_string(it->second->shape.size()));
-    for (const Expr &i : p->indices) {
-      if (!i.defined() || !isIntegral(i.type()))
-        return fail("prefetch of buffer '" + p->buffer +
-                    "': an index is not an integer");
-      AOTC_RETURN_IF_ERROR(expr(i));
-    }
-    return Status::ok();
+    Status found;
+    const KernelBuffer *b = param("prefetch of", p->buffer, found);
+    if (!b)
+      return found;
+    return indexExprs("prefetch of", p->buffer, *b, p->indices);
   }
   case StmtKind::Barrier:
     // Every work-item of the group must reach it as often as the others.

@@ -90,6 +90,17 @@ void IRVisitor::visitPrefetch(const Prefetch *op) {
     visit(i);
 }
 
+bool IRMutator::mutateAll(const std::vector<Expr> &in,
+                          std::vector<Expr> &out) {
+  bool changed = false;
+  out.clear();
+  for (const Expr &a : in) {
+    out.push_back(mutate(a));
+    changed |= !out.back().sameAs(a);
+  }
+  return changed;
+}
+
 Expr IRMutator::mutate(const Expr &e) {
   if (!e.defined())
     return e;
@@ -144,29 +155,17 @@ Expr IRMutator::mutateCast(const Cast *op, const Expr &self) {
 }
 Expr IRMutator::mutateCall(const Call *op, const Expr &self) {
   std::vector<Expr> args;
-  bool changed = false;
-  for (const Expr &a : op->args) {
-    args.push_back(mutate(a));
-    changed |= !args.back().sameAs(a);
-  }
+  bool changed = mutateAll(op->args, args);
   return changed ? Call::make(op->type, op->name, args) : self;
 }
 Expr IRMutator::mutateLoad(const Load *op, const Expr &self) {
   std::vector<Expr> idx;
-  bool changed = false;
-  for (const Expr &a : op->indices) {
-    idx.push_back(mutate(a));
-    changed |= !idx.back().sameAs(a);
-  }
+  bool changed = mutateAll(op->indices, idx);
   return changed ? Load::make(op->type, op->buffer, idx) : self;
 }
 Expr IRMutator::mutateAccess(const Access *op, const Expr &self) {
   std::vector<Expr> idx;
-  bool changed = false;
-  for (const Expr &a : op->indices) {
-    idx.push_back(mutate(a));
-    changed |= !idx.back().sameAs(a);
-  }
+  bool changed = mutateAll(op->indices, idx);
   return changed ? Access::make(op->type, op->tensor, idx) : self;
 }
 Expr IRMutator::mutateIndexCheck(const IndexCheck *op, const Expr &self) {
@@ -181,11 +180,7 @@ Expr IRMutator::mutateBroadcast(const Broadcast *op, const Expr &self) {
 }
 Expr IRMutator::mutateVectorLoad(const VectorLoad *op, const Expr &self) {
   std::vector<Expr> idx;
-  bool changed = false;
-  for (const Expr &a : op->indices) {
-    idx.push_back(mutate(a));
-    changed |= !idx.back().sameAs(a);
-  }
+  bool changed = mutateAll(op->indices, idx);
   return changed ? VectorLoad::make(op->type, op->buffer, idx, op->lanes,
                                     op->stride)
                  : self;
@@ -197,11 +192,7 @@ Expr IRMutator::mutateLane(const Lane *op, const Expr &self) {
 
 Stmt IRMutator::mutateStore(const Store *op, const Stmt &self) {
   std::vector<Expr> idx;
-  bool changed = false;
-  for (const Expr &a : op->indices) {
-    idx.push_back(mutate(a));
-    changed |= !idx.back().sameAs(a);
-  }
+  bool changed = mutateAll(op->indices, idx);
   Expr v = mutate(op->value);
   if (!changed && v.sameAs(op->value))
     return self;
@@ -253,12 +244,8 @@ Stmt IRMutator::mutateBarrier(const Barrier *, const Stmt &self) {
 }
 Stmt IRMutator::mutatePrefetch(const Prefetch *op, const Stmt &self) {
   std::vector<Expr> idx;
-  bool same = true;
-  for (const Expr &i : op->indices) {
-    idx.push_back(mutate(i));
-    same &= idx.back().sameAs(i);
-  }
-  return same ? self : Prefetch::make(op->buffer, std::move(idx));
+  return mutateAll(op->indices, idx) ? Prefetch::make(op->buffer, std::move(idx))
+                                     : self;
 }
 
 namespace {
@@ -303,6 +290,24 @@ bool readsMemory(const Expr &e) {
   } f;
   f.visit(e);
   return f.found;
+}
+
+std::vector<const Load *> loadsIndexedBy(const Expr &e, const Var *var) {
+  struct Finder : IRVisitor {
+    const Var *var = nullptr;
+    std::vector<const Load *> loads;
+    void visitLoad(const Load *op) override {
+      for (const Expr &i : op->indices)
+        if (usesVar(i, var)) {
+          loads.push_back(op);
+          break;
+        }
+      IRVisitor::visitLoad(op);
+    }
+  } f;
+  f.var = var;
+  f.visit(e);
+  return f.loads;
 }
 
 } // namespace aotc

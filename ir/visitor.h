@@ -29,6 +29,8 @@ public:
   Stmt mutate(const Stmt &s);
 
 protected:
+  /// \p in mutated element by element into \p out; true if any changed.
+  bool mutateAll(const std::vector<Expr> &in, std::vector<Expr> &out);
 #define AOTC_X(n) virtual Expr mutate##n(const n *op, const Expr &self);
   AOTC_FOR_EACH_EXPR(AOTC_X)
 #undef AOTC_X
@@ -48,5 +50,9 @@ Stmt substitute(const Stmt &s, const VarBindings &bindings);
 
 /// True if \p e reads memory (a Load, VectorLoad or Access).
 bool readsMemory(const Expr &e);
+
+/// The scalar loads of \p e whose index uses \p var, in the order they are
+/// read; the pointers are into \p e (valid while it lives).
+std::vector<const Load *> loadsIndexedBy(const Expr &e, const Var *var);
 
 } // namespace aotc

@@ -178,6 +178,16 @@ private:
   /// range into env_ (the caller restores env_ and unbinds after the body).
   Status printLet(const LetStmt *l);
   Status printStore(const Store *st);
+  /// The parameter \p name that a \p verb ("store into", "prefetch of")
+  /// names; an error if the kernel has none.
+  Expected<const BufferInfo *> param(const std::string &verb,
+                                     const std::string &name) const;
+  /// The index of \p indices into \p b, one per dimension, linearized and
+  /// printed (\p what names it in errors).
+  Expected<std::string> flatIndex(const std::string &verb, const BufferInfo &b,
+                                  const std::string &name,
+                                  const std::vector<Expr> &indices,
+                                  const char *what);
   Status printSerialFor(const For *f);
   Status printIf(const IfThenElse *i);
   /// \p e as OpenCL C; \p trustedIndex: the linearization of a verified
@@ -585,21 +595,35 @@ Status KernelPrinter::printOuter(const Stmt &body) {
   return printStmt(inner);
 }
 
+Expected<const BufferInfo *>
+KernelPrinter::param(const std::string &verb, const std::string &name) const {
+  if (const BufferInfo *b = buffer(name))
+    return b;
+  return error(verb + " buffer '" + name +
+               "' that is not a parameter of the kernel");
+}
+
+Expected<std::string> KernelPrinter::flatIndex(const std::string &verb,
+                                               const BufferInfo &b,
+                                               const std::string &name,
+                                               const std::vector<Expr> &indices,
+                                               const char *what) {
+  if (indices.size() != b.buffer->shape.size())
+    return error(verb + " buffer '" + name + "' with " +
+                 std::to_string(indices.size()) +
+                 " indices; its shape has rank " +
+                 std::to_string(b.buffer->shape.size()));
+  Expr flat = simplify(linearize(indices, b.buffer->shape), env_);
+  return expr(flat, what, true);
+}
+
 Status KernelPrinter::printStore(const Store *st) {
-  const BufferInfo *b = buffer(st->buffer);
-  if (!b)
-    return error("store into buffer '" + st->buffer +
-                 "' that is not a parameter of the kernel");
+  AOTC_ASSIGN_OR_RETURN(const BufferInfo *b, param("store into", st->buffer));
   if (!b->buffer->written)
     return error("store into buffer '" + st->buffer +
                  "' that the kernel declares read-only");
-  if (st->indices.size() != b->buffer->shape.size())
-    return error("store into buffer '" + st->buffer + "' with " +
-                 std::to_string(st->indices.size()) +
-                 " indices; its shape has rank " +
-                 std::to_string(b->buffer->shape.size()));
-  Expr flat = simplify(linearize(st->indices, b->buffer->shape), env_);
-  AOTC_ASSIGN_OR_RETURN(std::string idx, expr(flat, "store index", true));
+  AOTC_ASSIGN_OR_RETURN(std::string idx, flatIndex("store into", *b, st->buffer,
+                                                   st->indices, "store index"));
   AOTC_ASSIGN_OR_RETURN(std::string val, expr(st->value, "stored value"));
   DType vt = st->value.type();
   if (std::string(dtypeCLName(vt)) != dtypeCLName(b->buffer->dtype))
@@ -729,15 +753,10 @@ Status KernelPrinter::printStmt(const Stmt &s) {
     return printIf(s.as<IfThenElse>());
   case StmtKind::Prefetch: {
     const Prefetch *p = s.as<Prefetch>();
-    const BufferInfo *b = buffer(p->buffer);
-    if (!b)
-      return error("prefetch of buffer '" + p->buffer +
-                   "' that is not a parameter of the kernel");
-    if (p->indices.size() != b->buffer->shape.size())
-      return error("prefetch of buffer '" + p->buffer + "' with " +
-                   std::to_string(p->indices.size()) + " indices");
-    Expr flat = simplify(linearize(p->indices, b->buffer->shape), env_);
-    AOTC_ASSIGN_OR_RETURN(std::string idx, expr(flat, "prefetch index", true));
+    AOTC_ASSIGN_OR_RETURN(const BufferInfo *b, param("prefetch of", p->buffer));
+    AOTC_ASSIGN_OR_RETURN(std::string idx,
+                          flatIndex("prefetch of", *b, p->buffer, p->indices,
+                                    "prefetch index"));
     helpers_.insert("aotc_prefetch");
     line("aotc_prefetch(" + b->ident + " + " + idx + ");");
     return Status::ok();

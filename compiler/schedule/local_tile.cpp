@@ -103,23 +103,10 @@ bool contiguousAlong(const Expr &e, const Expr &var) {
 /// only between blocks.
 bool contiguousInBlocks(const Expr &e, const Expr &block, const Expr &step,
                         int64_t blocks, int64_t bk) {
-  struct V : IRVisitor {
-    const Var *step = nullptr;
-    std::vector<const Load *> loads;
-    void visitLoad(const Load *op) override {
-      for (const Expr &i : op->indices)
-        if (usesVar(i, step)) {
-          loads.push_back(op);
-          break;
-        }
-      IRVisitor::visitLoad(op);
-    }
-  } v;
-  v.step = step.as<Var>();
-  v.visit(e);
-  if (v.loads.empty() || bk < 2)
+  const std::vector<const Load *> loads = loadsIndexedBy(e, step.as<Var>());
+  if (loads.empty() || bk < 2)
     return false;
-  for (const Load *load : v.loads) {
+  for (const Load *load : loads) {
     VarBindings zeros;
     for (const Expr &i : load->indices)
       for (const Expr &x : freeVars(i))

@@ -48,19 +48,6 @@ struct Operand {
   int64_t panelWidth = 0;
 };
 
-/// The scalar loads of \p e, in the order they are read.
-std::vector<const Load *> scalarLoads(const Expr &e) {
-  struct V : IRVisitor {
-    std::vector<const Load *> loads;
-    void visitLoad(const Load *op) override {
-      loads.push_back(op);
-      IRVisitor::visitLoad(op);
-    }
-  } v;
-  v.visit(e);
-  return v.loads;
-}
-
 /// The loads of \p e, classified against output dimensions \p m and \p n
 /// (m = -1: none) of the index variables \p idx, for vectors of \p lanes.
 std::vector<Operand> classifyLoads(const Expr &e, const std::vector<Expr> &idx,
@@ -1034,16 +1021,14 @@ Stmt registerTiledNest(const ReductionNest &nest, const RegisterTile &t,
                 (rows > 1 ? mod(r.back(), Expr(rows)) : Expr(0));
       std::set<std::string> seen;
       const Expr term = nest.term(at, r); // owns the loads below
-      for (const Load *l : scalarLoads(term)) {
+      for (const Load *l : loadsIndexedBy(term, tileVar)) {
         // An address read from data (a gather fused into the load) is
         // not prefetched: its index would be a load of its own, past the
         // end of its buffer at the last tile.
-        bool alongM = false, fromData = false;
-        for (const Expr &i : l->indices) {
-          alongM |= usesVar(i, tileVar);
-          fromData |= !scalarLoads(i).empty();
-        }
-        if (!alongM || fromData)
+        bool fromData = false;
+        for (const Expr &i : l->indices)
+          fromData |= readsMemory(i);
+        if (fromData)
           continue;
         std::vector<Expr> idx;
         for (const Expr &i : l->indices)

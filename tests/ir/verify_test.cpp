@@ -569,6 +569,6 @@ TEST(Verify, PrefetchChecksBufferAndRankNotBounds) {
             std::string::npos);
   EXPECT_NE(message(f.verify(Block::make(
                     {Prefetch::make("a", {FloatImm::make(1.0)}), store})))
-                .find("an index is not an integer"),
+                .find("prefetch of buffer 'a': index 0 is not an integer"),
             std::string::npos);
 }
