@@ -65,8 +65,8 @@ def load_aotc(path, inputs, args):
     # cost the host's page faults (about 1.2 us per 4 KB page in this VM:
     # 2.5 of the 7.8 ms first run of the 112x112 depthwise convolution at
     # batch 8, whose steady run is 1.2 ms), which are not aotc's first-run
-    # work (its own arena's faults stay in it). ONNX
-    # Runtime allocates its outputs in every run, steady ones included.
+    # work (its own arena's faults stay in it). ONNX Runtime allocates its
+    # outputs in every run, steady ones included.
     bufs = [aligned_zeros(capacity) for _ in range(model.num_outputs)]
     for b in bufs:
         b.fill(0xFF)

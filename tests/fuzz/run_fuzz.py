@@ -116,8 +116,7 @@ def run_aotc(aotc, dirs, args, env):
     (run_tool); window_grid.py runs this under ASan."""
     global last_crash
     cmd = [aotc, "test", "--rtol", str(args.rtol), "--atol", str(args.atol),
-           "-v"] + (["--device-profile", args.device_profile]
-                  if getattr(args, "device_profile", None) else []) + dirs
+           "-v"] + profile_flags(args) + dirs
     try:
         p = run_tool(cmd, env=env, timeout=args.timeout * max(1, len(dirs)))
     except subprocess.TimeoutExpired:
@@ -137,11 +136,18 @@ def run_aotc(aotc, dirs, args, env):
     return out
 
 
-def cl_warnings(aotc, d, clang, env):
+def profile_flags(args):
+    """The aotc flags of --device-profile (window_grid.py's arguments have
+    none)."""
+    profile = getattr(args, "device_profile", None)
+    return ["--device-profile", profile] if profile else []
+
+
+def cl_warnings(aotc, d, clang, env, flags=()):
     """Warnings (or errors) of a standard OpenCL C compiler on the kernels
-    aotc emits for case d; None if clean. Drivers differ in what they
-    accept: the emitted code must be plain OpenCL C 1.2."""
-    p = subprocess.run([aotc, "compile", os.path.join(d, "model.onnx"), "--emit=cl"],
+    aotc emits for case d (compiled with \p flags); None if clean. Drivers
+    differ in what they accept: the emitted code must be plain OpenCL C 1.2."""
+    p = subprocess.run([aotc, "compile", os.path.join(d, "model.onnx"), "--emit=cl", *flags],
                        capture_output=True, text=True, env=env, errors="replace")
     if p.returncode != 0:
         return None  # refused: reported by aotc test
@@ -266,7 +272,7 @@ def main():
             name = os.path.basename(d)
             cls, detail = res.get(name, ("CRASH", "no result"))
             if cls == "pass" and args.clang:
-                why = cl_warnings(args.aotc, d, args.clang, env)
+                why = cl_warnings(args.aotc, d, args.clang, env, profile_flags(args))
                 if why:
                     cls, detail = "ERROR", why
             classes[name] = cls
