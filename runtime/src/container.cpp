@@ -6,6 +6,7 @@
 /// points in launch.cpp, the constant sets in constants.cpp, the
 /// descriptor's checks in validate_desc.cpp.
 #include "container.h"
+#include "host_pages.h"
 
 #include "program_cache.h"
 #include "util.h"
@@ -56,8 +57,12 @@ aotc_status_t DeviceBuffer::ensure(cl_context context, const DeviceInfo &device,
   wanted = std::max(std::min(wanted, limit), bytes);
   release();
   cl_int err = CL_SUCCESS;
-  cl_mem mem = clCreateBuffer(context, flags, static_cast<size_t>(wanted),
-                              nullptr, &err);
+  cl_mem mem = nullptr;
+  if (wantsHostPages(device, wanted))
+    mem = createHostPagesBuffer(context, flags, wanted, err);
+  if (!mem)
+    mem = clCreateBuffer(context, flags, static_cast<size_t>(wanted), nullptr,
+                         &err);
   if (err != CL_SUCCESS || !mem)
     return fail(statusForClError(err),
                 "allocating %llu bytes for %s on '%s' failed: %s", ull(wanted),
