@@ -88,7 +88,8 @@ Expr FloatImm::make(double v, DType t) {
 }
 Expr Var::make(const std::string &hint, DType t, int lanes) {
   static std::atomic<uint64_t> next{1};
-  AOTC_CHECK(lanes == 1 || (isVectorWidth(lanes) && isFloat(t)),
+  AOTC_CHECK(lanes == 1 ||
+                 (isVectorWidth(lanes) && (isFloat(t) || t == DType::Bool)),
              "vector variable of " << lanes << " x " << dtypeName(t));
   return Expr(std::make_shared<Var>(t, hint, next.fetch_add(1), lanes));
 }
@@ -102,7 +103,8 @@ Expr Broadcast::make(Expr value, int lanes) {
 
 Expr VectorLoad::make(DType t, const std::string &buffer,
                       std::vector<Expr> indices, int lanes, int stride) {
-  AOTC_CHECK(isVectorWidth(lanes) && isFloat(t) && !indices.empty(),
+  AOTC_CHECK(isVectorWidth(lanes) && (isFloat(t) || t == DType::Bool) &&
+                 !indices.empty(),
              "vector load of " << lanes << " x " << dtypeName(t));
   AOTC_CHECK(allowsStride(t, stride),
              "vector load of " << dtypeName(t) << " with stride " << stride);
@@ -610,6 +612,9 @@ private:
       if (l->localAligned)
         return "(*(__local const " + typeName(l->type) + n + " *)(" +
                l->buffer + " + " + print(l->indices[0]) + "))";
+      if (l->type == DType::Bool) // a mask of int lanes (-1 or 0)
+        return "(convert_int" + n + "(vload" + n + "(0, " + l->buffer + " + " +
+               print(l->indices[0]) + ")) != (int" + n + ")(0))";
       if (l->type == DType::BFloat16) // the bits, shifted into floats
         return "as_float" + n + "(convert_uint" + n + "(vload" + n + "(0, " +
                l->buffer + " + " + print(l->indices[0]) + ")) << 16)";

@@ -253,6 +253,9 @@ struct VectorLoad : ExprNode {
         stride(s) {}
   std::string buffer;
   std::vector<Expr> indices;
+  /// A load of float lanes, or of Bool lanes: a mask that selects between
+  /// float32 vectors (printed as int lanes, -1 where true, as a vector
+  /// comparison gives).
   /// Lane k reads the last index plus stride * k: 1 (contiguous) or 2 (the
   /// even elements of a row: a stride-2 convolution's window, printed as
   /// two contiguous loads and their even/odd halves; float32/float64 only).

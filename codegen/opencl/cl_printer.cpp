@@ -119,6 +119,9 @@ Expr typedLiteral(const Expr &e) {
 
 /// The OpenCL C type of \p e's value: `float`, or `float16` for a vector.
 std::string clTypeName(const Expr &e) {
+  // A vector of bools is a mask of int lanes (VectorLoad of Bool).
+  if (e.type() == DType::Bool && e.lanes() > 1)
+    return "int" + std::to_string(e.lanes());
   std::string t = dtypeCLName(e.type());
   return e.lanes() > 1 ? t + std::to_string(e.lanes()) : t;
 }

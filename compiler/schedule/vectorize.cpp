@@ -41,7 +41,7 @@ Expr vectorizeLanes(const Expr &e, const Expr &lane, int lanes,
   switch (e.kind()) {
   case ExprKind::Load: {
     const Load *l = e.as<Load>();
-    if (!isFloat(l->type) || l->indices.empty())
+    if (!(isFloat(l->type) || l->type == DType::Bool) || l->indices.empty())
       return Expr();
     // Lane by lane (the lane below its last value), the last index steps
     // by one and the others stay: plain rows and aligned panels alike.
@@ -58,7 +58,7 @@ Expr vectorizeLanes(const Expr &e, const Expr &lane, int lanes,
       return VectorLoad::make(l->type, l->buffer, base, lanes);
     // Every other element of a row (a stride-2 convolution's window or a
     // Slice with step 2): two contiguous loads, their even/odd halves.
-    if (VectorLoad::allowsStride(l->type, 2) &&
+    if (l->type != DType::Bool && VectorLoad::allowsStride(l->type, 2) &&
         stepsBy(l->indices, lane, 2, env))
       return VectorLoad::make(l->type, l->buffer, base, lanes, 2);
     return Expr();
@@ -91,22 +91,32 @@ Expr vectorizeLanes(const Expr &e, const Expr &lane, int lanes,
   case ExprKind::Select: {
     const Select *sel = e.as<Select>();
     Expr cond = sel->cond;
+    bool maskLoad = false;
     if (variesByLane(cond)) {
       // A comparison of float vectors selects lane by lane (a Clip or a
       // ReLU of a vector, or of an accumulator: OpenCL's ?: on a vector
-      // condition).
+      // condition); so does a vector of bools loaded from memory (a Where
+      // on a mask), between float32 vectors.
       const Binary *c = cond.as<Binary>();
-      if (!c || !isComparison(c->op) || !isFloat(c->a.type()))
-        return Expr();
-      Expr x = vectorizeLanes(c->a, lane, lanes, ranges, vectors);
-      Expr y = vectorizeLanes(c->b, lane, lanes, ranges, vectors);
-      if (!x.defined() || !y.defined())
-        return Expr();
-      cond = Binary::make(c->op, widen(x), widen(y));
+      if (cond.as<Load>() && cond.type() == DType::Bool) {
+        cond = vectorizeLanes(cond, lane, lanes, ranges, vectors);
+        if (!cond.defined())
+          return Expr();
+        maskLoad = true;
+      } else {
+        if (!c || !isComparison(c->op) || !isFloat(c->a.type()))
+          return Expr();
+        Expr x = vectorizeLanes(c->a, lane, lanes, ranges, vectors);
+        Expr y = vectorizeLanes(c->b, lane, lanes, ranges, vectors);
+        if (!x.defined() || !y.defined())
+          return Expr();
+        cond = Binary::make(c->op, widen(x), widen(y));
+      }
     }
     Expr t = vectorizeLanes(sel->trueValue, lane, lanes, ranges, vectors);
     Expr f = vectorizeLanes(sel->falseValue, lane, lanes, ranges, vectors);
-    if (!t.defined() || !f.defined() || !isFloat(t.type()))
+    if (!t.defined() || !f.defined() || !isFloat(t.type()) ||
+        (maskLoad && t.type() != DType::Float32))
       return Expr();
     return Select::make(cond, widen(t), widen(f));
   }

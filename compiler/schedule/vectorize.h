@@ -22,8 +22,9 @@ bool isLanewiseBuiltin(const std::string &name);
 /// \p lanes values, lane k being \p e at lane = k: a load whose last index
 /// steps by one with the lane (and no other) becomes a VectorLoad, one
 /// whose last index steps by two a strided one (float32/float64),
-/// float arithmetic, lanewise builtins and selects (by a float comparison
-/// when the condition depends on the lane) are applied to vectors, and
+/// float arithmetic, lanewise builtins and selects (by a float comparison,
+/// or by bools loaded from memory between float32 vectors, when the
+/// condition depends on the lane) are applied to vectors, and
 /// what does not depend on the lane stays scalar (broadcast where it meets
 /// a vector). Variables in \p vectors (by id) stand for those vectors.
 /// Anything else that depends on the lane (a gather, another stride, a
