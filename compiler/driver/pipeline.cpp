@@ -8,6 +8,7 @@
 #include "compiler/passes/split_k.h"
 #include "compiler/passes/fold_program.h"
 #include "compiler/passes/pack_weights.h"
+#include "compiler/passes/pad_channels.h"
 
 #include "codegen/opencl/cl_printer.h"
 #include "codegen/toolchain/clang_compile.h"
@@ -250,6 +251,10 @@ Expected<CompileResult> compileModel(const CompileOptions &opts) {
       // Deep GEMMs as S partial products and their sum (split_k.h).
       if (opts.splitK && splitDeepMatMuls(*graph, opts.schedule.profile))
         dumpGraph("split-k", *graph);
+      // Channel counts the block does not divide, padded to whole blocks
+      // (pad_channels.h), before their weights are packed.
+      if (convBlock > 0 && opts.padChannels && padChannels(*graph, convBlock))
+        dumpGraph("pad-channels", *graph);
       packWeights(*graph, opts.schedule.profile.vectorLanes, convBlock);
       dumpGraph("pack-weights", *graph);
     }

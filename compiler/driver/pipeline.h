@@ -37,6 +37,10 @@ struct CompileOptions {
   /// convolutions stored with their channels in blocks of two vectors
   /// (channel_blocks.h; `--no-channel-blocks` turns it off).
   bool channelBlocks = true;
+  /// With channel blocks: convolution channels padded to whole blocks
+  /// where that costs at most a third more (pad_channels.h;
+  /// `--no-pad-channels` turns it off).
+  bool padChannels = true;
   /// With register tiling: MatMul -> scale/mask -> Softmax -> MatMul as one
   /// attention kernel that never stores the scores (lower_attention.cpp;
   /// `aotc compile --fuse-attention`). Off by default: its one query row

@@ -53,7 +53,8 @@ int runCli(int argc, char **argv) {
                     "differs at larger symbol values (a batch of 8) is also "
                     "built planned for those, and each run launches the one "
                     "planned for its sizes");
-  bool noMergeMatMuls = false, noSplitK = false, noChannelBlocks = false;
+  bool noMergeMatMuls = false, noSplitK = false, noChannelBlocks = false,
+       noPadChannels = false;
   bool fuseAttention = false;
   compile->add_flag("--fuse-attention", fuseAttention,
                     "attention's MatMul, Softmax and MatMul (with the scale "
@@ -72,6 +73,10 @@ int runCli(int argc, char **argv) {
                     "CPU profiles: keep the activations around convolutions "
                     "in NCHW instead of channels in blocks of two vectors "
                     "([N, C/32, H, W, 32] with 16 lanes)");
+  compile->add_flag("--no-pad-channels", noPadChannels,
+                    "CPU profiles: keep convolution channel counts that the "
+                    "channel block does not divide (24, 144) in NCHW instead "
+                    "of padding them with zero channels to whole blocks");
   std::string vectorLanes, deviceProfile, kernelConfigsPath;
   compile->add_option("--vector-lanes", vectorLanes,
                       "shorthand for --device-profile: 8 (generic-avx2), 16 "
@@ -205,6 +210,7 @@ int runCli(int argc, char **argv) {
     copts.fuseAttention = fuseAttention;
     copts.splitK = !noSplitK;
     copts.channelBlocks = !noChannelBlocks;
+    copts.padChannels = !noPadChannels;
     if (!vectorLanes.empty() && !deviceProfile.empty()) {
       std::fprintf(stderr, "aotc: error: give --vector-lanes or "
                            "--device-profile, not both\n");

@@ -1,0 +1,381 @@
+/// \file
+/// Convolution channels padded to whole channel blocks (see pad_channels.h).
+#include "compiler/passes/pad_channels.h"
+
+#include "compiler/passes/fold_program.h"
+
+#include <cmath>
+#include <functional>
+#include <map>
+#include <set>
+
+namespace aotc {
+
+namespace {
+
+int64_t roundUp(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
+
+/// The static channel count of a float32 rank-4 value, or 0.
+int64_t channelsOf(const Value *v) {
+  int64_t c = 0;
+  if (!v || v->type().dtype != DType::Float32 || v->type().rank() != 4 ||
+      !v->type().dims[1].isConst(c))
+    return 0;
+  return c;
+}
+
+/// A weight the folding program can compute from: float32, static, not a
+/// per-run default.
+bool foldableWeight(const Value *w) {
+  return w && w->type().dtype == DType::Float32 && w->type().isStatic() &&
+         isFoldable(w);
+}
+
+/// A constant scalar whose value is known and finite (a Clip's bound).
+bool finiteScalar(const Value *v) {
+  if (!v)
+    return true; // absent: no bound
+  if (!v->isConstant() || !v->data().defined() || !isFoldable(v))
+    return false;
+  std::vector<int64_t> dims = v->type().staticDims();
+  int64_t n = 1;
+  for (int64_t d : dims)
+    n *= d;
+  return n == 1 && isFloat(v->type().dtype) &&
+         std::isfinite(tensorDataFloat(v->data(), v->type().dtype, 0));
+}
+
+bool finiteAttr(const Node &n, const char *name) {
+  auto it = n.attrs().find(name);
+  if (it == n.attrs().end())
+    return true;
+  const double *d = std::get_if<double>(&it->second.value);
+  return d && std::isfinite(*d);
+}
+
+/// An activation that maps a finite value to a finite value (a padded
+/// channel, finite, stays finite), applied to input 0 alone.
+bool finiteActivation(const Node &n) {
+  switch (n.op()) {
+  case OpKind::Relu:
+  case OpKind::Sigmoid:
+  case OpKind::Tanh:
+  case OpKind::HardSwish:
+    return true;
+  case OpKind::LeakyRelu:
+    return finiteAttr(n, "alpha");
+  case OpKind::HardSigmoid:
+    return finiteAttr(n, "alpha") && finiteAttr(n, "beta");
+  case OpKind::Clip:
+    return finiteScalar(n.input(1)) && finiteScalar(n.input(2)) &&
+           finiteAttr(n, "min") && finiteAttr(n, "max");
+  default:
+    return false;
+  }
+}
+
+bool sameShape(const TensorType &a, const TensorType &b) {
+  if (a.dtype != b.dtype || a.rank() != b.rank())
+    return false;
+  for (int k = 0; k < a.rank(); ++k)
+    if (!structurallyEqual(a.dims[k], b.dims[k]))
+      return false;
+  return true;
+}
+
+bool isConv2d(const Node &n) {
+  return n.op() == OpKind::Conv && n.output(0)->type().rank() == 4 &&
+         foldableWeight(n.input(1)) && n.input(1)->type().rank() == 4 &&
+         (!n.input(2) || foldableWeight(n.input(2)));
+}
+
+class PadChannels {
+public:
+  PadChannels(Graph &g, int64_t block) : g_(g), block_(block) {}
+
+  int run() {
+    findRegions();
+    if (region_.empty())
+      return 0;
+    int padded = 0;
+    std::vector<Node *> nodes;
+    for (const auto &n : g_.nodes())
+      nodes.push_back(n.get());
+    for (Node *n : nodes)
+      padded += rewriteConv(*n);
+    for (Node *n : nodes)
+      if (seeds_.count(n))
+        maskAddedChannels(*n);
+    nodes.clear(); // with the masks
+    for (const auto &n : g_.nodes())
+      nodes.push_back(n.get());
+    for (Node *n : nodes)
+      for (Value *out : n->outputs())
+        if (region_.count(out))
+          sliceForOthers(*n, out);
+    // The region's values get their padded channel counts.
+    for (const auto &[v, c] : region_) {
+      TensorType t = v->type();
+      t.dims[1] = Expr(roundUp(c, block_));
+      v->setType(t);
+    }
+    g_.removeDeadNodes();
+    return padded;
+  }
+
+private:
+  /// Seeds (one-group convolutions worth padding), then, to a fixed point,
+  /// what keeps their added channels finite and separate.
+  void findRegions() {
+    std::set<const Node *> candidates;
+    for (const auto &n : g_.nodes()) {
+      if (n->op() != OpKind::Conv || !isConv2d(*n) ||
+          n->intAttr("group") != 1)
+        continue;
+      int64_t c = channelsOf(n->output(0));
+      if (c > 0 && c % block_ != 0 && roundUp(c, block_) * 3 <= c * 4)
+        candidates.insert(n.get());
+    }
+    // A region (a connected part: a value with the region values it is
+    // computed from) that no convolution over its channels reads would only
+    // compute the added channels: channel_blocks.h keeps such a region NCHW
+    // (a depthwise convolution to the graph's output gains nothing from
+    // blocks). Its seeds are dropped, and the rest grown again.
+    seeds_ = candidates;
+    grow();
+    std::map<const Value *, const Value *> parent;
+    std::function<const Value *(const Value *)> root = [&](const Value *v) {
+      const Value *p = parent.count(v) ? parent[v] : v;
+      return p == v ? v : (parent[v] = root(p));
+    };
+    for (const auto &[v, c] : region_)
+      for (const Value *in : v->producer()->inputs())
+        if (region_.count(const_cast<Value *>(in)))
+          parent[root(v)] = root(in);
+    std::set<const Value *> read;
+    for (const auto &[v, c] : region_)
+      for (const Node *u : v->users())
+        if (u->op() == OpKind::Conv && u->input(0) == v && isConv2d(*u) &&
+            u->intAttr("group") == 1)
+          read.insert(root(v));
+    std::set<const Node *> kept;
+    for (const Node *seed : candidates)
+      if (read.count(root(seed->output(0))))
+        kept.insert(seed);
+    region_.clear();
+    seeds_ = kept;
+    grow();
+  }
+
+  /// The seeds' results, then (to a fixed point) what joins the region.
+  void grow() {
+    for (const Node *seed : seeds_)
+      region_[seed->output(0)] = channelsOf(seed->output(0));
+    for (bool grew = !region_.empty(); grew;) {
+      grew = false;
+      for (const auto &n : g_.nodes()) {
+        if (n->outputs().empty() || region_.count(n->output(0)))
+          continue;
+        int64_t c = joins(*n);
+        if (c > 0 && channelsOf(n->output(0)) == c) {
+          region_[n->output(0)] = c;
+          grew = true;
+        }
+      }
+    }
+  }
+
+  /// The channel count \p n's result keeps padded, or 0 where it leaves
+  /// the region.
+  int64_t joins(const Node &n) const {
+    auto in = [&](size_t i) -> int64_t {
+      auto it = region_.find(n.input(i));
+      return it == region_.end() ? 0 : it->second;
+    };
+    if (n.outputs().size() != 1 || n.numInputs() == 0)
+      return 0;
+    int64_t c = in(0);
+    if (c == 0)
+      return 0;
+    if (finiteActivation(n))
+      return c;
+    if ((n.op() == OpKind::Add || n.op() == OpKind::Sub) &&
+        n.numInputs() == 2 && in(1) == c &&
+        sameShape(n.input(0)->type(), n.input(1)->type()))
+      return c;
+    if (isConv2d(n) && n.intAttr("group") == c &&
+        n.input(1)->type().staticDims()[0] == c &&
+        n.input(1)->type().staticDims()[1] == 1)
+      return c; // depthwise
+    return 0;
+  }
+
+  /// Pads the weights (and bias, and group) of a convolution that
+  /// computes, or reads, padded channels. Returns 1 where it computes them.
+  int rewriteConv(Node &n) {
+    if (n.op() != OpKind::Conv || !isConv2d(n))
+      return 0;
+    auto inIt = region_.find(n.input(0));
+    auto outIt = region_.find(n.output(0));
+    bool computesPadded = outIt != region_.end();
+    bool depthwise = n.intAttr("group") != 1;
+    // A one-group Conv over a padded value reads its added channels with
+    // zero weights; a grouped one outside the region reads a Slice.
+    bool readsPadded = inIt != region_.end() && (computesPadded || !depthwise);
+    if (!readsPadded && !computesPadded)
+      return 0;
+    std::vector<int64_t> dims = n.input(1)->type().staticDims();
+    std::vector<int64_t> pads(8, 0);
+    if (computesPadded)
+      pads[4] = roundUp(outIt->second, block_) - outIt->second;
+    if (readsPadded && !depthwise)
+      pads[5] = roundUp(inIt->second, block_) - inIt->second;
+    n.replaceInput(1, padded(n, n.input(1), pads));
+    if (computesPadded && n.input(2))
+      n.replaceInput(2, padded(n, n.input(2), {0, pads[4]}));
+    if (depthwise) {
+      Attribute group;
+      group.value = roundUp(outIt->second, block_);
+      n.setAttr("group", group);
+    }
+    return computesPadded && seeds_.count(&n) ? 1 : 0;
+  }
+
+  /// The added channels of seed \p conv's result set to 0 by a select on a
+  /// constant mask: Where(mask[1, P, 1, 1], conv, 0), which the scheduler
+  /// fuses into the convolution's store. Computed, they are 0 x input: NaN
+  /// where the input holds an infinity, which an activation would keep
+  /// (Relu(NaN)) while making the valid channels finite (Relu(-inf) = 0),
+  /// and which the next convolution's zero weights would spread into
+  /// every valid channel.
+  void maskAddedChannels(Node &conv) {
+    Value *v = conv.output(0);
+    const int64_t c = region_.at(v), p = roundUp(c, block_);
+    std::vector<uint8_t> bits(static_cast<size_t>(p), 0);
+    for (int64_t k = 0; k < c; ++k)
+      bits[static_cast<size_t>(k)] = 1;
+    std::string name = "aotc_padc_" + conv.name() + "_mask";
+    // One bool per channel, viewed as [1, P, 1, 1]: a tile's lanes then
+    // read consecutive mask elements (one vector load).
+    Value *bits1d = g_.addConstant(name + "_bits",
+                                   TensorType::of(DType::Bool, {p}),
+                                   TensorData::fromBytes(std::move(bits)), "",
+                                   /*folded=*/true);
+    std::vector<uint8_t> zero(sizeof(float), 0);
+    Value *z = g_.addConstant(name + "_zero", TensorType::of(DType::Float32, {}),
+                              TensorData::fromBytes(std::move(zero)), "",
+                              /*folded=*/true);
+    // The Where takes over the conv's result: its name (a graph output's),
+    // its readers and its place in the region.
+    std::string outName = v->name();
+    v->setName("aotc_padc_" + conv.name() + "_unmasked");
+    std::vector<Node *> readers = v->users();
+    bool output = g_.isOutput(v);
+    const Node *next = nullptr;
+    for (size_t i = 0; i + 1 < g_.nodes().size(); ++i)
+      if (g_.nodes()[i].get() == &conv)
+        next = g_.nodes()[i + 1].get();
+    Node *r = g_.addNodeBefore(&conv, OpKind::Reshape, name,
+                               {bits1d, g_.addShapeConstant(name + "_shape",
+                                                            {1, p, 1, 1})},
+                               {name});
+    r->output(0)->setType(TensorType::of(DType::Bool, {1, p, 1, 1}));
+    Value *mask = r->output(0);
+    std::string where = name + "_where";
+    Node *w = next ? g_.addNodeBefore(next, OpKind::Where, where, {mask, v, z},
+                                      {outName})
+                   : g_.addNode(OpKind::Where, where, {mask, v, z}, {outName});
+    w->output(0)->setType(v->type());
+    for (Node *u : readers)
+      for (size_t i = 0; i < u->numInputs(); ++i)
+        if (u->input(i) == v)
+          u->replaceInput(i, w->output(0));
+    if (output)
+      for (size_t k = 0; k < g_.outputs().size(); ++k)
+        if (g_.outputs()[k] == v)
+          g_.setOutput(k, w->output(0));
+    region_[w->output(0)] = c;
+  }
+
+  /// Pad(\p w, \p pads) with zeros, placed before \p user.
+  Value *padded(Node &user, Value *w, const std::vector<int64_t> &pads) {
+    std::vector<int64_t> dims = w->type().staticDims();
+    const size_t r = dims.size();
+    for (size_t k = 0; k < r; ++k)
+      dims[k] += pads[k] + pads[r + k];
+    std::string name = "aotc_padc_" + user.name() + "_" + w->name();
+    Node *p = g_.addNodeBefore(&user, OpKind::Pad, name,
+                               {w, g_.addShapeConstant(name + "_pads", pads)},
+                               {name});
+    Attribute mode;
+    mode.value = std::string("constant");
+    p->setAttr("mode", mode);
+    p->output(0)->setType(TensorType::of(DType::Float32, dims));
+    return p->output(0);
+  }
+
+  /// Readers of \p v outside the region (and the graph's outputs) read its
+  /// first channels through a Slice.
+  void sliceForOthers(Node &producer, Value *v) {
+    const int64_t c = region_.at(v);
+    std::vector<std::pair<Node *, size_t>> others;
+    for (Node *u : v->users()) {
+      // A node of the region reads the added channels as its own; a
+      // one-group Conv reads them (its input 0) with zero weights.
+      bool inside = false;
+      for (Value *o : u->outputs())
+        inside |= region_.count(o) > 0;
+      bool absorbs = u->op() == OpKind::Conv && isConv2d(*u) &&
+                     u->intAttr("group") == 1;
+      for (size_t i = 0; i < u->numInputs(); ++i)
+        if (u->input(i) == v && !inside && !(absorbs && i == 0))
+          others.emplace_back(u, i);
+    }
+    bool output = g_.isOutput(v);
+    if (others.empty() && !output)
+      return;
+    // Placed before the first reader outside (node order is topological),
+    // or at the end for an output alone.
+    Node *first = nullptr;
+    for (const auto &n : g_.nodes())
+      for (auto &[u, i] : others)
+        if (!first && u == n.get())
+          first = u;
+    std::string name = v->name();
+    std::string slice = "aotc_padc_" + producer.name() + "_slice";
+    std::vector<Value *> ins = {
+        v, g_.addShapeConstant(slice + "_starts", {0}),
+        g_.addShapeConstant(slice + "_ends", {c}),
+        g_.addShapeConstant(slice + "_axes", {1}),
+        g_.addShapeConstant(slice + "_steps", {1})};
+    // The sliced value keeps the name a graph output is known by.
+    if (output)
+      v->setName(name + "_padded");
+    std::string outName = output ? name : slice;
+    Node *s = first ? g_.addNodeBefore(first, OpKind::Slice, slice, ins,
+                                       {outName})
+                    : g_.addNode(OpKind::Slice, slice, ins, {outName});
+    s->output(0)->setType(v->type()); // the unpadded type (set before)
+    for (auto &[u, i] : others)
+      u->replaceInput(i, s->output(0));
+    if (output)
+      for (size_t k = 0; k < g_.outputs().size(); ++k)
+        if (g_.outputs()[k] == v)
+          g_.setOutput(k, s->output(0));
+  }
+
+  Graph &g_;
+  const int64_t block_;
+  std::map<Value *, int64_t> region_; ///< value -> its unpadded channels
+  std::set<const Node *> seeds_;
+};
+
+} // namespace
+
+int padChannels(Graph &g, int64_t block) {
+  if (block <= 1)
+    return 0;
+  return PadChannels(g, block).run();
+}
+
+} // namespace aotc

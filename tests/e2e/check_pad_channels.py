@@ -1,0 +1,230 @@
+#!/usr/bin/env python3
+"""Convolution channels padded to whole channel blocks (pad_channels.h)
+against ONNX Runtime, and against the same model compiled without padding.
+
+Each model holds convolutions whose channel counts the block does not divide
+(24 and 144 as in MobileNetV2, 31, 48, 12), in the region the padding grows
+through (activations, depthwise convolutions, residual sums, a Sub) and at its
+edges (a graph output inside the region, a GlobalAveragePool, a Concat and a
+grouped convolution reading it, a 3 x 3 convolution as the padded one). Under
+zen5-avx512 (blocks of 32) and generic-avx2 (blocks of 16):
+  - the padding happened where it should (aotc_padc_ nodes in --emit graph),
+    and not under --no-pad-channels;
+  - random inputs at batch 1, 3 and 0 match ONNX Runtime;
+  - inputs holding +-inf and NaN give, element by element, the same NaNs,
+    the same infinities and the same finite values (to rounding) as the model
+    compiled with --no-pad-channels: the added channels never leak into a
+    result (a Relu after a convolution over an infinity makes the valid
+    channels finite while 0 x inf in an added one would be NaN);
+  - after the weights are updated (aotc_container_update_constants), the
+    outputs match ONNX Runtime on the new weights: the padded weights are
+    computed at load by the folding program and follow updates.
+Usage: check_pad_channels.py AOTC
+"""
+import os
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+from onnx import TensorProto as T
+from onnx import helper as h
+from onnx import numpy_helper as nh
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bench", "gpu"))
+from aotc_ctypes import Model  # noqa: E402
+from compiled_model import with_weights  # noqa: E402
+
+aotc = sys.argv[1]
+rng = np.random.default_rng(41)
+tmp = tempfile.mkdtemp()
+failed = 0
+checks = 0
+PROFILES = {"zen5": ["--device-profile", "zen5-avx512"], "avx2": ["--device-profile", "generic-avx2"]}
+
+
+def fail(msg):
+    global failed
+    failed += 1
+    print("FAIL", msg)
+
+
+def run_aotc(args):
+    r = subprocess.run([aotc, "compile"] + args, capture_output=True, text=True)
+    if r.returncode != 0:
+        raise RuntimeError(r.stderr.strip())
+    return r.stdout
+
+
+class Net:
+    """A small graph builder: weights are random initializers."""
+
+    def __init__(self, name, cin, hw):
+        self.name, self.nodes, self.inits, self.outputs, self.n = name, [], [], [], 0
+        self.x = h.make_tensor_value_info("x", T.FLOAT, ["n", cin, hw[0], hw[1]])
+
+    def fresh(self, p):
+        self.n += 1
+        return f"{p}{self.n}"
+
+    def conv(self, x, cin, cout, k=1, group=1, stride=1, bias=True):
+        w = self.fresh("w")
+        self.inits.append(nh.from_array((rng.standard_normal((cout, cin // group, k, k)) /
+                                         np.sqrt(cin // group * k * k)).astype(np.float32), w))
+        ins = [x, w]
+        if bias:
+            b = self.fresh("b")
+            self.inits.append(nh.from_array(rng.standard_normal(cout).astype(np.float32) * 0.1, b))
+            ins.append(b)
+        y = self.fresh("c")
+        self.nodes.append(h.make_node("Conv", ins, [y], group=group, strides=[stride, stride],
+                                      pads=[k // 2] * 4))
+        return y
+
+    def op(self, kind, ins, **attrs):
+        y = self.fresh(kind.lower())
+        self.nodes.append(h.make_node(kind, ins, [y], **attrs))
+        return y
+
+    def clip(self, x):
+        if not any(i.name == "lo" for i in self.inits):
+            self.inits += [nh.from_array(np.array(0.0, np.float32), "lo"),
+                           nh.from_array(np.array(6.0, np.float32), "hi")]
+        return self.op("Clip", [x, "lo", "hi"])
+
+    def output(self, v):
+        self.outputs.append(v)
+
+    def model(self):
+        # The outputs' types from ONNX's shape inference.
+        g = h.make_graph(self.nodes, self.name, [self.x], [], self.inits)
+        inferred = onnx.shape_inference.infer_shapes(h.make_model(g, opset_imports=[h.make_opsetid("", 14)]))
+        types = {v.name: v for v in inferred.graph.value_info}
+        g = h.make_graph(self.nodes, self.name, [self.x], [types[o] for o in self.outputs], self.inits)
+        return h.make_model(g, opset_imports=[h.make_opsetid("", 14)])
+
+
+def mobilenet_block():
+    """96 -> 24 projection, two inverted residual blocks of 144, a stride-2
+    block; the 24-channel sum is a graph output (inside the region), the
+    depthwise result's GlobalAveragePool and a Concat read the region."""
+    n = Net("mbv2", 96, (13, 11))
+    p = n.conv("x", 96, 24)
+    for _ in range(2):
+        e = n.clip(n.conv(p, 24, 144))
+        d = n.clip(n.conv(e, 144, 144, k=3, group=144))
+        p = n.op("Add", [n.conv(d, 144, 24), p])
+    n.output(p)
+    n.output(n.op("GlobalAveragePool", [d]))
+    e = n.clip(n.conv(p, 24, 144))
+    d = n.clip(n.conv(e, 144, 144, k=3, group=144, stride=2))
+    q = n.conv(d, 144, 32)
+    n.output(n.op("Concat", [q, n.conv(p, 24, 32, stride=2)], axis=1))
+    return n.model()
+
+
+def odd_channels():
+    """A 3 x 3 convolution to 31 channels, activations that are not zero at
+    zero (Sigmoid, HardSigmoid), a Sub of two padded values, 48 channels, a
+    grouped (not depthwise) convolution reading the region, 12 channels."""
+    n = Net("odd", 5, (9, 7))
+    a = n.op("Sigmoid", [n.conv("x", 5, 31, k=3)])
+    b = n.op("LeakyRelu", [n.conv("x", 5, 31)], alpha=0.2)
+    s = n.op("Sub", [a, b])
+    c = n.op("HardSigmoid", [n.conv(s, 31, 48)])
+    d = n.op("Tanh", [n.conv(c, 48, 48, k=3, group=48, bias=False)])
+    n.output(n.conv(d, 48, 12, bias=False))
+    n.output(n.conv(s, 31, 31, k=1, group=31))
+    g = n.conv(c, 48, 12, k=1, group=4)
+    n.output(n.op("HardSwish", [g]))
+    return n.model()
+
+
+def feeds(proto, batches=(1, 3, 0)):
+    dims = [d.dim_value for d in proto.graph.input[0].type.tensor_type.shape.dim[1:]]
+    return [[rng.standard_normal([b] + dims).astype(np.float32)] for b in batches]
+
+
+def compare_ort(tag, m, proto, feeds_list, rtol=2e-4):
+    global checks
+    sess = ort.InferenceSession(proto.SerializeToString())
+    for f in feeds_list:
+        ref = sess.run(None, {"x": f[0]})
+        out = m.run(f)
+        for k, (r, o) in enumerate(zip(ref, out)):
+            checks += 1
+            if r.shape != o.shape:
+                fail(f"{tag}: output {k} shape {o.shape}, expected {r.shape}")
+                continue
+            if r.size == 0:
+                continue
+            scale = max(1.0, float(np.abs(r).max()))
+            err = float(np.abs(r.astype(np.float64) - o).max()) / scale
+            if not np.isfinite(o).all() or err > rtol:
+                fail(f"{tag}: output {k} relative error {err:.3g} (batch {f[0].shape[0]})")
+
+
+def compare_nonfinite(tag, padded, unpadded, proto):
+    """Inputs with +-inf and NaN: the padded build gives what the unpadded
+    one gives, element by element."""
+    global checks
+    dims = [d.dim_value for d in proto.graph.input[0].type.tensor_type.shape.dim[1:]]
+    x = rng.standard_normal([2] + dims).astype(np.float32)
+    flat = x[0].reshape(-1)  # batch element 1 stays finite
+    spots = rng.choice(flat.size, size=6, replace=False)
+    flat[spots[:2]] = np.inf
+    flat[spots[2:4]] = -np.inf
+    flat[spots[4:]] = np.nan
+    for k, (a, b) in enumerate(zip(padded.run([x]), unpadded.run([x]))):
+        checks += 1
+        same = (np.array_equal(np.isnan(a), np.isnan(b)) and
+                np.array_equal(np.isposinf(a), np.isposinf(b)) and
+                np.array_equal(np.isneginf(a), np.isneginf(b)))
+        fin = np.isfinite(b)
+        if not fin.any():
+            fail(f"{tag}: output {k} has no finite element: the case tests nothing")
+        close = np.allclose(a[fin], b[fin], rtol=1e-4, atol=1e-4)
+        if not (same and close):
+            fail(f"{tag}: output {k}: NaN/inf pattern same: {same}, finite values close: {close}")
+
+
+for mname, proto in {"mbv2": mobilenet_block(), "odd": odd_channels()}.items():
+    path = os.path.join(tmp, mname + ".onnx")
+    onnx.save(proto, path)
+    for pname, pflags in PROFILES.items():
+        tag = f"{mname}/{pname}"
+        try:
+            graph = run_aotc([path, "--emit", "graph"] + pflags)
+            plain = run_aotc([path, "--emit", "graph", "--no-pad-channels"] + pflags)
+            so = os.path.join(tmp, f"{mname}_{pname}.so")
+            so_plain = os.path.join(tmp, f"{mname}_{pname}_plain.so")
+            run_aotc([path, "-o", so] + pflags)
+            run_aotc([path, "-o", so_plain, "--no-pad-channels"] + pflags)
+        except RuntimeError as e:
+            fail(f"{tag}: compile: {e}")
+            continue
+        checks += 1
+        pads = graph.count("= Pad(")
+        if "aotc_padc_" not in graph or "Where(" not in graph or pads == 0:
+            fail(f"{tag}: no channels padded")
+        if "aotc_padc_" in plain:
+            fail(f"{tag}: --no-pad-channels padded")
+        m, m_plain = Model(so, device="cpu"), Model(so_plain, device="cpu")
+        compare_ort(tag, m, proto, feeds(proto))
+        compare_ort(tag + " unpadded", m_plain, proto, feeds(proto, (2,)))
+        compare_nonfinite(tag, m, m_plain, proto)
+        # New weights for every initializer but the Clip bounds.
+        new = {}
+        for init in proto.graph.initializer:
+            a = nh.to_array(init)
+            if a.ndim > 0:
+                new[init.name] = rng.standard_normal(a.shape).astype(np.float32) * np.float32(0.3)
+        m.update_constants(new, validate_full=False)
+        compare_ort(tag + " updated", m, with_weights(proto, new), feeds(proto, (1, 2)))
+
+print(f"pad channels: {checks} checks, {failed} failed")
+if failed == 0:
+    print("pad channels ok")
+sys.exit(1 if failed else 0)
