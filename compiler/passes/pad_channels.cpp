@@ -254,7 +254,10 @@ private:
     std::vector<uint8_t> bits(static_cast<size_t>(p), 0);
     for (int64_t k = 0; k < c; ++k)
       bits[static_cast<size_t>(k)] = 1;
-    std::string name = "aotc_padc_" + conv.name() + "_mask";
+    // Named after the result (value names are unique; node names need
+    // not be).
+    const std::string base = "aotc_padc_" + v->name();
+    std::string name = base + "_mask";
     // One bool per channel, viewed as [1, P, 1, 1]: a tile's lanes then
     // read consecutive mask elements (one vector load).
     Value *bits1d = g_.addConstant(name + "_bits",
@@ -268,7 +271,7 @@ private:
     // The Where takes over the conv's result: its name (a graph output's),
     // its readers and its place in the region.
     std::string outName = v->name();
-    v->setName("aotc_padc_" + conv.name() + "_unmasked");
+    v->setName(base + "_unmasked");
     std::vector<Node *> readers = v->users();
     bool output = g_.isOutput(v);
     const Node *next = nullptr;
@@ -303,7 +306,8 @@ private:
     const size_t r = dims.size();
     for (size_t k = 0; k < r; ++k)
       dims[k] += pads[k] + pads[r + k];
-    std::string name = "aotc_padc_" + user.name() + "_" + w->name();
+    std::string name =
+        "aotc_padc_" + user.output(0)->name() + "_" + w->name();
     Node *p = g_.addNodeBefore(&user, OpKind::Pad, name,
                                {w, g_.addShapeConstant(name + "_pads", pads)},
                                {name});
@@ -342,7 +346,7 @@ private:
         if (!first && u == n.get())
           first = u;
     std::string name = v->name();
-    std::string slice = "aotc_padc_" + producer.name() + "_slice";
+    std::string slice = "aotc_padc_" + v->name() + "_slice";
     std::vector<Value *> ins = {
         v, g_.addShapeConstant(slice + "_starts", {0}),
         g_.addShapeConstant(slice + "_ends", {c}),

@@ -963,9 +963,12 @@ def hazards(model, values):
             if target == np.bool_ or np.dtype(target).kind == "f":
                 continue
             info = np.iinfo(target)
+            # info.max + 1 is a power of two, exact in a double; info.max
+            # itself is not for 64 bits (it rounds to 2^63, and 2^63 > it
+            # compared as doubles is false: a Cast of 2^63 to int64 passed).
             if x.size and (not np.all(np.isfinite(x)) or
                            np.any(np.trunc(x) < info.min) or
-                           np.any(np.trunc(x) > info.max)):
+                           np.any(np.trunc(x) >= float(info.max) + 1.0)):
                 out.append("Cast of an out-of-range float to an integer")
     return out
 
