@@ -400,6 +400,14 @@ Value *Graph::addConstant(const std::string &name, TensorType type,
   return v;
 }
 
+Value *Graph::addScalarConstant(const std::string &name, float value) {
+  std::vector<uint8_t> bytes(sizeof(float));
+  std::memcpy(bytes.data(), &value, sizeof(float));
+  return addConstant(name, TensorType::of(DType::Float32, {}),
+                     TensorData::fromBytes(std::move(bytes)), "",
+                     /*folded=*/true);
+}
+
 Value *Graph::addShapeConstant(const std::string &name,
                                const std::vector<int64_t> &values) {
   std::vector<uint8_t> bytes(values.size() * sizeof(int64_t));

@@ -323,6 +323,8 @@ public:
   /// knows (symbolicData): a Reshape's shape, Pad's pads, Slice's bounds.
   Value *addShapeConstant(const std::string &name,
                           const std::vector<int64_t> &values);
+  /// A folded float32 scalar constant (an epsilon, a Where's zero).
+  Value *addScalarConstant(const std::string &name, float value);
   /// Appends a node; results get the given names (types filled by shape
   /// inference later).
   Node *addNode(OpKind op, const std::string &name,

@@ -5,8 +5,6 @@
 
 #include "compiler/passes/fold_program.h"
 
-#include <cstring>
-
 namespace aotc {
 
 namespace {
@@ -18,15 +16,6 @@ bool perChannel(const Value *v, int64_t channels) {
   const TensorType &t = v->type();
   int64_t c;
   return t.rank() == 1 && t.dims[0].isConst(c) && c == channels;
-}
-
-/// A folded float32 scalar constant.
-Value *scalarConstant(Graph &g, const std::string &name, float value) {
-  std::vector<uint8_t> bytes(sizeof(float));
-  std::memcpy(bytes.data(), &value, sizeof(float));
-  return g.addConstant(name, TensorType::of(DType::Float32, {}),
-                       TensorData::fromBytes(std::move(bytes)), "",
-                       /*folded=*/true);
 }
 
 bool foldOne(Graph &g, Node &bn) {
@@ -58,7 +47,7 @@ bool foldOne(Graph &g, Node &bn) {
   };
   Value *var = node(OpKind::Add, "var_eps",
                     {bn.input(4),
-                     scalarConstant(g, p + "epsilon", static_cast<float>(eps))},
+                     g.addScalarConstant(p + "epsilon", static_cast<float>(eps))},
                     vec);
   Value *stddev = node(OpKind::Sqrt, "stddev", {var}, vec);
   Value *s = node(OpKind::Div, "scale", {bn.input(1), stddev}, vec);

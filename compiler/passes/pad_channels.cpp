@@ -37,11 +37,7 @@ bool finiteScalar(const Value *v) {
     return true; // absent: no bound
   if (!v->isConstant() || !v->data().defined() || !isFoldable(v))
     return false;
-  std::vector<int64_t> dims = v->type().staticDims();
-  int64_t n = 1;
-  for (int64_t d : dims)
-    n *= d;
-  return n == 1 && isFloat(v->type().dtype) &&
+  return v->type().numel().isConstValue(1) && isFloat(v->type().dtype) &&
          std::isfinite(tensorDataFloat(v->data(), v->type().dtype, 0));
 }
 
@@ -89,6 +85,12 @@ bool isConv2d(const Node &n) {
          (!n.input(2) || foldableWeight(n.input(2)));
 }
 
+/// A one-group 2-D Conv with foldable weights: a seed when its channels are
+/// padded, and a reader of padded channels through zero weights.
+bool isDenseConv2d(const Node &n) {
+  return isConv2d(n) && n.intAttr("group") == 1;
+}
+
 class PadChannels {
 public:
   PadChannels(Graph &g, int64_t block) : g_(g), block_(block) {}
@@ -112,7 +114,7 @@ public:
     for (Node *n : nodes)
       for (Value *out : n->outputs())
         if (region_.count(out))
-          sliceForOthers(*n, out);
+          sliceForOthers(out);
     // The region's values get their padded channel counts.
     for (const auto &[v, c] : region_) {
       TensorType t = v->type();
@@ -129,8 +131,7 @@ private:
   void findRegions() {
     std::set<const Node *> candidates;
     for (const auto &n : g_.nodes()) {
-      if (n->op() != OpKind::Conv || !isConv2d(*n) ||
-          n->intAttr("group") != 1)
+      if (!isDenseConv2d(*n))
         continue;
       int64_t c = channelsOf(n->output(0));
       if (c > 0 && c % block_ != 0 && roundUp(c, block_) * 3 <= c * 4)
@@ -155,8 +156,7 @@ private:
     std::set<const Value *> read;
     for (const auto &[v, c] : region_)
       for (const Node *u : v->users())
-        if (u->op() == OpKind::Conv && u->input(0) == v && isConv2d(*u) &&
-            u->intAttr("group") == 1)
+        if (u->input(0) == v && isDenseConv2d(*u))
           read.insert(root(v));
     std::set<const Node *> kept;
     for (const Node *seed : candidates)
@@ -213,7 +213,7 @@ private:
   /// Pads the weights (and bias, and group) of a convolution that
   /// computes, or reads, padded channels. Returns 1 where it computes them.
   int rewriteConv(Node &n) {
-    if (n.op() != OpKind::Conv || !isConv2d(n))
+    if (!isConv2d(n))
       return 0;
     auto inIt = region_.find(n.input(0));
     auto outIt = region_.find(n.output(0));
@@ -224,7 +224,6 @@ private:
     bool readsPadded = inIt != region_.end() && (computesPadded || !depthwise);
     if (!readsPadded && !computesPadded)
       return 0;
-    std::vector<int64_t> dims = n.input(1)->type().staticDims();
     std::vector<int64_t> pads(8, 0);
     if (computesPadded)
       pads[4] = roundUp(outIt->second, block_) - outIt->second;
@@ -264,16 +263,11 @@ private:
                                    TensorType::of(DType::Bool, {p}),
                                    TensorData::fromBytes(std::move(bits)), "",
                                    /*folded=*/true);
-    std::vector<uint8_t> zero(sizeof(float), 0);
-    Value *z = g_.addConstant(name + "_zero", TensorType::of(DType::Float32, {}),
-                              TensorData::fromBytes(std::move(zero)), "",
-                              /*folded=*/true);
+    Value *z = g_.addScalarConstant(name + "_zero", 0.0f);
     // The Where takes over the conv's result: its name (a graph output's),
     // its readers and its place in the region.
     std::string outName = v->name();
     v->setName(base + "_unmasked");
-    std::vector<Node *> readers = v->users();
-    bool output = g_.isOutput(v);
     const Node *next = nullptr;
     for (size_t i = 0; i + 1 < g_.nodes().size(); ++i)
       if (g_.nodes()[i].get() == &conv)
@@ -289,14 +283,8 @@ private:
                                       {outName})
                    : g_.addNode(OpKind::Where, where, {mask, v, z}, {outName});
     w->output(0)->setType(v->type());
-    for (Node *u : readers)
-      for (size_t i = 0; i < u->numInputs(); ++i)
-        if (u->input(i) == v)
-          u->replaceInput(i, w->output(0));
-    if (output)
-      for (size_t k = 0; k < g_.outputs().size(); ++k)
-        if (g_.outputs()[k] == v)
-          g_.setOutput(k, w->output(0));
+    g_.replaceAllUsesWith(v, w->output(0)); // the Where's own input too:
+    w->replaceInput(1, v);                  // it reads the conv again
     region_[w->output(0)] = c;
   }
 
@@ -320,7 +308,7 @@ private:
 
   /// Readers of \p v outside the region (and the graph's outputs) read its
   /// first channels through a Slice.
-  void sliceForOthers(Node &producer, Value *v) {
+  void sliceForOthers(Value *v) {
     const int64_t c = region_.at(v);
     std::vector<std::pair<Node *, size_t>> others;
     for (Node *u : v->users()) {
@@ -329,8 +317,7 @@ private:
       bool inside = false;
       for (Value *o : u->outputs())
         inside |= region_.count(o) > 0;
-      bool absorbs = u->op() == OpKind::Conv && isConv2d(*u) &&
-                     u->intAttr("group") == 1;
+      bool absorbs = isDenseConv2d(*u);
       for (size_t i = 0; i < u->numInputs(); ++i)
         if (u->input(i) == v && !inside && !(absorbs && i == 0))
           others.emplace_back(u, i);
