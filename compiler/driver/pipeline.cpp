@@ -3,6 +3,7 @@
 #include "compiler/driver/pipeline.h"
 #include "compiler/schedule/channel_blocks.h"
 #include "compiler/schedule/inline_padding.h"
+#include "compiler/schedule/padded_stores.h"
 #include "compiler/passes/fold_batchnorm.h"
 #include "compiler/passes/merge_matmuls.h"
 #include "compiler/passes/split_k.h"
@@ -292,6 +293,12 @@ Expected<CompileResult> compileModel(const CompileOptions &opts) {
       return blockChannels(*lowered, convBlock);
     });
     timer.run("inline-padding", [&] { return inlinePaddedReads(*lowered); });
+    // The other readers of a value with a padded copy read the copy, so
+    // that the value's reduction can store into it (padded_stores.h).
+    if (opts.schedule.paddedStores)
+      timer.run("padded-stores", [&] {
+        return readThroughPaddedCopies(*lowered);
+      });
   }
   Expected<LoweredGraph> foldLowered = LoweredGraph();
   if (foldProgram.graph) {

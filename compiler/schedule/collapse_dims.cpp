@@ -142,6 +142,18 @@ struct Merge {
     return {std::move(in), MergeAccesses(a.as<Var>(), b.as<Var>(), ea, eb,
                                          merged, views, *module)};
   }
+
+  /// The inner nest's finish at merged indices \p idx, rewritten by
+  /// \p rw (expand's): where the finish may divide (finishDivides), the
+  /// pair is first replaced by merged / eb and merged % eb.
+  Stmt finish(const std::vector<Expr> &idx, const std::vector<Expr> &in,
+              MergeAccesses &rw, const Expr &acc) const {
+    Stmt f = inner.finish(in, acc);
+    if (inner.finishDivides)
+      f = substitute(f, {{in[k], floorDiv(idx[k], eb)},
+                         {in[k + 1], mod(idx[k], eb)}});
+    return rw.mutate(f);
+  }
 };
 
 /// Tries to merge dimensions k and k+1 of \p nest; on success replaces it
@@ -169,7 +181,7 @@ bool tryMerge(ReductionNest &nest, int k, Shapes &views, const LoopModule &m) {
     if (usesVar(t, a) || usesVar(t, b))
       return false;
   }
-  Stmt f = rw.mutate(nest.finish(in, Var::make("cacc", nest.accType)));
+  Stmt f = merge->finish(idx, in, rw, Var::make("cacc", nest.accType));
   if (!rw.ok || stmtUses(f, a) || stmtUses(f, b))
     return false;
   bool any = false;
@@ -189,7 +201,7 @@ bool tryMerge(ReductionNest &nest, int k, Shapes &views, const LoopModule &m) {
     };
   out.finish = [merge](const std::vector<Expr> &idx, const Expr &acc) {
     auto [in, rw] = merge->expand(idx, idx[merge->k]);
-    return rw.mutate(merge->inner.finish(in, acc));
+    return merge->finish(idx, in, rw, acc);
   };
   for (const auto &[buffer, at] : rw.pairAt) {
     if (at < 0)

@@ -217,6 +217,40 @@ bool enoughRows(const LoweredGraph &lg, int p, const std::vector<bool> &axes,
   return rows >= opts.minRows || length <= kMaxSerialRow;
 }
 
+/// The most border stores per element a padded store makes
+/// (paddedBorderCount): 8 for a 3x3 window's padding of 1, 24 for a 5x5's
+/// of 2; a wider padding keeps its copy.
+constexpr int64_t kMaxBorderStores = 24;
+
+/// Padded copy \p m (\p body: its value with its producers inlined) as a
+/// padded store of reduction \p r (padded_stores.h): the copy pads a value
+/// of r's shape that reads r at its own index, the padding is not along
+/// the innermost dimension (the lanes of a vector store share their
+/// border conditions), and it is narrow enough.
+std::optional<PaddedCopy> paddedStoreOf(const LoweredGraph &lg, int m, int r,
+                                        const Expr &body) {
+  std::optional<PaddedCopy> pc = matchPaddedCopy(lg, m);
+  const TensorDef &rd = lg.defs[r];
+  if (!pc || rd.attention || pc->before.back() != 0 || pc->after.back() != 0 ||
+      paddedBorderCount(*pc) > kMaxBorderStores)
+    return std::nullopt;
+  const TensorDef &x = lg.defs[pc->source];
+  if (x.rank() != rd.rank())
+    return std::nullopt;
+  for (int k = 0; k < rd.rank(); ++k)
+    if (!proveEqual(x.shape[k], rd.shape[k], lg.env))
+      return std::nullopt;
+  // The copy's value at i + before reads r at i.
+  VarBindings shift;
+  const std::vector<Expr> i = lg.vars.idxVars(rd.rank());
+  for (int k = 0; k < rd.rank(); ++k)
+    shift.push_back({i[k], i[k] + Expr(pc->before[k])});
+  Expr inner = simplify(substitute(body, shift), defRanges(lg, rd));
+  if (!readsAtIdentity(lg, inner, r, rd))
+    return std::nullopt;
+  return pc;
+}
+
 /// Makes the row group of pointwise def \p p (FusionPlan::rowReductions):
 /// the reductions its kernel reads, and those they read, that have extent 1
 /// along the same row axes of p, are read by nothing but p and each other,
@@ -318,6 +352,7 @@ FusionPlan planFusion(const LoweredGraph &lg, const FusionOptions &opts) {
   FusionPlan plan;
   plan.decisions.assign(n, Decision::Unused);
   plan.fusedReduction.assign(n, -1);
+  plan.paddedStore.assign(n, std::nullopt);
   plan.rowReductions.assign(n, {});
   plan.rowAxes.assign(n, {});
 
@@ -446,8 +481,14 @@ FusionPlan planFusion(const LoweredGraph &lg, const FusionOptions &opts) {
     bool sameShape = true;
     for (int k = 0; k < md.rank(); ++k)
       sameShape &= proveEqual(md.shape[k], rd.shape[k], lg.env);
-    if (!sameShape || !readsAtIdentity(lg, inlined[m], static_cast<int>(r), md))
-      continue;
+    if (!sameShape ||
+        !readsAtIdentity(lg, inlined[m], static_cast<int>(r), md)) {
+      if (opts.paddedStores)
+        plan.paddedStore[m] =
+            paddedStoreOf(lg, m, static_cast<int>(r), inlined[m]);
+      if (!plan.paddedStore[m])
+        continue;
+    }
     plan.decisions[r] = Decision::FuseIntoConsumer;
     plan.fusedReduction[m] = static_cast<int>(r);
   }

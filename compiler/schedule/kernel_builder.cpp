@@ -404,6 +404,28 @@ Expected<Kernel> buildKernel(const LoweredGraph &lg, const FusionPlan &plan,
     if (red == def)
       return Store::make(out, at, v);
     Expr redVar = Var::make("red", lg.defs[red].dtype);
+    if (const std::optional<PaddedCopy> &pc = plan.paddedStore[def]) {
+      // A padded store (padded_stores.h): the value the copy pads, at the
+      // reduction's index, stored shifted; the border elements this one
+      // is nearest to, filled.
+      const TensorDef &x = lg.defs[pc->source];
+      Expr value = instantiate(Access::make(x.dtype, pc->source,
+                                            lg.vars.idxVars(x.rank())),
+                               indexBindings(lg.vars, at), {{red, redVar}});
+      std::vector<Expr> to;
+      for (size_t k = 0; k < at.size(); ++k)
+        to.push_back(pc->before[k] == 0
+                         ? at[k]
+                         : simplify(at[k] + Expr(pc->before[k])));
+      std::vector<Stmt> stores{Store::make(out, to, value)};
+      Stmt border = paddedBorderStores(
+          *pc, lg.defs[red].shape, at, [&](const std::vector<Expr> &idx) {
+            return Store::make(out, idx, pc->fill);
+          });
+      if (border.defined())
+        stores.push_back(border);
+      return LetStmt::make(redVar, v, Block::make(std::move(stores)));
+    }
     Expr value =
         instantiate(d.body, indexBindings(lg.vars, at), {{red, redVar}});
     return LetStmt::make(redVar, v, Store::make(out, at, value));
@@ -524,7 +546,11 @@ Expected<Kernel> buildKernel(const LoweredGraph &lg, const FusionPlan &plan,
     }
   } else {
     ReductionNest nest = reductionNest(red, {});
-    nest.shape = d.shape;
+    // A padded store walks the reduction's elements (reductionNest's
+    // shape); any other fused consumer has that shape too.
+    if (!plan.paddedStore[def])
+      nest.shape = d.shape;
+    nest.finishDivides = plan.paddedStore[def].has_value();
     nest.finish = [&](const std::vector<Expr> &at, const Expr &acc) {
       return storeReduced(at, finished(red, at, acc, {}));
     };

@@ -293,14 +293,40 @@ Stmt vectorFinish(const FinishFn &finish, DType type,
   // The bindings before the store (the reduction's value, `red`) are
   // substituted into it.
   VarBindings lets;
-  const Store *st = storeUnderLets(f, lets);
-  if (!st)
-    return Stmt();
-  std::vector<Expr> indices;
-  for (const Expr &i : st->indices)
-    indices.push_back(substitute(i, lets));
-  return vectorStore(st->buffer, indices, substitute(st->value, lets), lane,
-                     width, ranges, {{x.as<Var>()->id, acc}});
+  Stmt cur = f;
+  while (const LetStmt *l = cur.as<LetStmt>()) {
+    lets.push_back({l->var, substitute(l->value, lets)});
+    cur = l->body;
+  }
+  // A store, or blocks of stores under conditions the lanes share (a
+  // padded store's border, padded_stores.h).
+  std::function<Stmt(const Stmt &)> vectorized = [&](const Stmt &s) {
+    if (const Block *b = s.as<Block>()) {
+      std::vector<Stmt> out;
+      for (const Stmt &part : b->stmts) {
+        out.push_back(vectorized(part));
+        if (!out.back().defined())
+          return Stmt();
+      }
+      return Block::make(std::move(out));
+    }
+    if (const IfThenElse *i = s.as<IfThenElse>()) {
+      Expr cond = simplify(substitute(i->cond, lets), ranges);
+      if (i->elseCase.defined() || usesVar(cond, lane.as<Var>()))
+        return Stmt();
+      Stmt then = vectorized(i->thenCase);
+      return then.defined() ? IfThenElse::make(cond, then) : Stmt();
+    }
+    const Store *st = s.as<Store>();
+    if (!st)
+      return Stmt();
+    std::vector<Expr> indices;
+    for (const Expr &i : st->indices)
+      indices.push_back(substitute(i, lets));
+    return vectorStore(st->buffer, indices, substitute(st->value, lets),
+                       lane, width, ranges, {{x.as<Var>()->id, acc}});
+  };
+  return vectorized(cur);
 }
 
 Stmt accumulate(const ReductionNest &nest, const Expr &acc, const Expr &term) {

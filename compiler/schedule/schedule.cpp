@@ -92,6 +92,7 @@ Expected<LoopModule> scheduleGraph(const Graph &g, LoweredGraph lg,
   // Row groups: one work-item per row on CPUs (rowKernel), a work-group
   // per row on GPUs (groupRowKernel), which any number of rows fills.
   fusion.rowGroups = opts.registerTiling;
+  fusion.paddedStores = opts.registerTiling && opts.paddedStores;
   fusion.minRows = opts.profile.family == "gpu"
                        ? 1
                        : std::max<int64_t>(1, opts.profile.computeUnits);

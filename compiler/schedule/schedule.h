@@ -14,6 +14,7 @@
 
 #include "compiler/lowering/lowering.h"
 #include "compiler/schedule/device_profile.h"
+#include "compiler/schedule/padded_stores.h"
 #include "ir/module.h"
 #include "ir/visitor.h"
 
@@ -31,6 +32,10 @@ struct FusionPlan {
   /// For a materialized pointwise def: the reduction computed in its kernel
   /// (its epilogue producer), or -1.
   std::vector<int> fusedReduction;
+  /// For a materialized padded copy whose fused reduction computes the
+  /// value it pads (padded_stores.h): the copy, which the kernel stores
+  /// each element of the reduction into, shifted, with the border.
+  std::vector<std::optional<PaddedCopy>> paddedStore;
   /// For a materialized pointwise def: the reductions computed row by row
   /// in its kernel (a row group: softmax's max and sum, a normalization's
   /// statistics), producers first; empty for none. Each has extent 1 along
@@ -58,6 +63,9 @@ struct FusionOptions {
   /// rows are longer than kMaxSerialRow stays unfused (too little
   /// parallelism for one work-item per row).
   int64_t minRows = 1;
+  /// A reduction whose value a padded copy pads stores into the copy
+  /// (padded_stores.h; FusionPlan::paddedStore).
+  bool paddedStores = false;
 };
 
 /// The longest row a row group with few rows walks serially.
@@ -79,6 +87,9 @@ struct ScheduleOptions {
   /// off: one work-item per output element, the naive kernels that serve
   /// as an oracle for the tiled ones (`aotc compile --naive-kernels`).
   bool registerTiling = true;
+  /// Padded stores with register tiling (padded_stores.h; `aotc compile
+  /// --no-padded-stores` turns them off).
+  bool paddedStores = true;
   /// The target, which the tile cost model counts vector instructions and
   /// registers of (`aotc compile --device-profile`, `--vector-lanes`).
   DeviceProfile profile;
@@ -138,6 +149,11 @@ struct ReductionNest {
   /// once the accumulator dwarfs each term (float32 stops changing when a
   /// term is below half its ulp: 2^24 + 0.9 == 2^24).
   bool blockedSum = false;
+  /// The finish may read its output index through a division where
+  /// collapse_dims merges two dimensions that the term reads as one (a
+  /// padded store: its element goes to a row of another length, once per
+  /// element, while the reduction's loads stay contiguous).
+  bool finishDivides = false;
   /// The term accumulated at output index \p idx, reduction index \p r.
   std::function<Expr(const std::vector<Expr> &idx, const std::vector<Expr> &r)>
       term;

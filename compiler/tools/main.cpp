@@ -54,7 +54,7 @@ int runCli(int argc, char **argv) {
                     "built planned for those, and each run launches the one "
                     "planned for its sizes");
   bool noMergeMatMuls = false, noSplitK = false, noChannelBlocks = false,
-       noPadChannels = false;
+       noPadChannels = false, noPaddedStores = false;
   bool fuseAttention = false;
   compile->add_flag("--fuse-attention", fuseAttention,
                     "attention's MatMul, Softmax and MatMul (with the scale "
@@ -73,6 +73,10 @@ int runCli(int argc, char **argv) {
                     "CPU profiles: keep the activations around convolutions "
                     "in NCHW instead of channels in blocks of two vectors "
                     "([N, C/32, H, W, 32] with 16 lanes)");
+  compile->add_flag("--no-padded-stores", noPaddedStores,
+                    "CPU profiles: keep a convolution's padded input as a copy "
+                    "of its own instead of storing the producing kernel's "
+                    "output into the padded buffer");
   compile->add_flag("--no-pad-channels", noPadChannels,
                     "CPU profiles: keep convolution channel counts that the "
                     "channel block does not divide (24, 144) in NCHW instead "
@@ -211,6 +215,7 @@ int runCli(int argc, char **argv) {
     copts.splitK = !noSplitK;
     copts.channelBlocks = !noChannelBlocks;
     copts.padChannels = !noPadChannels;
+    copts.schedule.paddedStores = !noPaddedStores;
     if (!vectorLanes.empty() && !deviceProfile.empty()) {
       std::fprintf(stderr, "aotc: error: give --vector-lanes or "
                            "--device-profile, not both\n");

@@ -523,8 +523,9 @@ def op_conv(b):
 def op_conv_chain(b):
     """--large only: a Conv to a channel count that the CPU channel blocks
     (16, 32) do not divide (aotc pads it to whole blocks, pad_channels.h),
-    then activations, a depthwise Conv, a residual Add or Sub, and a dense
-    Conv that reads the padded channels."""
+    then activations, a depthwise Conv, a residual Add or Sub, a residual
+    block around a 3 x 3 Conv, and a dense Conv that reads the padded
+    channels."""
     m = int(b.rng.choice([12, 24, 31, 48]))
     small = [t for t in b.pool if t.dt == "f32" and t.rank == 4 and t.shape[1] > 0 and
              all(d > 0 for d in t.shape[2:]) and
@@ -538,7 +539,7 @@ def op_conv_chain(b):
     n, c, hh, ww = x.shape
     k = int(b.rng.choice([1, 3]))
 
-    def conv(a, cin, cout, k, group=1):
+    def conv(a, cin, cout, k, group=1, pads=None):
         # Weights scaled as a network's are (1 / sqrt(fan-in)): the fuzzer's
         # wide values through three convolutions reach 1e6 and cancel, where
         # float32 in any order (ONNX Runtime's too) is off by more than the
@@ -549,7 +550,7 @@ def op_conv_chain(b):
         ins = [a, w] + ([b.new_const("f32", [cout], b.rng.normal(0.0, 0.1, cout))]
                         if b.rng.random() < 0.7 else [])
         return b.node("Conv", ins, "f32", [n, cout, hh, ww], kernel_shape=[k, k],
-                      pads=[k // 2] * 4, group=group)
+                      pads=pads or [k // 2] * 4, group=group)
 
     def activation(a):
         op = b.rng.choice(["Relu", "Sigmoid", "HardSwish", "Tanh", "Clip", "none"])
@@ -566,7 +567,54 @@ def op_conv_chain(b):
     if b.rng.random() < 0.4:
         z = conv(x, c, m, 1)
         y = b.node(str(b.rng.choice(["Add", "Sub"])), [y, z], "f32", y.shape)
+    if b.rng.random() < 0.4:
+        # A residual block: y is padded for the 3 x 3 and read by the sum
+        # (which then reads the padded copy's interior, padded_stores.h);
+        # the padding asymmetric at times (same output size).
+        pads = [1, 0, 1, 2] if b.rng.random() < 0.5 else [1, 1, 1, 1]
+        r = activation(conv(y, m, m, 3, pads=pads))
+        y = activation(b.node("Add", [r, y], "f32", y.shape))
     return conv(y, m, int(b.rng.choice([8, 16, 24, 32])), int(b.rng.choice([1, 3])))
+
+
+def op_res_block(b):
+    """--large only: ResNet basic blocks over channel counts the CPU blocks
+    divide (aotc stores a padded convolution input from the kernel that
+    computes it, padded_stores.h): a stem Conv, at times a MaxPool or
+    AveragePool, then blocks of two 3 x 3 Convs and a residual sum (read
+    again by the next block and, in a strided block, by a 1 x 1
+    downsampling Conv)."""
+    n = int(b.rng.choice([0, 1, 2, 3]))
+    c = int(b.rng.choice([3, 16, 32, 64]))
+    hh, ww = int(b.rng.choice([1, 5, 7, 9, 13])), int(b.rng.choice([2, 5, 8, 11]))
+    x = b.new_input("f32", [n, c, hh, ww])
+
+    def conv(a, cin, cout, k, stride=1):
+        fan = cin * k * k
+        w = b.new_const("f32", [cout, cin, k, k], b.rng.normal(0.0, 1.0 / np.sqrt(fan), cout * fan))
+        ins = [a, w] + ([b.new_const("f32", [cout], b.rng.normal(0.0, 0.1, cout))]
+                        if b.rng.random() < 0.7 else [])
+        out = [a.shape[0], cout] + [(d - 1) // stride + 1 for d in a.shape[2:]]
+        return b.node("Conv", ins, "f32", out, kernel_shape=[k, k], pads=[k // 2] * 4,
+                      strides=[stride, stride])
+
+    def relu(a):
+        return b.node("Relu", [a], "f32", a.shape)
+
+    m = int(b.rng.choice([32, 64]))
+    y = relu(conv(x, c, m, int(b.rng.choice([1, 3]))))
+    pool = b.rng.choice(["none", "MaxPool", "AveragePool"])
+    if pool != "none":
+        y = b.node(str(pool), [y], "f32", y.shape, kernel_shape=[3, 3], pads=[1, 1, 1, 1])
+    for _ in range(int(b.rng.integers(1, 3))):
+        stride = int(b.rng.choice([1, 1, 2]))
+        cout = m * stride
+        r = relu(conv(y, m, cout, 3, stride))
+        r = conv(r, cout, cout, 3)
+        skip = conv(y, m, cout, 1, stride) if stride > 1 else y
+        y = relu(b.node("Add", [r, skip], "f32", r.shape))
+        m = cout
+    return y
 
 
 def op_pool(b):
@@ -873,10 +921,10 @@ OPS = [(op_binary, 6), (op_where, 1), (op_unary, 4), (op_clip, 1),
        (op_shape, 1), (op_constant, 1), (op_activation, 2), (op_binary_more, 2),
        (op_layernorm, 1), (op_argmax, 1), (op_gather_elements, 1), (op_reduce_more, 1),
        (op_conv_transpose, 2), (op_depth_space, 1), (op_tile, 1), (op_cumsum, 1),
-       (op_conv_chain, 6)]
+       (op_conv_chain, 6), (op_res_block, 3)]
 # Ops of --large graphs alone (weight 0 otherwise: numpy's choice then picks
 # as it did without them, so the other graphs of a seed stay the same).
-LARGE_ONLY = {op_conv_chain}
+LARGE_ONLY = {op_conv_chain, op_res_block}
 
 
 # --- the graph and its reference ----------------------------------------------

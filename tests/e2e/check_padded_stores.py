@@ -1,0 +1,183 @@
+#!/usr/bin/env python3
+"""Padded stores (padded_stores.h): a reduction that computes the value a
+convolution's padded copy pads stores its elements into the copy, shifted,
+with the border, and the copy kernel disappears.
+
+Models, each at odd spatial sizes (a 9 x 13 map, 7 x 5 after a stride):
+  - resnet: ResNet basic blocks (3 x 3 convolutions, residual sums read again
+    by the next block and by a strided 1 x 1 downsampling convolution, which
+    then read the padded copy's interior), a bottleneck's 1 x 1 reduction
+    into a 3 x 3 (collapse_dims merges its rows, the finish divides), and a
+    MaxPool in front;
+  - pads: asymmetric padding (0, 1, 2, 1), a 5 x 5 window (padding 2: 24
+    border stores, the limit) and a 7 x 7 (padding 3: kept as a copy), a
+    value padded by two convolutions (not redirected), and a padded value
+    that is also a graph output (kept, read by its copy).
+Under zen5-avx512 (channel blocks of 32) and generic-avx2 (16), each model:
+  - has fewer kernels than with --no-padded-stores (the copies are gone);
+  - matches ONNX Runtime at batch 1, 3 and 0, and again at 3 after a run
+    at 1 on the same instance (the arena's layout moves with the batch:
+    every border element is written on every run);
+  - gives the same bits as the --no-padded-stores build, on inputs holding
+    +-inf and NaN too (the stores move, the arithmetic does not).
+Usage: check_padded_stores.py AOTC
+"""
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+from onnx import TensorProto as T
+from onnx import helper as h
+from onnx import numpy_helper as nh
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bench", "gpu"))
+from aotc_ctypes import Model  # noqa: E402
+
+aotc = sys.argv[1]
+rng = np.random.default_rng(42)
+tmp = tempfile.mkdtemp()
+failed = 0
+checks = 0
+PROFILES = {"zen5": ["--device-profile", "zen5-avx512"], "avx2": ["--device-profile", "generic-avx2"]}
+
+
+def fail(msg):
+    global failed
+    failed += 1
+    print("FAIL", msg)
+
+
+class Net:
+    """A small graph builder: weights are random initializers."""
+
+    def __init__(self, name, cin, hw):
+        self.name, self.nodes, self.inits, self.outputs, self.n = name, [], [], [], 0
+        self.x = h.make_tensor_value_info("x", T.FLOAT, ["n", cin, hw[0], hw[1]])
+
+    def fresh(self, p):
+        self.n += 1
+        return f"{p}{self.n}"
+
+    def conv(self, x, cin, cout, k=1, stride=1, pads=None):
+        w, b, y = self.fresh("w"), self.fresh("b"), self.fresh("c")
+        self.inits.append(nh.from_array((rng.standard_normal((cout, cin, k, k)) /
+                                         np.sqrt(cin * k * k)).astype(np.float32), w))
+        self.inits.append(nh.from_array(rng.standard_normal(cout).astype(np.float32) * 0.1, b))
+        self.nodes.append(h.make_node("Conv", [x, w, b], [y], strides=[stride, stride],
+                                      pads=pads if pads else [k // 2] * 4))
+        return y
+
+    def op(self, kind, ins, **attrs):
+        y = self.fresh(kind.lower())
+        self.nodes.append(h.make_node(kind, ins, [y], **attrs))
+        return y
+
+    def model(self):
+        g = h.make_graph(self.nodes, self.name, [self.x], [], self.inits)
+        inferred = onnx.shape_inference.infer_shapes(h.make_model(g, opset_imports=[h.make_opsetid("", 14)]))
+        types = {v.name: v for v in inferred.graph.value_info}
+        g = h.make_graph(self.nodes, self.name, [self.x], [types[o] for o in self.outputs], self.inits)
+        return h.make_model(g, opset_imports=[h.make_opsetid("", 14)])
+
+
+def resnet():
+    n = Net("resnet", 64, (9, 13))
+    x = n.op("MaxPool", ["x"], kernel_shape=[3, 3], pads=[1, 1, 1, 1], strides=[1, 1])
+    for _ in range(2):  # basic blocks: the sum is read by the next block's pad and its sum
+        a = n.op("Relu", [n.conv(x, 64, 64, k=3)])
+        x = n.op("Relu", [n.op("Add", [n.conv(a, 64, 64, k=3), x])])
+    # A strided block: the downsampling 1 x 1 reads the padded copy's interior.
+    a = n.op("Relu", [n.conv(x, 64, 128, k=3, stride=2)])
+    x = n.op("Relu", [n.op("Add", [n.conv(a, 128, 128, k=3), n.conv(x, 64, 128, stride=2)])])
+    # A bottleneck: the 1 x 1 reduction stores into the 3 x 3's padded input.
+    r = n.op("Relu", [n.conv(x, 128, 64)])
+    r = n.op("Relu", [n.conv(r, 64, 64, k=3)])
+    n.outputs.append(n.op("Relu", [n.op("Add", [n.conv(r, 64, 128), x])]))
+    return n.model()
+
+
+def pads():
+    n = Net("pads", 48, (9, 13))
+    a = n.op("Relu", [n.conv("x", 48, 64)])
+    b = n.conv(a, 64, 64, k=3, pads=[0, 1, 2, 1])  # asymmetric
+    c = n.op("Sigmoid", [n.conv(b, 64, 32, k=5)])  # padding 2: 24 border stores
+    d = n.conv(c, 32, 32, k=7)  # padding 3: 48, kept as a copy
+    # e is padded by two convolutions: read by both copies, not redirected.
+    e = n.op("Relu", [n.conv(d, 32, 32)])
+    f = n.op("Add", [n.conv(e, 32, 32, k=3), n.conv(e, 32, 32, k=5)])
+    # g is a graph output and padded: kept, its copy reads it.
+    g = n.op("Relu", [n.conv(f, 32, 64)])
+    n.outputs += [g, n.conv(g, 64, 16, k=3)]
+    return n.model()
+
+
+def compile_so(path, name, flags):
+    so = os.path.join(tmp, name + ".so")
+    r = subprocess.run([aotc, "compile", path, "-o", so] + flags, capture_output=True, text=True)
+    if r.returncode != 0:
+        raise RuntimeError(r.stderr.strip())
+    kernels = int(re.search(r"\((\d+) kernels", r.stderr + r.stdout).group(1))
+    return Model(so, device="cpu"), kernels
+
+
+def inputs(proto, batch, nonfinite=False):
+    dims = [d.dim_value for d in proto.graph.input[0].type.tensor_type.shape.dim[1:]]
+    x = rng.standard_normal([batch] + dims).astype(np.float32)
+    if nonfinite and batch > 0:
+        flat = x[0].reshape(-1)  # the other batch elements stay finite
+        spots = rng.choice(flat.size, size=6, replace=False)
+        flat[spots[:2]] = np.inf
+        flat[spots[2:4]] = -np.inf
+        flat[spots[4:]] = np.nan
+    return x
+
+
+for mname, proto in {"resnet": resnet(), "pads": pads()}.items():
+    path = os.path.join(tmp, mname + ".onnx")
+    onnx.save(proto, path)
+    sess = ort.InferenceSession(proto.SerializeToString())
+    for pname, pflags in PROFILES.items():
+        tag = f"{mname}/{pname}"
+        try:
+            stored, k_stored = compile_so(path, f"{mname}_{pname}", pflags)
+            copied, k_copied = compile_so(path, f"{mname}_{pname}_copies", pflags + ["--no-padded-stores"])
+        except RuntimeError as e:
+            fail(f"{tag}: compile: {e}")
+            continue
+        checks += 1
+        if k_stored >= k_copied:
+            fail(f"{tag}: {k_stored} kernels with padded stores, {k_copied} without: nothing was fused")
+        for batch in (1, 3, 0, 1, 3):
+            x = inputs(proto, batch)
+            ref = sess.run(None, {"x": x})
+            for k, (r, o) in enumerate(zip(ref, stored.run([x]))):
+                checks += 1
+                if r.shape != o.shape:
+                    fail(f"{tag}: output {k} shape {o.shape}, expected {r.shape}")
+                    continue
+                if r.size == 0:
+                    continue
+                err = float(np.abs(r.astype(np.float64) - o).max()) / max(1.0, float(np.abs(r).max()))
+                if not np.isfinite(o).all() or err > 2e-4:
+                    fail(f"{tag}: output {k} relative error {err:.3g} (batch {batch})")
+        for nonfinite in (False, True):
+            x = inputs(proto, 2, nonfinite)
+            for k, (a, b) in enumerate(zip(stored.run([x]), copied.run([x]))):
+                checks += 1
+                if np.isfinite(b).all() == nonfinite and nonfinite:
+                    fail(f"{tag}: output {k} all finite: the non-finite case tests nothing")
+                if not np.array_equal(a, b, equal_nan=True):
+                    bad = int((~((a == b) | (np.isnan(a) & np.isnan(b)))).sum())
+                    fail(f"{tag}: output {k}: {bad} elements differ from the copies' build"
+                         f" ({'with' if nonfinite else 'without'} inf/NaN)")
+        print(f"{tag}: {k_copied} -> {k_stored} kernels")
+
+if failed:
+    print(f"{failed} of {checks} checks failed")
+    sys.exit(1)
+print(f"padded stores ok ({checks} checks)")
