@@ -338,6 +338,9 @@ struct AotcRunCtx {
   std::vector<int64_t> *symbols = nullptr;
   aotc_tensor_t *outputs = nullptr;
   std::vector<uint64_t> *outputBytes = nullptr;
+  /// Kernels enqueued so far in this run (Container::launch flushes the
+  /// queue after the 1st, 2nd, 4th, 8th, ... on CPU devices).
+  int32_t launches = 0;
 };
 
 /// The opaque handle of the C ABI.

@@ -239,6 +239,15 @@ aotc_status_t Container::launch(AotcRunCtx &ctx, int32_t kernel,
                 "[%zu,%zu,%zu]) on '%s' failed: %s",
                 name, g[0], g[1], g[2], l[0], l[1], l[2],
                 device_.fullName.c_str(), clErrorName(err));
+  // PoCL's CPU device starts a queue's commands at a flush, not as they are
+  // enqueued: without one the first kernel waited for the whole run's
+  // enqueues (MobileNetV2's 55: 0.15 ms, 5% of its run at batch 1). Flushes
+  // after the 1st, 2nd, 4th, 8th, ... launch start the device at once and
+  // keep commands ahead of it (a kernel runs for longer than a few
+  // enqueues take), for log2(kernels) flushes a run.
+  ++ctx.launches;
+  if (device_.isCpu && (ctx.launches & (ctx.launches - 1)) == 0)
+    clFlush(instance.queue);
   size_t c = 2 * static_cast<size_t>(kernel);
   bool costs = c + 1 < ctx.costs.size();
   instance.profile.add(AOTC_PROFILE_KERNEL, kernel, costs ? ctx.costs[c] : 0,
