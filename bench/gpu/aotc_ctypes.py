@@ -33,6 +33,12 @@ class ProfileRecord(ctypes.Structure):
 PROFILE_KINDS = {0: "run", 1: "enqueue", 2: "kernel", 3: "copy_in", 4: "copy_out"}
 
 
+class TensorInfo(ctypes.Structure):
+    _fields_ = [("name", ctypes.c_char_p), ("dtype", ctypes.c_int32), ("rank", ctypes.c_int32),
+                ("dims", ctypes.c_int64 * MAX_RANK), ("dim_symbols", ctypes.c_int32 * MAX_RANK),
+                ("dim_texts", ctypes.c_char_p * MAX_RANK)]
+
+
 class ConstantEntry(ctypes.Structure):
     _fields_ = [("name", ctypes.c_char_p), ("tensor", Tensor)]
 
@@ -254,6 +260,26 @@ class Model:
             self._check(self.lib.aotc_container_kernel_summary(self.c, k, ctypes.byref(summary)))
             out.append((name.value.decode(), summary.value.decode()))
         return out
+
+    def reserve(self, inputs):
+        """aotc_container_reserve for the symbol values these inputs' shapes
+        give (each symbol a dim of some input is): every instance's arena
+        sized and written for runs of these sizes. False where a symbol is
+        not a dim of an input (nothing reserved)."""
+        n = ctypes.c_size_t()
+        self._check(self.lib.aotc_container_num_symbols(self.c, ctypes.byref(n)))
+        values = [None] * n.value
+        for i, a in enumerate(inputs):
+            info = TensorInfo()
+            self._check(self.lib.aotc_container_input_info(self.c, i, ctypes.byref(info)))
+            for d in range(info.rank):
+                if info.dim_symbols[d] >= 0:
+                    values[info.dim_symbols[d]] = int(np.shape(a)[d])
+        if any(v is None for v in values):
+            return False
+        arr = (ctypes.c_int64 * max(1, len(values)))(*values)
+        self._check(self.lib.aotc_container_reserve(self.c, arr, len(values)))
+        return True
 
     def set_profiling(self, enable):
         """Turns the container's profiling events on or off (for last_profile)."""

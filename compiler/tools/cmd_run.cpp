@@ -187,6 +187,17 @@ int runCommand(const RunArgs &args) {
         inputs.push_back(randomTensor(ins[i].dtype, shape, args.seed + i));
       }
     }
+    if (args.reserve) {
+      // The symbols' values as the random inputs take them (a symbol read
+      // from data is computed, its entry not read).
+      std::vector<int64_t> values;
+      for (const aotc::SymbolInfo &s : syms) {
+        auto it = args.dims.find(s.name);
+        values.push_back(it != args.dims.end() ? it->second
+                                               : std::max<int64_t>(1, s.min));
+      }
+      model.reserve(values);
+    }
     std::printf("model %s on %s\n", model.name().c_str(),
                 model.deviceName().c_str());
     for (size_t i = 0; i < inputs.size(); ++i)

@@ -22,6 +22,9 @@ struct RunArgs {
   bool peak = false;   ///< measure the device's peak for the profile table
   /// Weights to load before running: an ONNX file or a folder of .pb files.
   std::string constants;
+  /// Reserve the arena and ready the kernels for these sizes before the
+  /// first run (aotc_container_reserve).
+  bool reserve = false;
 };
 
 struct TestArgs {

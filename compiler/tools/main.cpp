@@ -127,6 +127,10 @@ int runCli(int argc, char **argv) {
   run->add_option("--dim", runDims,
                   "symbol value for random inputs NAME=VALUE");
   run->add_option("--seed", rargs.seed, "random seed");
+  run->add_flag("--reserve", rargs.reserve,
+                "before the first run, size the arena and ready the kernels "
+                "for the run's symbol values (aotc_container_reserve), as a "
+                "serving host does at load for its largest batch");
   run->add_option("--constants", rargs.constants,
                   "load the weights from this ONNX file (or folder of .pb "
                   "tensors) into the model before running "

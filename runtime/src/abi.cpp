@@ -67,6 +67,7 @@ AOTC_CHECK_FN(aotc_container_kernel_name)
 AOTC_CHECK_FN(aotc_container_metadata)
 AOTC_CHECK_FN(aotc_container_metadata_lookup)
 AOTC_CHECK_FN(aotc_container_arena_bytes)
+AOTC_CHECK_FN(aotc_container_reserve)
 AOTC_CHECK_FN(aotc_container_num_graph_inputs)
 AOTC_CHECK_FN(aotc_container_graph_input_info)
 AOTC_CHECK_FN(aotc_container_set_profiling)
@@ -643,6 +644,15 @@ AOTC_API aotc_status_t aotc_container_arena_bytes(
     AOTC_REQUIRE(container);
     AOTC_REQUIRE(out_bytes);
     return container->arenaBytes(symbol_values, num_symbols, out_bytes);
+  });
+}
+
+AOTC_API aotc_status_t aotc_container_reserve(aotc_container_t *container,
+                                              const int64_t *symbol_values,
+                                              size_t num_symbols) {
+  return guarded(__func__, [&](const char *fn) -> aotc_status_t {
+    AOTC_REQUIRE(container);
+    return container->reserve(symbol_values, num_symbols);
   });
 }
 

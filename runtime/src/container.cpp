@@ -292,17 +292,69 @@ aotc_status_t Container::checkWeightsPresent(const ConstantSet &set) const {
   return AOTC_OK;
 }
 
+std::vector<Instance *> Container::takeAllInstances() {
+  std::vector<Instance *> held;
+  std::unique_lock<std::mutex> lock(instancesMutex_);
+  while (held.size() < instances_.size()) {
+    instanceFree_.wait(lock, [&] { return !freeInstances_.empty(); });
+    held.insert(held.end(), freeInstances_.begin(), freeInstances_.end());
+    freeInstances_.clear();
+  }
+  return held;
+}
+
+void Container::giveBackInstances(const std::vector<Instance *> &held) {
+  {
+    std::lock_guard<std::mutex> lock(instancesMutex_);
+    freeInstances_.insert(freeInstances_.end(), held.begin(), held.end());
+  }
+  instanceFree_.notify_all();
+}
+
+aotc_status_t Container::reserve(const int64_t *symbols, size_t numSymbols) {
+  uint64_t bytes = 0;
+  AOTC_RT_RETURN_IF_ERROR(arenaBytes(symbols, numSymbols, &bytes));
+  if (bytes == 0)
+    return AOTC_OK;
+  const std::string what =
+      formatString("the arena of model '%s'", desc_->model_name);
+  std::vector<Instance *> held = takeAllInstances();
+  aotc_status_t status = AOTC_OK;
+  for (Instance *instance : held) {
+    if (status != AOTC_OK)
+      break;
+    status = instance->arena.ensure(context_, device_, CL_MEM_READ_WRITE,
+                                    bytes, what.c_str());
+    if (status != AOTC_OK)
+      break;
+    // Written once, whole: the device's first touch of every page is here.
+    const uint8_t zero = 0;
+    cl_int err = clEnqueueFillBuffer(instance->queue, instance->arena.mem(),
+                                     &zero, 1, 0,
+                                     static_cast<size_t>(
+                                         instance->arena.capacity()),
+                                     0, nullptr, nullptr);
+    if (err == CL_SUCCESS)
+      err = clFinish(instance->queue);
+    if (err != CL_SUCCESS)
+      status = fail(statusForClError(err), "writing %s (%llu bytes) on '%s': %s",
+                    what.c_str(), ull(instance->arena.capacity()),
+                    device_.fullName.c_str(), clErrorName(err));
+  }
+  // Then one run at these sizes: the kernels' first launches at them
+  // (PoCL readies a work-group function per launch size; a size variant
+  // planned for a larger batch is another kernel), the I/O buffers'.
+  if (status == AOTC_OK) {
+    std::vector<int64_t> all(symbols, symbols + numSymbols);
+    runOnZeros(std::move(all), held);
+  }
+  giveBackInstances(held);
+  return status;
+}
+
 aotc_status_t Container::setProfiling(bool on) {
   // Take every instance, as runs release them; new runs wait meanwhile.
-  std::vector<Instance *> held;
-  {
-    std::unique_lock<std::mutex> lock(instancesMutex_);
-    while (held.size() < instances_.size()) {
-      instanceFree_.wait(lock, [&] { return !freeInstances_.empty(); });
-      held.insert(held.end(), freeInstances_.begin(), freeInstances_.end());
-      freeInstances_.clear();
-    }
-  }
+  std::vector<Instance *> held = takeAllInstances();
   aotc_status_t status = AOTC_OK;
   if (on != profiling()) {
     // New queues first, so that a failure changes nothing.
@@ -335,11 +387,7 @@ aotc_status_t Container::setProfiling(bool on) {
         clReleaseCommandQueue(q);
     }
   }
-  {
-    std::lock_guard<std::mutex> lock(instancesMutex_);
-    freeInstances_.insert(freeInstances_.end(), held.begin(), held.end());
-  }
-  instanceFree_.notify_all();
+  giveBackInstances(held);
   return status;
 }
 

@@ -170,6 +170,9 @@ public:
   /// aotc_container_set_profiling: holds every instance while it recreates
   /// their queues.
   aotc_status_t setProfiling(bool on);
+  /// aotc_container_reserve: every instance's arena sized for \p symbols
+  /// (as arenaBytes takes them) and written once.
+  aotc_status_t reserve(const int64_t *symbols, size_t numSymbols);
   /// The records of the most recent successful run (profiling containers).
   std::vector<aotc_profile_record_t> lastProfile() const;
   size_t numInstances() const { return instances_.size(); }
@@ -189,6 +192,10 @@ private:
   aotc_status_t describeTensor(const char *kind, const AotcTensorDesc &tensor,
                                aotc_tensor_info_t &out);
   aotc_status_t createInstance(Instance &instance);
+  /// Takes every instance as runs release them (new runs wait meanwhile),
+  /// for a change to all of them; giveBackInstances returns them.
+  std::vector<Instance *> takeAllInstances();
+  void giveBackInstances(const std::vector<Instance *> &held);
   /// \p deviceData: the tensors' data are cl_mem handles (a device run).
   aotc_status_t bindInputs(const aotc_tensor_t *inputs, size_t numInputs,
                            bool checkData, Binding &out,
@@ -243,6 +250,13 @@ private:
   /// errors ignored, so that first launches happen at load (warm_up.cpp);
   /// none when the environment sets AOTC_WARM_UP=0.
   void warmUp();
+  /// One run of zero inputs at \p symbols (the given symbols; derived and
+  /// data ones are computed) on each of \p instances, its failures (zeros a
+  /// model refuses) left to the host's first run: PoCL readies each
+  /// kernel's work-group function for the launch's sizes, and the arena's,
+  /// constants' and buffers' pages are touched.
+  void runOnZeros(std::vector<int64_t> symbols,
+                  const std::vector<Instance *> &instances);
   /// Runs the folding program on \p set (ConstantStore's FoldRunner): its
   /// computed constants' buffers are allocated, the rest present.
   aotc_status_t runFold(const ConstantSet &set);

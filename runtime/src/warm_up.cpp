@@ -1,7 +1,8 @@
 /// \file
-/// The run a container makes while it is created (Container::warmUp): what
-/// a device does on a kernel's first launch and a buffer's first use
-/// happens at load, not in the host's first run.
+/// The run a container makes while it is created (Container::warmUp), and
+/// at the sizes a host reserves (Container::reserve): what a device does on
+/// a kernel's first launch and a buffer's first use happens at load, not in
+/// the host's first run.
 ///
 /// Measured on PoCL (MobileNetV2, batch 1, 2026-11-28): the first run after
 /// a load took 15.0-15.4 ms against a steady 6.9-8.3 ms; of the extra, half
@@ -40,6 +41,19 @@ void Container::warmUp() {
   if (env && std::strcmp(env, "0") == 0)
     return;
   const AotcModelDesc &d = *desc_;
+  // The smallest sizes the symbols allow, 1 where their range has it.
+  std::vector<int64_t> symbols(d.num_symbols);
+  for (int32_t s = 0; s < d.num_symbols; ++s)
+    symbols[s] = std::clamp<int64_t>(1, d.symbols[s].min, d.symbols[s].max);
+  std::vector<Instance *> all;
+  for (const std::unique_ptr<Instance> &instance : instances_)
+    all.push_back(instance.get());
+  runOnZeros(std::move(symbols), all);
+}
+
+void Container::runOnZeros(std::vector<int64_t> symbols,
+                           const std::vector<Instance *> &instances) {
+  const AotcModelDesc &d = *desc_;
   std::shared_ptr<const ConstantSet> set = constants.active();
   if (set->numMissing > 0)
     return; // a weightless model before its weights: nothing to run yet
@@ -48,10 +62,6 @@ void Container::warmUp() {
     if (d.outputs[i].after_sync >= 0)
       return;
   KeepLastError keep;
-  // The smallest sizes the symbols allow, 1 where their range has it.
-  std::vector<int64_t> symbols(d.num_symbols);
-  for (int32_t s = 0; s < d.num_symbols; ++s)
-    symbols[s] = std::clamp<int64_t>(1, d.symbols[s].min, d.symbols[s].max);
   // Zero inputs, except where a symbol is read from an input's values (a
   // shape given at run time): there its size.
   std::vector<std::vector<uint8_t>> data(d.num_inputs);
@@ -108,7 +118,7 @@ void Container::warmUp() {
   }
   // Every instance: each has its own kernels, arena and buffers. A failure
   // (zeros that a model refuses) leaves the rest to the host's first run.
-  for (const std::unique_ptr<Instance> &instance : instances_) {
+  for (Instance *instance : instances) {
     AotcErrorRecord record = {0, 0, 0, 0, 0};
     if (enqueueRun(*instance, *set, binding, outputs.data(), outputBytes,
                    nullptr, record, /*wait=*/true) != AOTC_OK)

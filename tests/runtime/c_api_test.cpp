@@ -446,6 +446,8 @@ TEST_F(ScaleShiftTest, NullPointers) {
   EXPECT_EQ(aotc_container_arena_bytes(nullptr, &sym, 1, &bytes), bad);
   EXPECT_EQ(aotc_container_arena_bytes(c, nullptr, 1, &bytes), bad);
   EXPECT_EQ(aotc_container_arena_bytes(c, &sym, 1, nullptr), bad);
+  EXPECT_EQ(aotc_container_reserve(nullptr, &sym, 1), bad);
+  EXPECT_EQ(aotc_container_reserve(c, nullptr, 1), bad);
   // The constants calls: each names what is null and changes nothing.
   aotc_constant_entry_t entry = {"scale", out};
   EXPECT_EQ(aotc_container_update_constants(nullptr, &entry, 1, 0, 0), bad);
@@ -579,6 +581,32 @@ TEST_F(ScaleShiftTest, Introspection) {
   EXPECT_NE(std::string(aotc_last_error()).find("batch"), std::string::npos);
   EXPECT_EQ(aotc_container_arena_bytes(c, &batch, 2, &bytes),
             AOTC_ERROR_INVALID_ARGUMENT);
+}
+
+// aotc_container_reserve sizes and writes every instance's arena for a
+// batch: the runs at that batch, below it and (growing it) above it give
+// their results; a batch outside the range or a wrong count of values is
+// refused by name, as aotc_container_arena_bytes refuses it.
+TEST(CApi, ReserveSizesEveryInstancesArena) {
+  ContainerPtr c = create(testDevice(), 2);
+  ASSERT_TRUE(c);
+  int64_t batch = 7;
+  ASSERT_EQ(aotc_container_reserve(c.get(), &batch, 1), AOTC_OK)
+      << aotc_last_error();
+  runAndCheck(c.get(), 7, 11);
+  runAndCheck(c.get(), 3, 12);
+  runAndCheck(c.get(), 0, 13);
+  runAndCheck(c.get(), 9, 14);
+  batch = 0;
+  EXPECT_EQ(aotc_container_reserve(c.get(), &batch, 1), AOTC_OK);
+  batch = 65;
+  EXPECT_EQ(aotc_container_reserve(c.get(), &batch, 1),
+            AOTC_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(aotc_last_error()).find("batch"), std::string::npos);
+  batch = 7;
+  EXPECT_EQ(aotc_container_reserve(c.get(), &batch, 2),
+            AOTC_ERROR_INVALID_ARGUMENT);
+  runAndCheck(c.get(), 7, 15);
 }
 
 TEST(Profile, RecordsEveryKernelAndCopyOfTheLastRun) {

@@ -65,6 +65,7 @@ TEST(Elf, ExportsOnlyTheCAbi) {
     EXPECT_EQ(symbols.count("aotc_abi_version"), 1u);
     EXPECT_EQ(symbols.count("aotc_last_error"), 1u);
     EXPECT_EQ(symbols.count("aotc_container_arena_bytes"), 1u);
+    EXPECT_EQ(symbols.count("aotc_container_reserve"), 1u);
     EXPECT_EQ(symbols.count("aotc_rt_launch"), 0u)
         << "the wrapper-runtime contract must stay hidden";
   }

@@ -168,6 +168,9 @@ TEST(Runner, Introspection) {
   EXPECT_EQ(b.metadata().size(), 1u);
   EXPECT_EQ(b.arenaBytes({100}), 0u);
   EXPECT_THROW(b.arenaBytes({0}), Error);
+  b.reserve({100}); // no arena: a run of zeros at n = 100
+  EXPECT_THROW(b.reserve({0}), Error);
+  EXPECT_THROW(b.reserve({1, 2}), Error);
   EXPECT_EQ(b.outputShapes({HostTensor(AOTC_DTYPE_FLOAT32, {7, 3}),
                             HostTensor(AOTC_DTYPE_FLOAT32, {7, 3})}),
             (std::vector<std::vector<int64_t>>{{7}, {}}));

@@ -647,6 +647,21 @@ AOTC_API aotc_status_t aotc_container_arena_bytes(
     const aotc_container_t *container, const int64_t *symbol_values,
     size_t num_symbols, uint64_t *out_bytes);
 
+/* Sizes every instance's arena for runs with the given symbol values (as
+ * aotc_container_arena_bytes takes them: a host's largest batch) and
+ * writes it once, so that those runs and smaller ones allocate nothing and
+ * the first touch of the arena's pages (a page fault each, about 1.5 us per
+ * 4 KB on a VM) happens here, at load, not in the first run. An arena
+ * only grows: a later run that needs more grows it then. Waits for the
+ * runs in flight and holds new ones until it is done (as
+ * aotc_container_set_profiling). Fails with AOTC_ERROR_INVALID_ARGUMENT
+ * as aotc_container_arena_bytes does, AOTC_ERROR_OUT_OF_MEMORY or
+ * AOTC_ERROR_DEVICE_ERROR where the device cannot allocate or fill it
+ * (the instances whose arena grew keep it). */
+AOTC_API aotc_status_t aotc_container_reserve(aotc_container_t *container,
+                                              const int64_t *symbol_values,
+                                              size_t num_symbols);
+
 /*===------------------------------------------------------------------------===
  * Profiling
  *===------------------------------------------------------------------------===*/
@@ -765,6 +780,8 @@ typedef aotc_status_t (*aotc_container_metadata_lookup_fn)(
 typedef aotc_status_t (*aotc_container_arena_bytes_fn)(const aotc_container_t *,
                                                        const int64_t *, size_t,
                                                        uint64_t *);
+typedef aotc_status_t (*aotc_container_reserve_fn)(aotc_container_t *,
+                                                   const int64_t *, size_t);
 typedef aotc_status_t (*aotc_container_set_profiling_fn)(aotc_container_t *,
                                                          int32_t);
 typedef aotc_status_t (*aotc_container_last_profile_fn)(

@@ -352,7 +352,8 @@ namespace detail {
   X(aotc_container_constant_updatable)                                         \
   X(aotc_container_create_with_weights)                                         \
   X(aotc_container_run_device_async)                                           \
-  X(aotc_run_wait)
+  X(aotc_run_wait)                                                             \
+  X(aotc_container_reserve)
 
 /// The ABI of one loaded model .so.
 struct Library {
@@ -787,6 +788,19 @@ public:
                                                  symbolValues.size(), &bytes),
                 "aotc_container_arena_bytes");
     return bytes;
+  }
+
+  /// Sizes and writes every instance's arena for runs with these symbol
+  /// values (aotc_container_reserve), so that their first run faults in no
+  /// arena page.
+  void reserve(const std::vector<int64_t> &symbolValues) {
+    if (!lib().aotc_container_reserve)
+      throw Error(AOTC_ERROR_UNSUPPORTED,
+                  lib().path + ": this model .so cannot reserve (built by an "
+                               "older aotc)");
+    lib().check(lib().aotc_container_reserve(container_, symbolValues.data(),
+                                             symbolValues.size()),
+                "aotc_container_reserve");
   }
 
   /// The underlying C handle (owned by this Model).
