@@ -29,26 +29,19 @@ import tempfile
 import numpy as np
 import onnx
 import onnxruntime as ort
-from onnx import TensorProto as T
-from onnx import helper as h
 from onnx import numpy_helper as nh
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bench", "gpu"))
 from aotc_ctypes import Model  # noqa: E402
 from compiled_model import with_weights  # noqa: E402
+from e2e_graphs import Checks, Net  # noqa: E402
 
 aotc = sys.argv[1]
 rng = np.random.default_rng(41)
 tmp = tempfile.mkdtemp()
-failed = 0
-checks = 0
+checks = Checks("pad channels")
+fail = checks.fail
 PROFILES = {"zen5": ["--device-profile", "zen5-avx512"], "avx2": ["--device-profile", "generic-avx2"]}
-
-
-def fail(msg):
-    global failed
-    failed += 1
-    print("FAIL", msg)
 
 
 def run_aotc(args):
@@ -58,59 +51,11 @@ def run_aotc(args):
     return r.stdout
 
 
-class Net:
-    """A small graph builder: weights are random initializers."""
-
-    def __init__(self, name, cin, hw):
-        self.name, self.nodes, self.inits, self.outputs, self.n = name, [], [], [], 0
-        self.x = h.make_tensor_value_info("x", T.FLOAT, ["n", cin, hw[0], hw[1]])
-
-    def fresh(self, p):
-        self.n += 1
-        return f"{p}{self.n}"
-
-    def conv(self, x, cin, cout, k=1, group=1, stride=1, bias=True):
-        w = self.fresh("w")
-        self.inits.append(nh.from_array((rng.standard_normal((cout, cin // group, k, k)) /
-                                         np.sqrt(cin // group * k * k)).astype(np.float32), w))
-        ins = [x, w]
-        if bias:
-            b = self.fresh("b")
-            self.inits.append(nh.from_array(rng.standard_normal(cout).astype(np.float32) * 0.1, b))
-            ins.append(b)
-        y = self.fresh("c")
-        self.nodes.append(h.make_node("Conv", ins, [y], group=group, strides=[stride, stride],
-                                      pads=[k // 2] * 4))
-        return y
-
-    def op(self, kind, ins, **attrs):
-        y = self.fresh(kind.lower())
-        self.nodes.append(h.make_node(kind, ins, [y], **attrs))
-        return y
-
-    def clip(self, x):
-        if not any(i.name == "lo" for i in self.inits):
-            self.inits += [nh.from_array(np.array(0.0, np.float32), "lo"),
-                           nh.from_array(np.array(6.0, np.float32), "hi")]
-        return self.op("Clip", [x, "lo", "hi"])
-
-    def output(self, v):
-        self.outputs.append(v)
-
-    def model(self):
-        # The outputs' types from ONNX's shape inference.
-        g = h.make_graph(self.nodes, self.name, [self.x], [], self.inits)
-        inferred = onnx.shape_inference.infer_shapes(h.make_model(g, opset_imports=[h.make_opsetid("", 14)]))
-        types = {v.name: v for v in inferred.graph.value_info}
-        g = h.make_graph(self.nodes, self.name, [self.x], [types[o] for o in self.outputs], self.inits)
-        return h.make_model(g, opset_imports=[h.make_opsetid("", 14)])
-
-
 def mobilenet_block():
     """96 -> 24 projection, two inverted residual blocks of 144, a stride-2
     block; the 24-channel sum is a graph output (inside the region), the
     depthwise result's GlobalAveragePool and a Concat read the region."""
-    n = Net("mbv2", 96, (13, 11))
+    n = Net("mbv2", 96, (13, 11), rng)
     p = n.conv("x", 96, 24)
     for _ in range(2):
         e = n.clip(n.conv(p, 24, 144))
@@ -129,7 +74,7 @@ def odd_channels():
     """A 3 x 3 convolution to 31 channels, activations that are not zero at
     zero (Sigmoid, HardSigmoid), a Sub of two padded values, 48 channels, a
     grouped (not depthwise) convolution reading the region, 12 channels."""
-    n = Net("odd", 5, (9, 7))
+    n = Net("odd", 5, (9, 7), rng)
     a = n.op("Sigmoid", [n.conv("x", 5, 31, k=3)])
     b = n.op("LeakyRelu", [n.conv("x", 5, 31)], alpha=0.2)
     s = n.op("Sub", [a, b])
@@ -148,13 +93,12 @@ def feeds(proto, batches=(1, 3, 0)):
 
 
 def compare_ort(tag, m, proto, feeds_list, rtol=2e-4):
-    global checks
     sess = ort.InferenceSession(proto.SerializeToString())
     for f in feeds_list:
         ref = sess.run(None, {"x": f[0]})
         out = m.run(f)
         for k, (r, o) in enumerate(zip(ref, out)):
-            checks += 1
+            checks.check()
             if r.shape != o.shape:
                 fail(f"{tag}: output {k} shape {o.shape}, expected {r.shape}")
                 continue
@@ -169,7 +113,6 @@ def compare_ort(tag, m, proto, feeds_list, rtol=2e-4):
 def compare_nonfinite(tag, padded, unpadded, proto):
     """Inputs with +-inf and NaN: the padded build gives what the unpadded
     one gives, element by element."""
-    global checks
     dims = [d.dim_value for d in proto.graph.input[0].type.tensor_type.shape.dim[1:]]
     x = rng.standard_normal([2] + dims).astype(np.float32)
     flat = x[0].reshape(-1)  # batch element 1 stays finite
@@ -178,7 +121,7 @@ def compare_nonfinite(tag, padded, unpadded, proto):
     flat[spots[2:4]] = -np.inf
     flat[spots[4:]] = np.nan
     for k, (a, b) in enumerate(zip(padded.run([x]), unpadded.run([x]))):
-        checks += 1
+        checks.check()
         same = (np.array_equal(np.isnan(a), np.isnan(b)) and
                 np.array_equal(np.isposinf(a), np.isposinf(b)) and
                 np.array_equal(np.isneginf(a), np.isneginf(b)))
@@ -205,7 +148,7 @@ for mname, proto in {"mbv2": mobilenet_block(), "odd": odd_channels()}.items():
         except RuntimeError as e:
             fail(f"{tag}: compile: {e}")
             continue
-        checks += 1
+        checks.check()
         pads = graph.count("= Pad(")
         if "aotc_padc_" not in graph or "Where(" not in graph or pads == 0:
             fail(f"{tag}: no channels padded")
@@ -224,7 +167,4 @@ for mname, proto in {"mbv2": mobilenet_block(), "odd": odd_channels()}.items():
         m.update_constants(new, validate_full=False)
         compare_ort(tag + " updated", m, with_weights(proto, new), feeds(proto, (1, 2)))
 
-print(f"pad channels: {checks} checks, {failed} failed")
-if failed == 0:
-    print("pad channels ok")
-sys.exit(1 if failed else 0)
+checks.done()

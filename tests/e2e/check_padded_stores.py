@@ -31,62 +31,21 @@ import tempfile
 import numpy as np
 import onnx
 import onnxruntime as ort
-from onnx import TensorProto as T
-from onnx import helper as h
-from onnx import numpy_helper as nh
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bench", "gpu"))
 from aotc_ctypes import Model  # noqa: E402
+from e2e_graphs import Checks, Net  # noqa: E402
 
 aotc = sys.argv[1]
 rng = np.random.default_rng(42)
 tmp = tempfile.mkdtemp()
-failed = 0
-checks = 0
+checks = Checks("padded stores")
+fail = checks.fail
 PROFILES = {"zen5": ["--device-profile", "zen5-avx512"], "avx2": ["--device-profile", "generic-avx2"]}
 
 
-def fail(msg):
-    global failed
-    failed += 1
-    print("FAIL", msg)
-
-
-class Net:
-    """A small graph builder: weights are random initializers."""
-
-    def __init__(self, name, cin, hw):
-        self.name, self.nodes, self.inits, self.outputs, self.n = name, [], [], [], 0
-        self.x = h.make_tensor_value_info("x", T.FLOAT, ["n", cin, hw[0], hw[1]])
-
-    def fresh(self, p):
-        self.n += 1
-        return f"{p}{self.n}"
-
-    def conv(self, x, cin, cout, k=1, stride=1, pads=None):
-        w, b, y = self.fresh("w"), self.fresh("b"), self.fresh("c")
-        self.inits.append(nh.from_array((rng.standard_normal((cout, cin, k, k)) /
-                                         np.sqrt(cin * k * k)).astype(np.float32), w))
-        self.inits.append(nh.from_array(rng.standard_normal(cout).astype(np.float32) * 0.1, b))
-        self.nodes.append(h.make_node("Conv", [x, w, b], [y], strides=[stride, stride],
-                                      pads=pads if pads else [k // 2] * 4))
-        return y
-
-    def op(self, kind, ins, **attrs):
-        y = self.fresh(kind.lower())
-        self.nodes.append(h.make_node(kind, ins, [y], **attrs))
-        return y
-
-    def model(self):
-        g = h.make_graph(self.nodes, self.name, [self.x], [], self.inits)
-        inferred = onnx.shape_inference.infer_shapes(h.make_model(g, opset_imports=[h.make_opsetid("", 14)]))
-        types = {v.name: v for v in inferred.graph.value_info}
-        g = h.make_graph(self.nodes, self.name, [self.x], [types[o] for o in self.outputs], self.inits)
-        return h.make_model(g, opset_imports=[h.make_opsetid("", 14)])
-
-
 def resnet():
-    n = Net("resnet", 64, (9, 13))
+    n = Net("resnet", 64, (9, 13), rng)
     x = n.op("MaxPool", ["x"], kernel_shape=[3, 3], pads=[1, 1, 1, 1], strides=[1, 1])
     for _ in range(2):  # basic blocks: the sum is read by the next block's pad and its sum
         a = n.op("Relu", [n.conv(x, 64, 64, k=3)])
@@ -97,12 +56,12 @@ def resnet():
     # A bottleneck: the 1 x 1 reduction stores into the 3 x 3's padded input.
     r = n.op("Relu", [n.conv(x, 128, 64)])
     r = n.op("Relu", [n.conv(r, 64, 64, k=3)])
-    n.outputs.append(n.op("Relu", [n.op("Add", [n.conv(r, 64, 128), x])]))
+    n.output(n.op("Relu", [n.op("Add", [n.conv(r, 64, 128), x])]))
     return n.model()
 
 
 def pads():
-    n = Net("pads", 48, (9, 13))
+    n = Net("pads", 48, (9, 13), rng)
     a = n.op("Relu", [n.conv("x", 48, 64)])
     b = n.conv(a, 64, 64, k=3, pads=[0, 1, 2, 1])  # asymmetric
     c = n.op("Sigmoid", [n.conv(b, 64, 32, k=5)])  # padding 2: 24 border stores
@@ -112,7 +71,8 @@ def pads():
     f = n.op("Add", [n.conv(e, 32, 32, k=3), n.conv(e, 32, 32, k=5)])
     # g is a graph output and padded: kept, its copy reads it.
     g = n.op("Relu", [n.conv(f, 32, 64)])
-    n.outputs += [g, n.conv(g, 64, 16, k=3)]
+    n.output(g)
+    n.output(n.conv(g, 64, 16, k=3))
     return n.model()
 
 
@@ -149,14 +109,14 @@ for mname, proto in {"resnet": resnet(), "pads": pads()}.items():
         except RuntimeError as e:
             fail(f"{tag}: compile: {e}")
             continue
-        checks += 1
+        checks.check()
         if k_stored >= k_copied:
             fail(f"{tag}: {k_stored} kernels with padded stores, {k_copied} without: nothing was fused")
         for batch in (1, 3, 0, 1, 3):
             x = inputs(proto, batch)
             ref = sess.run(None, {"x": x})
             for k, (r, o) in enumerate(zip(ref, stored.run([x]))):
-                checks += 1
+                checks.check()
                 if r.shape != o.shape:
                     fail(f"{tag}: output {k} shape {o.shape}, expected {r.shape}")
                     continue
@@ -168,7 +128,7 @@ for mname, proto in {"resnet": resnet(), "pads": pads()}.items():
         for nonfinite in (False, True):
             x = inputs(proto, 2, nonfinite)
             for k, (a, b) in enumerate(zip(stored.run([x]), copied.run([x]))):
-                checks += 1
+                checks.check()
                 if np.isfinite(b).all() == nonfinite and nonfinite:
                     fail(f"{tag}: output {k} all finite: the non-finite case tests nothing")
                 if not np.array_equal(a, b, equal_nan=True):
@@ -177,7 +137,4 @@ for mname, proto in {"resnet": resnet(), "pads": pads()}.items():
                          f" ({'with' if nonfinite else 'without'} inf/NaN)")
         print(f"{tag}: {k_copied} -> {k_stored} kernels")
 
-if failed:
-    print(f"{failed} of {checks} checks failed")
-    sys.exit(1)
-print(f"padded stores ok ({checks} checks)")
+checks.done()

@@ -1,0 +1,82 @@
+"""Shared pieces of the e2e checks that build their own CNN graphs
+(check_pad_channels.py, check_padded_stores.py): a small ONNX graph builder
+whose weights are random initializers, and the count of checks and failures
+each script reports."""
+import sys
+
+import numpy as np
+import onnx
+from onnx import TensorProto as T
+from onnx import helper as h
+from onnx import numpy_helper as nh
+
+
+class Checks:
+    """Counts checks and failures; done() prints the summary and exits."""
+
+    def __init__(self, name):
+        self.name, self.count, self.failed = name, 0, 0
+
+    def check(self):
+        self.count += 1
+
+    def fail(self, msg):
+        self.failed += 1
+        print("FAIL", msg)
+
+    def done(self):
+        print(f"{self.name}: {self.count} checks, {self.failed} failed")
+        if self.failed == 0:
+            print(f"{self.name} ok")
+        sys.exit(1 if self.failed else 0)
+
+
+class Net:
+    """A small graph over input x [n, cin, h, w]; weights are random
+    initializers drawn from rng (1/sqrt(fan-in) scaled, biases x 0.1)."""
+
+    def __init__(self, name, cin, hw, rng, opset=14):
+        self.name, self.rng, self.opset = name, rng, opset
+        self.nodes, self.inits, self.outputs, self.n = [], [], [], 0
+        self.x = h.make_tensor_value_info("x", T.FLOAT, ["n", cin, hw[0], hw[1]])
+
+    def fresh(self, p):
+        self.n += 1
+        return f"{p}{self.n}"
+
+    def conv(self, x, cin, cout, k=1, group=1, stride=1, bias=True, pads=None):
+        w = self.fresh("w")
+        self.inits.append(nh.from_array((self.rng.standard_normal((cout, cin // group, k, k)) /
+                                         np.sqrt(cin // group * k * k)).astype(np.float32), w))
+        ins = [x, w]
+        if bias:
+            b = self.fresh("b")
+            self.inits.append(nh.from_array(self.rng.standard_normal(cout).astype(np.float32) * 0.1, b))
+            ins.append(b)
+        y = self.fresh("c")
+        self.nodes.append(h.make_node("Conv", ins, [y], group=group, strides=[stride, stride],
+                                      pads=pads if pads else [k // 2] * 4))
+        return y
+
+    def op(self, kind, ins, **attrs):
+        y = self.fresh(kind.lower())
+        self.nodes.append(h.make_node(kind, ins, [y], **attrs))
+        return y
+
+    def clip(self, x):
+        if not any(i.name == "lo" for i in self.inits):
+            self.inits += [nh.from_array(np.array(0.0, np.float32), "lo"),
+                           nh.from_array(np.array(6.0, np.float32), "hi")]
+        return self.op("Clip", [x, "lo", "hi"])
+
+    def output(self, v):
+        self.outputs.append(v)
+
+    def model(self):
+        # The outputs' types from ONNX's shape inference.
+        opsets = [h.make_opsetid("", self.opset)]
+        g = h.make_graph(self.nodes, self.name, [self.x], [], self.inits)
+        inferred = onnx.shape_inference.infer_shapes(h.make_model(g, opset_imports=opsets))
+        types = {v.name: v for v in inferred.graph.value_info}
+        g = h.make_graph(self.nodes, self.name, [self.x], [types[o] for o in self.outputs], self.inits)
+        return h.make_model(g, opset_imports=opsets)
