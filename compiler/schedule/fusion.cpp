@@ -241,11 +241,9 @@ std::optional<PaddedCopy> paddedStoreOf(const LoweredGraph &lg, int m, int r,
     if (!proveEqual(x.shape[k], rd.shape[k], lg.env))
       return std::nullopt;
   // The copy's value at i + before reads r at i.
-  VarBindings shift;
-  const std::vector<Expr> i = lg.vars.idxVars(rd.rank());
-  for (int k = 0; k < rd.rank(); ++k)
-    shift.push_back({i[k], i[k] + Expr(pc->before[k])});
-  Expr inner = simplify(substitute(body, shift), defRanges(lg, rd));
+  Expr inner = simplify(
+      substitute(body, interiorBindings(lg.vars.idxVars(rd.rank()), *pc)),
+      defRanges(lg, rd));
   if (!readsAtIdentity(lg, inner, r, rd))
     return std::nullopt;
   return pc;

@@ -412,12 +412,8 @@ Expected<Kernel> buildKernel(const LoweredGraph &lg, const FusionPlan &plan,
       Expr value = instantiate(Access::make(x.dtype, pc->source,
                                             lg.vars.idxVars(x.rank())),
                                indexBindings(lg.vars, at), {{red, redVar}});
-      std::vector<Expr> to;
-      for (size_t k = 0; k < at.size(); ++k)
-        to.push_back(pc->before[k] == 0
-                         ? at[k]
-                         : simplify(at[k] + Expr(pc->before[k])));
-      std::vector<Stmt> stores{Store::make(out, to, value)};
+      std::vector<Stmt> stores{
+          Store::make(out, shiftedIndices(at, pc->before), value)};
       Stmt border = paddedBorderStores(
           *pc, lg.defs[red].shape, at, [&](const std::vector<Expr> &idx) {
             return Store::make(out, idx, pc->fill);

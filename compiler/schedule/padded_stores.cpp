@@ -42,12 +42,8 @@ protected:
     const Access *a = e.as<Access>();
     if (a->tensor != source_)
       return e;
-    std::vector<Expr> idx;
-    for (size_t k = 0; k < a->indices.size(); ++k)
-      idx.push_back(before_[k] == 0 ? a->indices[k]
-                                    : simplify(a->indices[k] + Expr(before_[k])));
     changed = true;
-    return Access::make(a->type, copy_, std::move(idx));
+    return Access::make(a->type, copy_, shiftedIndices(a->indices, before_));
   }
 
 private:
@@ -56,6 +52,23 @@ private:
 };
 
 } // namespace
+
+std::vector<Expr> shiftedIndices(const std::vector<Expr> &at,
+                                 const std::vector<int64_t> &by) {
+  std::vector<Expr> out;
+  for (size_t k = 0; k < at.size(); ++k)
+    out.push_back(by[k] == 0 ? at[k] : simplify(at[k] + Expr(by[k])));
+  return out;
+}
+
+VarBindings interiorBindings(const std::vector<Expr> &idx,
+                             const PaddedCopy &pc) {
+  std::vector<Expr> to = shiftedIndices(idx, pc.before);
+  VarBindings b;
+  for (size_t k = 0; k < idx.size(); ++k)
+    b.push_back({idx[k], to[k]});
+  return b;
+}
 
 std::optional<PaddedCopy> matchPaddedCopy(const LoweredGraph &lg, int def) {
   const TensorDef &d = lg.defs[def];
@@ -92,10 +105,8 @@ std::optional<PaddedCopy> matchPaddedCopy(const LoweredGraph &lg, int def) {
   if (!pads)
     return std::nullopt;
   // The interior: the copy at i + before is x[i], for every i of x.
-  VarBindings shift;
-  for (int k = 0; k < rank; ++k)
-    shift.push_back({i[k], i[k] + Expr(pc.before[k])});
-  Expr inner = simplify(substitute(d.body, shift), defRanges(lg, x));
+  Expr inner =
+      simplify(substitute(d.body, interiorBindings(i, pc)), defRanges(lg, x));
   if (!structurallyEqual(inner, Access::make(x.dtype, pc.source, i)))
     return std::nullopt;
   // The border: the condition is false at each of its indices, whatever
@@ -166,7 +177,7 @@ Stmt paddedBorderStores(
   for (;;) {
     bool zero = true;
     Expr cond;
-    std::vector<Expr> idx;
+    std::vector<int64_t> by(rank);
     for (size_t k = 0; k < rank; ++k) {
       zero &= o[k] == 0;
       if (o[k] < 0)
@@ -174,12 +185,10 @@ Stmt paddedBorderStores(
       else if (o[k] > 0)
         cond = logicalAnd(cond, cmp(BinOp::EQ, at[k],
                                     simplify(shape[k] - Expr(1))));
-      idx.push_back(pc.before[k] + o[k] == 0
-                        ? at[k]
-                        : simplify(at[k] + Expr(pc.before[k] + o[k])));
+      by[k] = pc.before[k] + o[k];
     }
     if (!zero)
-      stores.push_back(IfThenElse::make(cond, store(idx)));
+      stores.push_back(IfThenElse::make(cond, store(shiftedIndices(at, by))));
     size_t k = 0;
     for (; k < rank; ++k) {
       if (o[k] < pc.after[k]) {

@@ -25,6 +25,7 @@
 #pragma once
 
 #include "compiler/lowering/lowering.h"
+#include "ir/visitor.h"
 
 #include <optional>
 
@@ -37,6 +38,18 @@ struct PaddedCopy {
   std::vector<int64_t> after;  ///< per dimension: the padding after
   Expr fill;                   ///< the value of the padding (a literal)
 };
+
+/// \p at with \p by[k] added to each index (simplified; an index whose
+/// offset is 0 unchanged): where an element of the value padded sits in
+/// its copy (by = before), or a border element beside it.
+std::vector<Expr> shiftedIndices(const std::vector<Expr> &at,
+                                 const std::vector<int64_t> &by);
+
+/// The bindings of index variables \p idx to their interior positions in
+/// \p pc's copy (idx[k] -> idx[k] + before[k]): a body of the copy so
+/// bound is its value at the element idx of the value padded.
+VarBindings interiorBindings(const std::vector<Expr> &idx,
+                             const PaddedCopy &pc);
 
 /// \p def as a padded copy: a materialized pointwise def whose value is
 /// `inside ? x[j] : fill`, the condition on its indices alone, each index

@@ -268,13 +268,17 @@ bool isFloatVectorCombine(const ReductionNest &nest) {
   return v.ok && next.type() == nest.accType;
 }
 
-const Store *storeUnderLets(const Stmt &s, VarBindings &lets) {
+Stmt stmtUnderLets(const Stmt &s, VarBindings &lets) {
   Stmt cur = s;
   while (const LetStmt *l = cur.as<LetStmt>()) {
     lets.push_back({l->var, substitute(l->value, lets)});
     cur = l->body;
   }
-  return cur.as<Store>(); // a node of s's tree: lives as long as s
+  return cur;
+}
+
+const Store *storeUnderLets(const Stmt &s, VarBindings &lets) {
+  return stmtUnderLets(s, lets).as<Store>(); // a node of s's tree
 }
 
 Stmt vectorFinish(const ReductionNest &nest,
@@ -293,11 +297,7 @@ Stmt vectorFinish(const FinishFn &finish, DType type,
   // The bindings before the store (the reduction's value, `red`) are
   // substituted into it.
   VarBindings lets;
-  Stmt cur = f;
-  while (const LetStmt *l = cur.as<LetStmt>()) {
-    lets.push_back({l->var, substitute(l->value, lets)});
-    cur = l->body;
-  }
+  const Stmt cur = stmtUnderLets(f, lets);
   // A store, or blocks of stores under conditions the lanes share (a
   // padded store's border, padded_stores.h).
   std::function<Stmt(const Stmt &)> vectorized = [&](const Stmt &s) {

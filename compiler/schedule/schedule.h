@@ -216,9 +216,11 @@ bool isFloatVectorCombine(const ReductionNest &nest);
 /// [batch, 128] did; more for a kernel's size variant,
 /// ScheduleOptions::sizeVariantAt); at least 1.
 int64_t plannedExtent(const Expr &extent, int64_t symbolsAt = 1);
-/// The store that statement \p s (a nest's finish) ends in under its
-/// leading LetStmts, whose bindings are appended to \p lets (each value
-/// with the earlier ones substituted); null if it ends in something else.
+/// The statement under the leading LetStmts of \p s (a nest's finish),
+/// whose bindings are appended to \p lets (each value with the earlier ones
+/// substituted).
+Stmt stmtUnderLets(const Stmt &s, VarBindings &lets);
+/// stmtUnderLets's statement where it is a store; null otherwise.
 const Store *storeUnderLets(const Stmt &s, VarBindings &lets);
 /// The finish of \p nest at the output indices \p at(col + lane), lanes 0
 /// to \p width - 1, from the vector accumulator \p acc, as one vector store
