@@ -153,6 +153,15 @@ int runCommand(const RunArgs &args) {
         return 1;
       }
     }
+    // Each symbol's value for random inputs: --dim's, else its smallest
+    // (at least 1).
+    std::vector<int64_t> symbolValues;
+    for (const aotc::SymbolInfo &s : syms) {
+      auto it = args.dims.find(s.name);
+      symbolValues.push_back(it != args.dims.end()
+                                 ? it->second
+                                 : std::max<int64_t>(1, s.min));
+    }
     std::vector<aotc::HostTensor> inputs;
     if (!args.inputs.empty()) {
       if (args.inputs.size() != ins.size()) {
@@ -179,24 +188,20 @@ int runCommand(const RunArgs &args) {
             shape.push_back(ins[i].dims[d]);
             continue;
           }
-          auto it = args.dims.find(syms[s].name);
-          shape.push_back(it != args.dims.end()
-                              ? it->second
-                              : std::max<int64_t>(1, syms[s].min));
+          shape.push_back(symbolValues[s]);
         }
         inputs.push_back(randomTensor(ins[i].dtype, shape, args.seed + i));
       }
     }
     if (args.reserve) {
-      // The symbols' values as the random inputs take them (a symbol read
-      // from data is computed, its entry not read).
-      std::vector<int64_t> values;
-      for (const aotc::SymbolInfo &s : syms) {
-        auto it = args.dims.find(s.name);
-        values.push_back(it != args.dims.end() ? it->second
-                                               : std::max<int64_t>(1, s.min));
-      }
-      model.reserve(values);
+      // The sizes of the inputs run: given files set the symbols their
+      // dims are (a symbol read from data is computed, its entry not read).
+      for (size_t i = 0; i < ins.size() && !args.inputs.empty(); ++i)
+        for (size_t d = 0; d < ins[i].dims.size(); ++d)
+          if (int32_t s = ins[i].dimSymbols[d];
+              s >= 0 && d < inputs[i].shape().size())
+            symbolValues[s] = inputs[i].shape()[d];
+      model.reserve(symbolValues);
     }
     std::printf("model %s on %s\n", model.name().c_str(),
                 model.deviceName().c_str());
