@@ -314,31 +314,27 @@ void Container::giveBackInstances(const std::vector<Instance *> &held) {
 aotc_status_t Container::reserve(const int64_t *symbols, size_t numSymbols) {
   uint64_t bytes = 0;
   AOTC_RT_RETURN_IF_ERROR(arenaBytes(symbols, numSymbols, &bytes));
-  if (bytes == 0)
-    return AOTC_OK;
   const std::string what =
       formatString("the arena of model '%s'", desc_->model_name);
   std::vector<Instance *> held = takeAllInstances();
   aotc_status_t status = AOTC_OK;
-  for (Instance *instance : held) {
-    if (status != AOTC_OK)
-      break;
-    status = instance->arena.ensure(context_, device_, CL_MEM_READ_WRITE,
-                                    bytes, what.c_str());
+  // A model without an arena at these sizes still gets the run below.
+  for (size_t i = 0; i < held.size() && bytes > 0 && status == AOTC_OK; ++i) {
+    Instance &instance = *held[i];
+    status = instance.arena.ensure(context_, device_, CL_MEM_READ_WRITE, bytes,
+                                   what.c_str());
     if (status != AOTC_OK)
       break;
     // Written once, whole: the device's first touch of every page is here.
     const uint8_t zero = 0;
-    cl_int err = clEnqueueFillBuffer(instance->queue, instance->arena.mem(),
-                                     &zero, 1, 0,
-                                     static_cast<size_t>(
-                                         instance->arena.capacity()),
-                                     0, nullptr, nullptr);
+    cl_int err = clEnqueueFillBuffer(
+        instance.queue, instance.arena.mem(), &zero, 1, 0,
+        static_cast<size_t>(instance.arena.capacity()), 0, nullptr, nullptr);
     if (err == CL_SUCCESS)
-      err = clFinish(instance->queue);
+      err = clFinish(instance.queue);
     if (err != CL_SUCCESS)
       status = fail(statusForClError(err), "writing %s (%llu bytes) on '%s': %s",
-                    what.c_str(), ull(instance->arena.capacity()),
+                    what.c_str(), ull(instance.arena.capacity()),
                     device_.fullName.c_str(), clErrorName(err));
   }
   // Then one run at these sizes: the kernels' first launches at them

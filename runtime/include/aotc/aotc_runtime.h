@@ -647,17 +647,25 @@ AOTC_API aotc_status_t aotc_container_arena_bytes(
     const aotc_container_t *container, const int64_t *symbol_values,
     size_t num_symbols, uint64_t *out_bytes);
 
-/* Sizes every instance's arena for runs with the given symbol values (as
- * aotc_container_arena_bytes takes them: a host's largest batch) and
- * writes it once, so that those runs and smaller ones allocate nothing and
- * the first touch of the arena's pages (a page fault each, about 1.5 us per
- * 4 KB on a VM) happens here, at load, not in the first run. An arena
- * only grows: a later run that needs more grows it then. Waits for the
- * runs in flight and holds new ones until it is done (as
- * aotc_container_set_profiling). Fails with AOTC_ERROR_INVALID_ARGUMENT
- * as aotc_container_arena_bytes does, AOTC_ERROR_OUT_OF_MEMORY or
- * AOTC_ERROR_DEVICE_ERROR where the device cannot allocate or fill it
- * (the instances whose arena grew keep it). */
+/* Prepares every instance for runs with the given symbol values (num_symbols
+ * values in symbol order, as aotc_container_arena_bytes takes them: a
+ * host's largest batch; the caller's array, only read): sizes each
+ * instance's arena for them and writes it once, then runs the model once on
+ * zero inputs at those sizes. Runs at those sizes and smaller then allocate
+ * no arena, and the first touch of its pages (a page fault each, about
+ * 1.5 us per 4 KB on a VM) and the kernels' first launches at those sizes
+ * happen here, at load, not in the host's first run. An arena only grows:
+ * a later run that needs more grows it then. The run on zeros is skipped
+ * where aotc_container_create's warm-up would be (a weightless model before
+ * its weights, outputs sized by counts), and its own failures (zeros a
+ * model refuses) are not reported: they are left to the host's runs.
+ * Threads: any thread; it waits for the runs in flight and holds new ones
+ * until it is done (as aotc_container_set_profiling). Fails with
+ * AOTC_ERROR_INVALID_ARGUMENT as aotc_container_arena_bytes does (nothing
+ * changed), AOTC_ERROR_OUT_OF_MEMORY or AOTC_ERROR_DEVICE_ERROR where the
+ * device cannot allocate or write an arena: instances before the failing
+ * one keep their grown arena, the failing one has none until its next run
+ * allocates it, and no run on zeros is made. */
 AOTC_API aotc_status_t aotc_container_reserve(aotc_container_t *container,
                                               const int64_t *symbol_values,
                                               size_t num_symbols);

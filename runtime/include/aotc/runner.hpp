@@ -790,9 +790,13 @@ public:
     return bytes;
   }
 
-  /// Sizes and writes every instance's arena for runs with these symbol
-  /// values (aotc_container_reserve), so that their first run faults in no
-  /// arena page.
+  /// Prepares every instance for runs with these symbol values
+  /// (aotc_container_reserve: each arena sized and written, then one run on
+  /// zeros at those sizes), so that their first run grows no arena and
+  /// launches no kernel at new sizes. Any thread; waits for the runs in
+  /// flight. Throws Error (its status as the C call's) on a value outside
+  /// its symbol's range, a wrong count, or a device that cannot allocate;
+  /// UNSUPPORTED for a .so built before the call existed.
   void reserve(const std::vector<int64_t> &symbolValues) {
     if (!lib().aotc_container_reserve)
       throw Error(AOTC_ERROR_UNSUPPORTED,
