@@ -31,19 +31,14 @@ from onnx import numpy_helper as nh
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bench", "gpu"))
 from aotc_ctypes import DTYPES, ConstantEntry, Model, _fill  # noqa: E402
 from compiled_model import with_weights  # noqa: E402
+from e2e_graphs import Checks, expect_close  # noqa: E402
 
 aotc = sys.argv[1]
 rng = np.random.default_rng(11)
 tmp = tempfile.mkdtemp()
-failed = 0
-checks = 0
+checks = Checks("fold program")
+fail = checks.fail
 FLAGS = {"tiled": [], "naive": ["--naive-kernels"], "gpu": ["--device-profile", "generic-gpu"]}
-
-
-def fail(msg):
-    global failed
-    failed += 1
-    print("FAIL", msg)
 
 
 def compile_so(name, proto, flags, extra=()):
@@ -68,7 +63,6 @@ def emitted(proto, kind, flags=()):
 
 
 def compare(tag, model, proto, feeds_list, rtol=2e-4):
-    global checks
     sess = ort.InferenceSession(proto.SerializeToString())
     names = [i.name for i in sess.get_inputs()]
     for feeds in feeds_list:
@@ -78,17 +72,7 @@ def compare(tag, model, proto, feeds_list, rtol=2e-4):
         except RuntimeError as e:
             fail(f"{tag}: run: {e}")
             continue
-        for r, o in zip(ref, out):
-            checks += 1
-            if r.shape != o.shape:
-                fail(f"{tag}: shape {o.shape}, expected {r.shape}")
-                continue
-            if r.size == 0:
-                continue
-            scale = max(1.0, float(np.abs(r).max()))
-            err = float(np.abs(r.astype(np.float64) - o).max()) / scale
-            if not np.isfinite(o).all() or err > rtol:
-                fail(f"{tag}: relative error {err:.3g} (batch {feeds[0].shape[0]})")
+        expect_close(checks, tag, ref, out, rtol, feeds[0].shape[0])
 
 
 def extract(model):
@@ -337,11 +321,8 @@ for flavour, flags in FLAGS.items():
     compare(tag + " updated", m, with_weights(proto, {"ids": new_ids}), feeds)
     status = give(m, "ids", np.array([[0, 12, 1, 2]], dtype=np.int64))
     msg = m.lib.aotc_last_error().decode()
-    checks += 1
+    checks.check()
     if status == 0 or "position_gather" not in msg:
         fail(f"{tag}: indices out of range: status {status}, '{msg}'")
 
-if failed:
-    print(f"{failed} failed of {checks} checks")
-    sys.exit(1)
-print(f"fold program ok ({checks} checks)")
+checks.done()

@@ -34,7 +34,7 @@ from onnx import numpy_helper as nh
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bench", "gpu"))
 from aotc_ctypes import Model  # noqa: E402
 from compiled_model import with_weights  # noqa: E402
-from e2e_graphs import Checks, Net  # noqa: E402
+from e2e_graphs import Checks, Net, expect_close  # noqa: E402
 
 aotc = sys.argv[1]
 rng = np.random.default_rng(41)
@@ -95,19 +95,7 @@ def feeds(proto, batches=(1, 3, 0)):
 def compare_ort(tag, m, proto, feeds_list, rtol=2e-4):
     sess = ort.InferenceSession(proto.SerializeToString())
     for f in feeds_list:
-        ref = sess.run(None, {"x": f[0]})
-        out = m.run(f)
-        for k, (r, o) in enumerate(zip(ref, out)):
-            checks.check()
-            if r.shape != o.shape:
-                fail(f"{tag}: output {k} shape {o.shape}, expected {r.shape}")
-                continue
-            if r.size == 0:
-                continue
-            scale = max(1.0, float(np.abs(r).max()))
-            err = float(np.abs(r.astype(np.float64) - o).max()) / scale
-            if not np.isfinite(o).all() or err > rtol:
-                fail(f"{tag}: output {k} relative error {err:.3g} (batch {f[0].shape[0]})")
+        expect_close(checks, tag, sess.run(None, {"x": f[0]}), m.run(f), rtol, f[0].shape[0])
 
 
 def compare_nonfinite(tag, padded, unpadded, proto):

@@ -34,7 +34,7 @@ import onnxruntime as ort
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bench", "gpu"))
 from aotc_ctypes import Model  # noqa: E402
-from e2e_graphs import Checks, Net  # noqa: E402
+from e2e_graphs import Checks, Net, expect_close  # noqa: E402
 
 aotc = sys.argv[1]
 rng = np.random.default_rng(42)
@@ -114,17 +114,7 @@ for mname, proto in {"resnet": resnet(), "pads": pads()}.items():
             fail(f"{tag}: {k_stored} kernels with padded stores, {k_copied} without: nothing was fused")
         for batch in (1, 3, 0, 1, 3):
             x = inputs(proto, batch)
-            ref = sess.run(None, {"x": x})
-            for k, (r, o) in enumerate(zip(ref, stored.run([x]))):
-                checks.check()
-                if r.shape != o.shape:
-                    fail(f"{tag}: output {k} shape {o.shape}, expected {r.shape}")
-                    continue
-                if r.size == 0:
-                    continue
-                err = float(np.abs(r.astype(np.float64) - o).max()) / max(1.0, float(np.abs(r).max()))
-                if not np.isfinite(o).all() or err > 2e-4:
-                    fail(f"{tag}: output {k} relative error {err:.3g} (batch {batch})")
+            expect_close(checks, tag, sess.run(None, {"x": x}), stored.run([x]), 2e-4, batch)
         for nonfinite in (False, True):
             x = inputs(proto, 2, nonfinite)
             for k, (a, b) in enumerate(zip(stored.run([x]), copied.run([x]))):

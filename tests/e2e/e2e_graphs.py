@@ -1,7 +1,8 @@
-"""Shared pieces of the e2e checks that build their own CNN graphs
-(check_pad_channels.py, check_padded_stores.py): a small ONNX graph builder
-whose weights are random initializers, and the count of checks and failures
-each script reports."""
+"""Shared pieces of the e2e checks (check_pad_channels.py,
+check_padded_stores.py, check_fold_program.py): the count of checks and
+failures each script reports, the comparison of a run's outputs with ONNX
+Runtime's, and a small ONNX graph builder whose weights are random
+initializers."""
 import sys
 
 import numpy as np
@@ -29,6 +30,23 @@ class Checks:
         if self.failed == 0:
             print(f"{self.name} ok")
         sys.exit(1 if self.failed else 0)
+
+
+def expect_close(checks, tag, refs, outs, rtol, batch):
+    """Each output of a run (outs) against ONNX Runtime's (refs): the same
+    shape, every element finite, and the largest difference within rtol of
+    max(1, max |ref|); an empty output passes on its shape."""
+    for k, (r, o) in enumerate(zip(refs, outs)):
+        checks.check()
+        if r.shape != o.shape:
+            checks.fail(f"{tag}: output {k} shape {o.shape}, expected {r.shape}")
+            continue
+        if r.size == 0:
+            continue
+        scale = max(1.0, float(np.abs(r).max()))
+        err = float(np.abs(r.astype(np.float64) - o).max()) / scale
+        if not np.isfinite(o).all() or err > rtol:
+            checks.fail(f"{tag}: output {k} relative error {err:.3g} (batch {batch})")
 
 
 class Net:
