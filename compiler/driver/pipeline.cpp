@@ -279,7 +279,11 @@ Expected<CompileResult> compileModel(const CompileOptions &opts) {
 
   // 3. Lowering: ops -> compute definitions.
   LowerOptions lowerOpts;
-  lowerOpts.fuseAttention = opts.schedule.registerTiling && opts.fuseAttention;
+  lowerOpts.fuseAttention =
+      opts.schedule.registerTiling &&
+      (opts.fuseAttention == CompileOptions::Fuse::On ||
+       (opts.fuseAttention == CompileOptions::Fuse::Auto &&
+        opts.schedule.profile.family == "gpu"));
   auto lowered = timer.run("lowering",
                            [&] { return lowerGraph(*graph, lowerOpts); });
   if (!lowered)

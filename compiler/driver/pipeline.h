@@ -42,12 +42,15 @@ struct CompileOptions {
   /// `--no-pad-channels` turns it off).
   bool padChannels = true;
   /// With register tiling: MatMul -> scale/mask -> Softmax -> MatMul as one
-  /// attention kernel that never stores the scores (lower_attention.cpp;
-  /// `aotc compile --fuse-attention`). Off by default: its one query row
-  /// per work-item lost to the separate kernels on this CPU (1.17 against
-  /// 0.34 ms per BERT layer) and on the H200 (0.142 against 0.019 ms at
-  /// batch 1, 0.157 against 0.041 at batch 8; docs/PERFORMANCE.md).
-  bool fuseAttention = false;
+  /// attention kernel that never stores the scores (lower_attention.cpp).
+  /// Auto: on GPU profiles (a work-group per block of query rows,
+  /// group_attention.cpp: on the H200 BERT's attention took 0.012 against
+  /// 0.018 ms a layer at batch 1, 0.026 against 0.038 at batch 8), off on
+  /// CPU profiles (a work-item per row, attention.cpp: 1.17 against 0.34 ms
+  /// per BERT layer on the 2-core VM). `aotc compile --fuse-attention` /
+  /// `--no-fuse-attention` force it.
+  enum class Fuse { Auto, On, Off };
+  Fuse fuseAttention = Fuse::Auto;
   int wrapperOptLevel = 1;
   /// Leave the updatable weights out of the .so: the host gives them with
   /// aotc_container_update_constants before the first run.

@@ -156,7 +156,8 @@ Expected<KernelConfig> configFrom(const json &j, const std::string &where) {
                      ", expected 0 (scalar), 4, 8 or 16");
   if (c.m >= 0 && c.m == c.n)
     return makeError(where, ": 'm' and 'n' are both dimension ", c.m);
-  if (c.m < 0 && c.tm != 1)
+  // (An attention work-group's tm is its rows per work-item.)
+  if (c.m < 0 && c.tm != 1 && !(c.templ == "attention" && c.groupReduce > 0))
     return makeError(where, ": 'tm' is ", c.tm, " without a dimension 'm'");
   if (c.n < 0 && (c.m >= 0 || c.tn != 1))
     return makeError(where, ": an untiled kernel (n = -1) takes no 'm' "

@@ -64,8 +64,10 @@ struct KernelConfig {
   /// reread across outputs: pooling, ReduceSum), contraction (MatMul, Gemm,
   /// Conv) or row (a pointwise def with the reductions it reads per row:
   /// softmax, normalizations; only `lanes` applies, 0 for scalar loops) or
-  /// attention (a fused MatMul -> Softmax -> MatMul, attention.cpp; only
-  /// `lanes` applies: the keys per block, 0 or 1 for one at a time).
+  /// attention (a fused MatMul -> Softmax -> MatMul: with `lanes`, a
+  /// work-item per query row and the keys in blocks of lanes, attention.cpp;
+  /// with `group_reduce`, a work-group of that many work-items, 8 per row
+  /// and `tm` rows each, group_attention.cpp).
   std::string templ;
   /// The register tile: tm x tn outputs per work-item along output
   /// dimensions m and n; n = -1 is one element per work-item, m = -1 a

@@ -434,9 +434,12 @@ Expected<Kernel> buildKernel(const LoweredGraph &lg, const FusionPlan &plan,
     const TensorDef &rd = lg.defs[red];
     const TensorDef::Attention &att = *rd.attention;
     if (given && (given->m >= 0 || given->n >= 0 || given->groupM > 0 ||
-                  given->groupReduce > 0 || given->splitK > 1))
+                  given->splitK > 1))
       return makeError("--kernel-configs: kernel '", name,
-                       "' is an attention kernel, which takes lanes only");
+                       "' is an attention kernel, which takes lanes (a "
+                       "work-item per query row) or group_reduce and tm (a "
+                       "work-group of 8 work-items per row, tm rows each) "
+                       "only");
     AttentionNest nest;
     nest.shape = d.shape;
     nest.type = rd.dtype;
@@ -465,14 +468,32 @@ Expected<Kernel> buildKernel(const LoweredGraph &lg, const FusionPlan &plan,
       return instantiate(rd.body, bindings(at, key));
     };
     nest.finish = storeReduced;
-    int lanes = given ? given->lanes : attentionKeyLanes(opts.profile);
-    bool vectorized = false;
-    s = attentionKernel(nest, lanes, lg.env, &vectorized);
-    if (!s.defined())
-      return makeError("internal error: kernel '", name,
-                       "': the attention's value row does not vectorize as "
-                       "planned");
-    config.lanes = vectorized || given ? lanes : 0;
+    // GPUs: a work-group per block of query rows (group_attention.cpp)
+    // where the depth and value width are static; else, and where a
+    // configuration gives lanes, a work-item per row (attention.cpp).
+    AttentionGroup group =
+        given ? AttentionGroup{given->groupReduce, given->tm}
+              : chooseAttentionGroup(nest, opts.profile, opts.planSymbolsAt);
+    if (group.size > 0) {
+      Expected<GroupTiledKernel> g =
+          groupAttentionKernel(nest, group.size, group.rowsPerItem,
+                               opts.profile, lg.env);
+      if (!g)
+        return g.status().withContext("kernel '" + name + "'");
+      grouped = std::move(*g);
+      s = grouped.body;
+      config.groupReduce = group.size;
+      config.tm = group.rowsPerItem;
+    } else {
+      int lanes = given ? given->lanes : attentionKeyLanes(opts.profile);
+      bool vectorized = false;
+      s = attentionKernel(nest, lanes, lg.env, &vectorized);
+      if (!s.defined())
+        return makeError("internal error: kernel '", name,
+                         "': the attention's value row does not vectorize "
+                         "as planned");
+      config.lanes = vectorized || given ? lanes : 0;
+    }
   } else if (!rowGroup.empty()) {
     // A row group: each reduction per row into a local, then the row.
     RowNest rows;

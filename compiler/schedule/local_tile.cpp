@@ -37,6 +37,26 @@
 
 namespace aotc {
 
+bool contiguousAlong(const Expr &e, const Expr &var) {
+  struct V : IRVisitor {
+    Expr var;
+    bool any = false, all = true;
+    void visitLoad(const Load *op) override {
+      bool uses = false;
+      for (const Expr &i : op->indices)
+        uses |= usesVar(i, var.as<Var>());
+      if (uses) {
+        any = true;
+        all &= stepsByOne(op->indices, var, RangeEnv());
+      }
+      IRVisitor::visitLoad(op);
+    }
+  } v;
+  v.var = var;
+  v.visit(e);
+  return v.any && v.all;
+}
+
 namespace {
 
 /// True if \p extent is a multiple of \p block for every symbol value
@@ -71,27 +91,6 @@ Factors splitFactors(const Expr &term, const std::vector<Expr> &idx, int m,
   return {};
 }
 
-/// True if every load of \p e that reads \p var steps by one with it, and
-/// one does.
-bool contiguousAlong(const Expr &e, const Expr &var) {
-  struct V : IRVisitor {
-    Expr var;
-    bool any = false, all = true;
-    void visitLoad(const Load *op) override {
-      bool uses = false;
-      for (const Expr &i : op->indices)
-        uses |= usesVar(i, var.as<Var>());
-      if (uses) {
-        any = true;
-        all &= stepsByOne(op->indices, var, RangeEnv());
-      }
-      IRVisitor::visitLoad(op);
-    }
-  } v;
-  v.var = var;
-  v.visit(e);
-  return v.any && v.all;
-}
 
 /// True if every load of \p e that reads \p step moves by one element along
 /// its last index, and stays along the others, from each step to the next

@@ -352,6 +352,35 @@ struct GroupTiledKernel {
   std::vector<KernelBuffer> locals;
   int64_t workGroupSize = 0;
 };
+/// True if every load of \p e that reads \p var steps by one element with
+/// it, and one does (local_tile.cpp): the order in which a work-group's
+/// consecutive work-items stage an operand.
+bool contiguousAlong(const Expr &e, const Expr &var);
+/// The work-group attention kernel of \p nest (group_attention.cpp, the
+/// GPU style): a group of \p groupSize work-items, 8 per row, each with
+/// \p rowsPerItem (1-4) query rows, takes groupSize / 8 * rowsPerItem query
+/// rows; it stages each block of 32 keys' operand and value rows in local
+/// memory, computes the block's scores into local memory and updates every
+/// row's online softmax and its columns of the value sum. An error where
+/// the depth or the value width is symbolic or above 256, where its local
+/// arrays exceed \p target's local memory (32 KiB where not known), or
+/// where a factor of the score or the value reads both the query row and
+/// the key.
+Expected<GroupTiledKernel> groupAttentionKernel(const AttentionNest &nest,
+                                                int64_t groupSize,
+                                                int64_t rowsPerItem,
+                                                const DeviceProfile &target,
+                                                const RangeEnv &env);
+/// The heuristic's work-group attention kernel for \p nest on \p target,
+/// planned with its symbols at \p symbolsAt: the group size (0 for the
+/// per-row kernel: CPU profiles, a symbolic or deep depth, local arrays
+/// that do not fit) and the rows per work-item.
+struct AttentionGroup {
+  int64_t size = 0, rowsPerItem = 1;
+};
+AttentionGroup chooseAttentionGroup(const AttentionNest &nest,
+                                    const DeviceProfile &target,
+                                    int64_t symbolsAt = 1);
 /// The kernel of \p nest tiled by \p t's work-group tile (on the nest's
 /// GEMM view where t.gemmView, m and n naming the nest's dimensions); an
 /// error naming what does not fit (the term is not a float product of one

@@ -50,7 +50,8 @@ std::string runCase(const std::string &dir, const TestArgs &args,
   co.modelPath = dir + "/model.onnx";
   co.outputPath = tmpDir + "/case" + std::to_string(index) + ".so";
   co.schedule.registerTiling = !args.naiveKernels;
-  co.fuseAttention = args.fuseAttention;
+  if (args.fuseAttention)
+    co.fuseAttention = CompileOptions::Fuse::On;
   auto profile = resolveDeviceProfile(args.deviceProfile);
   if (!profile)
     return "compile: " + profile.status().message();

@@ -55,12 +55,17 @@ int runCli(int argc, char **argv) {
                     "planned for its sizes");
   bool noMergeMatMuls = false, noSplitK = false, noChannelBlocks = false,
        noPadChannels = false, noPaddedStores = false;
-  bool fuseAttention = false;
+  bool fuseAttention = false, noFuseAttention = false;
   compile->add_flag("--fuse-attention", fuseAttention,
                     "attention's MatMul, Softmax and MatMul (with the scale "
                     "and mask between them) as one kernel that never stores "
-                    "the scores (off by default: slower than the separate "
-                    "kernels on every device measured so far)");
+                    "the scores, on any profile (the default on GPU "
+                    "profiles, where it is a work-group per block of query "
+                    "rows; off on CPU profiles, whose kernel of one query "
+                    "row per work-item is slower than the separate kernels)");
+  compile->add_flag("--no-fuse-attention", noFuseAttention,
+                    "keep attention's MatMul, Softmax and MatMul as separate "
+                    "kernels on GPU profiles too");
   compile->add_flag("--no-merge-matmuls", noMergeMatMuls,
                     "keep sibling MatMuls of one activation (q, k, v) as "
                     "separate GEMMs instead of one over their concatenated "
@@ -170,7 +175,8 @@ int runCli(int argc, char **argv) {
   test->add_flag("--naive-kernels", targs.naiveKernels,
                  "compile the cases as aotc compile --naive-kernels");
   test->add_flag("--fuse-attention", targs.fuseAttention,
-                 "compile the cases as aotc compile --fuse-attention");
+                 "compile the cases as aotc compile --fuse-attention (by "
+                 "default as aotc compile: fused on GPU profiles only)");
   test->add_option("--device-profile", targs.deviceProfile,
                    "compile the cases as aotc compile --device-profile");
   test->add_option("--kernel-configs", targs.kernelConfigs,
@@ -215,7 +221,14 @@ int runCli(int argc, char **argv) {
     if (noSizeVariants)
       copts.schedule.sizeVariantAt = 0;
     copts.mergeMatMuls = !noMergeMatMuls;
-    copts.fuseAttention = fuseAttention;
+    if (fuseAttention && noFuseAttention) {
+      std::fprintf(stderr, "aotc: error: give --fuse-attention or "
+                           "--no-fuse-attention, not both\n");
+      return 2;
+    }
+    copts.fuseAttention = fuseAttention     ? CompileOptions::Fuse::On
+                          : noFuseAttention ? CompileOptions::Fuse::Off
+                                            : CompileOptions::Fuse::Auto;
     copts.splitK = !noSplitK;
     copts.channelBlocks = !noChannelBlocks;
     copts.padChannels = !noPadChannels;

@@ -4,14 +4,16 @@ against ONNX Runtime and against aotc's unfused kernels.
 
 Generated attention graphs, each compiled fused (--fuse-attention) with the CPU profile's
 tiled kernels and the GPU profile's, with every key-block width a configuration can give
-(--kernel-configs lanes 0, 4, 8, 16), unfused (both profiles' default) and naive
+(--kernel-configs lanes 0, 4, 8, 16), the GPU profile's work-group kernel (its default) with
+groups of 1 to 32 query rows, 1 to 4 per work-item (group_reduce 8 to 256, tm 1 to 4),
+unfused (the CPU profile's default, the GPU profile's with --no-fuse-attention) and naive
 (--naive-kernels, which never fuses), run on the OpenCL device at several batch and
 sequence sizes (0, 1, odd, partial key blocks):
   - BERT's block: projections, Reshape/Transpose to heads, K^T, Div by sqrt(d), Add of
     a [n, 1, 1, s] mask made from an input, Softmax, MatMul by V, back to [n, s, h*d];
   - GPT-2's causal mask (Where by a Bool [s, s] mask with -1e4 elsewhere) and a Where
     whose chain is its third input (-inf where the mask holds);
-  - masks of -inf: the first keys of every row masked (a whole first block of -inf, the
+  - masks of -inf: the first keys of every row masked (whole first blocks of -inf, the
     case where an online softmax gives NaN unless it guards its maximum), a causal mask
     subtracted (Sub, [s, s]), a scale multiplied from the left (Mul(c, S));
   - no scale or mask at all, Softmax with a positive axis, odd depths (7) and value
@@ -187,10 +189,11 @@ def shared_query():
 
 
 def first_keys_masked(shape):
-    """-inf on each row's first keys (a whole first block of 16 where s > 16)."""
+    """-inf on each row's first keys: whole first blocks (two of 16 keys on the CPU, one of
+    32 in the GPU profile's work-group kernel) where s > 32."""
     m = rng.standard_normal(shape).astype(np.float32)
     s = shape[-1]
-    m[..., : min(s - 1, 16)] = -np.inf
+    m[..., : min(s - 1, 32)] = -np.inf
     return m
 
 
@@ -256,6 +259,7 @@ for name, (proto, feeds, fuses) in CASES.items():
     on = ["--fuse-attention"]
     variants = [("cpu", on), ("gpu", ["--device-profile", "generic-gpu"] + on),
                 ("cpu_default", []), ("gpu_default", ["--device-profile", "generic-gpu"]),
+                ("gpu_unfused", ["--device-profile", "generic-gpu", "--no-fuse-attention"]),
                 ("naive", ["--naive-kernels"] + on)]
     if fuses:
         names = kernel_names(path, on)
@@ -267,13 +271,27 @@ for name, (proto, feeds, fuses) in CASES.items():
             with open(cfg, "w") as f:
                 json.dump({"kernels": {k: {"template": "attention", "lanes": lanes} for k in names}}, f)
             variants.append((f"lanes{lanes}", on + ["--kernel-configs", cfg]))
+        # The work-group kernel (group_attention.cpp), the GPU profile's
+        # default: 1, 8, 16 and 32 query rows per group of 8 work-items each.
+        gpu_configs = json.loads(subprocess.run(
+            [aotc, "compile", path, "--emit=kernel-configs", "--device-profile", "generic-gpu"] + on,
+            capture_output=True, text=True).stdout)["kernels"]
+        checks += 1
+        if [gpu_configs[k].get("group_reduce") for k in names] != [128]:
+            fail(f"{name}: GPU attention configs {[gpu_configs[k] for k in names]}, expected group_reduce 128")
+        for group, tm in ((8, 1), (64, 1), (128, 1), (256, 1), (64, 2), (128, 2), (32, 4), (8, 3)):
+            cfg = os.path.join(tmp, f"{name}_group{group}x{tm}.json")
+            with open(cfg, "w") as f:
+                json.dump({"kernels": {k: {"template": "attention", "group_reduce": group, "tm": tm}
+                                       for k in names}}, f)
+            variants.append((f"group{group}x{tm}", ["--device-profile", "generic-gpu"] + on + ["--kernel-configs", cfg]))
     for label, flags in variants:
         so = compile_so(path, label, flags)
         if so is None:
             continue
         fused = [line for line in attention_kernels(so) if "Softmax+MatMul" in line]
         checks += 1
-        want = fuses and label not in ("cpu_default", "gpu_default", "naive")
+        want = fuses and label not in ("cpu_default", "gpu_unfused", "naive")
         if bool(fused) != want:
             fail(f"{name} {label}: fused attention kernels {fused}, expected {'one' if want else 'none'}")
         m = Model(so, device="cpu")
