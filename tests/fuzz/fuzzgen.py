@@ -617,6 +617,43 @@ def op_res_block(b):
     return y
 
 
+def op_attention(b):
+    """--large only: attention over a float32 value of the pool as the query,
+    MatMul by K^T -> a scale (Mul or Div by a constant) and a mask (Add of
+    [keys] or [queries, keys]), each maybe -> Softmax over the keys -> MatMul
+    by V; key counts around the GPU kernel's blocks of 32 and value widths
+    that 4 and 8 do not all divide. Lowered to one attention kernel
+    (lower_attention.cpp): the work-group kernel under GPU profiles
+    (group_attention.cpp), the separate kernels under CPU ones."""
+    def fits(t):
+        return t.rank >= 2 and 0 < t.shape[-1] <= 64
+    try:
+        q = b.pick(["f32"], fits)
+    except Skip:  # no such value yet: a new query of [batch.., queries, depth]
+        q = b.leaf("f32", b.random_shape(rank=int(b.rng.integers(2, 5))))
+        if not fits(q):
+            raise Skip()
+    batch, s, d = q.shape[:-2], q.shape[-2], q.shape[-1]
+    nk = int(b.rng.choice([1, 5, 31, 32, 33, 40, 70]))
+    e = int(b.rng.choice([1, 4, 7, 13, 16, 20, 32]))
+    # K^T and V mostly constants: a symbolic key count or depth (an input's
+    # dimension) has no bound below 65536, so it is not fused.
+    def operand(shape):
+        return b.new_const("f32", shape) if b.rng.random() < 0.7 else b.leaf("f32", shape)
+    scores = b.node("MatMul", [q, operand(batch + [d, nk])], "f32",
+                    batch + [s, nk])
+    if b.rng.random() < 0.6:
+        c = b.new_const("f32", [1], [float(b.rng.choice([0.125, 0.5, 2.0]))])
+        scores = b.node(str(b.rng.choice(["Mul", "Div"])), [scores, c], "f32",
+                        scores.shape)
+    if b.rng.random() < 0.5:
+        mask = b.leaf("f32", [nk] if b.rng.random() < 0.5 else [s, nk])
+        scores = b.node("Add", [scores, mask], "f32", scores.shape)
+    p = b.node("Softmax", [scores], "f32", scores.shape, axis=-1)
+    return b.node("MatMul", [p, operand(batch + [nk, e])], "f32",
+                  batch + [s, e])
+
+
 def op_pool(b):
     op = b.rng.choice(["MaxPool", "AveragePool", "GlobalMaxPool",
                        "GlobalAveragePool"])
@@ -921,10 +958,10 @@ OPS = [(op_binary, 6), (op_where, 1), (op_unary, 4), (op_clip, 1),
        (op_shape, 1), (op_constant, 1), (op_activation, 2), (op_binary_more, 2),
        (op_layernorm, 1), (op_argmax, 1), (op_gather_elements, 1), (op_reduce_more, 1),
        (op_conv_transpose, 2), (op_depth_space, 1), (op_tile, 1), (op_cumsum, 1),
-       (op_conv_chain, 6), (op_res_block, 3)]
+       (op_conv_chain, 6), (op_res_block, 3), (op_attention, 4)]
 # Ops of --large graphs alone (weight 0 otherwise: numpy's choice then picks
 # as it did without them, so the other graphs of a seed stay the same).
-LARGE_ONLY = {op_conv_chain, op_res_block}
+LARGE_ONLY = {op_conv_chain, op_res_block, op_attention}
 
 
 # --- the graph and its reference ----------------------------------------------
