@@ -62,8 +62,6 @@ constexpr int64_t kMaxColumns = 256;
 /// next block (BERT's 64-deep heads: 16 + 16).
 constexpr int64_t kMaxStagedRegisters = 32;
 
-int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
-
 Expr bin(BinOp op, const Expr &a, const Expr &b) {
   return Binary::make(op, a, b);
 }
@@ -119,6 +117,16 @@ Layout layoutOf(int64_t depth, int64_t columns, DType t, int64_t groupSize,
   return l;
 }
 
+/// The nest's depth and value width where both are static and within the
+/// kernel's limits (its local arrays hold a block of D and one of E);
+/// false otherwise, or for a nest of fewer than 2 dimensions.
+bool staticSizes(const AttentionNest &nest, int64_t &depth,
+                 int64_t &columns) {
+  return nest.shape.size() >= 2 && nest.depth.isConst(depth) && depth >= 1 &&
+         depth <= kMaxDepth && nest.shape.back().isConst(columns) &&
+         columns >= 1 && columns <= kMaxColumns;
+}
+
 /// The local memory a group may take on \p target (local_tile.cpp's
 /// default where the profile does not say).
 int64_t localBudget(const DeviceProfile &target) {
@@ -133,9 +141,7 @@ AttentionGroup chooseAttentionGroup(const AttentionNest &nest,
   if (target.family != "gpu")
     return {};
   int64_t depth = 0, columns = 0;
-  if (!nest.depth.isConst(depth) || depth < 1 || depth > kMaxDepth ||
-      !nest.shape.back().isConst(columns) || columns < 1 ||
-      columns > kMaxColumns || nest.shape.size() < 2)
+  if (!staticSizes(nest, depth, columns))
     return {};
   // Groups of 16 x 8 work-items: a warp holds 4 rows' work-items, whose
   // score reads of the key block are broadcasts across the rows and
@@ -151,13 +157,11 @@ AttentionGroup chooseAttentionGroup(const AttentionNest &nest,
     rows *= plannedExtent(nest.shape[d], symbolsAt);
   const int64_t units = target.computeUnits > 0 ? target.computeUnits : 132;
   const int64_t size = 16 * kPartsPerRow;
-  auto fits = [&](int64_t rb) {
-    return layoutOf(depth, columns, nest.type, size, rb).bytes <=
-           localBudget(target);
-  };
-  if (rows / (16 * 2) >= 2 * units && fits(2))
+  const Layout two = layoutOf(depth, columns, nest.type, size, 2);
+  if (rows / two.R >= 2 * units && two.bytes <= localBudget(target))
     return {size, 2};
-  if (fits(1))
+  if (layoutOf(depth, columns, nest.type, size, 1).bytes <=
+      localBudget(target))
     return {size, 1};
   return {};
 }
@@ -169,9 +173,7 @@ Expected<GroupTiledKernel> groupAttentionKernel(const AttentionNest &nest,
                                                 const RangeEnv &env) {
   const int rank = static_cast<int>(nest.shape.size());
   int64_t depth = 0, columns = 0;
-  if (rank < 2 || !nest.depth.isConst(depth) || depth < 1 ||
-      depth > kMaxDepth || !nest.shape.back().isConst(columns) ||
-      columns < 1 || columns > kMaxColumns)
+  if (!staticSizes(nest, depth, columns))
     return makeError("the work-group attention kernel needs a static depth "
                      "of 1 to ",
                      kMaxDepth, " and a static value width of 1 to ",
@@ -254,13 +256,12 @@ Expected<GroupTiledKernel> groupAttentionKernel(const AttentionNest &nest,
 
   GroupTiledKernel out;
   out.workGroupSize = wg;
-  const std::string qName = "tileQ", kName = "tileKV", vName = "tileKV",
-                    sName = "tileS";
+  const std::string qName = "tileQ", kvName = "tileKV", sName = "tileS";
   // The key block and then (after the scores) the value block share one
   // array, rows of the wider of the two (Layout: the work-items of a row
   // read keys p, p + P, ... at one depth in distinct banks).
   out.locals = {KernelBuffer{qName, t, true, {Expr(R), Expr(lay.qWidth)}},
-                KernelBuffer{kName, t, true, {Expr(KB), Expr(lay.kvWidth)}},
+                KernelBuffer{kvName, t, true, {Expr(KB), Expr(lay.kvWidth)}},
                 KernelBuffer{sName, t, true, {Expr(R), Expr(lay.sWidth)}}};
 
   // A block copied into a local array by the group: element e = s * wg +
@@ -277,7 +278,7 @@ Expected<GroupTiledKernel> groupAttentionKernel(const AttentionNest &nest,
   auto copyBlock = [&](int64_t outer, int64_t inner, bool unrolled,
                        const std::function<Stmt(const Expr &, const Expr &)>
                            &store) {
-    const int64_t count = outer * inner, per = (count + wg - 1) / wg;
+    const int64_t count = outer * inner, per = ceilDiv(count, wg);
     Copy c;
     if (!unrolled) {
       Expr s = Var::make("s");
@@ -337,8 +338,8 @@ Expected<GroupTiledKernel> groupAttentionKernel(const AttentionNest &nest,
         v = Select::make(cmp(BinOp::LT, q, queries), v, zero);
         return Store::make(qName, {rr, d}, v);
       });
-  // The key block: tileK[k][d] and tileV[k][c] (0 past the last key and
-  // the last column).
+  // The key block, tileKV[k][d], and then the value block, tileKV[k][c]
+  // (0 past the last key and the last column).
   Expr key0 = jb * Expr(KB);
   Copy stageK = stage(
       KB, depth, rowsContiguous(kFactor, keyVar, dVar), ahead,
@@ -346,7 +347,7 @@ Expected<GroupTiledKernel> groupAttentionKernel(const AttentionNest &nest,
         Expr key = key0 + k;
         Expr v = substitute(kFactor, {{keyVar, key}, {dVar, d}});
         v = Select::make(cmp(BinOp::LT, key, nest.keys), v, zero);
-        return Store::make(kName, {k, d}, v);
+        return Store::make(kvName, {k, d}, v);
       });
   Expr colVar = Var::make("c");
   Copy stageV = stage(
@@ -359,12 +360,12 @@ Expected<GroupTiledKernel> groupAttentionKernel(const AttentionNest &nest,
         Expr inside = cmp(BinOp::LT, key, nest.keys);
         if (U * P * W != columns)
           inside = logicalAnd(inside, cmp(BinOp::LT, c, Expr(columns)));
-        return Store::make(vName, {k, c}, Select::make(inside, v, zero));
+        return Store::make(kvName, {k, c}, Select::make(inside, v, zero));
       });
 
   // Scores: keys p + P * u of rows r + G * i, W depths a step (each key
   // read once for the work-item's rows).
-  std::vector<Stmt> scores;
+  Stmt scores;
   {
     Expr d = Var::make("dd");
     std::vector<std::vector<Expr>> dots(RB);
@@ -383,7 +384,7 @@ Expected<GroupTiledKernel> groupAttentionKernel(const AttentionNest &nest,
       }
     Stmt step = Block::make(steps);
     for (int64_t u = KB / P; u-- > 0;)
-      step = LetStmt::make(ks[u], vload(kName, {p + Expr(u * P), d * Expr(W)}),
+      step = LetStmt::make(ks[u], vload(kvName, {p + Expr(u * P), d * Expr(W)}),
                            step);
     for (int64_t i = RB; i-- > 0;)
       step = LetStmt::make(qs[i], vload(qName, {lrow[i], d * Expr(W)}), step);
@@ -408,7 +409,7 @@ Expected<GroupTiledKernel> groupAttentionKernel(const AttentionNest &nest,
     for (int64_t i = RB; i-- > 0;)
       for (size_t u = dots[i].size(); u-- > 0;)
         sc = LocalDecl::make(dots[i][u], widen(zero), sc);
-    scores.push_back(sc);
+    scores = sc;
   }
 
   // Per row: its running maximum and sum, and the value sums of column
@@ -472,7 +473,7 @@ Expected<GroupTiledKernel> groupAttentionKernel(const AttentionNest &nest,
     weights = Block::make(rows);
 
     Expr k = Var::make("kk");
-    std::vector<Expr> pw, vs;
+    std::vector<Expr> pw;
     for (int64_t i = 0; i < RB; ++i)
       pw.push_back(Var::make("pw", t, W));
     std::vector<Stmt> per;
@@ -489,7 +490,7 @@ Expected<GroupTiledKernel> groupAttentionKernel(const AttentionNest &nest,
       Stmt use = Block::make(uses);
       for (int64_t u = U; u-- > 0;)
         use = LetStmt::make(vj[u],
-                            vload(vName, {k * Expr(W) + Expr(j),
+                            vload(kvName, {k * Expr(W) + Expr(j),
                                           (p + Expr(u * P)) * Expr(W)}),
                             use);
       per.push_back(use);
@@ -520,8 +521,7 @@ Expected<GroupTiledKernel> groupAttentionKernel(const AttentionNest &nest,
         jb, Expr(0), blocks, ForKind::Serial, 0,
         Block::make({Block::make(stageK.stores), Barrier::make(),
                      IfThenElse::make(more, assign(stageK, jb + Expr(1))),
-                     Block::make(scores), Barrier::make(),
-                     Block::make(stageV.stores),
+                     scores, Barrier::make(), Block::make(stageV.stores),
                      IfThenElse::make(more, assign(stageV, jb + Expr(1))),
                      weights, Barrier::make(), values, Barrier::make()}));
     blockLoop = Block::make(
@@ -535,9 +535,9 @@ Expected<GroupTiledKernel> groupAttentionKernel(const AttentionNest &nest,
   } else {
     blockLoop = For::make(
         jb, Expr(0), blocks, ForKind::Serial, 0,
-        Block::make({stageK.loop, Barrier::make(), Block::make(scores),
-                     Barrier::make(), stageV.loop, weights, Barrier::make(),
-                     values, Barrier::make()}));
+        Block::make({stageK.loop, Barrier::make(), scores, Barrier::make(),
+                     stageV.loop, weights, Barrier::make(), values,
+                     Barrier::make()}));
   }
   // The query rows: loaded, then stored (or a loop), then the barrier
   // before the first scores is the block loop's.

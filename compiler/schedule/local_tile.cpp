@@ -133,7 +133,6 @@ bool contiguousInBlocks(const Expr &e, const Expr &block, const Expr &step,
   return true;
 }
 
-int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 /// The reduction loop that a staged block of \p block steps runs along at
 /// one position of the others: the innermost loop of more than one step

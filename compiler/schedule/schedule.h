@@ -25,6 +25,10 @@
 
 namespace aotc {
 
+/// The number of blocks of \p b that cover \p a (a >= 0, b > 0): the
+/// work-group templates' tile and staging counts.
+inline int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
 /// What fusion decided for each def.
 struct FusionPlan {
   enum class Decision { Leaf, Materialize, Inline, FuseIntoConsumer, Unused };
