@@ -9,6 +9,7 @@
 #include "codegen/opencl/cl_printer.h"
 
 #include "codegen/opencl/cl_scalar.h"
+#include "codegen/opencl/index_width.h"
 #include "codegen/opencl/identifiers.h"
 #include "ir/indexing.h"
 #include "ir/visitor.h"
@@ -150,13 +151,19 @@ std::string parenthesized(const std::string &s) {
 
 class KernelPrinter {
 public:
-  KernelPrinter(const Kernel &k, const LoopModule &m, ClHelpers &helpers)
-      : k_(k), m_(m), helpers_(helpers) {
+  /// \p index32: print the index math in int (index_width.h), which a
+  /// probe (\p probe: print, and prove on the way) must have found to fit.
+  KernelPrinter(const Kernel &k, const LoopModule &m, ClHelpers &helpers,
+                bool index32 = false, bool probe = false)
+      : k_(k), m_(m), helpers_(helpers), index32_(index32), probe_(probe) {
     for (const Symbol &s : m.symbols)
       env_.set(s.var, s.range);
   }
 
   Status print(std::string &out);
+  /// After a probe's print: true if every Int64 value it printed is proven
+  /// to fit in int.
+  bool fitsInt32() const { return fits32_; }
 
   const Binding *lookup(const Var *v) const {
     auto it = scope_.find(v->id);
@@ -201,13 +208,25 @@ private:
   /// Binds \p var to a fresh identifier; fails if it is already bound (a
   /// variable is defined once).
   Expected<std::string> bind(const Expr &var, Binding::Kind kind,
-                             const std::string &prefix = "");
+                             const std::string &prefix = "",
+                             const std::vector<std::string> &suffixes = {});
   void unbind(const Expr &var) { scope_.erase(var.as<Var>()->id); }
   void line(const std::string &s) {
     body_ += std::string(2 * indent_, ' ') + s + "\n";
   }
   /// Range of a loop variable over [min, min + extent), if derivable.
   void learnLoopRange(const Expr &var, const Expr &min, const Expr &extent);
+  /// The type of index variables: int in a 32-bit kernel, else long.
+  std::string indexType() const { return index32_ ? "int" : "long"; }
+  /// In a probe: \p e (an Int64 value the printer computes outside any
+  /// expression, as a work-item's flat id) must fit in int, \p margin to
+  /// spare.
+  void proveFits(const Expr &e, int64_t margin = 0) {
+    if (!probe_ || !fits32_)
+      return;
+    auto r = boundsOf(e, env_);
+    fits32_ = r && r->min >= INT32_MIN && r->max <= INT32_MAX - margin;
+  }
 
   const Kernel &k_;
   const LoopModule &m_;
@@ -223,6 +242,9 @@ private:
   std::string params_;
   std::string body_;
   int indent_ = 1;
+  bool index32_ = false;
+  bool probe_ = false;
+  bool fits32_ = true;
 };
 
 Expr ExprRewriter::mutateVar(const Var *op, const Expr &self) {
@@ -360,14 +382,15 @@ Expr ExprRewriter::mutateIndexCheck(const IndexCheck *op, const Expr &self) {
       {v, n, p_.errorsVar(), IntImm::make(op->code, DType::Int32)});
 }
 
-Expected<std::string> KernelPrinter::bind(const Expr &var, Binding::Kind kind,
-                                          const std::string &prefix) {
+Expected<std::string> KernelPrinter::bind(
+    const Expr &var, Binding::Kind kind, const std::string &prefix,
+    const std::vector<std::string> &suffixes) {
   const Var *v = var.as<Var>();
   if (!v)
     return error("a binding of something that is not a variable");
   if (!defined_.insert(v->id).second)
     return error("variable '" + v->name + "' is defined twice");
-  std::string id = namer_.fresh(prefix + v->name);
+  std::string id = namer_.fresh(prefix + v->name, suffixes);
   scope_[v->id] = Binding{kind, id};
   return id;
 }
@@ -387,6 +410,10 @@ Expected<std::string> KernelPrinter::expr(const Expr &e, const char *what,
   Expr out = r.mutate(e);
   if (!r.status.isOk())
     return r.status;
+  if (probe_ && fits32_)
+    fits32_ = aotc::fitsInt32(out, env_);
+  if (index32_)
+    out = narrowToInt32(out, helpers_);
   VarNamer names = [this](const Var &v) {
     const Binding *b = lookup(&v);
     return b ? b->ident : std::string("<unbound>");
@@ -448,8 +475,17 @@ Status KernelPrinter::declareParams() {
       return error("symbol '" + v->name + "' is not a symbol of the module");
     if (lookup(v))
       return error("symbol '" + v->name + "' is listed twice");
-    AOTC_ASSIGN_OR_RETURN(std::string id, bind(s, Binding::Symbol, "s_"));
-    params.push_back("const long " + id);
+    // In a 32-bit kernel the argument stays a long (the wrapper passes 8
+    // bytes) and an int copy of it is what the body reads.
+    AOTC_ASSIGN_OR_RETURN(std::string id,
+                          bind(s, Binding::Symbol, "s_", {"_arg"}));
+    if (index32_) {
+      params.push_back("const long " + id + "_arg");
+      line("const int " + id + " = (int)" + id + "_arg;");
+    } else {
+      params.push_back("const long " + id);
+    }
+    proveFits(s);
   }
   for (size_t i = 0; i < params.size(); ++i)
     params_ += "    " + params[i] + (i + 1 < params.size() ? ",\n" : "");
@@ -501,7 +537,10 @@ Status KernelPrinter::printLet(const LetStmt *l) {
   // The value's own width: a vector load that speculate-loads binds before
   // the store of a work-item of one vector is a floatN (the outer nest once
   // printed it as a float, which no OpenCL compiler accepts).
-  line("const " + clTypeName(l->value) + " " + id + " = " + v + ";");
+  bool index = index32_ && l->value.type() == DType::Int64 &&
+               l->value.lanes() == 1;
+  line("const " + (index ? std::string("int") : clTypeName(l->value)) + " " +
+       id + " = " + v + ";");
   if (auto r = boundsOf(l->value, env_))
     env_.set(l->var, *r);
   return Status::ok();
@@ -574,7 +613,13 @@ Status KernelPrinter::printOuter(const Stmt &body) {
     std::string total;
     for (const std::string &e : ext)
       total += (total.empty() ? "" : " * ") + e;
-    line("const long " + gid + " = get_global_id(" + d + ");");
+    // The runtime may round the global size up by less than a work-group.
+    Expr count = Expr(int64_t{1});
+    for (const For *f : loops)
+      count = count * f->extent;
+    proveFits(count, 1 << 16);
+    line(index32_ ? "const int " + gid + " = (int)get_global_id(" + d + ");"
+                  : "const long " + gid + " = get_global_id(" + d + ");");
     // A kernel of fixed work-groups is launched with exactly its global
     // size (a whole number of groups): no work-item is past the end, and a
     // return before its barriers is not allowed.
@@ -587,9 +632,10 @@ Status KernelPrinter::printOuter(const Stmt &body) {
       AOTC_ASSIGN_OR_RETURN(std::string id, bind(f->var, Binding::LoopVar));
       learnLoopRange(f->var, f->min, f->extent);
       if (j == 0) {
-        line("const long " + id + " = " + rest + ";");
+        line("const " + indexType() + " " + id + " = " + rest + ";");
       } else {
-        line("const long " + id + " = " + rest + " % " + ext[j] + ";");
+        line("const " + indexType() + " " + id + " = " + rest + " % " +
+             ext[j] + ";");
         rest = "(" + rest + " / " + ext[j] + ")";
       }
     }
@@ -662,8 +708,8 @@ Status KernelPrinter::printSerialFor(const For *f) {
   Expr end = f->min.isConstValue(0) ? f->extent : f->min + f->extent;
   AOTC_ASSIGN_OR_RETURN(std::string bound, expr(end, "loop extent"));
   AOTC_ASSIGN_OR_RETURN(std::string id, bind(f->var, Binding::LoopVar));
-  line("for (long " + id + " = " + mn + "; " + id + " < " + bound + "; ++" +
-       id + ") {");
+  line("for (" + indexType() + " " + id + " = " + mn + "; " + id + " < " +
+       bound + "; ++" + id + ") {");
   RangeEnv saved = env_;
   learnLoopRange(f->var, f->min, f->extent);
   ++indent_;
@@ -728,6 +774,8 @@ Status KernelPrinter::printStmt(const Stmt &s) {
                    "' of type " + dtypeName(d->type()) +
                    " initialized with a " + dtypeName(d->init.type()));
     AOTC_ASSIGN_OR_RETURN(std::string id, bind(d->var, Binding::Local));
+    if (d->type() == DType::Int64) // a value the ranges do not follow
+      fits32_ = fits32_ && !probe_;
     if (d->init.lanes() != d->var.lanes())
       return error(std::string("local '") + d->var.as<Var>()->name +
                    "' initialized with a value of another width");
@@ -777,7 +825,7 @@ Status KernelPrinter::printStmt(const Stmt &s) {
 
 std::string buildOptions(const LoopModule &) { return "-cl-std=CL1.2"; }
 
-Expected<std::string> emitOpenCL(const LoopModule &m) {
+Expected<std::string> emitOpenCL(const LoopModule &m, const ClOptions &options) {
   // The model's kernels, then its folding program's (one program).
   const auto all = m.allKernels();
   bool f64 = false;
@@ -801,10 +849,22 @@ Expected<std::string> emitOpenCL(const LoopModule &m) {
   std::string kernels;
   ClHelpers helpers;
   for (size_t i = 0; i < all.size(); ++i) {
-    kernels += "\n// Kernel " + std::to_string(i) + ": " + all[i].first->name +
-               "\n";
+    const Kernel &k = *all[i].first;
+    const LoopModule &owner = *all[i].second;
+    // A probe prints the kernel as is and proves on the way that every
+    // index value fits in int (index_width.h); its text and helpers are
+    // dropped.
+    bool index32 = false;
+    if (options.narrowIndices) {
+      ClHelpers probeHelpers;
+      std::string probeText;
+      KernelPrinter probe(k, owner, probeHelpers, false, true);
+      index32 = probe.print(probeText).isOk() && probe.fitsInt32();
+    }
+    kernels += "\n// Kernel " + std::to_string(i) + ": " + k.name +
+               (index32 ? " (32-bit indices)" : "") + "\n";
     AOTC_RETURN_IF_ERROR(
-        KernelPrinter(*all[i].first, *all[i].second, helpers).print(kernels));
+        KernelPrinter(k, owner, helpers, index32).print(kernels));
   }
   if (!helpers.empty())
     out += "\n// Integer arithmetic, conversions and index checks with defined "

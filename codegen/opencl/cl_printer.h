@@ -4,7 +4,9 @@
 /// Every Kernel becomes one `__kernel` function. A buffer parameter `x` is
 /// passed as two arguments, `__global T *x_base` and `ulong x_off` (a byte
 /// offset), and the kernel derives `x` from them; symbolic sizes follow the
-/// buffers as `long` arguments in Kernel::symbols order. The outermost
+/// buffers as `long` arguments in Kernel::symbols order. Index math is
+/// `long`, or `int` in a kernel where the declared ranges prove that it
+/// fits (index_width.h; the kernel's header comment says "32-bit indices"). The outermost
 /// Parallel loops read get_global_id(dim) and return when past their extent,
 /// because the runtime rounds the global size up. Names are sanitized with
 /// a Namer (identifiers.h): no name from the model is used as is.
@@ -17,6 +19,13 @@
 
 namespace aotc {
 
+struct ClOptions {
+  /// Index math in int in every kernel where the declared ranges prove that
+  /// it fits (index_width.h); false: long everywhere. The pipeline's
+  /// default is on for GPU profiles only (CompileOptions::indexBits).
+  bool narrowIndices = false;
+};
+
 /// Prints every kernel of \p m as OpenCL C, in launch order, with a header
 /// comment and the fp64 pragma when a kernel uses f64. Deterministic: the
 /// same module gives the same bytes. Returns an error naming the kernel when
@@ -25,7 +34,8 @@ namespace aotc {
 /// Parallel loop outside the outermost loop nest or with a bad dimension, a
 /// store into a read-only buffer or of a value of another type, or a kernel
 /// name that is not a usable identifier.
-Expected<std::string> emitOpenCL(const LoopModule &m);
+Expected<std::string> emitOpenCL(const LoopModule &m,
+                                 const ClOptions &options = {});
 
 /// The options to build the program from emitOpenCL with. Never fast-math:
 /// results must match the reference implementation to 1e-4.

@@ -146,6 +146,19 @@ const HelperDef kHelpers[] = {
                       "  long r = a % b;\n"
                       "  return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;\n"
                       "}\n"},
+  // Their int twins, for index math that index_width.h proved inside int
+  // (the same values: nothing there wraps).
+  {"aotc_floordiv_i", "int aotc_floordiv_i(int a, int b) {\n"
+                      "  if (b == 0) return 0;\n"
+                      "  if (b == -1) return as_int(0u - (uint)a);\n"
+                      "  int q = a / b;\n"
+                      "  return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;\n"
+                      "}\n"},
+  {"aotc_floormod_i", "int aotc_floormod_i(int a, int b) {\n"
+                      "  if (b == 0 || b == -1) return 0;\n"
+                      "  int r = a % b;\n"
+                      "  return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;\n"
+                      "}\n"},
   // Narrowing to signed types wraps.
   {"aotc_to_c", "char aotc_to_c(long x) { return as_char((uchar)x); }\n"},
   {"aotc_to_s", "short aotc_to_s(long x) { return as_short((ushort)x); }\n"},

@@ -41,6 +41,14 @@ struct CompileOptions {
   /// where that costs at most a third more (pad_channels.h;
   /// `--no-pad-channels` turns it off).
   bool padChannels = true;
+  /// Index math in int in the kernels where the declared symbol ranges
+  /// prove that it fits (codegen/opencl/index_width.h). Auto: on GPU
+  /// profiles; off on CPU profiles, where x86-64 addresses are 64-bit and
+  /// every int index is sign-extended into one (MobileNetV2's kernels took
+  /// 7% longer, its depthwise ones up to 30%, under PoCL on the 2-core VM).
+  /// `aotc compile --narrow-indices` / `--wide-indices` force it.
+  enum class IndexBits { Auto, Narrow, Wide };
+  IndexBits indexBits = IndexBits::Auto;
   /// With register tiling: MatMul -> scale/mask -> Softmax -> MatMul as one
   /// attention kernel that never stores the scores (lower_attention.cpp).
   /// Auto: on GPU profiles (a work-group per block of query rows,

@@ -52,6 +52,8 @@ std::string runCase(const std::string &dir, const TestArgs &args,
   co.schedule.registerTiling = !args.naiveKernels;
   if (args.fuseAttention)
     co.fuseAttention = CompileOptions::Fuse::On;
+  if (args.narrowIndices)
+    co.indexBits = CompileOptions::IndexBits::Narrow;
   auto profile = resolveDeviceProfile(args.deviceProfile);
   if (!profile)
     return "compile: " + profile.status().message();

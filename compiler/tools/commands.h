@@ -25,6 +25,10 @@ struct RunArgs {
   /// Reserve the arena and ready the kernels for these sizes before the
   /// first run (aotc_container_reserve).
   bool reserve = false;
+  /// Megabytes written between timed runs (untimed), so that every run
+  /// starts with the caches holding other data, as in bench/cpu.sh where
+  /// another system runs between two of ours; 0: runs back to back.
+  int evictMb = 0;
 };
 
 struct TestArgs {
@@ -37,6 +41,7 @@ struct TestArgs {
   bool verbose = false;
   bool naiveKernels = false; ///< compile as `aotc compile --naive-kernels`
   bool fuseAttention = false; ///< compile as `aotc compile --fuse-attention`
+  bool narrowIndices = false; ///< compile as `aotc compile --narrow-indices`
   /// compile as `aotc compile --device-profile`
   std::string deviceProfile = "generic-avx2";
   /// compile as `aotc compile --kernel-configs` (every case: the names are

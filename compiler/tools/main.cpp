@@ -55,6 +55,14 @@ int runCli(int argc, char **argv) {
                     "planned for its sizes");
   bool noMergeMatMuls = false, noSplitK = false, noChannelBlocks = false,
        noPadChannels = false, noPaddedStores = false;
+  bool narrowIndices = false, wideIndices = false;
+  compile->add_flag("--narrow-indices", narrowIndices,
+                    "compute a kernel's index math in 32 bits where its "
+                    "index values provably fit for every symbol value in its "
+                    "declared range (--dim); the default on GPU profiles");
+  compile->add_flag("--wide-indices", wideIndices,
+                    "compute every kernel's index math in 64 bits; the "
+                    "default on CPU profiles");
   bool fuseAttention = false, noFuseAttention = false;
   compile->add_flag("--fuse-attention", fuseAttention,
                     "attention's MatMul, Softmax and MatMul (with the scale "
@@ -136,6 +144,11 @@ int runCli(int argc, char **argv) {
                 "before the first run, size the arena and ready the kernels "
                 "for the run's symbol values (aotc_container_reserve), as a "
                 "serving host does at load for its largest batch");
+  run->add_option("--evict-mb", rargs.evictMb,
+                  "write this many MB between timed runs (untimed), so that "
+                  "each run starts with cold caches and sleeping device "
+                  "threads, as in the interleaved benchmark suite")
+      ->check(CLI::Range(0, 4096));
   run->add_option("--constants", rargs.constants,
                   "load the weights from this ONNX file (or folder of .pb "
                   "tensors) into the model before running "
@@ -177,6 +190,10 @@ int runCli(int argc, char **argv) {
   test->add_flag("--fuse-attention", targs.fuseAttention,
                  "compile the cases as aotc compile --fuse-attention (by "
                  "default as aotc compile: fused on GPU profiles only)");
+  test->add_flag("--narrow-indices", targs.narrowIndices,
+                 "compile the cases as aotc compile --narrow-indices (by "
+                 "default as aotc compile: 32-bit indices on GPU profiles "
+                 "only)");
   test->add_option("--device-profile", targs.deviceProfile,
                    "compile the cases as aotc compile --device-profile");
   test->add_option("--kernel-configs", targs.kernelConfigs,
@@ -232,6 +249,14 @@ int runCli(int argc, char **argv) {
     copts.splitK = !noSplitK;
     copts.channelBlocks = !noChannelBlocks;
     copts.padChannels = !noPadChannels;
+    if (narrowIndices && wideIndices) {
+      std::fprintf(stderr, "aotc: error: give --narrow-indices or "
+                           "--wide-indices, not both\n");
+      return 2;
+    }
+    copts.indexBits = narrowIndices ? CompileOptions::IndexBits::Narrow
+                      : wideIndices ? CompileOptions::IndexBits::Wide
+                                    : CompileOptions::IndexBits::Auto;
     copts.schedule.paddedStores = !noPaddedStores;
     if (!vectorLanes.empty() && !deviceProfile.empty()) {
       std::fprintf(stderr, "aotc: error: give --vector-lanes or "

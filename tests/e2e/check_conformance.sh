@@ -8,17 +8,20 @@
 #    result or a run-time failure.
 # `scripts/conformance_report.py` writes the summary by op to
 # docs/CONFORMANCE.md from the same run.
-# Usage: check_conformance.sh AOTC NODE_DIR [LOG]
+# Usage: check_conformance.sh AOTC NODE_DIR [LOG|-] [AOTC_TEST_FLAG...]
+# (the flags compile every case so: --narrow-indices).
 set -u
 aotc=$1; root=$2
 here=$(cd "$(dirname "$0")" && pwd)
-log=${3:-$(mktemp)}; [ $# -ge 3 ] || trap 'rm -f "$log"' EXIT
-cases=$(mktemp); trap 'rm -f "$cases"; [ $# -ge 3 ] || rm -f "$log"' EXIT
+keep=0; [ $# -ge 3 ] && [ "$3" != "-" ] && keep=1
+if [ $keep = 1 ]; then log=$3; else log=$(mktemp); fi
+shift $(( $# >= 3 ? 3 : $# )); flags=("$@")
+cases=$(mktemp); trap 'rm -f "$cases"; [ $keep = 1 ] || rm -f "$log"' EXIT
 for d in "$root"/*/; do
   [ -f "$d/model.onnx" ] && basename "$d"
 done > "$cases"
 echo "$(wc -l < "$cases") cases in $root"
-"$aotc" test --cases-from "$cases" --root "$root" -v > "$log" 2>&1
+"$aotc" test --cases-from "$cases" --root "$root" -v ${flags[@]+"${flags[@]}"} > "$log" 2>&1
 summary=$(tail -n 1 "$log")
 echo "$summary"
 if ! [[ "$summary" =~ ^[0-9]+\ passed,\ [0-9]+\ failed$ ]]; then

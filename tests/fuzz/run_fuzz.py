@@ -140,7 +140,8 @@ def profile_flags(args):
     """The aotc flags of --device-profile (window_grid.py's arguments have
     none)."""
     profile = getattr(args, "device_profile", None)
-    return ["--device-profile", profile] if profile else []
+    flags = ["--device-profile", profile] if profile else []
+    return flags + (["--narrow-indices"] if getattr(args, "narrow_indices", False) else [])
 
 
 def cl_warnings(aotc, d, clang, env, flags=()):
@@ -233,6 +234,9 @@ def main():
     ap.add_argument("--device-profile", default=None,
                     help="compile the cases for this profile (aotc test --device-profile); "
                          "default: aotc test's own")
+    ap.add_argument("--narrow-indices", action="store_true",
+                    help="compile as aotc --narrow-indices (32-bit index math where the ranges "
+                         "prove it fits; the GPU profiles' default)")
     ap.add_argument("--check", action="store_true")
     ap.add_argument("--keep", help="keep the case directories here")
     ap.add_argument("--minimize", action="store_true")
