@@ -10,6 +10,14 @@ using namespace aotc;
 
 namespace {
 
+/// True (and says so) if a flag and its opposite were both given.
+bool bothGiven(bool a, const char *aName, bool b, const char *bName) {
+  if (a && b)
+    std::fprintf(stderr, "aotc: error: give %s or %s, not both\n", aName,
+                 bName);
+  return a && b;
+}
+
 int runCli(int argc, char **argv) {
   CLI::App app{
       "aotc: ahead-of-time compiler from ONNX to OpenCL shared objects"};
@@ -238,22 +246,17 @@ int runCli(int argc, char **argv) {
     if (noSizeVariants)
       copts.schedule.sizeVariantAt = 0;
     copts.mergeMatMuls = !noMergeMatMuls;
-    if (fuseAttention && noFuseAttention) {
-      std::fprintf(stderr, "aotc: error: give --fuse-attention or "
-                           "--no-fuse-attention, not both\n");
+    if (bothGiven(fuseAttention, "--fuse-attention", noFuseAttention,
+                  "--no-fuse-attention") ||
+        bothGiven(narrowIndices, "--narrow-indices", wideIndices,
+                  "--wide-indices"))
       return 2;
-    }
     copts.fuseAttention = fuseAttention     ? CompileOptions::Fuse::On
                           : noFuseAttention ? CompileOptions::Fuse::Off
                                             : CompileOptions::Fuse::Auto;
     copts.splitK = !noSplitK;
     copts.channelBlocks = !noChannelBlocks;
     copts.padChannels = !noPadChannels;
-    if (narrowIndices && wideIndices) {
-      std::fprintf(stderr, "aotc: error: give --narrow-indices or "
-                           "--wide-indices, not both\n");
-      return 2;
-    }
     copts.indexBits = narrowIndices ? CompileOptions::IndexBits::Narrow
                       : wideIndices ? CompileOptions::IndexBits::Wide
                                     : CompileOptions::IndexBits::Auto;
