@@ -193,7 +193,10 @@ struct Kernel {
   /// long arguments in this order.
   std::vector<Expr> symbols;
   Stmt body;
-  bool wideIndex = false; ///< index math in 64 bits
+  /// Index math in 32 or 64 bits as `--kernel-configs` asks (`index_bits`):
+  /// 32 is an error where the printer cannot prove that it fits
+  /// (codegen/opencl/index_width.h); 0: the compile's choice.
+  int indexBits = 0;
   /// The body holds IndexChecks: the kernel takes the instance's error
   /// buffer as an extra argument after its buffers.
   bool reportsErrors = false;

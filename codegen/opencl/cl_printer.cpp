@@ -855,11 +855,17 @@ Expected<std::string> emitOpenCL(const LoopModule &m, const ClOptions &options) 
     // index value fits in int (index_width.h); its text and helpers are
     // dropped.
     bool index32 = false;
-    if (options.narrowIndices) {
+    if (k.indexBits == 32 || (k.indexBits == 0 && options.narrowIndices)) {
       ClHelpers probeHelpers;
       std::string probeText;
       KernelPrinter probe(k, owner, probeHelpers, false, true);
       index32 = probe.print(probeText).isOk() && probe.fitsInt32();
+      if (k.indexBits == 32 && !index32)
+        return makeError(
+            "kernel '", k.name,
+            "': --kernel-configs asks for index_bits 32, but its index "
+            "values are not proven to fit in 32 bits for every symbol value "
+            "in its declared range (narrow the ranges with --dim)");
     }
     kernels += "\n// Kernel " + std::to_string(i) + ": " + k.name +
                (index32 ? " (32-bit indices)" : "") + "\n";

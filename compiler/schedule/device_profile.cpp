@@ -82,6 +82,8 @@ json configObject(const KernelConfig &c) {
     j["group_reduce"] = c.groupReduce;
   if (c.prefetch > 0)
     j["prefetch"] = c.prefetch;
+  if (c.indexBits > 0)
+    j["index_bits"] = c.indexBits;
   return j;
 }
 
@@ -91,7 +93,7 @@ Expected<KernelConfig> configFrom(const json &j, const std::string &where) {
   AOTC_RETURN_IF_ERROR(
       checkKeys(j, {"template", "m", "n", "tm", "tn", "lanes", "group_m",
                     "group_n", "bk", "split_k", "group_reduce",
-                    "gemm_view", "prefetch"},
+                    "gemm_view", "prefetch", "index_bits"},
                 where));
   KernelConfig c;
   if (auto t = j.find("template"); t != j.end()) {
@@ -117,6 +119,11 @@ Expected<KernelConfig> configFrom(const json &j, const std::string &where) {
   int64_t prefetch = 0;
   AOTC_RETURN_IF_ERROR(readInt(j, "prefetch", 0, 8, where, prefetch));
   c.prefetch = static_cast<int>(prefetch);
+  int64_t indexBits = 0;
+  AOTC_RETURN_IF_ERROR(readInt(j, "index_bits", 0, 64, where, indexBits));
+  if (indexBits != 0 && indexBits != 32 && indexBits != 64)
+    return makeError(where, ": 'index_bits' must be 32 or 64");
+  c.indexBits = static_cast<int>(indexBits);
   if (c.groupReduce > 0 &&
       ((c.groupReduce & (c.groupReduce - 1)) != 0 || c.groupReduce < 2 ||
        c.n >= 0 || c.groupM > 0))

@@ -94,6 +94,9 @@ struct KernelConfig {
   /// A CPU tile prefetches its operand rows this many M tiles ahead at
   /// every reduction step (RegisterTile::prefetch). 0: none.
   int prefetch = 0;
+  /// Index math in 32 or 64 bits (codegen/opencl/index_width.h), whatever
+  /// the compile's default; 32 must be provable. 0: the default.
+  int indexBits = 0;
 };
 
 /// True if a work-group tile's group of \p groupM x \p groupN work-items

@@ -596,9 +596,12 @@ Expected<Kernel> buildKernel(const LoweredGraph &lg, const FusionPlan &plan,
   s = simplify(s, lg.env);
   s = splitDivModLoops(s, lg.env);
 
+  if (given)
+    config.indexBits = given->indexBits;
   Kernel k;
   k.name = name;
   k.config = kernelConfigJson(config);
+  k.indexBits = config.indexBits;
   k.body = s;
   std::vector<int> fused = rowGroup;
   if (red >= 0)
@@ -609,7 +612,6 @@ Expected<Kernel> buildKernel(const LoweredGraph &lg, const FusionPlan &plan,
   k.workGroupSize = grouped.workGroupSize;
   AOTC_ASSIGN_OR_RETURN(k.buffers, kernelBuffers(s, m, k.locals, views));
   k.symbols = kernelSymbols(s, k.buffers, m.symbols);
-  k.wideIndex = true;
   struct Finder : IRVisitor {
     bool found = false;
     void visitIndexCheck(const IndexCheck *) override { found = true; }
