@@ -151,18 +151,19 @@ std::string parenthesized(const std::string &s) {
 
 class KernelPrinter {
 public:
-  /// \p index32: print the index math in int (index_width.h), which a
-  /// probe (\p probe: print, and prove on the way) must have found to fit.
+  /// \p index32: print the index math in int (index_width.h), proving on
+  /// the way that it fits (fitsInt32() says whether it did; if not, the
+  /// text is wrong and the caller prints the kernel again without).
   KernelPrinter(const Kernel &k, const LoopModule &m, ClHelpers &helpers,
-                bool index32 = false, bool probe = false)
-      : k_(k), m_(m), helpers_(helpers), index32_(index32), probe_(probe) {
+                bool index32 = false)
+      : k_(k), m_(m), helpers_(helpers), index32_(index32) {
     for (const Symbol &s : m.symbols)
       env_.set(s.var, s.range);
   }
 
   Status print(std::string &out);
-  /// After a probe's print: true if every Int64 value it printed is proven
-  /// to fit in int.
+  /// After an index32 print: true if every Int64 value it printed is
+  /// proven to fit in int.
   bool fitsInt32() const { return fits32_; }
 
   const Binding *lookup(const Var *v) const {
@@ -218,14 +219,14 @@ private:
   void learnLoopRange(const Expr &var, const Expr &min, const Expr &extent);
   /// The type of index variables: int in a 32-bit kernel, else long.
   std::string indexType() const { return index32_ ? "int" : "long"; }
-  /// In a probe: \p e (an Int64 value the printer computes outside any
-  /// expression, as a work-item's flat id) must fit in int, \p margin to
-  /// spare.
+  /// In an index32 print: \p e (an Int64 value the printer computes
+  /// outside any expression, as a work-item's flat id) must fit in int,
+  /// \p margin to spare.
   void proveFits(const Expr &e, int64_t margin = 0) {
-    if (!probe_ || !fits32_)
+    if (!index32_ || !fits32_)
       return;
     auto r = boundsOf(e, env_);
-    fits32_ = r && r->min >= INT32_MIN && r->max <= INT32_MAX - margin;
+    fits32_ = r && rangeFitsInt32(Range{r->min, r->max + margin});
   }
 
   const Kernel &k_;
@@ -243,7 +244,6 @@ private:
   std::string body_;
   int indent_ = 1;
   bool index32_ = false;
-  bool probe_ = false;
   bool fits32_ = true;
 };
 
@@ -410,10 +410,14 @@ Expected<std::string> KernelPrinter::expr(const Expr &e, const char *what,
   Expr out = r.mutate(e);
   if (!r.status.isOk())
     return r.status;
-  if (probe_ && fits32_)
+  // Narrowed only while proven: past the first failure the text is
+  // dropped, and an unproven expression may hold what narrowing does not
+  // take (Int64 vectors).
+  if (index32_ && fits32_) {
     fits32_ = aotc::fitsInt32(out, env_);
-  if (index32_)
-    out = narrowToInt32(out, helpers_);
+    if (fits32_)
+      out = narrowToInt32(out, helpers_);
+  }
   VarNamer names = [this](const Var &v) {
     const Binding *b = lookup(&v);
     return b ? b->ident : std::string("<unbound>");
@@ -774,8 +778,8 @@ Status KernelPrinter::printStmt(const Stmt &s) {
                    "' of type " + dtypeName(d->type()) +
                    " initialized with a " + dtypeName(d->init.type()));
     AOTC_ASSIGN_OR_RETURN(std::string id, bind(d->var, Binding::Local));
-    if (d->type() == DType::Int64) // a value the ranges do not follow
-      fits32_ = fits32_ && !probe_;
+    if (index32_ && d->type() == DType::Int64)
+      fits32_ = false; // a value the ranges do not follow
     if (d->init.lanes() != d->var.lanes())
       return error(std::string("local '") + d->var.as<Var>()->name +
                    "' initialized with a value of another width");
@@ -851,26 +855,31 @@ Expected<std::string> emitOpenCL(const LoopModule &m, const ClOptions &options) 
   for (size_t i = 0; i < all.size(); ++i) {
     const Kernel &k = *all[i].first;
     const LoopModule &owner = *all[i].second;
-    // A probe prints the kernel as is and proves on the way that every
-    // index value fits in int (index_width.h); its text and helpers are
-    // dropped.
+    // Printed in int where asked, proving on the way that every index
+    // value fits (index_width.h); where that fails, printed again in long.
+    // The int print's helpers are its own until it is kept.
     bool index32 = false;
+    std::string text;
     if (k.indexBits == 32 || (k.indexBits == 0 && options.narrowIndices)) {
-      ClHelpers probeHelpers;
-      std::string probeText;
-      KernelPrinter probe(k, owner, probeHelpers, false, true);
-      index32 = probe.print(probeText).isOk() && probe.fitsInt32();
-      if (k.indexBits == 32 && !index32)
-        return makeError(
-            "kernel '", k.name,
-            "': --kernel-configs asks for index_bits 32, but its index "
-            "values are not proven to fit in 32 bits for every symbol value "
-            "in its declared range (narrow the ranges with --dim)");
+      ClHelpers narrowHelpers;
+      KernelPrinter narrow(k, owner, narrowHelpers, true);
+      index32 = narrow.print(text).isOk() && narrow.fitsInt32();
+      if (index32) {
+        helpers.insert(narrowHelpers.begin(), narrowHelpers.end());
+      } else {
+        text.clear();
+        if (k.indexBits == 32)
+          return makeError(
+              "kernel '", k.name,
+              "': --kernel-configs asks for index_bits 32, but its index "
+              "values are not proven to fit in 32 bits for every symbol "
+              "value in its declared range (narrow the ranges with --dim)");
+      }
     }
+    if (!index32)
+      AOTC_RETURN_IF_ERROR(KernelPrinter(k, owner, helpers).print(text));
     kernels += "\n// Kernel " + std::to_string(i) + ": " + k.name +
-               (index32 ? " (32-bit indices)" : "") + "\n";
-    AOTC_RETURN_IF_ERROR(
-        KernelPrinter(k, owner, helpers, index32).print(kernels));
+               (index32 ? " (32-bit indices)" : "") + "\n" + text;
   }
   if (!helpers.empty())
     out += "\n// Integer arithmetic, conversions and index checks with defined "

@@ -109,6 +109,7 @@ protected:
     bool changed = mutateAll(op->args, args);
     auto it = longHelpers().find(op->name);
     if (it != longHelpers().end() && op->type == DType::Int64) {
+      used_.erase(op->name);
       used_.insert(it->second.narrow);
       return Call::make(DType::Int32, it->second.narrow, std::move(args));
     }

@@ -33,8 +33,10 @@ bool fitsInt32(const Expr &e, const RangeEnv &env);
 bool rangeFitsInt32(const Range &r);
 
 /// \p e, of which fitsInt32 holds, with its Int64 casts made Int32 casts
-/// and its long helpers their int twins (recorded in \p used): printed, it
-/// computes in int what it computed in long.
+/// and its long helpers their int twins: printed, it computes in int what
+/// it computed in long. \p used, the helpers of this kernel alone, gets
+/// each twin in place of its long helper (which the kernel, narrowed
+/// whole, no longer calls).
 Expr narrowToInt32(const Expr &e, ClHelpers &used);
 
 } // namespace aotc
