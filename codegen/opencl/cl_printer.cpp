@@ -8,6 +8,7 @@
 /// indented C.
 #include "codegen/opencl/cl_printer.h"
 
+#include "codegen/opencl/cl_math.h"
 #include "codegen/opencl/cl_scalar.h"
 #include "codegen/opencl/index_width.h"
 #include "codegen/opencl/identifiers.h"
@@ -155,8 +156,9 @@ public:
   /// the way that it fits (fitsInt32() says whether it did; if not, the
   /// text is wrong and the caller prints the kernel again without).
   KernelPrinter(const Kernel &k, const LoopModule &m, ClHelpers &helpers,
-                bool index32 = false)
-      : k_(k), m_(m), helpers_(helpers), index32_(index32) {
+                const ClOptions &options, bool index32 = false)
+      : k_(k), m_(m), helpers_(helpers), ownErf_(options.ownErf),
+        index32_(index32) {
     for (const Symbol &s : m.symbols)
       env_.set(s.var, s.range);
   }
@@ -165,6 +167,8 @@ public:
   /// After an index32 print: true if every Int64 value it printed is
   /// proven to fit in int.
   bool fitsInt32() const { return fits32_; }
+  /// ClOptions::ownErf.
+  bool ownErf() const { return ownErf_; }
 
   const Binding *lookup(const Var *v) const {
     auto it = scope_.find(v->id);
@@ -232,6 +236,7 @@ private:
   const Kernel &k_;
   const LoopModule &m_;
   ClHelpers &helpers_;
+  bool ownErf_;
   Namer namer_;
   Expr errorsVar_ = Var::make("errors");
   std::map<std::string, BufferInfo> buffers_;
@@ -362,6 +367,8 @@ Expr ExprRewriter::mutateCall(const Call *op, const Expr &self) {
   }
   if (Expr bitwise = lowerBitwiseCall(op, args, used_); bitwise.defined())
     return bitwise;
+  if (Expr math = lowerMathCall(op, args, p_.ownErf(), used_); math.defined())
+    return math;
   return changed ? Call::make(op->type, op->name, args) : self;
 }
 
@@ -862,7 +869,7 @@ Expected<std::string> emitOpenCL(const LoopModule &m, const ClOptions &options) 
     std::string text;
     if (k.indexBits == 32 || (k.indexBits == 0 && options.narrowIndices)) {
       ClHelpers narrowHelpers;
-      KernelPrinter narrow(k, owner, narrowHelpers, true);
+      KernelPrinter narrow(k, owner, narrowHelpers, options, true);
       index32 = narrow.print(text).isOk() && narrow.fitsInt32();
       if (index32) {
         helpers.insert(narrowHelpers.begin(), narrowHelpers.end());
@@ -877,14 +884,19 @@ Expected<std::string> emitOpenCL(const LoopModule &m, const ClOptions &options) 
       }
     }
     if (!index32)
-      AOTC_RETURN_IF_ERROR(KernelPrinter(k, owner, helpers).print(text));
+      AOTC_RETURN_IF_ERROR(
+          KernelPrinter(k, owner, helpers, options).print(text));
     kernels += "\n// Kernel " + std::to_string(i) + ": " + k.name +
                (index32 ? " (32-bit indices)" : "") + "\n" + text;
   }
-  if (!helpers.empty())
+  std::string defined = clHelperDefinitions(helpers);
+  if (!defined.empty())
     out += "\n// Integer arithmetic, conversions and index checks with defined "
            "results\n// everywhere (ir/scalar_ops.h).\n" +
-           clHelperDefinitions(helpers);
+           defined;
+  if (std::string math = clMathDefinitions(helpers); !math.empty())
+    out += "\n// Math functions computed by aotc (codegen/opencl/cl_math.h).\n" +
+           math;
   out += kernels;
   return out;
 }

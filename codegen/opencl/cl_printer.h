@@ -24,6 +24,10 @@ struct ClOptions {
   /// it fits (index_width.h); false: long everywhere. The pipeline's
   /// default is on for GPU profiles only (CompileOptions::indexBits).
   bool narrowIndices = false;
+  /// erf on float values through aotc's own aotc_erf (cl_math.h) instead
+  /// of the builtin, which PoCL computes slowly; the pipeline sets it on
+  /// CPU profiles.
+  bool ownErf = false;
 };
 
 /// Prints every kernel of \p m as OpenCL C, in launch order, with a header

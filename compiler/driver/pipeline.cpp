@@ -443,14 +443,14 @@ Expected<CompileResult> compileModel(const CompileOptions &opts) {
   // 5. Code generation: OpenCL C and the C++ wrapper.
   std::string clSource, wrapper;
   Status gen = timer.run("codegen", [&]() -> Status {
-    AOTC_ASSIGN_OR_RETURN(clSource, emitOpenCL(
-                              module,
-                              ClOptions{opts.indexBits ==
-                                            CompileOptions::IndexBits::Narrow ||
-                                        (opts.indexBits ==
-                                             CompileOptions::IndexBits::Auto &&
-                                         opts.schedule.profile.family ==
-                                             "gpu")}));
+    ClOptions cl;
+    cl.narrowIndices =
+        opts.indexBits == CompileOptions::IndexBits::Narrow ||
+        (opts.indexBits == CompileOptions::IndexBits::Auto &&
+         opts.schedule.profile.family == "gpu");
+    // PoCL's erf is slow (cl_math.h); GPU drivers keep their own.
+    cl.ownErf = opts.schedule.profile.family == "cpu";
+    AOTC_ASSIGN_OR_RETURN(clSource, emitOpenCL(module, cl));
     WrapperOptions wo;
     wo.clSourceSize = clSource.size();
     wo.clBuildOptions = buildOptions(module);
