@@ -7,7 +7,7 @@
 /// AVX-512 VM (a copy: 0.1), which made BERT's GELU-epilogue GEMMs 45%
 /// slower than the same GEMM without it (1.83 against 1.24 ms). aotc_erf
 /// is the method of ARM's optimized-routines erff with coefficients fitted
-/// here (bench/cpu/fit_erf.py): x + x * P(x^2) below 0.921875, and
+/// here (bench/cpu/fit_math.py): x + x * P(x^2) below 0.921875, and
 /// 1 - exp(-(a + a * Q(a))) up to 4 (the exp reduced by ln 2 and a
 /// degree-5 polynomial, scaled through the exponent bits), 1 beyond, the
 /// sign copied; both branches computed and selected, so it vectorizes.
@@ -18,8 +18,11 @@
 /// (tests/e2e/erf_accuracy_test.cpp). The GELU GEMM took 1.38 ms with it
 /// (bench/cpu/clbench.c, weights hot in the L3).
 ///
-/// Used where ClOptions::ownErf is set (CPU profiles). float64 keeps the
-/// builtin.
+/// PoCL's tanh measured no slower than a helper of this kind (0.43-0.46
+/// against 0.47-0.50 ms per million values), so it keeps the builtin.
+///
+/// Used where ClOptions::ownMath is set (CPU profiles). float64 keeps the
+/// builtins.
 #pragma once
 
 #include "codegen/opencl/cl_scalar.h"
@@ -32,8 +35,8 @@ namespace aotc {
 
 /// \p op (a Call) with already rewritten \p args as the call of aotc's
 /// own implementation (recorded in \p used) where there is one for its
-/// function and type and \p ownErf asks for it; undefined otherwise.
-Expr lowerMathCall(const Call *op, std::vector<Expr> args, bool ownErf,
+/// function and type and \p ownMath asks for it; undefined otherwise.
+Expr lowerMathCall(const Call *op, std::vector<Expr> args, bool ownMath,
                    ClHelpers &used);
 
 /// The definitions of the math helpers in \p used.

@@ -157,7 +157,7 @@ public:
   /// text is wrong and the caller prints the kernel again without).
   KernelPrinter(const Kernel &k, const LoopModule &m, ClHelpers &helpers,
                 const ClOptions &options, bool index32 = false)
-      : k_(k), m_(m), helpers_(helpers), ownErf_(options.ownErf),
+      : k_(k), m_(m), helpers_(helpers), ownMath_(options.ownMath),
         index32_(index32) {
     for (const Symbol &s : m.symbols)
       env_.set(s.var, s.range);
@@ -167,8 +167,8 @@ public:
   /// After an index32 print: true if every Int64 value it printed is
   /// proven to fit in int.
   bool fitsInt32() const { return fits32_; }
-  /// ClOptions::ownErf.
-  bool ownErf() const { return ownErf_; }
+  /// ClOptions::ownMath.
+  bool ownMath() const { return ownMath_; }
 
   const Binding *lookup(const Var *v) const {
     auto it = scope_.find(v->id);
@@ -236,7 +236,7 @@ private:
   const Kernel &k_;
   const LoopModule &m_;
   ClHelpers &helpers_;
-  bool ownErf_;
+  bool ownMath_;
   Namer namer_;
   Expr errorsVar_ = Var::make("errors");
   std::map<std::string, BufferInfo> buffers_;
@@ -367,7 +367,7 @@ Expr ExprRewriter::mutateCall(const Call *op, const Expr &self) {
   }
   if (Expr bitwise = lowerBitwiseCall(op, args, used_); bitwise.defined())
     return bitwise;
-  if (Expr math = lowerMathCall(op, args, p_.ownErf(), used_); math.defined())
+  if (Expr math = lowerMathCall(op, args, p_.ownMath(), used_); math.defined())
     return math;
   return changed ? Call::make(op->type, op->name, args) : self;
 }

@@ -24,10 +24,10 @@ struct ClOptions {
   /// it fits (index_width.h); false: long everywhere. The pipeline's
   /// default is on for GPU profiles only (CompileOptions::indexBits).
   bool narrowIndices = false;
-  /// erf on float values through aotc's own aotc_erf (cl_math.h) instead
-  /// of the builtin, which PoCL computes slowly; the pipeline sets it on
-  /// CPU profiles.
-  bool ownErf = false;
+  /// Math functions on float values through aotc's own helpers where the
+  /// builtin is slow on PoCL (cl_math.h: erf as aotc_erf); the pipeline
+  /// sets it on CPU profiles.
+  bool ownMath = false;
 };
 
 /// Prints every kernel of \p m as OpenCL C, in launch order, with a header

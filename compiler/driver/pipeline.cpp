@@ -449,7 +449,7 @@ Expected<CompileResult> compileModel(const CompileOptions &opts) {
         (opts.indexBits == CompileOptions::IndexBits::Auto &&
          opts.schedule.profile.family == "gpu");
     // PoCL's erf is slow (cl_math.h); GPU drivers keep their own.
-    cl.ownErf = opts.schedule.profile.family == "cpu";
+    cl.ownMath = opts.schedule.profile.family == "cpu";
     AOTC_ASSIGN_OR_RETURN(clSource, emitOpenCL(module, cl));
     WrapperOptions wo;
     wo.clSourceSize = clSource.size();

@@ -1,7 +1,8 @@
-"""Fits the coefficients of aotc_erf (codegen/opencl/cl_math.h) and reports
-the error of the fitted function as float32 arithmetic computes it.
+"""Fits the coefficients of aotc_erf and of the exp it calls
+(codegen/opencl/cl_math.h) and reports the error of the fitted function as
+float32 arithmetic computes it.
 
-    .venv/bin/python bench/cpu/fit_erf.py
+    .venv/bin/python bench/cpu/fit_math.py
 
 The method is that of ARM's optimized-routines erff: below T = 0.921875,
 erf(x) = x + x * P(x^2) with P of degree 5; from T to 4,
@@ -85,12 +86,11 @@ def main():
     P = fit_small().astype(np.float32)
     Q = fit_large().astype(np.float32)
     E = fit_expm1().astype(np.float32)
-    print("P (x^0 .. x^10):", ", ".join(float.hex(float(c)).replace("0000000p", "p") + "f" for c in P))
-    print("Q (a^0 .. a^6): ", ", ".join(float.hex(float(c)).replace("0000000p", "p") + "f" for c in Q))
-    print("E (f^0 .. f^4): ", ", ".join(float.hex(float(c)).replace("0000000p", "p") + "f" for c in E))
+    for name, c in (("P (in x^2)", P), ("Q (in a)", Q), ("E (in f)", E)):
+        print(f"{name:11}", ", ".join(float.hex(float(v)).replace("0000000p", "p") + "f" for v in c))
     h = np.linspace(-math.log(2) / 2, math.log(2) / 2, 100001)
     approx = h + h * h * np.polyval(E[::-1].astype(float), h)
-    print(f"e^f - 1 in double with E: max relative error of e^f {np.max(np.abs((1 + approx) / np.exp(h) - 1)):.2e}")
+    print(f"e^f with E, in double: max relative error {np.max(np.abs((1 + approx) / np.exp(h) - 1)):.2e}")
     n = 1 << 20
     x = np.concatenate([np.linspace(0, 6, n), np.geomspace(1e-30, 1, n)]).astype(np.float32)
     want = erf(x.astype(float)).astype(float)
