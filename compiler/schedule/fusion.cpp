@@ -6,7 +6,8 @@
 /// one that a contraction reads along its N but that reads its source with
 /// a stride there (layoutForContraction);
 /// pointwise defs are inlined unless they are outputs, feed a contraction
-/// (which would recompute them per read), have more than two consumers, or
+/// (which would recompute them per read), have more than two consumers
+/// (unless they are small and those consumers all end in one kernel), or
 /// grow too large when inlined; reductions are materialized, except that a
 /// reduction whose only kernel-level consumer is a pointwise def of the same
 /// shape reading it at the same index is computed in that consumer's kernel
@@ -103,6 +104,9 @@ bool readsAtIdentity(const LoweredGraph &lg, const Expr &e, int r,
 }
 
 constexpr int kMaxInlineSize = 400;
+/// The largest def (nodes, its inlined producers included) inlined into
+/// more than two consumers when they all end in one kernel.
+constexpr int kMaxSharedInlineSize = 16;
 
 /// True if view \p v should get its own buffer in its own layout for the
 /// contraction that reads it: the contraction reads v's last dimension
@@ -393,6 +397,7 @@ FusionPlan planFusion(const LoweredGraph &lg, const FusionOptions &opts) {
       };
 
   std::vector<int> inlinedSize(n, 0);
+  std::vector<bool> manyConsumers(n, false);
   for (size_t d = 0; d < n; ++d) {
     if (!live[d])
       continue;
@@ -434,6 +439,37 @@ FusionPlan planFusion(const LoweredGraph &lg, const FusionOptions &opts) {
     plan.decisions[d] = (feedsContraction || eff.size() > 2 || tooBig)
                             ? Decision::Materialize
                             : Decision::Inline;
+    manyConsumers[d] = !feedsContraction && !tooBig && eff.size() > 2;
+  }
+
+  // A small def materialized only for its many consumers, all of which are
+  // inlined into one pointwise kernel, is inlined there too: it is computed
+  // in that kernel either way, and a value read more than once is bound
+  // once (bind_common.h). GELU's tanh form reads x = MatMul + bias three
+  // times (x^3, x + 0.044715 x^3, 0.5 x): GPT-2's fc GEMM and its GELU were
+  // two kernels, the second a pass over the [128, 3072] activations. Last
+  // def first, so that each def sees its consumers' final decisions.
+  for (size_t d = n; d-- > 0;) {
+    if (!manyConsumers[d] || inlinedSize[d] > kMaxSharedInlineSize)
+      continue;
+    std::set<int> kernels;
+    bool ok = true;
+    std::function<void(int)> reach = [&](int v) {
+      std::vector<int> eff;
+      effective(v, eff);
+      for (int c : eff) {
+        if (plan.decisions[c] == Decision::Inline)
+          reach(c);
+        else if (plan.decisions[c] == Decision::Materialize &&
+                 lg.defs[c].kind == TensorDef::Kind::Pointwise)
+          kernels.insert(c);
+        else
+          ok = false;
+      }
+    };
+    reach(static_cast<int>(d));
+    if (ok && kernels.size() == 1)
+      plan.decisions[d] = Decision::Inline;
   }
 
   // Kernel-level consumers: materialized defs whose inlined code reads each
