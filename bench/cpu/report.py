@@ -165,9 +165,15 @@ def cost_table(results):
                 comp = kern = icomp = load = "″"
             first_a = "–"
             if "first_s" in ca:
-                first_a = ms(ca["first_s"]) + (" (cold)" if ca.get("cold") else "")
-                if ca.get("first_warm_s") is not None:
-                    first_a += f", {ms(ca['first_warm_s'])} (warm)"
+                samples = ca.get("first_warm_samples_s")
+                if samples:  # the median of the warm loads' first runs, and each
+                    each = " / ".join(ms(t) for t in samples)
+                    warm = f"{ms(ca['first_warm_s'])} ({each})"
+                    first_a = f"{ms(ca['first_s'])} (cold), {warm} (warm)" if ca.get("cold") else warm
+                else:
+                    first_a = ms(ca["first_s"]) + (" (cold)" if ca.get("cold") else "")
+                    if ca.get("first_warm_s") is not None:
+                        first_a += f", {ms(ca['first_warm_s'])} (warm)"
             fr = "–"
             fw = ca.get("first_warm_s", None if ca.get("cold") else ca.get("first_s"))
             if fw is not None and "median_s" in ca:

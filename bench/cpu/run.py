@@ -47,6 +47,10 @@ def log(*a):
 # --------------------------------------------------------------------------------------------
 
 
+# Warm loads per configuration whose first runs are measured (their median is judged).
+WARM_PROBES = 3
+
+
 class WorkerError(Exception):
     pass
 
@@ -220,16 +224,31 @@ def bench_model(model, args, work, estimates):
     for i, batch in enumerate(batches):
         cfg = bench_config(model, batch, args, mdir, so, caches, env, rec, estimates)
         ca = cfg.get("aotc") or {}
-        if i == 0 and "load_s" in ca:
-            ca["cold"] = True
-            a["load_cold_s"] = ca["load_s"]
+        # The first run after a warm load, measured in WARM_PROBES processes (at the first batch
+        # all of them probes after the cold worker; later batches load warm, and their timing
+        # worker's first run is one of them), and judged by the median: single runs on this VM
+        # meet stalls of 3-17 ms at random, the first no more often than the 2nd to 5th (fresh
+        # processes, MLP batch 1: 2.5-3.1 ms first, 5.2-17.1 ms at runs 2-5), and the steady
+        # figure it is compared with is a median too. Every sample is in the JSON.
+        if "load_s" in ca:
+            if i == 0:
+                ca["cold"] = True
+                a["load_cold_s"] = ca["load_s"]
+            samples, loads = ([] if i == 0 else [ca["first_s"]]), []
             try:
-                w = Worker("aotc", so, cfg.pop("inputs"), os.path.join(mdir, "warm-out.npz"), args, env,
-                           ["--cache-dir", caches["aotc"]])
-                a["load_warm_s"], ca["first_warm_s"] = w.hello["load_s"], w.hello["first_s"]
-                w.quit()
-                log(f"{model.name}: aotc load cold {a['load_cold_s']:.2f} s, warm {a['load_warm_s']:.2f} s; "
-                    f"first run cold {ca['first_s']:.2f} s, warm {ca['first_warm_s']:.2f} s")
+                while len(samples) < WARM_PROBES:
+                    w = Worker("aotc", so, cfg["inputs"], os.path.join(mdir, "warm-out.npz"), args, env,
+                               ["--cache-dir", caches["aotc"]])
+                    loads.append(w.hello["load_s"])
+                    samples.append(w.hello["first_s"])
+                    w.quit()
+                ca["first_warm_samples_s"] = samples
+                ca["first_warm_s"] = statistics.median(samples)
+                if i == 0:
+                    a["load_warm_s"] = statistics.median(loads)
+                    log(f"{model.name}: aotc load cold {a['load_cold_s']:.2f} s, warm {a['load_warm_s']:.2f} s; "
+                        f"first run cold {ca['first_s']:.2f} s, warm "
+                        f"{' / '.join(f'{t * 1e3:.2f}' for t in samples)} ms")
             except WorkerError as ex:
                 a["warm_error"] = str(ex)
                 log(f"{model.name}: aotc warm load failed: {ex}")
