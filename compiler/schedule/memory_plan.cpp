@@ -25,18 +25,19 @@ bool provenLess(const Expr &a, const Expr &b, const RangeEnv &env) {
   return proveLE(a, b, env) && !proveLE(b, a, env);
 }
 
-/// Slots for the buffers in \p order (first use, name) with lifetimes
-/// \p life, and each buffer's slot. First fit takes the first free slot
-/// that holds the buffer, else the first free one that can grow to it.
-/// Best fit takes the smallest free slot that holds it (the larger ones
-/// stay for larger buffers), else the largest free one, grown (the least
-/// growth); where sizes do not compare, the earlier slot.
+/// Slots, each buffer's slot, and the arena's bytes.
 struct Assignment {
   std::vector<Slot> slots;
   std::map<std::string, size_t> slotOf;
   Expr bytes;
 };
 
+/// Slots for the buffers in \p order (first use, name) with lifetimes
+/// \p life. First fit takes the first free slot that holds the buffer,
+/// else the first free one that can grow to it. Best fit takes the
+/// smallest free slot that holds it (the larger ones stay for larger
+/// buffers), else the largest free one, grown (the least growth); where
+/// sizes do not compare, the earlier slot.
 Assignment assign(const LoopModule &m, const RangeEnv &env,
                   const std::vector<std::pair<int, std::string>> &order,
                   const std::map<std::string, std::pair<int, int>> &life,
