@@ -153,8 +153,9 @@ std::string printKernel(const Kernel &k) {
   }
   for (const Expr &s : k.symbols)
     out += ", " + printExpr(s) + ": i64";
-  out += std::string(")") + (k.indexBits ? " [index" + std::to_string(k.indexBits) + "]"
-                       : std::string()) +
+  out += std::string(")") +
+         (k.indexBits ? " [index" + std::to_string(k.indexBits) + "]"
+                      : std::string()) +
          (k.workGroupSize ? " [group " + std::to_string(k.workGroupSize) + "]"
                           : std::string()) +
          (k.reportsErrors ? " [errors]" : "") +

@@ -7,7 +7,8 @@ namespace aotc {
 namespace {
 
 // Each is defined for float and every OpenCL float vector width through a
-// macro over the type (T) and the unsigned integer type of its width (UT).
+// macro over the type (T) and the unsigned integer type of its width (UT;
+// erf takes it unused, so that one list of instances serves both).
 // The coefficients (P, Q, E) are bench/cpu/fit_math.py's, rounded to
 // float.
 
@@ -66,9 +67,8 @@ std::string instances(const char *text, const std::string &name) {
 
 Expr lowerMathCall(const Call *op, std::vector<Expr> args, bool ownMath,
                    ClHelpers &used) {
-  if (!ownMath || !isFloat32Valued(op->type) || args.size() != 1)
-    return Expr();
-  if (op->name != "erf")
+  if (!ownMath || op->name != "erf" || !isFloat32Valued(op->type) ||
+      args.size() != 1)
     return Expr();
   used.insert("aotc_erf");
   return Call::make(op->type, "aotc_erf", std::move(args));

@@ -25,9 +25,11 @@ bool provenLess(const Expr &a, const Expr &b, const RangeEnv &env) {
   return proveLE(a, b, env) && !proveLE(b, a, env);
 }
 
-/// Slots, each buffer's slot, and the arena's bytes.
+/// Slots, their offsets (symbolic prefix sums), each buffer's slot, and
+/// the arena's bytes.
 struct Assignment {
   std::vector<Slot> slots;
+  std::vector<Expr> offsets;
   std::map<std::string, size_t> slotOf;
   Expr bytes;
 };
@@ -56,8 +58,7 @@ Assignment assign(const LoopModule &m, const RangeEnv &env,
         chosen = static_cast<int>(s);
     if (chosen < 0) {
       for (size_t s = 0; s < slots.size(); ++s)
-        if (slots[s].freeAfter < first &&
-            proveLE(slots[s].size, size, env) &&
+        if (slots[s].freeAfter < first && proveLE(slots[s].size, size, env) &&
             (chosen < 0 ||
              (bestFit && provenLess(slots[chosen].size, slots[s].size, env))))
           chosen = static_cast<int>(s);
@@ -72,9 +73,11 @@ Assignment assign(const LoopModule &m, const RangeEnv &env,
     out.slotOf[name] = static_cast<size_t>(chosen);
   }
   Expr offset = Expr(0);
-  for (const Slot &s : slots)
+  for (const Slot &s : slots) {
+    out.offsets.push_back(offset);
     offset =
         simplify(offset + alignUp(s.size, LoopModule::kArenaAlignment), env);
+  }
   out.bytes = offset;
   return out;
 }
@@ -107,20 +110,11 @@ void planMemory(LoopModule &m, const RangeEnv &env) {
   std::sort(order.begin(), order.end());
   Assignment first = assign(m, env, order, life, false);
   Assignment best = assign(m, env, order, life, true);
-  const Assignment &a =
-      provenLess(best.bytes, first.bytes, env) ? best : first;
-
-  std::vector<Expr> offsets;
-  Expr offset = Expr(0);
-  for (const Slot &s : a.slots) {
-    offsets.push_back(offset);
-    offset =
-        simplify(offset + alignUp(s.size, LoopModule::kArenaAlignment), env);
-  }
+  const Assignment &a = provenLess(best.bytes, first.bytes, env) ? best : first;
   for (ModuleBuffer &b : m.buffers)
     if (b.role == BufferRole::Arena)
       b.arenaOffset =
-          a.slotOf.count(b.name) ? offsets[a.slotOf.at(b.name)] : Expr(0);
+          a.slotOf.count(b.name) ? a.offsets[a.slotOf.at(b.name)] : Expr(0);
   m.arenaBytes = a.bytes;
 }
 

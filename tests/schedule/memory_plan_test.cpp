@@ -58,17 +58,16 @@ TEST(MemoryPlan, BestFitKeepsTheLargeSlotForTheLargeBuffer) {
   EXPECT_EQ(offsetOf(m, "b4"), offsetOf(m, "b0"));
   EXPECT_EQ(offsetOf(m, "b3"), offsetOf(m, "b1"));
   // Every pair of buffers live in the same kernel is disjoint.
+  auto bytesOf = [&](const std::string &name) {
+    return m.findBuffer(name)->bytes().as<IntImm>()->value;
+  };
   for (const Kernel &k : m.kernels)
     for (const KernelBuffer &a : k.buffers)
       for (const KernelBuffer &b : k.buffers) {
         if (a.name == b.name)
           continue;
         int64_t oa = offsetOf(m, a.name), ob = offsetOf(m, b.name);
-        int64_t ea = oa + m.findBuffer(a.name)->bytes().as<IntImm>()->value;
-        EXPECT_TRUE(ea <= ob || oa >= ob + m.findBuffer(b.name)
-                                               ->bytes()
-                                               .as<IntImm>()
-                                               ->value)
+        EXPECT_TRUE(oa + bytesOf(a.name) <= ob || oa >= ob + bytesOf(b.name))
             << a.name << " and " << b.name << " overlap in " << k.name;
       }
 }
