@@ -5,8 +5,10 @@
 /// Operations are counted in the Loop IR as the kernel will execute them:
 /// every floating-point arithmetic operator or math call in a stored,
 /// assigned or bound value, times the extents of the loops around it (an
-/// `fma` counts 2, a comparison 0; both arms of a branch count, so guards
-/// cost nothing extra but an if/else is an upper bound). Recomputed inlined
+/// `fma` counts 2, a comparison 0). A branch whose condition reads only
+/// enclosing loops of constant range counts each arm for the iterations that
+/// take it (a register tile's full tiles and its partial last one); any
+/// other branch counts its costlier arm, an upper bound. Recomputed inlined
 /// producers are counted each time, since the kernel does the work. Bytes are
 /// the sizes of the buffers the kernel reads and writes, each once: the
 /// compulsory traffic, not cache misses. Both are expressions over the
@@ -15,7 +17,9 @@
 #include "ir/simplify.h"
 #include "ir/visitor.h"
 
+#include <optional>
 #include <set>
+#include <utility>
 
 namespace aotc {
 
@@ -58,7 +62,14 @@ public:
     }
     case StmtKind::For: {
       const For *f = s.as<For>();
-      return count(f->body, times * extentOf(f->extent));
+      int64_t mn = 0, ext = 0;
+      bool constant = f->min.isConst(mn) && f->extent.isConst(ext);
+      if (constant)
+        loops_.push_back({f->var.as<Var>()->id, f->var, mn, ext});
+      Expr c = count(f->body, times * extentOf(f->extent));
+      if (constant)
+        loops_.pop_back();
+      return c;
     }
     case StmtKind::Block: {
       Expr sum(0);
@@ -78,12 +89,18 @@ public:
       return scaled(exprFlops(s.as<LocalAssign>()->value), times);
     case StmtKind::IfThenElse: {
       const IfThenElse *i = s.as<IfThenElse>();
-      // One branch runs: the costlier one bounds it (a register-tiled
-      // kernel's full and partial tiles do the same work).
       Expr t = count(i->thenCase, times);
       Expr e = i->elseCase.defined() ? count(i->elseCase, times) : Expr(0);
-      return scaled(exprFlops(i->cond), times) +
-             (e.isConstValue(0) ? t : maxExpr(t, e));
+      Expr cond = scaled(exprFlops(i->cond), times);
+      if (std::optional<std::pair<int64_t, int64_t>> f = takenFraction(i->cond)) {
+        // t and e count every iteration; `total` of the loops' iterations
+        // divide them, `taken` of those take the then arm.
+        auto [taken, total] = *f;
+        return cond + floorDiv(t * Expr(taken), Expr(total)) +
+               floorDiv(e * Expr(total - taken), Expr(total));
+      }
+      // Otherwise one arm runs: the costlier one bounds it.
+      return cond + (e.isConstValue(0) ? t : maxExpr(t, e));
     }
     case StmtKind::Barrier:
     case StmtKind::Prefetch:
@@ -93,6 +110,49 @@ public:
   }
 
 private:
+  struct Loop {
+    uint64_t id;
+    Expr var;
+    int64_t min, extent;
+  };
+
+  /// How many iterations of the enclosing loops that \p cond reads take its
+  /// then arm, out of how many: where it reads only loops of constant range
+  /// with at most kMaxEnumerated iterations together, else nullopt.
+  std::optional<std::pair<int64_t, int64_t>>
+  takenFraction(const Expr &cond) const {
+    constexpr int64_t kMaxEnumerated = 1 << 16;
+    std::vector<const Loop *> used;
+    int64_t total = 1;
+    for (const Expr &v : freeVars(cond)) {
+      const Loop *found = nullptr;
+      for (const Loop &l : loops_)
+        if (l.id == v.as<Var>()->id)
+          found = &l;
+      if (!found || found->extent <= 0 ||
+          total > kMaxEnumerated / found->extent)
+        return std::nullopt;
+      used.push_back(found);
+      total *= found->extent;
+    }
+    if (used.empty())
+      return std::nullopt;
+    int64_t taken = 0;
+    for (int64_t i = 0; i < total; ++i) {
+      VarBindings values;
+      int64_t rest = i;
+      for (const Loop *l : used) {
+        values.push_back({l->var, Expr(l->min + rest % l->extent)});
+        rest /= l->extent;
+      }
+      int64_t v = 0;
+      if (!simplify(substitute(cond, values)).isConst(v))
+        return std::nullopt;
+      taken += v != 0;
+    }
+    return std::make_pair(taken, total);
+  }
+
   static Expr scaled(int64_t n, const Expr &times) {
     return n == 0 ? Expr(0) : times * Expr(n);
   }
@@ -111,6 +171,7 @@ private:
 
   const std::set<uint64_t> &symbols_;
   const RangeEnv &env_;
+  std::vector<Loop> loops_; ///< enclosing loops of constant range
 };
 
 } // namespace
