@@ -61,6 +61,7 @@ json profileObject(const DeviceProfile &p) {
               {"vector_lanes", p.vectorLanes},
               {"vector_registers", p.vectorRegisters},
               {"accumulator_vectors", p.accumulatorVectors},
+              {"conv_accumulator_vectors", p.convAccumulatorVectors},
               {"compute_units", p.computeUnits},
               {"local_mem_bytes", p.localMemBytes},
               {"max_work_group_size", p.maxWorkGroupSize}};
@@ -203,6 +204,7 @@ Expected<DeviceProfile> builtinDeviceProfile(const std::string &name) {
     p.vectorLanes = 16;
     p.vectorRegisters = 32;
     p.accumulatorVectors = 16;
+    p.convAccumulatorVectors = 28;
     return p;
   }
   if (name == "generic-gpu") {
@@ -227,7 +229,7 @@ Expected<DeviceProfile> parseDeviceProfile(const std::string &text) {
   AOTC_RETURN_IF_ERROR(checkKeys(
       j,
       {"name", "family", "vector_lanes", "vector_registers",
-       "accumulator_vectors", "compute_units", "local_mem_bytes",
+       "accumulator_vectors", "conv_accumulator_vectors", "compute_units", "local_mem_bytes",
        "max_work_group_size"},
       where));
   DeviceProfile p;
@@ -249,6 +251,8 @@ Expected<DeviceProfile> parseDeviceProfile(const std::string &text) {
       readInt(j, "vector_registers", 0, 256, where, p.vectorRegisters));
   AOTC_RETURN_IF_ERROR(readInt(j, "accumulator_vectors", 0, 64, where,
                                p.accumulatorVectors));
+  AOTC_RETURN_IF_ERROR(readInt(j, "conv_accumulator_vectors", 0, 64, where,
+                               p.convAccumulatorVectors));
   AOTC_RETURN_IF_ERROR(
       readInt(j, "compute_units", 0, 1 << 20, where, p.computeUnits));
   AOTC_RETURN_IF_ERROR(

@@ -43,6 +43,11 @@ namespace {
 /// compiler/passes/pack_weights.h).
 struct Operand {
   bool m = false, n = false, contiguous = false, panel = false;
+  /// Read per row, not along N, the rows' elements within two vectors of
+  /// each other: the row is the second-innermost index, the innermost one
+  /// spans at most 2 x lanes elements (a channel-blocked convolution's
+  /// neighbouring pixels, [n, C/B, h, w, B]; not a GEMM's rows, K apart).
+  bool adjacentRows = false;
   /// A panel's columns: the lanes, or twice them (a convolution weight
   /// packed for channel blocks of two vectors, channel_blocks.h).
   int64_t panelWidth = 0;
@@ -84,6 +89,13 @@ std::vector<Operand> classifyLoads(const Expr &e, const std::vector<Expr> &idx,
           o.panelWidth = o.panel ? width : 0;
         }
       }
+      if (o.m && !o.n && op->indices.size() >= 2) {
+        const Expr &last = op->indices.back();
+        std::optional<Range> span = boundsOf(last, *ranges);
+        o.adjacentRows = usesVar(op->indices[op->indices.size() - 2], mv) &&
+                         !usesVar(last, mv) && span &&
+                         span->max - span->min < 2 * lanes;
+      }
       loads.push_back(o);
       IRVisitor::visitLoad(op);
     }
@@ -107,6 +119,33 @@ int64_t accumulatorVectors(const DeviceProfile &target) {
   if (target.accumulatorVectors > 0)
     return target.accumulatorVectors;
   return target.vectorRegisters >= 32 ? 14 : 12;
+}
+
+/// The reduction steps from which a tile over adjacent rows takes the
+/// profile's convolution budget: a 3 x 3 convolution of 64 channels. On
+/// Zen 5 (docs/PERFORMANCE.md, stop 46), 14 x 32 tiles against 8 x 32 in
+/// ResNet-50: its 3 x 3 convolutions (576 steps and more) and its 1 x 1
+/// ones of 1024 and 2048 input channels 1-7% faster; 1 x 1 ones of up to
+/// 512 (whose stores and residual reads weigh more beside their FMAs) 1-12%
+/// slower, those of 64 input channels up to 46%.
+constexpr int64_t kConvBudgetMinSteps = 576;
+
+/// The accumulator budget of a tile whose operands read per row, \p loads,
+/// all read adjacent rows (a channel-blocked convolution's pixels), over
+/// \p steps reduction steps: the profile's convolution budget from
+/// kConvBudgetMinSteps steps, else accumulatorVectors.
+int64_t tileBudget(const DeviceProfile &target,
+                   const std::vector<Operand> &loads, int64_t steps) {
+  bool perRow = false, adjacent = true;
+  for (const Operand &o : loads)
+    if (o.m && !o.n) {
+      perRow = true;
+      adjacent &= o.adjacentRows;
+    }
+  int64_t budget = accumulatorVectors(target);
+  if (perRow && adjacent && steps >= kConvBudgetMinSteps)
+    budget = std::max(budget, target.convAccumulatorVectors);
+  return budget;
 }
 /// Cycles of each reduction step that do not depend on the tile: loop
 /// control and address arithmetic (a convolution's step has three loops).
@@ -697,8 +736,12 @@ RegisterTile chooseRegisterTile(const ReductionNest &nest,
     // vectorizes along N, so an odd row count costs nothing), where 6
     // left a tile of 2 rows of 14 (a seventh of the work at a third of
     // the speed).
+    // Where the convolution budget holds more, 14 too (the 14-, 28-, 56-
+    // and 112-wide maps in 28 accumulators).
+    const int64_t budget = tileBudget(target, loads, staticSteps(nest));
+    const bool wide = budget > accumulatorVectors(target);
     if (staticM && !panelsAlongM && contiguousAlongN)
-      for (int64_t tm = 5; tm <= 15; tm += 2)
+      for (int64_t tm = 5; tm <= 15; tm += wide ? 1 : 2)
         if (extentM % tm == 0 && extentM > tm &&
             std::find(tms.begin(), tms.end(), tm) == tms.end())
           tms.push_back(tm);
@@ -719,7 +762,13 @@ RegisterTile chooseRegisterTile(const ReductionNest &nest,
     // past a symbolic N element by element.
     for (int64_t tn : tns)
       for (int64_t tm : tms) {
-        if (tm * vectorOps(tn, lanes) > accumulatorVectors(target) || tm * tn < 4)
+        // A tile beyond the common budget divides a static M: one of 12
+        // rows over a 7 x 7 map's 49 (4 tiles and a row) made MobileNetV2's
+        // and ResNet-50's last 1 x 1 convolutions 0-11% slower than 7 rows.
+        int64_t accumulators = tm * vectorOps(tn, lanes);
+        if (accumulators > budget || tm * tn < 4 ||
+            (accumulators > accumulatorVectors(target) &&
+             !(staticM && extentM % tm == 0)))
           continue;
         double fn = wholeFraction(nest.shape[n], tn);
         int64_t rest = staticN ? extentN % tn : 1;

@@ -122,13 +122,14 @@ DeviceProfile profileOf(const Found &f) {
   p.vectorLanes = std::max<cl_uint>(
       1, deviceValue<cl_uint>(d, CL_DEVICE_PREFERRED_VECTOR_WIDTH_FLOAT));
   // OpenCL does not say how many vector registers a CPU device has, nor
-  // what accumulator budget suits it; PoCL's CPU devices are this machine's
+  // what accumulator budgets suit it; PoCL's CPU devices are this machine's
   // cores, so both are the host CPU's built-in profile's.
   p.vectorRegisters = 0;
   if (!isGpu) {
     auto host = builtinDeviceProfile(hostCpuProfileName());
     p.vectorRegisters = host->vectorRegisters;
     p.accumulatorVectors = host->accumulatorVectors;
+    p.convAccumulatorVectors = host->convAccumulatorVectors;
   }
   p.computeUnits = deviceValue<cl_uint>(d, CL_DEVICE_MAX_COMPUTE_UNITS);
   p.localMemBytes =

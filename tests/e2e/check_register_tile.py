@@ -135,6 +135,20 @@ def cases():
                 f32, ["n", 40, 15, 15],
                 [{"x": [n, 32, 15, 15], "w1": [256, 32, 1, 1], "w": [40, 256, 1, 1], "bias": [40]}
                  for n in (1, 2)], True))
+    # Two 3 x 3 convolutions of 64 channels over a 28 x 28 map: the first
+    # stores blocks of channels that the second reads, over 576 steps,
+    # where zen5-avx512's convolution budget (conv_accumulator_vectors)
+    # gives 14 x 32 tiles (WIDE_TILE_ZEN5), 28 accumulators.
+    out.append(("conv_chain_3x3_w28",
+                [helper.make_node("Conv", ["x", "w1"], ["h"], pads=[1] * 4, kernel_shape=[3, 3]),
+                 helper.make_node("Relu", ["h"], ["r"]),
+                 helper.make_node("Conv", ["r", "w", "bias"], ["t"], pads=[1] * 4, kernel_shape=[3, 3]),
+                 helper.make_node("Relu", ["t"], ["y"])],
+                [("x", f32, ["n", 64, 28, 28]), ("w1", f32, [64, 64, 3, 3]),
+                 ("w", f32, [64, 64, 3, 3]), ("bias", f32, [64])],
+                f32, ["n", 64, 28, 28],
+                [{"x": [n, 64, 28, 28], "w1": [64, 64, 3, 3], "w": [64, 64, 3, 3], "bias": [64]}
+                 for n in (0, 1, 3)], True))
     # Convolutions the GPU profile runs as work-group tiles of their GEMM
     # view (compiler/schedule/gemm_view.cpp: output channels by every pixel
     # of every image; 64 input channels, a multiple of the staged block, go
@@ -224,8 +238,12 @@ def cases():
 # Float32 cases whose tiles stay scalar: N below 4. (A convolution whose
 # output columns read the input with a stride of 2 loads its lanes as the
 # even elements of two contiguous vectors: conv_stride2_*,
-# conv_depthwise_stride2*.)
-SCALAR_F32 = {"matmul_n3_k4"}
+# conv_depthwise_stride2*.) And the 3 x 3 chain with its weights given at
+# run time: its activations are stored in channel blocks, but only constant
+# weights are packed for a tile along output channels, which reads the
+# unpacked [co, ci, kh, kw] weight with a stride (its _const variant
+# vectorizes).
+SCALAR_F32 = {"matmul_n3_k4", "conv_chain_3x3_w28"}
 
 
 # Cases whose contraction the CPU heuristic gives a prefetch of the next
@@ -234,6 +252,10 @@ SCALAR_F32 = {"matmul_n3_k4"}
 # (With its weights as inputs, conv_chain_c256 keeps NCHW: channel blocks
 # need weights packed at compile time.)
 PREFETCHED = {"conv_chain_c256_const"}
+
+# Cases whose blocked convolution zen5-avx512 tiles 14 x 32 (its
+# convolution budget of 28 accumulators; generic-avx512 keeps 14).
+WIDE_TILE_ZEN5 = {"conv_chain_3x3_w28_const"}
 
 
 # Kernel buffer views that show whether output dimensions were merged
@@ -248,10 +270,11 @@ MERGED = {
 
 
 def scaled(name, input_name, a):
-    """\p a, the weights of the GEMM-view cases scaled by 1 / sqrt(K): their
-    sums of 576 products then stay near 1, where the default tolerance
-    compares two summation orders' float32 rounding fairly."""
-    if name.startswith("conv_view") and input_name == "w":
+    """\p a, the weights of the GEMM-view cases and of the 3 x 3 chain
+    scaled by 1 / sqrt(K): their sums of 576 products then stay near 1,
+    where the default tolerance compares two summation orders' float32
+    rounding fairly."""
+    if (name.startswith(("conv_view", "conv_chain_3x3")) and input_name in ("w", "w1")):
         return (a / np.sqrt(np.prod(a.shape[1:]))).astype(a.dtype)
     return a
 
@@ -475,6 +498,11 @@ def main():
                                         "--emit=cl"], env=env)
                 if "aotc_prefetch(" not in cl.stdout or "#define aotc_prefetch" not in cl.stdout:
                     failures.append(f"{name}: no aotc_prefetch in the OpenCL C")
+            zen5, _ = emitted_configs(aotc, case, env, ("--device-profile", "zen5-avx512"))
+            wide = any(c.get("tm") == 14 and c.get("tn") == 32 for c in (zen5 or {}).values())
+            if wide != (name in WIDE_TILE_ZEN5):
+                failures.append(f"{name}: expected {'a' if name in WIDE_TILE_ZEN5 else 'no'} "
+                                f"14 x 32 tile under zen5-avx512, got {zen5}")
             if name.startswith("attn_scores") and "kernel k0_kt(" not in loop.stdout:
                 failures.append(f"{name}: K^T was not given its own buffer")
             if name == "attn_proj_flatten":

@@ -21,9 +21,12 @@ TEST(DeviceProfile, BuiltinsRoundTripThroughJson) {
     EXPECT_EQ(back->vectorLanes, p->vectorLanes);
     EXPECT_EQ(back->vectorRegisters, p->vectorRegisters);
     EXPECT_EQ(back->accumulatorVectors, p->accumulatorVectors);
+    EXPECT_EQ(back->convAccumulatorVectors, p->convAccumulatorVectors);
   }
   EXPECT_EQ(builtinDeviceProfile("generic-avx512")->accumulatorVectors, 0);
   EXPECT_EQ(builtinDeviceProfile("zen5-avx512")->accumulatorVectors, 16);
+  EXPECT_EQ(builtinDeviceProfile("zen5-avx512")->convAccumulatorVectors, 28);
+  EXPECT_EQ(builtinDeviceProfile("generic-avx512")->convAccumulatorVectors, 0);
   EXPECT_EQ(builtinDeviceProfile("zen5-avx512")->vectorLanes, 16);
   EXPECT_EQ(builtinDeviceProfile("generic-avx512")->vectorLanes, 16);
   EXPECT_EQ(builtinDeviceProfile("generic-gpu")->vectorLanes, 1);
@@ -56,6 +59,8 @@ TEST(DeviceProfile, BadInputNamesTheField) {
       {"{\"family\": \"fpga\"}", "'family' must be"},
       {"{\"compute_units\": -1}", "'compute_units' is -1"},
       {"{\"accumulator_vectors\": 65}", "'accumulator_vectors' is 65"},
+      {"{\"conv_accumulator_vectors\": -2}",
+       "'conv_accumulator_vectors' is -2"},
   };
   for (const Case &c : cases) {
     auto p = parseDeviceProfile(c.json);
