@@ -5,7 +5,8 @@ against ONNX Runtime and NumPy, with NaN, +inf and -inf in the inputs.
 
 Cases: MaxPool over NCHW (odd widths, stride 2, ceil_mode, dilation, pads),
 a channel-blocked MaxPool after a convolution (ResNet's stem: the pool reads
-[N, C/32, H, W, 32] through its padded copy's select), ReduceMax and
+[N, C/32, H, W, 32] through its padded copy's select; with a convolution
+after it, blocked on both sides, 4 pixels of a row per work-item), ReduceMax and
 ReduceMin over a non-innermost axis (the innermost kept: the vector lanes),
 float16 MaxPool, ReduceProd; batch 0, 1 and 3, under generic-avx2 and generic-avx512.
 Each case checks that the kernel accumulates in vectors (`floatN acc` in the
@@ -19,6 +20,7 @@ computes which windows hold one too (a MaxPool of isnan(x)).
 
 Usage: check_vector_max.py AOTC    (prints "vector max ok")
 """
+import json
 import os
 import re
 import subprocess
@@ -182,6 +184,34 @@ def main():
 
     check(aotc, tmp, "stem_blocked", proto, [stem_input(n) for n in (0, 1, 3)],
           stem_expected, True, rtol=1e-5, atol=1e-5)
+    # The same stem with a 1 x 1 convolution reading the pool, which keeps
+    # the pool's output blocked too ([N, 1, 11, 11, 32]): the pool takes 4
+    # pixels of a row per work-item (register_tile.cpp, kPoolRowPixels),
+    # 11 columns as 2 whole tiles and a partial one of 3. (Without NaN:
+    # ONNX Runtime's MaxPool skips it, and the convolution after it would
+    # spread the difference.)
+    w1 = (rng.standard_normal((32, 32, 1, 1)) * 0.2).astype(np.float32)
+    rows = model(nodes + [helper.make_node("Conv", ["y"], ["z"], kernel_shape=[1, 1])],
+                 ["n", 3, 21, 21], ["n", 32, 11, 11],
+                 inits=[numpy_helper.from_array(wconv, "w"), numpy_helper.from_array(bconv, "b")])
+    rows.graph.node[-1].input.append("w1")
+    rows.graph.node[-1].output[0] = "y"
+    rows.graph.node[-2].output[0] = "p"
+    rows.graph.node[-1].input[0] = "p"
+    rows.graph.initializer.append(numpy_helper.from_array(w1, "w1"))
+    check(aotc, tmp, "stem_blocked_rows", rows,
+          [rng.standard_normal((n, 3, 21, 21)).astype(np.float32) for n in (0, 1, 3)],
+          lambda x: ort_run(rows, x), True, rtol=1e-5, atol=1e-5)
+    path = os.path.join(tmp, "stem_rows.onnx")
+    with open(path, "wb") as f:
+        f.write(rows.SerializeToString())
+    for profile in PROFILES:
+        cfg = subprocess.run([aotc, "compile", path, "--device-profile", profile,
+                              "--emit", "kernel-configs"], capture_output=True, text=True,
+                             check=True).stdout
+        pools = [c for c in json.loads(cfg)["kernels"].values() if c["template"] == "reduction"]
+        if not any(c["m"] >= 0 and c["tm"] == 4 for c in pools):
+            fail(f"stem_blocked_rows/{profile}: the pool is not tiled 4 pixels a row: {pools}")
 
     # ReduceMax / ReduceMin over a non-innermost axis: the innermost kept.
     for op, is_max, shape, axes in (("ReduceMax", True, ["n", 13, 45], [1]),
