@@ -229,8 +229,8 @@ Expected<DeviceProfile> parseDeviceProfile(const std::string &text) {
   AOTC_RETURN_IF_ERROR(checkKeys(
       j,
       {"name", "family", "vector_lanes", "vector_registers",
-       "accumulator_vectors", "conv_accumulator_vectors", "compute_units", "local_mem_bytes",
-       "max_work_group_size"},
+       "accumulator_vectors", "conv_accumulator_vectors", "compute_units",
+       "local_mem_bytes", "max_work_group_size"},
       where));
   DeviceProfile p;
   if (auto it = j.find("name"); it != j.end()) {

@@ -92,7 +92,8 @@ public:
       Expr t = count(i->thenCase, times);
       Expr e = i->elseCase.defined() ? count(i->elseCase, times) : Expr(0);
       Expr cond = scaled(exprFlops(i->cond), times);
-      if (std::optional<std::pair<int64_t, int64_t>> f = takenFraction(i->cond)) {
+      if (std::optional<std::pair<int64_t, int64_t>> f =
+              takenFraction(i->cond)) {
         // t and e count every iteration; `total` of the loops' iterations
         // divide them, `taken` of those take the then arm.
         auto [taken, total] = *f;
