@@ -452,15 +452,16 @@ FusionPlan planFusion(const LoweredGraph &lg, const FusionOptions &opts) {
   for (size_t d = n; d-- > 0;) {
     if (!manyConsumers[d] || inlinedSize[d] > kMaxSharedInlineSize)
       continue;
-    std::set<int> kernels;
+    std::set<int> kernels, seen;
     bool ok = true;
     std::function<void(int)> reach = [&](int v) {
       std::vector<int> eff;
       effective(v, eff);
       for (int c : eff) {
-        if (plan.decisions[c] == Decision::Inline)
-          reach(c);
-        else if (plan.decisions[c] == Decision::Materialize &&
+        if (plan.decisions[c] == Decision::Inline) {
+          if (seen.insert(c).second)
+            reach(c);
+        } else if (plan.decisions[c] == Decision::Materialize &&
                  lg.defs[c].kind == TensorDef::Kind::Pointwise)
           kernels.insert(c);
         else

@@ -65,7 +65,7 @@ public:
       int64_t mn = 0, ext = 0;
       bool constant = f->min.isConst(mn) && f->extent.isConst(ext);
       if (constant)
-        loops_.push_back({f->var.as<Var>()->id, f->var, mn, ext});
+        loops_.push_back({f->var, mn, ext});
       Expr c = count(f->body, times * extentOf(f->extent));
       if (constant)
         loops_.pop_back();
@@ -112,7 +112,6 @@ public:
 
 private:
   struct Loop {
-    uint64_t id;
     Expr var;
     int64_t min, extent;
   };
@@ -128,7 +127,7 @@ private:
     for (const Expr &v : freeVars(cond)) {
       const Loop *found = nullptr;
       for (const Loop &l : loops_)
-        if (l.id == v.as<Var>()->id)
+        if (l.var.as<Var>()->id == v.as<Var>()->id)
           found = &l;
       if (!found || found->extent <= 0 ||
           total > kMaxEnumerated / found->extent)

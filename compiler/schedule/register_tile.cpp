@@ -616,6 +616,7 @@ RegisterTile chooseRegisterTile(const ReductionNest &nest,
     // 32 per work-item 0.17-0.26 ms; a second pixel per work-item gained
     // nothing more. (Sums, AveragePool's, keep 8: not measured.)
     int64_t e, tn = 8;
+    bool vectorRow = false;
     if (t.vectorLanes >= 4 && !isFloatSum(nest) &&
         isFloatVectorCombine(nest)) {
       // The term at lane along the innermost outputs (contiguous or
@@ -623,13 +624,14 @@ RegisterTile chooseRegisterTile(const ReductionNest &nest,
       Expr lane = Var::make("lane");
       std::vector<Expr> at = idx;
       at[rank - 1] = lane;
-      if (vectorizeLanes(nest.term(at, r), lane, t.vectorLanes, ranges)
-              .defined())
+      vectorRow = vectorizeLanes(nest.term(at, r), lane, t.vectorLanes, ranges)
+                      .defined();
+      if (vectorRow)
         tn = 2 * t.vectorLanes;
     }
-    bool wholeBlock = nest.shape[rank - 1].isConst(e) && e == tn &&
-                      tn == 2 * t.vectorLanes;
-    if (nest.shape[rank - 1].isConst(e) && e < tn)
+    bool staticInner = nest.shape[rank - 1].isConst(e);
+    bool wholeBlock = vectorRow && staticInner && e == tn;
+    if (staticInner && e < tn)
       tn = e;
     if (tn >= 4) {
       t.n = rank - 1;
