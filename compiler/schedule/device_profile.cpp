@@ -62,6 +62,8 @@ json profileObject(const DeviceProfile &p) {
               {"vector_registers", p.vectorRegisters},
               {"accumulator_vectors", p.accumulatorVectors},
               {"conv_accumulator_vectors", p.convAccumulatorVectors},
+              {"long_accumulator_vectors", p.longAccumulatorVectors},
+              {"tile_columns", p.tileColumns},
               {"compute_units", p.computeUnits},
               {"local_mem_bytes", p.localMemBytes},
               {"max_work_group_size", p.maxWorkGroupSize}};
@@ -198,6 +200,9 @@ Expected<DeviceProfile> builtinDeviceProfile(const std::string &name) {
   if (name == "generic-avx512") {
     p.vectorLanes = 16;
     p.vectorRegisters = 32;
+    p.longAccumulatorVectors = 24;
+    p.convAccumulatorVectors = 28;
+    p.tileColumns = 64;
     return p;
   }
   if (name == "zen5-avx512") {
@@ -229,7 +234,9 @@ Expected<DeviceProfile> parseDeviceProfile(const std::string &text) {
   AOTC_RETURN_IF_ERROR(checkKeys(
       j,
       {"name", "family", "vector_lanes", "vector_registers",
-       "accumulator_vectors", "conv_accumulator_vectors", "compute_units",
+       "accumulator_vectors", "conv_accumulator_vectors",
+       "long_accumulator_vectors", "tile_columns",
+       "compute_units",
        "local_mem_bytes", "max_work_group_size"},
       where));
   DeviceProfile p;
@@ -253,6 +260,12 @@ Expected<DeviceProfile> parseDeviceProfile(const std::string &text) {
                                p.accumulatorVectors));
   AOTC_RETURN_IF_ERROR(readInt(j, "conv_accumulator_vectors", 0, 64, where,
                                p.convAccumulatorVectors));
+  AOTC_RETURN_IF_ERROR(readInt(j, "long_accumulator_vectors", 0, 64, where,
+                               p.longAccumulatorVectors));
+  AOTC_RETURN_IF_ERROR(readInt(j, "tile_columns", 0, 64, where, p.tileColumns));
+  if (p.tileColumns & (p.tileColumns - 1))
+    return makeError(where, ": 'tile_columns' is ", p.tileColumns,
+                     ", expected 0 (32) or a power of 2 up to 64");
   AOTC_RETURN_IF_ERROR(
       readInt(j, "compute_units", 0, 1 << 20, where, p.computeUnits));
   AOTC_RETURN_IF_ERROR(

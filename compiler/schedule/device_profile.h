@@ -34,14 +34,28 @@ struct DeviceProfile {
   /// vectorRegisters (16 -> 12, 32 -> 14; register_tile.cpp). Zen 5 runs
   /// 8 x 32 GEMM tiles (16 accumulators) faster than 6 x 32 (14 at most):
   /// BERT-base 62.9 -> 56.5 ms at batch 1 (docs/PERFORMANCE.md), where an
-  /// AVX-512 Xeon measured more than 14 slower (2026-11-25).
+  /// AVX-512 Xeon ran 8 x 32 slower (2026-11-25; gemm_1024 7.6 against 7.4
+  /// ms in stop 47) and takes 24 over long reductions instead (6 x 64).
   int64_t accumulatorVectors = 0;
   /// The accumulator budget of a tile whose rows are neighbouring pixels of
   /// a channel-blocked convolution (each row's input within two vectors of
   /// the next) over a long reduction; 0: accumulatorVectors. Zen 5 runs 3 x 3
   /// convolutions 3-9% faster in 14 x 32 tiles (28 accumulators) than in
-  /// 8 x 32, where GEMM tiles of more than 16 are slower (register_tile.cpp).
+  /// 8 x 32, where GEMM tiles of more than 16 are slower (register_tile.cpp);
+  /// an AVX-512 Xeon 9-22% faster than in 7 x 32 (stop 47).
   int64_t convAccumulatorVectors = 0;
+  /// The accumulator budget of a tile over a long reduction (128 steps and
+  /// more), where its stores and epilogue weigh little; 0: accumulatorVectors.
+  /// An AVX-512 Xeon runs GEMMs in 6 x 64 tiles (24 accumulators) 8-15%
+  /// faster than in 6 x 32, and ResNet-50's 1 x 1 convolutions of 128 to
+  /// 1024 input channels in 12 x 32 tiles 6-16% faster than in 7 x 32, but
+  /// those of 64 input channels 10-13% slower (docs/PERFORMANCE.md, stop 47).
+  int64_t longAccumulatorVectors = 0;
+  /// The most columns (elements along N) of a CPU register tile; 0: 32.
+  /// An AVX-512 Xeon runs a 1024^3 GEMM 15% faster in 6 x 64 tiles (4
+  /// vectors of B per step, 24 accumulators) than in 6 x 32 or 12 x 32
+  /// (docs/PERFORMANCE.md, stop 47); 32 is 4 vectors of AVX2's 8 lanes.
+  int64_t tileColumns = 0;
   int64_t computeUnits = 0;      ///< 0: not known
   int64_t localMemBytes = 0;     ///< 0: not known
   int64_t maxWorkGroupSize = 0;  ///< 0: not known
@@ -52,9 +66,11 @@ struct DeviceProfile {
 int explicitVectorLanes(const DeviceProfile &p);
 
 /// The built-in profiles: "generic-avx2" (8 lanes, 16 registers, the
-/// default), "generic-avx512" (16 lanes, 32 registers), "zen5-avx512"
-/// (generic-avx512 with 16 accumulator vectors, 28 for convolutions: AMD
-/// Zen 5), "generic-gpu" (1 lane). Error for another name.
+/// default), "generic-avx512" (16 lanes, 32 registers; 24 accumulator
+/// vectors over long reductions, 28 for convolutions, tiles up to 64
+/// columns: measured on an AVX-512 Xeon), "zen5-avx512" (16 lanes, 32
+/// registers, 16 accumulator vectors, 28 for convolutions: AMD Zen 5),
+/// "generic-gpu" (1 lane). Error for another name.
 Expected<DeviceProfile> builtinDeviceProfile(const std::string &name);
 
 /// The profile as a JSON object (every field).

@@ -149,10 +149,18 @@ constexpr int64_t kPoolRowPixels = 4;
 /// batch 8.
 constexpr int64_t kConvBudgetMinSteps = 576;
 
-/// The accumulator budget of a tile whose operands read per row, \p loads,
-/// all read adjacent rows (a channel-blocked convolution's pixels): the
-/// profile's convolution budget over \p steps reduction steps from
-/// kConvBudgetMinSteps, or where the rows are strided; else
+/// The reduction steps from which a tile takes the profile's long budget
+/// (longAccumulatorVectors): ResNet-50's 1 x 1 convolutions of 128 input
+/// channels and more ran faster in 24 accumulators than in 14 on an AVX-512
+/// Xeon, those of 64 (the 64 -> 256 expansions with their residual, whose
+/// epilogue weighs more beside 64 steps) 10-13% slower.
+constexpr int64_t kLongBudgetMinSteps = 128;
+
+/// The accumulator budget of a tile over \p steps reduction steps (0:
+/// symbolic) whose operands read per row are \p loads: the profile's
+/// convolution budget where those all read adjacent rows (a channel-blocked
+/// convolution's pixels) over kConvBudgetMinSteps or more, or the rows are
+/// strided; its long budget over kLongBudgetMinSteps or more; else
 /// accumulatorVectors.
 int64_t tileBudget(const DeviceProfile &target,
                    const std::vector<Operand> &loads, int64_t steps) {
@@ -164,6 +172,8 @@ int64_t tileBudget(const DeviceProfile &target,
       strided &= o.rowStep >= 2;
     }
   int64_t budget = accumulatorVectors(target);
+  if (steps == 0 || steps >= kLongBudgetMinSteps)
+    budget = std::max(budget, target.longAccumulatorVectors);
   if (perRow && adjacent && (steps >= kConvBudgetMinSteps || strided))
     budget = std::max(budget, target.convAccumulatorVectors);
   return budget;
@@ -184,18 +194,28 @@ int64_t vectorOps(int64_t cols, int64_t lanes) {
   return cols;
 }
 
+/// The loads of one reduction step of a \p tm x \p tn tile: a vector per
+/// vector of a contiguous or panel row, an element per element of another
+/// row, a broadcast per row of an operand shared along N.
+double stepReads(const std::vector<Operand> &loads, int64_t tm, int64_t tn,
+                 int64_t lanes) {
+  int64_t vectors = vectorOps(tn, lanes);
+  double reads = 0;
+  for (const Operand &o : loads) {
+    double row = o.n ? (o.contiguous || o.panel ? vectors : 2.0 * tn) : 1.0;
+    reads += o.m ? tm * row : row;
+  }
+  return reads;
+}
+
 /// Estimated cycles of one reduction step of a \p tm x \p tn tile: FMAs and
 /// loads issue two a cycle, every accumulator chain waits for its FMA
 /// (latency 4), plus the step's overhead.
 double stepCycles(const std::vector<Operand> &loads, int64_t tm, int64_t tn,
                   int64_t lanes) {
-  int64_t vectors = vectorOps(tn, lanes);
-  double fmas = static_cast<double>(tm * vectors), reads = 0;
-  for (const Operand &o : loads) {
-    double row = o.n ? (o.contiguous || o.panel ? vectors : 2.0 * tn) : 1.0;
-    reads += o.m ? tm * row : row;
-  }
-  return std::max({fmas / 2, reads / 2, 4.0}) + kStepOverhead;
+  double fmas = static_cast<double>(tm * vectorOps(tn, lanes));
+  return std::max({fmas / 2, stepReads(loads, tm, tn, lanes) / 2, 4.0}) +
+         kStepOverhead;
 }
 
 /// Estimated cycles per output element and reduction step of the tiles of
@@ -658,7 +678,7 @@ RegisterTile chooseRegisterTile(const ReductionNest &nest,
     int64_t v;
     steps *= e.isConst(v) ? static_cast<double>(std::max<int64_t>(v, 1)) : 64.0;
   }
-  double best = 0;
+  double best = 0, bestReads = 0;
   // N: the innermost dimension first (contiguous stores), then any other
   // along which an operand is contiguous (a convolution's output channels
   // read a packed weight, compiler/passes/pack_weights.h).
@@ -773,12 +793,14 @@ RegisterTile chooseRegisterTile(const ReductionNest &nest,
     // left a tile of 2 rows of 14 (a seventh of the work at a third of
     // the speed).
     // Where the convolution budget holds more, 14 too (the 14-, 28-, 56-
-    // and 112-wide maps in 28 accumulators).
+    // and 112-wide maps in 28 accumulators), a whole row of 14 included:
+    // ResNet-18's 14 x 14 3 x 3 convolutions 0.82-0.83 ms in 14 x 32 tiles
+    // against 0.86-0.92 in 7 or 8 x 32 on an AVX-512 Xeon (stop 47).
     const int64_t budget = tileBudget(target, loads, staticSteps(nest));
     const bool wide = budget > accumulatorVectors(target);
     if (staticM && !panelsAlongM && contiguousAlongN)
       for (int64_t tm = 5; tm <= 15; tm += wide ? 1 : 2)
-        if (extentM % tm == 0 && extentM > tm &&
+        if (extentM % tm == 0 && (extentM > tm || wide) &&
             std::find(tms.begin(), tms.end(), tm) == tms.end())
           tms.push_back(tm);
     std::vector<int64_t> tns;
@@ -790,7 +812,13 @@ RegisterTile chooseRegisterTile(const ReductionNest &nest,
     if (staticN && extentN > 8 && extentN < 32 && !panels &&
         (extentN & (extentN - 1)) != 0)
       tns.push_back(extentN);
-    for (int64_t tn = 8; tn <= 32; tn *= 2)
+    // Wider tiles (the profile's tile_columns) only along the innermost
+    // output dimension, whose stores are contiguous: ResNet-50's stem into
+    // NCHW (N its output channels, a plane apart) took 1.55 ms in 6 x 64
+    // tiles against 0.92 in 7 x 32 on an AVX-512 Xeon (stop 47).
+    const int64_t maxColumns =
+        n == rank - 1 && target.tileColumns > 0 ? target.tileColumns : 32;
+    for (int64_t tn = 8; tn <= maxColumns; tn *= 2)
       if ((!staticN || tn <= extentN) && (!panels || tn % panelWidth == 0))
         tns.push_back(tn); // a tile of panels starts at a panel
     // The tile with the fewest estimated cycles per output: whole tiles at
@@ -800,11 +828,17 @@ RegisterTile chooseRegisterTile(const ReductionNest &nest,
       for (int64_t tm : tms) {
         // A tile beyond the common budget divides a static M: one of 12
         // rows over a 7 x 7 map's 49 (4 tiles and a row) made MobileNetV2's
-        // and ResNet-50's last 1 x 1 convolutions 0-11% slower than 7 rows.
+        // and ResNet-50's last 1 x 1 convolutions 0-11% slower than 7 rows
+        // (on Zen 5 and on an AVX-512 Xeon). Within the long budget it may
+        // leave a last tile of 2 rows or more: 12 rows over the 14- and
+        // 28-wide maps, 6 over a GEMM's 1024.
         int64_t accumulators = tm * vectorOps(tn, lanes);
+        bool divides = staticM && extentM % tm == 0;
+        bool longTile = accumulators <= target.longAccumulatorVectors &&
+                        (!staticM || extentM % tm >= 2);
         if (accumulators > budget || tm * tn < 4 ||
-            (accumulators > accumulatorVectors(target) &&
-             !(staticM && extentM % tm == 0)))
+            (accumulators > accumulatorVectors(target) && !divides &&
+             !longTile))
           continue;
         double fn = wholeFraction(nest.shape[n], tn);
         int64_t rest = staticN ? extentN % tn : 1;
@@ -814,8 +848,16 @@ RegisterTile chooseRegisterTile(const ReductionNest &nest,
             (1 - fn) * (staticN && rest
                             ? perOutput(loads, m < 0 ? 1 : extentM, tm, rest, lanes)
                             : stepCycles(loads, 1, 1, lanes));
-        if (t.n < 0 || cost < best - 1e-9) {
+        // Of tiles estimated alike (both FMA-bound), the one of fewer
+        // loads per output: 6 x 64 rather than 12 x 32 (6 + 4 loads a step
+        // for 24 FMAs, not 12 + 2; gemm_1024 6.3 against 7.2 ms on an
+        // AVX-512 Xeon).
+        double reads = stepReads(loads, tm, tn, lanes) /
+                       static_cast<double>(tm * tn);
+        if (t.n < 0 || cost < best - 1e-9 ||
+            (cost < best + 1e-9 && reads < bestReads - 1e-9)) {
           best = cost;
+          bestReads = reads;
           t.m = tm > 1 ? m : -1;
           t.n = n;
           t.tm = tm;

@@ -130,6 +130,8 @@ DeviceProfile profileOf(const Found &f) {
     p.vectorRegisters = host->vectorRegisters;
     p.accumulatorVectors = host->accumulatorVectors;
     p.convAccumulatorVectors = host->convAccumulatorVectors;
+    p.longAccumulatorVectors = host->longAccumulatorVectors;
+    p.tileColumns = host->tileColumns;
   }
   p.computeUnits = deviceValue<cl_uint>(d, CL_DEVICE_MAX_COMPUTE_UNITS);
   p.localMemBytes =

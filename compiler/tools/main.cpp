@@ -112,8 +112,9 @@ int runCli(int argc, char **argv) {
   compile->add_option(
       "--device-profile", deviceProfile,
       "the target the kernels' configurations are chosen for: "
-      "generic-avx2 (default), generic-avx512, zen5-avx512 (16 "
-      "accumulator vectors), generic-gpu, a JSON file "
+      "generic-avx2 (default), generic-avx512 (wider tiles over long "
+      "reductions), zen5-avx512 (16 accumulator vectors), generic-gpu, a "
+      "JSON file "
       "(from aotc devices --profile), or cl:DEVICE to query an OpenCL "
       "device (cpu, gpu, gpu:N, a name substring)");
   compile->add_option(

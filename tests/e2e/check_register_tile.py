@@ -79,6 +79,13 @@ def cases():
         out.append((f"matmul_{m}x{n}x{k}", [helper.make_node("MatMul", ["a", "b"], ["y"])],
                     [("a", f32, [m, k]), ("b", f32, [k, n])], f32, [m, n],
                     [{"a": [m, k], "b": [k, n]}], True))
+    # A long reduction (160 steps) over 200 columns: generic-avx512's long
+    # budget gives the packed variant 6 x 64 tiles (TILE_COLUMNS_64), 3
+    # whole tiles and one of 8 columns along N, 4 whole tiles and one of 2
+    # rows along M.
+    out.append(("matmul_wide_k160", [helper.make_node("MatMul", ["a", "b"], ["y"])],
+                [("a", f32, [26, 160]), ("b", f32, [160, 200])], f32, [26, 200],
+                [{"a": [26, 160], "b": [160, 200]}], True))
     # Batched, B broadcast; float64; int32 (wraps).
     for dt in (np.float32, np.float64, np.int32):
         out.append((f"bmm_{dt.__name__}", [helper.make_node("MatMul", ["a", "b"], ["y"])],
@@ -139,16 +146,18 @@ def cases():
     # stores blocks of channels that the second reads, over 576 steps,
     # where zen5-avx512's convolution budget (conv_accumulator_vectors)
     # gives 14 x 32 tiles (WIDE_TILE_ZEN5), 28 accumulators.
-    out.append(("conv_chain_3x3_w28",
-                [helper.make_node("Conv", ["x", "w1"], ["h"], pads=[1] * 4, kernel_shape=[3, 3]),
-                 helper.make_node("Relu", ["h"], ["r"]),
-                 helper.make_node("Conv", ["r", "w", "bias"], ["t"], pads=[1] * 4, kernel_shape=[3, 3]),
-                 helper.make_node("Relu", ["t"], ["y"])],
-                [("x", f32, ["n", 64, 28, 28]), ("w1", f32, [64, 64, 3, 3]),
-                 ("w", f32, [64, 64, 3, 3]), ("bias", f32, [64])],
-                f32, ["n", 64, 28, 28],
-                [{"x": [n, 64, 28, 28], "w1": [64, 64, 3, 3], "w": [64, 64, 3, 3], "bias": [64]}
-                 for n in (0, 1, 3)], True))
+    # Over a 14 x 14 map the tile is a whole row of 14 (stop 47).
+    for hw in (28, 14):
+        out.append((f"conv_chain_3x3_w{hw}",
+                    [helper.make_node("Conv", ["x", "w1"], ["h"], pads=[1] * 4, kernel_shape=[3, 3]),
+                     helper.make_node("Relu", ["h"], ["r"]),
+                     helper.make_node("Conv", ["r", "w", "bias"], ["t"], pads=[1] * 4, kernel_shape=[3, 3]),
+                     helper.make_node("Relu", ["t"], ["y"])],
+                    [("x", f32, ["n", 64, hw, hw]), ("w1", f32, [64, 64, 3, 3]),
+                     ("w", f32, [64, 64, 3, 3]), ("bias", f32, [64])],
+                    f32, ["n", 64, hw, hw],
+                    [{"x": [n, 64, hw, hw], "w1": [64, 64, 3, 3], "w": [64, 64, 3, 3], "bias": [64]}
+                     for n in (0, 1, 3)], True))
     # A 1 x 1 convolution of stride 2 over blocked channels (64 steps, rows
     # two pixels apart): a strided convolution takes zen5-avx512's
     # convolution budget at any length (14 x 32 over the 28 output columns).
@@ -243,7 +252,7 @@ def cases():
     for name, nodes, inputs, out_dtype, out_shape, sets, tiled in out:
         # (MatMul's n of 97 and 58: panels with a zero-padded last one.)
         if name.startswith(("conv_", "matmul_tw_")) or name in (
-                "gemm_trans_bias_relu", "matmul_n97_k33", "matmul_70x58x9"):
+                "gemm_trans_bias_relu", "matmul_n97_k33", "matmul_70x58x9", "matmul_wide_k160"):
             packed.append((name + "_const", nodes, inputs, out_dtype, out_shape, sets, tiled))
     return out + packed
 
@@ -256,7 +265,7 @@ def cases():
 # weights are packed for a tile along output channels, which reads the
 # unpacked [co, ci, kh, kw] weight with a stride (its _const variant
 # vectorizes).
-SCALAR_F32 = {"matmul_n3_k4", "conv_chain_3x3_w28"}
+SCALAR_F32 = {"matmul_n3_k4", "conv_chain_3x3_w28", "conv_chain_3x3_w14"}
 
 
 # Cases whose contraction the CPU heuristic gives a prefetch of the next
@@ -266,9 +275,15 @@ SCALAR_F32 = {"matmul_n3_k4", "conv_chain_3x3_w28"}
 # need weights packed at compile time.)
 PREFETCHED = {"conv_chain_c256_const"}
 
-# Cases whose blocked convolution zen5-avx512 tiles 14 x 32 (its
-# convolution budget of 28 accumulators; generic-avx512 keeps 14).
-WIDE_TILE_ZEN5 = {"conv_chain_3x3_w28_const", "conv_chain_1x1_stride2_const"}
+# Cases whose blocked convolution zen5-avx512 and generic-avx512 tile 14 x
+# 32 (their convolution budget of 28 accumulators; generic-avx2 has none).
+WIDE_TILE_ZEN5 = {"conv_chain_3x3_w28_const", "conv_chain_3x3_w14_const",
+                  "conv_chain_1x1_stride2_const"}
+
+# Cases whose contraction generic-avx512 tiles 64 columns wide (its
+# tile_columns, 4 vectors of B a step, along an innermost N only): 6 x 64
+# over a long reduction (24 accumulators), 3 x 64 over 3 rows (12).
+TILE_COLUMNS_64 = {"matmul_wide_k160": 6, "matmul_wide_k160_const": 6, "matmul_3x130x10": 3}
 
 
 # Kernel buffer views that show whether output dimensions were merged
@@ -513,11 +528,18 @@ def main():
                                         "--emit=cl"], env=env)
                 if "aotc_prefetch(" not in cl.stdout or "#define aotc_prefetch" not in cl.stdout:
                     failures.append(f"{name}: no aotc_prefetch in the OpenCL C")
-            zen5, _ = emitted_configs(aotc, case, env, ("--device-profile", "zen5-avx512"))
-            wide = any(c.get("tm") == 14 and c.get("tn") == 32 for c in (zen5 or {}).values())
-            if wide != (name in WIDE_TILE_ZEN5):
-                failures.append(f"{name}: expected {'a' if name in WIDE_TILE_ZEN5 else 'no'} "
-                                f"14 x 32 tile under zen5-avx512, got {zen5}")
+            for profile in ("zen5-avx512", "generic-avx512"):
+                got, _ = emitted_configs(aotc, case, env, ("--device-profile", profile))
+                wide = any(c.get("tm") == 14 and c.get("tn") == 32 for c in (got or {}).values())
+                if wide != (name in WIDE_TILE_ZEN5):
+                    failures.append(f"{name}: expected {'a' if name in WIDE_TILE_ZEN5 else 'no'} "
+                                    f"14 x 32 tile under {profile}, got {got}")
+                if profile != "generic-avx512":
+                    continue
+                rows64 = [c.get("tm") for c in (got or {}).values() if c.get("tn") == 64]
+                if rows64 != ([TILE_COLUMNS_64[name]] if name in TILE_COLUMNS_64 else []):
+                    failures.append(f"{name}: expected {TILE_COLUMNS_64.get(name, 'no')} rows of "
+                                    f"64 columns under generic-avx512, got {got}")
             if name.startswith("attn_scores") and "kernel k0_kt(" not in loop.stdout:
                 failures.append(f"{name}: K^T was not given its own buffer")
             if name == "attn_proj_flatten":

@@ -22,11 +22,18 @@ TEST(DeviceProfile, BuiltinsRoundTripThroughJson) {
     EXPECT_EQ(back->vectorRegisters, p->vectorRegisters);
     EXPECT_EQ(back->accumulatorVectors, p->accumulatorVectors);
     EXPECT_EQ(back->convAccumulatorVectors, p->convAccumulatorVectors);
+    EXPECT_EQ(back->longAccumulatorVectors, p->longAccumulatorVectors);
+    EXPECT_EQ(back->tileColumns, p->tileColumns);
   }
   EXPECT_EQ(builtinDeviceProfile("generic-avx512")->accumulatorVectors, 0);
   EXPECT_EQ(builtinDeviceProfile("zen5-avx512")->accumulatorVectors, 16);
   EXPECT_EQ(builtinDeviceProfile("zen5-avx512")->convAccumulatorVectors, 28);
-  EXPECT_EQ(builtinDeviceProfile("generic-avx512")->convAccumulatorVectors, 0);
+  EXPECT_EQ(builtinDeviceProfile("generic-avx512")->convAccumulatorVectors, 28);
+  EXPECT_EQ(builtinDeviceProfile("generic-avx512")->longAccumulatorVectors, 24);
+  EXPECT_EQ(builtinDeviceProfile("generic-avx512")->tileColumns, 64);
+  EXPECT_EQ(builtinDeviceProfile("zen5-avx512")->longAccumulatorVectors, 0);
+  EXPECT_EQ(builtinDeviceProfile("zen5-avx512")->tileColumns, 0);
+  EXPECT_EQ(builtinDeviceProfile("generic-avx2")->tileColumns, 0);
   EXPECT_EQ(builtinDeviceProfile("zen5-avx512")->vectorLanes, 16);
   EXPECT_EQ(builtinDeviceProfile("generic-avx512")->vectorLanes, 16);
   EXPECT_EQ(builtinDeviceProfile("generic-gpu")->vectorLanes, 1);
@@ -61,6 +68,10 @@ TEST(DeviceProfile, BadInputNamesTheField) {
       {"{\"accumulator_vectors\": 65}", "'accumulator_vectors' is 65"},
       {"{\"conv_accumulator_vectors\": -2}",
        "'conv_accumulator_vectors' is -2"},
+      {"{\"long_accumulator_vectors\": 65}",
+       "'long_accumulator_vectors' is 65"},
+      {"{\"tile_columns\": 48}", "'tile_columns' is 48"},
+      {"{\"tile_columns\": 128}", "'tile_columns' is 128"},
   };
   for (const Case &c : cases) {
     auto p = parseDeviceProfile(c.json);
