@@ -31,6 +31,7 @@ Usage: check_register_tile.py AOTC    (prints "register tile ok")
 """
 import json
 import os
+import re
 import sys
 import tempfile
 
@@ -171,6 +172,21 @@ def cases():
                 f32, ["n", 64, 28, 28],
                 [{"x": [n, 32, 56, 56], "w1": [64, 32, 1, 1], "w": [64, 64, 1, 1], "bias": [64]}
                  for n in (0, 1, 3)], True))
+    # A 3 x 3 convolution of 256 -> 512 channels between blocked
+    # activations over 5 x 5: its weight (4.7 MB) outweighs twice the
+    # input of 8 images, so its channel blocks run outside the batch
+    # (WEIGHT_OUTER; register_tile.cpp, weightOuterDims).
+    out.append(("conv_chain_weight_outer",
+                [helper.make_node("Conv", ["x", "w1"], ["h"], kernel_shape=[1, 1]),
+                 helper.make_node("Relu", ["h"], ["r"]),
+                 helper.make_node("Conv", ["r", "w", "bias"], ["t"], pads=[1] * 4, kernel_shape=[3, 3]),
+                 helper.make_node("Relu", ["t"], ["u"]),
+                 helper.make_node("Conv", ["u", "w2"], ["y"], kernel_shape=[1, 1])],
+                [("x", f32, ["n", 32, 5, 5]), ("w1", f32, [256, 32, 1, 1]),
+                 ("w", f32, [512, 256, 3, 3]), ("bias", f32, [512]), ("w2", f32, [32, 512, 1, 1])],
+                f32, ["n", 32, 5, 5],
+                [{"x": [n, 32, 5, 5], "w1": [256, 32, 1, 1], "w": [512, 256, 3, 3], "bias": [512],
+                  "w2": [32, 512, 1, 1]} for n in (0, 1, 3)], True))
     # Convolutions the GPU profile runs as work-group tiles of their GEMM
     # view (compiler/schedule/gemm_view.cpp: output channels by every pixel
     # of every image; 64 input channels, a multiple of the staged block, go
@@ -280,6 +296,12 @@ PREFETCHED = {"conv_chain_c256_const"}
 WIDE_TILE_ZEN5 = {"conv_chain_3x3_w28_const", "conv_chain_3x3_w14_const",
                   "conv_chain_1x1_stride2_const"}
 
+# Cases with a convolution whose output channel blocks run outside the
+# batch (a large weight: register_tile.cpp, weightOuterDims), on every CPU
+# profile.
+WEIGHT_OUTER = {"conv_chain_weight_outer", "conv_chain_weight_outer_const"}
+WEIGHT_OUTER_LOOPS = re.compile(r"parallel<0> i1 in \[[^\n]*\n\s*parallel<0> i0 in \[0, 0 \+ n\)")
+
 # Cases whose contraction generic-avx512 tiles 64 columns wide (its
 # tile_columns, 4 vectors of B a step, along an innermost N only): 6 x 64
 # over a long reduction (24 accumulators), 3 x 64 over 3 rows (12).
@@ -304,7 +326,7 @@ def scaled(name, input_name, a):
     float32 rounding fairly (unscaled, conv_chain_c256's sums of 256 sums
     of 32 products cancelled to 0.005 with an error of 1.2e-4 between any
     two summation orders)."""
-    if name.startswith(("conv_view", "conv_chain")) and input_name in ("w", "w1"):
+    if name.startswith(("conv_view", "conv_chain")) and input_name in ("w", "w1", "w2"):
         return (a / np.sqrt(np.prod(a.shape[1:]))).astype(a.dtype)
     return a
 
@@ -314,7 +336,7 @@ def constant_inputs(name):
     if not name.endswith("_const"):
         return set()
     if name.startswith("conv_chain"):
-        return {"w1", "w", "bias"}
+        return {"w1", "w", "bias", "w2"}
     return {"w", "bias"} if name.startswith(("conv_", "matmul_tw_")) else {"b", "c"}
 
 
@@ -516,6 +538,9 @@ def main():
             want_vectors = out_dtype == np.float32 and name not in SCALAR_F32
             if ("f32x" in vec.stdout) != want_vectors:
                 failures.append(f"{name}: expected {'vector' if want_vectors else 'scalar'} accumulators")
+            if bool(WEIGHT_OUTER_LOOPS.search(loop.stdout)) != (name in WEIGHT_OUTER):
+                failures.append(f"{name}: expected the channel blocks "
+                                f"{'outside' if name in WEIGHT_OUTER else 'inside'} the batch")
             for want, merged in MERGED.get(name, []):
                 if (want in loop.stdout) != merged:
                     failures.append(f"{name}: expected '{want}' {'in' if merged else 'not in'} the Loop IR")
