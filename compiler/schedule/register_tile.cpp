@@ -160,10 +160,14 @@ constexpr int64_t kLongBudgetMinSteps = 128;
 /// symbolic) whose operands read per row are \p loads: the profile's
 /// convolution budget where those all read adjacent rows (a channel-blocked
 /// convolution's pixels) over kConvBudgetMinSteps or more, or the rows are
-/// strided; its long budget over kLongBudgetMinSteps or more; else
+/// strided; its long budget over kLongBudgetMinSteps or more where the tile
+/// stores along the innermost dimension (\p innerN; ResNet-50's stem into
+/// NCHW, its N the output channels a plane apart, took 1.07 ms in 12 x 32
+/// tiles against 0.92 in 7 x 32 on an AVX-512 Xeon); else
 /// accumulatorVectors.
 int64_t tileBudget(const DeviceProfile &target,
-                   const std::vector<Operand> &loads, int64_t steps) {
+                   const std::vector<Operand> &loads, int64_t steps,
+                   bool innerN) {
   bool perRow = false, adjacent = true, strided = true;
   for (const Operand &o : loads)
     if (o.m && !o.n) {
@@ -172,7 +176,7 @@ int64_t tileBudget(const DeviceProfile &target,
       strided &= o.rowStep >= 2;
     }
   int64_t budget = accumulatorVectors(target);
-  if (steps == 0 || steps >= kLongBudgetMinSteps)
+  if (innerN && (steps == 0 || steps >= kLongBudgetMinSteps))
     budget = std::max(budget, target.longAccumulatorVectors);
   if (perRow && adjacent && (steps >= kConvBudgetMinSteps || strided))
     budget = std::max(budget, target.convAccumulatorVectors);
@@ -679,6 +683,7 @@ RegisterTile chooseRegisterTile(const ReductionNest &nest,
     steps *= e.isConst(v) ? static_cast<double>(std::max<int64_t>(v, 1)) : 64.0;
   }
   double best = 0, bestReads = 0;
+  bool bestBeyond = false;
   // N: the innermost dimension first (contiguous stores), then any other
   // along which an operand is contiguous (a convolution's output channels
   // read a packed weight, compiler/passes/pack_weights.h).
@@ -796,7 +801,8 @@ RegisterTile chooseRegisterTile(const ReductionNest &nest,
     // and 112-wide maps in 28 accumulators), a whole row of 14 included:
     // ResNet-18's 14 x 14 3 x 3 convolutions 0.82-0.83 ms in 14 x 32 tiles
     // against 0.86-0.92 in 7 or 8 x 32 on an AVX-512 Xeon (stop 47).
-    const int64_t budget = tileBudget(target, loads, staticSteps(nest));
+    const int64_t budget =
+        tileBudget(target, loads, staticSteps(nest), n == rank - 1);
     const bool wide = budget > accumulatorVectors(target);
     if (staticM && !panelsAlongM && contiguousAlongN)
       for (int64_t tm = 5; tm <= 15; tm += wide ? 1 : 2)
@@ -848,16 +854,20 @@ RegisterTile chooseRegisterTile(const ReductionNest &nest,
             (1 - fn) * (staticN && rest
                             ? perOutput(loads, m < 0 ? 1 : extentM, tm, rest, lanes)
                             : stepCycles(loads, 1, 1, lanes));
-        // Of tiles estimated alike (both FMA-bound), the one of fewer
-        // loads per output: 6 x 64 rather than 12 x 32 (6 + 4 loads a step
-        // for 24 FMAs, not 12 + 2; gemm_1024 6.3 against 7.2 ms on an
-        // AVX-512 Xeon).
+        // Of two tiles beyond the common budget estimated alike (both
+        // FMA-bound), the one of fewer loads per output: 6 x 64 rather than
+        // 12 x 32 (6 + 4 loads a step for 24 FMAs, not 12 + 2; gemm_1024
+        // 6.3 against 7.2 ms on an AVX-512 Xeon). Within the common budget
+        // the first found stays (ties there were not measured).
         double reads = stepReads(loads, tm, tn, lanes) /
                        static_cast<double>(tm * tn);
+        bool beyond = accumulators > accumulatorVectors(target);
         if (t.n < 0 || cost < best - 1e-9 ||
-            (cost < best + 1e-9 && reads < bestReads - 1e-9)) {
+            (cost < best + 1e-9 && beyond && bestBeyond &&
+             reads < bestReads - 1e-9)) {
           best = cost;
           bestReads = reads;
+          bestBeyond = beyond;
           t.m = tm > 1 ? m : -1;
           t.n = n;
           t.tm = tm;
