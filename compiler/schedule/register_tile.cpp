@@ -1045,8 +1045,8 @@ constexpr int64_t kOuterPlannedBatch = 8;
 /// memory once, not once per image, and the images' inputs, the smaller
 /// stream, are read once per panel. Measured on an AVX-512 Xeon at batch 8
 /// (stop 47): ResNet-18's and -50's 512-channel 3 x 3 convolutions (9.4 MB
-/// of weight, 1.3 MB of input) 6.7-7.2 -> 5.8-6.3 ms, ResNet-50's 512 ->
-/// 2048 expansions (4 MB, 0.8 MB) 3.0 -> 2.7-2.8 ms; where the input was
+/// of weight, 1.3 MB of input) 6.3-7.2 -> 5.4-6.3 ms, ResNet-50's 512 ->
+/// 2048 expansions (4 MB, 0.8 MB) 2.8-3.0 -> 2.4-2.8 ms; where the input was
 /// near the weight's size, slower: the 256-channel 3 x 3 ones (2.4 MB, 2.1
 /// MB) 5-8%, the 2048 -> 512 reductions (4 MB, 3.2 MB) 30%, the stride-2
 /// downsampling 1024 -> 2048 (8 MB, 6.4 MB) 78%, hence twice. Empty
