@@ -928,19 +928,6 @@ int64_t rowGroup(const ReductionNest &nest, const RegisterTile &t,
 /// of it stays in a core's L2 while the work-items cycle through them.
 constexpr int64_t kInnerWeightBytes = int64_t{512} << 10;
 
-/// The untiled output dimensions of a CPU tile \p t that only the operand
-/// read along N depends on (a channel-blocked convolution's output channel
-/// block: its input does not depend on it), where that operand's reads
-/// over all of them take at most kInnerWeightBytes and the reduction is
-/// at least as long as their outputs per pixel (blocks x tn); empty where
-/// any extent is symbolic. registerTiledNest runs them innermost, inside
-/// the M tiles, so the work-items of one tile of pixels compute every
-/// channel block while the tile's input is in cache: in dimension order
-/// each block streamed the whole input again, from memory where a batch of
-/// 8 outgrew the cache (ResNet-50's 256 -> 64 1 x 1 convolutions at batch
-/// 8: 4.2 ms at 195 GFLOP/s; 10-33% less this way). Where the outputs per
-/// pixel outnumber the inputs (a 64 -> 256 expansion with its residual),
-/// cycling through 8 blocks' outputs and residuals took 80-100% longer.
 /// The loads of a nest's term over output index variables i0.. and
 /// reduction variables r0..: each load's indices and the output
 /// dimensions it reads.
@@ -1016,6 +1003,19 @@ WeightDims weightDims(const ReductionNest &nest, const RegisterTile &t,
   return w;
 }
 
+/// The untiled output dimensions of a CPU tile \p t that only the operand
+/// read along N depends on (a channel-blocked convolution's output channel
+/// block: its input does not depend on it), where that operand's reads
+/// over all of them take at most kInnerWeightBytes and the reduction is
+/// at least as long as their outputs per pixel (blocks x tn); empty where
+/// any extent is symbolic. registerTiledNest runs them innermost, inside
+/// the M tiles, so the work-items of one tile of pixels compute every
+/// channel block while the tile's input is in cache: in dimension order
+/// each block streamed the whole input again, from memory where a batch of
+/// 8 outgrew the cache (ResNet-50's 256 -> 64 1 x 1 convolutions at batch
+/// 8: 4.2 ms at 195 GFLOP/s; 10-33% less this way). Where the outputs per
+/// pixel outnumber the inputs (a 64 -> 256 expansion with its residual),
+/// cycling through 8 blocks' outputs and residuals took 80-100% longer.
 std::vector<int> sharedRowDims(const ReductionNest &nest, const RegisterTile &t,
                                const std::vector<Expr> &extents) {
   const int64_t steps = staticSteps(nest);
