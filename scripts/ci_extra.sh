@@ -25,7 +25,9 @@ export LSAN_OPTIONS="suppressions=$root/scripts/lsan.supp:print_suppressions=0"
 # sometimes crashes at a process's exit while PoCL's worker threads wind down
 # ("Tracer caught signal 11" / "LeakSanitizer has encountered a fatal error",
 # seen on e2e.torch.mlp_gelu and two Resize node cases, each passing alone):
-# not a finding, and no leak report is printed. Only when every failure of
+# not a finding, and no leak report is printed. Its tracer failing to attach
+# under load prints "HINT: LeakSanitizer does not work under ptrace" instead
+# (e2e.onnx_attention_fused on an AVX-512 Xeon, stop 47; it passed alone). Only when every failure of
 # the run printed that fatal error are the failed tests run once more; any
 # other failure, or a second such error, fails CI.
 asan_ctest() {
@@ -36,7 +38,7 @@ asan_ctest() {
   fi
   local failed fatal findings
   failed=$(grep -cE '^ *[0-9]+/[0-9]+ Test +#[0-9]+: .*(Failed|Exception|Timeout|Not Run)' "$log" || true)
-  fatal=$(grep -c 'LeakSanitizer has encountered a fatal error' "$log" || true)
+  fatal=$(grep -cE 'LeakSanitizer has encountered a fatal error|HINT: LeakSanitizer does not work under ptrace' "$log" || true)
   findings=$(grep -cE 'ERROR: (Address|Leak|Thread)Sanitizer|runtime error:' "$log" || true)
   rm -f "$log"
   if [ "$failed" -gt 0 ] && [ "$fatal" -ge "$failed" ] && [ "$findings" -eq 0 ]; then
