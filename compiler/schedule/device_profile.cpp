@@ -235,8 +235,7 @@ Expected<DeviceProfile> parseDeviceProfile(const std::string &text) {
       j,
       {"name", "family", "vector_lanes", "vector_registers",
        "accumulator_vectors", "conv_accumulator_vectors",
-       "long_accumulator_vectors", "tile_columns",
-       "compute_units",
+       "long_accumulator_vectors", "tile_columns", "compute_units",
        "local_mem_bytes", "max_work_group_size"},
       where));
   DeviceProfile p;

@@ -839,12 +839,12 @@ RegisterTile chooseRegisterTile(const ReductionNest &nest,
         // leave a last tile of 2 rows or more: 12 rows over the 14- and
         // 28-wide maps, 6 over a GEMM's 1024.
         int64_t accumulators = tm * vectorOps(tn, lanes);
+        bool beyond = accumulators > accumulatorVectors(target);
         bool divides = staticM && extentM % tm == 0;
         bool longTile = accumulators <= target.longAccumulatorVectors &&
                         (!staticM || extentM % tm >= 2);
         if (accumulators > budget || tm * tn < 4 ||
-            (accumulators > accumulatorVectors(target) && !divides &&
-             !longTile))
+            (beyond && !divides && !longTile))
           continue;
         double fn = wholeFraction(nest.shape[n], tn);
         int64_t rest = staticN ? extentN % tn : 1;
@@ -861,7 +861,6 @@ RegisterTile chooseRegisterTile(const ReductionNest &nest,
         // the first found stays (ties there were not measured).
         double reads = stepReads(loads, tm, tn, lanes) /
                        static_cast<double>(tm * tn);
-        bool beyond = accumulators > accumulatorVectors(target);
         if (t.n < 0 || cost < best - 1e-9 ||
             (cost < best + 1e-9 && beyond && bestBeyond &&
              reads < bestReads - 1e-9)) {
@@ -1008,7 +1007,8 @@ WeightDims weightDims(const ReductionNest &nest, const RegisterTile &t,
 /// block: its input does not depend on it), where that operand's reads
 /// over all of them take at most kInnerWeightBytes and the reduction is
 /// at least as long as their outputs per pixel (blocks x tn); empty where
-/// any extent is symbolic. registerTiledNest runs them innermost, inside
+/// any extent is symbolic (\p w: the weight's dimensions of the tile).
+/// registerTiledNest runs them innermost, inside
 /// the M tiles, so the work-items of one tile of pixels compute every
 /// channel block while the tile's input is in cache: in dimension order
 /// each block streamed the whole input again, from memory where a batch of
@@ -1016,10 +1016,8 @@ WeightDims weightDims(const ReductionNest &nest, const RegisterTile &t,
 /// 8: 4.2 ms at 195 GFLOP/s; 10-33% less this way). Where the outputs per
 /// pixel outnumber the inputs (a 64 -> 256 expansion with its residual),
 /// cycling through 8 blocks' outputs and residuals took 80-100% longer.
-std::vector<int> sharedRowDims(const ReductionNest &nest, const RegisterTile &t,
-                               const std::vector<Expr> &extents) {
+std::vector<int> sharedRowDims(const ReductionNest &nest, const WeightDims &w) {
   const int64_t steps = staticSteps(nest);
-  WeightDims w = weightDims(nest, t, termReads(nest), extents);
   if (w.dims.empty() ||
       w.elements * dtypeSize(nest.accType) > kInnerWeightBytes ||
       steps < w.elements / steps)
@@ -1053,9 +1051,7 @@ constexpr int64_t kOuterPlannedBatch = 8;
 /// otherwise, and where extents other than the batch's are symbolic.
 std::vector<int> weightOuterDims(const ReductionNest &nest,
                                  const RegisterTile &t,
-                                 const std::vector<Expr> &extents) {
-  TermReads reads = termReads(nest);
-  WeightDims w = weightDims(nest, t, reads, extents);
+                                 const TermReads &reads, const WeightDims &w) {
   const int64_t elem = dtypeSize(nest.accType);
   if (w.dims.empty() || w.elements * elem <= kOuterWeightBytes)
     return {};
@@ -1063,7 +1059,7 @@ std::vector<int> weightOuterDims(const ReductionNest &nest,
   // held at 0; every other output and reduction index over its range.
   RangeEnv env;
   bool outer = false;
-  for (int d = 0; d < static_cast<int>(extents.size()); ++d) {
+  for (int d = 0; d < static_cast<int>(nest.shape.size()); ++d) {
     bool weightReads = false;
     for (size_t k = 0; k < reads.uses.size(); ++k)
       weightReads = weightReads || (reads.uses[k][d] && !reads.uses[k][t.m]);
@@ -1077,8 +1073,9 @@ std::vector<int> weightOuterDims(const ReductionNest &nest,
       return {};
     }
   }
+  // (weightDims found static extents: one per reduction variable.)
   std::vector<int64_t> steps = staticExtents(nest);
-  if (!outer || steps.size() != reads.r.size())
+  if (!outer)
     return {};
   for (size_t k = 0; k < steps.size(); ++k)
     env.set(reads.r[k], Range{0, steps[k] - 1});
@@ -1464,12 +1461,16 @@ Stmt registerTiledNest(const ReductionNest &nest, const RegisterTile &t,
   // H200: 7.1 ms against 124.8 ms with M innermost).
   const int last = t.mInnermost ? t.m : -1;
   std::vector<int> order;
-  const std::vector<int> inner =
-      last >= 0 ? sharedRowDims(nest, t, extents) : std::vector<int>();
-  // A large weight's dimensions outside the batch (weightOuterDims).
-  const std::vector<int> outer = last >= 0 && inner.empty()
-                                     ? weightOuterDims(nest, t, extents)
-                                     : std::vector<int>();
+  // The weight's dimensions innermost (sharedRowDims) or, a large one,
+  // outside the batch (weightOuterDims); the term read once for both.
+  std::vector<int> inner, outer;
+  if (last >= 0) {
+    const TermReads reads = termReads(nest);
+    const WeightDims w = weightDims(nest, t, reads, extents);
+    inner = sharedRowDims(nest, w);
+    if (inner.empty())
+      outer = weightOuterDims(nest, t, reads, w);
+  }
   order = outer;
   for (int d = 0; d < rank; ++d)
     if (d != last &&

@@ -146,7 +146,7 @@ def cases():
     # Two 3 x 3 convolutions of 64 channels over a 28 x 28 map: the first
     # stores blocks of channels that the second reads, over 576 steps,
     # where zen5-avx512's convolution budget (conv_accumulator_vectors)
-    # gives 14 x 32 tiles (WIDE_TILE_ZEN5), 28 accumulators.
+    # gives 14 x 32 tiles (WIDE_CONV_TILE), 28 accumulators.
     # Over a 14 x 14 map the tile is a whole row of 14 (stop 47).
     for hw in (28, 14):
         out.append((f"conv_chain_3x3_w{hw}",
@@ -293,12 +293,12 @@ PREFETCHED = {"conv_chain_c256_const"}
 
 # Cases whose blocked convolution zen5-avx512 and generic-avx512 tile 14 x
 # 32 (their convolution budget of 28 accumulators; generic-avx2 has none).
-WIDE_TILE_ZEN5 = {"conv_chain_3x3_w28_const", "conv_chain_3x3_w14_const",
+WIDE_CONV_TILE = {"conv_chain_3x3_w28_const", "conv_chain_3x3_w14_const",
                   "conv_chain_1x1_stride2_const"}
 
 # Cases with a convolution whose output channel blocks run outside the
-# batch (a large weight: register_tile.cpp, weightOuterDims), on every CPU
-# profile.
+# batch (a large weight: register_tile.cpp, weightOuterDims), checked in
+# the default profile's Loop IR.
 WEIGHT_OUTER = {"conv_chain_weight_outer", "conv_chain_weight_outer_const"}
 WEIGHT_OUTER_LOOPS = re.compile(r"parallel<0> i1 in \[[^\n]*\n\s*parallel<0> i0 in \[0, 0 \+ n\)")
 
@@ -556,8 +556,8 @@ def main():
             for profile in ("zen5-avx512", "generic-avx512"):
                 got, _ = emitted_configs(aotc, case, env, ("--device-profile", profile))
                 wide = any(c.get("tm") == 14 and c.get("tn") == 32 for c in (got or {}).values())
-                if wide != (name in WIDE_TILE_ZEN5):
-                    failures.append(f"{name}: expected {'a' if name in WIDE_TILE_ZEN5 else 'no'} "
+                if wide != (name in WIDE_CONV_TILE):
+                    failures.append(f"{name}: expected {'a' if name in WIDE_CONV_TILE else 'no'} "
                                     f"14 x 32 tile under {profile}, got {got}")
                 if profile != "generic-avx512":
                     continue
