@@ -6,6 +6,7 @@
 #include "ir/status.h"
 #include "ir/visitor.h"
 
+#include <algorithm>
 #include <map>
 #include <numeric>
 
@@ -696,11 +697,26 @@ bool BoundsProver::proveNonNegative(const Expr &e) {
     if (f.kind == Entry::Fact && sharesVar(f.fact))
       facts.push_back(f.fact);
   // And from a multiple of one: a tile of 8 outputs read at stride 2 is in
-  // bounds by twice its tile check (16 * t + 14 < 2 * n from 8 * t + 8 <= n).
-  for (const Expr &f : facts)
-    for (int64_t k : {1, 2, 3, 4, 8})
+  // bounds by twice its tile check (16 * t + 14 < 2 * n from 8 * t + 8 <= n);
+  // and by the multiple that cancels a variable both read: the rows
+  // 12 * (42 * g + i) + r of a tile in a partial row group are in bounds by
+  // 12 times its group's tile check 42 * g + i < 167 (register_tile.cpp).
+  std::vector<std::pair<int64_t, Expr>> sTerms;
+  sumTerms(s, 1, sTerms);
+  for (const Expr &f : facts) {
+    std::vector<int64_t> ks = {1, 2, 3, 4, 8};
+    std::vector<std::pair<int64_t, Expr>> fTerms;
+    sumTerms(f, 1, fTerms);
+    for (const auto &[cs, ts] : sTerms)
+      for (const auto &[cf, tf] : fTerms)
+        if (cf != 0 && cs % cf == 0 && cs / cf > 0 && ts.as<Var>() &&
+            structurallyEqual(ts, tf) &&
+            std::find(ks.begin(), ks.end(), cs / cf) == ks.end())
+          ks.push_back(cs / cf);
+    for (int64_t k : ks)
       if (lowerEndNonNegative(simplify(s - Expr(k) * f, env_)))
         return true;
+  }
   Expr bound = floorDivLowerBound(s, 1);
   if (!bound.sameAs(s) && lowerEndNonNegative(simplify(bound, env_)))
     return true;

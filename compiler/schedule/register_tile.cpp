@@ -901,11 +901,14 @@ namespace {
 /// groups (registerTiledNest).
 constexpr int64_t kRowGroupBytes = int64_t{8} << 20;
 
-/// The M tiles per group of a CPU tile \p t over tile counts \p extents:
-/// the largest divisor of the M tiles (at least 2) whose rows take at most
-/// kRowGroupBytes, where the rows of all M tiles take more than twice that
-/// and there are several N tiles; 0 for no groups (symbolic extents, rows
-/// that fit).
+/// The M tiles per group of a CPU tile \p t over tile counts \p extents,
+/// where the rows of all M tiles take more than twice kRowGroupBytes and
+/// there are several N tiles: the most tiles whose rows take at most
+/// kRowGroupBytes (at least 2), or a divisor of the M tiles down to half
+/// of that (every group whole); 0 for no groups (symbolic extents, rows
+/// that fit). Without a divisor the last group is partial and its missing
+/// tiles' work-items do nothing (registerTiledNest): gemm_4096's 683 M
+/// tiles of 6 rows (a prime) under generic-avx512 ran ungrouped before.
 int64_t rowGroup(const ReductionNest &nest, const RegisterTile &t,
                  const std::vector<Expr> &extents) {
   int64_t tilesM = 0, tilesN = 0;
@@ -916,11 +919,13 @@ int64_t rowGroup(const ReductionNest &nest, const RegisterTile &t,
   const int64_t tileBytes = t.tm * steps * dtypeSize(nest.accType);
   if (tilesM * tileBytes <= 2 * kRowGroupBytes)
     return 0;
-  for (int64_t g = std::min(tilesM / 2, kRowGroupBytes / tileBytes); g >= 2;
-       --g)
+  const int64_t most = std::min(tilesM / 2, kRowGroupBytes / tileBytes);
+  if (most < 2)
+    return 0;
+  for (int64_t g = most; g >= 2 && 2 * g >= most; --g)
     if (tilesM % g == 0)
       return g;
-  return 0;
+  return most;
 }
 
 /// The weight the moved blocks read together at most (sharedRowDims): all
@@ -1492,13 +1497,17 @@ Stmt registerTiledNest(const ReductionNest &nest, const RegisterTile &t,
     Expr within = Var::make("t" + std::to_string(last) + "i");
     int64_t tiles = 0;
     extents[last].isConst(tiles);
-    body = substitute(body, {{loopVars[last], g * Expr(group) + within}});
+    Expr tile = g * Expr(group) + within;
+    body = substitute(body, {{loopVars[last], tile}});
+    // A last partial group: its tiles past the end do nothing.
+    if (tiles % group != 0)
+      body = IfThenElse::make(cmp(BinOp::LT, tile, Expr(tiles)), body);
     body = For::make(within, Expr(0), Expr(group), ForKind::Parallel, 0, body);
     for (int k = static_cast<int>(order.size()) - 1; k >= 0; --k)
       body = For::make(loopVars[order[k]], Expr(0), extents[order[k]],
                        ForKind::Parallel, 0, body);
-    return For::make(g, Expr(0), Expr(tiles / group), ForKind::Parallel, 0,
-                     body);
+    return For::make(g, Expr(0), Expr((tiles + group - 1) / group),
+                     ForKind::Parallel, 0, body);
   }
   if (last >= 0)
     order.push_back(last);

@@ -466,6 +466,31 @@ TEST(BoundsProver, FactWithACommonFactor) {
   EXPECT_FALSE(q.proveNonNegative(g * 8 + l - n - Expr(1)));
 }
 
+// A multiple of a fact that no fixed list holds: a register tile of 12 rows
+// in a partial row group (register_tile.cpp, rowGroup: 167 M tiles of 2000
+// rows in groups of 42, g over 4 groups) reads rows 12 * (42 * g + i) + r,
+// in bounds by 12 times the group's check 42 * g + i < 167, the multiple
+// that cancels i; the last tile has 8 rows (2000 = 166 * 12 + 8).
+TEST(BoundsProver, MultipleThatCancelsAVariable) {
+  Expr g = Var::make("g"), i = Var::make("i"), r = Var::make("r");
+  BoundsProver p{RangeEnv()};
+  p.addLoop(g, 0, Expr(4));
+  p.addLoop(i, 0, Expr(42));
+  Expr tile = g * 42 + i;
+  EXPECT_FALSE(p.proveInRange(tile * 12 + 7, Expr(2000))); // g = 3: 2011
+  p.addFact(cmp(BinOp::LT, tile, Expr(167)), true);
+  EXPECT_TRUE(p.proveInRange(tile * 12 + 7, Expr(2000))); // 1999
+  EXPECT_FALSE(p.proveInRange(tile * 12 + 8, Expr(2000))); // 2000
+  size_t mark = p.mark();
+  p.addLoop(r, 0, Expr(8));
+  EXPECT_TRUE(p.proveInRange(tile * 12 + r, Expr(2000)));
+  EXPECT_FALSE(p.proveInRange(tile * 12 + r + 1, Expr(2000)));
+  p.release(mark);
+  // Without the fact's variable in the read, no multiple: the group
+  // alone (g <= 3) does not bound 504 * g + 1500.
+  EXPECT_FALSE(p.proveInRange(g * 504 + 1500, Expr(2000)));
+}
+
 // A quotient below a symbol: a GEMM view's column p of 81 * n (81 pixels
 // of each of n images) names image p floordiv 81 < n where p < 81 * n is
 // known (gemm_view.cpp); X - (a floordiv c) >= 0 is c * X + c - 1 - a >= 0.
