@@ -64,6 +64,7 @@ json profileObject(const DeviceProfile &p) {
               {"conv_accumulator_vectors", p.convAccumulatorVectors},
               {"long_accumulator_vectors", p.longAccumulatorVectors},
               {"tile_columns", p.tileColumns},
+              {"cache_bytes", p.cacheBytes},
               {"compute_units", p.computeUnits},
               {"local_mem_bytes", p.localMemBytes},
               {"max_work_group_size", p.maxWorkGroupSize}};
@@ -235,7 +236,8 @@ Expected<DeviceProfile> parseDeviceProfile(const std::string &text) {
       j,
       {"name", "family", "vector_lanes", "vector_registers",
        "accumulator_vectors", "conv_accumulator_vectors",
-       "long_accumulator_vectors", "tile_columns", "compute_units",
+       "long_accumulator_vectors", "tile_columns", "cache_bytes",
+       "compute_units",
        "local_mem_bytes", "max_work_group_size"},
       where));
   DeviceProfile p;
@@ -265,6 +267,8 @@ Expected<DeviceProfile> parseDeviceProfile(const std::string &text) {
   if (p.tileColumns & (p.tileColumns - 1))
     return makeError(where, ": 'tile_columns' is ", p.tileColumns,
                      ", expected 0 (32) or a power of 2 up to 64");
+  AOTC_RETURN_IF_ERROR(
+      readInt(j, "cache_bytes", 0, int64_t{1} << 40, where, p.cacheBytes));
   AOTC_RETURN_IF_ERROR(
       readInt(j, "compute_units", 0, 1 << 20, where, p.computeUnits));
   AOTC_RETURN_IF_ERROR(

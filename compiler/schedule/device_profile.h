@@ -56,6 +56,14 @@ struct DeviceProfile {
   /// vectors of B per step, 24 accumulators) than in 6 x 32 or 12 x 32
   /// (docs/PERFORMANCE.md, stop 47); 32 is 4 vectors of AVX2's 8 lanes.
   int64_t tileColumns = 0;
+  /// The last-level cache of the device's CPU in bytes; 0: not known,
+  /// taken as 32 MB (a Zen 5's L3). CPU register tiles go in row groups
+  /// when the rows their M tiles read take more than half of it
+  /// (register_tile.cpp, rowGroup): gemm_4096's A of 64 MB took 22% less
+  /// in groups on a Zen 5 (32 MB) and 13% more on an AVX-512 Xeon with
+  /// 480 MB (stop 48), where A stays in the cache anyway. `--vector-lanes
+  /// host` and `aotc devices --profile cpu` read it from the host.
+  int64_t cacheBytes = 0;
   int64_t computeUnits = 0;      ///< 0: not known
   int64_t localMemBytes = 0;     ///< 0: not known
   int64_t maxWorkGroupSize = 0;  ///< 0: not known

@@ -314,6 +314,7 @@ Expected<Kernel> buildKernel(const LoweredGraph &lg, const FusionPlan &plan,
     // CPUs walk a panel's rows in neighbouring work-items, GPUs its
     // columns (RegisterTile::mInnermost).
     t.mInnermost = opts.profile.family != "gpu";
+    t.cacheBytes = opts.profile.cacheBytes;
     return t;
   };
   // A nest that reads through a padding's selects along its columns (a

@@ -896,19 +896,20 @@ RegisterTile chooseRegisterTile(const ReductionNest &nest,
 
 namespace {
 
-/// The rows a group of M tiles reads along the whole reduction at most (a
-/// share of a last-level cache); above 2x that in all, the M tiles go in
-/// groups (registerTiledNest).
-constexpr int64_t kRowGroupBytes = int64_t{8} << 20;
+/// The last-level cache taken where the profile does not know it
+/// (DeviceProfile::cacheBytes): the Zen 5's L3 the row groups were
+/// measured on.
+constexpr int64_t kDefaultCacheBytes = int64_t{32} << 20;
 
 /// The M tiles per group of a CPU tile \p t over tile counts \p extents,
-/// where the rows of all M tiles take more than twice kRowGroupBytes and
-/// there are several N tiles: the most tiles whose rows take at most
-/// kRowGroupBytes (at least 2), or a divisor of the M tiles down to half
-/// of that (every group whole); 0 for no groups (symbolic extents, rows
-/// that fit). Without a divisor the last group is partial and its missing
-/// tiles' work-items do nothing (registerTiledNest): gemm_4096's 683 M
-/// tiles of 6 rows (a prime) under generic-avx512 ran ungrouped before.
+/// where the rows of all M tiles take more than half the last-level cache
+/// (t.cacheBytes) and there are several N tiles: the most tiles whose rows
+/// take at most a quarter of it (at least 2), or a divisor of the M tiles
+/// down to half of that (every group whole); 0 for no groups (symbolic
+/// extents, rows that fit). Without a divisor the last group is partial
+/// and its missing tiles' work-items do nothing (registerTiledNest):
+/// gemm_4096's 683 M tiles of 6 rows (a prime) under generic-avx512 ran
+/// ungrouped before stop 48.
 int64_t rowGroup(const ReductionNest &nest, const RegisterTile &t,
                  const std::vector<Expr> &extents) {
   int64_t tilesM = 0, tilesN = 0;
@@ -916,10 +917,12 @@ int64_t rowGroup(const ReductionNest &nest, const RegisterTile &t,
   if (t.m < 0 || t.n < 0 || steps == 0 || !extents[t.m].isConst(tilesM) ||
       !extents[t.n].isConst(tilesN) || tilesN < 2)
     return 0;
+  const int64_t groupBytes =
+      (t.cacheBytes > 0 ? t.cacheBytes : kDefaultCacheBytes) / 4;
   const int64_t tileBytes = t.tm * steps * dtypeSize(nest.accType);
-  if (tilesM * tileBytes <= 2 * kRowGroupBytes)
+  if (tilesM * tileBytes <= 2 * groupBytes)
     return 0;
-  const int64_t most = std::min(tilesM / 2, kRowGroupBytes / tileBytes);
+  const int64_t most = std::min(tilesM / 2, groupBytes / tileBytes);
   if (most < 2)
     return 0;
   for (int64_t g = most; g >= 2 && 2 * g >= most; --g)

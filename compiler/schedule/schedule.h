@@ -202,6 +202,9 @@ struct RegisterTile {
   /// Prefetch the operand rows of the M tile this many tiles ahead, at
   /// every reduction step (CPU tiles, register_tile.cpp). 0: none.
   int prefetch = 0;
+  /// The device's last-level cache (DeviceProfile::cacheBytes; 0: 32 MB),
+  /// which decides the row groups of a CPU tile (register_tile.cpp).
+  int64_t cacheBytes = 0;
 };
 
 /// True if \p nest is a sum computed in float32 (its type float32, float16

@@ -9,6 +9,7 @@
 
 #if defined(__x86_64__)
 #include <cpuid.h>
+#include <unistd.h>
 #endif
 
 #include <algorithm>
@@ -126,12 +127,13 @@ DeviceProfile profileOf(const Found &f) {
   // cores, so both are the host CPU's built-in profile's.
   p.vectorRegisters = 0;
   if (!isGpu) {
-    auto host = builtinDeviceProfile(hostCpuProfileName());
-    p.vectorRegisters = host->vectorRegisters;
-    p.accumulatorVectors = host->accumulatorVectors;
-    p.convAccumulatorVectors = host->convAccumulatorVectors;
-    p.longAccumulatorVectors = host->longAccumulatorVectors;
-    p.tileColumns = host->tileColumns;
+    DeviceProfile host = hostCpuProfile();
+    p.vectorRegisters = host.vectorRegisters;
+    p.accumulatorVectors = host.accumulatorVectors;
+    p.convAccumulatorVectors = host.convAccumulatorVectors;
+    p.longAccumulatorVectors = host.longAccumulatorVectors;
+    p.tileColumns = host.tileColumns;
+    p.cacheBytes = host.cacheBytes;
   }
   p.computeUnits = deviceValue<cl_uint>(d, CL_DEVICE_MAX_COMPUTE_UNITS);
   p.localMemBytes =
@@ -149,6 +151,24 @@ std::string hostCpuProfileName() {
     return hostIsZen5OrLater() ? "zen5-avx512" : "generic-avx512";
 #endif
   return "generic-avx2";
+}
+
+int64_t hostCacheBytes() {
+#if defined(_SC_LEVEL3_CACHE_SIZE) && defined(_SC_LEVEL2_CACHE_SIZE)
+  long l3 = sysconf(_SC_LEVEL3_CACHE_SIZE);
+  if (l3 > 0)
+    return l3;
+  long l2 = sysconf(_SC_LEVEL2_CACHE_SIZE);
+  if (l2 > 0)
+    return l2;
+#endif
+  return 0;
+}
+
+DeviceProfile hostCpuProfile() {
+  DeviceProfile p = *builtinDeviceProfile(hostCpuProfileName());
+  p.cacheBytes = hostCacheBytes();
+  return p;
 }
 
 Expected<DeviceProfile> queryDeviceProfile(const std::string &spec) {

@@ -107,7 +107,8 @@ int runCli(int argc, char **argv) {
                       "shorthand for --device-profile: 8 (generic-avx2), 16 "
                       "(generic-avx512, AVX-512 under PoCL) or host (this "
                       "CPU's: zen5-avx512 on AMD Zen 5, generic-avx512 with "
-                      "AVX-512F, else generic-avx2)")
+                      "AVX-512F, else generic-avx2; with this CPU's "
+                      "last-level cache size)")
       ->check(CLI::IsMember({"8", "16", "host"}));
   compile->add_option(
       "--device-profile", deviceProfile,
@@ -267,11 +268,12 @@ int runCli(int argc, char **argv) {
                            "--device-profile, not both\n");
       return 2;
     }
-    if (deviceProfile.empty())
-      deviceProfile = vectorLanes == "16"     ? "generic-avx512"
-                      : vectorLanes == "host" ? cli::hostCpuProfileName()
-                                              : "generic-avx2";
-    auto profile = cli::resolveDeviceProfile(deviceProfile);
+    if (deviceProfile.empty() && vectorLanes != "host")
+      deviceProfile = vectorLanes == "16" ? "generic-avx512" : "generic-avx2";
+    // --vector-lanes host: the host CPU's built-in profile, with its cache.
+    auto profile = deviceProfile.empty()
+                       ? Expected<DeviceProfile>(cli::hostCpuProfile())
+                       : cli::resolveDeviceProfile(deviceProfile);
     if (!profile) {
       std::fprintf(stderr, "aotc: error: --device-profile: %s\n",
                    profile.status().message().c_str());

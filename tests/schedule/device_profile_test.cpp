@@ -24,6 +24,8 @@ TEST(DeviceProfile, BuiltinsRoundTripThroughJson) {
     EXPECT_EQ(back->convAccumulatorVectors, p->convAccumulatorVectors);
     EXPECT_EQ(back->longAccumulatorVectors, p->longAccumulatorVectors);
     EXPECT_EQ(back->tileColumns, p->tileColumns);
+    EXPECT_EQ(back->cacheBytes, p->cacheBytes);
+    EXPECT_EQ(p->cacheBytes, 0); // built-ins do not know the cache
   }
   EXPECT_EQ(builtinDeviceProfile("generic-avx512")->accumulatorVectors, 0);
   EXPECT_EQ(builtinDeviceProfile("zen5-avx512")->accumulatorVectors, 16);
@@ -46,11 +48,21 @@ TEST(DeviceProfile, FieldsLeftOutKeepDefaults) {
   auto p = parseDeviceProfile(R"({"name": "my-cpu", "vector_lanes": 16,
                                   "compute_units": 64})");
   ASSERT_TRUE(p) << p.status().message();
+  EXPECT_EQ(p->cacheBytes, 0);
   EXPECT_EQ(p->name, "my-cpu");
   EXPECT_EQ(p->family, "cpu");
   EXPECT_EQ(p->vectorLanes, 16);
   EXPECT_EQ(p->vectorRegisters, 16);
   EXPECT_EQ(p->computeUnits, 64);
+}
+
+TEST(DeviceProfile, CacheSizeRoundTrips) {
+  auto p = parseDeviceProfile(R"({"vector_lanes": 16, "cache_bytes": 503316480})");
+  ASSERT_TRUE(p) << p.status().message();
+  EXPECT_EQ(p->cacheBytes, 503316480);
+  auto back = parseDeviceProfile(deviceProfileJson(*p));
+  ASSERT_TRUE(back) << back.status().message();
+  EXPECT_EQ(back->cacheBytes, 503316480);
 }
 
 TEST(DeviceProfile, BadInputNamesTheField) {
@@ -72,6 +84,8 @@ TEST(DeviceProfile, BadInputNamesTheField) {
        "'long_accumulator_vectors' is 65"},
       {"{\"tile_columns\": 48}", "'tile_columns' is 48"},
       {"{\"tile_columns\": 128}", "'tile_columns' is 128"},
+      {"{\"cache_bytes\": -1}", "'cache_bytes' is -1"},
+      {"{\"cache_bytes\": 33554432.5}", "'cache_bytes' must be an integer"},
   };
   for (const Case &c : cases) {
     auto p = parseDeviceProfile(c.json);
