@@ -9,8 +9,8 @@
 
 #if defined(__x86_64__)
 #include <cpuid.h>
-#include <unistd.h>
 #endif
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
