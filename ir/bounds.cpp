@@ -724,9 +724,7 @@ bool BoundsProver::proveNonNegative(const Expr &e) {
   // an image number p floordiv 81 is below n where p < 81 * n is known (a
   // GEMM view's column unflattened, gemm_view.cpp). Each step removes one
   // division, so the recursion ends.
-  std::vector<std::pair<int64_t, Expr>> terms;
-  sumTerms(s, 1, terms);
-  for (const auto &[coef, t] : terms) {
+  for (const auto &[coef, t] : sTerms) {
     const Binary *fd = t.as<Binary>();
     int64_t c;
     if (coef != -1 || !fd || fd->op != BinOp::FloorDiv || !fd->b.isConst(c) ||

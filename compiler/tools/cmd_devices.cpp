@@ -116,25 +116,17 @@ bool hostIsZen5OrLater() {
 
 DeviceProfile profileOf(const Found &f) {
   cl_device_id d = f.device;
-  DeviceProfile p;
+  // OpenCL does not say how many vector registers a CPU device has, what
+  // accumulator budgets suit it, nor its cache; PoCL's CPU devices are this
+  // machine's cores, so all of that is the host CPU's profile's
+  // (hostCpuProfile). A GPU starts from the defaults, without registers.
+  DeviceProfile p = f.isGpu ? DeviceProfile() : hostCpuProfile();
+  if (f.isGpu)
+    p.vectorRegisters = 0;
   p.name = deviceString(d, CL_DEVICE_NAME);
-  bool isGpu = f.isGpu;
-  p.family = isGpu ? "gpu" : "cpu";
+  p.family = f.isGpu ? "gpu" : "cpu";
   p.vectorLanes = std::max<cl_uint>(
       1, deviceValue<cl_uint>(d, CL_DEVICE_PREFERRED_VECTOR_WIDTH_FLOAT));
-  // OpenCL does not say how many vector registers a CPU device has, nor
-  // what accumulator budgets suit it; PoCL's CPU devices are this machine's
-  // cores, so both are the host CPU's built-in profile's.
-  p.vectorRegisters = 0;
-  if (!isGpu) {
-    DeviceProfile host = hostCpuProfile();
-    p.vectorRegisters = host.vectorRegisters;
-    p.accumulatorVectors = host.accumulatorVectors;
-    p.convAccumulatorVectors = host.convAccumulatorVectors;
-    p.longAccumulatorVectors = host.longAccumulatorVectors;
-    p.tileColumns = host.tileColumns;
-    p.cacheBytes = host.cacheBytes;
-  }
   p.computeUnits = deviceValue<cl_uint>(d, CL_DEVICE_MAX_COMPUTE_UNITS);
   p.localMemBytes =
       static_cast<int64_t>(deviceValue<cl_ulong>(d, CL_DEVICE_LOCAL_MEM_SIZE));
@@ -153,6 +145,10 @@ std::string hostCpuProfileName() {
   return "generic-avx2";
 }
 
+namespace {
+
+/// The size of this machine's last-level CPU cache in bytes (its L3, else
+/// its L2), 0 if the system does not say (DeviceProfile::cacheBytes).
 int64_t hostCacheBytes() {
 #if defined(_SC_LEVEL3_CACHE_SIZE) && defined(_SC_LEVEL2_CACHE_SIZE)
   long l3 = sysconf(_SC_LEVEL3_CACHE_SIZE);
@@ -164,6 +160,8 @@ int64_t hostCacheBytes() {
 #endif
   return 0;
 }
+
+} // namespace
 
 DeviceProfile hostCpuProfile() {
   DeviceProfile p = *builtinDeviceProfile(hostCpuProfileName());

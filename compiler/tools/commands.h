@@ -77,10 +77,8 @@ int devicesCommand(const std::string &profileSpec);
 /// and later, generic-avx512 on another CPU with AVX-512F, else
 /// generic-avx2 (`aotc compile --vector-lanes host`).
 std::string hostCpuProfileName();
-/// The size of this machine's last-level CPU cache in bytes (its L3, else
-/// its L2), 0 if the system does not say (DeviceProfile::cacheBytes).
-int64_t hostCacheBytes();
-/// hostCpuProfileName()'s profile with this machine's cache size.
+/// hostCpuProfileName()'s profile with this machine's last-level cache
+/// size (DeviceProfile::cacheBytes; 0 if the system does not say).
 DeviceProfile hostCpuProfile();
 /// The DeviceProfile OpenCL reports for device \p spec (as devicesCommand).
 Expected<DeviceProfile> queryDeviceProfile(const std::string &spec);
