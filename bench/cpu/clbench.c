@@ -9,11 +9,21 @@
  * buffer, in the order of its signature, with no symbols; FLOATS gives each
  * buffer's size in floats. Buffers are filled with values in [-0.5, 0.5).
  * LOCAL 0 leaves the work-group size to the driver. Prints the median and
- * minimum over REPS timed launches (after two untimed ones). */
+ * minimum over REPS timed launches (after two untimed ones).
+ *
+ * CLBENCH_ROTATE=N allocates buffer 0 N times over and gives each launch the
+ * next copy (through its offset argument): with N copies larger than the
+ * caches, each launch reads its weights from memory, as a kernel does inside
+ * a model whose other layers evicted them. CLBENCH_HUGE=1 puts every buffer
+ * in the host's transparent huge pages (2 MB aligned, MADV_HUGEPAGE, wrapped
+ * with CL_MEM_USE_HOST_PTR), as the runtime's arena is, instead of PoCL's
+ * own allocation. */
 #define CL_TARGET_OPENCL_VERSION 120
 #include <CL/cl.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 
 static double nowMs(void) {
@@ -74,15 +84,29 @@ int main(int argc, char **argv) {
     fprintf(stderr, "clbench: no kernel %s (%d)\n", argv[2], e);
     return 1;
   }
+  const char *rot = getenv("CLBENCH_ROTATE");
+  int copies = rot ? atoi(rot) : 1;
+  if (copies < 1)
+    copies = 1;
+  size_t firstBytes = 0;
   for (int i = 0; i < nbuf; i++) {
     size_t s = strtoull(argv[7 + i], 0, 10);
-    float *h = malloc(s * sizeof(float));
+    if (i == 0) {
+      firstBytes = s * sizeof(float);
+      s *= copies;
+    }
+    int huge = getenv("CLBENCH_HUGE") && atoi(getenv("CLBENCH_HUGE"));
+    size_t bytes = s * sizeof(float), hugeBytes = (bytes + (2u << 20) - 1) & ~(size_t)((2u << 20) - 1);
+    float *h = huge ? aligned_alloc(2u << 20, hugeBytes) : malloc(bytes);
+    if (huge)
+      madvise(h, hugeBytes, MADV_HUGEPAGE);
     for (size_t j = 0; j < s; j++)
       h[j] = rand() / (float)RAND_MAX - 0.5f;
-    cl_mem m = clCreateBuffer(ctx, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR,
-                              s * sizeof(float), h, &e);
+    cl_mem m = clCreateBuffer(ctx, CL_MEM_READ_WRITE | (huge ? CL_MEM_USE_HOST_PTR : CL_MEM_COPY_HOST_PTR),
+                              bytes, h, &e);
     cl_ulong zero = 0;
-    free(h);
+    if (!huge)
+      free(h); /* a huge-page buffer stays in use until the process ends */
     if (e || clSetKernelArg(k, 2 * i, sizeof m, &m) ||
         clSetKernelArg(k, 2 * i + 1, sizeof zero, &zero)) {
       fprintf(stderr, "clbench: buffer %d: error %d\n", i, e);
@@ -91,6 +115,11 @@ int main(int argc, char **argv) {
   }
   double *t = malloc(reps * sizeof(double));
   for (int r = 0; r < reps + 2; r++) {
+    cl_ulong off = (cl_ulong)(r % copies) * firstBytes;
+    if (nbuf > 0 && clSetKernelArg(k, 1, sizeof off, &off)) {
+      fprintf(stderr, "clbench: cannot set the offset of buffer 0\n");
+      return 1;
+    }
     double a = nowMs();
     e = clEnqueueNDRangeKernel(q, k, 1, 0, &global, local ? &local : 0, 0, 0, 0);
     clFinish(q);

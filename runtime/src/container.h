@@ -343,8 +343,8 @@ struct AotcRunCtx {
   /// False for the folding program: its launches are not a run's profile
   /// (no event is asked for, so RunProfile::add records nothing).
   bool profiled = true;
-  /// Profiling: each kernel's estimated flops and bytes for this run
-  /// (2 per kernel), or empty.
+  /// Each kernel's estimated flops and bytes for this run (2 per kernel)
+  /// where the run profiles or runs on a CPU, else empty.
   std::vector<double> costs;
   /// A host run: the symbol values run() reads (its syncs bind the data
   /// symbols here), the caller's outputs and each one's bytes (set by the

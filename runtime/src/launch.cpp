@@ -219,8 +219,11 @@ aotc_status_t Container::launch(AotcRunCtx &ctx, int32_t kernel,
                   name, ull(product), info.maxWorkGroupSize,
                   device_.fullName.c_str());
   } else {
+    // The launch's estimated flops (run.cpp computes them on CPUs).
+    size_t at = 2 * static_cast<size_t>(kernel);
+    double flops = at + 1 < ctx.costs.size() ? ctx.costs[at] : 0.0;
     l[0] = device_.isCpu ? cpuLocalSize(global[0], info.defaultLocalSize,
-                                        device_.computeUnits)
+                                        device_.computeUnits, flops)
                          : info.defaultLocalSize;
   }
   for (int32_t i = 0; i < dims; ++i) {

@@ -199,7 +199,10 @@ aotc_status_t Container::enqueueRun(Instance &instance,
       for (const auto &override : binding.overrides)
         ctx.overrides[override.first] = instance.overrides[override.first].mem();
     }
-    if (profiling() && d.kernel_costs && d.num_kernels > 0) {
+    // The kernels' estimated costs: for the profile, and on a CPU for the
+    // work-group sizes (launch_size.h), which balance heavy launches.
+    if ((profiling() || device_.isCpu) && d.kernel_costs &&
+        d.num_kernels > 0) {
       ctx.costs.assign(2 * static_cast<size_t>(d.num_kernels), 0.0);
       d.kernel_costs(symbols.data(), ctx.costs.data());
     }

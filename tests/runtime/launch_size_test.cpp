@@ -28,3 +28,37 @@ TEST(LaunchSize, CpuLaunchesGetEightGroupsPerComputeUnit) {
         }
       }
 }
+
+TEST(LaunchSize, HeavyCpuLaunchesSplitGroupsForBalance) {
+  const double gemm = 2.0 * 128 * 768 * 768; // 151 MFLOP over 264 tiles
+  // Without costs, and for light work, 17 groups of 16 as before.
+  EXPECT_EQ(cpuLocalSize(264, 256, 2), 16u);
+  EXPECT_EQ(cpuLocalSize(264, 256, 2, 264 * 100.0), 16u);
+  // A heavy launch: 33 groups of 8, the units' last round within 1/32.
+  EXPECT_EQ(cpuLocalSize(264, 256, 2, gemm), 8u);
+  // BERT's 1,056-tile GEMM (4 x 128 x 3072 x 768 flops): 17 groups of 64
+  // -> 33 of 32.
+  EXPECT_EQ(cpuLocalSize(1056, 256, 2, 2.0 * 128 * 3072 * 768), 32u);
+  // Groups the units already divide evenly stay whole.
+  EXPECT_EQ(cpuLocalSize(256, 256, 2, gemm), 16u);
+  EXPECT_EQ(cpuLocalSize(1 << 20, 256, 2, 1e12), 256u);
+  // Every choice: a power of two within the limit, no larger than without
+  // costs, and smaller only while its groups held kCpuBalanceGroupFlops and
+  // left the units uneven.
+  for (uint64_t g : {1ull, 17ull, 100ull, 264ull, 1000ull, 4224ull, 99999ull})
+    for (uint32_t units : {1u, 2u, 3u, 16u})
+      for (double flops : {0.0, 1e5, 1e8, 1e10}) {
+        size_t base = cpuLocalSize(g, 256, units);
+        size_t l = cpuLocalSize(g, 256, units, flops);
+        EXPECT_EQ(l & (l - 1), 0u);
+        EXPECT_LE(l, base);
+        if (l < base) {
+          EXPECT_GE(2.0 * l * flops / g, aotc::rt::kCpuBalanceGroupFlops)
+              << g << " " << units << " " << flops;
+          uint64_t groups = (g + 2 * l - 1) / (2 * l);
+          uint64_t rounds = (groups + units - 1) / units;
+          EXPECT_GT(rounds * 2 * l * units, g + g / 32);
+        }
+      }
+}
+
