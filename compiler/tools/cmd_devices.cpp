@@ -204,9 +204,36 @@ Expected<DeviceProfile> resolveDeviceProfile(const std::string &spec) {
   return builtinDeviceProfile(spec);
 }
 
+namespace {
+
+/// The profile `aotc devices --profile SPEC` prints: a built-in profile by
+/// name, `host` (what `--vector-lanes host` compiles for: this CPU's
+/// built-in profile with its cache size), a JSON file or cl:DEVICE as
+/// --device-profile takes them, else an OpenCL device (cpu, gpu, gpu:N, a
+/// name substring). Printing a built-in gives a starting point for a JSON
+/// profile of a device that is not here.
+Expected<DeviceProfile> profileForSpec(const std::string &spec) {
+  if (spec == "host")
+    return hostCpuProfile();
+  if (Expected<DeviceProfile> builtin = builtinDeviceProfile(spec))
+    return builtin;
+  if (spec.rfind("cl:", 0) == 0 || spec == "cl" ||
+      spec.find(".json") != std::string::npos ||
+      spec.find('/') != std::string::npos)
+    return resolveDeviceProfile(spec);
+  Expected<DeviceProfile> device = queryDeviceProfile(spec);
+  if (!device)
+    return makeError(device.status().message(),
+                     "; or a built-in profile: generic-avx2, generic-avx512, "
+                     "zen5-avx512, generic-gpu, host");
+  return device;
+}
+
+} // namespace
+
 int devicesCommand(const std::string &profileSpec) {
   if (!profileSpec.empty()) {
-    auto p = queryDeviceProfile(profileSpec);
+    auto p = profileForSpec(profileSpec);
     if (!p) {
       std::fprintf(stderr, "aotc: error: %s\n", p.status().message().c_str());
       return 1;

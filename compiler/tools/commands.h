@@ -69,8 +69,9 @@ int compileCommand(CompileOptions opts, bool timePasses,
                    const PackageArgs &package = {});
 int runCommand(const RunArgs &args);
 int inspectCommand(const std::string &model, const std::string &device);
-/// Without a profile spec, lists the devices; with one (cpu, gpu, gpu:N,
-/// a name substring), prints that device's DeviceProfile as JSON.
+/// Without a profile spec, lists the devices; with one, prints that
+/// DeviceProfile as JSON: an OpenCL device's (cpu, gpu, gpu:N, a name
+/// substring), a built-in one by name, `host`, or a JSON file's.
 int devicesCommand(const std::string &profileSpec);
 
 /// The built-in profile for this machine's CPU: zen5-avx512 on AMD Zen 5

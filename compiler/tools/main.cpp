@@ -180,8 +180,12 @@ int runCli(int argc, char **argv) {
   auto *devices =
       app.add_subcommand("devices", "list OpenCL platforms and devices");
   devices->add_option("--profile", devicesProfile,
-                      "print this device's profile as JSON (cpu, gpu, gpu:N, "
-                      "a name substring), for aotc compile --device-profile");
+                      "print a profile as JSON, for aotc compile "
+                      "--device-profile: an OpenCL device's (cpu, gpu, gpu:N, "
+                      "a name substring), a built-in one (generic-avx2, "
+                      "generic-avx512, zen5-avx512, generic-gpu), host (what "
+                      "--vector-lanes host compiles for), or a JSON file's "
+                      "(checked and completed)");
 
   cli::TestArgs targs;
   auto *test = app.add_subcommand(

@@ -29,6 +29,7 @@ Every output element is compared (the inputs are random, never zeros).
 
 Usage: check_row_groups.py AOTC    (prints "row groups ok")
 """
+import json
 import os
 import re
 import subprocess
@@ -67,12 +68,15 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         env = dict(os.environ, AOTC_CACHE_DIR=os.path.join(tmp, "cache"))
         profiles = list(PROFILES)
+        # generic-avx512 as `aotc devices --profile` prints it, with a cache
+        # of 1 GB and of 2 MB.
+        base = subprocess.run([aotc, "devices", "--profile", "generic-avx512"],
+                              capture_output=True, text=True, env=env, check=True)
         for label, size in (("big-cache", 1 << 30), ("small-cache", 2 << 20)):
+            profile = dict(json.loads(base.stdout), name=label, cache_bytes=size)
             path = os.path.join(tmp, f"{label}.json")
             with open(path, "w") as f:
-                f.write('{"name": "%s", "vector_lanes": 16, "vector_registers": 32, '
-                        '"long_accumulator_vectors": 24, "conv_accumulator_vectors": 28, '
-                        '"tile_columns": 64, "cache_bytes": %d}' % (label, size))
+                json.dump(profile, f)
             profiles.append(path)
         big, small = profiles[-2], profiles[-1]
         dirs = []
