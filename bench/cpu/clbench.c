@@ -8,7 +8,11 @@
  * The kernel's arguments must be aotc's: (buffer, ulong offset) pairs, one per
  * buffer, in the order of its signature, with no symbols; FLOATS gives each
  * buffer's size in floats. Buffers are filled with values in [-0.5, 0.5).
- * LOCAL 0 leaves the work-group size to the driver. Prints the median and
+ * LOCAL 0 leaves the work-group size to the driver: PoCL then gives 112 or
+ * 264 work-items a single group (its split in two needs a multiple of its
+ * preferred 8), which runs on one core; give the size aotc's runtime picks
+ * (runtime/src/launch_size.h: 4 for 112, 8 for a heavy 264) to time a
+ * kernel as a model runs it. Prints the median and
  * minimum over REPS timed launches (after two untimed ones).
  *
  * CLBENCH_ROTATE=N allocates buffer 0 N times over and gives each launch the
