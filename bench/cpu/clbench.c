@@ -92,6 +92,8 @@ int main(int argc, char **argv) {
   int copies = rot ? atoi(rot) : 1;
   if (copies < 1)
     copies = 1;
+  const char *hugeEnv = getenv("CLBENCH_HUGE");
+  int huge = hugeEnv && atoi(hugeEnv);
   size_t firstBytes = 0;
   for (int i = 0; i < nbuf; i++) {
     size_t s = strtoull(argv[7 + i], 0, 10);
@@ -99,7 +101,6 @@ int main(int argc, char **argv) {
       firstBytes = s * sizeof(float);
       s *= copies;
     }
-    int huge = getenv("CLBENCH_HUGE") && atoi(getenv("CLBENCH_HUGE"));
     size_t bytes = s * sizeof(float), hugeBytes = (bytes + (2u << 20) - 1) & ~(size_t)((2u << 20) - 1);
     float *h = huge ? aligned_alloc(2u << 20, hugeBytes) : malloc(bytes);
     if (huge)

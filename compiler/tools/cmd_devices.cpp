@@ -188,11 +188,25 @@ Expected<DeviceProfile> queryDeviceProfile(const std::string &spec) {
                    ")");
 }
 
+namespace {
+
+/// A profile spec that asks OpenCL (cl:DEVICE, cl).
+bool namesQuery(const std::string &spec) {
+  return spec.rfind("cl:", 0) == 0 || spec == "cl";
+}
+
+/// A profile spec that names a JSON file (a path with '/' or a .json name).
+bool namesFile(const std::string &spec) {
+  return spec.find(".json") != std::string::npos ||
+         spec.find('/') != std::string::npos;
+}
+
+} // namespace
+
 Expected<DeviceProfile> resolveDeviceProfile(const std::string &spec) {
-  if (spec.rfind("cl:", 0) == 0 || spec == "cl")
+  if (namesQuery(spec))
     return queryDeviceProfile(spec.size() > 3 ? spec.substr(3) : "");
-  if (spec.find(".json") != std::string::npos ||
-      spec.find('/') != std::string::npos) {
+  if (namesFile(spec)) {
     std::optional<std::string> text = readTextFile(spec);
     if (!text)
       return makeError("cannot read device profile '", spec, "'");
@@ -217,9 +231,7 @@ Expected<DeviceProfile> profileForSpec(const std::string &spec) {
     return hostCpuProfile();
   if (Expected<DeviceProfile> builtin = builtinDeviceProfile(spec))
     return builtin;
-  if (spec.rfind("cl:", 0) == 0 || spec == "cl" ||
-      spec.find(".json") != std::string::npos ||
-      spec.find('/') != std::string::npos)
+  if (namesQuery(spec) || namesFile(spec))
     return resolveDeviceProfile(spec);
   Expected<DeviceProfile> device = queryDeviceProfile(spec);
   if (!device)
