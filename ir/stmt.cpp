@@ -67,6 +67,12 @@ const KernelBuffer *Kernel::findLocal(const std::string &n) const {
       return &b;
   return nullptr;
 }
+const KernelBuffer *Kernel::findPrivate(const std::string &n) const {
+  for (const KernelBuffer &b : privates)
+    if (b.name == n)
+      return &b;
+  return nullptr;
+}
 const KernelBuffer *Kernel::findBuffer(const std::string &n) const {
   for (const KernelBuffer &b : buffers)
     if (b.name == n)
@@ -164,6 +170,9 @@ std::string printKernel(const Kernel &k) {
          " {\n";
   for (const KernelBuffer &b : k.locals)
     out += "  local " + b.name + ": " + dtypeName(b.dtype) + "[" +
+           printExprs(b.shape) + "]\n";
+  for (const KernelBuffer &b : k.privates)
+    out += "  private " + b.name + ": " + dtypeName(b.dtype) + "[" +
            printExprs(b.shape) + "]\n";
   out += printStmt(k.body, 1);
   return out + "}\n";

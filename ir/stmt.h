@@ -216,6 +216,12 @@ struct Kernel {
   /// Store by name like buffers, not parameters. Only with a fixed
   /// work-group.
   std::vector<KernelBuffer> locals = {};
+  /// Arrays in each work-item's private memory (OpenCL's default address
+  /// space): static shapes, read and written by Load and Store by name like
+  /// buffers, not parameters; any work-group. A CPU tile keeps the
+  /// accumulators of the rows it walks itself here between reduction blocks
+  /// (RegisterTile::rowLoop).
+  std::vector<KernelBuffer> privates = {};
   /// The work-group size the kernel must be launched with (0: the runtime
   /// picks). Then the innermost Parallel loop is the work-item's place in
   /// its group (dimension 0, extent exactly this constant), so that the
@@ -230,6 +236,7 @@ struct Kernel {
 
   const KernelBuffer *findBuffer(const std::string &name) const;
   const KernelBuffer *findLocal(const std::string &name) const;
+  const KernelBuffer *findPrivate(const std::string &name) const;
 };
 
 std::string printStmt(const Stmt &s, int indent = 0);

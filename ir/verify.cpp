@@ -176,6 +176,17 @@ Status KernelVerifier::checkBuffers() {
       if (!e.defined() || !e.isConst(d) || d <= 0)
         return fail("local array '" + b.name + "' has a non-static shape");
   }
+  for (const KernelBuffer &b : k_.privates) {
+    if (!buffers_.emplace(b.name, &b).second || m_.findBuffer(b.name))
+      return fail("private array '" + b.name +
+                  "' has the name of a buffer or another array");
+    if (!b.written)
+      return fail("private array '" + b.name + "' is not writable");
+    int64_t d;
+    for (const Expr &e : b.shape)
+      if (!e.defined() || !e.isConst(d) || d <= 0)
+        return fail("private array '" + b.name + "' has a non-static shape");
+  }
   return Status::ok();
 }
 

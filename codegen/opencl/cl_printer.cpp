@@ -519,6 +519,24 @@ Status KernelPrinter::declareParams() {
          "[" + std::to_string(elems) + "] __attribute__((aligned(" +
          std::to_string(kLocalAlign) + ")));");
   }
+  // Private arrays: static shapes, one per work-item, at the kernel's
+  // scope (vector loads from them need no more than their element's
+  // alignment; the 64 bytes let LLVM use aligned vector moves).
+  for (const KernelBuffer &b : k_.privates) {
+    if (buffers_.count(b.name))
+      return error("private array '" + b.name + "' is also a buffer");
+    int64_t elems = 1, d;
+    for (const Expr &e : b.shape) {
+      if (!e.isConst(d) || d <= 0)
+        return error("private array '" + b.name + "' has a non-static shape");
+      elems *= d;
+    }
+    std::string id = namer_.fresh(b.name);
+    buffers_[b.name] = {id, &b, false};
+    line(std::string(dtypeCLStorageName(b.dtype)) + " " + id + "[" +
+         std::to_string(elems) + "] __attribute__((aligned(" +
+         std::to_string(kLocalAlign) + ")));");
+  }
   // Buffer shapes may read symbols; they must be parameters.
   for (const KernelBuffer &b : k_.buffers)
     for (const Expr &d : b.shape)

@@ -86,6 +86,10 @@ json configObject(const KernelConfig &c) {
     j["group_reduce"] = c.groupReduce;
   if (c.prefetch > 0)
     j["prefetch"] = c.prefetch;
+  if (c.rowLoop >= 0) {
+    j["row_loop"] = c.rowLoop;
+    j["row_block"] = c.rowBlock;
+  }
   if (c.indexBits > 0)
     j["index_bits"] = c.indexBits;
   return j;
@@ -97,7 +101,8 @@ Expected<KernelConfig> configFrom(const json &j, const std::string &where) {
   AOTC_RETURN_IF_ERROR(
       checkKeys(j, {"template", "m", "n", "tm", "tn", "lanes", "group_m",
                     "group_n", "bk", "split_k", "group_reduce",
-                    "gemm_view", "prefetch", "index_bits"},
+                    "gemm_view", "prefetch", "row_loop", "row_block",
+                    "index_bits"},
                 where));
   KernelConfig c;
   if (auto t = j.find("template"); t != j.end()) {
@@ -123,6 +128,15 @@ Expected<KernelConfig> configFrom(const json &j, const std::string &where) {
   int64_t prefetch = 0;
   AOTC_RETURN_IF_ERROR(readInt(j, "prefetch", 0, 8, where, prefetch));
   c.prefetch = static_cast<int>(prefetch);
+  int64_t rowLoop = -1, rowBlock = 0;
+  AOTC_RETURN_IF_ERROR(readInt(j, "row_loop", -1, 64, where, rowLoop));
+  AOTC_RETURN_IF_ERROR(readInt(j, "row_block", 0, 64, where, rowBlock));
+  if ((rowLoop >= 0) != (rowBlock > 0))
+    return makeError(where, ": 'row_loop' and 'row_block' go together (a "
+                            "row loop needs 1 or more reduction loops "
+                            "outside its rows)");
+  c.rowLoop = static_cast<int>(rowLoop);
+  c.rowBlock = static_cast<int>(rowBlock);
   int64_t indexBits = 0;
   AOTC_RETURN_IF_ERROR(readInt(j, "index_bits", 0, 64, where, indexBits));
   if (indexBits != 0 && indexBits != 32 && indexBits != 64)

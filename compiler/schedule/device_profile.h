@@ -124,6 +124,11 @@ struct KernelConfig {
   /// A CPU tile prefetches its operand rows this many M tiles ahead at
   /// every reduction step (RegisterTile::prefetch). 0: none.
   int prefetch = 0;
+  /// A CPU tile's work-item walks output dimension row_loop itself, the
+  /// reduction's first row_block loops outside the rows
+  /// (RegisterTile::rowLoop). -1: none.
+  int rowLoop = -1;
+  int rowBlock = 0;
   /// Index math in 32 or 64 bits (codegen/opencl/index_width.h), whatever
   /// the compile's default; 32 must be provable. 0: the default.
   int indexBits = 0;

@@ -57,6 +57,8 @@ private:
     const KernelBuffer *b = k_.findBuffer(buffer);
     if (!b)
       b = k_.findLocal(buffer);
+    if (!b)
+      b = k_.findPrivate(buffer);
     AOTC_CHECK(b, "guarded access to unknown buffer " << buffer);
     Expr cond;
     for (size_t d : dims) {

@@ -140,6 +140,7 @@ Stmt untiledNest(const ReductionNest &nest) {
 Expected<std::vector<KernelBuffer>>
 kernelBuffers(const Stmt &s, const LoopModule &m,
               const std::vector<KernelBuffer> &locals,
+              const std::vector<KernelBuffer> &privates,
               const std::map<std::string, std::vector<Expr>> &views) {
   struct V : IRVisitor {
     std::map<std::string, KernelBuffer> bufs;
@@ -164,6 +165,8 @@ kernelBuffers(const Stmt &s, const LoopModule &m,
   std::vector<KernelBuffer> out;
   for (const KernelBuffer &l : locals)
     v.bufs.erase(l.name);
+  for (const KernelBuffer &p : privates)
+    v.bufs.erase(p.name);
   for (auto &[k, b] : v.bufs) {
     const ModuleBuffer *mb = m.findBuffer(k);
     if (!mb)
@@ -304,6 +307,13 @@ Expected<Kernel> buildKernel(const LoweredGraph &lg, const FusionPlan &plan,
       t.groupReduce = given->groupReduce;
       t.gemmView = given->gemmView;
       t.prefetch = given->prefetch;
+      t.rowLoop = given->rowLoop;
+      t.rowBlock = given->rowBlock;
+      if (t.rowLoop >= 0)
+        if (std::string why = rowLoopProblem(nest, t); !why.empty())
+          return makeError("--kernel-configs: kernel '", name,
+                           "': row_loop ", t.rowLoop, ", row_block ",
+                           t.rowBlock, ": ", why);
       if (t.gemmView && (t.m < 0 || t.n != gemmViewColumn(rank, t.m)))
         return makeError("--kernel-configs: kernel '", name,
                          "': a GEMM view takes for n the last output "
@@ -329,7 +339,8 @@ Expected<Kernel> buildKernel(const LoweredGraph &lg, const FusionPlan &plan,
       ci = columnInterior(nest);
     if (ci) {
       AOTC_ASSIGN_OR_RETURN(RegisterTile t, pickTile(ci->interior));
-      if (t.m < 0 && t.n == ci->n && t.groupM == 0 && t.groupReduce == 0)
+      if (t.m < 0 && t.n == ci->n && t.groupM == 0 && t.groupReduce == 0 &&
+          t.rowLoop < 0)
         return t;
       ci.reset();
     }
@@ -348,8 +359,11 @@ Expected<Kernel> buildKernel(const LoweredGraph &lg, const FusionPlan &plan,
     config.groupReduce = t.groupReduce;
     config.gemmView = t.gemmView;
     config.prefetch = t.n >= 0 && t.m >= 0 ? t.prefetch : 0;
+    config.rowLoop = t.n >= 0 ? t.rowLoop : -1;
+    config.rowBlock = t.n >= 0 && t.rowLoop >= 0 ? t.rowBlock : 0;
   };
   GroupTiledKernel grouped; // a work-group tile's local arrays and size
+  std::vector<KernelBuffer> privates; // a row loop's accumulators
   // Tiled kernels merge neighbouring output dimensions that every access
   // reads as one (collapse_dims.h); the naive reference keeps the nest.
   std::map<std::string, std::vector<Expr>> views;
@@ -560,7 +574,8 @@ Expected<Kernel> buildKernel(const LoweredGraph &lg, const FusionPlan &plan,
     if (ci) {
       s = tiledWithBorderColumns(rows, *ci, tile);
     } else {
-      s = tile.n >= 0 ? registerTiledNest(rows, tile) : untiledNest(rows);
+      s = tile.n >= 0 ? registerTiledNest(rows, tile, nullptr, &privates)
+                      : untiledNest(rows);
     }
   } else {
     ReductionNest nest = reductionNest(red, {});
@@ -591,7 +606,8 @@ Expected<Kernel> buildKernel(const LoweredGraph &lg, const FusionPlan &plan,
       grouped = std::move(*g);
       s = grouped.body;
     } else {
-      s = tile.n >= 0 ? registerTiledNest(nest, tile) : untiledNest(nest);
+      s = tile.n >= 0 ? registerTiledNest(nest, tile, nullptr, &privates)
+                      : untiledNest(nest);
     }
   }
   s = simplify(s, lg.env);
@@ -611,7 +627,9 @@ Expected<Kernel> buildKernel(const LoweredGraph &lg, const FusionPlan &plan,
               "[" + printExprs(d.shape) + "]";
   k.locals = grouped.locals;
   k.workGroupSize = grouped.workGroupSize;
-  AOTC_ASSIGN_OR_RETURN(k.buffers, kernelBuffers(s, m, k.locals, views));
+  k.privates = privates;
+  AOTC_ASSIGN_OR_RETURN(k.buffers,
+                        kernelBuffers(s, m, k.locals, k.privates, views));
   k.symbols = kernelSymbols(s, k.buffers, m.symbols);
   struct Finder : IRVisitor {
     bool found = false;

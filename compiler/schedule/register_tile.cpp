@@ -23,6 +23,8 @@
 /// symbolic) runs the naive nest for each of its elements that exist.
 #include "compiler/schedule/schedule.h"
 #include "compiler/schedule/row_interior.h"
+#include "compiler/schedule/row_loop.h"
+#include "compiler/schedule/tile_loops.h"
 #include "compiler/schedule/vectorize.h"
 
 #include "ir/status.h"
@@ -248,13 +250,11 @@ double wholeFraction(const Expr &extent, int64_t t) {
   return static_cast<double>(e - e % t) / static_cast<double>(e);
 }
 
-/// The initial value of accumulator \p acc (a vector: the init in every
-/// lane).
+} // namespace
+
 Expr initialValue(const ReductionNest &nest, const Expr &acc) {
   return acc.lanes() > 1 ? Broadcast::make(nest.init, acc.lanes()) : nest.init;
 }
-
-} // namespace
 
 int64_t plannedExtent(const Expr &extent, int64_t symbolsAt) {
   int64_t v;
@@ -283,10 +283,6 @@ std::vector<int64_t> staticExtents(const ReductionNest &nest) {
   return out;
 }
 
-namespace {
-
-/// The reduction steps of \p nest (the product of its extents), or 0 if
-/// one is symbolic.
 int64_t staticSteps(const ReductionNest &nest) {
   std::vector<int64_t> ext = staticExtents(nest);
   if (ext.empty() && !nest.reduceExtents.empty())
@@ -296,8 +292,6 @@ int64_t staticSteps(const ReductionNest &nest) {
     steps *= e;
   return steps;
 }
-
-} // namespace
 
 bool isFloatSum(const ReductionNest &nest) {
   // float16 and bfloat16 values are computed in float (their loads
@@ -430,19 +424,6 @@ Stmt accumulate(const ReductionNest &nest, const Expr &acc, const Expr &term) {
   return LetStmt::make(v, term, LocalAssign::make(acc, combined));
 }
 
-namespace {
-
-/// The accumulations of \p targets (one per output element) at reduction
-/// index \p r.
-using Updates = std::function<std::vector<Stmt>(
-    const std::vector<Expr> &targets, const std::vector<Expr> &r)>;
-
-/// The serial reduction loops over \p rvars around \p updates of \p accs.
-/// A float sum that may add more than kSumBlock terms accumulates in two
-/// levels: each partial sum adds at most kSumBlock terms (the inner loops
-/// from the outermost level whose nest is that small, or blocks of the
-/// innermost loop when it alone may be longer), and the accumulator adds
-/// the partials.
 Stmt reductionLoops(const ReductionNest &nest, const std::vector<Expr> &rvars,
                     const std::vector<Expr> &accs, const Updates &updates) {
   const std::vector<Expr> &ext = nest.reduceExtents;
@@ -499,7 +480,6 @@ Stmt reductionLoops(const ReductionNest &nest, const std::vector<Expr> &rvars,
   return wrap(s, 0, level);
 }
 
-} // namespace
 
 Stmt reductionElement(const ReductionNest &nest,
                       const std::vector<Expr> &idx) {
@@ -891,6 +871,7 @@ RegisterTile chooseRegisterTile(const ReductionNest &nest,
       staticSteps(nest) >= kPrefetchMinSteps &&
       plannedExtent(nest.shape[t.m], symbolsAt) >= kPrefetchMinRows)
     t.prefetch = 1;
+  chooseRowLoop(nest, term, idx, t, symbolsAt);
   return t;
 }
 
@@ -1108,8 +1089,18 @@ std::vector<int> weightOuterDims(const ReductionNest &nest,
 } // namespace
 
 Stmt registerTiledNest(const ReductionNest &nest, const RegisterTile &t,
-                       const BorderColumns *border) {
+                       const BorderColumns *border,
+                       std::vector<KernelBuffer> *privates) {
   int rank = static_cast<int>(nest.shape.size());
+  const bool rowLoop = t.rowLoop >= 0;
+  AOTC_CHECK(!rowLoop || (privates && !border &&
+                          rowLoopProblem(nest, t).empty()),
+             "a row loop without its private array, or one that cannot run");
+  int64_t rowExtent = 0; // the rows a row loop walks
+  if (rowLoop)
+    nest.shape[t.rowLoop].isConst(rowExtent);
+  const std::string rowArray = "row_accs";
+  int64_t rowArrayElems = 0; // the largest tile's accumulators x rows
   // Loop variables: the tile numbers along M and N, the index elsewhere.
   std::vector<Expr> loopVars, extents, base;
   for (int d = 0; d < rank; ++d) {
@@ -1337,10 +1328,7 @@ Stmt registerTiledNest(const ReductionNest &nest, const RegisterTile &t,
                           g.width == 1 ? acc : Lane::make(acc, k)));
       }
     }
-    std::vector<Stmt> seq;
-    if (nest.term)
-      seq.push_back(reductionLoops(
-          nest, rvars, accs,
+    auto stepUpdates =
           [&](const std::vector<Expr> &targets, const std::vector<Expr> &r) {
             std::vector<Stmt> updates;
             for (size_t i = 0; i < targets.size(); ++i) {
@@ -1373,7 +1361,25 @@ Stmt registerTiledNest(const ReductionNest &nest, const RegisterTile &t,
             for (Stmt &s : prefetches(r))
               updates.push_back(std::move(s));
             return updates;
-          }));
+          };
+    if (rowLoop && nest.term) {
+      RowLoopParts p;
+      p.nest = &nest;
+      p.rowBlock = t.rowBlock;
+      p.accs = accs;
+      p.rvars = rvars;
+      p.updates = stepUpdates;
+      p.finishes = finishes;
+      p.row = loopVars[t.rowLoop];
+      p.rows = rowExtent;
+      for (const Group &g : groups)
+        p.columnTerms.push_back(nest.term(rowIndex(0, Expr(g.c0)), rvars));
+      p.array = rowArray;
+      return rowLoopTile(p, rowArrayElems);
+    }
+    std::vector<Stmt> seq;
+    if (nest.term)
+      seq.push_back(reductionLoops(nest, rvars, accs, stepUpdates));
     seq.insert(seq.end(), finishes.begin(), finishes.end());
     Stmt s = Block::make(seq);
     for (int k = static_cast<int>(accs.size()) - 1; k >= 0; --k)
@@ -1479,9 +1485,12 @@ Stmt registerTiledNest(const ReductionNest &nest, const RegisterTile &t,
     if (inner.empty())
       outer = weightOuterDims(nest, t, reads, w);
   }
+  if (rowLoop)
+    privates->push_back(KernelBuffer{rowArray, nest.accType, true,
+                                     {Expr(std::max<int64_t>(rowArrayElems, 1))}});
   order = outer;
   for (int d = 0; d < rank; ++d)
-    if (d != last &&
+    if (d != last && d != t.rowLoop &&
         std::find(inner.begin(), inner.end(), d) == inner.end() &&
         std::find(outer.begin(), outer.end(), d) == outer.end())
       order.push_back(d);
@@ -1515,7 +1524,7 @@ Stmt registerTiledNest(const ReductionNest &nest, const RegisterTile &t,
   if (last >= 0)
     order.push_back(last);
   order.insert(order.end(), inner.begin(), inner.end());
-  for (int k = rank - 1; k >= 0; --k)
+  for (int k = static_cast<int>(order.size()) - 1; k >= 0; --k)
     body = For::make(loopVars[order[k]], Expr(0), extents[order[k]],
                      ForKind::Parallel, 0, body);
   return body;

@@ -202,6 +202,17 @@ struct RegisterTile {
   /// Prefetch the operand rows of the M tile this many tiles ahead, at
   /// every reduction step (CPU tiles, register_tile.cpp). 0: none.
   int prefetch = 0;
+  /// A CPU tile whose work-item walks all of output dimension rowLoop
+  /// itself (-1: none; a static extent, neither m nor n): the reduction's
+  /// first rowBlock loops (1 or more, fewer than all) run outside, each of
+  /// their steps a block that every row takes in turn, with its
+  /// accumulators kept in a private array between blocks, and the rows
+  /// prefetch the next block's operand that does not vary along them (a
+  /// convolution's weight) in turns. So a weight slice larger than the L2
+  /// is streamed from memory once per work-item, spread over all its rows,
+  /// not once per row in a burst (register_tile.cpp, kRowLoopWeightBytes).
+  int rowLoop = -1;
+  int rowBlock = 0;
   /// The device's last-level cache (DeviceProfile::cacheBytes; 0: 32 MB),
   /// which decides the row groups of a CPU tile (register_tile.cpp).
   int64_t cacheBytes = 0;
@@ -332,8 +343,17 @@ struct BorderColumns {
 /// \p t; partial tiles run reductionElement per element. With \p border
 /// (t.m = -1, t.n the innermost dimension), the work-item of the first
 /// tile of each row also computes the border columns.
+/// Why \p t's row loop (RegisterTile::rowLoop) cannot run \p nest, or
+/// empty: it needs a float sum of static steps (at most kSumBlock) over a
+/// CPU register tile, a static extent along rowLoop (neither m nor n), and
+/// rowBlock from 1 to the reduction loops less one.
+std::string rowLoopProblem(const ReductionNest &nest, const RegisterTile &t);
+
+/// A tile with a row loop (RegisterTile::rowLoop) adds its private array
+/// to \p privates, which must then be given.
 Stmt registerTiledNest(const ReductionNest &nest, const RegisterTile &t,
-                       const BorderColumns *border = nullptr);
+                       const BorderColumns *border = nullptr,
+                       std::vector<KernelBuffer> *privates = nullptr);
 
 /// The work-group tile for \p nest on the GPU-family \p target with the
 /// register tile's dimensions \p m and \p n (local_tile.cpp): groupM = 0

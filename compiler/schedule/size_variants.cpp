@@ -47,9 +47,14 @@ Expected<std::vector<Kernel>> buildSizeVariants(const LoweredGraph &lg,
   const int64_t at = opts.sizeVariantAt;
   const int64_t lo = plannedExtent(elements, 1);
   const int64_t hi = at > 1 ? plannedExtent(elements, at) : lo;
-  if (at <= 1 || !opts.registerTiling ||
-      !tilesDependOnPlannedSizes(opts.profile) || freeVars(elements).empty() ||
-      hi <= lo) {
+  // On CPUs the tiles are planned for a batch of 1 and serve every batch,
+  // except a row loop (RegisterTile::rowLoop, the kernel's private array),
+  // which pays only where one work-item reads a weight slice: at a batch
+  // of 8 its kernel is planned again.
+  const bool planned =
+      tilesDependOnPlannedSizes(opts.profile) || !first.privates.empty();
+  if (at <= 1 || !opts.registerTiling || !planned ||
+      freeVars(elements).empty() || hi <= lo) {
     out.push_back(std::move(first));
     return out;
   }

@@ -501,3 +501,27 @@ TEST(CLPrinter, AlignedLocalVectorLoadsGoThroughVectorPointers) {
       << s;
   EXPECT_NE(s.find("vload4(0, t + ((2 * lid) + 1))"), std::string::npos) << s;
 }
+
+TEST(CLPrinter, PrivateArraysAreDeclaredPerWorkItem) {
+  // A private array (a row loop's accumulators): declared at the kernel's
+  // scope without an address space, 64-byte aligned, read and written as
+  // vectors through vload/vstore, in a kernel without a fixed work-group.
+  Expr i = I();
+  Stmt body = overN(Block::make(
+      {Store::make("acc", {Expr(0)},
+                   Broadcast::make(in(i), 4)),
+       Store::make("out", {i},
+                   Lane::make(VectorLoad::make(DType::Float32, "acc",
+                                               {Expr(0)}, 4),
+                              3))}));
+  LoopModule m = oneKernel(body);
+  m.kernels[0].privates = {{"acc", DType::Float32, true, {8}}};
+  std::string s = emitOk(m);
+  EXPECT_NE(s.find("  float acc[8] __attribute__((aligned(64)));"),
+            std::string::npos)
+      << s;
+  EXPECT_EQ(s.find("__local"), std::string::npos) << s;
+  EXPECT_NE(s.find("vstore4(((float4)(in[i])), 0, acc + 0)"), std::string::npos)
+      << s;
+  EXPECT_NE(s.find("vload4(0, acc + 0)"), std::string::npos) << s;
+}

@@ -270,6 +270,23 @@ def cases():
         if name.startswith(("conv_", "matmul_tw_")) or name in (
                 "gemm_trans_bias_relu", "matmul_n97_k33", "matmul_70x58x9", "matmul_wide_k160"):
             packed.append((name + "_const", nodes, inputs, out_dtype, out_shape, sets, tiled))
+    # A 3 x 3 convolution of 512 -> 512 channels over 7 x 7 (ResNet's last
+    # stage), its weights constant only: each work-item's weight slice (32
+    # channels by 4,608 steps, 590 KB) takes a row loop under
+    # generic-avx512 at a batch of 1 (ROW_LOOP), and a second kernel
+    # planned for 8 images keeps the rows apart (batch 3 runs it).
+    packed.append(("conv_chain_row_loop_const",
+                   [helper.make_node("Conv", ["x", "w1"], ["h"], kernel_shape=[1, 1]),
+                    helper.make_node("Relu", ["h"], ["r"]),
+                    helper.make_node("Conv", ["r", "w", "bias"], ["t"], pads=[1] * 4,
+                                     kernel_shape=[3, 3]),
+                    helper.make_node("Relu", ["t"], ["u"]),
+                    helper.make_node("Conv", ["u", "w2"], ["y"], kernel_shape=[1, 1])],
+                   [("x", f32, ["n", 32, 7, 7]), ("w1", f32, [512, 32, 1, 1]),
+                    ("w", f32, [512, 512, 3, 3]), ("bias", f32, [512]), ("w2", f32, [32, 512, 1, 1])],
+                   f32, ["n", 32, 7, 7],
+                   [{"x": [n, 32, 7, 7], "w1": [512, 32, 1, 1], "w": [512, 512, 3, 3], "bias": [512],
+                     "w2": [32, 512, 1, 1]} for n in (0, 1, 3)], True))
     return out + packed
 
 
@@ -299,13 +316,21 @@ WIDE_CONV_TILE = {"conv_chain_3x3_w28_const", "conv_chain_3x3_w14_const",
 # Cases with a convolution whose output channel blocks run outside the
 # batch (a large weight: register_tile.cpp, weightOuterDims), checked in
 # the default profile's Loop IR.
-WEIGHT_OUTER = {"conv_chain_weight_outer", "conv_chain_weight_outer_const"}
+WEIGHT_OUTER = {"conv_chain_weight_outer", "conv_chain_weight_outer_const", "conv_chain_row_loop_const"}
 WEIGHT_OUTER_LOOPS = re.compile(r"parallel<0> i1 in \[[^\n]*\n\s*parallel<0> i0 in \[0, 0 \+ n\)")
 
 # Cases whose contraction generic-avx512 tiles 64 columns wide (its
 # tile_columns, 4 vectors of B a step, along an innermost N only): 6 x 64
 # over a long reduction (24 accumulators), 3 x 64 over 3 rows (12).
 TILE_COLUMNS_64 = {"matmul_wide_k160": 6, "matmul_wide_k160_const": 6, "matmul_3x130x10": 3}
+
+
+# Cases with a convolution whose rows its work-items walk themselves
+# (register_tile.cpp, chooseRowLoop: "row_loop" in its configuration, the
+# rows' accumulators in a private array, the next block's weight
+# prefetched) under generic-avx512, and a kernel planned for 8 images
+# (`_at8`) without the row loop.
+ROW_LOOP = {"conv_chain_row_loop_const"}
 
 
 # Kernel buffer views that show whether output dimensions were merged
@@ -428,11 +453,31 @@ def check_variant(aotc, case, kernel, v, env, tmp, flags=(), refusal=None):
 
 GPU = ("--device-profile", "generic-gpu")
 
+# What the compiler says of a row loop that the kernel's shape does not
+# admit (register_tile.cpp, rowLoopProblem).
+ROW_LOOP_SHAPE = ("is not an output dimension", "row_block is 1 to 0",
+                  "other than m and n", "extent is not static")
+
+
+def refused_row_loop(aotc, case, kernel, v, env, tmp):
+    """None if \p case compiles configuration \p v (a row loop) for
+    \p kernel; "" if it refuses it for the kernel's shape (ROW_LOOP_SHAPE);
+    else the failure."""
+    path = os.path.join(tmp, "row_loop.json")
+    with open(path, "w") as f:
+        json.dump({"kernels": {kernel: v}}, f)
+    got = run_fuzz.run_tool([aotc, "compile", os.path.join(case, "model.onnx"),
+                             "--emit=kernel-configs", "--kernel-configs", path], env=env)
+    if got.returncode == 0:
+        return None
+    return "" if any(r in got.stderr for r in ROW_LOOP_SHAPE) else got.stderr.strip()
+
 
 def check_config_variants(aotc, dirs, env, tmp, rng):
     failures = []
     runs = 0
     group_runs = 0
+    row_loops = 0
 
     def check(case, kernel, v, flags=(), refusal=None):
         nonlocal runs, group_runs
@@ -456,10 +501,43 @@ def check_config_variants(aotc, dirs, env, tmp, rng):
                 and not name.startswith("bmm_int32")
             if group:
                 todo.append(group_variant(c, rng))
+            # A row loop (RegisterTile::rowLoop) over the heuristic's tile
+            # of a convolution chain: one reduction loop outside the rows,
+            # along the first other output dimension that the kernel has
+            # (merged dimensions, collapse_dims.h, leave fewer) with two
+            # reduction loops or more; the others are refused by name.
+            if name.startswith("conv_chain") and c["m"] >= 0 and c["n"] >= 0:
+                for d in (k for k in (2, 1, 3) if k not in (c["m"], c["n"])):
+                    v = dict(c, row_loop=d, row_block=1, template="contraction")
+                    why = refused_row_loop(aotc, case, kernel, v, env, tmp)
+                    if why is None:
+                        todo.append(v)
+                        row_loops += 1
+                        break
+                    if why:
+                        failures.append(f"{name}: {kernel} {v}: {why}")
             for v in todo:
                 v = dict(v, template="contraction")
                 refused = "group_m" in v and name.startswith(GROUP_REFUSED)
                 check(case, kernel, v, refusal="not a product of one operand" if refused else None)
+    # The row loop's own configurations on the case whose heuristic picks
+    # it (generic-avx512): blocks of one to three of its four reduction
+    # loops, and the refusals.
+    avx512 = ("--device-profile", "generic-avx512")
+    for case in dirs:
+        name = os.path.basename(case)
+        if name not in ROW_LOOP:
+            continue
+        configs, _ = emitted_configs(aotc, case, env, avx512)
+        for kernel, c in (configs or {}).items():
+            if "row_loop" not in c:
+                continue
+            for rb in (1, 2):
+                check(case, kernel, dict(c, row_block=rb), avx512)
+            check(case, kernel, dict(c, row_block=4), avx512, refusal="row_block is 1 to 3")
+            check(case, kernel, dict(c, row_loop=c["m"]), avx512, refusal="other than m and n")
+            check(case, kernel, {k: v for k, v in c.items() if k != "row_block"}, avx512,
+                  refusal="'row_loop' and 'row_block' go together")
     # GEMM views (GPU profile): every case whose convolution the GPU
     # heuristic views as a GEMM gets two more work-group tiles of that view
     # (GROUP_TILES in turn: partial blocks along both sides, split K); the
@@ -486,7 +564,9 @@ def check_config_variants(aotc, dirs, env, tmp, rng):
     if not want <= viewed:
         failures.append(f"the GPU heuristic did not view {sorted(want - viewed)} as GEMMs")
     print(f"kernel-configs variants: {runs} compiled and checked, {group_runs} of them "
-          f"work-group tiles ({len(viewed)} cases with GEMM views)")
+          f"work-group tiles, {row_loops} row loops ({len(viewed)} cases with GEMM views)")
+    if row_loops < 6:
+        failures.append(f"only {row_loops} row loop variants ran")
     if runs < len(dirs):
         failures.append(f"only {runs} variants ran for {len(dirs)} cases")
     if group_runs < len(dirs) // 2:
@@ -561,6 +641,19 @@ def main():
                                     f"14 x 32 tile under {profile}, got {got}")
                 if profile != "generic-avx512":
                     continue
+                looped = {k for k, c in (got or {}).items() if "row_loop" in c}
+                if bool(looped) != (name in ROW_LOOP):
+                    failures.append(f"{name}: expected {'a' if name in ROW_LOOP else 'no'} row loop "
+                                    f"under generic-avx512, got {got}")
+                for k in looped:
+                    if "row_loop" in (got or {}).get(k + "_at8", {"row_loop": 0}):
+                        failures.append(f"{name}: {k} has no kernel planned for 8 images without "
+                                        f"the row loop: {got}")
+                if looped:
+                    cl = run_fuzz.run_tool([aotc, "compile", os.path.join(case, "model.onnx"),
+                                            "--emit=cl", "--device-profile", profile], env=env)
+                    if "row_accs[" not in cl.stdout or "aotc_prefetch(" not in cl.stdout:
+                        failures.append(f"{name}: no private row_accs array or prefetch in the OpenCL C")
                 rows64 = [c.get("tm") for c in (got or {}).values() if c.get("tn") == 64]
                 if rows64 != ([TILE_COLUMNS_64[name]] if name in TILE_COLUMNS_64 else []):
                     failures.append(f"{name}: expected {TILE_COLUMNS_64.get(name, 'no')} rows of "

@@ -597,3 +597,43 @@ TEST(Verify, PrefetchChecksBufferAndRankNotBounds) {
                 .find("prefetch of buffer 'a': index 0 is not an integer"),
             std::string::npos);
 }
+
+// Private arrays (a row loop's accumulators, RegisterTile::rowLoop): any
+// work-group, bounds-checked like buffers, static shapes, names of their
+// own.
+TEST(Verify, PrivateArraysAreCheckedLikeBuffers) {
+  Fixture f;
+  Expr q = Var::make("q");
+  auto kernel = [&](const Stmt &extra, std::vector<KernelBuffer> privates) {
+    // acc[q] = a[i] * q for q < 4; y[i] = acc[3] (+ extra).
+    Stmt fill = For::make(
+        q, 0, Expr(4), ForKind::Serial, 0,
+        Store::make("acc", {q}, f.a(f.i) * Cast::make(f32, q)));
+    Stmt body = Block::make(
+        {fill, Store::make("y", {f.i}, Load::make(f32, "acc", {Expr(3)})),
+         extra});
+    Kernel k{"k",
+             {{"a", f32, false, {f.n}}, {"y", f32, true, {f.n}}},
+             {f.n},
+             For::make(f.i, 0, f.n, ForKind::Parallel, 0, body),
+             false};
+    k.privates = std::move(privates);
+    f.m.kernels = {k};
+    return message(verifyModule(f.m));
+  };
+  KernelBuffer acc{"acc", f32, true, {Expr(4)}};
+  EXPECT_EQ(kernel(Block::make({}), {acc}), "ok");
+  EXPECT_NE(kernel(Store::make("acc", {Expr(4)}, FloatImm::make(0.0)), {acc})
+                .find("store into buffer 'acc'"),
+            std::string::npos);
+  EXPECT_NE(kernel(Block::make({}), {})
+                .find("buffer 'acc', which is not a parameter"),
+            std::string::npos);
+  KernelBuffer named{"y", f32, true, {Expr(4)}};
+  EXPECT_NE(kernel(Block::make({}), {acc, named})
+                .find("private array 'y' has the name of a buffer"),
+            std::string::npos);
+  KernelBuffer symbolic{"acc", f32, true, {f.n}};
+  EXPECT_NE(kernel(Block::make({}), {symbolic}).find("non-static shape"),
+            std::string::npos);
+}

@@ -1,0 +1,35 @@
+/// \file
+/// The reduction loops of a register tile (register_tile.cpp), shared with
+/// the row loop (row_loop.cpp).
+#pragma once
+
+#include "compiler/schedule/schedule.h"
+
+#include <functional>
+#include <vector>
+
+namespace aotc {
+
+/// The reduction steps of \p nest (the product of its extents), or 0 if
+/// one is symbolic.
+int64_t staticSteps(const ReductionNest &nest);
+
+/// The initial value of accumulator \p acc (a vector: the init in every
+/// lane).
+Expr initialValue(const ReductionNest &nest, const Expr &acc);
+
+/// The accumulations of \p targets (one per output element) at reduction
+/// index \p r.
+using Updates = std::function<std::vector<Stmt>(
+    const std::vector<Expr> &targets, const std::vector<Expr> &r)>;
+
+/// The serial reduction loops over \p rvars around \p updates of \p accs.
+/// A float sum that may add more than kSumBlock terms accumulates in two
+/// levels: each partial sum adds at most kSumBlock terms (the inner loops
+/// from the outermost level whose nest is that small, or blocks of the
+/// innermost loop when it alone may be longer), and the accumulator adds
+/// the partials.
+Stmt reductionLoops(const ReductionNest &nest, const std::vector<Expr> &rvars,
+                    const std::vector<Expr> &accs, const Updates &updates);
+
+} // namespace aotc
