@@ -14,16 +14,23 @@ namespace aotc {
 
 namespace {
 
-/// The weight slice a CPU tile's work-item reads (tn columns over every
-/// reduction step) from which its rows go in a row loop
-/// (RegisterTile::rowLoop): ResNet-18's and -50's 512-channel 3 x 3
-/// convolutions on 7 x 7 maps read 590 KB per channel block of 32, which
-/// every row of 7 streamed again, the first from memory at more than a
-/// core's bandwidth (docs/PERFORMANCE.md, stop 50).
-constexpr int64_t kRowLoopWeightBytes = int64_t{512} << 10;
+/// The weight (every work-item's slice: tn columns over every reduction
+/// step, times the channel blocks) beyond which a tile's rows go in a row
+/// loop (RegisterTile::rowLoop): more than a core's L2 holds, so each run
+/// streams it from memory, and each work-item's first row read its slice
+/// at more than a core's bandwidth while its other rows reread it from L2.
+/// Measured on an AVX-512 Xeon at batch 1 (docs/PERFORMANCE.md, stop 50):
+/// ResNet-18's and -50's 512-channel 3 x 3 convolutions on 7 x 7 maps
+/// (9.4 MB of weight, 590 KB slices) 1.25-1.28 -> 0.89-0.95 ms, ResNet-18's
+/// strided 256 -> 512 one (4.7 MB) 0.58 -> 0.47 ms, ResNet-50's 1 x 1
+/// convolutions of layer4 (4 to 8 MB, slices of 64 to 256 KB, their rows
+/// the tiles of 7 pixels of a merged 49) 15-24% less.
+constexpr int64_t kRowLoopWeightBytes = int64_t{2} << 20;
 
 /// The most rows a row loop walks (its private array holds their
-/// accumulators).
+/// accumulators). ResNet-18's 256-channel 3 x 3 convolutions over 14 rows
+/// of 14 (28 accumulators a row) ran 70% slower in a row loop; they leave
+/// too few work-items anyway.
 constexpr int64_t kRowLoopMaxRows = 16;
 
 /// The work-items a row loop leaves at least (its rows no longer run in
@@ -31,22 +38,26 @@ constexpr int64_t kRowLoopMaxRows = 16;
 constexpr int64_t kRowLoopMinWorkItems = 16;
 
 /// The weight of one block of a row loop at most: the inner reduction
-/// loops whose reads every row takes in turn, from L1.
-constexpr int64_t kRowBlockBytes = int64_t{32} << 10;
+/// loops whose reads every row takes in turn, from L1. ResNet-18's 512
+/// -channel 3 x 3 layers: blocks of 32 steps (4 KB) 0.89-0.95 ms, of 512
+/// steps (64 KB) 1.03-1.05; its strided 256 -> 512 one: 32 steps 0.51 ms,
+/// 256 steps (32 KB) 0.57.
+constexpr int64_t kRowBlockBytes = int64_t{16} << 10;
 
 } // namespace
 
-/// Sets \p t's row loop where it pays (kRowLoopWeightBytes): an output
-/// dimension other than m and n with a static extent of 2 to
+/// Sets \p t's row loop where it pays (kRowLoopWeightBytes): over an
+/// output dimension other than m and n with a static extent of 2 to
 /// kRowLoopMaxRows that the operands read per row (\p term's loads that
-/// read idx[t.m]) read and the others (the weight) do not, leaving
-/// kRowLoopMinWorkItems, where no other work-item reads the same weight
-/// slice at the planned symbol values. With several images (ResNet-18 at
-/// a batch of 8) the work-items of one slice are neighbours
-/// (weightOuterDims) and take it from L2, and the row loop made the 7 x 7
-/// maps' 3 x 3 convolutions 5.6-5.8 -> 6.5-6.8 ms. Its blocks: the
-/// innermost reduction loops whose weight takes at most kRowBlockBytes, at
-/// least the last one.
+/// read idx[t.m]) read and the others (the weight) do not, or else over
+/// the tiles of M (2 to kRowLoopMaxRows whole tiles: a 1 x 1
+/// convolution's merged pixels), leaving kRowLoopMinWorkItems, where no
+/// other work-item reads the same weight slice at the planned symbol
+/// values. With several images (ResNet-18 at a batch of 8) the work-items
+/// of one slice are neighbours (weightOuterDims) and take it from L2, and
+/// the row loop made the 7 x 7 maps' 3 x 3 convolutions 5.6-5.8 -> 6.5-6.8
+/// ms. Its blocks: the innermost reduction loops whose weight takes at
+/// most kRowBlockBytes, at least the last one.
 void chooseRowLoop(const ReductionNest &nest, const Expr &term,
                    const std::vector<Expr> &idx, RegisterTile &t,
                    int64_t symbolsAt) {
@@ -55,7 +66,7 @@ void chooseRowLoop(const ReductionNest &nest, const Expr &term,
   const int64_t steps = staticSteps(nest);
   const int64_t elem = dtypeSize(nest.accType);
   if (t.m < 0 || t.n < 0 || loops < 2 || !isFloatSum(nest) || steps == 0 ||
-      steps > kSumBlock || t.tn * steps * elem < kRowLoopWeightBytes)
+      steps > kSumBlock)
     return;
   std::vector<std::vector<bool>> uses; // per load, per output dimension
   struct V : IRVisitor {
@@ -73,17 +84,41 @@ void chooseRowLoop(const ReductionNest &nest, const Expr &term,
   v.idx = &idx;
   v.uses = &uses;
   v.visit(term);
-  for (int d = 0; d < rank; ++d) {
-    int64_t rows = 0;
-    if (d == t.m || d == t.n || !nest.shape[d].isConst(rows) || rows < 2 ||
-        rows > kRowLoopMaxRows)
-      continue;
-    bool read = false, weightReads = false;
-    for (const auto &u : uses) {
-      read |= u[d];
-      weightReads |= u[d] && !u[t.m];
+  auto weightReads = [&](int d) {
+    bool r = false;
+    for (const auto &u : uses)
+      r |= u[d] && !u[t.m];
+    return r;
+  };
+  // The whole weight: the slice times the tiles of the other dimensions
+  // it reads (a convolution's channel blocks).
+  int64_t weight = t.tn * steps * elem;
+  for (int k = 0; k < rank; ++k) {
+    int64_t e = 0;
+    if (k != t.n && k != t.m && weightReads(k)) {
+      if (!nest.shape[k].isConst(e))
+        return;
+      weight *= e;
     }
-    if (!read || weightReads)
+  }
+  if (weight <= kRowLoopWeightBytes)
+    return;
+  std::vector<int> candidates;
+  for (int d = 0; d < rank; ++d)
+    if (d != t.m && d != t.n)
+      candidates.push_back(d);
+  candidates.push_back(t.m);
+  for (int d : candidates) {
+    int64_t extent = 0;
+    if (!nest.shape[d].isConst(extent) || (d == t.m && extent % t.tm != 0))
+      continue;
+    const int64_t rows = d == t.m ? extent / t.tm : extent;
+    if (rows < 2 || rows > kRowLoopMaxRows || weightReads(d))
+      continue;
+    bool read = false;
+    for (const auto &u : uses)
+      read |= u[d];
+    if (!read)
       continue;
     // The work-items left, and those of them that read one weight slice
     // (the tiles of the dimensions the weight does not read: images, M).
@@ -94,10 +129,7 @@ void chooseRowLoop(const ReductionNest &nest, const Expr &term,
       int64_t size = k == t.m ? t.tm : k == t.n ? t.tn : 1;
       int64_t tiles = (plannedExtent(nest.shape[k], symbolsAt) + size - 1) / size;
       items *= tiles;
-      bool weightReadsK = false;
-      for (const auto &u : uses)
-        weightReadsK |= u[k] && !u[t.m];
-      if (!weightReadsK)
+      if (!weightReads(k))
         sharing *= tiles;
     }
     if (items < kRowLoopMinWorkItems || sharing > 1)
@@ -109,6 +141,9 @@ void chooseRowLoop(const ReductionNest &nest, const Expr &term,
       block *= ext[--outer];
     t.rowLoop = d;
     t.rowBlock = static_cast<int>(outer);
+    // Every tile of M is this work-item's: none to prefetch ahead.
+    if (d == t.m)
+      t.prefetch = 0;
     return;
   }
 }
@@ -120,10 +155,12 @@ std::string rowLoopProblem(const ReductionNest &nest, const RegisterTile &t) {
   if (t.rowLoop < 0 || t.rowLoop >= rank)
     return "the row loop is not an output dimension (the kernel has " +
            std::to_string(rank) + ")";
-  if (t.rowLoop == t.m || t.rowLoop == t.n)
-    return "the row loop is an output dimension other than m and n";
+  if (t.rowLoop == t.n)
+    return "the row loop is an output dimension other than n";
   if (!nest.shape[t.rowLoop].isConst(e) || e < 1)
     return "the row loop's extent is not static";
+  if (t.rowLoop == t.m && e % t.tm != 0)
+    return "a row loop along m walks whole tiles: tm must divide its extent";
   if (t.n < 0 || t.groupM > 0 || t.groupReduce > 0)
     return "a row loop needs a register tile (n) without work-groups";
   if (!nest.term || !isFloatSum(nest))

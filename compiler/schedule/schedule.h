@@ -203,7 +203,7 @@ struct RegisterTile {
   /// every reduction step (CPU tiles, register_tile.cpp). 0: none.
   int prefetch = 0;
   /// A CPU tile whose work-item walks all of output dimension rowLoop
-  /// itself (-1: none; a static extent, neither m nor n): the reduction's
+  /// itself (-1: none; a static extent, not n; m: its tiles): the reduction's
   /// first rowBlock loops (1 or more, fewer than all) run outside, each of
   /// their steps a block that every row takes in turn, with its
   /// accumulators kept in a private array between blocks, and the rows
@@ -345,8 +345,9 @@ struct BorderColumns {
 /// tile of each row also computes the border columns.
 /// Why \p t's row loop (RegisterTile::rowLoop) cannot run \p nest, or
 /// empty: it needs a float sum of static steps (at most kSumBlock) over a
-/// CPU register tile, a static extent along rowLoop (neither m nor n), and
-/// rowBlock from 1 to the reduction loops less one.
+/// CPU register tile, a static extent along rowLoop (not n; m only where
+/// tm divides it: its tiles are then the rows), and rowBlock from 1 to the
+/// reduction loops less one.
 std::string rowLoopProblem(const ReductionNest &nest, const RegisterTile &t);
 
 /// A tile with a row loop (RegisterTile::rowLoop) adds its private array
