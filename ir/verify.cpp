@@ -166,27 +166,20 @@ Status KernelVerifier::checkBuffers() {
   }
   if (k_.workGroupSize < 0 || (!k_.locals.empty() && k_.workGroupSize == 0))
     return fail("local arrays need a fixed work-group size");
-  for (const KernelBuffer &b : k_.locals) {
-    if (!buffers_.emplace(b.name, &b).second || m_.findBuffer(b.name))
-      return fail("local array '" + b.name + "' has the name of a buffer");
-    if (!b.written)
-      return fail("local array '" + b.name + "' is not writable");
-    int64_t d;
-    for (const Expr &e : b.shape)
-      if (!e.defined() || !e.isConst(d) || d <= 0)
-        return fail("local array '" + b.name + "' has a non-static shape");
-  }
-  for (const KernelBuffer &b : k_.privates) {
-    if (!buffers_.emplace(b.name, &b).second || m_.findBuffer(b.name))
-      return fail("private array '" + b.name +
-                  "' has the name of a buffer or another array");
-    if (!b.written)
-      return fail("private array '" + b.name + "' is not writable");
-    int64_t d;
-    for (const Expr &e : b.shape)
-      if (!e.defined() || !e.isConst(d) || d <= 0)
-        return fail("private array '" + b.name + "' has a non-static shape");
-  }
+  // Local and private arrays: names of their own, writable, static.
+  for (bool local : {true, false})
+    for (const KernelBuffer &b : local ? k_.locals : k_.privates) {
+      const std::string what = local ? "local array '" : "private array '";
+      if (!buffers_.emplace(b.name, &b).second || m_.findBuffer(b.name))
+        return fail(what + b.name +
+                    "' has the name of a buffer or another array");
+      if (!b.written)
+        return fail(what + b.name + "' is not writable");
+      int64_t d;
+      for (const Expr &e : b.shape)
+        if (!e.defined() || !e.isConst(d) || d <= 0)
+          return fail(what + b.name + "' has a non-static shape");
+    }
   return Status::ok();
 }
 

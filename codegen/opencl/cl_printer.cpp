@@ -504,39 +504,27 @@ Status KernelPrinter::declareParams() {
   // allows __local variables nowhere else).
   if (!k_.locals.empty() && k_.workGroupSize <= 0)
     return error("local arrays in a kernel without a fixed work-group");
-  for (const KernelBuffer &b : k_.locals) {
-    if (buffers_.count(b.name))
-      return error("local array '" + b.name + "' is also a buffer");
-    int64_t elems = 1, d;
-    for (const Expr &e : b.shape) {
-      if (!e.isConst(d) || d <= 0)
-        return error("local array '" + b.name + "' has a non-static shape");
-      elems *= d;
+  // Private arrays likewise, one per work-item, without an address space
+  // (vector loads from them need no more than their element's alignment;
+  // the 64 bytes let LLVM use aligned vector moves).
+  for (bool local : {true, false})
+    for (const KernelBuffer &b : local ? k_.locals : k_.privates) {
+      const std::string what = local ? "local array '" : "private array '";
+      if (buffers_.count(b.name))
+        return error(what + b.name + "' is also a buffer");
+      int64_t elems = 1, d;
+      for (const Expr &e : b.shape) {
+        if (!e.isConst(d) || d <= 0)
+          return error(what + b.name + "' has a non-static shape");
+        elems *= d;
+      }
+      std::string id = namer_.fresh(b.name);
+      buffers_[b.name] = {id, &b, local};
+      line(std::string(local ? "__local " : "") +
+           dtypeCLStorageName(b.dtype) + " " + id + "[" +
+           std::to_string(elems) + "] __attribute__((aligned(" +
+           std::to_string(kLocalAlign) + ")));");
     }
-    std::string id = namer_.fresh(b.name);
-    buffers_[b.name] = {id, &b, true};
-    line("__local " + std::string(dtypeCLStorageName(b.dtype)) + " " + id +
-         "[" + std::to_string(elems) + "] __attribute__((aligned(" +
-         std::to_string(kLocalAlign) + ")));");
-  }
-  // Private arrays: static shapes, one per work-item, at the kernel's
-  // scope (vector loads from them need no more than their element's
-  // alignment; the 64 bytes let LLVM use aligned vector moves).
-  for (const KernelBuffer &b : k_.privates) {
-    if (buffers_.count(b.name))
-      return error("private array '" + b.name + "' is also a buffer");
-    int64_t elems = 1, d;
-    for (const Expr &e : b.shape) {
-      if (!e.isConst(d) || d <= 0)
-        return error("private array '" + b.name + "' has a non-static shape");
-      elems *= d;
-    }
-    std::string id = namer_.fresh(b.name);
-    buffers_[b.name] = {id, &b, false};
-    line(std::string(dtypeCLStorageName(b.dtype)) + " " + id + "[" +
-         std::to_string(elems) + "] __attribute__((aligned(" +
-         std::to_string(kLocalAlign) + ")));");
-  }
   // Buffer shapes may read symbols; they must be parameters.
   for (const KernelBuffer &b : k_.buffers)
     for (const Expr &d : b.shape)
