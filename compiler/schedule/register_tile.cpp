@@ -293,6 +293,30 @@ int64_t staticSteps(const ReductionNest &nest) {
   return steps;
 }
 
+TermReads termReads(const ReductionNest &nest) {
+  TermReads out;
+  for (size_t d = 0; d < nest.shape.size(); ++d)
+    out.idx.push_back(Var::make("i" + std::to_string(d)));
+  for (size_t k = 0; k < nest.reduceExtents.size(); ++k)
+    out.r.push_back(Var::make("r" + std::to_string(k)));
+  out.term = nest.term(out.idx, out.r);
+  struct V : IRVisitor {
+    TermReads *out = nullptr;
+    void visitLoad(const Load *op) override {
+      std::vector<bool> uses(out->idx.size(), false);
+      for (const Expr &i : op->indices)
+        for (size_t d = 0; d < out->idx.size(); ++d)
+          uses[d] = uses[d] || usesVar(i, out->idx[d].as<Var>());
+      out->uses.push_back(uses);
+      out->indices.push_back(op->indices);
+      IRVisitor::visitLoad(op);
+    }
+  } v;
+  v.out = &out;
+  v.visit(out.term);
+  return out;
+}
+
 bool isFloatSum(const ReductionNest &nest) {
   // float16 and bfloat16 values are computed in float (their loads
   // widen, their stores round): their sums accumulate in float vectors.
@@ -871,7 +895,7 @@ RegisterTile chooseRegisterTile(const ReductionNest &nest,
       staticSteps(nest) >= kPrefetchMinSteps &&
       plannedExtent(nest.shape[t.m], symbolsAt) >= kPrefetchMinRows)
     t.prefetch = 1;
-  chooseRowLoop(nest, term, idx, t, symbolsAt);
+  chooseRowLoop(nest, t, symbolsAt);
   return t;
 }
 
@@ -915,40 +939,6 @@ int64_t rowGroup(const ReductionNest &nest, const RegisterTile &t,
 /// The weight the moved blocks read together at most (sharedRowDims): all
 /// of it stays in a core's L2 while the work-items cycle through them.
 constexpr int64_t kInnerWeightBytes = int64_t{512} << 10;
-
-/// The loads of a nest's term over output index variables i0.. and
-/// reduction variables r0..: each load's indices and the output
-/// dimensions it reads.
-struct TermReads {
-  std::vector<Expr> idx, r;
-  Expr term; ///< owns the loads
-  std::vector<std::vector<Expr>> indices;
-  std::vector<std::vector<bool>> uses;
-};
-
-TermReads termReads(const ReductionNest &nest) {
-  TermReads out;
-  for (size_t d = 0; d < nest.shape.size(); ++d)
-    out.idx.push_back(Var::make("i" + std::to_string(d)));
-  for (size_t k = 0; k < nest.reduceExtents.size(); ++k)
-    out.r.push_back(Var::make("r" + std::to_string(k)));
-  out.term = nest.term(out.idx, out.r);
-  struct V : IRVisitor {
-    TermReads *out = nullptr;
-    void visitLoad(const Load *op) override {
-      std::vector<bool> uses(out->idx.size(), false);
-      for (const Expr &i : op->indices)
-        for (size_t d = 0; d < out->idx.size(); ++d)
-          uses[d] = uses[d] || usesVar(i, out->idx[d].as<Var>());
-      out->uses.push_back(uses);
-      out->indices.push_back(op->indices);
-      IRVisitor::visitLoad(op);
-    }
-  } v;
-  v.out = &out;
-  v.visit(out.term);
-  return out;
-}
 
 /// The untiled output dimensions of a CPU tile \p t that only operands
 /// not read along M depend on (a channel-blocked convolution's output

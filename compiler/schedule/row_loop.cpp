@@ -48,9 +48,9 @@ constexpr int64_t kRowBlockBytes = int64_t{16} << 10;
 
 /// Sets \p t's row loop where it pays (kRowLoopWeightBytes): over an
 /// output dimension other than m and n with a static extent of 2 to
-/// kRowLoopMaxRows that the operands read per row (\p term's loads that
-/// read idx[t.m]) read and the others (the weight) do not, or else over
-/// the tiles of M (2 to kRowLoopMaxRows whole tiles: a 1 x 1
+/// kRowLoopMaxRows that the operands read per row (the term's loads that
+/// read output dimension m) read and the others (the weight) do not, or
+/// else over the tiles of M (2 to kRowLoopMaxRows whole tiles: a 1 x 1
 /// convolution's merged pixels), leaving kRowLoopMinWorkItems, where no
 /// other work-item reads the same weight slice at the planned symbol
 /// values. With several images (ResNet-18 at a batch of 8) the work-items
@@ -58,8 +58,7 @@ constexpr int64_t kRowBlockBytes = int64_t{16} << 10;
 /// the row loop made the 7 x 7 maps' 3 x 3 convolutions 5.6-5.8 -> 6.5-6.8
 /// ms. Its blocks: the innermost reduction loops whose weight takes at
 /// most kRowBlockBytes, at least the last one.
-void chooseRowLoop(const ReductionNest &nest, const Expr &term,
-                   const std::vector<Expr> &idx, RegisterTile &t,
+void chooseRowLoop(const ReductionNest &nest, RegisterTile &t,
                    int64_t symbolsAt) {
   const int rank = static_cast<int>(nest.shape.size());
   const size_t loops = nest.reduceExtents.size();
@@ -68,22 +67,8 @@ void chooseRowLoop(const ReductionNest &nest, const Expr &term,
   if (t.m < 0 || t.n < 0 || loops < 2 || !isFloatSum(nest) || steps == 0 ||
       steps > kSumBlock)
     return;
-  std::vector<std::vector<bool>> uses; // per load, per output dimension
-  struct V : IRVisitor {
-    const std::vector<Expr> *idx = nullptr;
-    std::vector<std::vector<bool>> *uses = nullptr;
-    void visitLoad(const Load *op) override {
-      std::vector<bool> u(idx->size(), false);
-      for (const Expr &i : op->indices)
-        for (size_t d = 0; d < idx->size(); ++d)
-          u[d] = u[d] || usesVar(i, (*idx)[d].as<Var>());
-      uses->push_back(u);
-      IRVisitor::visitLoad(op);
-    }
-  } v;
-  v.idx = &idx;
-  v.uses = &uses;
-  v.visit(term);
+  // Per load of the term, the output dimensions it reads.
+  const std::vector<std::vector<bool>> uses = termReads(nest).uses;
   auto weightReads = [&](int d) {
     bool r = false;
     for (const auto &u : uses)

@@ -19,11 +19,9 @@
 namespace aotc {
 
 /// Sets \p t's row loop (rowLoop, rowBlock) where the heuristic expects it
-/// to pay: see row_loop.cpp. \p term is the nest's term at output indices
-/// \p idx (and any reduction variables); \p symbolsAt the value the
-/// symbols are planned at.
-void chooseRowLoop(const ReductionNest &nest, const Expr &term,
-                   const std::vector<Expr> &idx, RegisterTile &t,
+/// to pay: see row_loop.cpp. \p symbolsAt: the value the symbols are
+/// planned at.
+void chooseRowLoop(const ReductionNest &nest, RegisterTile &t,
                    int64_t symbolsAt);
 
 /// One tile of a row loop, as registerTiledNest built it for one row.

@@ -14,6 +14,17 @@ namespace aotc {
 /// one is symbolic.
 int64_t staticSteps(const ReductionNest &nest);
 
+/// The loads of a nest's term over output index variables i0.. and
+/// reduction variables r0..: each load's indices and the output
+/// dimensions it reads.
+struct TermReads {
+  std::vector<Expr> idx, r;
+  Expr term; ///< owns the loads
+  std::vector<std::vector<Expr>> indices;
+  std::vector<std::vector<bool>> uses;
+};
+TermReads termReads(const ReductionNest &nest);
+
 /// The initial value of accumulator \p acc (a vector: the init in every
 /// lane).
 Expr initialValue(const ReductionNest &nest, const Expr &acc);
