@@ -90,6 +90,8 @@ json configObject(const KernelConfig &c) {
     j["row_loop"] = c.rowLoop;
     j["row_block"] = c.rowBlock;
   }
+  if (c.prefetchNext)
+    j["prefetch_next"] = 1;
   if (c.indexBits > 0)
     j["index_bits"] = c.indexBits;
   return j;
@@ -102,7 +104,7 @@ Expected<KernelConfig> configFrom(const json &j, const std::string &where) {
       checkKeys(j, {"template", "m", "n", "tm", "tn", "lanes", "group_m",
                     "group_n", "bk", "split_k", "group_reduce",
                     "gemm_view", "prefetch", "row_loop", "row_block",
-                    "index_bits"},
+                    "prefetch_next", "index_bits"},
                 where));
   KernelConfig c;
   if (auto t = j.find("template"); t != j.end()) {
@@ -137,6 +139,10 @@ Expected<KernelConfig> configFrom(const json &j, const std::string &where) {
                             "outside its rows)");
   c.rowLoop = static_cast<int>(rowLoop);
   c.rowBlock = static_cast<int>(rowBlock);
+  int64_t prefetchNext = 0;
+  AOTC_RETURN_IF_ERROR(
+      readInt(j, "prefetch_next", 0, 1, where, prefetchNext));
+  c.prefetchNext = prefetchNext == 1;
   int64_t indexBits = 0;
   AOTC_RETURN_IF_ERROR(readInt(j, "index_bits", 0, 64, where, indexBits));
   if (indexBits != 0 && indexBits != 32 && indexBits != 64)

@@ -129,6 +129,9 @@ struct KernelConfig {
   /// (RegisterTile::rowLoop). -1: none.
   int rowLoop = -1;
   int rowBlock = 0;
+  /// A CPU tile's work-items prefetch the next weight slice in shares
+  /// (RegisterTile::prefetchNext).
+  bool prefetchNext = false;
   /// Index math in 32 or 64 bits (codegen/opencl/index_width.h), whatever
   /// the compile's default; 32 must be provable. 0: the default.
   int indexBits = 0;

@@ -309,6 +309,16 @@ Expected<Kernel> buildKernel(const LoweredGraph &lg, const FusionPlan &plan,
       t.prefetch = given->prefetch;
       t.rowLoop = given->rowLoop;
       t.rowBlock = given->rowBlock;
+      t.prefetchNext = given->prefetchNext;
+      if (t.prefetchNext) {
+        std::string why =
+            opts.profile.family == "gpu"
+                ? "it is for CPUs"
+                : nextSliceProblem(nest, t, opts.profile.cacheBytes);
+        if (!why.empty())
+          return makeError("--kernel-configs: kernel '", name,
+                           "': prefetch_next: ", why);
+      }
       if (t.rowLoop >= 0)
         if (std::string why = rowLoopProblem(nest, t); !why.empty())
           return makeError("--kernel-configs: kernel '", name,
@@ -361,6 +371,7 @@ Expected<Kernel> buildKernel(const LoweredGraph &lg, const FusionPlan &plan,
     config.prefetch = t.n >= 0 && t.m >= 0 ? t.prefetch : 0;
     config.rowLoop = t.n >= 0 ? t.rowLoop : -1;
     config.rowBlock = t.n >= 0 && t.rowLoop >= 0 ? t.rowBlock : 0;
+    config.prefetchNext = t.n >= 0 && t.m >= 0 && t.prefetchNext;
   };
   GroupTiledKernel grouped; // a work-group tile's local arrays and size
   std::vector<KernelBuffer> privates; // a row loop's accumulators

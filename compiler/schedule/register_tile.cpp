@@ -23,6 +23,7 @@
 /// symbolic) runs the naive nest for each of its elements that exist.
 #include "compiler/schedule/schedule.h"
 #include "compiler/schedule/row_interior.h"
+#include "compiler/schedule/next_slice.h"
 #include "compiler/schedule/row_loop.h"
 #include "compiler/schedule/tile_loops.h"
 #include "compiler/schedule/vectorize.h"
@@ -317,6 +318,41 @@ TermReads termReads(const ReductionNest &nest) {
   return out;
 }
 
+std::vector<Expr> tileCounts(const ReductionNest &nest, const RegisterTile &t) {
+  std::vector<Expr> out;
+  for (int d = 0; d < static_cast<int>(nest.shape.size()); ++d) {
+    const int64_t size = d == t.m ? t.tm : d == t.n ? t.tn : 1;
+    out.push_back(d == t.m || d == t.n
+                      ? floorDiv(nest.shape[d] + Expr(size - 1), Expr(size))
+                      : nest.shape[d]);
+  }
+  return out;
+}
+
+int64_t tileWeightBytes(const ReductionNest &nest, const RegisterTile &t) {
+  const int64_t steps = staticSteps(nest);
+  if (t.m < 0 || t.n < 0 || steps == 0)
+    return 0;
+  const std::vector<std::vector<bool>> uses = termReads(nest).uses;
+  int64_t weight = steps * dtypeSize(nest.accType), columns = 0;
+  if (!nest.shape[t.n].isConst(columns))
+    return 0;
+  weight *= (columns + t.tn - 1) / t.tn * t.tn;
+  for (int d = 0; d < static_cast<int>(nest.shape.size()); ++d) {
+    if (d == t.n || d == t.m)
+      continue;
+    bool read = false;
+    for (const auto &u : uses)
+      read |= u[d] && !u[t.m];
+    int64_t e = 0;
+    if (read && !nest.shape[d].isConst(e))
+      return 0;
+    if (read)
+      weight *= e;
+  }
+  return weight;
+}
+
 bool isFloatSum(const ReductionNest &nest) {
   // float16 and bfloat16 values are computed in float (their loads
   // widen, their stores round): their sums accumulate in float vectors.
@@ -574,6 +610,9 @@ constexpr int64_t kPlannedBatch = 8;
 /// Expression nodes beyond which a pointwise element is not unrolled into a
 /// row.
 constexpr size_t kMaxRowElement = 300;
+
+void chooseNextSlice(const ReductionNest &nest, RegisterTile &t,
+                     const DeviceProfile &target);
 
 } // namespace
 
@@ -896,6 +935,7 @@ RegisterTile chooseRegisterTile(const ReductionNest &nest,
       plannedExtent(nest.shape[t.m], symbolsAt) >= kPrefetchMinRows)
     t.prefetch = 1;
   chooseRowLoop(nest, t, symbolsAt);
+  chooseNextSlice(nest, t, target);
   return t;
 }
 
@@ -1076,7 +1116,108 @@ std::vector<int> weightOuterDims(const ReductionNest &nest,
   return w.dims;
 }
 
+/// The order of a tile's work-items (launchOrder).
+struct LaunchOrder {
+  /// Output dimensions, outermost first: with row groups, those around
+  /// the groups (M's tiles go in groups inside them, registerTiledNest).
+  std::vector<int> order;
+  std::vector<int> inner; ///< sharedRowDims, inside M's tiles
+  int last = -1;          ///< M, innermost but for inner (CPUs)
+  int64_t group = 0;      ///< M's tiles per row group (rowGroup); 0: none
+};
+
+/// Work-items in dimension order, except that on CPUs (t.mInnermost) the
+/// tiles along M are the innermost (consecutive; only sharedRowDims go
+/// inside them): neighbouring
+/// work-items, which PoCL runs on one core, read the same columns of the
+/// operand shared along M (a weight panel) while it is in that core's L2,
+/// and walk down the rows of the other. In dimension order a MatMul's
+/// neighbours walked N, and each row of tiles streamed all of B again
+/// (128x768x3072: B's 9.4 MB once per 6 rows, 2.96 ms). On GPUs the
+/// dimension order keeps N innermost: a warp's neighbours read
+/// consecutive columns of B and store consecutive outputs (4096^3 on an
+/// H200: 7.1 ms against 124.8 ms with M innermost).
+LaunchOrder launchOrder(const ReductionNest &nest, const RegisterTile &t,
+                        const std::vector<Expr> &extents) {
+  const int rank = static_cast<int>(nest.shape.size());
+  LaunchOrder o;
+  o.last = t.mInnermost && t.m != t.rowLoop ? t.m : -1;
+  // The weight's dimensions innermost (sharedRowDims) or, a large one,
+  // outside the batch (weightOuterDims); the term read once for both.
+  std::vector<int> outer;
+  if (o.last >= 0) {
+    const TermReads reads = termReads(nest);
+    const WeightDims w = weightDims(nest, t, reads, extents);
+    o.inner = sharedRowDims(nest, w);
+    if (o.inner.empty())
+      outer = weightOuterDims(nest, t, reads, w);
+  }
+  o.order = outer;
+  for (int d = 0; d < rank; ++d)
+    if (d != o.last && d != t.rowLoop &&
+        std::find(o.inner.begin(), o.inner.end(), d) == o.inner.end() &&
+        std::find(outer.begin(), outer.end(), d) == outer.end())
+      o.order.push_back(d);
+  o.group = o.last >= 0 && o.inner.empty() && outer.empty()
+                ? rowGroup(nest, t, extents)
+                : 0;
+  if (o.group > 0)
+    return o;
+  if (o.last >= 0)
+    o.order.push_back(o.last);
+  o.order.insert(o.order.end(), o.inner.begin(), o.inner.end());
+  return o;
+}
+
+/// The whole weight beyond which a CPU tile's work-items prefetch the next
+/// weight slice in shares (RegisterTile::prefetchNext): more than half a
+/// core's L2, so that it is read from L3 or memory on every run.
+constexpr int64_t kNextSliceWeightBytes = int64_t{1} << 20;
+
+/// Sets \p t.prefetchNext where the weight (tileWeightBytes) exceeds
+/// kNextSliceWeightBytes, the tile has no row loop (which prefetches its
+/// own next block) and its work-items on \p target, a CPU, have a next
+/// slice (nextSliceProblem).
+void chooseNextSlice(const ReductionNest &nest, RegisterTile &t,
+                     const DeviceProfile &target) {
+  if (target.family == "gpu" || !isFloatSum(nest) ||
+      tileWeightBytes(nest, t) <= kNextSliceWeightBytes)
+    return;
+  t.prefetchNext = nextSliceProblem(nest, t, target.cacheBytes).empty();
+}
+
 } // namespace
+
+std::string nextSliceProblem(const ReductionNest &nest, const RegisterTile &t,
+                             int64_t cacheBytes) {
+  if (t.m < 0 || t.n < 0 || t.groupM > 0 || t.groupReduce > 0)
+    return "it needs a CPU register tile along m and n";
+  if (t.rowLoop >= 0)
+    return "a row loop prefetches its own next block";
+  RegisterTile cpu = t;
+  cpu.mInnermost = true;
+  cpu.cacheBytes = cacheBytes;
+  const std::vector<Expr> extents = tileCounts(nest, t);
+  const LaunchOrder o = launchOrder(nest, cpu, extents);
+  if (o.group > 0)
+    return "its tiles of M run in row groups";
+  const NextSlice next = nextSlice(nest, t, o.order, extents);
+  if (next.dim < 0)
+    return "no dimension the weight reads has two or more work-items of "
+           "static extents inside it that the weight does not read";
+  // The turns are whole runs of the innermost reduction loop: a GEMM's
+  // single loop would test its turn at every step (BERT's attention
+  // projections took 3-5% longer so).
+  const std::vector<int64_t> steps = staticExtents(nest);
+  int64_t outer = 1;
+  for (size_t k = 0; k + 1 < steps.size(); ++k)
+    outer *= steps[k];
+  if (steps.size() < 2 || outer < next.count)
+    return "its reduction loops outside the innermost take fewer steps "
+           "than the " + std::to_string(next.count) +
+           " work-items sharing a slice";
+  return "";
+}
 
 Stmt registerTiledNest(const ReductionNest &nest, const RegisterTile &t,
                        const BorderColumns *border,
@@ -1095,20 +1236,31 @@ Stmt registerTiledNest(const ReductionNest &nest, const RegisterTile &t,
   const std::string rowArray = "row_accs";
   int64_t rowArrayElems = 0; // the largest tile's accumulators x rows
   // Loop variables: the tile numbers along M and N, the index elsewhere.
-  std::vector<Expr> loopVars, extents, base;
+  std::vector<Expr> loopVars, base;
+  std::vector<Expr> extents = tileCounts(nest, t);
   for (int d = 0; d < rank; ++d) {
     bool tiled = d == t.m || d == t.n;
     int64_t size = d == t.m ? t.tm : d == t.n ? t.tn : 1;
     Expr v = Var::make(tiled ? "t" + std::to_string(d) : "i" + std::to_string(d));
     loopVars.push_back(v);
-    extents.push_back(tiled ? floorDiv(nest.shape[d] + Expr(size - 1), Expr(size))
-                            : nest.shape[d]);
     // One tile covers the whole extent: its base is 0, not 16 * t.
     base.push_back(!tiled ? v
                    : nest.shape[d].isConstValue(size) ? Expr(0)
                                                       : v * Expr(size));
   }
   int64_t tm = t.m >= 0 ? t.tm : 1;
+  const LaunchOrder launch = launchOrder(nest, t, extents);
+  // The next weight slice, prefetched in shares (next_slice.h): not with
+  // row groups (their order is not a plain nest).
+  const NextSlice nextPlan = t.prefetchNext && launch.group == 0
+                             ? nextSlice(nest, t, launch.order, extents)
+                             : NextSlice{};
+  std::vector<Expr> notWeight; // the sharers' variables, M's
+  for (int d : nextPlan.shares)
+    notWeight.push_back(loopVars[d]);
+  if (t.m >= 0)
+    notWeight.push_back(loopVars[t.m]);
+  const std::vector<int64_t> reduceSteps = staticExtents(nest);
 
   // \p rows x \p cols elements from \p origin, one reduction loop. A float
   // sum whose term vectorizes along N (vectorizeLanes) accumulates each row
@@ -1273,6 +1425,27 @@ Stmt registerTiledNest(const ReductionNest &nest, const RegisterTile &t,
     // (bench/cpu/clbench.c); all rows at every step did the same there but
     // made the 64 -> 256 expansions 20-25% slower.
     const Var *tileVar = t.m >= 0 ? loopVars[t.m].as<Var>() : nullptr;
+    // The next slice's weight at reduction index r: one prefetch per 16
+    // columns of vector groups (contiguous: a cache line of 16 floats; two
+    // groups of 8 share one), one per scalar column (their stride unknown
+    // here).
+    auto nextSlices = [&](const std::vector<Expr> &r) {
+      const int d = nextPlan.dim;
+      if (d < 0 || !nest.term)
+        return std::vector<Stmt>{};
+      std::vector<Expr> at = origin;
+      at[d] = at[d] + Expr(d == t.n ? t.tn : d == t.m ? t.tm : 1);
+      std::vector<Expr> terms;
+      for (const Group &g : groups) {
+        if (g.width > 1 && g.c0 % 16 != 0)
+          continue;
+        std::vector<Expr> idx = at;
+        idx[t.n] = idx[t.n] + Expr(g.c0);
+        terms.push_back(nest.term(idx, r));
+      }
+      return nextSlicePrefetches(nextPlan, terms, notWeight, loopVars, extents,
+                                 reduceSteps, r);
+    };
     auto prefetches = [&](const std::vector<Expr> &r) {
       std::vector<Stmt> out;
       if (t.prefetch <= 0 || !tileVar || !nest.term || r.empty())
@@ -1323,7 +1496,10 @@ Stmt registerTiledNest(const ReductionNest &nest, const RegisterTile &t,
     }
     auto stepUpdates =
           [&](const std::vector<Expr> &targets, const std::vector<Expr> &r) {
-            std::vector<Stmt> updates;
+            // The next slice's prefetches go first: after the updates, their
+            // branch made LLVM compile ResNet-18's 14 x 14 layers' loop 70%
+            // slower (0.59-0.69 ms against 1.02-1.05 in clbench).
+            std::vector<Stmt> updates = nextSlices(r);
             for (size_t i = 0; i < targets.size(); ++i) {
               const auto &[a, g] = accOf[i];
               Expr term = groupTerm(a, g, r);
@@ -1455,38 +1631,11 @@ Stmt registerTiledNest(const ReductionNest &nest, const RegisterTile &t,
           {body, IfThenElse::make(cmp(BinOp::EQ, loopVars[t.n], Expr(0)),
                                   Block::make(cols))});
   }
-  // Work-items in dimension order, except that on CPUs (t.mInnermost) the
-  // tiles along M are the innermost (consecutive; only sharedRowDims go
-  // inside them): neighbouring
-  // work-items, which PoCL runs on one core, read the same columns of the
-  // operand shared along M (a weight panel) while it is in that core's L2,
-  // and walk down the rows of the other. In dimension order a MatMul's
-  // neighbours walked N, and each row of tiles streamed all of B again
-  // (128x768x3072: B's 9.4 MB once per 6 rows, 2.96 ms). On GPUs the
-  // dimension order keeps N innermost: a warp's neighbours read
-  // consecutive columns of B and store consecutive outputs (4096^3 on an
-  // H200: 7.1 ms against 124.8 ms with M innermost).
-  const int last = t.mInnermost && t.m != t.rowLoop ? t.m : -1;
-  std::vector<int> order;
-  // The weight's dimensions innermost (sharedRowDims) or, a large one,
-  // outside the batch (weightOuterDims); the term read once for both.
-  std::vector<int> inner, outer;
-  if (last >= 0) {
-    const TermReads reads = termReads(nest);
-    const WeightDims w = weightDims(nest, t, reads, extents);
-    inner = sharedRowDims(nest, w);
-    if (inner.empty())
-      outer = weightOuterDims(nest, t, reads, w);
-  }
   if (rowLoop)
     privates->push_back(KernelBuffer{rowArray, nest.accType, true,
                                      {Expr(std::max<int64_t>(rowArrayElems, 1))}});
-  order = outer;
-  for (int d = 0; d < rank; ++d)
-    if (d != last && d != t.rowLoop &&
-        std::find(inner.begin(), inner.end(), d) == inner.end() &&
-        std::find(outer.begin(), outer.end(), d) == outer.end())
-      order.push_back(d);
+  const int last = launch.last;
+  std::vector<int> order = launch.order;
   // Rows in groups (CPUs): where the operand read along M is larger than a
   // cache holds, walking every M tile for each N tile streams all of it
   // from memory once per N tile (gemm_4096: A's 64 MB 128 times). The M
@@ -1494,9 +1643,7 @@ Stmt registerTiledNest(const ReductionNest &nest, const RegisterTile &t,
   // M tiles innermost, the N tiles around them, the groups outermost, so
   // each group's rows are read from memory once and the shared operand
   // once per group (Triton's grouped ordering).
-  const int64_t group = last >= 0 && inner.empty() && outer.empty()
-                            ? rowGroup(nest, t, extents)
-                            : 0;
+  const int64_t group = launch.group;
   if (group > 0) {
     Expr g = Var::make("g" + std::to_string(last));
     Expr within = Var::make("t" + std::to_string(last) + "i");
@@ -1514,9 +1661,6 @@ Stmt registerTiledNest(const ReductionNest &nest, const RegisterTile &t,
     return For::make(g, Expr(0), Expr((tiles + group - 1) / group),
                      ForKind::Parallel, 0, body);
   }
-  if (last >= 0)
-    order.push_back(last);
-  order.insert(order.end(), inner.begin(), inner.end());
   for (int k = static_cast<int>(order.size()) - 1; k >= 0; --k)
     body = For::make(loopVars[order[k]], Expr(0), extents[order[k]],
                      ForKind::Parallel, 0, body);

@@ -75,18 +75,8 @@ void chooseRowLoop(const ReductionNest &nest, RegisterTile &t,
       r |= u[d] && !u[t.m];
     return r;
   };
-  // The whole weight: the slice times the tiles of the other dimensions
-  // it reads (a convolution's channel blocks).
-  int64_t weight = t.tn * steps * elem;
-  for (int k = 0; k < rank; ++k) {
-    int64_t e = 0;
-    if (k != t.n && k != t.m && weightReads(k)) {
-      if (!nest.shape[k].isConst(e))
-        return;
-      weight *= e;
-    }
-  }
-  if (weight <= kRowLoopWeightBytes)
+  const int64_t weight = tileWeightBytes(nest, t);
+  if (weight == 0 || weight <= kRowLoopWeightBytes)
     return;
   std::vector<int> candidates;
   for (int d = 0; d < rank; ++d)

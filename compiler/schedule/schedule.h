@@ -213,6 +213,12 @@ struct RegisterTile {
   /// not once per row in a burst (register_tile.cpp, kRowLoopWeightBytes).
   int rowLoop = -1;
   int rowBlock = 0;
+  /// A CPU tile whose work-items also prefetch, each its share, the weight
+  /// slice of the work-items after those reading theirs (next_slice.h): a
+  /// convolution's next output channel block, while its rows compute this
+  /// one. A weight larger than the L2 then streams in while the tiles
+  /// compute instead of in a burst at each slice's start.
+  bool prefetchNext = false;
   /// The device's last-level cache (DeviceProfile::cacheBytes; 0: 32 MB),
   /// which decides the row groups of a CPU tile (register_tile.cpp).
   int64_t cacheBytes = 0;
@@ -339,10 +345,6 @@ struct BorderColumns {
   int64_t lo = 0, hi = 0, extent = 0;
 };
 
-/// The kernel body (Parallel loops over tiles included) of \p nest tiled by
-/// \p t; partial tiles run reductionElement per element. With \p border
-/// (t.m = -1, t.n the innermost dimension), the work-item of the first
-/// tile of each row also computes the border columns.
 /// Why \p t's row loop (RegisterTile::rowLoop) cannot run \p nest, or
 /// empty: it needs a float sum of static steps (at most kSumBlock) over a
 /// CPU register tile, a static extent along rowLoop (not n; m only where
@@ -350,8 +352,22 @@ struct BorderColumns {
 /// reduction loops less one.
 std::string rowLoopProblem(const ReductionNest &nest, const RegisterTile &t);
 
-/// A tile with a row loop (RegisterTile::rowLoop) adds its private array
-/// to \p privates, which must then be given.
+/// Why \p t's work-items, in a CPU's order (a last-level cache of
+/// \p cacheBytes), cannot prefetch their next weight slice
+/// (RegisterTile::prefetchNext, next_slice.h), or empty: it needs a tile
+/// along m and n without row groups, a row loop or a work-group tile, and
+/// a dimension the weight reads with two or more static work-items inside
+/// it that the weight does not read, and at least as many steps in the
+/// reduction loops outside the innermost (the work-items' turns).
+std::string nextSliceProblem(const ReductionNest &nest, const RegisterTile &t,
+                             int64_t cacheBytes);
+
+/// The kernel body (Parallel loops over tiles included) of \p nest tiled by
+/// \p t; partial tiles run reductionElement per element. With \p border
+/// (t.m = -1, t.n the innermost dimension), the work-item of the first
+/// tile of each row also computes the border columns. A tile with a row
+/// loop (RegisterTile::rowLoop) adds its private array to \p privates,
+/// which must then be given.
 Stmt registerTiledNest(const ReductionNest &nest, const RegisterTile &t,
                        const BorderColumns *border = nullptr,
                        std::vector<KernelBuffer> *privates = nullptr);

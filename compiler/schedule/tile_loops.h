@@ -25,6 +25,17 @@ struct TermReads {
 };
 TermReads termReads(const ReductionNest &nest);
 
+/// The tile counts of \p t's work-items per output dimension of \p nest
+/// (the extent elsewhere than m and n).
+std::vector<Expr> tileCounts(const ReductionNest &nest, const RegisterTile &t);
+
+/// The bytes of the weight of tile \p t, the operand its rows share: the
+/// term's loads that do not read output dimension m, every column of N (in
+/// whole tiles) over every reduction step times the other output
+/// dimensions they read (a convolution's channel blocks); 0 where an
+/// extent is symbolic or there is no M or N.
+int64_t tileWeightBytes(const ReductionNest &nest, const RegisterTile &t);
+
 /// The initial value of accumulator \p acc (a vector: the init in every
 /// lane).
 Expr initialValue(const ReductionNest &nest, const Expr &acc);

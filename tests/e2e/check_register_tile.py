@@ -187,6 +187,20 @@ def cases():
                 f32, ["n", 32, 5, 5],
                 [{"x": [n, 32, 5, 5], "w1": [256, 32, 1, 1], "w": [512, 256, 3, 3], "bias": [512],
                   "w2": [32, 512, 1, 1]} for n in (0, 1, 3)], True))
+    # A 3 x 3 convolution of 128 -> 256 channels over 9 x 9: its weight
+    # (1.2 MB) exceeds the 1 MB beyond which CPU tiles prefetch the next
+    # channel block's weight in shares (NEXT_SLICE; next_slice.h), and
+    # stays below the 2 MB of a row loop.
+    out.append(("conv_chain_next_slice",
+                [helper.make_node("Conv", ["x", "w1"], ["h"], kernel_shape=[1, 1]),
+                 helper.make_node("Relu", ["h"], ["r"]),
+                 helper.make_node("Conv", ["r", "w", "bias"], ["t"], pads=[1] * 4, kernel_shape=[3, 3]),
+                 helper.make_node("Relu", ["t"], ["y"])],
+                [("x", f32, ["n", 32, 9, 9]), ("w1", f32, [128, 32, 1, 1]),
+                 ("w", f32, [256, 128, 3, 3]), ("bias", f32, [256])],
+                f32, ["n", 256, 9, 9],
+                [{"x": [n, 32, 9, 9], "w1": [128, 32, 1, 1], "w": [256, 128, 3, 3], "bias": [256]}
+                 for n in (0, 1, 3)], True))
     # Convolutions the GPU profile runs as work-group tiles of their GEMM
     # view (compiler/schedule/gemm_view.cpp: output channels by every pixel
     # of every image; 64 input channels, a multiple of the staged block, go
@@ -289,7 +303,7 @@ SCALAR_F32 = {"matmul_n3_k4", "conv_chain_3x3_w28", "conv_chain_3x3_w14"}
 # configuration and aotc_prefetch in the OpenCL C.
 # (With its weights as inputs, conv_chain_c256 keeps NCHW: channel blocks
 # need weights packed at compile time.)
-PREFETCHED = {"conv_chain_c256_const"}
+PREFETCHED = {"conv_chain_c256_const", "conv_chain_next_slice"}
 
 # Cases whose blocked convolution zen5-avx512 and generic-avx512 tile 14 x
 # 32 (their convolution budget of 28 accumulators; generic-avx2 has none).
@@ -316,6 +330,18 @@ TILE_COLUMNS_64 = {"matmul_wide_k160": 6, "matmul_wide_k160_const": 6, "matmul_3
 # (4.7 MB, 5 rows; ResNet's 512 -> 512 over 7 x 7 is the same code with 7,
 # and its 9.4 MB weight made this test's ASan run minutes longer).
 ROW_LOOP = {"conv_chain_weight_outer", "conv_chain_weight_outer_const"}
+
+# Cases with a convolution whose work-items prefetch the next channel
+# block's weight in shares (next_slice.h, RegisterTile::prefetchNext: a
+# weight beyond 1 MB, "prefetch_next" in its configuration, a prefetch
+# under a test of the step against the work-item's row) under
+# generic-avx512: the 128 -> 256 3 x 3 over 9 x 9, its weight a constant
+# (as an input, its tile runs along the output channels, the operand the
+# rows share being the activations). The 256 -> 512 one's kernel planned
+# for 8 images has none: its channel blocks run outside the batch, a
+# symbolic count of work-items sharing a slice.
+NEXT_SLICE = {"conv_chain_next_slice_const"}
+NEXT_SLICE_TEST = re.compile(r"if \([^\n]*== [it][0-9]+\) \{\n\s*aotc_prefetch\(")
 
 
 # Kernel buffer views that show whether output dimensions were merged
@@ -458,11 +484,32 @@ def refused_row_loop(aotc, case, kernel, v, env, tmp):
     return "" if any(r in got.stderr for r in ROW_LOOP_SHAPE) else got.stderr.strip()
 
 
+# What the compiler says of a next slice prefetch that the kernel's shape
+# does not admit (register_tile.cpp, nextSliceProblem).
+NEXT_SLICE_SHAPE = ("prefetch_next: no dimension the weight reads",
+                    "prefetch_next: its reduction loops outside the innermost take fewer")
+
+
+def refused_next_slice(aotc, case, kernel, v, env, tmp):
+    """None if \p case compiles configuration \p v (prefetch_next) for
+    \p kernel; "" if it refuses it for the kernel's shape
+    (NEXT_SLICE_SHAPE); else the failure."""
+    path = os.path.join(tmp, "next_slice.json")
+    with open(path, "w") as f:
+        json.dump({"kernels": {kernel: v}}, f)
+    got = run_fuzz.run_tool([aotc, "compile", os.path.join(case, "model.onnx"),
+                             "--emit=kernel-configs", "--kernel-configs", path], env=env)
+    if got.returncode == 0:
+        return None
+    return "" if any(r in got.stderr for r in NEXT_SLICE_SHAPE) else got.stderr.strip()
+
+
 def check_config_variants(aotc, dirs, env, tmp, rng):
     failures = []
     runs = 0
     group_runs = 0
     row_loops = 0
+    next_slices = 0
 
     def check(case, kernel, v, flags=(), refusal=None):
         nonlocal runs, group_runs
@@ -493,7 +540,8 @@ def check_config_variants(aotc, dirs, env, tmp, rng):
             # reduction loops or more; the others are refused by name.
             if name.startswith("conv_chain") and c["m"] >= 0 and c["n"] >= 0:
                 for d in (k for k in (2, 1, 3) if k not in (c["m"], c["n"])):
-                    v = dict(c, row_loop=d, row_block=1, template="contraction")
+                    v = dict({k: x for k, x in c.items() if k != "prefetch_next"},
+                             row_loop=d, row_block=1, template="contraction")
                     why = refused_row_loop(aotc, case, kernel, v, env, tmp)
                     if why is None:
                         todo.append(v)
@@ -501,6 +549,18 @@ def check_config_variants(aotc, dirs, env, tmp, rng):
                         break
                     if why:
                         failures.append(f"{name}: {kernel} {v}: {why}")
+            # The next slice prefetched (RegisterTile::prefetchNext) over
+            # the heuristic's tile of a convolution chain without a row
+            # loop; refused by name where no work-items share a slice.
+            if name.startswith("conv_chain") and c["m"] >= 0 and c["n"] >= 0 \
+                    and "row_loop" not in c and not c.get("prefetch_next"):
+                v = dict(c, prefetch_next=1, template="contraction")
+                why = refused_next_slice(aotc, case, kernel, v, env, tmp)
+                if why is None:
+                    todo.append(v)
+                    next_slices += 1
+                elif why:
+                    failures.append(f"{name}: {kernel} {v}: {why}")
             for v in todo:
                 v = dict(v, template="contraction")
                 refused = "group_m" in v and name.startswith(GROUP_REFUSED)
@@ -549,9 +609,12 @@ def check_config_variants(aotc, dirs, env, tmp, rng):
     if not want <= viewed:
         failures.append(f"the GPU heuristic did not view {sorted(want - viewed)} as GEMMs")
     print(f"kernel-configs variants: {runs} compiled and checked, {group_runs} of them "
-          f"work-group tiles, {row_loops} row loops ({len(viewed)} cases with GEMM views)")
+          f"work-group tiles, {row_loops} row loops, {next_slices} next slice prefetches "
+          f"({len(viewed)} cases with GEMM views)")
     if row_loops < 6:
         failures.append(f"only {row_loops} row loop variants ran")
+    if next_slices < 3:
+        failures.append(f"only {next_slices} next slice variants ran")
     if runs < len(dirs):
         failures.append(f"only {runs} variants ran for {len(dirs)} cases")
     if group_runs < len(dirs) // 2:
@@ -639,6 +702,17 @@ def main():
                                             "--emit=cl", "--device-profile", profile], env=env)
                     if "row_accs[" not in cl.stdout or "aotc_prefetch(" not in cl.stdout:
                         failures.append(f"{name}: no private row_accs array or prefetch in the OpenCL C")
+                sliced = {k for k, c in (got or {}).items() if c.get("prefetch_next")}
+                if bool(sliced) != (name in NEXT_SLICE) or sliced & looped:
+                    failures.append(f"{name}: expected {'a' if name in NEXT_SLICE else 'no'} next "
+                                    f"slice prefetch (and none with a row loop) under "
+                                    f"generic-avx512, got {got}")
+                if sliced:
+                    cl = run_fuzz.run_tool([aotc, "compile", os.path.join(case, "model.onnx"),
+                                            "--emit=cl", "--device-profile", profile], env=env)
+                    if not NEXT_SLICE_TEST.search(cl.stdout):
+                        failures.append(f"{name}: no prefetch of the next slice in turns in the "
+                                        f"OpenCL C")
                 rows64 = [c.get("tm") for c in (got or {}).values() if c.get("tn") == 64]
                 if rows64 != ([TILE_COLUMNS_64[name]] if name in TILE_COLUMNS_64 else []):
                     failures.append(f"{name}: expected {TILE_COLUMNS_64.get(name, 'no')} rows of "
