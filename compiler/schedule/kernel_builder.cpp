@@ -565,7 +565,7 @@ Expected<Kernel> buildKernel(const LoweredGraph &lg, const FusionPlan &plan,
       // The heuristic's lanes are recorded where they were used; a given
       // configuration is recorded as given.
       bool vectorized = false;
-      s = rowKernel(rows, lanes, lg.env, &vectorized);
+      s = rowKernel(rows, lanes, lg.env, &vectorized, &privates);
       config.lanes = vectorized || given ? lanes : 0;
     }
   } else if (red < 0) {

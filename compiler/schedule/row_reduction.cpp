@@ -6,13 +6,18 @@
 /// each reduction in turn into a local, each reading the ones before, then
 /// walks the row storing the output. The reductions' innermost loop and the
 /// output's row run as explicit vectors where their expressions vectorize
-/// (vectorize.h): softmax's exp is then one vector call per 8 or 16 lanes,
-/// computed twice per element instead of twice per element in two scalar
-/// kernels plus a third kernel's worth of reading.
+/// (vectorize.h): softmax's exp is then one vector call per 8 or 16 lanes.
+/// A stage's term that the output's element computes again (softmax's
+/// exp(x - max), read by its sum and by the division) is computed once:
+/// the stage stores it in a private array of the row, the output reads it
+/// back (termReuse).
 #include "compiler/schedule/schedule.h"
 #include "compiler/schedule/vectorize.h"
 
+#include "ir/simplify.h"
 #include "ir/visitor.h"
+
+#include <functional>
 
 namespace aotc {
 
@@ -25,7 +30,8 @@ namespace {
 /// innermost extent, a term that does not vectorize, a sum long enough to
 /// need blocking).
 Stmt vectorStage(const ReductionNest &stage, const std::vector<Expr> &row,
-                 int lanes, const RangeEnv &ranges) {
+                 int lanes, const RangeEnv &ranges,
+                 const std::string &saveTo = "") {
   size_t n = stage.reduceExtents.size();
   int64_t extent, terms = staticTerms(stage.reduceExtents);
   if (lanes < 4 || !stage.term || n == 0 || !isFloat(stage.accType) ||
@@ -49,8 +55,16 @@ Stmt vectorStage(const ReductionNest &stage, const std::vector<Expr> &row,
     term = Broadcast::make(term, lanes);
   Expr vacc = Var::make("vacc", stage.accType, lanes);
   Expr acc = Var::make("acc", stage.accType);
-  Stmt body = For::make(group, Expr(0), Expr(groups), ForKind::Serial, 0,
-                        accumulate(stage, vacc, term));
+  Stmt step = accumulate(stage, vacc, term);
+  if (!saveTo.empty()) {
+    // The term kept for the output (termReuse): bound once, stored, summed.
+    Expr e = Var::make("e", term.type(), lanes);
+    step = LocalDecl::make(
+        e, term,
+        Block::make({Store::make(saveTo, {group * Expr(lanes)}, e),
+                     accumulate(stage, vacc, e)}));
+  }
+  Stmt body = For::make(group, Expr(0), Expr(groups), ForKind::Serial, 0, step);
   if (whole < extent) {
     std::vector<Expr> rs = rvars;
     Expr rest = Var::make("rr");
@@ -64,21 +78,143 @@ Stmt vectorStage(const ReductionNest &stage, const std::vector<Expr> &row,
   for (size_t k = n - 1; k-- > 0;)
     body = For::make(rvars[k], Expr(0), stage.reduceExtents[k],
                      ForKind::Serial, 0, body);
-  std::vector<Stmt> seq = {body};
+  // The lanes combined in a tree (pairs, then pairs of pairs): a chain of
+  // log2(lanes) combines, not of lanes (a 16-lane max tests each lane for
+  // NaN and selects: 16 dependent steps per row were a tenth of BERT's
+  // softmax). Each level's values are locals, so a combiner that reads its
+  // operand twice (max) reads a local.
+  std::vector<Expr> level;
   for (int l = 0; l < lanes; ++l)
-    seq.push_back(
-        LocalAssign::make(acc, stage.combine(acc, Lane::make(vacc, l))));
-  seq.push_back(stage.finish(row, acc));
-  return LocalDecl::make(
-      vacc, Broadcast::make(stage.init, lanes),
-      LocalDecl::make(acc, stage.init, Block::make(seq)));
+    level.push_back(Lane::make(vacc, l));
+  std::vector<Expr> decls, inits;
+  while (level.size() > 1) {
+    std::vector<Expr> next;
+    for (size_t i = 0; i + 1 < level.size(); i += 2) {
+      Expr v = Var::make("h", stage.accType);
+      decls.push_back(v);
+      inits.push_back(stage.combine(level[i], level[i + 1]));
+      next.push_back(v);
+    }
+    if (level.size() % 2)
+      next.push_back(level.back());
+    level = next;
+  }
+  Stmt tail = Block::make({LocalAssign::make(acc, stage.combine(acc, level[0])),
+                           stage.finish(row, acc)});
+  for (size_t k = decls.size(); k-- > 0;)
+    tail = LocalDecl::make(decls[k], inits[k], tail);
+  return LocalDecl::make(vacc, Broadcast::make(stage.init, lanes),
+                         LocalDecl::make(acc, stage.init, Block::make({body, tail})));
+}
+
+/// The most elements of a row whose stage term is kept for the output
+/// (termReuse): 16 KB, in L1 beside the row.
+constexpr int64_t kReuseElements = 4096;
+
+/// \p e with every subexpression whose exprKey is \p key replaced by
+/// \p by; \p count counts them.
+Expr replaceKey(const Expr &e, const std::string &key, const Expr &by,
+                int *count) {
+  struct R : IRMutator {
+    const std::string *key;
+    Expr by;
+    int *count;
+    Expr rep(const Expr &self, const std::function<Expr()> &deeper) {
+      if (exprKeyRef(self) == *key) {
+        ++*count;
+        return by;
+      }
+      return deeper();
+    }
+#define AOTC_X(n)                                                             \
+  Expr mutate##n(const n *op, const Expr &self) override {                    \
+    return rep(self, [&] { return IRMutator::mutate##n(op, self); });         \
+  }
+    AOTC_FOR_EACH_EXPR(AOTC_X)
+#undef AOTC_X
+  } r;
+  r.key = &key;
+  r.by = by;
+  r.count = count;
+  return r.mutate(e);
+}
+
+/// True if \p e calls a function (a transcendental: worth keeping).
+bool hasCall(const Expr &e) {
+  struct V : IRVisitor {
+    bool found = false;
+    void visitCall(const Call *op) override {
+      found = true;
+      IRVisitor::visitCall(op);
+    }
+  } v;
+  v.visit(e);
+  return v.found;
+}
+
+/// A stage's term kept for the output (termReuse): stage \p stage stores
+/// its term at reduction index r into private array \p array, whose
+/// element r the output reads instead of the term.
+struct TermReuse {
+  int stage = -1;
+  std::string array;
+  std::string key(const RowNest &nest, const std::vector<Expr> &row,
+                  const Expr &at) const {
+    return exprKey(simplify(nest.stages[stage].term(row, {at})));
+  }
+};
+
+/// The stage of \p nest whose term the output's element computes again,
+/// where the row is the output's last dimension, static, whole vectors of
+/// \p lanes and at most kReuseElements, the stage a single loop over it
+/// whose term calls a function (softmax's sum of exp(x - max), which its
+/// division recomputes): the last such stage; -1 for none.
+int termReuse(const RowNest &nest, int lanes, const std::vector<Expr> &idx,
+              const std::vector<Expr> &row) {
+  const int rank = static_cast<int>(nest.shape.size());
+  int64_t extent = 0;
+  int inner = -1;
+  for (int k = 0; k < rank; ++k)
+    if (nest.rowAxis[k])
+      inner = k;
+  if (lanes < 4 || inner != rank - 1 || !nest.shape[inner].isConst(extent) ||
+      extent % lanes != 0 || extent > kReuseElements)
+    return -1;
+  Expr r = Var::make("r");
+  std::vector<Expr> at = idx;
+  at[inner] = r;
+  const Store *store = nullptr;
+  Stmt st = nest.store(at); // owns store
+  store = st.as<Store>();
+  if (!store)
+    return -1;
+  const Expr value = simplify(store->value);
+  for (int k = static_cast<int>(nest.stages.size()); k-- > 0;) {
+    const ReductionNest &stage = nest.stages[k];
+    int64_t steps = 0;
+    if (stage.reduceExtents.size() != 1 ||
+        !stage.reduceExtents[0].isConst(steps) || steps != extent)
+      continue;
+    const Expr term = simplify(stage.term(row, {r}));
+    if (!hasCall(term))
+      continue;
+    int count = 0;
+    replaceKey(value, exprKey(term), term, &count);
+    if (count > 0)
+      return k;
+  }
+  return -1;
 }
 
 /// The output's row at \p idx (the row axes' variables free): serial loops
 /// over the row axes, the innermost as vectors of \p lanes where it is the
-/// output's last dimension and the store vectorizes.
+/// output's last dimension and the store vectorizes. With \p reuse, the
+/// kept stage term is read back from its array where the vector store
+/// computes it (\p reused tells whether it did).
 Stmt rowStores(const RowNest &nest, const std::vector<Expr> &idx, int lanes,
-               const RangeEnv &ranges, bool *vectorized) {
+               const RangeEnv &ranges, bool *vectorized,
+               const std::vector<Expr> &row, const TermReuse &reuse,
+               bool *reused) {
   int rank = static_cast<int>(nest.shape.size());
   int inner = -1;
   for (int k = 0; k < rank; ++k)
@@ -96,8 +232,20 @@ Stmt rowStores(const RowNest &nest, const std::vector<Expr> &idx, int lanes,
     at[inner] = group * Expr(lanes) + lane;
     Stmt st = nest.store(at);
     const Store *store = st.as<Store>();
-    Stmt v = store ? vectorStore(store->buffer, store->indices, store->value,
-                                 lane, lanes, env)
+    Expr value = store ? store->value : Expr();
+    if (store && reuse.stage >= 0) {
+      int count = 0;
+      Expr kept = replaceKey(simplify(value), reuse.key(nest, row, at[inner]),
+                             Load::make(nest.stages[reuse.stage].accType,
+                                        reuse.array, {at[inner]}),
+                             &count);
+      if (count > 0) {
+        value = kept;
+        *reused = true;
+      }
+    }
+    Stmt v = store ? vectorStore(store->buffer, store->indices, value, lane,
+                                 lanes, env)
                    : Stmt();
     if (v.defined()) {
       *vectorized = true;
@@ -123,7 +271,7 @@ Stmt rowStores(const RowNest &nest, const std::vector<Expr> &idx, int lanes,
 } // namespace
 
 Stmt rowKernel(const RowNest &nest, int lanes, const RangeEnv &env,
-               bool *vectorized) {
+               bool *vectorized, std::vector<KernelBuffer> *privates) {
   bool any = false;
   int rank = static_cast<int>(nest.shape.size());
   std::vector<Expr> idx, row;
@@ -133,10 +281,38 @@ Stmt rowKernel(const RowNest &nest, int lanes, const RangeEnv &env,
   }
   RangeEnv ranges = env;
   setStaticRanges(ranges, idx, nest.shape);
-  Stmt s = rowStores(nest, idx, lanes, ranges, &any);
+  // A stage term the output computes again, kept in a private array: only
+  // where both the stage and the row's stores run as vectors.
+  TermReuse reuse;
+  if (privates) {
+    reuse.stage = termReuse(nest, lanes, idx, row);
+    reuse.array = "row_vals";
+  }
+  if (reuse.stage >= 0 &&
+      !vectorStage(nest.stages[reuse.stage], row, lanes, ranges).defined())
+    reuse.stage = -1;
+  bool storesVectorized = false, reused = false;
+  Stmt s = rowStores(nest, idx, lanes, ranges, &storesVectorized, row, reuse,
+                     &reused);
+  if (reuse.stage >= 0 && (!storesVectorized || !reused)) {
+    reuse.stage = -1;
+    storesVectorized = false;
+    s = rowStores(nest, idx, lanes, ranges, &storesVectorized, row, reuse,
+                  &reused);
+  }
+  any |= storesVectorized;
+  if (reuse.stage >= 0) {
+    int64_t extent = 0;
+    nest.shape[rank - 1].isConst(extent);
+    privates->push_back(KernelBuffer{reuse.array,
+                                     nest.stages[reuse.stage].accType, true,
+                                     {Expr(extent)}});
+  }
   for (size_t k = nest.stages.size(); k-- > 0;) {
     const ReductionNest &stage = nest.stages[k];
-    Stmt compute = vectorStage(stage, row, lanes, ranges);
+    Stmt compute =
+        vectorStage(stage, row, lanes, ranges,
+                    static_cast<int>(k) == reuse.stage ? reuse.array : "");
     any |= compute.defined();
     if (!compute.defined())
       compute = reductionElement(stage, row);

@@ -290,8 +290,12 @@ struct RowNest {
 /// The kernel body of \p nest: one work-item per row; the stages'
 /// innermost loops and the row's stores as vectors of \p lanes where they
 /// vectorize (0: scalar). \p vectorized (if given) tells whether any did.
+/// With \p privates, a stage term that the output computes again (softmax's
+/// exponentials) is kept in a private array of the row (`row_vals`, added
+/// to \p privates) instead of computed twice.
 Stmt rowKernel(const RowNest &nest, int lanes, const RangeEnv &env,
-               bool *vectorized = nullptr);
+               bool *vectorized = nullptr,
+               std::vector<KernelBuffer> *privates = nullptr);
 
 /// A fused attention's kernel before it is laid out (attention.cpp,
 /// TensorDef::attention): out[.., q, e] = sum over keys j of

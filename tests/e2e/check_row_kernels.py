@@ -91,6 +91,10 @@ def cases():
         out.append((f"softmax_last_{n}", 17, sm(-1), [("x", f32, ["b", 3, n])],
                     [("y", f32, ["b", 3, n])],
                     [{"x": [b, 3, n]} for b in (0, 1, 3)], 1, 8 if n >= 8 else 0, True, None))
+    # float64 rows of a whole number of vectors: the exponentials kept for
+    # the division too (KEPT_TERMS).
+    out.append(("softmax_f64_64", 17, sm(-1), [("x", f64, ["b", 64])], [("y", f64, ["b", 64])],
+                [{"x": [b, 64]} for b in (1, 3)], 1, 8, True, None))
     # A row that is not the last axis: walked with a stride, it stays apart
     # (max, sum, then the normalization along the contiguous last axis).
     out.append(("softmax_middle_axis", 17, sm(1), [("x", f32, ["b", 7, 5])],
@@ -219,6 +223,14 @@ def kernel_configs(aotc, model, env, *extra):
     return json.loads(res.stdout)["kernels"], ""
 
 
+# Row kernels whose stage term the output computes again, kept in a
+# private array of the row (row_reduction.cpp, termReuse: softmax's
+# exponentials, where the row is a whole number of vectors) under the
+# default profile: `row_vals` in the OpenCL C and one exp per element.
+# Every other case computes its terms where they are read.
+KEPT_TERMS = {"softmax_last_64", "softmax_f64_64"}
+
+
 def main():
     aotc = os.path.abspath(sys.argv[1])
     keep = sys.argv[3] if len(sys.argv) == 4 and sys.argv[2] == "--write-cases" else None
@@ -264,6 +276,11 @@ def main():
                 failures.append(f"{name}: row kernels {rows}, expected one with {lanes} lanes")
             if lanes is None and rows:
                 failures.append(f"{name}: the reduction should not join a row group: {rows}")
+            cl = run_fuzz.run_tool([aotc, "compile", path, "--emit=cl"], env=env).stdout
+            if ("row_vals[" in cl) != (name in KEPT_TERMS) or \
+                    (name in KEPT_TERMS and cl.count("exp(") != 1):
+                failures.append(f"{name}: expected {'one exp kept in row_vals' if name in KEPT_TERMS else 'no row_vals'}"
+                                f" ({cl.count('exp(')} exp calls)")
             other, err = kernel_configs(aotc, path, env, "--naive-kernels")
             if other is None or any(c["template"] == "row" for c in other.values()):
                 failures.append(f"{name}: --naive-kernels made a row kernel: {other or err}")
