@@ -7,8 +7,6 @@
 #include "ir/simplify.h"
 #include "ir/visitor.h"
 
-#include <algorithm>
-#include <set>
 
 namespace aotc {
 
@@ -18,13 +16,7 @@ NextSlice nextSlice(const ReductionNest &nest, const RegisterTile &t,
   NextSlice s;
   if (t.m < 0 || t.n < 0 || !nest.term)
     return s;
-  const std::vector<std::vector<bool>> uses = termReads(nest).uses;
-  auto weightReads = [&](int d) {
-    bool r = false;
-    for (const auto &u : uses)
-      r |= u[d] && !u[t.m];
-    return r;
-  };
+  const std::vector<bool> reads = weightReads(nest, t);
   std::vector<int> shares;
   int64_t count = 1;
   for (size_t k = order.size(); k-- > 0;) {
@@ -32,7 +24,7 @@ NextSlice nextSlice(const ReductionNest &nest, const RegisterTile &t,
     int64_t e = 0;
     if (extents[d].isConstValue(1))
       continue;
-    if (weightReads(d)) {
+    if (reads[d]) {
       if (count < 2)
         return s;
       s.dim = d;
@@ -55,27 +47,10 @@ std::vector<Stmt> nextSlicePrefetches(const NextSlice &s,
                                       const std::vector<Expr> &extents,
                                       const std::vector<int64_t> &steps,
                                       const std::vector<Expr> &r) {
-  std::vector<Stmt> out;
   if (s.dim < 0 || r.empty() || steps.size() != r.size())
-    return out;
-  const Var *next = loopVars[s.dim].as<Var>();
-  std::set<std::string> seen;
-  for (const Expr &term : terms)
-    for (const Load *l : loadsIndexedBy(term, next)) {
-      bool other = false;
-      for (const Expr &i : l->indices) {
-        other |= readsMemory(i);
-        for (const Expr &v : notWeight)
-          other |= usesVar(i, v.as<Var>());
-      }
-      if (other)
-        continue;
-      std::vector<Expr> idx;
-      for (const Expr &i : l->indices)
-        idx.push_back(simplify(i));
-      if (seen.insert(exprKey(Load::make(l->type, l->buffer, idx))).second)
-        out.push_back(Prefetch::make(l->buffer, std::move(idx)));
-    }
+    return {};
+  std::vector<Stmt> out =
+      prefetchLoads(terms, loopVars[s.dim].as<Var>(), notWeight);
   if (out.empty())
     return out;
   // The work-item's number among the sharers, and the step's turn: the

@@ -318,6 +318,40 @@ TermReads termReads(const ReductionNest &nest) {
   return out;
 }
 
+std::vector<bool> weightReads(const ReductionNest &nest, const RegisterTile &t) {
+  std::vector<bool> out(nest.shape.size(), false);
+  if (t.m < 0)
+    return out;
+  for (const auto &u : termReads(nest).uses)
+    for (size_t d = 0; d < u.size(); ++d)
+      out[d] = out[d] || (u[d] && !u[t.m]);
+  return out;
+}
+
+std::vector<Stmt> prefetchLoads(const std::vector<Expr> &terms, const Var *by,
+                                const std::vector<Expr> &avoid,
+                                const std::function<Expr(const Expr &)> &at) {
+  std::vector<Stmt> out;
+  std::set<std::string> seen;
+  for (const Expr &term : terms)
+    for (const Load *l : loadsIndexedBy(term, by)) {
+      bool skip = false;
+      for (const Expr &i : l->indices) {
+        skip |= readsMemory(i);
+        for (const Expr &v : avoid)
+          skip |= usesVar(i, v.as<Var>());
+      }
+      if (skip)
+        continue;
+      std::vector<Expr> idx;
+      for (const Expr &i : l->indices)
+        idx.push_back(simplify(at ? at(i) : i));
+      if (seen.insert(exprKey(Load::make(l->type, l->buffer, idx))).second)
+        out.push_back(Prefetch::make(l->buffer, std::move(idx)));
+    }
+  return out;
+}
+
 std::vector<Expr> tileCounts(const ReductionNest &nest, const RegisterTile &t) {
   std::vector<Expr> out;
   for (int d = 0; d < static_cast<int>(nest.shape.size()); ++d) {
@@ -333,22 +367,18 @@ int64_t tileWeightBytes(const ReductionNest &nest, const RegisterTile &t) {
   const int64_t steps = staticSteps(nest);
   if (t.m < 0 || t.n < 0 || steps == 0)
     return 0;
-  const std::vector<std::vector<bool>> uses = termReads(nest).uses;
+  const std::vector<bool> reads = weightReads(nest, t);
   int64_t weight = steps * dtypeSize(nest.accType), columns = 0;
   if (!nest.shape[t.n].isConst(columns))
     return 0;
   weight *= (columns + t.tn - 1) / t.tn * t.tn;
   for (int d = 0; d < static_cast<int>(nest.shape.size()); ++d) {
-    if (d == t.n || d == t.m)
-      continue;
-    bool read = false;
-    for (const auto &u : uses)
-      read |= u[d] && !u[t.m];
     int64_t e = 0;
-    if (read && !nest.shape[d].isConst(e))
+    if (d == t.n || d == t.m || !reads[d])
+      continue;
+    if (!nest.shape[d].isConst(e))
       return 0;
-    if (read)
-      weight *= e;
+    weight *= e;
   }
   return weight;
 }
@@ -1447,30 +1477,12 @@ Stmt registerTiledNest(const ReductionNest &nest, const RegisterTile &t,
                                  reduceSteps, r);
     };
     auto prefetches = [&](const std::vector<Expr> &r) {
-      std::vector<Stmt> out;
       if (t.prefetch <= 0 || !tileVar || !nest.term || r.empty())
-        return out;
+        return std::vector<Stmt>{};
       std::vector<Expr> at = origin;
       at[t.m] = at[t.m] + Expr(t.prefetch * t.tm) +
                 (rows > 1 ? mod(r.back(), Expr(rows)) : Expr(0));
-      std::set<std::string> seen;
-      const Expr term = nest.term(at, r); // owns the loads below
-      for (const Load *l : loadsIndexedBy(term, tileVar)) {
-        // An address read from data (a gather fused into the load) is
-        // not prefetched: its index would be a load of its own, past the
-        // end of its buffer at the last tile.
-        bool fromData = false;
-        for (const Expr &i : l->indices)
-          fromData |= readsMemory(i);
-        if (fromData)
-          continue;
-        std::vector<Expr> idx;
-        for (const Expr &i : l->indices)
-          idx.push_back(simplify(i));
-        if (seen.insert(exprKey(Load::make(l->type, l->buffer, idx))).second)
-          out.push_back(Prefetch::make(l->buffer, std::move(idx)));
-      }
-      return out;
+      return prefetchLoads({nest.term(at, r)}, tileVar, {});
     };
     std::vector<Expr> accs;
     std::vector<std::pair<int64_t, Group>> accOf; // row, group

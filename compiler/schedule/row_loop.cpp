@@ -8,7 +8,6 @@
 #include "ir/visitor.h"
 
 #include <algorithm>
-#include <set>
 
 namespace aotc {
 
@@ -69,12 +68,7 @@ void chooseRowLoop(const ReductionNest &nest, RegisterTile &t,
     return;
   // Per load of the term, the output dimensions it reads.
   const std::vector<std::vector<bool>> uses = termReads(nest).uses;
-  auto weightReads = [&](int d) {
-    bool r = false;
-    for (const auto &u : uses)
-      r |= u[d] && !u[t.m];
-    return r;
-  };
+  const std::vector<bool> weightRead = weightReads(nest, t);
   const int64_t weight = tileWeightBytes(nest, t);
   if (weight == 0 || weight <= kRowLoopWeightBytes)
     return;
@@ -88,7 +82,7 @@ void chooseRowLoop(const ReductionNest &nest, RegisterTile &t,
     if (!nest.shape[d].isConst(extent) || (d == t.m && extent % t.tm != 0))
       continue;
     const int64_t rows = d == t.m ? extent / t.tm : extent;
-    if (rows < 2 || rows > kRowLoopMaxRows || weightReads(d))
+    if (rows < 2 || rows > kRowLoopMaxRows || weightRead[d])
       continue;
     bool read = false;
     for (const auto &u : uses)
@@ -104,7 +98,7 @@ void chooseRowLoop(const ReductionNest &nest, RegisterTile &t,
       int64_t size = k == t.m ? t.tm : k == t.n ? t.tn : 1;
       int64_t tiles = (plannedExtent(nest.shape[k], symbolsAt) + size - 1) / size;
       items *= tiles;
-      if (!weightReads(k))
+      if (!weightRead[k])
         sharing *= tiles;
     }
     if (items < kRowLoopMinWorkItems || sharing > 1)
@@ -198,29 +192,14 @@ Stmt rowLoopTile(const RowLoopParts &p, int64_t &arrayElems) {
   // index is q modulo the rows, so the block after this one streams in
   // while the rows compute this one. Past the last block the addresses run
   // past the operand: a prefetch cannot fault.
-  const Var *rowVar = p.row.as<Var>();
   const Var *lastOuter = rvars[outer - 1].as<Var>();
   auto nextBlock = [&](const std::vector<Expr> &r) {
-    std::vector<Stmt> out;
-    std::set<std::string> seen;
     VarBindings at, next{{rvars[outer - 1], r[outer - 1] + Expr(1)}};
     for (size_t k = 0; k < rvars.size(); ++k)
       at.push_back({rvars[k], r[k]});
-    for (const Expr &term : p.columnTerms)
-      for (const Load *l : loadsIndexedBy(term, lastOuter)) {
-        bool alongRows = false, fromData = false;
-        for (const Expr &i : l->indices) {
-          alongRows |= usesVar(i, rowVar);
-          fromData |= readsMemory(i);
-        }
-        if (alongRows || fromData)
-          continue;
-        std::vector<Expr> idx;
-        for (const Expr &i : l->indices)
-          idx.push_back(simplify(substitute(substitute(i, at), next)));
-        if (seen.insert(exprKey(Load::make(l->type, l->buffer, idx))).second)
-          out.push_back(Prefetch::make(l->buffer, std::move(idx)));
-      }
+    std::vector<Stmt> out = prefetchLoads(
+        p.columnTerms, lastOuter, {p.row},
+        [&](const Expr &i) { return substitute(substitute(i, at), next); });
     if (out.empty())
       return out;
     Expr turn = cmp(BinOp::EQ, mod(r[outer], Expr(p.rows)), p.row);

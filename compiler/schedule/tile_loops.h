@@ -25,6 +25,19 @@ struct TermReads {
 };
 TermReads termReads(const ReductionNest &nest);
 
+/// Per output dimension of \p nest, whether tile \p t's weight (the
+/// term's loads that do not read output dimension m) reads it.
+std::vector<bool> weightReads(const ReductionNest &nest, const RegisterTile &t);
+
+/// One Prefetch per distinct address of the loads in \p terms whose
+/// indices read variable \p by and none of \p avoid, each index mapped by
+/// \p at (if given) and simplified. A load whose index reads memory (a
+/// gather fused into it) is left out: its address would be a load of its
+/// own, past the end of its buffer at the last tile.
+std::vector<Stmt> prefetchLoads(const std::vector<Expr> &terms, const Var *by,
+                                const std::vector<Expr> &avoid,
+                                const std::function<Expr(const Expr &)> &at = {});
+
 /// The tile counts of \p t's work-items per output dimension of \p nest
 /// (the extent elsewhere than m and n).
 std::vector<Expr> tileCounts(const ReductionNest &nest, const RegisterTile &t);
