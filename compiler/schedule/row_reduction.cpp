@@ -158,6 +158,7 @@ bool hasCall(const Expr &e) {
 struct TermReuse {
   int stage = -1;
   std::string array;
+  DType type = DType::Float32; ///< the term's: float32 or float64
   std::string key(const RowNest &nest, const std::vector<Expr> &row,
                   const Expr &at) const {
     return exprKey(simplify(nest.stages[stage].term(row, {at})));
@@ -167,8 +168,9 @@ struct TermReuse {
 /// The stage of \p nest whose term the output's element computes again,
 /// where the row is the output's last dimension, static, whole vectors of
 /// \p lanes and at most kReuseElements, the stage a single loop over it
-/// whose term calls a function (softmax's sum of exp(x - max), which its
-/// division recomputes): the last such stage; -1 for none.
+/// whose term, float32 or float64, calls a function (softmax's sum of
+/// exp(x - max), which its division recomputes): the last such stage; -1
+/// for none.
 int termReuse(const RowNest &nest, int lanes, const std::vector<Expr> &idx,
               const std::vector<Expr> &row) {
   const int rank = static_cast<int>(nest.shape.size());
@@ -195,8 +197,12 @@ int termReuse(const RowNest &nest, int lanes, const std::vector<Expr> &idx,
     if (stage.reduceExtents.size() != 1 ||
         !stage.reduceExtents[0].isConst(steps) || steps != extent)
       continue;
+    // float16 and bfloat16 terms are computed in float: an array of their
+    // type would round them (and OpenCL C declares no half variables
+    // without cl_khr_fp16), so they are computed again.
     const Expr term = simplify(stage.term(row, {r}));
-    if (!hasCall(term))
+    if (!hasCall(term) ||
+        (term.type() != DType::Float32 && term.type() != DType::Float64))
       continue;
     int count = 0;
     replaceKey(value, exprKey(term), term, &count);
@@ -236,8 +242,7 @@ Stmt rowStores(const RowNest &nest, const std::vector<Expr> &idx, int lanes,
     if (store && reuse.stage >= 0) {
       int count = 0;
       Expr kept = replaceKey(simplify(value), reuse.key(nest, row, at[inner]),
-                             Load::make(nest.stages[reuse.stage].accType,
-                                        reuse.array, {at[inner]}),
+                             Load::make(reuse.type, reuse.array, {at[inner]}),
                              &count);
       if (count > 0) {
         value = kept;
@@ -287,6 +292,8 @@ Stmt rowKernel(const RowNest &nest, int lanes, const RangeEnv &env,
   if (privates) {
     reuse.stage = termReuse(nest, lanes, idx, row);
     reuse.array = "row_vals";
+    if (reuse.stage >= 0)
+      reuse.type = nest.stages[reuse.stage].term(row, {Expr(0)}).type();
   }
   if (reuse.stage >= 0 &&
       !vectorStage(nest.stages[reuse.stage], row, lanes, ranges).defined())
@@ -304,9 +311,8 @@ Stmt rowKernel(const RowNest &nest, int lanes, const RangeEnv &env,
   if (reuse.stage >= 0) {
     int64_t extent = 0;
     nest.shape[rank - 1].isConst(extent);
-    privates->push_back(KernelBuffer{reuse.array,
-                                     nest.stages[reuse.stage].accType, true,
-                                     {Expr(extent)}});
+    privates->push_back(
+        KernelBuffer{reuse.array, reuse.type, true, {Expr(extent)}});
   }
   for (size_t k = nest.stages.size(); k-- > 0;) {
     const ReductionNest &stage = nest.stages[k];
