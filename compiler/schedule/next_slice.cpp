@@ -7,7 +7,6 @@
 #include "ir/simplify.h"
 #include "ir/visitor.h"
 
-
 namespace aotc {
 
 NextSlice nextSlice(const ReductionNest &nest, const RegisterTile &t,

@@ -1239,6 +1239,8 @@ std::string nextSliceProblem(const ReductionNest &nest, const RegisterTile &t,
   // single loop would test its turn at every step (BERT's attention
   // projections took 3-5% longer so).
   const std::vector<int64_t> steps = staticExtents(nest);
+  if (steps.empty())
+    return "its reduction's extents are symbolic";
   int64_t outer = 1;
   for (size_t k = 0; k + 1 < steps.size(); ++k)
     outer *= steps[k];

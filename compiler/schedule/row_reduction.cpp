@@ -169,10 +169,12 @@ struct TermReuse {
 /// where the row is the output's last dimension, static, whole vectors of
 /// \p lanes and at most kReuseElements, the stage a single loop over it
 /// whose term, float32 or float64, calls a function (softmax's sum of
-/// exp(x - max), which its division recomputes): the last such stage; -1
-/// for none.
-int termReuse(const RowNest &nest, int lanes, const std::vector<Expr> &idx,
-              const std::vector<Expr> &row) {
+/// exp(x - max), which its division recomputes): the last such stage, to
+/// be kept in private array \p array; stage -1 for none.
+TermReuse termReuse(const RowNest &nest, int lanes,
+                    const std::vector<Expr> &idx, const std::vector<Expr> &row,
+                    const std::string &array) {
+  TermReuse none;
   const int rank = static_cast<int>(nest.shape.size());
   int64_t extent = 0;
   int inner = -1;
@@ -181,15 +183,14 @@ int termReuse(const RowNest &nest, int lanes, const std::vector<Expr> &idx,
       inner = k;
   if (lanes < 4 || inner != rank - 1 || !nest.shape[inner].isConst(extent) ||
       extent % lanes != 0 || extent > kReuseElements)
-    return -1;
+    return none;
   Expr r = Var::make("r");
   std::vector<Expr> at = idx;
   at[inner] = r;
-  const Store *store = nullptr;
   Stmt st = nest.store(at); // owns store
-  store = st.as<Store>();
+  const Store *store = st.as<Store>();
   if (!store)
-    return -1;
+    return none;
   const Expr value = simplify(store->value);
   for (int k = static_cast<int>(nest.stages.size()); k-- > 0;) {
     const ReductionNest &stage = nest.stages[k];
@@ -207,9 +208,9 @@ int termReuse(const RowNest &nest, int lanes, const std::vector<Expr> &idx,
     int count = 0;
     replaceKey(value, exprKey(term), term, &count);
     if (count > 0)
-      return k;
+      return TermReuse{k, array, term.type()};
   }
-  return -1;
+  return none;
 }
 
 /// The output's row at \p idx (the row axes' variables free): serial loops
@@ -289,12 +290,8 @@ Stmt rowKernel(const RowNest &nest, int lanes, const RangeEnv &env,
   // A stage term the output computes again, kept in a private array: only
   // where both the stage and the row's stores run as vectors.
   TermReuse reuse;
-  if (privates) {
-    reuse.stage = termReuse(nest, lanes, idx, row);
-    reuse.array = "row_vals";
-    if (reuse.stage >= 0)
-      reuse.type = nest.stages[reuse.stage].term(row, {Expr(0)}).type();
-  }
+  if (privates)
+    reuse = termReuse(nest, lanes, idx, row, "row_vals");
   if (reuse.stage >= 0 &&
       !vectorStage(nest.stages[reuse.stage], row, lanes, ranges).defined())
     reuse.stage = -1;

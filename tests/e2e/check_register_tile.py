@@ -470,38 +470,24 @@ ROW_LOOP_SHAPE = ("is not an output dimension", "row_block is 1 to 0",
                   "other than n", "extent is not static", "walks whole tiles")
 
 
-def refused_row_loop(aotc, case, kernel, v, env, tmp):
-    """None if \p case compiles configuration \p v (a row loop) for
-    \p kernel; "" if it refuses it for the kernel's shape (ROW_LOOP_SHAPE);
-    else the failure."""
-    path = os.path.join(tmp, "row_loop.json")
-    with open(path, "w") as f:
-        json.dump({"kernels": {kernel: v}}, f)
-    got = run_fuzz.run_tool([aotc, "compile", os.path.join(case, "model.onnx"),
-                             "--emit=kernel-configs", "--kernel-configs", path], env=env)
-    if got.returncode == 0:
-        return None
-    return "" if any(r in got.stderr for r in ROW_LOOP_SHAPE) else got.stderr.strip()
-
-
 # What the compiler says of a next slice prefetch that the kernel's shape
 # does not admit (register_tile.cpp, nextSliceProblem).
 NEXT_SLICE_SHAPE = ("prefetch_next: no dimension the weight reads",
                     "prefetch_next: its reduction loops outside the innermost take fewer")
 
 
-def refused_next_slice(aotc, case, kernel, v, env, tmp):
-    """None if \p case compiles configuration \p v (prefetch_next) for
-    \p kernel; "" if it refuses it for the kernel's shape
-    (NEXT_SLICE_SHAPE); else the failure."""
-    path = os.path.join(tmp, "next_slice.json")
+def refused_for_shape(aotc, case, kernel, v, env, tmp, shape):
+    """None if \p case compiles configuration \p v for \p kernel; "" if
+    it refuses it for the kernel's shape (one of the messages \p shape:
+    ROW_LOOP_SHAPE, NEXT_SLICE_SHAPE); else the failure."""
+    path = os.path.join(tmp, "refused.json")
     with open(path, "w") as f:
         json.dump({"kernels": {kernel: v}}, f)
     got = run_fuzz.run_tool([aotc, "compile", os.path.join(case, "model.onnx"),
                              "--emit=kernel-configs", "--kernel-configs", path], env=env)
     if got.returncode == 0:
         return None
-    return "" if any(r in got.stderr for r in NEXT_SLICE_SHAPE) else got.stderr.strip()
+    return "" if any(r in got.stderr for r in shape) else got.stderr.strip()
 
 
 def check_config_variants(aotc, dirs, env, tmp, rng):
@@ -542,7 +528,7 @@ def check_config_variants(aotc, dirs, env, tmp, rng):
                 for d in (k for k in (2, 1, 3) if k not in (c["m"], c["n"])):
                     v = dict({k: x for k, x in c.items() if k != "prefetch_next"},
                              row_loop=d, row_block=1, template="contraction")
-                    why = refused_row_loop(aotc, case, kernel, v, env, tmp)
+                    why = refused_for_shape(aotc, case, kernel, v, env, tmp, ROW_LOOP_SHAPE)
                     if why is None:
                         todo.append(v)
                         row_loops += 1
@@ -555,7 +541,7 @@ def check_config_variants(aotc, dirs, env, tmp, rng):
             if name.startswith("conv_chain") and c["m"] >= 0 and c["n"] >= 0 \
                     and "row_loop" not in c and not c.get("prefetch_next"):
                 v = dict(c, prefetch_next=1, template="contraction")
-                why = refused_next_slice(aotc, case, kernel, v, env, tmp)
+                why = refused_for_shape(aotc, case, kernel, v, env, tmp, NEXT_SLICE_SHAPE)
                 if why is None:
                     todo.append(v)
                     next_slices += 1
