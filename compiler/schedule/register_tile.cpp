@@ -192,12 +192,16 @@ constexpr double kStepOverhead = 3;
 /// Vector instructions per row of \p cols elements, as measured through
 /// PoCL's LLVM: a power-of-two row of 8 or more runs as 8-lane vectors, a
 /// shorter one as vectors of its binary digits (7 = 4 + 2 + 1), and any
-/// other (24, 14) is left scalar (3-5x slower than a row of 16).
+/// other (24, 14) is left scalar (3-5x slower than a row of 16), except a
+/// whole number of the profile's explicit vectors (48 = 3 x 16), which the
+/// printer emits as that many vector operations.
 int64_t vectorOps(int64_t cols, int64_t lanes) {
   if (cols < 8)
     return __builtin_popcountll(static_cast<unsigned long long>(cols));
   if ((cols & (cols - 1)) == 0)
     return std::max<int64_t>(1, cols / lanes);
+  if (lanes >= 8 && cols % lanes == 0)
+    return cols / lanes;
   return cols;
 }
 
@@ -226,11 +230,15 @@ double stepCycles(const std::vector<Operand> &loads, int64_t tm, int64_t tn,
 }
 
 /// Estimated cycles per output element and reduction step of the tiles of
-/// \p tm x \p cols elements along an M of \p extentM (0: symbolic): whole
-/// tiles, then the rows left over as one narrower tile (a static M) or as
-/// 1 x cols tiles (a symbolic one).
+/// \p tm x \p cols elements along an M of \p extentM (0: symbolic, assumed
+/// large): whole tiles, then the rows left over as one narrower tile (a
+/// static M) or, where M is symbolic and planned at \p extentM
+/// (\p plannedM), as 1 x cols tiles, which is how registerTiledNest
+/// computes the rows past a symbolic M's last whole tile (each row then
+/// streams the operand shared along M once more: the MLP's 6 x 64 tiles
+/// at a batch of 8 read each weight three times).
 double perOutput(const std::vector<Operand> &loads, int64_t extentM,
-                 int64_t tm, int64_t cols, int64_t lanes) {
+                 int64_t tm, int64_t cols, int64_t lanes, bool plannedM) {
   auto per = [&](int64_t rows) {
     return stepCycles(loads, rows, cols, lanes) /
            static_cast<double>(rows * cols);
@@ -239,7 +247,7 @@ double perOutput(const std::vector<Operand> &loads, int64_t extentM,
     return per(tm);
   double whole = static_cast<double>(extentM - extentM % tm) /
                  static_cast<double>(extentM);
-  return whole * per(tm) + (1 - whole) * per(extentM % tm);
+  return whole * per(tm) + (1 - whole) * per(plannedM ? 1 : extentM % tm);
 }
 
 /// The fraction of an extent's elements that lie in whole tiles of \p t
@@ -900,6 +908,17 @@ RegisterTile chooseRegisterTile(const ReductionNest &nest,
     for (int64_t tn = 8; tn <= maxColumns; tn *= 2)
       if ((!staticN || tn <= extentN) && (!panels || tn % panelWidth == 0))
         tns.push_back(tn); // a tile of panels starts at a panel
+    // Three vectors of a weight packed in panels along N (48 columns of 16
+    // lanes): 8 rows of them fill the long budget's 24 accumulators, a
+    // tile that covers a batch of 8, or 128 rows, in whole tiles (the
+    // MLP's 4096 x 4096 GEMM at a batch of 8: 6 x 64 tiles 2.5-2.8 ms,
+    // 8 x 32 2.2-2.5, 8 x 48 1.86-1.92). Not where N runs over an
+    // activation (a convolution over NCHW pixels, its weight in panels
+    // along M): there 8 x 48 tiles took 0.50 ms against 0.38 in 6 x 64
+    // (conv_r50_1x1), as did 8 x 32 and 8 x 64.
+    if (lanes >= 8 && panels && 3 * lanes <= maxColumns &&
+        (!staticN || 3 * lanes <= extentN) && (3 * lanes) % panelWidth == 0)
+      tns.push_back(3 * lanes);
     // The tile with the fewest estimated cycles per output: whole tiles at
     // stepCycles, the last tile along a static extent as a smaller tile,
     // past a symbolic N element by element.
@@ -923,9 +942,11 @@ RegisterTile chooseRegisterTile(const ReductionNest &nest,
         int64_t rest = staticN ? extentN % tn : 1;
         double cost =
             store +
-            fn * perOutput(loads, m < 0 ? 1 : extentM, tm, tn, lanes) +
+            fn * perOutput(loads, m < 0 ? 1 : extentM, tm, tn, lanes,
+                           plannedM) +
             (1 - fn) * (staticN && rest
-                            ? perOutput(loads, m < 0 ? 1 : extentM, tm, rest, lanes)
+                            ? perOutput(loads, m < 0 ? 1 : extentM, tm, rest,
+                                        lanes, plannedM)
                             : stepCycles(loads, 1, 1, lanes));
         // Of two tiles beyond the common budget estimated alike (both
         // FMA-bound), the one of fewer loads per output: 6 x 64 rather than

@@ -87,6 +87,17 @@ def cases():
     out.append(("matmul_wide_k160", [helper.make_node("MatMul", ["a", "b"], ["y"])],
                 [("a", f32, [26, 160]), ("b", f32, [160, 200])], f32, [26, 200],
                 [{"a": [26, 160], "b": [160, 200]}], True))
+    # Three vectors of a packed weight (TILE_COLUMNS_48): a symbolic M of a
+    # few rows a batch (an MLP's GEMM, planned at 8 rows) and a static M of
+    # 128 (a transformer's projection) in 8 x 48 tiles under
+    # generic-avx512, N = 100 leaving a last tile of 4 columns, M = 13 a
+    # whole tile and 5 rows computed one by one.
+    out.append(("matmul_batch_k160", [helper.make_node("MatMul", ["a", "b"], ["y"])],
+                [("a", f32, ["m", 160]), ("b", f32, [160, 100])], f32, ["m", 100],
+                [{"a": [m, 160], "b": [160, 100]} for m in (0, 1, 8, 13)], True))
+    out.append(("matmul_128x96x160", [helper.make_node("MatMul", ["a", "b"], ["y"])],
+                [("a", f32, [128, 160]), ("b", f32, [160, 96])], f32, [128, 96],
+                [{"a": [128, 160], "b": [160, 96]}], True))
     # Batched, B broadcast; float64; int32 (wraps).
     for dt in (np.float32, np.float64, np.int32):
         out.append((f"bmm_{dt.__name__}", [helper.make_node("MatMul", ["a", "b"], ["y"])],
@@ -282,7 +293,8 @@ def cases():
     for name, nodes, inputs, out_dtype, out_shape, sets, tiled in out:
         # (MatMul's n of 97 and 58: panels with a zero-padded last one.)
         if name.startswith(("conv_", "matmul_tw_")) or name in (
-                "gemm_trans_bias_relu", "matmul_n97_k33", "matmul_70x58x9", "matmul_wide_k160"):
+                "gemm_trans_bias_relu", "matmul_n97_k33", "matmul_70x58x9", "matmul_wide_k160",
+                "matmul_batch_k160", "matmul_128x96x160"):
             packed.append((name + "_const", nodes, inputs, out_dtype, out_shape, sets, tiled))
     return out + packed
 
@@ -320,6 +332,12 @@ WEIGHT_OUTER_LOOPS = re.compile(r"parallel<0> i1 in \[[^\n]*\n\s*parallel<0> i0 
 # tile_columns, 4 vectors of B a step, along an innermost N only): 6 x 64
 # over a long reduction (24 accumulators), 3 x 64 over 3 rows (12).
 TILE_COLUMNS_64 = {"matmul_wide_k160": 6, "matmul_wide_k160_const": 6, "matmul_3x130x10": 3}
+
+# Cases whose contraction generic-avx512 tiles 48 columns wide, three
+# vectors of a weight packed in panels along N (register_tile.cpp: 8 rows
+# of them fill the long budget and cover a batch of 8 or 128 rows in whole
+# tiles); the same GEMMs with B an input (not packed) keep powers of two.
+TILE_COLUMNS_48 = {"matmul_batch_k160_const": 8, "matmul_128x96x160_const": 8}
 
 
 # Cases with a convolution whose rows its work-items walk themselves
@@ -699,10 +717,11 @@ def main():
                     if not NEXT_SLICE_TEST.search(cl.stdout):
                         failures.append(f"{name}: no prefetch of the next slice in turns in the "
                                         f"OpenCL C")
-                rows64 = [c.get("tm") for c in (got or {}).values() if c.get("tn") == 64]
-                if rows64 != ([TILE_COLUMNS_64[name]] if name in TILE_COLUMNS_64 else []):
-                    failures.append(f"{name}: expected {TILE_COLUMNS_64.get(name, 'no')} rows of "
-                                    f"64 columns under generic-avx512, got {got}")
+                for cols, expected in ((64, TILE_COLUMNS_64), (48, TILE_COLUMNS_48)):
+                    rows = [c.get("tm") for c in (got or {}).values() if c.get("tn") == cols]
+                    if rows != ([expected[name]] if name in expected else []):
+                        failures.append(f"{name}: expected {expected.get(name, 'no')} rows of "
+                                        f"{cols} columns under generic-avx512, got {got}")
             if name.startswith("attn_scores") and "kernel k0_kt(" not in loop.stdout:
                 failures.append(f"{name}: K^T was not given its own buffer")
             if name == "attn_proj_flatten":
