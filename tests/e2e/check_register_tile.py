@@ -336,8 +336,11 @@ TILE_COLUMNS_64 = {"matmul_wide_k160": 6, "matmul_wide_k160_const": 6, "matmul_3
 # Cases whose contraction generic-avx512 tiles 48 columns wide, three
 # vectors of a weight packed in panels along N (register_tile.cpp: 8 rows
 # of them fill the long budget and cover a batch of 8 or 128 rows in whole
-# tiles); the same GEMMs with B an input (not packed) keep powers of two.
-TILE_COLUMNS_48 = {"matmul_batch_k160_const": 8, "matmul_128x96x160_const": 8}
+# tiles; 4 rows over a short reduction of 33 steps, whose common budget
+# holds 12 accumulators); the same GEMMs with B an input (not packed) keep
+# powers of two.
+TILE_COLUMNS_48 = {"matmul_batch_k160_const": 8, "matmul_128x96x160_const": 8,
+                   "matmul_n97_k33_const": 4, "matmul_tw_n97_const": 4}
 
 
 # Cases with a convolution whose rows its work-items walk themselves
