@@ -2,6 +2,8 @@
 /// The Loop IR verifier (verify.h).
 #include "ir/verify.h"
 
+#include "ir/in_place.h"
+
 #include "ir/bounds.h"
 
 #include <algorithm>
@@ -749,6 +751,18 @@ Status verifyArena(const LoopModule &m) {
                                   a->plannedBytes()) ||
           prover.proveNonNegative(a->arenaOffset - b->arenaOffset -
                                   b->plannedBytes()))
+        continue;
+      // One stored over the other by the kernel that reads it last and
+      // writes the other first (in_place.h), at the same offset.
+      auto inPlace = [&](const ModuleBuffer *read, const ModuleBuffer *written) {
+        size_t k = life[read->name].second;
+        return k == life[written->name].first &&
+               prover.proveNonNegative(read->arenaOffset - written->arenaOffset) &&
+               prover.proveNonNegative(written->arenaOffset - read->arenaOffset) &&
+               storesInPlace(m.kernels[k], read->name,
+                             written->name);
+      };
+      if (inPlace(a, b) || inPlace(b, a))
         continue;
       return makeError("arena buffers '", a->name, "' and '", b->name,
                        "' are live together but may overlap");

@@ -2,7 +2,11 @@
 /// Memory planning: every Arena buffer gets a byte offset in one arena per
 /// model instance. Buffers whose lifetimes (first write to last read, in
 /// kernel order) do not overlap share a slot when one provably fits in the
-/// other for every symbol value; slot offsets are symbolic prefix sums.
+/// other for every symbol value; slot offsets are symbolic prefix sums. On
+/// CPU profiles a buffer also takes the slot of one that the kernel writing
+/// it first reads for the last time, where that kernel stores in place
+/// (in_place.h): its stores then find their lines in the cache.
+#include "ir/in_place.h"
 #include "compiler/schedule/schedule.h"
 
 #include <map>
@@ -17,7 +21,8 @@ Expr alignUp(const Expr &bytes, int64_t a) {
 
 struct Slot {
   Expr size;
-  int freeAfter = -1; ///< last kernel that reads the current occupant
+  int freeAfter = -1;   ///< last kernel that reads the current occupant
+  std::string occupant; ///< the buffer that holds it now
 };
 
 /// Where two sizes are proven ordered for every symbol value: a < b.
@@ -35,15 +40,17 @@ struct Assignment {
 };
 
 /// Slots for the buffers in \p order (first use, name) with lifetimes
-/// \p life. First fit takes the first free slot that holds the buffer,
-/// else the first free one that can grow to it. Best fit takes the
-/// smallest free slot that holds it (the larger ones stay for larger
-/// buffers), else the largest free one, grown (the least growth); where
-/// sizes do not compare, the earlier slot.
+/// \p life. With \p inPlace, a buffer first takes the slot of one its
+/// first kernel reads for the last time where that kernel stores in place
+/// (storesInPlace). Otherwise first fit takes the first free slot that
+/// holds the buffer, else the first free one that can grow to it. Best fit
+/// takes the smallest free slot that holds it (the larger ones stay for
+/// larger buffers), else the largest free one, grown (the least growth);
+/// where sizes do not compare, the earlier slot.
 Assignment assign(const LoopModule &m, const RangeEnv &env,
                   const std::vector<std::pair<int, std::string>> &order,
                   const std::map<std::string, std::pair<int, int>> &life,
-                  bool bestFit) {
+                  bool bestFit, bool inPlace) {
   Assignment out;
   std::vector<Slot> &slots = out.slots;
   for (auto &[first, name] : order) {
@@ -51,7 +58,13 @@ Assignment assign(const LoopModule &m, const RangeEnv &env,
     Expr size = simplify(b->plannedBytes(), env);
     int last = life.at(name).second;
     int chosen = -1;
-    for (size_t s = 0; s < slots.size(); ++s)
+    for (size_t s = 0; inPlace && chosen < 0 && s < slots.size(); ++s)
+      if (slots[s].freeAfter == first && proveLE(size, slots[s].size, env) &&
+          storesInPlace(m.kernels[static_cast<size_t>(first)],
+                        slots[s].occupant, name))
+        chosen = static_cast<int>(s);
+    const bool inPlaceSlot = chosen >= 0;
+    for (size_t s = 0; !inPlaceSlot && s < slots.size(); ++s)
       if (slots[s].freeAfter < first && proveLE(size, slots[s].size, env) &&
           (chosen < 0 ||
            (bestFit && provenLess(slots[s].size, slots[chosen].size, env))))
@@ -66,10 +79,11 @@ Assignment assign(const LoopModule &m, const RangeEnv &env,
         slots[chosen].size = size;
     }
     if (chosen < 0) {
-      slots.push_back(Slot{size, -1});
+      slots.push_back(Slot{size, -1, name});
       chosen = static_cast<int>(slots.size()) - 1;
     }
     slots[chosen].freeAfter = last;
+    slots[chosen].occupant = name;
     out.slotOf[name] = static_cast<size_t>(chosen);
   }
   Expr offset = Expr(0);
@@ -84,7 +98,7 @@ Assignment assign(const LoopModule &m, const RangeEnv &env,
 
 } // namespace
 
-void planMemory(LoopModule &m, const RangeEnv &env) {
+void planMemory(LoopModule &m, const RangeEnv &env, bool inPlace) {
   // Lifetimes of arena buffers in kernel order.
   std::map<std::string, std::pair<int, int>> life;
   for (size_t k = 0; k < m.kernels.size(); ++k) {
@@ -108,14 +122,27 @@ void planMemory(LoopModule &m, const RangeEnv &env) {
   for (auto &[name, l] : life)
     order.emplace_back(l.first, name);
   std::sort(order.begin(), order.end());
-  Assignment first = assign(m, env, order, life, false);
-  Assignment best = assign(m, env, order, life, true);
-  const Assignment &a = provenLess(best.bytes, first.bytes, env) ? best : first;
+  Assignment first = assign(m, env, order, life, false, inPlace);
+  Assignment best = assign(m, env, order, life, true, inPlace);
+  const Assignment *a = provenLess(best.bytes, first.bytes, env) ? &best : &first;
+  // Stores in place only where the arena is no larger for it: GPT-2's CPU
+  // arena took 3.9 MB per batch row with its 12 residual additions in
+  // place, 3.5 without (ResNet-50's 7.2 -> 5.7 with).
+  Assignment plainFirst, plainBest;
+  if (inPlace) {
+    plainFirst = assign(m, env, order, life, false, false);
+    plainBest = assign(m, env, order, life, true, false);
+    const Assignment *plain = provenLess(plainBest.bytes, plainFirst.bytes, env)
+                                  ? &plainBest
+                                  : &plainFirst;
+    if (provenLess(plain->bytes, a->bytes, env))
+      a = plain;
+  }
   for (ModuleBuffer &b : m.buffers)
     if (b.role == BufferRole::Arena)
       b.arenaOffset =
-          a.slotOf.count(b.name) ? a.offsets[a.slotOf.at(b.name)] : Expr(0);
-  m.arenaBytes = a.bytes;
+          a->slotOf.count(b.name) ? a->offsets[a->slotOf.at(b.name)] : Expr(0);
+  m.arenaBytes = a->bytes;
 }
 
 } // namespace aotc

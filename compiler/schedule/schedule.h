@@ -484,8 +484,10 @@ int guardUnprovenAccesses(LoopModule &m);
 int bindCommonSubexpressions(LoopModule &m);
 
 /// Assigns arena offsets to the Arena buffers of \p m by liveness over
-/// m.kernels and sets m.arenaBytes.
-void planMemory(LoopModule &m, const RangeEnv &env);
+/// m.kernels and sets m.arenaBytes; with \p inPlace (CPU profiles), a
+/// kernel's output may take the place of an input it reads for the last
+/// time where the kernel stores in place (in_place.h).
+void planMemory(LoopModule &m, const RangeEnv &env, bool inPlace);
 
 /// Sets every kernel's flops and bytes estimates (kernel_cost.cpp).
 void estimateKernelCosts(LoopModule &m, const RangeEnv &env);
