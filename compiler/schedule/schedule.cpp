@@ -237,7 +237,7 @@ Expected<LoopModule> scheduleGraph(const Graph &g, LoweredGraph lg,
   // In place on CPUs only: a GPU's stores do not read their lines first,
   // and its compilers may read an input they see as constant through a
   // cache that a store to the same place does not update.
-  planMemory(m, lg.env, opts.profile.family == "cpu");
+  planMemory(m, lg.env, opts.inPlace && opts.profile.family == "cpu");
   AOTC_RETURN_IF_ERROR(passDone("plan-memory", m));
   estimateKernelCosts(m, lg.env);
   return m;

@@ -94,6 +94,10 @@ struct ScheduleOptions {
   /// Padded stores with register tiling (padded_stores.h; `aotc compile
   /// --no-padded-stores` turns them off).
   bool paddedStores = true;
+  /// On CPU profiles, a kernel's output stored over an input it reads for
+  /// the last time where that is safe (ir/in_place.h; `aotc compile
+  /// --no-in-place` turns it off).
+  bool inPlace = true;
   /// The target, which the tile cost model counts vector instructions and
   /// registers of (`aotc compile --device-profile`, `--vector-lanes`).
   DeviceProfile profile;

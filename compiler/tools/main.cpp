@@ -62,7 +62,7 @@ int runCli(int argc, char **argv) {
                     "built planned for those, and each run launches the one "
                     "planned for its sizes");
   bool noMergeMatMuls = false, noSplitK = false, noChannelBlocks = false,
-       noPadChannels = false, noPaddedStores = false;
+       noPadChannels = false, noPaddedStores = false, noInPlace = false;
   bool narrowIndices = false, wideIndices = false;
   compile->add_flag("--narrow-indices", narrowIndices,
                     "compute a kernel's index math in 32 bits where its "
@@ -98,6 +98,11 @@ int runCli(int argc, char **argv) {
                     "CPU profiles: keep a convolution's padded input as a copy "
                     "of its own instead of storing the producing kernel's "
                     "output into the padded buffer");
+  compile->add_flag("--no-in-place", noInPlace,
+                    "CPU profiles: give every kernel output its own place in "
+                    "the arena instead of storing it over an input the kernel "
+                    "reads for the last time (where each work-item reads an "
+                    "element only before it stores it)");
   compile->add_flag("--no-pad-channels", noPadChannels,
                     "CPU profiles: keep convolution channel counts that the "
                     "channel block does not divide (24, 144) in NCHW instead "
@@ -267,6 +272,7 @@ int runCli(int argc, char **argv) {
                       : wideIndices ? CompileOptions::IndexBits::Wide
                                     : CompileOptions::IndexBits::Auto;
     copts.schedule.paddedStores = !noPaddedStores;
+    copts.schedule.inPlace = !noInPlace;
     if (!vectorLanes.empty() && !deviceProfile.empty()) {
       std::fprintf(stderr, "aotc: error: give --vector-lanes or "
                            "--device-profile, not both\n");
