@@ -24,7 +24,8 @@ Under 16 lanes (blocks of 32), 8 lanes (blocks of 16), 16 lanes with
     one the BatchNormalization folds into) give ONNX Runtime's answer with the new
     values, and a weight of the wrong shape is refused.
 Then a model with symbolic map sizes, a grouped convolution, a channel Concat, a Resize
-and a MaxPool, at several map sizes (1 x 1 included); then 24 random CNNs (fixed seeds;
+and a MaxPool, at several map sizes (1 x 1 included); a model whose narrow values have
+channels of one vector (blocked by half a block); then 24 random CNNs (fixed seeds;
 stride-1 and -2 depthwise convolutions, 2x2/2 pools and 3x3 pools over a padding of 1,
 ceil_mode, count_include_pad) for 8 and 16 lanes at batch 1 and 2, at least 8 of whose
 blocked windows read through the padding's selects.
@@ -266,6 +267,51 @@ for label, flags in (("shapes lanes16", ["--vector-lanes", "16"]), ("shapes lane
     for n, hh, ww in ((1, 9, 11), (2, 16, 5), (0, 7, 7), (1, 1, 1)):
         x = rng.standard_normal((n, 32, hh, ww)).astype(np.float32)
         check_outputs(f"{label} {n}x{hh}x{ww}", sess2.run(None, {"x": x}), model.run([x]), ("g", "up"))
+
+
+# Channels of one vector (half a block): MobileNetV2's features.1 projects 32 channels
+# to 16 and the next block expands them to 96. Under 16 lanes the 16-channel values are
+# blocked by 16 (the projection stores one vector a pixel, the expansion reads them a
+# block apart), the others by 32; under 8 lanes an 8-channel value by 8. A residual sum
+# and a depthwise convolution over the narrow blocks, against ONNX Runtime.
+def make_vectors(narrow):
+    vi = h.make_tensor_value_info
+    ws = {"p1": conv_w("p1", narrow, 32, 1), "p2": conv_w("p2", narrow, narrow, 1),
+          "pd": conv_w("pd", narrow, 1, 3), "p3": conv_w("p3", 96, narrow, 1)}
+    nodes = [
+        h.make_node("Conv", ["x", "p1"], ["q1"], kernel_shape=[1, 1]),
+        h.make_node("Conv", ["q1", "p2"], ["q2"], kernel_shape=[1, 1]),
+        h.make_node("Add", ["q2", "q1"], ["q3"]),
+        h.make_node("Conv", ["q3", "pd"], ["q4"], kernel_shape=[3, 3], pads=[1, 1, 1, 1], group=narrow),
+        h.make_node("Relu", ["q4"], ["q5"]),
+        h.make_node("Conv", ["q5", "p3"], ["q6"], kernel_shape=[1, 1]),
+        h.make_node("Relu", ["q6"], ["y"]),
+    ]
+    g = h.make_graph(nodes, "channel_blocks_vectors", [vi("x", T.FLOAT, ["n", 32, 11, 9])],
+                     [vi("y", T.FLOAT, ["n", 96, 11, 9])],
+                     [nh.from_array(v, k) for k, v in ws.items()])
+    return h.make_model(g, opset_imports=[h.make_opsetid("", 17)])
+
+
+for lanes, narrow in (("16", 16), ("8", 8)):
+    label = f"vectors lanes{lanes}"
+    proto4 = make_vectors(narrow)
+    path4 = os.path.join(tmp, f"vectors_{lanes}.onnx")
+    onnx.save(proto4, path4)
+    flags = ["--vector-lanes", lanes]
+    got = blocked_defs(path4, flags)
+    checks += 1
+    want_narrow = [d for d in ("q1", "q3", "q4") if got.get(d) != narrow]
+    if want_narrow or got.get("q6", 2 * narrow) != 2 * narrow or not got:
+        fail(f"{label}: blocked defs {got}: expected q1, q3, q4 in blocks of {narrow}, "
+             f"the rest of {2 * narrow}")
+    model = compiled(path4, os.path.join(tmp, f"vectors_{lanes}.so"), flags, label)
+    if model is None:
+        continue
+    sess4 = ort.InferenceSession(proto4.SerializeToString(), providers=["CPUExecutionProvider"])
+    for n in (0, 1, 3):
+        x = rng.standard_normal((n, 32, 11, 9)).astype(np.float32)
+        check_outputs(f"{label} batch {n}", sess4.run(None, {"x": x}), model.run([x]), ("y",))
 
 
 # Random CNNs: chains of convolutions (1x1, 3x3, strided, grouped, depthwise) with
