@@ -36,7 +36,7 @@ import onnxruntime as ort
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bench", "gpu"))
 from aotc_ctypes import Model  # noqa: E402
-from e2e_graphs import Checks, Net, expect_close  # noqa: E402
+from e2e_graphs import Checks, Net, expect_close, net_input  # noqa: E402
 
 aotc = sys.argv[1]
 rng = np.random.default_rng(7)
@@ -110,15 +110,7 @@ def in_place_kernels(path, flags):
 
 
 def inputs(proto, batch, nonfinite=False):
-    dims = [d.dim_value for d in proto.graph.input[0].type.tensor_type.shape.dim[1:]]
-    x = rng.standard_normal([batch] + dims).astype(np.float32)
-    if nonfinite and batch > 0:
-        flat = x[0].reshape(-1)
-        spots = rng.choice(flat.size, size=6, replace=False)
-        flat[spots[:2]] = np.inf
-        flat[spots[2:4]] = -np.inf
-        flat[spots[4:]] = np.nan
-    return x
+    return net_input(proto, batch, rng, nonfinite)
 
 
 for mname, proto in {"bottleneck": bottleneck(), "inverted": inverted()}.items():

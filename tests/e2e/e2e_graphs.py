@@ -49,6 +49,21 @@ def expect_close(checks, tag, refs, outs, rtol, batch):
             checks.fail(f"{tag}: output {k} relative error {err:.3g} (batch {batch})")
 
 
+def net_input(proto, batch, rng, nonfinite=False):
+    """A random input x [batch, ...] for a Net's model \p proto; with \p nonfinite,
+    two +inf, two -inf and two NaN in the first batch element (the others stay
+    finite)."""
+    dims = [d.dim_value for d in proto.graph.input[0].type.tensor_type.shape.dim[1:]]
+    x = rng.standard_normal([batch] + dims).astype(np.float32)
+    if nonfinite and batch > 0:
+        flat = x[0].reshape(-1)
+        spots = rng.choice(flat.size, size=6, replace=False)
+        flat[spots[:2]] = np.inf
+        flat[spots[2:4]] = -np.inf
+        flat[spots[4:]] = np.nan
+    return x
+
+
 class Net:
     """A small graph over input x [n, cin, h, w]; weights are random
     initializers drawn from rng (1/sqrt(fan-in) scaled, biases x 0.1)."""
