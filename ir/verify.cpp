@@ -2,9 +2,8 @@
 /// The Loop IR verifier (verify.h).
 #include "ir/verify.h"
 
-#include "ir/in_place.h"
-
 #include "ir/bounds.h"
+#include "ir/in_place.h"
 
 #include <algorithm>
 #include <map>

@@ -7,7 +7,6 @@
 
 #include <algorithm>
 #include <map>
-#include <set>
 
 namespace aotc {
 
@@ -197,15 +196,14 @@ public:
       }
       // Which reduction variables run over the channels of a blocked def
       // (found before the rewrite changes the reads).
-      std::set<int> channelLoops;
-      std::map<int, int64_t> loopBlock; // its input's block, per such loop
+      // Per such loop, the block of the input it runs over.
+      std::map<int, int64_t> channelLoops;
       int64_t inputPixels = 0; // H x W of the largest blocked input read
       for (const Read &r : reads_[id])
         for (size_t k = 0; k < d.reduceExtents.size(); ++k)
           if (blocked_[r.tensor] && r.indices.size() == 4 &&
               overWholeBlocks(d, k, r.indices[1], blocks[r.tensor])) {
-            channelLoops.insert(static_cast<int>(k));
-            loopBlock[static_cast<int>(k)] = blocks[r.tensor];
+            channelLoops[static_cast<int>(k)] = blocks[r.tensor];
             int64_t h = 0, w = 0;
             const TensorDef &in = def(r.tensor);
             if (in.shape.size() >= 4 && in.shape[2].isConst(h) &&
@@ -220,19 +218,17 @@ public:
         d.epilogue = blockedReads.mutate(d.epilogue);
       // Channel reductions: c -> cb * B + ci, ci the innermost variable.
       VarBindings split;
-      int64_t lanesBlock = 0; // the largest block split off
-      for (int k : channelLoops) {
-        int64_t e = 0, b = loopBlock[k];
+      for (const auto &[k, b] : channelLoops) {
+        int64_t e = 0;
         d.reduceExtents[k].isConst(e);
         Expr lane = lg_.vars.rvar(static_cast<int>(d.reduceExtents.size()));
         split.push_back({lg_.vars.rvar(k), lg_.vars.rvar(k) * Expr(b) + lane});
         d.reduceExtents[k] = Expr(e / b);
         d.reduceExtents.push_back(Expr(b));
-        lanesBlock = std::max(lanesBlock, b);
       }
       if (!split.empty())
         d.body = substitute(d.body, split);
-      reorderChannelBlocks(d, channelLoops, inputPixels, lanesBlock);
+      reorderChannelBlocks(d, channelLoops, inputPixels);
       simplifyDef(d);
     }
     return count;
@@ -242,9 +238,9 @@ private:
   const TensorDef &def(size_t id) const { return lg_.defs[id]; }
 
   /// Where the weight is the longer stream, moves the channel-block loops
-  /// \p channelLoops of the split def \p d inside its other reduction
-  /// loops (a window's kh, kw), just outside the lanes: (cb, kh, kw, lane)
-  /// becomes (kh, kw, cb, lane). The weight packed for it, P[co / B, kh, kw,
+  /// \p channelLoops (each with its input's block B) of the split def \p d
+  /// inside its other reduction loops (a window's kh, kw), just outside the
+  /// lanes: (cb, kh, kw, lane) becomes (kh, kw, cb, lane). The weight packed for it, P[co / B, kh, kw,
   /// ci, B] (pack_weights.h), is then read as one sequential stream; in the
   /// old order each (kh, kw) step jumped 64 KB and more, so every 4 KB of
   /// it started cold: ResNet-18's 512-channel 3 x 3 convolutions at batch
@@ -256,11 +252,14 @@ private:
   /// maps of 3 x 3 windows: ResNet-18's layer2 took 11-13% longer
   /// reordered, layer3 2-5% less, layer4 22% less). A sum reordered: equal
   /// within rounding.
-  void reorderChannelBlocks(TensorDef &d, const std::set<int> &channelLoops,
-                            int64_t inputPixels, int64_t block) {
+  void reorderChannelBlocks(TensorDef &d,
+                            const std::map<int, int64_t> &channelLoops,
+                            int64_t inputPixels) {
     const int total = static_cast<int>(d.reduceExtents.size());
     const int lanes = static_cast<int>(channelLoops.size());
-    int64_t taps = 1;
+    int64_t block = 0, taps = 1;
+    for (const auto &loop : channelLoops)
+      block = std::max(block, loop.second);
     for (int k = 0; k < total - lanes; ++k) {
       int64_t e = 0;
       if (channelLoops.count(k))
@@ -275,8 +274,8 @@ private:
     for (int k = 0; k < total - lanes; ++k)
       if (!channelLoops.count(k))
         order.push_back(k);
-    for (int k : channelLoops)
-      order.push_back(k);
+    for (const auto &loop : channelLoops)
+      order.push_back(loop.first);
     for (int k = total - lanes; k < total; ++k)
       order.push_back(k);
     bool moved = false;
