@@ -393,14 +393,24 @@ Status lowerPad(const Node &n, LowerCtx &ctx) {
   else if (n.hasAttr("value")) {
     fill = literal(t, n.floatAttr("value"));
   }
+  // Each padded index is clamped into the input, as the convolutions' own
+  // padded copies are (lower_contraction.cpp): the read is then in bounds
+  // whatever the select picks, so a pass that moves it out from under the
+  // select (speculate_loads.cpp, or inline_padding.cpp substituting this
+  // body into a reduction) reads inside the input, which the Loop IR
+  // verifier checks. Unclamped, a channel-blocked ReduceMean over a Pad
+  // failed to compile.
   Expr inBounds;
   for (int k = 0; k < r; ++k) {
     Expr p = o[k] - pads[k];
-    in.push_back(p);
-    if (!unpadded(k))
-      inBounds = logicalAnd(inBounds,
-                            logicalAnd(cmp(BinOp::GE, p, Expr(0)),
-                                       cmp(BinOp::LT, p, x->type().dims[k])));
+    if (unpadded(k)) {
+      in.push_back(p);
+      continue;
+    }
+    const Expr &dim = x->type().dims[k];
+    in.push_back(minExpr(maxExpr(p, Expr(0)), maxExpr(dim - Expr(1), Expr(0))));
+    inBounds = logicalAnd(inBounds, logicalAnd(cmp(BinOp::GE, p, Expr(0)),
+                                               cmp(BinOp::LT, p, dim)));
   }
   Expr v = ctx.readValue(x, in);
   ctx.addPointwise(out,

@@ -143,14 +143,19 @@ public:
   /// change it back; a depthwise convolution or pool with an NCHW result
   /// would read its rows of pixels a block apart). So does a def between
   /// two NCHW neighbours, which would only change the layout there and
-  /// back. Its producers may then follow, in turn.
+  /// back. Its producers may then follow, in turn. A global pool gains
+  /// from its own blocks: its kernel reads a vector of channels at a time
+  /// (one channel a work-item in NCHW, reading a block apart); its
+  /// one-pixel result, [N, C/B, 1, 1, B], is NCHW's order, so a Flatten
+  /// after it reads it as before. MobileNetV2's 0.042 -> 0.011 ms at batch
+  /// 1 and 0.212 -> 0.053 at batch 8 (stop 53).
   void trim() {
     for (bool shrank = true; shrank;) {
       shrank = false;
       for (size_t id = 0; id < n_; ++id) {
         if (!blocked_[id])
           continue;
-        bool gains = false, linked = false;
+        bool gains = globalPool(def(id)), linked = false;
         for (int r : readers_[id]) {
           gains |= blocked_[r] || globalPool(def(r)) ||
                    overChannels(r, static_cast<int>(id));
@@ -311,8 +316,8 @@ private:
 
   /// A def whose layout may change: computed (not a view, an input, a
   /// constant, an output or a count), of rank 4, channels a multiple of
-  /// a block (blockOf), more than one pixel (a global pool's result gains
-  /// nothing and would make its readers, a Flatten into a Gemm, divide).
+  /// a block (blockOf), more than one pixel unless it is a global pool
+  /// (another one-pixel def gains nothing from blocks).
   bool candidate(size_t id) const {
     const TensorDef &d = def(id);
     int64_t h, w;
@@ -321,7 +326,8 @@ private:
          d.kind != TensorDef::Kind::Reduction) ||
         blockOf(id) == 0)
       return false;
-    return !(d.shape[2].isConst(h) && d.shape[3].isConst(w) && h * w == 1);
+    return globalPool(d) ||
+           !(d.shape[2].isConst(h) && d.shape[3].isConst(w) && h * w == 1);
   }
 
   /// Whether \p channel, read by \p d, is its reduction variable k over

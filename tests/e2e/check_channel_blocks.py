@@ -25,12 +25,17 @@ Under 16 lanes (blocks of 32), 8 lanes (blocks of 16), 16 lanes with
     values, and a weight of the wrong shape is refused.
 Then a model with symbolic map sizes, a grouped convolution, a channel Concat, a Resize
 and a MaxPool, at several map sizes (1 x 1 included); a model whose narrow values have
-channels of one vector (blocked by half a block); then 24 random CNNs (fixed seeds;
+channels of one vector (blocked by half a block); a model of global pools (a
+GlobalAveragePool, and a ReduceMean over an explicit Pad's copy) whose one-pixel results
+are blocked and reduced two vectors of channels a work-item; tests/lit/window_epilogue's
+model (a Relu before a 3 x 3 MaxPool of stride 2 computed by the convolution); then 24
+random CNNs (fixed seeds;
 stride-1 and -2 depthwise convolutions, 2x2/2 pools and 3x3 pools over a padding of 1,
 ceil_mode, count_include_pad) for 8 and 16 lanes at batch 1 and 2, at least 8 of whose
 blocked windows read through the padding's selects.
 Usage: check_channel_blocks.py AOTC
 """
+import json
 import os
 import re
 import subprocess
@@ -39,6 +44,7 @@ import tempfile
 
 import numpy as np
 import onnx
+import onnx.parser
 import onnxruntime as ort
 from onnx import TensorProto as T
 from onnx import helper as h
@@ -312,6 +318,90 @@ for lanes, narrow in (("16", 16), ("8", 8)):
     for n in (0, 1, 3):
         x = rng.standard_normal((n, 32, 11, 9)).astype(np.float32)
         check_outputs(f"{label} batch {n}", sess4.run(None, {"x": x}), model.run([x]), ("y",))
+
+
+# Global pools over blocked values: a GlobalAveragePool, and a ReduceMean over H and W
+# of an explicit Pad's copy (the pattern of e2e.external_data: the Pad's body, read
+# through its select, is substituted into the blocked reduction, so its indices must
+# stay inside its input), each into Flatten and a Gemm. Their one-pixel results are
+# blocked (a vector of channels per load), and their kernels reduce two vectors of
+# channels per work-item (--emit kernel-configs: tn = 2 x lanes).
+def make_pools():
+    vi = h.make_tensor_value_info
+    ws = {"g1": conv_w("g1", 64, 32, 3), "g2": conv_w("g2", 64, 64, 1),
+          "pads": np.array([0, 0, 1, 1, 0, 0, 1, 1], np.int64),
+          "lo": np.array(-0.5, np.float32), "hi": np.array(1.5, np.float32),
+          "fc": (rng.standard_normal((64, 10)) / 8).astype(np.float32)}
+    nodes = [
+        h.make_node("Conv", ["x", "g1"], ["e1"], kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+        h.make_node("Relu", ["e1"], ["e2"]),
+        h.make_node("Conv", ["e2", "g2"], ["e3"], kernel_shape=[1, 1]),
+        h.make_node("Clip", ["e3", "lo", "hi"], ["e4"]),
+        h.make_node("GlobalAveragePool", ["e4"], ["gp"]),
+        h.make_node("Flatten", ["gp"], ["gf"]),
+        h.make_node("MatMul", ["gf", "fc"], ["y"]),
+        h.make_node("Pad", ["e2", "pads"], ["ep"]),
+        h.make_node("ReduceMean", ["ep"], ["rm"], axes=[2, 3], keepdims=1),
+        h.make_node("Flatten", ["rm"], ["rf"]),
+        h.make_node("MatMul", ["rf", "fc"], ["z"]),
+    ]
+    g = h.make_graph(nodes, "channel_blocks_pools", [vi("x", T.FLOAT, ["n", 32, 9, 7])],
+                     [vi("y", T.FLOAT, ["n", 10]), vi("z", T.FLOAT, ["n", 10])],
+                     [nh.from_array(v, k) for k, v in ws.items()])
+    return h.make_model(g, opset_imports=[h.make_opsetid("", 17)])
+
+
+def kernel_configs(path, flags):
+    """--emit kernel-configs: {kernel name: its configuration}."""
+    r = subprocess.run([aotc, "compile", path, "--emit", "kernel-configs"] + flags,
+                       capture_output=True, text=True)
+    if r.returncode != 0:
+        fail(f"{flags}: --emit kernel-configs: {r.stderr.strip()}")
+        return {}
+    return json.loads(r.stdout)["kernels"]
+
+
+proto5 = make_pools()
+path5 = os.path.join(tmp, "pools.onnx")
+onnx.save(proto5, path5)
+sess5 = ort.InferenceSession(proto5.SerializeToString(), providers=["CPUExecutionProvider"])
+for lanes in (16, 8):
+    label = f"pools lanes{lanes}"
+    flags = ["--vector-lanes", str(lanes)]
+    got = blocked_defs(path5, flags)
+    checks += 1
+    if any(got.get(d) != 2 * lanes for d in ("e2", "e4", "gp", "rm")):
+        fail(f"{label}: blocked defs {got}: expected e2, e4, gp, rm in blocks of {2 * lanes}")
+    pools = {k: c for k, c in kernel_configs(path5, flags).items()
+             if k.endswith(("_gp", "_rm"))}
+    checks += 1
+    if len(pools) != 2 or any(c.get("tn") != 2 * lanes for c in pools.values()):
+        fail(f"{label}: pool kernels {pools}: expected two of {2 * lanes} columns")
+    model = compiled(path5, os.path.join(tmp, f"pools_{lanes}.so"), flags, label)
+    if model is None:
+        continue
+    for n in (0, 1, 3):
+        x = rng.standard_normal((n, 32, 9, 7)).astype(np.float32)
+        check_outputs(f"{label} batch {n}", sess5.run(None, {"x": x}), model.run([x]), ("y", "z"))
+
+
+# tests/lit/window_epilogue.onnxtxt: a Relu the convolution before a 3 x 3 MaxPool of
+# stride 2 computes as its epilogue, and one a 2 x 2 MaxPool computes at its reads
+# (fusion.cpp), against ONNX Runtime.
+with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lit",
+                       "window_epilogue.onnxtxt")) as f:
+    proto6 = onnx.parser.parse_model(f.read())
+path6 = os.path.join(tmp, "window_epilogue.onnx")
+onnx.save(proto6, path6)
+sess6 = ort.InferenceSession(proto6.SerializeToString(), providers=["CPUExecutionProvider"])
+for lanes in (16, 8):
+    label = f"window epilogue lanes{lanes}"
+    model = compiled(path6, os.path.join(tmp, f"window_{lanes}.so"), ["--vector-lanes", str(lanes)], label)
+    if model is None:
+        continue
+    for n in (0, 1, 3):
+        x = rng.standard_normal((n, 32, 12, 12)).astype(np.float32)
+        check_outputs(f"{label} batch {n}", sess6.run(None, {"x": x}), model.run([x]), ("y1", "y2"))
 
 
 # Random CNNs: chains of convolutions (1x1, 3x3, strided, grouped, depthwise) with
