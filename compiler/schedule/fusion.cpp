@@ -7,8 +7,10 @@
 /// a stride there (layoutForContraction);
 /// pointwise defs are inlined unless they are outputs, feed a contraction
 /// (which would recompute them per read), have more than two consumers
-/// (unless they are small and those consumers all end in one kernel), or
-/// grow too large when inlined; reductions are materialized, except that a
+/// (unless they are small and those consumers all end in one kernel), grow
+/// too large when inlined, or are computed from one reduction alone and
+/// read by a window that reads each element more than once (they become
+/// that reduction's epilogue); reductions are materialized, except that a
 /// reduction whose only kernel-level consumer is a pointwise def of the same
 /// shape reading it at the same index is computed in that consumer's kernel
 /// (an epilogue: Gemm + bias + GELU is one kernel); and on CPU-style
@@ -349,6 +351,31 @@ void separateOutputs(LoweredGraph &lg) {
   }
 }
 
+/// The elements of \p d's shape, its symbols at 1 (0: unknown).
+int64_t plannedElements(const std::vector<Expr> &shape) {
+  int64_t n = 1;
+  for (const Expr &e : shape)
+    n *= plannedExtent(e);
+  return n;
+}
+
+/// Whether the reduction \p c reads the elements of \p d more than once
+/// each on average (a window over overlapping pixels: a 3 x 3 MaxPool of
+/// stride 2 reads each 2.25 times), its steps static.
+bool rereadsWindow(const LoweredGraph &lg, const TensorDef &c, int d) {
+  if (c.kind != TensorDef::Kind::Reduction || c.rereadsInputs)
+    return false;
+  int64_t steps = 1;
+  for (const Expr &e : c.reduceExtents) {
+    int64_t v;
+    if (!e.isConst(v))
+      return false;
+    steps *= v;
+  }
+  const int64_t in = plannedElements(lg.defs[d].shape);
+  return in > 0 && steps * plannedElements(c.shape) > in;
+}
+
 FusionPlan planFusion(const LoweredGraph &lg, const FusionOptions &opts) {
   size_t n = lg.defs.size();
   FusionPlan plan;
@@ -436,9 +463,31 @@ FusionPlan planFusion(const LoweredGraph &lg, const FusionOptions &opts) {
       feedsContraction |= lg.defs[c].kind == TensorDef::Kind::Reduction &&
                           lg.defs[c].rereadsInputs;
     bool tooBig = eff.size() > 1 && size > kMaxInlineSize;
-    plan.decisions[d] = (feedsContraction || eff.size() > 2 || tooBig)
-                            ? Decision::Materialize
-                            : Decision::Inline;
+    // A def computed from one reduction alone (a convolution's Relu), read
+    // by a window that reads each element more than once, is computed once
+    // as that reduction's epilogue rather than at every read: ResNet's stem
+    // MaxPool (3 x 3 of stride 2) applied the Relu 9 times per output, 2.25
+    // times per element.
+    bool epilogueOfWindow = false;
+    if (eff.size() == 1 &&
+        rereadsWindow(lg, lg.defs[eff[0]], static_cast<int>(d))) {
+      int reduction = -1, others = 0;
+      for (int t : accessedDefs(def.body)) {
+        const TensorDef &td = lg.defs[t];
+        if (td.kind == TensorDef::Kind::Reduction && reduction < 0)
+          reduction = t;
+        else if (td.kind != TensorDef::Kind::Constant)
+          ++others;
+      }
+      epilogueOfWindow = reduction >= 0 && others == 0 &&
+                         consumers[reduction].size() == 1 &&
+                         !isOutput[reduction] &&
+                         readsAtIdentity(lg, def.body, reduction, def);
+    }
+    plan.decisions[d] =
+        (feedsContraction || eff.size() > 2 || tooBig || epilogueOfWindow)
+            ? Decision::Materialize
+            : Decision::Inline;
     manyConsumers[d] = !feedsContraction && !tooBig && eff.size() > 2;
   }
 
