@@ -92,6 +92,8 @@ json configObject(const KernelConfig &c) {
   }
   if (c.prefetchNext)
     j["prefetch_next"] = 1;
+  if (c.unroll > 1)
+    j["unroll"] = c.unroll;
   if (c.indexBits > 0)
     j["index_bits"] = c.indexBits;
   return j;
@@ -104,7 +106,7 @@ Expected<KernelConfig> configFrom(const json &j, const std::string &where) {
       checkKeys(j, {"template", "m", "n", "tm", "tn", "lanes", "group_m",
                     "group_n", "bk", "split_k", "group_reduce",
                     "gemm_view", "prefetch", "row_loop", "row_block",
-                    "prefetch_next", "index_bits"},
+                    "prefetch_next", "unroll", "index_bits"},
                 where));
   KernelConfig c;
   if (auto t = j.find("template"); t != j.end()) {
@@ -143,6 +145,9 @@ Expected<KernelConfig> configFrom(const json &j, const std::string &where) {
   AOTC_RETURN_IF_ERROR(
       readInt(j, "prefetch_next", 0, 1, where, prefetchNext));
   c.prefetchNext = prefetchNext == 1;
+  int64_t unroll = 1;
+  AOTC_RETURN_IF_ERROR(readInt(j, "unroll", 1, 2, where, unroll));
+  c.unroll = static_cast<int>(unroll);
   int64_t indexBits = 0;
   AOTC_RETURN_IF_ERROR(readInt(j, "index_bits", 0, 64, where, indexBits));
   if (indexBits != 0 && indexBits != 32 && indexBits != 64)

@@ -132,6 +132,9 @@ struct KernelConfig {
   /// A CPU tile's work-items prefetch the next weight slice in shares
   /// (RegisterTile::prefetchNext).
   bool prefetchNext = false;
+  /// A CPU tile's innermost reduction loop takes this many steps an
+  /// iteration (RegisterTile::unroll). 1: none.
+  int unroll = 1;
   /// Index math in 32 or 64 bits (codegen/opencl/index_width.h), whatever
   /// the compile's default; 32 must be provable. 0: the default.
   int indexBits = 0;

@@ -319,6 +319,11 @@ Expected<Kernel> buildKernel(const LoweredGraph &lg, const FusionPlan &plan,
           return makeError("--kernel-configs: kernel '", name,
                            "': prefetch_next: ", why);
       }
+      t.unroll = given->unroll;
+      if (t.unroll > 1)
+        if (std::string why = unrollProblem(nest, t); !why.empty())
+          return makeError("--kernel-configs: kernel '", name, "': unroll ",
+                           t.unroll, ": ", why);
       if (t.rowLoop >= 0)
         if (std::string why = rowLoopProblem(nest, t); !why.empty())
           return makeError("--kernel-configs: kernel '", name,
@@ -372,6 +377,7 @@ Expected<Kernel> buildKernel(const LoweredGraph &lg, const FusionPlan &plan,
     config.rowLoop = t.n >= 0 ? t.rowLoop : -1;
     config.rowBlock = t.n >= 0 && t.rowLoop >= 0 ? t.rowBlock : 0;
     config.prefetchNext = t.n >= 0 && t.m >= 0 && t.prefetchNext;
+    config.unroll = t.n >= 0 && t.m >= 0 ? t.unroll : 1;
   };
   GroupTiledKernel grouped; // a work-group tile's local arrays and size
   std::vector<KernelBuffer> privates; // a row loop's accumulators

@@ -223,6 +223,9 @@ struct RegisterTile {
   /// one. A weight larger than the L2 then streams in while the tiles
   /// compute instead of in a burst at each slice's start.
   bool prefetchNext = false;
+  /// A CPU tile's innermost reduction loop runs this many steps an
+  /// iteration (its body repeated, unrollProblem): 1 or 2.
+  int unroll = 1;
   /// The device's last-level cache (DeviceProfile::cacheBytes; 0: 32 MB),
   /// which decides the row groups of a CPU tile (register_tile.cpp).
   int64_t cacheBytes = 0;
@@ -359,6 +362,12 @@ struct BorderColumns {
 /// tm divides it: its tiles are then the rows), and rowBlock from 1 to the
 /// reduction loops less one.
 std::string rowLoopProblem(const ReductionNest &nest, const RegisterTile &t);
+
+/// Why \p t cannot run \p nest's innermost reduction loop t.unroll steps
+/// an iteration (empty: it can): a register tile along m and n without
+/// work-groups or a row loop, over a static innermost extent that t.unroll
+/// divides at least twice, whose sum is not split in blocks.
+std::string unrollProblem(const ReductionNest &nest, const RegisterTile &t);
 
 /// Why \p t's work-items, in a CPU's order (a last-level cache of
 /// \p cacheBytes), cannot prefetch their next weight slice

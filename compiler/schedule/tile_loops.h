@@ -63,8 +63,11 @@ using Updates = std::function<std::vector<Stmt>(
 /// levels: each partial sum adds at most kSumBlock terms (the inner loops
 /// from the outermost level whose nest is that small, or blocks of the
 /// innermost loop when it alone may be longer), and the accumulator adds
-/// the partials.
+/// the partials. Where \p unroll > 1 divides the innermost loop's static
+/// extent and the sum is not split, that loop runs \p unroll steps an
+/// iteration, \p updates made for each (RegisterTile::unroll).
 Stmt reductionLoops(const ReductionNest &nest, const std::vector<Expr> &rvars,
-                    const std::vector<Expr> &accs, const Updates &updates);
+                    const std::vector<Expr> &accs, const Updates &updates,
+                    int unroll = 1);
 
 } // namespace aotc

@@ -25,7 +25,10 @@ through `--kernel-configs` (the seam the autotuner uses): per case three
 variants of its contraction kernel's configuration (odd tiles that leave
 partial tiles and scalar columns beside vector groups, a row tile of 16
 lanes, M and N exchanged so that N may be strided, no tiling), each checked
-to be the one compiled (`--emit=kernel-configs`) and against ONNX Runtime.
+to be the one compiled (`--emit=kernel-configs`) and against ONNX Runtime;
+every fourth tiled kernel also unrolled (two reduction steps an iteration),
+or refused with the reason. Under generic-avx512 the UNROLLED cases must be
+unrolled by the heuristic, and no tile beyond its register budget.
 
 Usage: check_register_tile.py AOTC    (prints "register tile ok")
 """
@@ -343,6 +346,21 @@ TILE_COLUMNS_48 = {"matmul_batch_k160_const": 8, "matmul_128x96x160_const": 8,
                    "matmul_n97_k33_const": 4, "matmul_tw_n97_const": 4}
 
 
+# Cases whose contraction generic-avx512 runs two reduction steps an
+# iteration (register_tile.cpp, chooseUnroll: accumulators, operand vectors
+# and the broadcast element within 29 of its 32 registers; an even static
+# innermost reduction): 8 x 48 and 6 x 64 tiles over 160 steps. No tile
+# beyond that budget may (14 x 32: 31 registers).
+UNROLLED = {"matmul_batch_k160_const", "matmul_128x96x160_const", "matmul_wide_k160_const"}
+UNROLLED_LOOP = re.compile(r"for \(long r[0-9]+u = 0; r[0-9]+u < [0-9]+; \+\+r[0-9]+u\)")
+
+
+def tile_registers(c, lanes=16):
+    """Vector registers of a tile's accumulators, operand and broadcast element."""
+    vectors = -(-c.get("tn", 1) // lanes)
+    return c.get("tm", 1) * vectors + vectors + 1
+
+
 # Cases with a convolution whose rows its work-items walk themselves
 # (row_loop.cpp, chooseRowLoop: a weight beyond 2 MB, "row_loop" in its
 # configuration, the rows' accumulators in a private array, the next
@@ -497,6 +515,13 @@ NEXT_SLICE_SHAPE = ("prefetch_next: no dimension the weight reads",
                     "prefetch_next: its reduction loops outside the innermost take fewer")
 
 
+# What the compiler says of an unrolled reduction loop (RegisterTile::unroll)
+# that the kernel does not admit (register_tile.cpp, unrollProblem).
+UNROLL_SHAPE = ("unroll 2: the innermost reduction loop's extent must be static",
+                "unroll 2: it needs a register tile along m and n",
+                "unroll 2: a float sum of more than")
+
+
 def refused_for_shape(aotc, case, kernel, v, env, tmp, shape):
     """None if \p case compiles configuration \p v for \p kernel; "" if
     it refuses it for the kernel's shape (one of the messages \p shape:
@@ -517,6 +542,8 @@ def check_config_variants(aotc, dirs, env, tmp, rng):
     group_runs = 0
     row_loops = 0
     next_slices = 0
+    unrolls = 0
+    unroll_turn = [0]
 
     def check(case, kernel, v, flags=(), refusal=None):
         nonlocal runs, group_runs
@@ -568,6 +595,20 @@ def check_config_variants(aotc, dirs, env, tmp, rng):
                     next_slices += 1
                 elif why:
                     failures.append(f"{name}: {kernel} {v}: {why}")
+            # Two reduction steps an iteration (RegisterTile::unroll) over
+            # the heuristic's tile of every fourth tiled kernel (its unrolled
+            # tiles under generic-avx512 run in the cases' main runs);
+            # refused by name where the innermost extent is odd or symbolic.
+            tiled = c["m"] >= 0 and c["n"] >= 0 and "row_loop" not in c and "group_m" not in c
+            unroll_turn[0] += tiled
+            if tiled and unroll_turn[0] % 4 == 0:
+                v = dict(c, unroll=2, template="contraction")
+                why = refused_for_shape(aotc, case, kernel, v, env, tmp, UNROLL_SHAPE)
+                if why is None:
+                    todo.append(v)
+                    unrolls += 1
+                elif why:
+                    failures.append(f"{name}: {kernel} {v}: {why}")
             for v in todo:
                 v = dict(v, template="contraction")
                 refused = "group_m" in v and name.startswith(GROUP_REFUSED)
@@ -617,11 +658,13 @@ def check_config_variants(aotc, dirs, env, tmp, rng):
         failures.append(f"the GPU heuristic did not view {sorted(want - viewed)} as GEMMs")
     print(f"kernel-configs variants: {runs} compiled and checked, {group_runs} of them "
           f"work-group tiles, {row_loops} row loops, {next_slices} next slice prefetches "
-          f"({len(viewed)} cases with GEMM views)")
+          f"({len(viewed)} cases with GEMM views), {unrolls} unrolled reduction loops")
     if row_loops < 6:
         failures.append(f"only {row_loops} row loop variants ran")
     if next_slices < 3:
         failures.append(f"only {next_slices} next slice variants ran")
+    if unrolls < 8:
+        failures.append(f"only {unrolls} unrolled variants ran")
     if runs < len(dirs):
         failures.append(f"only {runs} variants ran for {len(dirs)} cases")
     if group_runs < len(dirs) // 2:
@@ -720,6 +763,17 @@ def main():
                     if not NEXT_SLICE_TEST.search(cl.stdout):
                         failures.append(f"{name}: no prefetch of the next slice in turns in the "
                                         f"OpenCL C")
+                unrolled = {k: c for k, c in (got or {}).items() if c.get("unroll")}
+                if (name in UNROLLED) != bool(unrolled) and name in UNROLLED:
+                    failures.append(f"{name}: expected an unrolled reduction loop under "
+                                    f"generic-avx512, got {got}")
+                if any(tile_registers(c) > 29 or c.get("unroll") != 2 for c in unrolled.values()):
+                    failures.append(f"{name}: unrolled beyond the register budget: {unrolled}")
+                if name in UNROLLED:
+                    cl = run_fuzz.run_tool([aotc, "compile", os.path.join(case, "model.onnx"),
+                                            "--emit=cl", "--device-profile", profile], env=env)
+                    if not UNROLLED_LOOP.search(cl.stdout):
+                        failures.append(f"{name}: no loop of two steps an iteration in the OpenCL C")
                 for cols, expected in ((64, TILE_COLUMNS_64), (48, TILE_COLUMNS_48)):
                     rows = [c.get("tm") for c in (got or {}).values() if c.get("tn") == cols]
                     if rows != ([expected[name]] if name in expected else []):
