@@ -351,7 +351,7 @@ void separateOutputs(LoweredGraph &lg) {
   }
 }
 
-/// The elements of \p d's shape, its symbols at 1 (0: unknown).
+/// The elements of \p shape, its symbols at 1.
 int64_t plannedElements(const std::vector<Expr> &shape) {
   int64_t n = 1;
   for (const Expr &e : shape)
@@ -374,6 +374,30 @@ bool rereadsWindow(const LoweredGraph &lg, const TensorDef &c, int d) {
   }
   const int64_t in = plannedElements(lg.defs[d].shape);
   return in > 0 && steps * plannedElements(c.shape) > in;
+}
+
+/// Whether pointwise def \p d, whose kernel-level consumers are \p eff, is
+/// better computed once as its reduction's epilogue than at every read: it
+/// reads one reduction alone (and constants), at its own index, that
+/// nothing else reads, and its one consumer is a window that reads each
+/// element more than once (rereadsWindow). ResNet's stem MaxPool (3 x 3 of
+/// stride 2) applied the stem's Relu 9 times per output, 2.25 per element.
+bool epilogueOfWindow(const LoweredGraph &lg, int d, const std::vector<int> &eff,
+                      const std::vector<std::vector<int>> &consumers,
+                      const std::vector<bool> &isOutput) {
+  const TensorDef &def = lg.defs[d];
+  if (eff.size() != 1 || !rereadsWindow(lg, lg.defs[eff[0]], d))
+    return false;
+  int reduction = -1, others = 0;
+  for (int t : accessedDefs(def.body)) {
+    const TensorDef &td = lg.defs[t];
+    if (td.kind == TensorDef::Kind::Reduction && reduction < 0)
+      reduction = t;
+    else if (td.kind != TensorDef::Kind::Constant)
+      ++others;
+  }
+  return reduction >= 0 && others == 0 && consumers[reduction].size() == 1 &&
+         !isOutput[reduction] && readsAtIdentity(lg, def.body, reduction, def);
 }
 
 FusionPlan planFusion(const LoweredGraph &lg, const FusionOptions &opts) {
@@ -463,29 +487,10 @@ FusionPlan planFusion(const LoweredGraph &lg, const FusionOptions &opts) {
       feedsContraction |= lg.defs[c].kind == TensorDef::Kind::Reduction &&
                           lg.defs[c].rereadsInputs;
     bool tooBig = eff.size() > 1 && size > kMaxInlineSize;
-    // A def computed from one reduction alone (a convolution's Relu), read
-    // by a window that reads each element more than once, is computed once
-    // as that reduction's epilogue rather than at every read: ResNet's stem
-    // MaxPool (3 x 3 of stride 2) applied the Relu 9 times per output, 2.25
-    // times per element.
-    bool epilogueOfWindow = false;
-    if (eff.size() == 1 &&
-        rereadsWindow(lg, lg.defs[eff[0]], static_cast<int>(d))) {
-      int reduction = -1, others = 0;
-      for (int t : accessedDefs(def.body)) {
-        const TensorDef &td = lg.defs[t];
-        if (td.kind == TensorDef::Kind::Reduction && reduction < 0)
-          reduction = t;
-        else if (td.kind != TensorDef::Kind::Constant)
-          ++others;
-      }
-      epilogueOfWindow = reduction >= 0 && others == 0 &&
-                         consumers[reduction].size() == 1 &&
-                         !isOutput[reduction] &&
-                         readsAtIdentity(lg, def.body, reduction, def);
-    }
+    bool ofWindow = epilogueOfWindow(lg, static_cast<int>(d), eff, consumers,
+                                     isOutput);
     plan.decisions[d] =
-        (feedsContraction || eff.size() > 2 || tooBig || epilogueOfWindow)
+        (feedsContraction || eff.size() > 2 || tooBig || ofWindow)
             ? Decision::Materialize
             : Decision::Inline;
     manyConsumers[d] = !feedsContraction && !tooBig && eff.size() > 2;

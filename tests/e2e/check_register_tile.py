@@ -563,6 +563,17 @@ def check_config_variants(aotc, dirs, env, tmp, rng):
             if c["template"] != "contraction":
                 continue
             todo = variants(c, rng)
+
+            def admitted(v, shape):
+                """Adds \p v to the variants where the kernel admits it; a refusal
+                for another reason than \p shape's is a failure."""
+                why = refused_for_shape(aotc, case, kernel, v, env, tmp, shape)
+                if why is None:
+                    todo.append(v)
+                    return True
+                if why:
+                    failures.append(f"{name}: {kernel} {v}: {why}")
+                return False
             group = c["m"] >= 0 and c["n"] >= 0 and not name.startswith("bmm_float64") \
                 and not name.startswith("bmm_int32")
             if group:
@@ -588,13 +599,8 @@ def check_config_variants(aotc, dirs, env, tmp, rng):
             # loop; refused by name where no work-items share a slice.
             if name.startswith("conv_chain") and c["m"] >= 0 and c["n"] >= 0 \
                     and "row_loop" not in c and not c.get("prefetch_next"):
-                v = dict(c, prefetch_next=1, template="contraction")
-                why = refused_for_shape(aotc, case, kernel, v, env, tmp, NEXT_SLICE_SHAPE)
-                if why is None:
-                    todo.append(v)
-                    next_slices += 1
-                elif why:
-                    failures.append(f"{name}: {kernel} {v}: {why}")
+                next_slices += admitted(dict(c, prefetch_next=1, template="contraction"),
+                                        NEXT_SLICE_SHAPE)
             # Two reduction steps an iteration (RegisterTile::unroll) over
             # the heuristic's tile of every fourth tiled kernel (its unrolled
             # tiles under generic-avx512 run in the cases' main runs);
@@ -602,13 +608,7 @@ def check_config_variants(aotc, dirs, env, tmp, rng):
             tiled = c["m"] >= 0 and c["n"] >= 0 and "row_loop" not in c and "group_m" not in c
             unroll_turn[0] += tiled
             if tiled and unroll_turn[0] % 4 == 0:
-                v = dict(c, unroll=2, template="contraction")
-                why = refused_for_shape(aotc, case, kernel, v, env, tmp, UNROLL_SHAPE)
-                if why is None:
-                    todo.append(v)
-                    unrolls += 1
-                elif why:
-                    failures.append(f"{name}: {kernel} {v}: {why}")
+                unrolls += admitted(dict(c, unroll=2, template="contraction"), UNROLL_SHAPE)
             for v in todo:
                 v = dict(v, template="contraction")
                 refused = "group_m" in v and name.startswith(GROUP_REFUSED)
