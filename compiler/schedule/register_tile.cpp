@@ -1565,7 +1565,8 @@ Stmt registerTiledNest(const ReductionNest &nest, const RegisterTile &t,
     };
     //
     // Where the next tile's rows are read at the innermost reduction index
-    // (a channel block's rows, [.., pixel, channel], one after another),
+    // and lie one after another (a channel block's pixels, [.., pixel,
+    // channel], neighbours along the index before it),
     // they are fetched as one run instead: step r fetches the cache line r
     // lines past the next tile's first element, an address linear in r
     // that needs no `r mod rows` in the loop (its multiply, mask and shifts
@@ -1580,18 +1581,28 @@ Stmt registerTiledNest(const ReductionNest &nest, const RegisterTile &t,
       std::vector<Expr> at = origin;
       at[t.m] = at[t.m] + Expr(t.prefetch * t.tm);
       if (rows > 1 && rows <= kPrefetchLineFloats) {
+        // Each prefetched load's rows must be adjacent along its index
+        // before the innermost (a stride-2 convolution's are not).
+        std::vector<Expr> below = at;
+        below[t.m] = below[t.m] + Expr(1);
         std::vector<Stmt> linear =
             prefetchLoads({nest.term(at, r)}, tileVar, {});
-        bool ok = !linear.empty();
-        for (Stmt &s : linear) {
-          const Prefetch *p = s.as<Prefetch>();
-          ok = ok && !p->indices.empty() &&
-               structurallyEqual(p->indices.back(), r.back());
+        std::vector<Stmt> next =
+            prefetchLoads({nest.term(below, r)}, tileVar, {});
+        bool ok = !linear.empty() && linear.size() == next.size();
+        for (size_t i = 0; ok && i < linear.size(); ++i) {
+          const Prefetch *p = linear[i].as<Prefetch>();
+          const Prefetch *q = next[i].as<Prefetch>();
+          const size_t n = p->indices.size();
+          ok = n >= 2 && q->indices.size() == n &&
+               structurallyEqual(p->indices.back(), r.back()) &&
+               simplify(q->indices[n - 2] - p->indices[n - 2])
+                   .isConstValue(1);
           if (!ok)
             break;
           std::vector<Expr> idx = p->indices;
           idx.back() = Expr(kPrefetchLineFloats) * r.back();
-          s = Prefetch::make(p->buffer, std::move(idx));
+          linear[i] = Prefetch::make(p->buffer, std::move(idx));
         }
         if (ok)
           return linear;
