@@ -351,29 +351,16 @@ void separateOutputs(LoweredGraph &lg) {
   }
 }
 
-/// The elements of \p shape, its symbols at 1.
-int64_t plannedElements(const std::vector<Expr> &shape) {
-  int64_t n = 1;
-  for (const Expr &e : shape)
-    n *= plannedExtent(e);
-  return n;
-}
-
 /// Whether the reduction \p c reads the elements of \p d more than once
 /// each on average (a window over overlapping pixels: a 3 x 3 MaxPool of
-/// stride 2 reads each 2.25 times), its steps static.
+/// stride 2 reads each 2.25 times), its steps static, the elements counted
+/// with the symbols at 1.
 bool rereadsWindow(const LoweredGraph &lg, const TensorDef &c, int d) {
   if (c.kind != TensorDef::Kind::Reduction || c.rereadsInputs)
     return false;
-  int64_t steps = 1;
-  for (const Expr &e : c.reduceExtents) {
-    int64_t v;
-    if (!e.isConst(v))
-      return false;
-    steps *= v;
-  }
-  const int64_t in = plannedElements(lg.defs[d].shape);
-  return in > 0 && steps * plannedElements(c.shape) > in;
+  const int64_t steps = staticTerms(c.reduceExtents);
+  const int64_t in = plannedExtent(simplify(product(lg.defs[d].shape)));
+  return steps >= 0 && steps * plannedExtent(simplify(product(c.shape))) > in;
 }
 
 /// Whether pointwise def \p d, whose kernel-level consumers are \p eff, is
