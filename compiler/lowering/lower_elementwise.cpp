@@ -30,7 +30,7 @@ Expr operand(const Node &n, size_t i, LowerCtx &ctx) {
 /// The value of a one-element constant that no caller can replace (a
 /// Constant node's or a folded value, not an initializer, which
 /// aotc_container_update_constants may change), or nothing.
-std::optional<double> exponentConstant(const Value *v) {
+std::optional<double> constantScalar(const Value *v) {
   if (!v || !v->isConstant() || v->overridable() || !v->data().defined() ||
       (!v->onnxName().empty() && !v->folded()))
     return std::nullopt;
@@ -45,6 +45,30 @@ std::optional<double> exponentConstant(const Value *v) {
   if (numel != 1)
     return std::nullopt;
   return tensorDataFloat(v->data(), t.dtype, 0);
+}
+
+/// The reciprocal of a float divisor known at compile time (a scalar that
+/// no update can change, constantScalar), as a literal of \p t, where
+/// multiplying by it stays within the error OpenCL allows a division (2.5
+/// ulp for float32): 1 / c rounded to \p t, then one rounded product, is
+/// within 1.5 ulp of x / c (exact for a power of two), for every x, and
+/// the same for zeros, infinities and NaNs, as long as 1 / c is a normal
+/// number (|c| in [2^-126, 2^126] for float32). A vector division costs
+/// 10-16 cycles on the CPUs aotc targets, a multiplication 0.5; GELU's
+/// x / sqrt(2) and attention's scores / 8 divide every element. Undefined
+/// otherwise (the division stays).
+Expr reciprocalOfConstant(const Value *v, DType t) {
+  std::optional<double> c = constantScalar(v);
+  if (!c || (t != DType::Float32 && t != DType::Float64))
+    return Expr();
+  const int maxExp = t == DType::Float32 ? 126 : 1022;
+  const double m = std::fabs(*c);
+  if (!(m >= std::ldexp(1.0, -maxExp) && m <= std::ldexp(1.0, maxExp)))
+    return Expr();
+  double r = 1.0 / *c;
+  if (t == DType::Float32)
+    r = static_cast<double>(static_cast<float>(r));
+  return literal(t, r);
 }
 
 /// A scalar (0-d or single-element) optional input, or \p def when omitted.
@@ -225,7 +249,13 @@ Status lowerElementwise(const Node &n, LowerCtx &ctx) {
         {OpKind::GreaterOrEqual, BinOp::GE}, {OpKind::And, BinOp::And},
         {OpKind::Or, BinOp::Or},       {OpKind::Xor, BinOp::NE}};
     Expr a = operand(n, 0, ctx), b = operand(n, 1, ctx);
-    Expr v = bin(ops.at(n.op()), a, b);
+    BinOp op = ops.at(n.op());
+    if (n.op() == OpKind::Div)
+      if (Expr r = reciprocalOfConstant(n.input(1), outT); r.defined()) {
+        op = BinOp::Mul; // a * (1 / c): see reciprocalOfConstant
+        b = r;
+      }
+    Expr v = bin(op, a, b);
     if (v.type() != outT)
       v = Cast::make(outT, v);
     ctx.addPointwise(out, v);
@@ -287,7 +317,7 @@ Status lowerElementwise(const Node &n, LowerCtx &ctx) {
     // multiplied out: the same value as pow (x * x is correctly rounded;
     // x * x * x is within the 16 ulp OpenCL allows pow) at a fraction of its
     // cost (about 400 cycles per element through PoCL's pow).
-    if (auto e = exponentConstant(n.input(1)); e && isFloat(a.type()) &&
+    if (auto e = constantScalar(n.input(1)); e && isFloat(a.type()) &&
                                                 (*e == 1 || *e == 2 || *e == 3)) {
       Expr v = a;
       for (double k = 1; k < *e; ++k)

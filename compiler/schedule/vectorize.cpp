@@ -15,6 +15,26 @@ bool isLanewiseBuiltin(const std::string &name) {
   return names.count(name) > 0;
 }
 
+namespace {
+
+/// True if 1 / \p d is a normal number or zero, infinity or NaN, whatever
+/// \p d's operands (a float32 or float64 scalar): a square root, whose
+/// magnitude lies in [2^-75, 2^64] when it is finite and not zero, so that
+/// x * (1 / d) is within 1.5 ulp of x / d (OpenCL allows a float division
+/// 2.5) and the same for zeros, infinities and NaNs. A decomposed
+/// LayerNormalization divides each element of a row by sqrt(var + eps):
+/// the row kernel then computes the reciprocal once (its operand does not
+/// change along the row) and multiplies each vector by it, where a vector
+/// division costs 10-16 cycles.
+bool reciprocalIsNormal(const Expr &d) {
+  if (d.type() != DType::Float32 && d.type() != DType::Float64)
+    return false;
+  const Call *c = d.as<Call>();
+  return c && c->name == "sqrt";
+}
+
+} // namespace
+
 Expr vectorizeLanes(const Expr &e, const Expr &lane, int lanes,
                     const RangeEnv &ranges,
                     const std::map<uint64_t, Expr> &vectors) {
@@ -73,6 +93,13 @@ Expr vectorizeLanes(const Expr &e, const Expr &lane, int lanes,
     Expr y = vectorizeLanes(b->b, lane, lanes, ranges, vectors);
     if (!x.defined() || !y.defined())
       return Expr();
+    if (b->op == BinOp::Div && x.lanes() > 1 && y.lanes() == 1 &&
+        reciprocalIsNormal(y))
+      return Binary::make(
+          BinOp::Mul, x,
+          Broadcast::make(Binary::make(BinOp::Div,
+                                       FloatImm::make(1.0, y.type()), y),
+                          lanes));
     return Binary::make(b->op, widen(x), widen(y));
   }
   case ExprKind::Call: {

@@ -125,6 +125,20 @@ def cases():
                 [("y", f32, ["b", 7, 48])],
                 [{"x": [b, 7, 48], "res": [b, 7, 48], "g": [48], "bb": [48]} for b in (1, 2)], 1, 8, False, None))
 
+    # Divisions by compile-time constants multiply by the reciprocal
+    # (lower_elementwise.cpp, reciprocalOfConstant): 3 (rounded), 8 (exact),
+    # and 1e38, whose reciprocal would be subnormal, so it divides; with
+    # 1e30, -inf and NaN inputs. Not row kernels.
+    cst = lambda name, v: helper.make_node("Constant", [], [name], value=numpy_helper.from_array(np.array(v, f32), name))
+    out.append(("divide_by_constants", 17,
+                [cst("three", 3.0), cst("eight", [8.0]), cst("huge", 1e38),
+                 helper.make_node("Div", ["x", "three"], ["a"]),
+                 helper.make_node("Div", ["a", "eight"], ["b"]),
+                 helper.make_node("Div", ["x", "huge"], ["c"]),
+                 helper.make_node("Add", ["b", "c"], ["y"])],
+                [("x", f32, ["b", 37])], [("y", f32, ["b", 37])],
+                [{"x": [b, 37]} for b in (0, 1, 3)], None, None, True, None))
+
     def rms(arrays):
         x, g = arrays
         return [(x / np.sqrt(np.mean(x.astype(np.float64) ** 2, axis=-1, keepdims=True) + 1e-6) * g).astype(f32)]
