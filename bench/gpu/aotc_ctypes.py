@@ -200,6 +200,43 @@ class Model:
             result.append(view if out_buffers is not None else view.copy())
         return result
 
+    def bind(self, inputs, out_buffers):
+        """A run over fixed inputs and output buffers (C-contiguous arrays the
+        caller keeps, whose contents may change between runs), as a C host
+        calls aotc_container_run in a loop: the aotc_tensor_t arrays are built
+        once, and the outputs' views are rebuilt only when a run reports other
+        shapes. Returns a function that runs the model and returns the views
+        (valid until the next run). Model.run builds all of that per call:
+        0.05-0.09 ms of Python a run (gemm_128x768x768 ran 0.59-0.64 ms
+        through it against 0.54 through one prepared call)."""
+        keep = [np.require(np.asarray(a), requirements="C") for a in inputs]
+        ins = (Tensor * len(keep))()
+        for t, a in zip(ins, keep):
+            _fill(t, a)
+        bufs = list(out_buffers)
+        outs = (Tensor * self.num_outputs)()
+        for t, b in zip(outs, bufs):
+            t.data, t.nbytes = b.ctypes.data, b.nbytes
+        call = self.lib.aotc_container_run
+        c, n_in, n_out = self.c, len(keep), self.num_outputs
+        views, shapes = [], None
+
+        def run():
+            nonlocal views, shapes
+            self._check(call(c, ins, n_in, outs, n_out))
+            now = [(t.dtype, tuple(t.shape[i] for i in range(t.rank))) for t in outs]
+            if now != shapes:
+                views = []
+                for (code, shape), b in zip(now, bufs):
+                    dt = np.dtype(DTYPES[code])
+                    n = int(np.prod(shape)) if shape else 1
+                    views.append(b[: n * dt.itemsize].view(dt).reshape(shape))
+                shapes = now
+            return views
+
+        run.keep = (keep, bufs, ins, outs)
+        return run
+
     def constants(self):
         """[(onnx name, dtype, shape)] of the updatable constants (aotc_container_extract_constants
         describes them: a packed weight is listed under its initializer's name)."""

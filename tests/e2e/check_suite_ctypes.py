@@ -3,7 +3,8 @@
 it cannot rot between GPU runs: a weightless .so refuses to run, takes its weights by initializer
 name (a packed weight too), then matches PyTorch's outputs host to host and device-resident
 (cl_mem buffers through the ctypes OpenCL helper, aotc_container_run_device) and pipelined
-(aotc_container_run_device_async on the helper's queue).
+(aotc_container_run_device_async on the helper's queue); and bound (Model.bind: argument structs
+built once, as the CPU suite's worker times runs).
 Usage: check_suite_ctypes.py AOTC"""
 import glob
 import os
@@ -42,6 +43,17 @@ with tempfile.TemporaryDirectory() as tmp:
                 m.update_constants({n: inits[n] for n in names}, validate_full=True)
             got = m.run([x])[0]
             np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
+            # Bound (Model.bind, bench/cpu/worker.py's loop): the same outputs, and
+            # an input changed in place between runs is read anew.
+            xb, buf = np.array(x, copy=True), np.full(want.nbytes + 64, 0xFF, np.uint8)
+            bound = m.bind([xb], [buf])
+            np.testing.assert_allclose(bound()[0], want, rtol=1e-4, atol=1e-5)
+            xb *= 0.5
+            half = m.run([xb])[0].copy()
+            got2 = bound()[0]
+            assert got2.shape == want.shape and got2.dtype == np.float32, (got2.shape, got2.dtype)
+            np.testing.assert_array_equal(got2, half)
+            assert not np.allclose(got2, want), "the bound run did not read the changed input"
             cl = m.opencl()
             xin = np.ascontiguousarray(x)
             bin_, bout = cl.buffer(xin.nbytes, xin), cl.buffer(want.nbytes)
