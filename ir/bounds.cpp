@@ -720,6 +720,31 @@ bool BoundsProver::proveNonNegative(const Expr &e) {
   Expr bound = floorDivLowerBound(s, 1);
   if (!bound.sameAs(s) && lowerEndNonNegative(simplify(bound, env_)))
     return true;
+  // A min or max term, each arm in turn: -c * min(a, b) >= -c * a (and
+  // -c * b), so one arm proving the rest suffices; -c * max(a, b) is one of
+  // -c * a and -c * b, so both must (and the same for +c * max and +c *
+  // min). A clamped window index min(max(x, 0), max(n - 1, 0)) is below n
+  // where a fact gives n >= 1: a vector tile's `8 * t + 8 <= n` (a depthwise
+  // convolution over a symbolic width, inline_padding.cpp, found by the
+  // fuzzer). Each step removes one min or max, so the recursion ends.
+  if (minMaxDepth_ < kMaxMinMaxDepth)
+    for (const auto &[coef, t] : sTerms) {
+      const Binary *mm = t.as<Binary>();
+      if (!mm || (mm->op != BinOp::Min && mm->op != BinOp::Max) ||
+          !isIndexType(mm->type))
+        continue;
+      ++minMaxDepth_;
+      Expr rest = s - Expr(coef) * t;
+      auto arm = [&](const Expr &x) {
+        return proveNonNegative(rest + Expr(coef) * x);
+      };
+      const bool either = (coef < 0) == (mm->op == BinOp::Min);
+      const bool proven =
+          either ? arm(mm->a) || arm(mm->b) : arm(mm->a) && arm(mm->b);
+      --minMaxDepth_;
+      if (proven)
+        return true;
+    }
   // X - (a floordiv c) >= 0 exactly when c * X + c - 1 - a >= 0 (c > 0):
   // an image number p floordiv 81 is below n where p < 81 * n is known (a
   // GEMM view's column unflattened, gemm_view.cpp). Each step removes one

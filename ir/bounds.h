@@ -82,6 +82,9 @@ private:
   RangeEnv env_;
   std::vector<Entry> scope_;
   int depth_ = 0; ///< recursion guard of interval()
+  /// Nested min/max arms proveNonNegative tries (each may try two).
+  static constexpr int kMaxMinMaxDepth = 4;
+  int minMaxDepth_ = 0;
 };
 
 } // namespace aotc

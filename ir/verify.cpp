@@ -71,6 +71,12 @@ private:
   void undefine(const Expr &var) { scope_.erase(var.as<Var>()->id); }
   Status access(const std::string &buffer, const std::vector<Expr> &indices,
                 DType type, bool store, const void *node);
+  /// A vector access: the indices of its first and last lanes proven (or,
+  /// collecting, recorded as one unproven vector access).
+  Status vectorAccess(const std::string &buffer,
+                      const std::vector<Expr> &first,
+                      const std::vector<Expr> &last, DType type, bool store,
+                      const void *node);
   /// The kernel's parameter \p buffer, or null (and \p st the failure) for
   /// a \p verb ("load from", "prefetch of") that names another.
   const KernelBuffer *param(const char *verb, const std::string &buffer,
@@ -91,6 +97,7 @@ private:
   const LoopModule *foldOf_ = nullptr;
   /// Collect unproven accesses instead of failing on them.
   std::vector<UnprovenAccess> *collect_;
+  bool vector_ = false; ///< inside vectorAccess
   std::map<std::string, const KernelBuffer *> buffers_;
   std::set<uint64_t> symbols_; ///< the kernel's symbols
   std::set<uint64_t> defined_; ///< every variable defined so far
@@ -268,9 +275,32 @@ Status KernelVerifier::access(const std::string &buffer,
                 " (size " + printExpr(b.shape[i]) +
                 ") for every size in the declared ranges, nor guarded");
   }
-  if (!unproven.dims.empty())
+  if (!unproven.dims.empty()) {
+    unproven.vector = vector_;
     collect_->push_back(std::move(unproven));
+  }
   return Status::ok();
+}
+
+Status KernelVerifier::vectorAccess(const std::string &buffer,
+                                    const std::vector<Expr> &first,
+                                    const std::vector<Expr> &last, DType type,
+                                    bool store, const void *node) {
+  // Its first and last lanes; collected as one access (the dims of both).
+  vector_ = true;
+  size_t before = collect_ ? collect_->size() : 0;
+  Status st = access(buffer, first, type, store, node);
+  if (st.isOk())
+    st = access(buffer, last, type, store, node);
+  vector_ = false;
+  if (collect_ && collect_->size() > before + 1) {
+    UnprovenAccess &a = (*collect_)[before];
+    for (size_t d : collect_->back().dims)
+      if (std::find(a.dims.begin(), a.dims.end(), d) == a.dims.end())
+        a.dims.push_back(d);
+    collect_->pop_back();
+  }
+  return st;
 }
 
 Status KernelVerifier::expr(const Expr &e) {
@@ -400,18 +430,13 @@ Status KernelVerifier::expr(const Expr &e) {
   case ExprKind::VectorLoad: {
     // Every lane inside the buffer: the first lane's index and the last
     // one's along the last dimension.
-    // A vector load cannot be guarded: it must be proven, also when the
-    // guard pass collects what is not.
+    // A vector load cannot be guarded: it must be proven. Collected (for
+    // the passes that ask which accesses are unproven) it is marked as a
+    // vector: speculate_loads.cpp must then leave it where it was.
     const VectorLoad *l = e.as<VectorLoad>();
     std::vector<Expr> last = l->indices;
     last.back() = last.back() + Expr(int64_t{l->stride} * (l->lanes - 1));
-    std::vector<UnprovenAccess> *saved = collect_;
-    collect_ = nullptr;
-    Status st = access(l->buffer, l->indices, l->type, false, l);
-    if (st.isOk())
-      st = access(l->buffer, last, l->type, false, l);
-    collect_ = saved;
-    return st;
+    return vectorAccess(l->buffer, l->indices, last, l->type, false, l);
   }
   case ExprKind::Lane: {
     const Lane *l = e.as<Lane>();
@@ -439,13 +464,8 @@ Status KernelVerifier::stmt(const Stmt &s) {
       return fail("vector store of a non-float into '" + st->buffer + "'");
     std::vector<Expr> last = st->indices;
     last.back() = last.back() + Expr(st->value.lanes() - 1);
-    std::vector<UnprovenAccess> *saved = collect_;
-    collect_ = nullptr;
-    Status vs = access(st->buffer, st->indices, st->value.type(), true, st);
-    if (vs.isOk())
-      vs = access(st->buffer, last, st->value.type(), true, st);
-    collect_ = saved;
-    return vs;
+    return vectorAccess(st->buffer, st->indices, last, st->value.type(), true,
+                        st);
   }
   case StmtKind::For: {
     const For *f = s.as<For>();

@@ -40,10 +40,14 @@ Status verifyModule(const LoopModule &m);
 struct UnprovenAccess {
   const void *node;         ///< the Load (ExprNode) or Store (StmtNode)
   std::vector<size_t> dims; ///< the components not proven
+  /// A vector load or store: it cannot take an index check, so the kernel
+  /// must not keep it unproven (verifyKernel refuses it).
+  bool vector = false;
 };
 
-/// Every unproven access of \p k (bounds only; other violations are not
-/// reported). Empty when verifyKernel's bound checks all pass.
+/// Every unproven access of \p k, scalar and vector (bounds only; other
+/// violations are not reported). Empty when verifyKernel's bound checks all
+/// pass.
 std::vector<UnprovenAccess> unprovenAccesses(const LoopModule &m,
                                              const Kernel &k);
 

@@ -8,6 +8,10 @@ ONNX Runtime, writes them as ONNX backend-test case directories, runs
   pass       aotc gives ONNX Runtime's outputs (integers and bools exactly,
              floats within --rtol/--atol)
   refused    a compile error that names what is unsupported (clean)
+  unproven   a compile error of the Loop IR verifier: an access or view the
+             bounds prover could not prove for a valid model (a prover limit,
+             not an unsupported feature; never a wrong answer). Listed always;
+             a failure with --strict-proofs
   WRONG      an output differs
   ERROR      a run-time error for a valid model, or an internal error
   CRASH      aotc died (signal, abort) or timed out on the case
@@ -60,6 +64,8 @@ def classify(line):
         msg = why[len("compile: "):]
         if "internal error" in msg:
             return "ERROR", msg
+        if "Loop IR verifier" in msg:
+            return "unproven", msg
         return "refused", msg
     if "output" in why and ("element" in why or "expected" in why):
         return "WRONG", why
@@ -238,6 +244,9 @@ def main():
                     help="compile as aotc --narrow-indices (32-bit index math where the ranges "
                          "prove it fits; the GPU profiles' default)")
     ap.add_argument("--check", action="store_true")
+    ap.add_argument("--strict-proofs", action="store_true",
+                    help="count 'unproven' graphs (the verifier's compile errors on valid "
+                         "models) as failures")
     ap.add_argument("--keep", help="keep the case directories here")
     ap.add_argument("--minimize", action="store_true")
     ap.add_argument("--regressions",
@@ -251,6 +260,7 @@ def main():
                     help="write {case: class} of every graph as JSON here")
     ap.add_argument("-v", "--verbose", action="store_true")
     args = ap.parse_args()
+    bad_classes = BAD + (("unproven",) if args.strict_proofs else ())
 
     work = args.keep or tempfile.mkdtemp(prefix="aotc-fuzz-")
     os.makedirs(work, exist_ok=True)
@@ -283,8 +293,10 @@ def main():
             counts[cls] += 1
             for op in set(ops_of[name]):
                 per_op[op][cls] += 1
-            if cls in BAD:
+            if cls in bad_classes:
                 failures.append((name, cls, detail))
+                print("%s %s: %s" % (cls, name, detail[:300]), flush=True)
+            elif cls == "unproven":
                 print("%s %s: %s" % (cls, name, detail[:300]), flush=True)
             elif args.verbose:
                 print("%s %s %s" % (cls, name, detail[:200]), flush=True)
@@ -321,7 +333,7 @@ def main():
         print("per op (pass/refused/bad):")
         for op, c in sorted(per_op.items()):
             print("  %-20s %4d %4d %4d" % (op, c["pass"], c["refused"],
-                                          sum(c[b] for b in BAD)))
+                                          sum(c[b] for b in bad_classes)))
     if args.results:
         with open(args.results, "w") as f:
             json.dump(classes, f, indent=0, sort_keys=True)
@@ -340,7 +352,7 @@ def main():
                 shutil.copytree(d, dest)
     if not args.keep:
         shutil.rmtree(work, ignore_errors=True)
-    bad = sum(counts[b] for b in BAD)
+    bad = sum(counts[b] for b in bad_classes)
     return 1 if args.check and bad else 0
 
 
