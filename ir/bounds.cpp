@@ -7,8 +7,10 @@
 #include "ir/visitor.h"
 
 #include <algorithm>
+#include <climits>
 #include <map>
 #include <numeric>
+#include <set>
 
 namespace aotc {
 
@@ -381,10 +383,9 @@ void BoundsProver::addFact(const Expr &cond, bool holds) {
       // coefficients share a factor, divided by it.
       Expr fact = simplify(f, env_);
       Expr tight = tightenByGcd(fact);
-      std::vector<Expr> forms = {fact};
-      if (!structurallyEqual(tight, fact))
-        forms.push_back(tight);
-      for (const Expr &x : forms) {
+      const int forms = structurallyEqual(tight, fact) ? 1 : 2;
+      for (int k = 0; k < forms; ++k) {
+        const Expr &x = k == 0 ? fact : tight;
         Entry e;
         e.kind = Entry::Fact;
         e.fact = x;
@@ -677,6 +678,61 @@ bool BoundsProver::lowerEndNonNegative(const Expr &e) {
   return iv && constNonNegative(iv->first);
 }
 
+namespace {
+
+/// \p e expanded into monomials: each a sorted list of atom keys (printed
+/// non-polynomial subexpressions: symbols, loop variables, divisions) with
+/// its integer coefficient; \p atoms maps keys back. False where the
+/// expansion has more than \p limit monomials or a coefficient overflows.
+using Monomials = std::map<std::vector<std::string>, int64_t>;
+bool expandProducts(const Expr &e, Monomials &out,
+                    std::map<std::string, Expr> &atoms, size_t limit) {
+  out.clear();
+  int64_t v;
+  if (e.isConst(v)) {
+    if (v != 0)
+      out[{}] = v;
+    return true;
+  }
+  const Binary *b = e.as<Binary>();
+  if (b && (b->op == BinOp::Add || b->op == BinOp::Sub || b->op == BinOp::Mul)) {
+    Monomials x, y;
+    if (!expandProducts(b->a, x, atoms, limit) ||
+        !expandProducts(b->b, y, atoms, limit))
+      return false;
+    if (b->op == BinOp::Mul) {
+      for (const auto &[mx, cx] : x)
+        for (const auto &[my, cy] : y) {
+          std::vector<std::string> m = mx;
+          m.insert(m.end(), my.begin(), my.end());
+          std::sort(m.begin(), m.end());
+          int64_t c;
+          if (__builtin_mul_overflow(cx, cy, &c) ||
+              __builtin_add_overflow(out[m], c, &out[m]))
+            return false;
+        }
+    } else {
+      out = std::move(x);
+      for (const auto &[my, cy] : y) {
+        int64_t c = b->op == BinOp::Add ? cy : -cy;
+        if (b->op == BinOp::Sub && cy == INT64_MIN)
+          return false;
+        if (__builtin_add_overflow(out[my], c, &out[my]))
+          return false;
+      }
+    }
+    for (auto it = out.begin(); it != out.end();)
+      it = it->second == 0 ? out.erase(it) : std::next(it);
+    return out.size() <= limit;
+  }
+  std::string key = printExpr(e);
+  atoms.emplace(key, e);
+  out[{key}] = 1;
+  return true;
+}
+
+} // namespace
+
 bool BoundsProver::proveNonNegative(const Expr &e) {
   Expr s = simplify(e, env_);
   if (lowerEndNonNegative(s))
@@ -745,6 +801,29 @@ bool BoundsProver::proveNonNegative(const Expr &e) {
       if (proven)
         return true;
     }
+  // Products of symbols expanded: a kernel's view of a buffer, 6 d2 d4 +
+  // 2 d2 elements, against the buffer's d2 * 2 * (3 d4 + 1) (the
+  // verifier's view check; found by the fuzzer, seeds 20261234, 40004,
+  // 40165, 40290, 60080). Every monomial with a non-negative coefficient
+  // over atoms that are each non-negative makes a non-negative sum.
+  {
+    Monomials poly;
+    std::map<std::string, Expr> atoms;
+    if (expandProducts(s, poly, atoms, 64)) {
+      bool ok = true;
+      std::set<std::string> checked;
+      for (const auto &[mono, coef] : poly) {
+        ok = coef > 0;
+        for (size_t i = 0; ok && i < mono.size(); ++i)
+          if (checked.insert(mono[i]).second)
+            ok = lowerEndNonNegative(simplify(atoms.at(mono[i]), env_));
+        if (!ok)
+          break;
+      }
+      if (ok)
+        return true;
+    }
+  }
   // X - (a floordiv c) >= 0 exactly when c * X + c - 1 - a >= 0 (c > 0):
   // an image number p floordiv 81 is below n where p < 81 * n is known (a
   // GEMM view's column unflattened, gemm_view.cpp). Each step removes one

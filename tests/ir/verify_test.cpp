@@ -452,6 +452,27 @@ TEST(BoundsProver, MinAndMaxArms) {
   EXPECT_FALSE(p.proveInRange(mx(n, Expr(0)), n));
 }
 
+// Products of symbols expanded into monomials: a kernel's view of 6 d2 d4 +
+// 2 d2 elements inside a buffer of d2 * 2 * (3 d4 + 1) (a ConvTranspose
+// over symbolic sizes, fuzz seed 20261234, whose compile the verifier
+// refused; tests/fuzz/regressions/view_symbolic_product).
+TEST(BoundsProver, ExpandedProducts) {
+  Expr a = Var::make("a"), b = Var::make("b"), t = Var::make("t");
+  RangeEnv env;
+  env.set(a, Range{0, 1000});
+  env.set(b, Range{0, 1000});
+  BoundsProver p(env);
+  Expr buffer = a * Expr(2) * (b * Expr(3) + Expr(1));
+  Expr view = Expr(6) * (a * b) + Expr(2) * a;
+  EXPECT_TRUE(p.proveNonNegative(buffer - view));
+  EXPECT_FALSE(p.proveNonNegative(buffer - view - Expr(1)));
+  EXPECT_FALSE(p.proveNonNegative(buffer - view - a * b));
+  EXPECT_TRUE(p.proveNonNegative(buffer - Expr(6) * (a * b)));
+  // Each atom must be non-negative: t may be -1.
+  p.addLoop(t, Expr(-1), Expr(3));
+  EXPECT_FALSE(p.proveNonNegative(a * t * Expr(2)));
+}
+
 // A fact in several variables bounds each by the others' ranges: a channel
 // Concat over blocks of 32 (channel_blocks.h) reads its first input, 2 blocks,
 // at block i1 in the vector tile whose check is 32 * i1 + 16 * t + 15 < 64.
