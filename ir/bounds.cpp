@@ -790,11 +790,12 @@ bool BoundsProver::proveNonNegative(const Expr &e) {
           !isIndexType(mm->type))
         continue;
       ++minMaxDepth_;
-      Expr rest = s - Expr(coef) * t;
+      const int64_t c = coef; // a copy: C++17 lambdas cannot capture bindings
+      Expr rest = s - Expr(c) * t;
       auto arm = [&](const Expr &x) {
-        return proveNonNegative(rest + Expr(coef) * x);
+        return proveNonNegative(rest + Expr(c) * x);
       };
-      const bool either = (coef < 0) == (mm->op == BinOp::Min);
+      const bool either = (c < 0) == (mm->op == BinOp::Min);
       const bool proven =
           either ? arm(mm->a) || arm(mm->b) : arm(mm->a) && arm(mm->b);
       --minMaxDepth_;
