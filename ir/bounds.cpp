@@ -714,9 +714,9 @@ bool expandProducts(const Expr &e, Monomials &out,
     } else {
       out = std::move(x);
       for (const auto &[my, cy] : y) {
-        int64_t c = b->op == BinOp::Add ? cy : -cy;
         if (b->op == BinOp::Sub && cy == INT64_MIN)
           return false;
+        const int64_t c = b->op == BinOp::Add ? cy : -cy;
         if (__builtin_add_overflow(out[my], c, &out[my]))
           return false;
       }

@@ -69,8 +69,9 @@ private:
   Status expr(const Expr &e);
   Status define(const Expr &var, const char *what);
   void undefine(const Expr &var) { scope_.erase(var.as<Var>()->id); }
+  /// \p vector: a vector access's lane, collected as UnprovenAccess::vector.
   Status access(const std::string &buffer, const std::vector<Expr> &indices,
-                DType type, bool store, const void *node);
+                DType type, bool store, const void *node, bool vector = false);
   /// A vector access: the indices of its first and last lanes proven (or,
   /// collecting, recorded as one unproven vector access).
   Status vectorAccess(const std::string &buffer,
@@ -97,7 +98,6 @@ private:
   const LoopModule *foldOf_ = nullptr;
   /// Collect unproven accesses instead of failing on them.
   std::vector<UnprovenAccess> *collect_;
-  bool vector_ = false; ///< inside vectorAccess
   std::map<std::string, const KernelBuffer *> buffers_;
   std::set<uint64_t> symbols_; ///< the kernel's symbols
   std::set<uint64_t> defined_; ///< every variable defined so far
@@ -246,7 +246,7 @@ Status KernelVerifier::indexExprs(const char *verb, const std::string &buffer,
 
 Status KernelVerifier::access(const std::string &buffer,
                               const std::vector<Expr> &indices, DType type,
-                              bool store, const void *node) {
+                              bool store, const void *node, bool vector) {
   const char *verb = store ? "store into" : "load from";
   Status found;
   const KernelBuffer *param = this->param(verb, buffer, found);
@@ -261,7 +261,7 @@ Status KernelVerifier::access(const std::string &buffer,
     return fail("store into buffer '" + buffer +
                 "', which the kernel declares read-only");
   AOTC_RETURN_IF_ERROR(indexExprs(verb, buffer, b, indices));
-  UnprovenAccess unproven{node, {}};
+  UnprovenAccess unproven{node, {}, vector};
   for (size_t i = 0; i < indices.size(); ++i) {
     if (prover_.proveInRange(indices[i], b.shape[i]))
       continue;
@@ -275,10 +275,8 @@ Status KernelVerifier::access(const std::string &buffer,
                 " (size " + printExpr(b.shape[i]) +
                 ") for every size in the declared ranges, nor guarded");
   }
-  if (!unproven.dims.empty()) {
-    unproven.vector = vector_;
+  if (!unproven.dims.empty())
     collect_->push_back(std::move(unproven));
-  }
   return Status::ok();
 }
 
@@ -287,12 +285,10 @@ Status KernelVerifier::vectorAccess(const std::string &buffer,
                                     const std::vector<Expr> &last, DType type,
                                     bool store, const void *node) {
   // Its first and last lanes; collected as one access (the dims of both).
-  vector_ = true;
   size_t before = collect_ ? collect_->size() : 0;
-  Status st = access(buffer, first, type, store, node);
+  Status st = access(buffer, first, type, store, node, true);
   if (st.isOk())
-    st = access(buffer, last, type, store, node);
-  vector_ = false;
+    st = access(buffer, last, type, store, node, true);
   if (collect_ && collect_->size() > before + 1) {
     UnprovenAccess &a = (*collect_)[before];
     for (size_t d : collect_->back().dims)

@@ -55,6 +55,19 @@ def _fill(t, a):
         t.shape[i] = d
 
 
+def _shape(t):
+    """The shape an aotc_tensor_t reports, as a tuple."""
+    return tuple(t.shape[i] for i in range(t.rank))
+
+
+def _output_view(buf, code, shape):
+    """An output written into the uint8 array buf: its first elements of the
+    aotc dtype code, shaped."""
+    dt = np.dtype(DTYPES[code])
+    n = int(np.prod(shape)) if shape else 1
+    return buf[: n * dt.itemsize].view(dt).reshape(shape)
+
+
 class OpenCL:
     """The few OpenCL calls a host needs to keep tensors on the device: buffers in the
     container's context, filled and read back through a queue of its own."""
@@ -193,10 +206,7 @@ class Model:
         self._check(self.lib.aotc_container_run(self.c, ins, len(inputs), outs, self.num_outputs))
         result = []
         for t, b in zip(outs, bufs):
-            dt = np.dtype(DTYPES[t.dtype])
-            shape = tuple(t.shape[i] for i in range(t.rank))
-            n = int(np.prod(shape)) if shape else 1
-            view = b[: n * dt.itemsize].view(dt).reshape(shape)
+            view = _output_view(b, t.dtype, _shape(t))
             result.append(view if out_buffers is not None else view.copy())
         return result
 
@@ -224,13 +234,9 @@ class Model:
         def run():
             nonlocal views, shapes
             self._check(call(c, ins, n_in, outs, n_out))
-            now = [(t.dtype, tuple(t.shape[i] for i in range(t.rank))) for t in outs]
+            now = [(t.dtype, _shape(t)) for t in outs]
             if now != shapes:
-                views = []
-                for (code, shape), b in zip(now, bufs):
-                    dt = np.dtype(DTYPES[code])
-                    n = int(np.prod(shape)) if shape else 1
-                    views.append(b[: n * dt.itemsize].view(dt).reshape(shape))
+                views = [_output_view(b, code, shape) for (code, shape), b in zip(now, bufs)]
                 shapes = now
             return views
 
@@ -271,7 +277,7 @@ class Model:
         bytes)]. Runs on the device buffers; returns the outputs' (dtype, shape)."""
         ins, outs = _device_tensors(inputs, outputs)
         self._check(self.lib.aotc_container_run_device(self.c, ins, len(inputs), outs, len(outputs)))
-        return [(np.dtype(DTYPES[t.dtype]), tuple(t.shape[i] for i in range(t.rank))) for t in outs]
+        return [(np.dtype(DTYPES[t.dtype]), _shape(t)) for t in outs]
 
     def run_device_async(self, inputs, outputs, queue):
         """As run_device, enqueued in order with the cl_command_queue `queue` without waiting

@@ -329,13 +329,15 @@ Status lowerSoftmax(const Node &n, LowerCtx &ctx) {
   // quotient (OpenCL allows a float division 2.5 ulp); a NaN sum gives NaN
   // either way. A float16 row longer than 16384 would make 1 / s
   // subnormal, so narrower types divide.
-  Expr e = Call::make(t, "exp", {shifted(iv)});
-  Expr body =
-      n.op() == OpKind::LogSoftmax
-          ? bin(BinOp::Sub, shifted(iv), Call::make(t, "log", {s}))
-      : t == DType::Float32 || t == DType::Float64
-          ? bin(BinOp::Mul, e, bin(BinOp::Div, literal(t, 1), s))
-          : bin(BinOp::Div, e, s);
+  Expr body;
+  if (n.op() == OpKind::LogSoftmax) {
+    body = bin(BinOp::Sub, shifted(iv), Call::make(t, "log", {s}));
+  } else {
+    Expr e = Call::make(t, "exp", {shifted(iv)});
+    body = t == DType::Float32 || t == DType::Float64
+               ? bin(BinOp::Mul, e, bin(BinOp::Div, literal(t, 1), s))
+               : bin(BinOp::Div, e, s);
+  }
   ctx.addPointwise(out, body);
   return Status::ok();
 }
