@@ -140,20 +140,29 @@ Expr tightenByGcd(const Expr &fact) {
   return simplify(out);
 }
 
-/// \p e with every `k * (y floordiv d)` term whose sign is positive (\p sign
-/// is the sign \p e appears with) and whose constant k is a multiple of the
-/// constant d replaced by its lower bound (k / d) * (y - (d - 1)): so that
-/// `256 * ((x + 123) floordiv 256) + 132 - x >= 0`, a rounded-up arena, is
-/// proven (floor division is opaque to the symbolic intervals).
-Expr floorDivLowerBound(const Expr &e, int64_t sign) {
+/// \p e with every `k * (y floordiv d)` term whose constant k is a multiple
+/// of the constant d replaced by a lower bound of it as it appears (\p sign
+/// is the sign \p e appears with): (k / d) * (y - (d - 1)) where the term
+/// counts positively, so that `256 * ((x + 123) floordiv 256) + 132 - x >=
+/// 0`, a rounded-up arena, is proven; and, with \p negativeToo, (k / d) * y
+/// where it counts negatively, so that a strided Slice's reads `3 * i +
+/// start`, with i below its count `(end - start + 2) floordiv 3`, are below
+/// end (floor division is opaque to the symbolic intervals). Without it a
+/// negative term stays whole, to cancel against the same division inside a
+/// positive one's bound: an arena of 256 * ((96 * f + 63) floordiv 256) +
+/// 256 bytes holds 96 * f + 64 of them, f = (x + 2) floordiv 3 (fuzz seed
+/// 20261142).
+Expr floorDivLowerBound(const Expr &e, int64_t sign, bool negativeToo) {
   const Binary *b = e.as<Binary>();
   if (!b)
     return e;
   switch (b->op) {
   case BinOp::Add:
-    return floorDivLowerBound(b->a, sign) + floorDivLowerBound(b->b, sign);
+    return floorDivLowerBound(b->a, sign, negativeToo) +
+           floorDivLowerBound(b->b, sign, negativeToo);
   case BinOp::Sub:
-    return floorDivLowerBound(b->a, sign) - floorDivLowerBound(b->b, -sign);
+    return floorDivLowerBound(b->a, sign, negativeToo) -
+           floorDivLowerBound(b->b, -sign, negativeToo);
   case BinOp::Mul: {
     int64_t k;
     const Expr *other = nullptr;
@@ -166,13 +175,35 @@ Expr floorDivLowerBound(const Expr &e, int64_t sign) {
     const Binary *f = other->as<Binary>();
     int64_t d;
     if (f && f->op == BinOp::FloorDiv && f->b.isConst(d) && d > 0 &&
-        k % d == 0 && (k > 0) == (sign > 0))
-      return Expr(k / d) * (f->a - Expr(d - 1));
-    return Expr(k) * floorDivLowerBound(*other, k > 0 ? sign : -sign);
+        k % d == 0) {
+      if ((k > 0) == (sign > 0))
+        return Expr(k / d) * (f->a - Expr(d - 1));
+      if (negativeToo)
+        return Expr(k / d) * f->a;
+    }
+    return Expr(k) *
+           floorDivLowerBound(*other, k > 0 ? sign : -sign, negativeToo);
   }
   default:
     return e;
   }
+}
+
+/// True if \p e has a min, a max or a floor division (what the rules after
+/// the facts in proveNonNegative take apart).
+bool hasMinMaxOrFloorDiv(const Expr &e) {
+  struct Finder : IRVisitor {
+    bool found = false;
+    void visitBinary(const Binary *op) override {
+      if (op->op == BinOp::Min || op->op == BinOp::Max ||
+          op->op == BinOp::FloorDiv)
+        found = true;
+      else
+        IRVisitor::visitBinary(op);
+    }
+  } f;
+  f.visit(e);
+  return f.found;
 }
 
 /// The terms of \p e as a sum, each with its constant coefficient (times
@@ -330,13 +361,26 @@ void BoundsProver::addLoop(const Expr &var, const Expr &min,
   // An extent min(a, b) (a block of a long sum: min(kSumBlock, n - start))
   // bounds the variable by each: var <= min + a - 1 and var <= min + b - 1,
   // facts that cancel against an index start + var < n.
-  if (const Binary *m = extent.as<Binary>(); m && m->op == BinOp::Min) {
-    for (const Expr &bound : {m->a, m->b}) {
-      Entry g;
-      g.kind = Entry::Fact;
-      g.fact = simplify(min + bound - Expr(1) - var, env_);
-      scope_.push_back(g);
-    }
+  auto boundBy = [&](const Expr &bound) {
+    Entry g;
+    g.kind = Entry::Fact;
+    g.fact = simplify(min + bound - Expr(1) - var, env_);
+    scope_.push_back(g);
+  };
+  const Binary *m = extent.as<Binary>();
+  if (m && m->op == BinOp::Min) {
+    boundBy(m->a);
+    boundBy(m->b);
+  }
+  // An extent max(a, c) with a constant c <= 0 (a count clamped at zero: a
+  // Slice's max((end - start + step - 1) floordiv step, 0)) runs only where
+  // a >= 1, and then is a: var <= min + a - 1.
+  int64_t c;
+  if (m && m->op == BinOp::Max) {
+    if (m->b.isConst(c) && c <= 0)
+      boundBy(m->a);
+    else if (m->a.isConst(c) && c <= 0)
+      boundBy(m->b);
   }
 }
 
@@ -401,6 +445,13 @@ const BoundsProver::Entry *BoundsProver::findVar(const Var *v) const {
     if (it->kind != Entry::Fact && it->var.as<Var>()->id == v->id)
       return &*it;
   return nullptr;
+}
+
+bool BoundsProver::onlySymbols(const Expr &e) const {
+  for (const Expr &v : freeVars(e))
+    if (findVar(v.as<Var>()))
+      return false;
+  return true;
 }
 
 bool BoundsProver::constNonNegative(const Expr &e) {
@@ -750,7 +801,7 @@ bool BoundsProver::proveNonNegative(const Expr &e) {
     return false;
   };
   for (const Entry &f : scope_)
-    if (f.kind == Entry::Fact && sharesVar(f.fact))
+    if (residualDepth_ == 0 && f.kind == Entry::Fact && sharesVar(f.fact))
       facts.push_back(f.fact);
   // And from a multiple of one: a tile of 8 outputs read at stride 2 is in
   // bounds by twice its tile check (16 * t + 14 < 2 * n from 8 * t + 8 <= n);
@@ -769,13 +820,45 @@ bool BoundsProver::proveNonNegative(const Expr &e) {
             structurallyEqual(ts, tf) &&
             std::find(ks.begin(), ks.end(), cs / cf) == ks.end())
           ks.push_back(cs / cf);
-    for (int64_t k : ks)
-      if (lowerEndNonNegative(simplify(s - Expr(k) * f, env_)))
+    for (int64_t k : ks) {
+      Expr r = simplify(s - Expr(k) * f, env_);
+      if (lowerEndNonNegative(r))
         return true;
+      // What is left after the fact may need the rules below (a floor
+      // division's bound, a min or max arm by arm): a Slice's count
+      // max(((end - start + 2) floordiv 3), 0) bounds its reads
+      // 3 * i + start only through both (fuzz seeds 40279, 60044, 60128).
+      // Tried where the fact took every loop variable away, from the top
+      // only (not inside a min or max arm), and without combining the facts
+      // again: the search stays linear in the facts.
+      if (residualDepth_ == 0 && minMaxDepth_ == 0 &&
+          hasMinMaxOrFloorDiv(r) && onlySymbols(r)) {
+        ++residualDepth_;
+        const bool proven = proveNonNegative(r);
+        --residualDepth_;
+        if (proven)
+          return true;
+      }
+    }
   }
-  Expr bound = floorDivLowerBound(s, 1);
-  if (!bound.sameAs(s) && lowerEndNonNegative(simplify(bound, env_)))
-    return true;
+  // s >= its floor divisions' bound, which may need the rules below too
+  // (each step removes the divisions it bounds, so the recursion ends; the
+  // facts are not combined again there).
+  for (bool negativeToo : {false, true}) {
+    Expr bound = floorDivLowerBound(s, 1, negativeToo);
+    if (bound.sameAs(s))
+      continue;
+    Expr b = simplify(bound, env_);
+    if (lowerEndNonNegative(b))
+      return true;
+    if (!structurallyEqual(b, s) && hasMinMaxOrFloorDiv(b)) {
+      ++residualDepth_;
+      const bool proven = proveNonNegative(b);
+      --residualDepth_;
+      if (proven)
+        return true;
+    }
+  }
   // A min or max term, each arm in turn: -c * min(a, b) >= -c * a (and
   // -c * b), so one arm proving the rest suffices; -c * max(a, b) is one of
   // -c * a and -c * b, so both must (and the same for +c * max and +c *

@@ -73,6 +73,8 @@ private:
   /// A constant lower end >= 0 of \p e, which is simplified.
   bool lowerEndNonNegative(const Expr &e);
   bool constNonNegative(const Expr &e);
+  /// True if \p e reads no loop variable or let in scope (only symbols).
+  bool onlySymbols(const Expr &e) const;
   /// Constant lower bound 1 on \p e from what is known (a constant, or a
   /// fact `e - 1 >= 0`).
   bool provePositive(const Expr &e);
@@ -85,6 +87,9 @@ private:
   /// Nested min/max arms proveNonNegative tries (each may try two).
   static constexpr int kMaxMinMaxDepth = 4;
   int minMaxDepth_ = 0;
+  /// Above 0 while proveNonNegative proves what is left after a fact or a
+  /// floor division's bound: the facts are not combined again there.
+  int residualDepth_ = 0;
 };
 
 } // namespace aotc

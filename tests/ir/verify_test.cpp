@@ -452,6 +452,77 @@ TEST(BoundsProver, MinAndMaxArms) {
   EXPECT_FALSE(p.proveInRange(mx(n, Expr(0)), n));
 }
 
+// A Slice's reads over a symbolic dim, against the count shape inference
+// gave it (fuzz seeds 40279, 60044 and 60128 of CI's slices, which the
+// verifier refused; tests/fuzz/regressions/slice_symbolic_count_*).
+TEST(BoundsProver, SliceCounts) {
+  Expr d = Var::make("d"), i = Var::make("i"), t = Var::make("t");
+  RangeEnv env;
+  env.set(d, Range{0, 65536});
+  auto mx = [](const Expr &a, const Expr &b) {
+    return Binary::make(BinOp::Max, a, b);
+  };
+  auto mn = [](const Expr &a, const Expr &b) {
+    return Binary::make(BinOp::Min, a, b);
+  };
+  {
+    // starts 4, ends 3, step 3: an empty slice, read at 3 i + min(4, d) by a
+    // loop over max(((min(3, d) - min(4, d)) + 2) floordiv 3, 0): needs the
+    // loop's clamped count, a floor division's upper bound and a min's arm.
+    BoundsProver p(env);
+    Expr count =
+        mx(floorDiv(mn(Expr(3), d) - mn(Expr(4), d) + Expr(2), Expr(3)),
+           Expr(0));
+    p.addLoop(i, 0, count);
+    EXPECT_TRUE(p.proveInRange(i * 3 + mn(Expr(4), d), d));
+    // Not one further: 3 i + min(4, d) + 3 may be d (starts 1, ends d).
+    BoundsProver q(env);
+    q.addLoop(i, 0,
+              mx(floorDiv(d - mn(Expr(1), d) + Expr(2), Expr(3)), Expr(0)));
+    EXPECT_TRUE(q.proveInRange(i * 3 + mn(Expr(1), d), d));
+    EXPECT_FALSE(q.proveInRange(i * 3 + mn(Expr(1), d) + Expr(1), d));
+  }
+  {
+    // ends -2: vectors of 16 at 16 t under their tile's check against
+    // min(max(d - 2, 0), d).
+    BoundsProver p(env);
+    Expr count = mn(mx(d - Expr(2), Expr(0)), d);
+    p.addLoop(t, 0, floorDiv(count + Expr(15), Expr(16)));
+    p.addFact(cmp(BinOp::LE, t * 16 + 16, count), true);
+    EXPECT_TRUE(p.proveInRange(t * 16 + 15, d));
+    EXPECT_FALSE(p.proveInRange(t * 16 + 16, d));
+  }
+  {
+    // A negative step: starts 15, ends -20, step -2, read at
+    // min(15, d - 1) - 2 i.
+    BoundsProver p(env);
+    Expr start = mn(Expr(15), d - Expr(1));
+    Expr end = mn(mx(d - Expr(20), Expr(-1)), d - Expr(1));
+    p.addLoop(i, 0, mx(floorDiv(start - end + Expr(1), Expr(2)), Expr(0)));
+    EXPECT_TRUE(p.proveInRange(start - i * 2, d));
+    EXPECT_FALSE(p.proveInRange(start - i * 2 - Expr(1), d));
+  }
+  {
+    // The floor division's upper bound where it counts negatively is tried
+    // after keeping it whole, which cancels it against the same division in
+    // a positive term's bound: an arena rounded up to 256 bytes holding 96 f
+    // + 64 bytes, f = (x + 2) floordiv 3 (fuzz seed 20261142, which the
+    // bound alone refused).
+    BoundsProver p(env);
+    Expr f = floorDiv(d + Expr(2), Expr(3));
+    Expr arena = floorDiv(f * 96 + Expr(63), Expr(256)) * 256 + Expr(256);
+    EXPECT_TRUE(p.proveNonNegative(arena - (f * 96 + Expr(64))));
+    EXPECT_FALSE(p.proveNonNegative(arena - (f * 96 + Expr(257))));
+  }
+  {
+    // A max count whose other arm is positive says nothing of the first.
+    BoundsProver p(env);
+    p.addLoop(i, 0, mx(d - Expr(5), Expr(1)));
+    EXPECT_FALSE(p.proveInRange(i + Expr(5), d));
+    EXPECT_TRUE(p.proveInRange(i, mx(d - Expr(5), Expr(1))));
+  }
+}
+
 // Products of symbols expanded into monomials: a kernel's view of 6 d2 d4 +
 // 2 d2 elements inside a buffer of d2 * 2 * (3 d4 + 1) (a ConvTranspose
 // over symbolic sizes, fuzz seed 20261234, whose compile the verifier
