@@ -808,6 +808,13 @@ bool BoundsProver::proveNonNegative(const Expr &e) {
   // and by the multiple that cancels a variable both read: the rows
   // 12 * (42 * g + i) + r of a tile in a partial row group are in bounds by
   // 12 times its group's tile check 42 * g + i < 167 (register_tile.cpp).
+  // Facts over symbols only (the run-time checks of a graph's assumptions:
+  // GatherElements' q <= m) are added to each combination too: a tile's
+  // 16 t + 16 <= q and q <= m make 16 t + 15 < m.
+  std::vector<Expr> symbolFacts;
+  for (const Expr &f : facts)
+    if (onlySymbols(f))
+      symbolFacts.push_back(f);
   std::vector<std::pair<int64_t, Expr>> sTerms;
   sumTerms(s, 1, sTerms);
   for (const Expr &f : facts) {
@@ -824,6 +831,9 @@ bool BoundsProver::proveNonNegative(const Expr &e) {
       Expr r = simplify(s - Expr(k) * f, env_);
       if (lowerEndNonNegative(r))
         return true;
+      for (const Expr &g : symbolFacts)
+        if (!g.sameAs(f) && lowerEndNonNegative(simplify(r - g, env_)))
+          return true;
       // What is left after the fact may need the rules below (a floor
       // division's bound, a min or max arm by arm): a Slice's count
       // max(((end - start + 2) floordiv 3), 0) bounds its reads

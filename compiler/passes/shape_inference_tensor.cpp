@@ -984,11 +984,17 @@ Status inferTensorOp(Context &c, Node &n) {
       if (k == axis)
         continue;
       auto b = boundsOf(simplifyDim(c, x.dims[k] - idx.dims[k]), c.env);
-      if (!b || b->min < 0)
-        return makeError(n.describe(), ": dim ", k, " of ",
-                         inputLabel(n, 1), " ", idx.str(),
-                         " must not exceed the data's ", x.str(),
-                         " (not supported where it cannot be proven)");
+      if (b && b->min >= 0)
+        continue;
+      std::string what = n.describe() + ": dim " + std::to_string(k) +
+                         " of " + inputLabel(n, 1) + " " + idx.str() +
+                         " must not exceed the data's " + x.str();
+      // Exceeding for every size: an error now.
+      if (b && b->max < 0)
+        return makeError(what);
+      // Not provable at compile time (symbolic dims): the run checks it,
+      // and the kernel's reads are proven from it.
+      c.graph.addAssumption(cmp(BinOp::LE, idx.dims[k], x.dims[k]), what);
     }
     setResult(c, n, 0, x.dtype, idx.dims);
     return Status::ok();

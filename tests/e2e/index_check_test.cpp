@@ -180,4 +180,58 @@ TEST(IndexCheck, GatherNDRowsWrapAndOutOfRangeIsAnError) {
   }
 }
 
+TEST(IndexCheck, GatherElementsOverSymbolicDimsChecksThemAtRunTime) {
+  // GatherElements(w: f32[n, m], idx: int64[p, q], axis 0) -> f32[p, q]:
+  // out[i, j] = w[idx[i, j], j], so q may not exceed m. With symbolic dims
+  // that cannot be proven at compile time (it was refused, fuzz seed
+  // 54051): the run checks it, naming the node, and reads nothing outside
+  // w where it holds.
+  ModelBuilder mb("gather_elements");
+  mb.input("w", onnx::TensorProto::FLOAT, {"n", "m"});
+  mb.input("idx", onnx::TensorProto::INT64, {"p", "q"});
+  ModelBuilder::attrInt(
+      mb.node("GatherElements", {"w", "idx"}, {"y"}, "pick_el"), "axis", 0);
+  mb.output("y", onnx::TensorProto::FLOAT, {"p", "q"});
+  Compiled c = compileModel(mb.bytes());
+  ASSERT_EQ(c.exitCode, 0) << c.output;
+  aotc::Model m = loadModel(c.soPath);
+  std::vector<float> w = iota(12); // 3 x 4
+  // q = 3 of m = 4, q = m, and p above n (the axis: any count of rows).
+  for (int64_t q : {3, 4}) {
+    const int64_t p = 5;
+    std::vector<int64_t> idx(p * q);
+    for (int64_t i = 0; i < p * q; ++i)
+      idx[i] = (i * 7) % 6 - 3; // -3..2, negatives from the end
+    auto out = m.run({aotc::HostTensor::fromVector({3, 4}, w),
+                      aotc::HostTensor::fromVector<int64_t>({p, q}, idx)});
+    std::vector<float> y = out[0].toVector<float>();
+    ASSERT_EQ(y.size(), static_cast<size_t>(p * q));
+    for (int64_t i = 0; i < p; ++i)
+      for (int64_t j = 0; j < q; ++j) {
+        int64_t r = idx[i * q + j] < 0 ? idx[i * q + j] + 3 : idx[i * q + j];
+        EXPECT_EQ(y[i * q + j], w[r * 4 + j]) << q << ": " << i << "," << j;
+      }
+  }
+  try {
+    m.run({aotc::HostTensor::fromVector({3, 4}, w),
+           aotc::HostTensor::fromVector<int64_t>({1, 5}, {0, 1, 2, 0, 1})});
+    ADD_FAILURE() << "indices wider than the data were accepted";
+  } catch (const aotc::Error &e) {
+    std::string msg = e.what();
+    EXPECT_NE(msg.find("node 'pick_el' (GatherElements): dim 1 of"),
+              std::string::npos)
+        << msg;
+    EXPECT_NE(msg.find("must not exceed the data's"), std::string::npos)
+        << msg;
+  }
+  // An index out of range along the axis is still an error, and the
+  // container stays usable.
+  EXPECT_THROW(m.run({aotc::HostTensor::fromVector({3, 4}, w),
+                      aotc::HostTensor::fromVector<int64_t>({1, 2}, {0, 3})}),
+               aotc::Error);
+  auto out = m.run({aotc::HostTensor::fromVector({3, 4}, w),
+                    aotc::HostTensor::fromVector<int64_t>({1, 2}, {2, -1})});
+  EXPECT_EQ(out[0].toVector<float>(), (std::vector<float>{w[8], w[9]}));
+}
+
 } // namespace

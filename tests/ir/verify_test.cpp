@@ -523,6 +523,24 @@ TEST(BoundsProver, SliceCounts) {
   }
 }
 
+// A fact over symbols only (a graph's assumption, checked at run time:
+// GatherElements' indices no wider than its data, q <= m) joins a loop's
+// fact: a vector tile under 16 t + 16 <= q reads the data's columns 16 t ..
+// 16 t + 15 < m.
+TEST(BoundsProver, SymbolFactJoinsALoopFact) {
+  Expr m = Var::make("m"), q = Var::make("q"), t = Var::make("t");
+  RangeEnv env;
+  env.set(m, Range{0, 65536});
+  env.set(q, Range{0, 65536});
+  BoundsProver p(env);
+  p.addLoop(t, 0, floorDiv(q + Expr(15), Expr(16)));
+  p.addFact(cmp(BinOp::LE, t * 16 + 16, q), true);
+  EXPECT_FALSE(p.proveInRange(t * 16 + 15, m));
+  p.addFact(cmp(BinOp::LE, q, m), true);
+  EXPECT_TRUE(p.proveInRange(t * 16 + 15, m));
+  EXPECT_FALSE(p.proveInRange(t * 16 + 16, m));
+}
+
 // Products of symbols expanded into monomials: a kernel's view of 6 d2 d4 +
 // 2 d2 elements inside a buffer of d2 * 2 * (3 d4 + 1) (a ConvTranspose
 // over symbolic sizes, fuzz seed 20261234, whose compile the verifier
