@@ -63,13 +63,8 @@ Expr LowerCtx::readBroadcast(int id, const std::vector<Expr> &outShape,
   int off = static_cast<int>(outShape.size()) - d.rank();
   AOTC_CHECK(off >= 0, "broadcast of " << d.name << " to a lower rank");
   std::vector<Expr> in;
-  for (int k = 0; k < d.rank(); ++k) {
-    const Expr &dim = d.shape[k];
-    if (dim.isConstValue(1) && !outShape[off + k].isConstValue(1))
-      in.push_back(Expr(0));
-    else
-      in.push_back(outIdx[off + k]);
-  }
+  for (int k = 0; k < d.rank(); ++k)
+    in.push_back(broadcastIndex(d.shape[k], outShape[off + k], outIdx[off + k]));
   return read(id, in);
 }
 
@@ -322,11 +317,18 @@ std::vector<Expr> matMulBatchIndex(const std::vector<Expr> &dims,
   size_t nb = dims.size() - 2, onb = outIdx.size();
   for (size_t k = 0; k < nb; ++k) {
     size_t o = onb - nb + k;
-    idx.push_back(dims[k].isConstValue(1) && !outDims[o].isConstValue(1)
-                      ? Expr(0)
-                      : outIdx[o]);
+    idx.push_back(broadcastIndex(dims[k], outDims[o], outIdx[o]));
   }
   return idx;
+}
+
+Expr broadcastIndex(const Expr &dim, const Expr &outDim, const Expr &outIdx) {
+  int64_t c;
+  if (dim.isConstValue(1) && !outDim.isConstValue(1))
+    return Expr(0);
+  if (!dim.isConst(c) && outDim.isConst(c) && c >= 2)
+    return Binary::make(BinOp::Min, outIdx, dim - Expr(1));
+  return outIdx;
 }
 
 RangeEnv defRanges(const LoweredGraph &lg, const TensorDef &d) {

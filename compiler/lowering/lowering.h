@@ -224,6 +224,13 @@ Status lowerDataDependent(const Node &n, LowerCtx &ctx);
 /// (nothing lowered) otherwise.
 Expected<bool> lowerFusedAttention(const Node &n, LowerCtx &ctx);
 
+/// The index into a dimension of size \p dim of an operand broadcast to a
+/// result dimension of size \p outDim, read at \p outIdx: 0 where dim is
+/// 1 (and outDim is not); min(outIdx, dim - 1) where dim is symbolic and
+/// outDim a constant of 2 or more, which shape inference let be dim or 1 at
+/// run time (broadcastShapes: the run checks that it is one of them).
+Expr broadcastIndex(const Expr &dim, const Expr &outDim, const Expr &outIdx);
+
 /// The index of a MatMul operand's batch dimensions (\p dims, all but its
 /// last two) read by a result of batch dimensions \p outDims at \p outIdx:
 /// right-aligned, a dimension of 1 broadcast reads 0.

@@ -148,10 +148,25 @@ Expected<std::vector<Expr>> broadcastShapes(const Context &c, const Node &n,
       return makeError(n.describe(), ": cannot broadcast shapes [",
                        printExprs(a), "] and [", printExprs(b), "]: dim ",
                        printExpr(x), " vs ", printExpr(y));
-    else {
-      // Symbolic: the code is compiled for the two dims being equal (a dim
-      // that is 1 only at run time would need another kernel), and the run
-      // checks it.
+    else if ((x.isConst(vx) && vx >= 2) || (y.isConst(vy) && vy >= 2)) {
+      // A symbolic dim against a constant c >= 2: the result has c, and the
+      // symbolic dim may be c or 1 at run time (broadcastIndex reads
+      // min(i, dim - 1)); the run checks that it is one of them. (It was
+      // compiled for equal dims only, refusing a run where it was 1: fuzz
+      // seeds 70253, 80059.)
+      const Expr &s = x.isConst(vx) && vx >= 2 ? y : x;
+      const Expr &k = x.isConst(vx) && vx >= 2 ? x : y;
+      out[i] = k;
+      c.graph.addAssumption(
+          logicalAnd(cmp(BinOp::GE, s, Expr(1)),
+                     logicalOr(cmp(BinOp::EQ, s, k), cmp(BinOp::EQ, s, Expr(1)))),
+          n.describe() + ": cannot broadcast shapes [" + printExprs(a) +
+              "] and [" + printExprs(b) + "]: dim " + printExpr(s) +
+              " must equal " + printExpr(k) + " or 1");
+    } else {
+      // Both symbolic (or against 0): the code is compiled for the two dims
+      // being equal (a dim that is 1 only at run time would need another
+      // kernel), and the run checks it.
       out[i] = y.isConst(vy) ? y : x;
       c.graph.addAssumption(cmp(BinOp::EQ, x, y),
                             n.describe() + ": cannot broadcast shapes [" +
