@@ -842,32 +842,27 @@ bool BoundsProver::proveNonNegative(const Expr &e) {
       // only (not inside a min or max arm), and without combining the facts
       // again: the search stays linear in the facts.
       if (residualDepth_ == 0 && minMaxDepth_ == 0 &&
-          hasMinMaxOrFloorDiv(r) && onlySymbols(r)) {
-        ++residualDepth_;
-        const bool proven = proveNonNegative(r);
-        --residualDepth_;
-        if (proven)
-          return true;
-      }
+          hasMinMaxOrFloorDiv(r) && onlySymbols(r) && proveWithoutFacts(r))
+        return true;
     }
   }
   // s >= its floor divisions' bound, which may need the rules below too
   // (each step removes the divisions it bounds, so the recursion ends; the
-  // facts are not combined again there).
+  // facts are not combined again there). A bound equal to what was tried
+  // already (s itself, or the first form where no division counts
+  // negatively) is not tried again.
+  Expr tried = s;
   for (bool negativeToo : {false, true}) {
     Expr bound = floorDivLowerBound(s, 1, negativeToo);
     if (bound.sameAs(s))
-      continue;
+      continue; // no sum or product: nothing bounded, nothing to simplify
     Expr b = simplify(bound, env_);
-    if (lowerEndNonNegative(b))
+    if (structurallyEqual(b, tried))
+      continue;
+    tried = b;
+    if (lowerEndNonNegative(b) ||
+        (hasMinMaxOrFloorDiv(b) && proveWithoutFacts(b)))
       return true;
-    if (!structurallyEqual(b, s) && hasMinMaxOrFloorDiv(b)) {
-      ++residualDepth_;
-      const bool proven = proveNonNegative(b);
-      --residualDepth_;
-      if (proven)
-        return true;
-    }
   }
   // A min or max term, each arm in turn: -c * min(a, b) >= -c * a (and
   // -c * b), so one arm proving the rest suffices; -c * max(a, b) is one of
@@ -933,6 +928,13 @@ bool BoundsProver::proveNonNegative(const Expr &e) {
       return true;
   }
   return false;
+}
+
+bool BoundsProver::proveWithoutFacts(const Expr &e) {
+  ++residualDepth_;
+  const bool proven = proveNonNegative(e);
+  --residualDepth_;
+  return proven;
 }
 
 bool BoundsProver::proveInRange(const Expr &index, const Expr &extent) {

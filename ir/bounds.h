@@ -73,6 +73,9 @@ private:
   /// A constant lower end >= 0 of \p e, which is simplified.
   bool lowerEndNonNegative(const Expr &e);
   bool constNonNegative(const Expr &e);
+  /// proveNonNegative(e) without combining the facts (for what is left
+  /// after a fact, or a floor division's bound).
+  bool proveWithoutFacts(const Expr &e);
   /// True if \p e reads no loop variable or let in scope (only symbols).
   bool onlySymbols(const Expr &e) const;
   /// Constant lower bound 1 on \p e from what is known (a constant, or a

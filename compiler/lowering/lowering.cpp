@@ -327,7 +327,7 @@ Expr broadcastIndex(const Expr &dim, const Expr &outDim, const Expr &outIdx) {
   if (dim.isConstValue(1) && !outDim.isConstValue(1))
     return Expr(0);
   if (!dim.isConst(c) && outDim.isConst(c) && c >= 2)
-    return Binary::make(BinOp::Min, outIdx, dim - Expr(1));
+    return minExpr(outIdx, dim - Expr(1));
   return outIdx;
 }
 

@@ -233,7 +233,7 @@ Expr broadcastIndex(const Expr &dim, const Expr &outDim, const Expr &outIdx);
 
 /// The index of a MatMul operand's batch dimensions (\p dims, all but its
 /// last two) read by a result of batch dimensions \p outDims at \p outIdx:
-/// right-aligned, a dimension of 1 broadcast reads 0.
+/// right-aligned, each dimension by broadcastIndex.
 std::vector<Expr> matMulBatchIndex(const std::vector<Expr> &dims,
                                    const std::vector<Expr> &outDims,
                                    const std::vector<Expr> &outIdx);

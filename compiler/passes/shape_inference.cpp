@@ -132,46 +132,45 @@ Expected<std::vector<Expr>> broadcastShapes(const Context &c, const Node &n,
                                             const std::vector<Expr> &b) {
   size_t rank = std::max(a.size(), b.size());
   std::vector<Expr> out(rank);
+  // The messages' common start, built only where one is needed.
+  auto cannot = [&] {
+    return n.describe() + ": cannot broadcast shapes [" + printExprs(a) +
+           "] and [" + printExprs(b) + "]: dim ";
+  };
   for (size_t i = 0; i < rank; ++i) {
     // Align from the right.
     bool hasA = i + a.size() >= rank, hasB = i + b.size() >= rank;
     Expr x = hasA ? a[i + a.size() - rank] : Expr(1);
     Expr y = hasB ? b[i + b.size() - rank] : Expr(1);
     int64_t vx, vy;
+    const bool constX = x.isConst(vx), constY = y.isConst(vy);
     if (x.isConstValue(1))
       out[i] = y;
     else if (y.isConstValue(1))
       out[i] = x;
     else if (proveEqual(x, y, c.env))
       out[i] = x;
-    else if (x.isConst(vx) && y.isConst(vy))
-      return makeError(n.describe(), ": cannot broadcast shapes [",
-                       printExprs(a), "] and [", printExprs(b), "]: dim ",
-                       printExpr(x), " vs ", printExpr(y));
-    else if ((x.isConst(vx) && vx >= 2) || (y.isConst(vy) && vy >= 2)) {
+    else if (constX && constY)
+      return makeError(cannot(), printExpr(x), " vs ", printExpr(y));
+    else if ((constX && vx >= 2) || (constY && vy >= 2)) {
       // A symbolic dim against a constant c >= 2: the result has c, and the
       // symbolic dim may be c or 1 at run time (broadcastIndex reads
       // min(i, dim - 1)); the run checks that it is one of them. (It was
       // compiled for equal dims only, refusing a run where it was 1: fuzz
       // seeds 70253, 80059.)
-      const Expr &s = x.isConst(vx) && vx >= 2 ? y : x;
-      const Expr &k = x.isConst(vx) && vx >= 2 ? x : y;
+      const Expr &s = constX ? y : x, &k = constX ? x : y;
       out[i] = k;
       c.graph.addAssumption(
           logicalAnd(cmp(BinOp::GE, s, Expr(1)),
                      logicalOr(cmp(BinOp::EQ, s, k), cmp(BinOp::EQ, s, Expr(1)))),
-          n.describe() + ": cannot broadcast shapes [" + printExprs(a) +
-              "] and [" + printExprs(b) + "]: dim " + printExpr(s) +
-              " must equal " + printExpr(k) + " or 1");
+          cannot() + printExpr(s) + " must equal " + printExpr(k) + " or 1");
     } else {
       // Both symbolic (or against 0): the code is compiled for the two dims
       // being equal (a dim that is 1 only at run time would need another
       // kernel), and the run checks it.
-      out[i] = y.isConst(vy) ? y : x;
+      out[i] = constY ? y : x;
       c.graph.addAssumption(cmp(BinOp::EQ, x, y),
-                            n.describe() + ": cannot broadcast shapes [" +
-                                printExprs(a) + "] and [" + printExprs(b) +
-                                "]: dim " + printExpr(x) + " must equal " +
+                            cannot() + printExpr(x) + " must equal " +
                                 printExpr(y) +
                                 " (a dim that is 1 only at run time is not "
                                 "broadcast)");

@@ -428,28 +428,22 @@ TEST(BoundsProver, MinAndMaxArms) {
   BoundsProver p(env);
   p.addLoop(t, 0, floorDiv(n + Expr(7), Expr(8)));
   p.addLoop(r, 0, Expr(3));
-  auto mx = [](const Expr &a, const Expr &b) {
-    return Binary::make(BinOp::Max, a, b);
-  };
-  auto mn = [](const Expr &a, const Expr &b) {
-    return Binary::make(BinOp::Min, a, b);
-  };
   Expr x = t * 8 + r - 1;
-  Expr clamped = mn(mx(x, Expr(0)), mx(n - 1, Expr(0)));
+  Expr clamped = minExpr(maxExpr(x, Expr(0)), maxExpr(n - 1, Expr(0)));
   size_t mark = p.mark();
   p.addFact(cmp(BinOp::LE, t * 8 + 8, n), true);
   EXPECT_TRUE(p.proveInRange(clamped, n));
   // The tile's last pixel, clamped the same way; clamped to n, it may be n.
-  EXPECT_TRUE(p.proveInRange(mn(mx(x + 7, Expr(0)), mx(n - 1, Expr(0))), n));
-  EXPECT_FALSE(p.proveInRange(mn(mx(x + 7, Expr(0)), n), n));
+  EXPECT_TRUE(p.proveInRange(minExpr(maxExpr(x + 7, Expr(0)), maxExpr(n - 1, Expr(0))), n));
+  EXPECT_FALSE(p.proveInRange(minExpr(maxExpr(x + 7, Expr(0)), n), n));
   // A max below an extent needs both arms inside: x + 8 reaches 8 t + 9.
-  EXPECT_FALSE(p.proveInRange(mx(x + 8, Expr(0)), t * 8 + 9));
-  EXPECT_TRUE(p.proveInRange(mx(x + 8, Expr(0)), t * 8 + 10));
+  EXPECT_FALSE(p.proveInRange(maxExpr(x + 8, Expr(0)), t * 8 + 9));
+  EXPECT_TRUE(p.proveInRange(maxExpr(x + 8, Expr(0)), t * 8 + 10));
   p.release(mark);
   // Without the tile's check, n may be 0 below the loop's own range... the
   // loop runs only where (n + 7) floordiv 8 >= 1, so n >= 1 still.
-  EXPECT_TRUE(p.proveInRange(mx(n - 1, Expr(0)), n));
-  EXPECT_FALSE(p.proveInRange(mx(n, Expr(0)), n));
+  EXPECT_TRUE(p.proveInRange(maxExpr(n - 1, Expr(0)), n));
+  EXPECT_FALSE(p.proveInRange(maxExpr(n, Expr(0)), n));
 }
 
 // A Slice's reads over a symbolic dim, against the count shape inference
@@ -459,34 +453,28 @@ TEST(BoundsProver, SliceCounts) {
   Expr d = Var::make("d"), i = Var::make("i"), t = Var::make("t");
   RangeEnv env;
   env.set(d, Range{0, 65536});
-  auto mx = [](const Expr &a, const Expr &b) {
-    return Binary::make(BinOp::Max, a, b);
-  };
-  auto mn = [](const Expr &a, const Expr &b) {
-    return Binary::make(BinOp::Min, a, b);
-  };
   {
     // starts 4, ends 3, step 3: an empty slice, read at 3 i + min(4, d) by a
     // loop over max(((min(3, d) - min(4, d)) + 2) floordiv 3, 0): needs the
     // loop's clamped count, a floor division's upper bound and a min's arm.
     BoundsProver p(env);
     Expr count =
-        mx(floorDiv(mn(Expr(3), d) - mn(Expr(4), d) + Expr(2), Expr(3)),
+        maxExpr(floorDiv(minExpr(Expr(3), d) - minExpr(Expr(4), d) + Expr(2), Expr(3)),
            Expr(0));
     p.addLoop(i, 0, count);
-    EXPECT_TRUE(p.proveInRange(i * 3 + mn(Expr(4), d), d));
+    EXPECT_TRUE(p.proveInRange(i * 3 + minExpr(Expr(4), d), d));
     // Not one further: 3 i + min(4, d) + 3 may be d (starts 1, ends d).
     BoundsProver q(env);
     q.addLoop(i, 0,
-              mx(floorDiv(d - mn(Expr(1), d) + Expr(2), Expr(3)), Expr(0)));
-    EXPECT_TRUE(q.proveInRange(i * 3 + mn(Expr(1), d), d));
-    EXPECT_FALSE(q.proveInRange(i * 3 + mn(Expr(1), d) + Expr(1), d));
+              maxExpr(floorDiv(d - minExpr(Expr(1), d) + Expr(2), Expr(3)), Expr(0)));
+    EXPECT_TRUE(q.proveInRange(i * 3 + minExpr(Expr(1), d), d));
+    EXPECT_FALSE(q.proveInRange(i * 3 + minExpr(Expr(1), d) + Expr(1), d));
   }
   {
     // ends -2: vectors of 16 at 16 t under their tile's check against
     // min(max(d - 2, 0), d).
     BoundsProver p(env);
-    Expr count = mn(mx(d - Expr(2), Expr(0)), d);
+    Expr count = minExpr(maxExpr(d - Expr(2), Expr(0)), d);
     p.addLoop(t, 0, floorDiv(count + Expr(15), Expr(16)));
     p.addFact(cmp(BinOp::LE, t * 16 + 16, count), true);
     EXPECT_TRUE(p.proveInRange(t * 16 + 15, d));
@@ -496,9 +484,9 @@ TEST(BoundsProver, SliceCounts) {
     // A negative step: starts 15, ends -20, step -2, read at
     // min(15, d - 1) - 2 i.
     BoundsProver p(env);
-    Expr start = mn(Expr(15), d - Expr(1));
-    Expr end = mn(mx(d - Expr(20), Expr(-1)), d - Expr(1));
-    p.addLoop(i, 0, mx(floorDiv(start - end + Expr(1), Expr(2)), Expr(0)));
+    Expr start = minExpr(Expr(15), d - Expr(1));
+    Expr end = minExpr(maxExpr(d - Expr(20), Expr(-1)), d - Expr(1));
+    p.addLoop(i, 0, maxExpr(floorDiv(start - end + Expr(1), Expr(2)), Expr(0)));
     EXPECT_TRUE(p.proveInRange(start - i * 2, d));
     EXPECT_FALSE(p.proveInRange(start - i * 2 - Expr(1), d));
   }
@@ -517,9 +505,9 @@ TEST(BoundsProver, SliceCounts) {
   {
     // A max count whose other arm is positive says nothing of the first.
     BoundsProver p(env);
-    p.addLoop(i, 0, mx(d - Expr(5), Expr(1)));
+    p.addLoop(i, 0, maxExpr(d - Expr(5), Expr(1)));
     EXPECT_FALSE(p.proveInRange(i + Expr(5), d));
-    EXPECT_TRUE(p.proveInRange(i, mx(d - Expr(5), Expr(1))));
+    EXPECT_TRUE(p.proveInRange(i, maxExpr(d - Expr(5), Expr(1))));
   }
 }
 
