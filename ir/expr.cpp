@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstdio>
 #include <set>
+#include <unordered_set>
 #include <sstream>
 
 namespace aotc {
@@ -721,15 +722,21 @@ struct VarOrder {
 };
 
 /// True if \p pred holds for \p e or any expression inside it (a walk
-/// that allocates nothing: the bound prover asks this per scope entry).
-template <typename Pred> bool anySubExpr(const Expr &e, const Pred &pred) {
+/// that allocates nothing without \p seen: the bound prover asks this per
+/// scope entry). With \p seen, a node (by identity) already in it is not
+/// visited again, nor its operands: each shared subexpression once.
+template <typename Pred>
+bool anySubExpr(const Expr &e, const Pred &pred,
+                std::unordered_set<const ExprNode *> *seen = nullptr) {
   if (!e.defined())
+    return false;
+  if (seen && !seen->insert(e.get()).second)
     return false;
   if (pred(e))
     return true;
   auto any = [&](const std::vector<Expr> &es) {
     for (const Expr &x : es)
-      if (anySubExpr(x, pred))
+      if (anySubExpr(x, pred, seen))
         return true;
     return false;
   };
@@ -739,17 +746,17 @@ template <typename Pred> bool anySubExpr(const Expr &e, const Pred &pred) {
   case ExprKind::Var:
     return false;
   case ExprKind::Binary:
-    return anySubExpr(e.as<Binary>()->a, pred) ||
-           anySubExpr(e.as<Binary>()->b, pred);
+    return anySubExpr(e.as<Binary>()->a, pred, seen) ||
+           anySubExpr(e.as<Binary>()->b, pred, seen);
   case ExprKind::Not:
-    return anySubExpr(e.as<Not>()->a, pred);
+    return anySubExpr(e.as<Not>()->a, pred, seen);
   case ExprKind::Select: {
     auto *s = e.as<Select>();
-    return anySubExpr(s->cond, pred) || anySubExpr(s->trueValue, pred) ||
-           anySubExpr(s->falseValue, pred);
+    return anySubExpr(s->cond, pred, seen) || anySubExpr(s->trueValue, pred, seen) ||
+           anySubExpr(s->falseValue, pred, seen);
   }
   case ExprKind::Cast:
-    return anySubExpr(e.as<Cast>()->value, pred);
+    return anySubExpr(e.as<Cast>()->value, pred, seen);
   case ExprKind::Call:
     return any(e.as<Call>()->args);
   case ExprKind::Load:
@@ -758,14 +765,14 @@ template <typename Pred> bool anySubExpr(const Expr &e, const Pred &pred) {
     return any(e.as<Access>()->indices);
   case ExprKind::IndexCheck: {
     auto *c = e.as<IndexCheck>();
-    return anySubExpr(c->value, pred) || anySubExpr(c->extent, pred);
+    return anySubExpr(c->value, pred, seen) || anySubExpr(c->extent, pred, seen);
   }
   case ExprKind::Broadcast:
-    return anySubExpr(e.as<Broadcast>()->value, pred);
+    return anySubExpr(e.as<Broadcast>()->value, pred, seen);
   case ExprKind::VectorLoad:
     return any(e.as<VectorLoad>()->indices);
   case ExprKind::Lane:
-    return anySubExpr(e.as<Lane>()->vector, pred);
+    return anySubExpr(e.as<Lane>()->vector, pred, seen);
   }
   return false;
 }
@@ -824,6 +831,12 @@ bool hasSelect(const Expr &e) {
 bool exprLargerThan(const Expr &e, size_t limit) {
   size_t n = 0;
   return anySubExpr(e, [&](const Expr &) { return ++n > limit; });
+}
+
+bool distinctNodesMoreThan(const Expr &e, size_t limit) {
+  size_t n = 0;
+  std::unordered_set<const ExprNode *> seen;
+  return anySubExpr(e, [&](const Expr &) { return ++n > limit; }, &seen);
 }
 
 bool usesVar(const Expr &e, const Var *var) {

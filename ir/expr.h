@@ -350,6 +350,10 @@ bool hasSelect(const Expr &e);
 /// True if \p e has more than \p limit nodes (counted as a tree: a shared
 /// subexpression counts each time it is read); stops counting past it.
 bool exprLargerThan(const Expr &e, size_t limit);
+/// Same, counting a node that \p e shares (one ExprNode reached by two
+/// paths: a Relu's select reading its operand twice) once: the size of the
+/// code that computes it.
+bool distinctNodesMoreThan(const Expr &e, size_t limit);
 /// Appends the Bool conjuncts of \p c to \p out: a && b && c -> {a, b, c}.
 void conjuncts(const Expr &c, std::vector<Expr> &out);
 /// Appends the Bool disjuncts of \p c to \p out: a || b -> {a, b}.

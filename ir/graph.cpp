@@ -70,6 +70,8 @@ OpArity opArity(OpKind k) {
   return {0, -1, 0, -1};
 }
 
+bool isInternalOp(OpKind k) { return k == OpKind::WinogradConv; }
+
 std::optional<OpKind> opFromOnnxName(const std::string &onnxName) {
   static const std::map<std::string, OpKind> kOps = {
 #define AOTC_OP(kind, onnxName, ...) {onnxName, OpKind::kind},
@@ -77,7 +79,7 @@ std::optional<OpKind> opFromOnnxName(const std::string &onnxName) {
 #undef AOTC_OP
   };
   auto it = kOps.find(onnxName);
-  if (it == kOps.end())
+  if (it == kOps.end() || isInternalOp(it->second))
     return std::nullopt;
   return it->second;
 }

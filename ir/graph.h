@@ -55,7 +55,10 @@ OpArity opArity(OpKind k);
 /// ReduceL2, ReduceSumSquare, ReduceLogSum, ReduceLogSumExp: the reductions
 /// over `axes` (input 1 from opset 13/18, an attribute before).
 bool isAxesReduction(OpKind k);
-/// Maps an ONNX op_type (default domain) to an OpKind.
+/// An op that graph passes make and no model may hold (ops.def's
+/// "Internal" entries): the importer refuses its name like any unknown op.
+bool isInternalOp(OpKind k);
+/// Maps an ONNX op_type (default domain) to an OpKind; never an internal op.
 std::optional<OpKind> opFromOnnxName(const std::string &onnxName);
 
 struct TensorType {

@@ -10,6 +10,7 @@
 #include "compiler/passes/fold_program.h"
 #include "compiler/passes/pack_weights.h"
 #include "compiler/passes/pad_channels.h"
+#include "compiler/passes/winograd.h"
 
 #include "codegen/opencl/cl_printer.h"
 #include "codegen/toolchain/clang_compile.h"
@@ -256,6 +257,9 @@ Expected<CompileResult> compileModel(const CompileOptions &opts) {
       // (pad_channels.h), before their weights are packed.
       if (convBlock > 0 && opts.padChannels && padChannels(*graph, convBlock))
         dumpGraph("pad-channels", *graph);
+      // 3 x 3 convolutions as Winograd F(2x2, 3x3) where asked (winograd.h).
+      if (opts.winograd && rewriteWinograd(*graph, convBlock))
+        dumpGraph("winograd", *graph);
       packWeights(*graph, opts.schedule.profile.vectorLanes, convBlock);
       dumpGraph("pack-weights", *graph);
     }

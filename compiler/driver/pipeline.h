@@ -41,6 +41,10 @@ struct CompileOptions {
   /// where that costs at most a third more (pad_channels.h;
   /// `--no-pad-channels` turns it off).
   bool padChannels = true;
+  /// With channel blocks: stride-1 3 x 3 convolutions as Winograd F(2x2,
+  /// 3x3) (winograd.h; `--winograd`). Off by default: it rounds
+  /// differently and turns an infinity in a window into NaN.
+  bool winograd = false;
   /// Index math in int in the kernels where the declared symbol ranges
   /// prove that it fits (codegen/opencl/index_width.h). Auto: on GPU
   /// profiles; off on CPU profiles, where x86-64 addresses are 64-bit and

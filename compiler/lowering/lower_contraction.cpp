@@ -99,6 +99,35 @@ Expected<std::vector<int64_t>> spatialPads(const Node &n, size_t spatialRank) {
   return pads;
 }
 
+int zeroPaddedCopy(LowerCtx &ctx, const Value *x,
+                   const std::vector<int64_t> &begins,
+                   const std::vector<Expr> &paddedDims) {
+  const TensorType &xt = x->type();
+  const int s = xt.rank() - 2;
+  TensorDef pd;
+  pd.kind = TensorDef::Kind::Pointwise;
+  pd.name = x->name() + "_padded";
+  pd.dtype = xt.dtype;
+  std::vector<Expr> pi = ctx.idxVars(xt.rank());
+  std::vector<Expr> src = {pi[0], pi[1]};
+  Expr inside;
+  pd.shape = {xt.dims[0], xt.dims[1]};
+  for (int k = 0; k < s; ++k) {
+    const Expr &in = xt.dims[2 + k];
+    pd.shape.push_back(paddedDims[k]);
+    Expr pos = pi[2 + k] - Expr(begins[k]);
+    // Clamped into the input: the read is in bounds whatever the select
+    // picks, so it is made before the select (speculate_loads.cpp).
+    src.push_back(minExpr(maxExpr(pos, Expr(0)), maxExpr(in - Expr(1), Expr(0))));
+    inside = logicalAnd(inside, logicalAnd(cmp(BinOp::GE, pos, Expr(0)),
+                                           cmp(BinOp::LT, pos, in)));
+  }
+  pd.body = Select::make(inside, ctx.read(ctx.defOf(x), src),
+                         literal(xt.dtype, 0));
+  pd.materialize = true;
+  return ctx.add(std::move(pd));
+}
+
 namespace {
 
 Status lowerConv(const Node &n, LowerCtx &ctx) {
@@ -143,28 +172,11 @@ Status lowerConv(const Node &n, LowerCtx &ctx) {
   for (int64_t p : pads)
     padded |= p != 0;
   if (padded) {
-    TensorDef pd;
-    pd.kind = TensorDef::Kind::Pointwise;
-    pd.name = x->name() + "_padded";
-    pd.dtype = xt.dtype;
-    std::vector<Expr> pi = ctx.idxVars(xt.rank());
-    std::vector<Expr> src = {pi[0], pi[1]};
-    Expr inside;
-    pd.shape = {xt.dims[0], xt.dims[1]};
-    for (int k = 0; k < s; ++k) {
-      pd.shape.push_back(inSpatial[k] + Expr(pads[k] + pads[s + k]));
-      Expr pos = pi[2 + k] - Expr(pads[k]);
-      // Clamped into the input: the read is in bounds whatever the select
-      // picks, so it is made before the select (speculate_loads.cpp).
-      src.push_back(
-          minExpr(maxExpr(pos, Expr(0)), maxExpr(inSpatial[k] - Expr(1), Expr(0))));
-      inside = logicalAnd(inside,
-                          logicalAnd(cmp(BinOp::GE, pos, Expr(0)),
-                                     cmp(BinOp::LT, pos, inSpatial[k])));
-    }
-    pd.body = Select::make(inside, ctx.read(xdef, src), literal(xt.dtype, 0));
-    pd.materialize = true;
-    xdef = ctx.add(std::move(pd));
+    std::vector<int64_t> begins(pads.begin(), pads.begin() + s);
+    std::vector<Expr> paddedDims;
+    for (int k = 0; k < s; ++k)
+      paddedDims.push_back(inSpatial[k] + Expr(pads[k] + pads[s + k]));
+    xdef = zeroPaddedCopy(ctx, x, begins, paddedDims);
   }
   TensorDef d = contraction(out);
   d.reduceExtents.push_back(cg);
@@ -270,6 +282,8 @@ Status lowerContraction(const Node &n, LowerCtx &ctx) {
     return lowerConv(n, ctx);
   case OpKind::ConvTranspose:
     return lowerConvTranspose(n, ctx);
+  case OpKind::WinogradConv:
+    return lowerWinogradConv(n, ctx);
   default:
     return makeError(n.describe(), ": not a contraction");
   }

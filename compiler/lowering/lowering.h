@@ -219,6 +219,14 @@ Status lowerReduction(const Node &n, LowerCtx &ctx);
 Status lowerShapeOp(const Node &n, LowerCtx &ctx);
 Status lowerResize(const Node &n, LowerCtx &ctx);
 Status lowerDataDependent(const Node &n, LowerCtx &ctx);
+/// A Conv's zero-padded copy of \p x [N, C, spatial...] (a materialized
+/// pointwise def; returns its id): spatial element p of padded size
+/// \p paddedDims[k] is x's p - \p begins[k] where that is inside x, else 0.
+int zeroPaddedCopy(LowerCtx &ctx, const Value *x,
+                   const std::vector<int64_t> &begins,
+                   const std::vector<Expr> &paddedDims);
+/// WinogradConv (compiler/passes/winograd.h), in lower_winograd.cpp.
+Status lowerWinogradConv(const Node &n, LowerCtx &ctx);
 /// MatMul \p n as the end of an attention chain (TensorDef::attention)
 /// where LowerOptions::fuseAttention is on and the chain matches; false
 /// (nothing lowered) otherwise.

@@ -106,8 +106,7 @@ public:
   /// sum).
   void grow() {
     for (size_t id = 0; id < n_; ++id)
-      if (candidate(id) && def(id).op == "Conv" &&
-          def(id).kind == TensorDef::Kind::Reduction)
+      if (candidate(id) && convolution(def(id)))
         blocked_[id] = true;
     for (bool grew = true; grew;) {
       grew = false;
@@ -352,6 +351,14 @@ private:
       if (overWholeBlocks(r, k, read.indices[1], block))
         return true;
     return false;
+  }
+
+  /// A convolution's reduction over input channels: a Conv's, or the
+  /// GEMMs of a Winograd convolution's (lower_winograd.cpp).
+  static bool convolution(const TensorDef &d) {
+    return d.kind == TensorDef::Kind::Reduction &&
+           (d.op == opName(OpKind::Conv) ||
+            d.op == opName(OpKind::WinogradConv));
   }
 
   static bool globalPool(const TensorDef &d) {

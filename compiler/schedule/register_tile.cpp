@@ -670,12 +670,35 @@ constexpr int64_t kPrefetchLineFloats = 16;
 constexpr int64_t kMaxPlannedRows = 16;
 constexpr int64_t kPlannedBatch = 8;
 
-/// Expression nodes beyond which a pointwise element is not unrolled into a
-/// row.
+/// Expression nodes (a shared one once: the code computes it once) beyond
+/// which a pointwise element is not unrolled into a row.
 constexpr size_t kMaxRowElement = 300;
 
 void chooseNextSlice(const ReductionNest &nest, RegisterTile &t,
                      const DeviceProfile &target);
+
+/// Whether pointwise \p nest's element stores, along its innermost index,
+/// a vector of \p lanes elements (vectorizeLanes): a row of them is then
+/// row / lanes copies of its code.
+bool rowOfVectors(const ReductionNest &nest, int64_t lanes) {
+  const int rank = static_cast<int>(nest.shape.size());
+  if (lanes < 4 || rank < 1)
+    return false;
+  std::vector<Expr> at;
+  for (int k = 0; k < rank; ++k)
+    at.push_back(Var::make("i" + std::to_string(k)));
+  RangeEnv ranges;
+  setStaticRanges(ranges, at, nest.shape);
+  Expr lane = Var::make("lane");
+  ranges.set(lane, Range{0, lanes - 1});
+  at[rank - 1] = lane;
+  VarBindings lets;
+  const Stmt element = nest.finish(at, Expr());
+  const Store *st = storeUnderLets(element, lets);
+  return st && lets.empty() &&
+         vectorizeLanes(st->value, lane, static_cast<int>(lanes), ranges)
+             .defined();
+}
 
 /// The vector registers a CPU tile that runs two reduction steps an
 /// iteration leaves beyond its accumulators, its operand's vectors and its
@@ -739,8 +762,12 @@ RegisterTile chooseRegisterTile(const ReductionNest &nest,
       at.push_back(Var::make("i" + std::to_string(k)));
     VarBindings lets;
     Stmt element = nest.finish(at, Expr());
-    if (const Store *st = storeUnderLets(element, lets);
-        st && exprLargerThan(st->value, kMaxRowElement))
+    const Store *st = storeUnderLets(element, lets);
+    const bool large = st && distinctNodesMoreThan(st->value, kMaxRowElement);
+    // Unless the row is vectors of the element (a Winograd output
+    // transform's nine loads along channel lanes): then it is one copy
+    // per vector, not per element.
+    if (large && !(lets.empty() && rowOfVectors(nest, t.vectorLanes)))
       return t;
     // A static innermost extent of up to two vectors is one row: a
     // channel-blocked padded copy ([n, C/32, H+2, W+2, 32]) stored half a
@@ -750,7 +777,7 @@ RegisterTile chooseRegisterTile(const ReductionNest &nest,
     int64_t tn = 16, e;
     if (nest.shape[rank - 1].isConst(e) && (e < tn || e <= 2 * lanes))
       tn = e;
-    if (tn < 4)
+    if (tn < 4 || (large && tn % t.vectorLanes != 0))
       return t;
     t.n = rank - 1;
     t.tn = tn;

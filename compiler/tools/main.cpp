@@ -103,6 +103,12 @@ int runCli(int argc, char **argv) {
                     "the arena instead of storing it over an input the kernel "
                     "reads for the last time (where each work-item reads an "
                     "element only before it stores it)");
+  bool winograd = false;
+  compile->add_flag("--winograd", winograd,
+                    "CPU profiles: stride-1 3 x 3 convolutions as Winograd "
+                    "F(2x2, 3x3), 16 products per input channel and 2 x 2 "
+                    "outputs instead of 36 (rounding differs; an infinity in "
+                    "a window gives NaN)");
   compile->add_flag("--no-pad-channels", noPadChannels,
                     "CPU profiles: keep convolution channel counts that the "
                     "channel block does not divide (24, 144) in NCHW instead "
@@ -268,6 +274,7 @@ int runCli(int argc, char **argv) {
     copts.splitK = !noSplitK;
     copts.channelBlocks = !noChannelBlocks;
     copts.padChannels = !noPadChannels;
+    copts.winograd = winograd;
     copts.indexBits = narrowIndices ? CompileOptions::IndexBits::Narrow
                       : wideIndices ? CompileOptions::IndexBits::Wide
                                     : CompileOptions::IndexBits::Auto;

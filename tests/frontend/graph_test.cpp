@@ -225,6 +225,9 @@ TEST(Ops, OnnxNames) {
   EXPECT_EQ(opFromOnnxName("Conv"), OpKind::Conv);
   EXPECT_EQ(opFromOnnxName("ConstantOfShape"), OpKind::ConstantOfShape);
   EXPECT_FALSE(opFromOnnxName("FooOp").has_value());
+  // An internal op (made by a graph pass) is not a name a model may use.
+  EXPECT_TRUE(isInternalOp(OpKind::WinogradConv));
+  EXPECT_FALSE(opFromOnnxName(opName(OpKind::WinogradConv)).has_value());
   EXPECT_STREQ(opName(OpKind::BatchNormalization), "BatchNormalization");
 }
 

@@ -1,0 +1,48 @@
+/// \file
+/// 3 x 3 convolutions as Winograd F(2x2, 3x3) (`aotc compile --winograd`).
+///
+/// A stride-1 3 x 3 convolution computes each 2 x 2 block of outputs from a
+/// 4 x 4 window of its (zero-padded) input. Winograd's minimal filtering
+/// (Lavin and Gray, 2016) does it with 16 products per input channel where
+/// the direct form needs 36:
+///
+///   V = Bt d B          the window transformed (additions only)
+///   U = G g G^T         the filter transformed, 4 x 4, once per weight
+///   M = sum over c of U * V, element by element: 16 GEMMs [co] x [c]
+///   Y = At M A          the 2 x 2 outputs (additions only)
+///
+/// with Bt, G and At the constant matrices of F(2x2, 3x3). rewriteWinograd
+/// replaces an eligible Conv by WinogradConv(x, U, bias), U computed from
+/// the weight by MatMul, Reshape and Transpose nodes (the folding program
+/// computes them at load and again when the weight is updated), laid out
+/// [16, Co / B, C, B]: per transform element, the weight panels of the
+/// channel-blocked 1 x 1 convolution (pack_weights.h). The lowering
+/// (lower_winograd.cpp) makes the transforms and the GEMMs three kernels
+/// over channel-blocked buffers (channel_blocks.h).
+///
+/// It is opt-in, because it is not the direct convolution's arithmetic:
+///  - rounding differs (the transforms add and subtract inputs and
+///    products before the sum over channels: errors of a few units in the
+///    last place of the largest term, as in every Winograd convolution);
+///  - an infinity in a window gives NaN where the direct form gives an
+///    infinity (the transforms subtract it from itself), and an input that
+///    is huge but finite can overflow in the transform where the direct
+///    form does not.
+/// ONNX Runtime's MLAS does not use it for float32; cuDNN, oneDNN, TVM and
+/// XNNPACK offer it as an algorithm a user or a tuner picks.
+///
+/// Eligible: a one-group float32 Conv over [N, C, H, W] with a 3 x 3
+/// weight computable at load, strides and dilations 1, static C, H and W,
+/// C and Co multiples of the channel block B (so that the three kernels and
+/// their neighbours stay channel-blocked). N may be symbolic.
+#pragma once
+
+#include "ir/graph.h"
+
+namespace aotc {
+
+/// Rewrites every eligible Conv of \p g for channel blocks of \p block
+/// (channelBlock(); 0: none, nothing rewritten); returns how many.
+int rewriteWinograd(Graph &g, int64_t block);
+
+} // namespace aotc

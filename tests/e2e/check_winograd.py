@@ -1,0 +1,133 @@
+#!/usr/bin/env python3
+"""3 x 3 convolutions as Winograd F(2x2, 3x3) (`aotc compile --winograd`,
+compiler/passes/winograd.h) against ONNX Runtime's direct convolution.
+
+Models: a ResNet basic block at 128 channels over 14 x 14 (two Winograd
+convolutions, Relu and a residual sum fused into the output transform, a
+GlobalAveragePool after); odd maps (17 x 15 in, asymmetric pads [2, 1, 0, 2],
+160 output channels, no bias, a Winograd result that is a graph output, then
+one with pads 0), so the last tile row or column is half outside; and
+convolutions the pass must leave direct (stride 2, dilation 2, two groups,
+64 channels, a 7 x 7 map, a 5 x 5 kernel). Under zen5-avx512 (channel blocks
+of 32) and generic-avx2 (16):
+  - the rewrite happened exactly where eligible (aotc.WinogradConv nodes in
+    --emit graph), and not without --winograd;
+  - random inputs at batch 1, 3 and 0 match ONNX Runtime;
+  - after the weights are updated (aotc_container_update_constants), the
+    outputs match ONNX Runtime on the new weights: U = G g G^T is computed
+    by the folding program and follows updates.
+Usage: check_winograd.py AOTC
+"""
+import os
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+from onnx import numpy_helper as nh
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bench", "gpu"))
+from aotc_ctypes import Model  # noqa: E402
+from compiled_model import with_weights  # noqa: E402
+from e2e_graphs import Checks, Net, expect_close  # noqa: E402
+
+aotc = sys.argv[1]
+rng = np.random.default_rng(56)
+tmp = tempfile.mkdtemp()
+checks = Checks("winograd")
+fail = checks.fail
+PROFILES = {"zen5": ["--device-profile", "zen5-avx512"], "avx2": ["--device-profile", "generic-avx2"]}
+
+
+def run_aotc(args):
+    r = subprocess.run([aotc, "compile"] + args, capture_output=True, text=True)
+    if r.returncode != 0:
+        raise RuntimeError(r.stderr.strip())
+    return r.stdout
+
+
+def basic_block():
+    """1 x 1 stem, then conv3x3 -> Relu -> conv3x3 -> + -> Relu (2 rewritten)."""
+    n = Net("block", 96, (14, 14), rng)
+    s = n.op("Relu", [n.conv("x", 96, 128)])
+    a = n.op("Relu", [n.conv(s, 128, 128, k=3)])
+    b = n.conv(a, 128, 128, k=3)
+    y = n.op("Relu", [n.op("Add", [b, s])])
+    n.output(y)
+    n.output(n.op("GlobalAveragePool", [y]))
+    return n.model(), 2
+
+
+def odd_maps():
+    """17 x 15, pads [2, 1, 0, 2] -> 17 x 16 (tiles 9 x 8, the last row half
+    outside), 160 channels, no bias, a graph output; then pads 0 -> 15 x 14
+    (8 x 7 tiles) (2 rewritten)."""
+    n = Net("odd", 128, (17, 15), rng)
+    a = n.conv("x", 128, 160, k=3, bias=False, pads=[2, 1, 0, 2])
+    n.output(a)
+    r = n.op("Sigmoid", [a])
+    n.output(n.conv(r, 160, 128, k=3, pads=[0, 0, 0, 0]))
+    return n.model(), 2
+
+
+def left_direct():
+    """Convolutions the pass leaves alone (0 rewritten)."""
+    n = Net("direct", 128, (14, 14), rng)
+    n.output(n.conv("x", 128, 128, k=3, stride=2))
+    d = n.fresh("c")
+    w = n.fresh("w")
+    n.inits.append(nh.from_array((rng.standard_normal((128, 128, 3, 3)) / 34).astype(np.float32), w))
+    n.nodes.append(onnx.helper.make_node("Conv", ["x", w], [d], dilations=[2, 2], pads=[2, 2, 2, 2]))
+    n.output(d)
+    n.output(n.conv("x", 128, 128, k=3, group=2))
+    small = n.conv("x", 128, 64)
+    n.output(n.conv(small, 64, 64, k=3))
+    n.output(n.conv(n.op("MaxPool", ["x"], kernel_shape=[2, 2], strides=[2, 2]), 128, 128, k=3))
+    n.output(n.conv("x", 128, 128, k=5))
+    return n.model(), 0
+
+
+def feeds(proto, batches=(1, 3, 0)):
+    dims = [d.dim_value for d in proto.graph.input[0].type.tensor_type.shape.dim[1:]]
+    return [[rng.standard_normal([b] + dims).astype(np.float32)] for b in batches]
+
+
+def compare_ort(tag, m, proto, feeds_list, rtol=2e-4):
+    sess = ort.InferenceSession(proto.SerializeToString())
+    for f in feeds_list:
+        expect_close(checks, tag, sess.run(None, {"x": f[0]}), m.run(f), rtol, f[0].shape[0])
+
+
+for make in (basic_block, odd_maps, left_direct):
+    proto, expected = make()
+    mname = proto.graph.name
+    path = os.path.join(tmp, mname + ".onnx")
+    onnx.save(proto, path)
+    for pname, pflags in PROFILES.items():
+        tag = f"{mname}/{pname}"
+        try:
+            graph = run_aotc([path, "--emit", "graph", "--winograd"] + pflags)
+            plain = run_aotc([path, "--emit", "graph"] + pflags)
+            so = os.path.join(tmp, f"{mname}_{pname}.so")
+            run_aotc([path, "-o", so, "--winograd"] + pflags)
+        except RuntimeError as e:
+            fail(f"{tag}: compile: {e}")
+            continue
+        checks.check()
+        got = graph.count("= aotc.WinogradConv(")
+        if got != expected:
+            fail(f"{tag}: {got} convolutions rewritten, expected {expected}")
+        if "WinogradConv" in plain:
+            fail(f"{tag}: rewritten without --winograd")
+        m = Model(so, device="cpu")
+        compare_ort(tag, m, proto, feeds(proto))
+        new = {}
+        for init in proto.graph.initializer:
+            a = nh.to_array(init)
+            new[init.name] = (rng.standard_normal(a.shape) / np.sqrt(max(a[0].size, 1))).astype(np.float32)
+        m.update_constants(new, validate_full=False)
+        compare_ort(tag + " updated", m, with_weights(proto, new), feeds(proto, (1, 2)))
+
+checks.done()
