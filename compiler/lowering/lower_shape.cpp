@@ -454,25 +454,25 @@ Status lowerShapeOp(const Node &n, LowerCtx &ctx) {
     // out[n, c, h*b + i, w*b + j] = in[n, ch, h, w] with ch = (i*b + j)*C'
     // + c (DCR) or c*b*b + i*b + j (CRD), C' the output channels.
     const Value *x = n.input(0), *out = n.output(0);
-    int64_t b = n.intAttr("blocksize"), co = 0;
-    out->type().dims[1].isConst(co);
+    const int64_t b = n.intAttr("blocksize");
+    const Expr &co = out->type().dims[1]; // symbolic: C / b^2 (assumed exact)
     std::vector<Expr> o = ctx.idxVars(4);
     Expr h = floorDiv(o[2], Expr(b)), i = o[2] - h * Expr(b);
     Expr w = floorDiv(o[3], Expr(b)), j = o[3] - w * Expr(b);
     Expr ch = n.stringAttr("mode") == "CRD"
                   ? o[1] * Expr(b * b) + i * Expr(b) + j
-                  : (i * Expr(b) + j) * Expr(co) + o[1];
+                  : (i * Expr(b) + j) * co + o[1];
     ctx.addPointwise(out, ctx.readValue(x, {o[0], ch, h, w}), /*isView=*/true);
     return Status::ok();
   }
   case OpKind::SpaceToDepth: {
     // out[n, (i*b + j)*C + c, h, w] = in[n, c, h*b + i, w*b + j].
     const Value *x = n.input(0), *out = n.output(0);
-    int64_t b = n.intAttr("blocksize"), ci = 0;
-    x->type().dims[1].isConst(ci);
+    const int64_t b = n.intAttr("blocksize");
+    const Expr &ci = x->type().dims[1];
     std::vector<Expr> o = ctx.idxVars(4);
-    Expr blk = floorDiv(o[1], Expr(ci)), c = o[1] - blk * Expr(ci);
-    Expr i = floorDiv(blk, Expr(b)), j = blk - i * Expr(b);
+    Expr blk = floorDiv(o[1], ci), c = mod(o[1], ci);
+    Expr i = floorDiv(blk, Expr(b)), j = mod(blk, Expr(b));
     ctx.addPointwise(out,
                      ctx.readValue(x, {o[0], c, o[2] * Expr(b) + i,
                                        o[3] * Expr(b) + j}),

@@ -924,26 +924,32 @@ Status inferTensorOp(Context &c, Node &n) {
     if (x.rank() != 4)
       return makeError(n.describe(), ": ", inputLabel(n, 0), " ", x.str(),
                        " must have rank 4");
-    int64_t b = n.intAttr("blocksize"), ch;
+    int64_t b = n.intAttr("blocksize"), ch = 0;
     if (b < 1)
       return makeError(n.describe(), ": blocksize ", b, " must be positive");
     if (n.op() == OpKind::DepthToSpace && n.stringAttr("mode") != "DCR" &&
         n.stringAttr("mode") != "CRD")
       return makeError(n.describe(), ": mode '", n.stringAttr("mode"),
                        "' is not DCR or CRD");
-    if (!x.dims[1].isConst(ch))
-      return makeError(n.describe(), ": the channels of ", inputLabel(n, 0),
-                       " ", x.str(), " must be static");
     std::vector<Expr> out = {x.dims[0]};
     if (n.op() == OpKind::DepthToSpace) {
-      if (ch % (b * b) != 0)
+      // Symbolic channels: C / b^2, checked per run to divide.
+      const bool staticChannels = x.dims[1].isConst(ch);
+      if (staticChannels && ch % (b * b) != 0)
         return makeError(n.describe(), ": channels ", ch,
                          " are not divisible by blocksize^2 = ", b * b);
-      out.push_back(Expr(ch / (b * b)));
+      Expr q = simplifyDim(c, floorDiv(x.dims[1], Expr(b * b)));
+      if (!staticChannels)
+        c.graph.addAssumption(
+            cmp(BinOp::EQ, simplifyDim(c, q * Expr(b * b)), x.dims[1]),
+            n.describe() + ": the channels of " + inputLabel(n, 0) + " (" +
+                printExpr(x.dims[1]) + ") must be divisible by blocksize^2 = " +
+                std::to_string(b * b));
+      out.push_back(q);
       out.push_back(simplifyDim(c, x.dims[2] * Expr(b)));
       out.push_back(simplifyDim(c, x.dims[3] * Expr(b)));
     } else {
-      out.push_back(Expr(ch * b * b));
+      out.push_back(simplifyDim(c, x.dims[1] * Expr(b * b)));
       for (int k = 2; k < 4; ++k) {
         Expr q = simplifyDim(c, floorDiv(x.dims[k], Expr(b)));
         int64_t e;

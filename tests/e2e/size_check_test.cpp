@@ -116,4 +116,38 @@ TEST(SizeCheck, SymbolicDimBroadcastAgainstAConstantAtRunTime) {
   }
 }
 
+TEST(SizeCheck, DepthToSpaceOverSymbolicChannelsChecksThemAtRunTime) {
+  // Symbolic channels were refused at compile time (fuzz, stops 54-55);
+  // now C / b^2 is the output's channel count, and a run whose C b^2 does
+  // not divide is refused naming the node. SpaceToDepth's C b^2 needs no
+  // check. The values are checked element by element in
+  // tests/fuzz/regressions/{depth_to_space,space_to_depth}_symbolic_channels.
+  ModelBuilder mb("d2s");
+  mb.input("x", onnx::TensorProto::FLOAT, {1, "c", 1, 1});
+  ModelBuilder::attrInt(mb.node("DepthToSpace", {"x"}, {"y"}, "d2s"),
+                        "blocksize", 2);
+  mb.output("y", onnx::TensorProto::FLOAT, {1, "q", 2, 2});
+  Compiled c = compileModel(mb.bytes());
+  ASSERT_EQ(c.exitCode, 0) << c.output;
+  aotc::Model m = loadModel(c.soPath);
+  std::vector<float> x = {1, 2, 3, 4, 5, 6, 7, 8};
+  auto out = m.run({aotc::HostTensor::fromVector({1, 8, 1, 1}, x)});
+  // DCR: out[0, k, i, j] = x[0, (2 i + j) * 2 + k].
+  EXPECT_EQ(out[0].toVector<float>(),
+            (std::vector<float>{1, 3, 5, 7, 2, 4, 6, 8}));
+  for (int64_t ch : {6, 1}) {
+    try {
+      m.run({aotc::HostTensor::fromVector({1, ch, 1, 1},
+                                          std::vector<float>(ch, 1.0f))});
+      ADD_FAILURE() << ch << " channels were accepted";
+    } catch (const aotc::Error &e) {
+      std::string msg = e.what();
+      EXPECT_NE(msg.find("node 'd2s' (DepthToSpace): the channels of input 0 "
+                         "('x') (c) must be divisible by blocksize^2 = 4"),
+                std::string::npos)
+          << msg;
+    }
+  }
+}
+
 } // namespace
