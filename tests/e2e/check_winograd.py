@@ -19,19 +19,19 @@ of 32) and generic-avx2 (16):
 Usage: check_winograd.py AOTC
 """
 import os
-import subprocess
 import sys
 import tempfile
 
 import numpy as np
 import onnx
-import onnxruntime as ort
 from onnx import numpy_helper as nh
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bench", "gpu"))
 from aotc_ctypes import Model  # noqa: E402
 from compiled_model import with_weights  # noqa: E402
-from e2e_graphs import Checks, Net, expect_close  # noqa: E402
+from e2e_graphs import Checks, Net, net_feeds  # noqa: E402
+from e2e_graphs import compare_ort as compare_with_ort  # noqa: E402
+from e2e_graphs import run_aotc as compile_aotc  # noqa: E402
 
 aotc = sys.argv[1]
 rng = np.random.default_rng(56)
@@ -42,10 +42,7 @@ PROFILES = {"zen5": ["--device-profile", "zen5-avx512"], "avx2": ["--device-prof
 
 
 def run_aotc(args):
-    r = subprocess.run([aotc, "compile"] + args, capture_output=True, text=True)
-    if r.returncode != 0:
-        raise RuntimeError(r.stderr.strip())
-    return r.stdout
+    return compile_aotc(aotc, args)
 
 
 def basic_block():
@@ -90,14 +87,11 @@ def left_direct():
 
 
 def feeds(proto, batches=(1, 3, 0)):
-    dims = [d.dim_value for d in proto.graph.input[0].type.tensor_type.shape.dim[1:]]
-    return [[rng.standard_normal([b] + dims).astype(np.float32)] for b in batches]
+    return net_feeds(proto, rng, batches)
 
 
 def compare_ort(tag, m, proto, feeds_list, rtol=2e-4):
-    sess = ort.InferenceSession(proto.SerializeToString())
-    for f in feeds_list:
-        expect_close(checks, tag, sess.run(None, {"x": f[0]}), m.run(f), rtol, f[0].shape[0])
+    compare_with_ort(checks, tag, m, proto, feeds_list, rtol)
 
 
 for make in (basic_block, odd_maps, left_direct):

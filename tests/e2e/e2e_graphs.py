@@ -1,8 +1,9 @@
 """Shared pieces of the e2e checks (check_pad_channels.py,
-check_padded_stores.py, check_fold_program.py): the count of checks and
-failures each script reports, the comparison of a run's outputs with ONNX
-Runtime's, and a small ONNX graph builder whose weights are random
-initializers."""
+check_padded_stores.py, check_fold_program.py, check_winograd.py): the count
+of checks and failures each script reports, aotc compile as a subprocess,
+random feeds and the comparison of a run's outputs with ONNX Runtime's, and a
+small ONNX graph builder whose weights are random initializers."""
+import subprocess
 import sys
 
 import numpy as np
@@ -47,6 +48,28 @@ def expect_close(checks, tag, refs, outs, rtol, batch):
         err = float(np.abs(r.astype(np.float64) - o).max()) / scale
         if not np.isfinite(o).all() or err > rtol:
             checks.fail(f"{tag}: output {k} relative error {err:.3g} (batch {batch})")
+
+
+def run_aotc(aotc, args):
+    """`aotc compile ARGS`; its stdout, or RuntimeError with its stderr."""
+    r = subprocess.run([aotc, "compile"] + args, capture_output=True, text=True)
+    if r.returncode != 0:
+        raise RuntimeError(r.stderr.strip())
+    return r.stdout
+
+
+def net_feeds(proto, rng, batches=(1, 3, 0)):
+    """One random feed (a list of its input x) per batch size for a Net's model."""
+    dims = [d.dim_value for d in proto.graph.input[0].type.tensor_type.shape.dim[1:]]
+    return [[rng.standard_normal([b] + dims).astype(np.float32)] for b in batches]
+
+
+def compare_ort(checks, tag, m, proto, feeds_list, rtol=2e-4):
+    """Runs of aotc model m on each feed against ONNX Runtime on proto."""
+    import onnxruntime as ort
+    sess = ort.InferenceSession(proto.SerializeToString())
+    for f in feeds_list:
+        expect_close(checks, tag, sess.run(None, {"x": f[0]}), m.run(f), rtol, f[0].shape[0])
 
 
 def net_input(proto, batch, rng, nonfinite=False):
