@@ -767,7 +767,7 @@ RegisterTile chooseRegisterTile(const ReductionNest &nest,
     // Unless the row is vectors of the element (a Winograd output
     // transform's nine loads along channel lanes): then it is one copy
     // per vector, not per element.
-    if (large && !(lets.empty() && rowOfVectors(nest, t.vectorLanes)))
+    if (large && !rowOfVectors(nest, t.vectorLanes))
       return t;
     // A static innermost extent of up to two vectors is one row: a
     // channel-blocked padded copy ([n, C/32, H+2, W+2, 32]) stored half a
