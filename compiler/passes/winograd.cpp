@@ -29,13 +29,18 @@ Value *floatConstant(Graph &g, const std::string &name,
 /// one 3 x 3 convolution between two 1 x 1 ones, against the direct
 /// convolution, alternated rounds): 128 channels over 28 x 28 0.94 ->
 /// 0.74 ms at batch 1, 10.1 -> 8.1 at batch 8; 256 over 14 x 14 1.34 ->
-/// 0.97 and 11.6 -> 8.6. But 64 over 56 x 56 lost (1.14 -> 1.29 ms,
+/// 0.97 and 11.6 -> 8.6. 64 over 56 x 56 lost then (1.14 -> 1.29 ms,
 /// 11.3 -> 12.3): a 64-step reduction is short beside the transforms,
-/// which write and read four times the input and the output. And the
-/// 7 x 7 maps (16 tiles an image) lost inside ResNet-18 at batch 1: U,
-/// 16 / 9 the weight's size (16.8 MB for 512 channels), is streamed for
-/// 16 rows of tiles.
-constexpr int64_t kMinChannels = 128;
+/// which write and read four times the input and the output. Since the
+/// input transform runs rows of tiles (register_tile.cpp,
+/// pointwiseRows; stop 57) it gains at batch 1: ResNet-18's layer1
+/// 0.69-0.70 -> 0.58 ms a convolution, ResNet-50's 0.69-0.71 -> 0.61-0.64
+/// (kernel_profile.py, 5 rounds), and is even at batch 8 (ResNet-18
+/// layer1 5.9-6.3 -> 5.3-6.6 ms; device busy 84.0 / 90.6 -> 85.3 / 86.2
+/// in two alternated pairs). And the 7 x 7 maps (16 tiles an image) lost
+/// inside ResNet-18 at batch 1: U, 16 / 9 the weight's size (16.8 MB for
+/// 512 channels), is streamed for 16 rows of tiles.
+constexpr int64_t kMinChannels = 64;
 constexpr int64_t kMinTiles = 49;
 
 bool allEqual(const std::vector<int64_t> &v, int64_t x) {

@@ -8,7 +8,7 @@ GlobalAveragePool after); odd maps (17 x 15 in, asymmetric pads [2, 1, 0, 2],
 160 output channels, no bias, a Winograd result that is a graph output, then
 one with pads 0), so the last tile row or column is half outside; and
 convolutions the pass must leave direct (stride 2, dilation 2, two groups,
-64 channels, a 7 x 7 map, a 5 x 5 kernel). Under zen5-avx512 (channel blocks
+32 channels, a 7 x 7 map, a 5 x 5 kernel). Under zen5-avx512 (channel blocks
 of 32) and generic-avx2 (16):
   - the rewrite happened exactly where eligible (aotc.WinogradConv nodes in
     --emit graph), and not without --winograd;
@@ -69,6 +69,15 @@ def odd_maps():
     return n.model(), 2
 
 
+def layer1():
+    """ResNet's layer1 block: 64 channels over 16 x 16, conv3x3 -> Relu ->
+    conv3x3 -> + x -> Relu (2 rewritten)."""
+    n = Net("layer1", 64, (16, 16), rng)
+    a = n.op("Relu", [n.conv("x", 64, 64, k=3)])
+    n.output(n.op("Relu", [n.op("Add", [n.conv(a, 64, 64, k=3), "x"])]))
+    return n.model(), 2
+
+
 def left_direct():
     """Convolutions the pass leaves alone (0 rewritten)."""
     n = Net("direct", 128, (14, 14), rng)
@@ -79,8 +88,8 @@ def left_direct():
     n.nodes.append(onnx.helper.make_node("Conv", ["x", w], [d], dilations=[2, 2], pads=[2, 2, 2, 2]))
     n.output(d)
     n.output(n.conv("x", 128, 128, k=3, group=2))
-    small = n.conv("x", 128, 64)
-    n.output(n.conv(small, 64, 64, k=3))
+    small = n.conv("x", 128, 32)
+    n.output(n.conv(small, 32, 32, k=3))
     n.output(n.conv(n.op("MaxPool", ["x"], kernel_shape=[2, 2], strides=[2, 2]), 128, 128, k=3))
     n.output(n.conv("x", 128, 128, k=5))
     return n.model(), 0
@@ -94,7 +103,7 @@ def compare_ort(tag, m, proto, feeds_list, rtol=2e-4):
     compare_with_ort(checks, tag, m, proto, feeds_list, rtol)
 
 
-for make in (basic_block, odd_maps, left_direct):
+for make in (basic_block, odd_maps, layer1, left_direct):
     proto, expected = make()
     mname = proto.graph.name
     path = os.path.join(tmp, mname + ".onnx")
