@@ -725,13 +725,32 @@ bool dividesVar(const Expr &e, const Var *v) {
   return d.found;
 }
 
+/// Whether \p e selects by a condition that reads \p v (a padded copy's
+/// `inside ? x[clamped] : pad` along that index).
+bool selectsOn(const Expr &e, const Var *v) {
+  struct S : IRVisitor {
+    const Var *v = nullptr;
+    bool found = false;
+    void visitSelect(const Select *op) override {
+      if (usesVar(op->cond, v))
+        found = true;
+      IRVisitor::visitSelect(op);
+    }
+  } s;
+  s.v = v;
+  s.visit(e);
+  return s.found;
+}
+
 /// Rows of a CPU pointwise tile \p t whose row is its nest's whole
 /// innermost extent, a channel block of at most two vectors
 /// (chooseRegisterTile): up to kMaxPointwiseRows of the dimension before
 /// it (a divisor of its static extent), where the row is vectors of the
 /// element (rowOfVectors), \p st's value reads that dimension's index
 /// \p row without dividing it (the rows' addresses a constant apart) and the
-/// tile's copies of the value stay within kMaxPointwiseTileNodes. One pixel
+/// tile's copies of the value stay within kMaxPointwiseTileNodes; not a
+/// padded copy along the row (\p column: its border and interior columns
+/// are split instead, column_interior.h). One pixel
 /// per work-item paid the index arithmetic (a division per dimension) and
 /// PoCL's work-item loop for two vector stores: ResNet-18's Winograd input
 /// transforms ([16 N, C / 32, 14, 14, 32], four loads and three FMAs an
@@ -740,13 +759,13 @@ bool dividesVar(const Expr &e, const Var *v) {
 /// x / 2, gained 5-10% in rows of 7 and took ResNet-50's schedule phase
 /// from 0.68 to 0.95 s.
 void pointwiseRows(const ReductionNest &nest, RegisterTile &t,
-                   const Store *st, const Var *row) {
+                   const Store *st, const Var *row, const Var *column) {
   const int rank = static_cast<int>(nest.shape.size());
   int64_t e = 0;
   if (!st || !nest.shape[rank - 2].isConst(e) || e < 2 ||
       !rowOfVectors(nest, t.vectorLanes))
     return;
-  if (dividesVar(st->value, row))
+  if (dividesVar(st->value, row) || selectsOn(st->value, column))
     return;
   const int64_t vectors = vectorOps(t.tn, t.vectorLanes);
   for (int64_t tm = std::min(e, kMaxPointwiseRows); tm >= 2; --tm) {
@@ -844,7 +863,8 @@ RegisterTile chooseRegisterTile(const ReductionNest &nest,
     t.tn = tn;
     if (target.family != "gpu" && !large && rank >= 2 &&
         nest.shape[rank - 1].isConstValue(tn))
-      pointwiseRows(nest, t, st, at[rank - 2].as<Var>());
+      pointwiseRows(nest, t, st, at[rank - 2].as<Var>(),
+                    at[rank - 1].as<Var>());
     return t;
   }
   if (rank < 1 || nest.reduceExtents.empty())
