@@ -707,7 +707,7 @@ constexpr size_t kMaxPointwiseTileNodes = 4096;
 /// The most rows of a pointwise tile (pointwiseRows).
 constexpr int64_t kMaxPointwiseRows = 16;
 
-/// Whether \p e divides (floordiv or mod) an expression that uses \p v.
+/// Whether \p e divides (floordiv, mod or /) an expression that uses \p v.
 bool dividesVar(const Expr &e, const Var *v) {
   struct D : IRVisitor {
     const Var *v = nullptr;
@@ -744,17 +744,19 @@ bool selectsOn(const Expr &e, const Var *v) {
 
 /// Rows of a CPU pointwise tile \p t whose row is its nest's whole
 /// innermost extent, a channel block of at most two vectors
-/// (chooseRegisterTile): up to kMaxPointwiseRows of the dimension before
-/// it (a divisor of its static extent), where the row is vectors of the
-/// element (rowOfVectors), \p st's value reads that dimension's index
-/// \p row without dividing it (the rows' addresses a constant apart) and the
-/// tile's copies of the value stay within kMaxPointwiseTileNodes; not a
-/// padded copy along the row (\p column: its border and interior columns
-/// are split instead, column_interior.h). One pixel
-/// per work-item paid the index arithmetic (a division per dimension) and
-/// PoCL's work-item loop for two vector stores: ResNet-18's Winograd input
-/// transforms ([16 N, C / 32, 14, 14, 32], four loads and three FMAs an
-/// element) took 0.11 ms at batch 1, 0.075 in rows of 14
+/// (chooseRegisterTile): up to kMaxPointwiseRows of the dimension before it
+/// (a divisor of its static extent), where
+///  - the row is vectors of the element (rowOfVectors),
+///  - \p st's value reads that dimension's index \p row without dividing it
+///    (the rows' addresses a constant apart),
+///  - it is not a padded copy along the row (a select on \p column: its
+///    border and interior columns are split instead, column_interior.h),
+///  - and the tile's copies of the value stay within
+///    kMaxPointwiseTileNodes.
+/// One pixel per work-item paid the index arithmetic (a division per
+/// dimension) and PoCL's work-item loop for two vector stores: ResNet-18's
+/// Winograd input transforms ([16 N, C / 32, 14, 14, 32], four loads and
+/// three FMAs an element) took 0.11 ms at batch 1, 0.075 in rows of 14
 /// (kernel_profile.py, 5 rounds). The output transforms, which read tile
 /// x / 2, gained 5-10% in rows of 7 and took ResNet-50's schedule phase
 /// from 0.68 to 0.95 s.
