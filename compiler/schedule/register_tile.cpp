@@ -707,39 +707,37 @@ constexpr size_t kMaxPointwiseTileNodes = 4096;
 /// The most rows of a pointwise tile (pointwiseRows).
 constexpr int64_t kMaxPointwiseRows = 16;
 
-/// Whether \p e divides (floordiv, mod or /) an expression that uses \p v.
-bool dividesVar(const Expr &e, const Var *v) {
-  struct D : IRVisitor {
-    const Var *v = nullptr;
-    bool found = false;
+/// How a pointwise element reads its tile's row index and column index
+/// (pointwiseRows).
+struct RowIndexUse {
+  /// It divides (floordiv, mod or /) an expression of the row index.
+  bool dividesRow = false;
+  /// It selects by a condition on the column index (a padded copy's
+  /// `inside ? x[clamped] : pad` along the row).
+  bool selectsOnColumn = false;
+};
+
+RowIndexUse rowIndexUse(const Expr &e, const Var *row, const Var *column) {
+  struct U : IRVisitor {
+    const Var *row = nullptr, *column = nullptr;
+    RowIndexUse use;
     void visitBinary(const Binary *op) override {
       if ((op->op == BinOp::FloorDiv || op->op == BinOp::Mod ||
            op->op == BinOp::Div) &&
-          usesVar(op->a, v))
-        found = true;
+          usesVar(op->a, row))
+        use.dividesRow = true;
       IRVisitor::visitBinary(op);
     }
-  } d;
-  d.v = v;
-  d.visit(e);
-  return d.found;
-}
-
-/// Whether \p e selects by a condition that reads \p v (a padded copy's
-/// `inside ? x[clamped] : pad` along that index).
-bool selectsOn(const Expr &e, const Var *v) {
-  struct S : IRVisitor {
-    const Var *v = nullptr;
-    bool found = false;
     void visitSelect(const Select *op) override {
-      if (usesVar(op->cond, v))
-        found = true;
+      if (usesVar(op->cond, column))
+        use.selectsOnColumn = true;
       IRVisitor::visitSelect(op);
     }
-  } s;
-  s.v = v;
-  s.visit(e);
-  return s.found;
+  } u;
+  u.row = row;
+  u.column = column;
+  u.visit(e);
+  return u.use;
 }
 
 /// Rows of a CPU pointwise tile \p t whose row is its nest's whole
@@ -767,7 +765,8 @@ void pointwiseRows(const ReductionNest &nest, RegisterTile &t,
   if (!st || !nest.shape[rank - 2].isConst(e) || e < 2 ||
       !rowOfVectors(nest, t.vectorLanes))
     return;
-  if (dividesVar(st->value, row) || selectsOn(st->value, column))
+  const RowIndexUse use = rowIndexUse(st->value, row, column);
+  if (use.dividesRow || use.selectsOnColumn)
     return;
   const int64_t vectors = vectorOps(t.tn, t.vectorLanes);
   for (int64_t tm = std::min(e, kMaxPointwiseRows); tm >= 2; --tm) {

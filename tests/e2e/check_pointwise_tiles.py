@@ -5,20 +5,25 @@ whole channel block, pointwiseRows) against ONNX Runtime.
 
 Models:
   - a Winograd 3 x 3 convolution (`--winograd`, 128 channels over 14 x 14
-    and 9 x 9: the input transform [16 N, C / B, T, T, B] is a pointwise
-    kernel whose row is a channel block), and a residual block of them;
+    and 15 x 15, 7 x 7 and 8 x 8 tiles: the input transform [16 N, C / B,
+    T, T, B] is a pointwise kernel whose row is a channel block), and a
+    residual block of two;
   - a Transpose scaled, shifted and clamped over [n, 5, 13, 7] (dimensions
     that do not collapse into one), with a symbolic batch.
 Under zen5-avx512, generic-avx512 and generic-avx2:
-  - the heuristic tiles the Winograd input transforms in rows (m >= 0, tm
-    dividing the tile count) and leaves the output transforms (which divide
-    their column index) and the Transpose's kernel one row;
-  - every pointwise kernel, with the heuristic's configuration and with
-    variants given by --kernel-configs (rows along each other dimension,
-    tm 3 or 5, which leave partial tiles; tn 1 and 7), compiles
-    to exactly that configuration (--emit=kernel-configs) and matches ONNX
-    Runtime at batch 1, 3 and 0;
-  - a pointwise kernel given a tile dimension it does not have is refused.
+  - the heuristic tiles the Winograd input transforms in rows (m = 3, tm
+    dividing the tile count) and leaves every other pointwise kernel (the
+    output transforms, which divide their column index, the Transpose's)
+    one row;
+  - every pointwise kernel with the heuristic's configuration compiles to it
+    and matches ONNX Runtime at batch 1, 3 and 0;
+  - the output rank of each is read from the refusal of a tile dimension it
+    does not have (m = 40), which must be refused.
+Under zen5-avx512, the pointwise kernels of the 15 x 15 convolution and of
+the Transpose also run variants given by --kernel-configs (rows of 3 or 5
+along each other dimension, which leave partial tiles; rows of 1 and 7
+columns; m and n exchanged), each checked to compile to exactly that
+configuration (--emit=kernel-configs) and against ONNX Runtime.
 Usage: check_pointwise_tiles.py AOTC    (prints "pointwise tiles ok")
 """
 import json
@@ -146,9 +151,8 @@ def main():
             heuristic = {k: c for k, c in configs(path, flags).items()
                          if c["template"] == "pointwise"}
             # What the heuristic must pick: rows for the input transforms
-            # (the kernels named after a convolution's output that are
-            # pointwise: the padded copy and the transform), one row for
-            # the output transforms and the Transpose.
+            # (one a Winograd convolution), one row for every other
+            # pointwise kernel.
             rows = {k: c for k, c in heuristic.items() if c.get("m", -1) >= 0}
             checks.check()
             if name.startswith("wino") or name == "block":
