@@ -283,7 +283,10 @@ int main(int argc, char **argv) {
   check(api.model_name(container, &name), "model_name");
   check(api.device_name(container, &deviceName), "device_name");
   printf("model %s on %s (loaded in %.1f ms, program %s)\n", name, deviceName,
-         nowMs() - start, fromCache ? "from cache" : "built from source");
+         nowMs() - start,
+         fromCache == AOTC_PROGRAM_EMBEDDED ? "embedded in the .so"
+         : fromCache == AOTC_PROGRAM_FROM_CACHE ? "from cache"
+                                                : "built from source");
 
   check(api.num_inputs(container, &numInputs), "num_inputs");
   check(api.num_outputs(container, &numOutputs), "num_outputs");

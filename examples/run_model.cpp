@@ -156,7 +156,10 @@ int main(int argc, char **argv) {
     aotc::Model model = aotc::Model::load(path, options);
     std::cout << "model " << model.name() << " on " << model.deviceName()
               << " (loaded in " << ms(Clock::now() - start) << " ms, program "
-              << (model.programFromCache() ? "from cache" : "built from source")
+              << (model.programSource() == AOTC_PROGRAM_EMBEDDED
+                      ? "embedded in the .so"
+                  : model.programFromCache() ? "from cache"
+                                             : "built from source")
               << ")\n";
     for (const aotc::SymbolInfo &s : model.symbols())
       std::cout << "  symbol " << s.name << " in [" << s.min << ", " << s.max

@@ -165,6 +165,8 @@ class Model:
         from_cache = ctypes.c_int32()
         self._check(self.lib.aotc_container_program_source(self.c, ctypes.byref(from_cache)))
         self.program_from_cache = bool(from_cache.value)
+        # 0: built from source, 1: the binary cache, 2: embedded (--prebuild).
+        self.program_source = from_cache.value
 
     def _check(self, status):
         if status != 0:

@@ -151,6 +151,7 @@ private:
   Expected<std::string> launchArg(const KernelBuffer &kb,
                                   const LoopModule &owner,
                                   std::set<int> &used) const;
+  void emitProgramBinaries();
   void emitDesc();
 
   const LoopModule &m_;
@@ -1089,6 +1090,19 @@ Status WrapperEmitter::emitCheckSymbols() {
   return Status::ok();
 }
 
+void WrapperEmitter::emitProgramBinaries() {
+  if (opts_.programBinaries.empty())
+    return;
+  out_ += "// Program binaries built at compile time, by device key.\n";
+  out_ += "static const AotcProgramBinaryDesc kProgramBinaries[" +
+          std::to_string(opts_.programBinaries.size()) + "] = {\n";
+  for (size_t i = 0; i < opts_.programBinaries.size(); ++i)
+    out_ += "    {" + cStringLiteral(opts_.programBinaries[i].deviceKey) +
+            ", " + programBinarySymbol(i) + ", " +
+            u64(opts_.programBinaries[i].size) + "},\n";
+  out_ += "};\n\n";
+}
+
 void WrapperEmitter::emitDesc() {
   auto count = [](size_t n, const char *table) {
     return std::to_string(n) + ", " + (n ? table : "nullptr");
@@ -1131,6 +1145,8 @@ void WrapperEmitter::emitDesc() {
   out_ += std::string("    ") + (m_.foldProgram ? "run_fold" : "nullptr") +
           ", " + u64(foldArenaBytes_) + ",  // run_fold, fold_arena_bytes\n";
   out_ += "    " + std::to_string(m_.syncs.size()) + ",  // num_syncs\n";
+  out_ += "    " + count(opts_.programBinaries.size(), "kProgramBinaries") +
+          ",  // program_binaries\n";
   out_ += "};\n\n";
   out_ +=
       "extern \"C\" __attribute__((visibility(\"hidden\"))) const "
@@ -1152,7 +1168,12 @@ Expected<std::string> WrapperEmitter::emit() {
             "uint8_t " +
             std::string(kConstantsBlobSymbol) + "[];\n";
   out_ += "extern \"C\" __attribute__((visibility(\"hidden\"))) const char " +
-          std::string(kKernelsSourceSymbol) + "[];\n\n";
+          std::string(kKernelsSourceSymbol) + "[];\n";
+  for (size_t i = 0; i < opts_.programBinaries.size(); ++i)
+    out_ += "extern \"C\" __attribute__((visibility(\"hidden\"))) const "
+            "uint8_t " +
+            programBinarySymbol(i) + "[];\n";
+  out_ += "\n";
   out_ += "// Integer min/max of the printed size expressions.\n";
   out_ += "__attribute__((unused)) static inline int64_t aotc_min(int64_t a, "
           "int64_t b) {\n  return a < b ? a : b;\n}\n";
@@ -1242,11 +1263,16 @@ __attribute__((unused)) static inline int64_t aotc_ck_mod(int64_t a, int64_t b, 
   AOTC_RETURN_IF_ERROR(emitOutputShapes());
   AOTC_RETURN_IF_ERROR(emitRun());
   AOTC_RETURN_IF_ERROR(emitRunFold());
+  emitProgramBinaries();
   emitDesc();
   return out_;
 }
 
 } // namespace
+
+std::string programBinarySymbol(size_t i) {
+  return "aotc_program_binary_" + std::to_string(i);
+}
 
 Expected<std::string> emitWrapper(const LoopModule &m,
                                   const WrapperOptions &opts) {

@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace aotc {
 
@@ -24,6 +25,10 @@ constexpr const char *kConstantsBlobSymbol = "aotc_constants_blob";
 /// `extern "C" const char aotc_kernels_source[]`: the OpenCL C source from
 /// emitOpenCL, WrapperOptions::clSourceSize bytes plus a terminating NUL.
 constexpr const char *kKernelsSourceSymbol = "aotc_kernels_source";
+
+/// `extern "C" const uint8_t aotc_program_binary_<i>[]`: the i-th program
+/// binary built at compile time (WrapperOptions::programBinaries).
+std::string programBinarySymbol(size_t i);
 
 /// The value of the "aotc.version" metadata key of every model.
 constexpr const char *kAotcVersion = "0.1.0";
@@ -40,6 +45,14 @@ struct WrapperOptions {
   /// empty; weightsId is written in its header.
   std::string weightsFile;
   uint64_t weightsId = 0;
+  /// Program binaries built at compile time (aotc compile --prebuild), in
+  /// the order of their symbols (programBinarySymbol): the key of the
+  /// device each was built for and its size in bytes.
+  struct ProgramBinary {
+    std::string deviceKey;
+    uint64_t size = 0;
+  };
+  std::vector<ProgramBinary> programBinaries;
 };
 
 /// Emits the C++ wrapper of \p m: symbol, input, output, constant, kernel and

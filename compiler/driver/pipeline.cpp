@@ -1,6 +1,7 @@
 /// \file
 /// The compile pipeline. Reads top to bottom as the list of stages.
 #include "compiler/driver/pipeline.h"
+#include "compiler/driver/prebuild.h"
 #include "compiler/schedule/channel_blocks.h"
 #include "compiler/schedule/inline_padding.h"
 #include "compiler/schedule/padded_stores.h"
@@ -455,13 +456,6 @@ Expected<CompileResult> compileModel(const CompileOptions &opts) {
     // PoCL's erf is slow (cl_math.h); GPU drivers keep their own.
     cl.ownMath = opts.schedule.profile.family == "cpu";
     AOTC_ASSIGN_OR_RETURN(clSource, emitOpenCL(module, cl));
-    WrapperOptions wo;
-    wo.clSourceSize = clSource.size();
-    wo.clBuildOptions = buildOptions(module);
-    wo.weightless = opts.weightless;
-    wo.weightsFile = weightsName;
-    wo.weightsId = weightsId;
-    AOTC_ASSIGN_OR_RETURN(wrapper, emitWrapper(module, wo));
     return Status::ok();
   });
   AOTC_RETURN_IF_ERROR(gen);
@@ -469,6 +463,45 @@ Expected<CompileResult> compileModel(const CompileOptions &opts) {
     result.emitted = clSource;
     return result;
   }
+  // The program built for the devices asked for, to embed (prebuild.h);
+  // one binary per device key.
+  std::vector<PrebuiltProgram> prebuilt;
+  if (!opts.prebuild.empty() && opts.emit.empty()) {
+    Status built = timer.run("prebuild", [&]() -> Status {
+      std::string builder = findProgramBuilderTool();
+      for (const std::string &spec : opts.prebuild) {
+        AOTC_ASSIGN_OR_RETURN(
+            PrebuiltProgram p,
+            prebuildProgram(spec, clSource, buildOptions(module), builder));
+        bool seen = false;
+        for (const PrebuiltProgram &q : prebuilt)
+          seen |= q.deviceKey == p.deviceKey;
+        if (!seen)
+          prebuilt.push_back(std::move(p));
+      }
+      return Status::ok();
+    });
+    AOTC_RETURN_IF_ERROR(built);
+  }
+  Status wrapped = timer.run("wrapper", [&]() -> Status {
+    WrapperOptions wo;
+    wo.clSourceSize = clSource.size();
+    wo.clBuildOptions = buildOptions(module);
+    wo.weightless = opts.weightless;
+    wo.weightsFile = weightsName;
+    wo.weightsId = weightsId;
+    std::string described;
+    for (const PrebuiltProgram &p : prebuilt) {
+      wo.programBinaries.push_back({p.deviceKey, p.binary.size()});
+      result.prebuilt.push_back(describePrebuilt(p));
+      described += (described.empty() ? "" : "; ") + result.prebuilt.back();
+    }
+    if (!described.empty())
+      module.metadata["aotc.prebuilt"] = described;
+    AOTC_ASSIGN_OR_RETURN(wrapper, emitWrapper(module, wo));
+    return Status::ok();
+  });
+  AOTC_RETURN_IF_ERROR(wrapped);
   if (opts.emit == "cpp") {
     result.emitted = wrapper;
     return result;
@@ -527,6 +560,9 @@ Expected<CompileResult> compileModel(const CompileOptions &opts) {
         // mapped (CL_MEM_USE_HOST_PTR needs the device's base alignment).
         {kConstantsBlobSymbol, blob.data(), blob.size(), 4096, true},
         {kKernelsSourceSymbol, src.c_str(), src.size() + 1, 16, false}};
+    for (size_t i = 0; i < prebuilt.size(); ++i)
+      syms.push_back({programBinarySymbol(i), prebuilt[i].binary.data(),
+                      prebuilt[i].binary.size(), 16, false});
     return toolchain::writeDataObject(syms);
   });
   if (!dataObj)

@@ -73,6 +73,10 @@ struct CompileOptions {
   /// Return the OpenCL C and wrapper C++ with the .so (for a package's
   /// sources/).
   bool keepSources = false;
+  /// OpenCL devices of this machine (cpu, gpu:N, a name substring) to build
+  /// the program for now and embed in the .so (aotc compile --prebuild,
+  /// prebuild.h): a load on such a device then compiles nothing.
+  std::vector<std::string> prebuild;
 };
 
 /// Constants above this size go to a side file (a .so over 2 GiB needs a
@@ -123,6 +127,9 @@ struct CompileResult {
   std::string wrapperSource;
   /// Filled when the .so was built.
   ModelSummary summary;
+  /// The devices whose program binary the .so embeds (--prebuild), each
+  /// "DEVICE NAME, driver VERSION: N bytes".
+  std::vector<std::string> prebuilt;
 };
 
 /// Compiles a model. Every failure names the file, node or stage.

@@ -118,6 +118,9 @@ int compileCommand(CompileOptions opts, bool timePasses,
                  opts.outputPath.c_str(), result->numKernels, folding.c_str(),
                  result->arenaBytes.c_str(),
                  (unsigned long long)result->constantsBytes);
+    for (const std::string &p : result->prebuilt)
+      std::fprintf(stderr, "aotc: embedded the program built for %s\n",
+                   p.c_str());
   }
   if (!package.path.empty()) {
     pkg::WriteRequest request;

@@ -297,6 +297,13 @@ int inspectCommand(const std::string &path, const std::string &device) {
     aotc::Model model = loadAny(path, modelOptions(device));
     std::printf("model: %s\ndevice: %s\n", model.name().c_str(),
                 model.deviceName().c_str());
+    int32_t source = model.programSource();
+    std::printf("program: %s\n",
+                source == AOTC_PROGRAM_EMBEDDED
+                    ? "the binary embedded for this device (--prebuild)"
+                : source == AOTC_PROGRAM_FROM_CACHE
+                    ? "from the binary cache"
+                    : "built from source at this load");
     std::vector<aotc::SymbolInfo> syms = model.symbols();
     std::vector<int64_t> maxSyms;
     for (const auto &s : syms) {

@@ -51,6 +51,13 @@ int runCli(int argc, char **argv) {
                     "leave the updatable weights out of the .so: the host "
                     "gives them with aotc_container_update_constants (or "
                     "aotc run --constants) before the first run");
+  compile
+      ->add_option("--prebuild", copts.prebuild,
+                   "build the OpenCL program now for this machine's device "
+                   "(cpu, gpu, gpu:N, a name substring; repeatable) and embed "
+                   "the binary in the .so: a load on a device with the same "
+                   "driver, name and (CPUs) instruction set compiles nothing")
+      ->allow_extra_args(false);
   compile->add_flag("--naive-kernels", naiveKernels,
                     "one work-item per output element, no register tiling "
                     "(the reference the fast kernels are checked against)");

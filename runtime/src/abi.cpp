@@ -250,7 +250,7 @@ AOTC_API aotc_status_t aotc_container_program_source(
   const char *fn = __func__;
   AOTC_REQUIRE(container);
   AOTC_REQUIRE(out_from_cache);
-  *out_from_cache = container->programFromCache() ? 1 : 0;
+  *out_from_cache = static_cast<int32_t>(container->programOrigin());
   return AOTC_OK;
 }
 

@@ -176,10 +176,12 @@ aotc_status_t Container::init(const AotcModelDesc *desc,
     request.options = desc_->cl_build_options ? desc_->cl_build_options : "";
     request.modelName = desc_->model_name;
     request.cacheDirOption = options.cache_dir;
+    request.embedded = desc_->program_binaries;
+    request.numEmbedded = desc_->num_program_binaries;
     ProgramResult program;
     AOTC_RT_RETURN_IF_ERROR(buildProgram(context_, device_, request, program));
     program_ = program.program;
-    programFromCache_ = program.fromCache;
+    programOrigin_ = program.origin;
   }
 
   // Instances: a queue and every kernel each.

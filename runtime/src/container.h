@@ -8,6 +8,7 @@
 #include "constants.h"
 #include "device.h"
 #include "profile.h"
+#include "program_cache.h"
 
 #include <atomic>
 #include <condition_variable>
@@ -165,7 +166,7 @@ public:
 
   const AotcModelDesc &desc() const { return *desc_; }
   const DeviceInfo &device() const { return device_; }
-  bool programFromCache() const { return programFromCache_; }
+  ProgramOrigin programOrigin() const { return programOrigin_; }
   bool profiling() const { return profiling_.load(); }
   /// aotc_container_set_profiling: holds every instance while it recreates
   /// their queues.
@@ -274,7 +275,7 @@ private:
   DeviceInfo device_;
   cl_context context_ = nullptr;
   cl_program program_ = nullptr;
-  bool programFromCache_ = false;
+  ProgramOrigin programOrigin_ = ProgramOrigin::Source;
   /// Changes only while setProfiling holds every instance, so a run reads
   /// one value from start to end.
   std::atomic<bool> profiling_{false};

@@ -227,7 +227,77 @@ cl_program loadFromBinary(cl_context context, const DeviceInfo &device,
   return program;
 }
 
+/// The device's part of a cache key: platform, device and driver.
+std::string deviceLines(const DeviceInfo &device) {
+  std::string key = "platform: " + device.platformName + "\n";
+  key += "platform version: " + device.platformVersion + "\n";
+  key += "device: " + device.deviceName + "\n";
+  key += "device version: " + device.deviceVersion + "\n";
+  key += "driver version: " + device.driverVersion + "\n";
+  key += formatString("address bits: %u\n", device.addressBits);
+  return key;
+}
+
+/// Loads the binary the compiler embedded for this device, if there is one
+/// and the device takes it.
+cl_program loadEmbedded(cl_context context, const DeviceInfo &device,
+                        const ProgramRequest &request, const char *options) {
+  if (request.numEmbedded <= 0 || !request.embedded)
+    return nullptr;
+  const std::string key = deviceKey(device);
+  for (int32_t i = 0; i < request.numEmbedded; ++i) {
+    const AotcProgramBinaryDesc &b = request.embedded[i];
+    if (!b.device_key || !b.binary || b.binary_size == 0 ||
+        key != b.device_key)
+      continue;
+    if (cl_program program = loadFromBinary(
+            context, device, b.binary, static_cast<size_t>(b.binary_size),
+            options))
+      return program;
+  }
+  return nullptr;
+}
+
 } // namespace
+
+std::string hostIsaText() {
+  std::string text;
+#if defined(__x86_64__) || defined(__i386__)
+  // What LLVM may emit for a CPU device: a binary built where one of these
+  // is present must not run where it is absent. (GCC's and clang's builtin
+  // both know these names; f16c comes with AVX2 on every such CPU.)
+#define AOTC_ISA(name)                                                         \
+  if (__builtin_cpu_supports(name))                                            \
+    text += text.empty() ? name : " " name;
+  AOTC_ISA("sse4.2")
+  AOTC_ISA("avx")
+  AOTC_ISA("avx2")
+  AOTC_ISA("fma")
+  AOTC_ISA("bmi")
+  AOTC_ISA("bmi2")
+  AOTC_ISA("avx512f")
+  AOTC_ISA("avx512cd")
+  AOTC_ISA("avx512dq")
+  AOTC_ISA("avx512bw")
+  AOTC_ISA("avx512vl")
+  AOTC_ISA("avx512ifma")
+  AOTC_ISA("avx512vbmi")
+  AOTC_ISA("avx512vbmi2")
+  AOTC_ISA("avx512vnni")
+  AOTC_ISA("avx512bitalg")
+  AOTC_ISA("avx512vpopcntdq")
+  AOTC_ISA("avx512bf16")
+#undef AOTC_ISA
+#endif
+  return text;
+}
+
+std::string deviceKey(const DeviceInfo &device) {
+  std::string key = deviceLines(device);
+  if (device.isCpu)
+    key += "host isa: " + hostIsaText() + "\n";
+  return key;
+}
 
 uint64_t hashFnv1a(const void *data, size_t size) {
   const unsigned char *p = static_cast<const unsigned char *>(data);
@@ -284,12 +354,14 @@ aotc_status_t buildProgram(cl_context context, const DeviceInfo &device,
                    hex64(hashFnv1a(request.source, request.sourceSize)).c_str(),
                    hex64(hashMix(request.source, request.sourceSize)).c_str());
   key += "options: " + std::string(options) + "\n";
-  key += "platform: " + device.platformName + "\n";
-  key += "platform version: " + device.platformVersion + "\n";
-  key += "device: " + device.deviceName + "\n";
-  key += "device version: " + device.deviceVersion + "\n";
-  key += "driver version: " + device.driverVersion + "\n";
-  key += formatString("address bits: %u\n", device.addressBits);
+  key += deviceLines(device);
+
+  // A binary built for this device at compile time: no compiler, no disk.
+  if (cl_program program = loadEmbedded(context, device, request, options)) {
+    out.program = program;
+    out.origin = ProgramOrigin::Embedded;
+    return AOTC_OK;
+  }
 
   std::string dir = resolveCacheDir(request.cacheDirOption);
   std::string path;
@@ -307,7 +379,7 @@ aotc_status_t buildProgram(cl_context context, const DeviceInfo &device,
       if (cl_program program = loadFromBinary(
               context, device, file.data() + offset, size, options)) {
         out.program = program;
-        out.fromCache = true;
+        out.origin = ProgramOrigin::Cache;
         return AOTC_OK;
       }
     }
@@ -346,7 +418,7 @@ aotc_status_t buildProgram(cl_context context, const DeviceInfo &device,
                   "does not load",
                   request.modelName, builder.c_str(), device.fullName.c_str());
     out.program = program;
-    out.fromCache = false;
+    out.origin = ProgramOrigin::Source;
     if (!path.empty())
       writeEntry(dir, path, key, binary.data(), binary.size());
     return AOTC_OK;
@@ -374,7 +446,7 @@ aotc_status_t buildProgram(cl_context context, const DeviceInfo &device,
                 options, log.c_str());
   }
   out.program = program;
-  out.fromCache = false;
+  out.origin = ProgramOrigin::Source;
 
   // The binary, for the cache; on PoCL's CPU device also without a cache,
   // because asking for it is what compiles the work-group functions now

@@ -1,10 +1,14 @@
 /// \file
-/// Builds a model's OpenCL program, through an on-disk cache of program
-/// binaries so that a second load runs no OpenCL C compiler.
+/// Builds a model's OpenCL program: from a binary the compiler embedded for
+/// this device (aotc compile --prebuild), else through an on-disk cache of
+/// program binaries so that a second load runs no OpenCL C compiler, else
+/// from source.
 #ifndef AOTC_RUNTIME_SRC_PROGRAM_CACHE_H
 #define AOTC_RUNTIME_SRC_PROGRAM_CACHE_H
 
 #include "device.h"
+
+#include <aotc/model_desc.h>
 
 #include <cstdint>
 #include <string>
@@ -20,11 +24,21 @@ struct ProgramRequest {
   const char *modelName = "";
   /// aotc_container_options_t::cache_dir (null or "" for the default).
   const char *cacheDirOption = nullptr;
+  /// Binaries built at compile time (AotcModelDesc::program_binaries).
+  const AotcProgramBinaryDesc *embedded = nullptr;
+  int32_t numEmbedded = 0;
+};
+
+/// Where a container's program came from (aotc_container_program_source).
+enum class ProgramOrigin {
+  Source = 0,   ///< compiled from OpenCL C at this load
+  Cache = 1,    ///< the on-disk binary cache
+  Embedded = 2, ///< a binary the compiler embedded in the .so
 };
 
 struct ProgramResult {
   cl_program program = nullptr;
-  bool fromCache = false;
+  ProgramOrigin origin = ProgramOrigin::Source;
   /// The cache file used or written ("" if caching is off).
   std::string cachePath;
 };
@@ -39,6 +53,20 @@ aotc_status_t buildProgram(cl_context context, const DeviceInfo &device,
 /// Resolves the cache directory: \p option, else $AOTC_CACHE_DIR, else
 /// $XDG_CACHE_HOME/aotc, else $HOME/.cache/aotc; "" if none is known.
 std::string resolveCacheDir(const char *option);
+
+/// The text naming what a program binary built for \p device runs on: its
+/// platform, device and driver names and versions and address bits, and
+/// for a CPU device the instruction set extensions of this host
+/// (hostIsaText): a CPU device's binary is machine code, and two machines
+/// whose drivers name their devices alike may still differ in the
+/// extensions it may use. A binary embedded at compile time is loaded only
+/// where this text is the one it was built with (AotcProgramBinaryDesc);
+/// aotc-build-program --key-out writes it.
+std::string deviceKey(const DeviceInfo &device);
+
+/// The x86 instruction set extensions this host supports that compiled
+/// code may use ("avx avx2 fma ... avx512f ..."), "" elsewhere.
+std::string hostIsaText();
 
 /// Two independent 64-bit hashes of \p size bytes (not cryptographic).
 uint64_t hashFnv1a(const void *data, size_t size);

@@ -102,6 +102,17 @@ aotc_status_t Container::validateDesc() {
     if (!d.kernel_names[i])
       return fail(AOTC_ERROR_INTERNAL, "model '%s': kernel %d has no name",
                   model, i);
+  if (d.num_program_binaries < 0 ||
+      (d.num_program_binaries > 0 && !d.program_binaries))
+    return fail(AOTC_ERROR_INTERNAL,
+                "model '%s': bad program binary table in descriptor", model);
+  for (int32_t i = 0; i < d.num_program_binaries; ++i) {
+    const AotcProgramBinaryDesc &b = d.program_binaries[i];
+    if (!b.device_key || !b.binary || b.binary_size == 0)
+      return fail(AOTC_ERROR_INTERNAL,
+                  "model '%s': program binary %d has no device key or bytes",
+                  model, i);
+  }
   if ((d.num_symbols > 0 && !d.symbols) || (d.num_inputs > 0 && !d.inputs) ||
       (d.num_outputs > 0 && !d.outputs) ||
       (d.num_constants > 0 && !d.constants) ||

@@ -1,17 +1,30 @@
 /// \file
 /// aotc-build-program: compiles OpenCL C for one device and writes the
 /// program binary. The model runtime runs it in a child process when its
-/// host has loaded an LLVM that would crash PoCL's in-process compiler
-/// (runtime/src/program_builder.h); it links nothing but OpenCL.
+/// host has loaded an LLVM that would crash PoCL's compiler
+/// (runtime/src/program_builder.h); `aotc compile --prebuild DEVICE` runs
+/// it to embed a binary in the .so (compiler/driver/prebuild.h). It links
+/// OpenCL and the model runtime's archive (for its device selection and
+/// device key), no LLVM.
 ///
-///   aotc-build-program --platform NAME --device NAME --options TEXT
-///                      --source FILE.cl --out FILE.bin
+///   aotc-build-program (--platform NAME --device NAME | --select SPEC)
+///                      --options TEXT --source FILE.cl --out FILE.bin
+///                      [--key-out FILE.key]
 ///
-/// The device is the first whose platform and device names are exactly the
-/// given ones. Exit status 0: the binary was written; 1: the build failed
-/// (the build log on stderr); 2: bad arguments, no such device, or an I/O
-/// or OpenCL error (the reason on stderr).
+/// --platform and --device name the first device whose platform and device
+/// names are exactly these (the runtime's child builds). --select takes a device string as
+/// aotc_container_options_t::device does (cpu, gpu:1, a name substring) and
+/// sets up PoCL as the runtime does before it builds (work-group functions
+/// built with the program). --key-out (with --select) writes the device's key (the
+/// runtime's deviceKey(), program_cache.h): a binary is loaded only where
+/// the runtime's device has that key. Exit status 0: the binary was
+/// written; 1: the build failed (the build log on stderr); 2: bad
+/// arguments, no such device, or an I/O or OpenCL error (the reason on
+/// stderr).
 #include <CL/cl.h>
+
+#include "device.h"
+#include "program_cache.h"
 
 #include <cstdio>
 #include <cstdlib>
@@ -23,9 +36,9 @@ namespace {
 
 int usage(const char *why) {
   std::fprintf(stderr,
-               "aotc-build-program: %s\nusage: aotc-build-program --platform "
-               "NAME --device NAME --options TEXT --source FILE.cl --out "
-               "FILE.bin\n",
+               "aotc-build-program: %s\nusage: aotc-build-program (--platform "
+               "NAME --device NAME | --select SPEC) --options TEXT --source "
+               "FILE.cl --out FILE.bin [--key-out FILE.key]\n",
                why);
   return 2;
 }
@@ -83,14 +96,25 @@ bool readFile(const char *path, std::string &out) {
   return ok;
 }
 
+bool writeFile(const char *path, const void *data, size_t size) {
+  FILE *f = std::fopen(path, "wb");
+  if (!f)
+    return false;
+  bool ok = std::fwrite(data, 1, size, f) == size;
+  return std::fclose(f) == 0 && ok;
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
   const char *platform = nullptr, *device = nullptr, *options = nullptr,
-             *source = nullptr, *out = nullptr;
+             *source = nullptr, *out = nullptr, *select = nullptr,
+             *keyOut = nullptr;
   for (int i = 1; i < argc; ++i) {
     const char **slot = std::strcmp(argv[i], "--platform") == 0 ? &platform
                         : std::strcmp(argv[i], "--device") == 0 ? &device
+                        : std::strcmp(argv[i], "--select") == 0 ? &select
+                        : std::strcmp(argv[i], "--key-out") == 0 ? &keyOut
                         : std::strcmp(argv[i], "--options") == 0 ? &options
                         : std::strcmp(argv[i], "--source") == 0 ? &source
                         : std::strcmp(argv[i], "--out") == 0    ? &out
@@ -101,19 +125,37 @@ int main(int argc, char **argv) {
       return usage((std::string(argv[i]) + " needs a value").c_str());
     *slot = argv[++i];
   }
-  if (!platform || !device || !options || !source || !out)
-    return usage("--platform, --device, --options, --source and --out are all required");
+  if (select ? (platform || device) : (!platform || !device))
+    return usage("give --platform and --device, or --select");
+  if (keyOut && !select)
+    return usage("--key-out needs --select");
+  if (!options || !source || !out)
+    return usage("--options, --source and --out are all required");
 
   std::string text;
   if (!readFile(source, text)) {
     std::fprintf(stderr, "aotc-build-program: cannot read %s\n", source);
     return 2;
   }
-  cl_device_id dev = findDevice(platform, device);
-  if (!dev) {
-    std::fprintf(stderr, "aotc-build-program: no device '%s' on a platform '%s'\n",
-                 device, platform);
-    return 2;
+  cl_device_id dev = nullptr;
+  std::string key;
+  if (select) {
+    aotc::rt::DeviceInfo info;
+    if (aotc::rt::selectDevice(select, info) != AOTC_OK) {
+      std::fprintf(stderr, "aotc-build-program: %s\n", aotc::rt::lastError());
+      return 2;
+    }
+    // The environment the runtime gives PoCL before it builds.
+    aotc::rt::preferPrebuiltWorkGroups(info);
+    dev = info.device;
+    key = aotc::rt::deviceKey(info);
+  } else {
+    dev = findDevice(platform, device);
+    if (!dev) {
+      std::fprintf(stderr, "aotc-build-program: no device '%s' on a platform '%s'\n",
+                   device, platform);
+      return 2;
+    }
   }
   cl_int err = CL_SUCCESS;
   cl_context ctx = clCreateContext(nullptr, 1, &dev, nullptr, nullptr, &err);
@@ -155,10 +197,10 @@ int main(int argc, char **argv) {
     std::fprintf(stderr, "aotc-build-program: reading the program binary failed\n");
     return 2;
   }
-  FILE *f = std::fopen(out, "wb");
-  if (!f || std::fwrite(bin.data(), 1, bin.size(), f) != bin.size() ||
-      std::fclose(f) != 0) {
-    std::fprintf(stderr, "aotc-build-program: cannot write %s\n", out);
+  if (!writeFile(out, bin.data(), bin.size()) ||
+      (keyOut && !writeFile(keyOut, key.data(), key.size()))) {
+    std::fprintf(stderr, "aotc-build-program: cannot write %s\n",
+                 keyOut ? keyOut : out);
     return 2;
   }
   clReleaseProgram(prog);

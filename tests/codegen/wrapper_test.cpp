@@ -119,7 +119,7 @@ CmdResult runWithFakeRuntime(const std::string &cpp, const std::string &args) {
 }
 
 std::string header(const std::string &name, const Emitted &e) {
-  return "desc_version 12\nmodel_name " + name + "\ncl_source fake " +
+  return "desc_version 13\nmodel_name " + name + "\ncl_source fake " +
          std::to_string(e.cl.size()) + "\ncl_build_options -cl-std=CL1.2\n";
 }
 
@@ -169,6 +169,32 @@ TEST(Wrapper, WeightlessDoesNotReferenceTheBlob) {
       cpp.find("    nullptr, 128,  // constants_blob, constants_blob_size\n"),
       std::string::npos)
       << cpp;
+}
+
+TEST(Wrapper, ProgramBinariesTable) {
+  LoopModule m = pointwiseModule();
+  WrapperOptions opts;
+  opts.clSourceSize = 10;
+  opts.programBinaries = {{"platform: P\ndevice: \"D\"\n", 1234},
+                          {"platform: Q\n", 7}};
+  Expected<std::string> cpp = emitWrapper(m, opts);
+  ASSERT_TRUE(cpp.isOk()) << cpp.status().message();
+  for (const char *decl : {"aotc_program_binary_0[];", "aotc_program_binary_1[];"})
+    EXPECT_NE(cpp->find(std::string("const uint8_t ") + decl), std::string::npos)
+        << *cpp;
+  EXPECT_NE(cpp->find("static const AotcProgramBinaryDesc kProgramBinaries[2] = {\n"
+                      "    {\"platform: P\\012device: \\\"D\\\"\\012\", "
+                      "aotc_program_binary_0, 1234"),
+            std::string::npos)
+      << *cpp;
+  EXPECT_NE(cpp->find("    2, kProgramBinaries,  // program_binaries\n"),
+            std::string::npos)
+      << *cpp;
+  // Without binaries: no table, no symbol.
+  std::string plain = emitBoth(m).cpp;
+  EXPECT_EQ(plain.find("aotc_program_binary_"), std::string::npos);
+  EXPECT_NE(plain.find("    0, nullptr,  // program_binaries\n"),
+            std::string::npos);
 }
 
 TEST(Wrapper, CompilesFreestanding) {

@@ -222,9 +222,16 @@ AOTC_API aotc_status_t aotc_container_create_with_weights(
  * Must not be called while another thread uses the container. */
 AOTC_API void aotc_container_delete(aotc_container_t *container);
 
-/* Sets *out_from_cache to 1 if this container's OpenCL program was loaded
- * from the binary cache (no OpenCL C compilation happened), 0 if it was built
- * from source. */
+/* Where this container's OpenCL program came from: sets *out_from_cache to
+ * AOTC_PROGRAM_FROM_SOURCE (0: OpenCL C compiled at this load),
+ * AOTC_PROGRAM_FROM_CACHE (1: the on-disk binary cache) or
+ * AOTC_PROGRAM_EMBEDDED (2: a binary built for this device at compile time,
+ * aotc compile --prebuild). Non-zero: no OpenCL C compilation happened. */
+enum {
+  AOTC_PROGRAM_FROM_SOURCE = 0,
+  AOTC_PROGRAM_FROM_CACHE = 1,
+  AOTC_PROGRAM_EMBEDDED = 2,
+};
 AOTC_API aotc_status_t aotc_container_program_source(
     const aotc_container_t *container, int32_t *out_from_cache);
 

@@ -29,7 +29,7 @@ extern "C" {
 #endif
 
 /* Bumped whenever a struct below changes layout. */
-#define AOTC_MODEL_DESC_VERSION 12
+#define AOTC_MODEL_DESC_VERSION 13
 
 /* Element types; values match aotc_dtype_t in aotc_runtime.h. */
 enum {
@@ -136,6 +136,18 @@ typedef struct AotcFoldDesc {
   int32_t split_dim;    /* with split > 0: the dim split into panels */
   int64_t split;        /* 0: no split */
 } AotcFoldDesc;
+
+/* An OpenCL program binary built at compile time (aotc compile --prebuild)
+ * from this model's source and build options, for the device whose key
+ * (the runtime's deviceKey(): platform, device and driver names and
+ * versions, address bits and, for a CPU device, the host's instruction set
+ * extensions) is device_key. The runtime loads it instead of compiling when
+ * its device's key is the same text. */
+typedef struct AotcProgramBinaryDesc {
+  const char *device_key;
+  const uint8_t *binary;
+  uint64_t binary_size;
+} AotcProgramBinaryDesc;
 
 /* How an input that the ONNX graph lists is bound (AotcInputSlotDesc). */
 enum {
@@ -323,6 +335,11 @@ typedef struct AotcModelDesc {
   /* How many sync points run() has (aotc_rt_sync): 0 for a model whose
    * sizes are all known from its inputs. */
   int32_t num_syncs;
+
+  /* Program binaries built at compile time, one per device they were built
+   * for (AotcProgramBinaryDesc); 0 and null when none were. */
+  int32_t num_program_binaries;
+  const AotcProgramBinaryDesc *program_binaries;
 } AotcModelDesc;
 
 /* Exported by the generated wrapper. */

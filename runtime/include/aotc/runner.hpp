@@ -628,12 +628,18 @@ public:
   std::string deviceName() const {
     return string(lib().aotc_container_device_name);
   }
-  /// True if the OpenCL program came from the binary cache.
-  bool programFromCache() const {
-    int32_t fromCache = 0;
-    lib().check(lib().aotc_container_program_source(container_, &fromCache),
+  /// Where the OpenCL program came from: AOTC_PROGRAM_FROM_SOURCE,
+  /// AOTC_PROGRAM_FROM_CACHE or AOTC_PROGRAM_EMBEDDED (aotc_runtime.h).
+  int32_t programSource() const {
+    int32_t source = 0;
+    lib().check(lib().aotc_container_program_source(container_, &source),
                 "aotc_container_program_source");
-    return fromCache != 0;
+    return source;
+  }
+  /// True if no OpenCL C was compiled at load: the program came from the
+  /// binary cache or from a binary embedded in the .so.
+  bool programFromCache() const {
+    return programSource() != AOTC_PROGRAM_FROM_SOURCE;
   }
   size_t numInstances() const {
     return count(lib().aotc_container_num_instances);

@@ -1,0 +1,154 @@
+#!/usr/bin/env python3
+"""Program binaries built at compile time (`aotc compile --prebuild cpu`,
+compiler/driver/prebuild.h) and loaded by the runtime in place of a build
+(runtime/src/program_cache.h), with cold caches: a fresh PoCL kernel cache
+for the whole process and a fresh aotc binary cache for every load.
+
+  - The .so built with --prebuild cpu says so when compiled, loads with its
+    program from the embedded binary (aotc_container_program_source 2,
+    aotc inspect), writes nothing to the binary cache and matches ONNX
+    Runtime at batch 1, 3 and 0; `aotc run` runs it.
+  - Its embedded key names this host's instruction set extensions.
+  - A copy whose key no longer matches this device (its "host isa" line, as
+    on a CPU without these extensions, or its address bits) is built from
+    source, is right, and fills the cache.
+  - --prebuild cpu twice embeds one binary; --prebuild of a device this
+    machine does not have is a compile error naming it and the devices;
+    aotc-build-program refuses --key-out without --select.
+Usage: check_prebuild.py AOTC    (prints "prebuild ok")
+"""
+import os
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+
+tmp = tempfile.mkdtemp()
+# Before OpenCL starts in this process: PoCL's own kernel cache starts empty.
+os.environ["POCL_CACHE_DIR"] = os.path.join(tmp, "pocl")
+os.makedirs(os.environ["POCL_CACHE_DIR"])
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bench", "gpu"))
+from aotc_ctypes import Model  # noqa: E402
+from e2e_graphs import Checks, Net, net_feeds, compare_ort  # noqa: E402
+
+aotc = sys.argv[1]
+rng = np.random.default_rng(58)
+checks = Checks("prebuild")
+fail = checks.fail
+caches = 0
+
+
+def fresh_cache():
+    global caches
+    caches += 1
+    d = os.path.join(tmp, f"cache{caches}")
+    os.makedirs(d)
+    return d
+
+
+def compile_model(onnx_path, out, *flags):
+    return subprocess.run([aotc, "compile", onnx_path, "-o", out, *flags],
+                          capture_output=True, text=True)
+
+
+def load_and_check(tag, so, want_source, proto):
+    cache = fresh_cache()
+    m = Model(so, device="cpu", cache_dir=cache)
+    checks.check()
+    if m.program_source != want_source:
+        fail(f"{tag}: program source {m.program_source}, expected {want_source}")
+    compare_ort(checks, tag, m, proto, net_feeds(proto, rng))
+    checks.check()
+    entries = os.listdir(cache)
+    if want_source == 2 and entries:
+        fail(f"{tag}: the embedded binary loaded, yet the cache got {entries}")
+    if want_source == 0 and not entries:
+        fail(f"{tag}: built from source, yet nothing was cached")
+
+
+# A residual block over channel blocks: padded copies, convolutions, a sum.
+n = Net("prebuilt", 32, (9, 11), rng)
+a = n.op("Relu", [n.conv("x", 32, 32, k=3)])
+n.output(n.op("Relu", [n.op("Add", [n.conv(a, 32, 32, k=3), "x"])]))
+proto = n.model()
+onnx_path = os.path.join(tmp, "block.onnx")
+with open(onnx_path, "wb") as f:
+    f.write(proto.SerializeToString())
+
+so = os.path.join(tmp, "block.so")
+r = compile_model(onnx_path, so, "--prebuild", "cpu")
+checks.check()
+if r.returncode != 0:
+    fail(f"--prebuild cpu: {r.stderr.strip()}")
+    checks.done()
+if "aotc: embedded the program built for" not in r.stderr:
+    fail(f"--prebuild cpu: no word of the embedded program: {r.stderr.strip()}")
+load_and_check("embedded", so, 2, proto)
+
+blob = open(so, "rb").read()
+# The embedded key's last lines (the runtime's code in the .so holds the
+# line names too, not after a number of address bits).
+KEY_TAIL = b"address bits: 64\nhost isa: "
+checks.check()
+at = blob.find(KEY_TAIL)
+at = at + len(KEY_TAIL) - len(b"host isa: ") if at >= 0 else at
+if at < 0:
+    fail("the embedded key has no host isa line")
+else:
+    isa = blob[at + 10:blob.index(b"\n", at)].decode().split()
+    flags = set()
+    for line in open("/proc/cpuinfo"):
+        if line.startswith("flags"):
+            flags = set(line.split(":", 1)[1].split())
+            break
+    for feature in ("avx2", "fma", "avx512f", "avx512bw"):
+        checks.check()
+        if (feature in flags) != (feature in isa):
+            fail(f"host isa {isa}: {feature} is {'' if feature in flags else 'not '}in /proc/cpuinfo")
+
+env = dict(os.environ, AOTC_CACHE_DIR=fresh_cache())
+r = subprocess.run([aotc, "inspect", so, "--device", "cpu"], capture_output=True, text=True, env=env)
+checks.check()
+if "program: the binary embedded for this device" not in r.stdout or "metadata aotc.prebuilt = " not in r.stdout:
+    fail(f"aotc inspect: {r.stdout}{r.stderr}")
+r = subprocess.run([aotc, "run", so, "--dim", "n=2", "--repeat", "2"], capture_output=True, text=True, env=env)
+checks.check()
+if r.returncode != 0:
+    fail(f"aotc run: {r.stderr.strip()}")
+
+# Keys of another device: same length, so the .so stays well formed.
+for tag, old, new in [("another isa", KEY_TAIL, b"address bits: 64\nhost isa; "),
+                      ("other address bits", KEY_TAIL, b"address bits: 46\nhost isa: ")]:
+    checks.check()
+    if blob.count(old) != 1:
+        fail(f"{tag}: '{old.decode()}' is {blob.count(old)} times in the .so")
+        continue
+    other = os.path.join(tmp, tag.replace(" ", "_") + ".so")
+    with open(other, "wb") as f:
+        f.write(blob.replace(old, new))
+    load_and_check(tag, other, 0, proto)
+
+twice = os.path.join(tmp, "twice.so")
+r = compile_model(onnx_path, twice, "--prebuild", "cpu", "--prebuild", "cpu")
+checks.check()
+if r.returncode != 0 or r.stderr.count("aotc: embedded the program") != 1:
+    fail(f"--prebuild cpu twice: {r.stderr.strip()}")
+elif open(twice, "rb").read().count(KEY_TAIL) != 1:
+    fail("--prebuild cpu twice: not one key in the .so")
+
+r = compile_model(onnx_path, os.path.join(tmp, "none.so"), "--prebuild", "no-such-device-xyz")
+checks.check()
+if r.returncode == 0 or "--prebuild no-such-device-xyz" not in r.stderr or "no OpenCL device matches" not in r.stderr:
+    fail(f"--prebuild of a missing device: rc {r.returncode}: {r.stderr.strip()}")
+
+tool = os.path.join(os.path.dirname(os.path.abspath(aotc)), "aotc-build-program")
+r = subprocess.run([tool, "--platform", "p", "--device", "d", "--options", "", "--source", onnx_path,
+                    "--out", os.path.join(tmp, "x.bin"), "--key-out", os.path.join(tmp, "x.key")],
+                   capture_output=True, text=True)
+checks.check()
+if r.returncode != 2 or "--key-out needs --select" not in r.stderr:
+    fail(f"aotc-build-program --key-out without --select: rc {r.returncode}: {r.stderr.strip()}")
+
+checks.done()
