@@ -115,6 +115,19 @@ private:
   std::vector<std::string> files_;
 };
 
+/// aotc-build-program in the folder of this process's executable, or "".
+std::string builderBesideExecutable() {
+  char self[4096];
+  ssize_t n = ::readlink("/proc/self/exe", self, sizeof(self) - 1);
+  if (n <= 0)
+    return std::string();
+  self[n] = '\0';
+  std::string dir = self;
+  dir = dir.substr(0, dir.rfind('/'));
+  return executable(dir + "/aotc-build-program") ? dir + "/aotc-build-program"
+                                                 : std::string();
+}
+
 } // namespace
 
 bool buildOutOfProcess(const DeviceInfo &device, std::string &why) {
@@ -135,9 +148,12 @@ bool buildOutOfProcess(const DeviceInfo &device, std::string &why) {
   return true;
 }
 
-std::string findProgramBuilder() {
+std::string findProgramBuilder(bool besideFirst) {
   if (const char *env = std::getenv("AOTC_PROGRAM_BUILDER"); env && *env)
     return env;
+  std::string beside = builderBesideExecutable();
+  if (besideFirst && !beside.empty())
+    return beside;
   if (const char *path = std::getenv("PATH")) {
     std::string dirs = path;
     size_t start = 0;
@@ -151,40 +167,36 @@ std::string findProgramBuilder() {
       start = end + 1;
     }
   }
-  char self[4096];
-  ssize_t n = ::readlink("/proc/self/exe", self, sizeof(self) - 1);
-  if (n > 0) {
-    self[n] = '\0';
-    std::string dir = self;
-    dir = dir.substr(0, dir.rfind('/'));
-    if (executable(dir + "/aotc-build-program"))
-      return dir + "/aotc-build-program";
-  }
-  return std::string();
+  return beside;
 }
 
-aotc_status_t buildBinaryInChild(const std::string &builder,
-                                 const DeviceInfo &device, const char *source,
-                                 size_t sourceSize, const char *options,
-                                 const char *modelName,
-                                 std::vector<unsigned char> &binary) {
+aotc_status_t runProgramBuilder(const std::string &builder,
+                                const std::vector<std::string> &deviceArgs,
+                                const char *source, size_t sourceSize,
+                                const char *options, const std::string &what,
+                                std::vector<unsigned char> &binary,
+                                std::string *key) {
   TempDir tmp;
   if (!tmp.ok())
     return fail(AOTC_ERROR_DEVICE_ERROR,
-                "building model '%s' out of process: cannot make a "
-                "temporary folder: %s",
-                modelName, std::strerror(errno));
+                "%s: cannot make a temporary folder: %s", what.c_str(),
+                std::strerror(errno));
   std::string src = tmp.file("program.cl"), bin = tmp.file("program.bin"),
-              log = tmp.file("log.txt");
+              log = tmp.file("log.txt"),
+              keyFile = key ? tmp.file("device.key") : std::string();
   if (!writeFile(src, source, sourceSize))
-    return fail(AOTC_ERROR_DEVICE_ERROR,
-                "building model '%s' out of process: cannot write %s: %s",
-                modelName, src.c_str(), std::strerror(errno));
+    return fail(AOTC_ERROR_DEVICE_ERROR, "%s: cannot write %s: %s",
+                what.c_str(), src.c_str(), std::strerror(errno));
 
-  std::vector<std::string> args = {builder,    "--platform", device.platformName,
-                                   "--device", device.deviceName,
-                                   "--options", options ? options : "",
-                                   "--source", src, "--out", bin};
+  std::vector<std::string> args = {builder};
+  args.insert(args.end(), deviceArgs.begin(), deviceArgs.end());
+  for (const char *a : {"--options", options ? options : "", "--source",
+                        src.c_str(), "--out", bin.c_str()})
+    args.push_back(a);
+  if (key) {
+    args.push_back("--key-out");
+    args.push_back(keyFile);
+  }
   std::vector<char *> argv;
   for (std::string &a : args)
     argv.push_back(a.data());
@@ -208,9 +220,9 @@ aotc_status_t buildBinaryInChild(const std::string &builder,
   posix_spawn_file_actions_destroy(&actions);
   if (err != 0)
     return fail(AOTC_ERROR_DEVICE_ERROR,
-                "building model '%s' out of process: cannot run '%s': %s "
-                "(set AOTC_PROGRAM_BUILDER to the path of aotc-build-program)",
-                modelName, builder.c_str(), std::strerror(err));
+                "%s: cannot run '%s': %s (set AOTC_PROGRAM_BUILDER to the "
+                "path of aotc-build-program)",
+                what.c_str(), builder.c_str(), std::strerror(err));
   int status = 0;
   pid_t waited;
   do {
@@ -223,20 +235,37 @@ aotc_status_t buildBinaryInChild(const std::string &builder,
   std::vector<unsigned char> text;
   readFile(log, text);
   std::string message(text.begin(), text.end());
-  if ((!exited && !unknown) || !readFile(bin, binary) || binary.empty()) {
+  while (!message.empty() && (message.back() == '\n' || message.back() == ' '))
+    message.pop_back();
+  std::vector<unsigned char> keyText;
+  if ((!exited && !unknown) || !readFile(bin, binary) || binary.empty() ||
+      (key && (!readFile(keyFile, keyText) || keyText.empty()))) {
     std::string how =
         waited == pid && WIFSIGNALED(status)
             ? formatString("killed by signal %d", WTERMSIG(status))
         : waited == pid && WIFEXITED(status)
             ? formatString("exit code %d", WEXITSTATUS(status))
             : std::string("no program binary");
-    return fail(AOTC_ERROR_DEVICE_ERROR,
-                "building the OpenCL program of model '%s' for '%s' in "
-                "another process ('%s') failed (%s); its output:\n%s",
-                modelName, device.fullName.c_str(), builder.c_str(),
-                how.c_str(), message.c_str());
+    return fail(AOTC_ERROR_DEVICE_ERROR, "%s ('%s') failed (%s); its output:\n%s",
+                what.c_str(), builder.c_str(), how.c_str(), message.c_str());
   }
+  if (key)
+    key->assign(keyText.begin(), keyText.end());
   return AOTC_OK;
+}
+
+aotc_status_t buildBinaryInChild(const std::string &builder,
+                                 const DeviceInfo &device, const char *source,
+                                 size_t sourceSize, const char *options,
+                                 const char *modelName,
+                                 std::vector<unsigned char> &binary) {
+  return runProgramBuilder(
+      builder, {"--platform", device.platformName, "--device", device.deviceName},
+      source, sourceSize, options,
+      formatString("building the OpenCL program of model '%s' for '%s' in "
+                   "another process",
+                   modelName, device.fullName.c_str()),
+      binary, nullptr);
 }
 
 } // namespace aotc::rt

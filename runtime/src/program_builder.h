@@ -39,14 +39,28 @@ bool buildOutOfProcess(const DeviceInfo &device, std::string &why);
 
 /// The path of the aotc-build-program tool: $AOTC_PROGRAM_BUILDER if set,
 /// else the first `aotc-build-program` on $PATH, else one in the folder of
-/// this process's executable; "" if none is found.
-std::string findProgramBuilder();
+/// this process's executable (with \p besideFirst, that one before $PATH:
+/// aotc's own, built with it); "" if none is found.
+std::string findProgramBuilder(bool besideFirst = false);
+
+/// Runs aotc-build-program at \p builder in a child process on \p source
+/// with \p options, for the device \p deviceArgs name ("--platform", P,
+/// "--device", D, or "--select", SPEC), and returns the program binary in
+/// \p binary and, when \p key is not null, the device's key (deviceKey(),
+/// which needs --select). The child gets this process's environment without
+/// LD_PRELOAD (which may be what loaded another LLVM). A failure (tool
+/// missing or crashed, device not found, a build error: the tool's output)
+/// is an AOTC_ERROR_DEVICE_ERROR whose message starts with \p what.
+aotc_status_t runProgramBuilder(const std::string &builder,
+                                const std::vector<std::string> &deviceArgs,
+                                const char *source, size_t sourceSize,
+                                const char *options, const std::string &what,
+                                std::vector<unsigned char> &binary,
+                                std::string *key);
 
 /// Compiles \p source with \p options for \p device in a child process
-/// running \p builder and returns the program binary in \p binary. The
-/// child gets this process's environment without LD_PRELOAD (which may be
-/// what loaded the other LLVM). A failure (tool missing or crashed, device
-/// not found, a build error: its log) is an AOTC_ERROR_DEVICE_ERROR.
+/// running \p builder (runProgramBuilder) and returns the program binary in
+/// \p binary.
 aotc_status_t buildBinaryInChild(const std::string &builder,
                                  const DeviceInfo &device, const char *source,
                                  size_t sourceSize, const char *options,

@@ -21,10 +21,10 @@
 /// written; 1: the build failed (the build log on stderr); 2: bad
 /// arguments, no such device, or an I/O or OpenCL error (the reason on
 /// stderr).
-#include <CL/cl.h>
-
-#include "device.h"
+#include "device.h" // first: sets the OpenCL version <CL/cl.h> targets
 #include "program_cache.h"
+
+#include <CL/cl.h>
 
 #include <cstdio>
 #include <cstdlib>
