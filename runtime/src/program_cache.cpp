@@ -9,8 +9,10 @@
 ///   u64 binaryHashB | key bytes | binary bytes
 ///
 /// The key covers the OpenCL C source (by two hashes and its length), the
-/// build options, the platform name and version, the device name and version
-/// and the driver version. Entries are written to a temporary file and
+/// build options and the device's key (deviceKey(): the platform name and
+/// version, the device name and version, the driver version, the address
+/// bits and, for a CPU device, the host's instruction set extensions).
+/// Entries are written to a temporary file and
 /// renamed into place, so readers never see a partial entry.
 ///
 /// The cache directory is private (0700, owned by the user); one owned by
@@ -348,13 +350,17 @@ std::string resolveCacheDir(const char *option) {
 aotc_status_t buildProgram(cl_context context, const DeviceInfo &device,
                            const ProgramRequest &request, ProgramResult &out) {
   const char *options = request.options ? request.options : "";
-  std::string key = "aotc program cache v1\n";
+  // v2: the device's part is deviceKey(), with the host's instruction set
+  // extensions of a CPU device, so that an entry copied from another
+  // machine (a home folder shared over the network, a cache baked into a
+  // container image) never runs machine code this CPU lacks.
+  std::string key = "aotc program cache v2\n";
   key +=
       formatString("source: %zu bytes, %s%s\n", request.sourceSize,
                    hex64(hashFnv1a(request.source, request.sourceSize)).c_str(),
                    hex64(hashMix(request.source, request.sourceSize)).c_str());
   key += "options: " + std::string(options) + "\n";
-  key += deviceLines(device);
+  key += deviceKey(device);
 
   // A binary built for this device at compile time: no compiler, no disk.
   if (cl_program program = loadEmbedded(context, device, request, options)) {

@@ -832,15 +832,45 @@ TEST(ProgramCache, SecondLoadCompilesNothing) {
   EXPECT_EQ(cacheFiles(cache).size(), 1u);
 }
 
-/// The key text of a program-cache entry ("aotc program cache v1" up to and
-/// including the "address bits" line); empty if absent.
+/// The key text of a program-cache entry ("aotc program cache v2" up to and
+/// including the "address bits" line and, for a CPU device, the "host isa"
+/// line after it); empty if absent.
 std::string cacheKeyText(const std::string &entry) {
-  size_t begin = entry.find("aotc program cache v1\n");
+  size_t begin = entry.find("aotc program cache v2\n");
   size_t bits = entry.find("\naddress bits: ", begin);
   if (begin == std::string::npos || bits == std::string::npos)
     return "";
   size_t end = entry.find('\n', bits + 1);
+  if (end != std::string::npos && entry.compare(end, 11, "\nhost isa: ") == 0)
+    end = entry.find('\n', end + 1);
   return entry.substr(begin, end == std::string::npos ? end : end - begin);
+}
+
+TEST(ProgramCache, CpuKeyNamesTheHostIsa) {
+  TempDir dir;
+  ContainerPtr c = create(testDevice(), 1, dir.path().c_str());
+  ASSERT_NE(c, nullptr);
+  std::vector<std::string> files = cacheFiles(dir.path());
+  ASSERT_EQ(files.size(), 1u);
+  std::string key = cacheKeyText(readAll(files[0]));
+  ASSERT_FALSE(key.empty());
+  size_t isa = key.find("\nhost isa: ");
+  if (std::string(testDevice()).rfind("cpu", 0) != 0) {
+    EXPECT_EQ(isa, std::string::npos) << key; // a GPU's binary is not host code
+    return;
+  }
+  ASSERT_NE(isa, std::string::npos) << key;
+  std::string line = key.substr(isa + 11) + " ";
+#if defined(__x86_64__)
+  const std::pair<const char *, bool> features[] = {
+      {"avx2", __builtin_cpu_supports("avx2")},
+      {"fma", __builtin_cpu_supports("fma")},
+      {"avx512f", __builtin_cpu_supports("avx512f")},
+      {"avx512bw", __builtin_cpu_supports("avx512bw")}};
+  for (const auto &[f, has] : features)
+    EXPECT_EQ(line.find(std::string(f) + " ") != std::string::npos, has)
+        << f << " in '" << line << "'";
+#endif
 }
 
 TEST(ProgramCache, CorruptOrMismatchingEntryIsRebuilt) {
