@@ -9,6 +9,8 @@
 #  - then without the builder: loads from that cache;
 #  - the builder missing, or failing, or crashing: a clean error, never a crash;
 #  - AOTC_BUILD_OUT_OF_PROCESS=1 without a second LLVM: the same outputs.
+#  - a .so built with --prebuild cpu needs no builder: it loads the binary
+#    embedded for this device, with the same outputs.
 # Usage: check_foreign_llvm.sh AOTC RUN_MODEL_C BUILDER MODEL.onnx
 set -uo pipefail
 aotc=$1 host=$2 builder=$3 onnx=$4
@@ -72,6 +74,14 @@ printf '#!/bin/sh\nkill -SEGV $$\n' > "$tmp/crashing" && chmod +x "$tmp/crashing
 expect_error crashing "killed by signal 11" AOTC_PROGRAM_BUILDER="$tmp/crashing"
 expect_error specialized "POCL_WORK_GROUP_SPECIALIZATION=1" \
   AOTC_PROGRAM_BUILDER="$builder" POCL_WORK_GROUP_SPECIALIZATION=1
+
+"$aotc" compile "$onnx" -o "$tmp/prebuilt.so" --prebuild cpu >/dev/null 2>&1 || fail "compile --prebuild cpu"
+model=$tmp/prebuilt.so
+rc=$(run embedded AOTC_PROGRAM_BUILDER=/nonexistent/aotc-build-program LD_PRELOAD="$preload")
+[ "$rc" = 0 ] || fail "the prebuilt .so with a second LLVM: exit $rc: $(cat "$tmp/embedded.out")"
+grep -q "program embedded in the .so" "$tmp/embedded.out" || fail "not from the embedded binary: $(head -1 "$tmp/embedded.out")"
+[ "$(outputs embedded)" = "$ref" ] || fail "the prebuilt .so's outputs differ"
+model=$tmp/model.so
 
 rc=$(run forced AOTC_PROGRAM_BUILDER="$builder" AOTC_BUILD_OUT_OF_PROCESS=1)
 [ "$rc" = 0 ] || fail "AOTC_BUILD_OUT_OF_PROCESS=1: exit $rc: $(cat "$tmp/forced.out")"
