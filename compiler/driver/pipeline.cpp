@@ -466,18 +466,35 @@ Expected<CompileResult> compileModel(const CompileOptions &opts) {
   // The program built for the devices asked for, to embed (prebuild.h);
   // one binary per device key.
   std::vector<PrebuiltProgram> prebuilt;
-  if (!opts.prebuild.empty() && opts.emit.empty()) {
+  if ((!opts.prebuild.empty() || !opts.programBinaries.empty()) &&
+      opts.emit.empty()) {
     Status built = timer.run("prebuild", [&]() -> Status {
-      std::string builder = findProgramBuilderTool();
-      for (const std::string &spec : opts.prebuild) {
+      const std::string options = buildOptions(module);
+      auto add = [&](PrebuiltProgram p) {
+        for (const PrebuiltProgram &q : prebuilt)
+          if (q.deviceKey == p.deviceKey)
+            return;
+        prebuilt.push_back(std::move(p));
+      };
+      for (const std::string &pair : opts.programBinaries) {
+        size_t comma = pair.find(',');
+        if (comma == std::string::npos)
+          return makeError("--program-binary ", pair,
+                           ": expected KEY,BIN (the files of "
+                           "aotc-build-program --key-out KEY --out BIN)");
         AOTC_ASSIGN_OR_RETURN(
             PrebuiltProgram p,
-            prebuildProgram(spec, clSource, buildOptions(module), builder));
-        bool seen = false;
-        for (const PrebuiltProgram &q : prebuilt)
-          seen |= q.deviceKey == p.deviceKey;
-        if (!seen)
-          prebuilt.push_back(std::move(p));
+            readProgramBinary(pair.substr(0, comma), pair.substr(comma + 1),
+                              clSource, options));
+        add(std::move(p));
+      }
+      if (opts.prebuild.empty())
+        return Status::ok();
+      std::string builder = findProgramBuilderTool();
+      for (const std::string &spec : opts.prebuild) {
+        AOTC_ASSIGN_OR_RETURN(PrebuiltProgram p,
+                              prebuildProgram(spec, clSource, options, builder));
+        add(std::move(p));
       }
       return Status::ok();
     });

@@ -77,6 +77,10 @@ struct CompileOptions {
   /// the program for now and embed in the .so (aotc compile --prebuild,
   /// prebuild.h): a load on such a device then compiles nothing.
   std::vector<std::string> prebuild;
+  /// Program binaries built elsewhere to embed, each "KEY,BIN": the files
+  /// aotc-build-program --key-out KEY --out BIN wrote from this compile's
+  /// OpenCL C (aotc compile --program-binary).
+  std::vector<std::string> programBinaries;
 };
 
 /// Constants above this size go to a side file (a .so over 2 GiB needs a

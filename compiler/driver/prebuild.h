@@ -30,6 +30,15 @@ struct PrebuiltProgram {
   std::string binary;    ///< the OpenCL program binary
 };
 
+/// A binary built elsewhere by aotc-build-program --key-out \p keyPath
+/// --out \p binPath (`aotc compile --program-binary KEY,BIN`): checked to
+/// have been built from \p clSource with \p options, the source and options
+/// this compile embeds; an error says which file differs and how.
+Expected<PrebuiltProgram> readProgramBinary(const std::string &keyPath,
+                                            const std::string &binPath,
+                                            const std::string &clSource,
+                                            const std::string &options);
+
 /// "DEVICE NAME, driver VERSION: N bytes" of \p p (for messages and the
 /// aotc.prebuilt metadata that aotc inspect shows).
 std::string describePrebuilt(const PrebuiltProgram &p);

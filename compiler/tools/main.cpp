@@ -58,6 +58,13 @@ int runCli(int argc, char **argv) {
                    "the binary in the .so: a load on a device with the same "
                    "driver, name and (CPUs) instruction set compiles nothing")
       ->allow_extra_args(false);
+  compile
+      ->add_option("--program-binary", copts.programBinaries,
+                   "KEY,BIN: embed a program binary built on another machine "
+                   "by aotc-build-program --select DEVICE --source M.cl --out "
+                   "BIN --key-out KEY from this compile's --emit=cl output "
+                   "(checked; repeatable)")
+      ->allow_extra_args(false);
   compile->add_flag("--naive-kernels", naiveKernels,
                     "one work-item per output element, no register tiling "
                     "(the reference the fast kernels are checked against)");

@@ -294,6 +294,14 @@ std::string hostIsaText() {
   return text;
 }
 
+std::string programKeyText(const char *source, size_t sourceSize,
+                           const char *options, const std::string &deviceKey) {
+  return formatString("aotc program key v1\nsource: %zu bytes, %s%s\n",
+                      sourceSize, hex64(hashFnv1a(source, sourceSize)).c_str(),
+                      hex64(hashMix(source, sourceSize)).c_str()) +
+         "options: " + std::string(options ? options : "") + "\n" + deviceKey;
+}
+
 std::string deviceKey(const DeviceInfo &device) {
   std::string key = deviceLines(device);
   if (device.isCpu)

@@ -64,6 +64,13 @@ std::string resolveCacheDir(const char *option);
 /// aotc-build-program --key-out writes it.
 std::string deviceKey(const DeviceInfo &device);
 
+/// What aotc-build-program --key-out writes and what a binary embedded at
+/// compile time is checked against: "aotc program key v1", the source's
+/// size and hashes and the build options (so that the compiler embeds a
+/// binary only with the source it was built from), then deviceKey().
+std::string programKeyText(const char *source, size_t sourceSize,
+                           const char *options, const std::string &deviceKey);
+
 /// The x86 instruction set extensions this host supports that compiled
 /// code may use ("avx avx2 fma ... avx512f ..."), "" elsewhere.
 std::string hostIsaText();

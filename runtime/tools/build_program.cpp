@@ -8,19 +8,30 @@
 /// device key), no LLVM.
 ///
 ///   aotc-build-program (--platform NAME --device NAME | --select SPEC)
-///                      --options TEXT --source FILE.cl --out FILE.bin
+///                      [--options TEXT] --source FILE.cl --out FILE.bin
 ///                      [--key-out FILE.key]
 ///
+/// Without --options, the options are those the source's header names
+/// ("// Build options: ..." in `aotc compile --emit=cl`'s output).
 /// --platform and --device name the first device whose platform and device
-/// names are exactly these (the runtime's child builds). --select takes a device string as
-/// aotc_container_options_t::device does (cpu, gpu:1, a name substring) and
-/// sets up PoCL as the runtime does before it builds (work-group functions
-/// built with the program). --key-out (with --select) writes the device's key (the
-/// runtime's deviceKey(), program_cache.h): a binary is loaded only where
-/// the runtime's device has that key. Exit status 0: the binary was
-/// written; 1: the build failed (the build log on stderr); 2: bad
-/// arguments, no such device, or an I/O or OpenCL error (the reason on
-/// stderr).
+/// names are exactly these (the runtime's child builds). --select takes a
+/// device string as aotc_container_options_t::device does (cpu, gpu:1, a
+/// name substring) and sets up PoCL as the runtime does before it builds
+/// (work-group functions built with the program). --key-out (with
+/// --select) writes the program key (programKeyText, program_cache.h: the
+/// source's hashes, the options and the device's key): `aotc compile
+/// --program-binary KEY,BIN` embeds the binary after checking that its
+/// source is the one it compiles, and the runtime loads it only where its
+/// device has that key. So a binary can be built on the machine that has
+/// the device (it needs only this tool and OpenCL there):
+///
+///   aotc compile m.onnx --emit=cl [FLAGS] > m.cl        # anywhere
+///   aotc-build-program --select gpu --source m.cl --out m.bin --key-out m.key
+///   aotc compile m.onnx -o m.so --program-binary m.key,m.bin [FLAGS]
+///
+/// Exit status 0: the binary was written; 1: the build failed (the build
+/// log on stderr); 2: bad arguments, no such device, or an I/O or OpenCL
+/// error (the reason on stderr).
 #include "device.h" // first: sets the OpenCL version <CL/cl.h> targets
 #include "program_cache.h"
 
@@ -129,13 +140,25 @@ int main(int argc, char **argv) {
     return usage("give --platform and --device, or --select");
   if (keyOut && !select)
     return usage("--key-out needs --select");
-  if (!options || !source || !out)
-    return usage("--options, --source and --out are all required");
+  if (!source || !out)
+    return usage("--source and --out are required");
 
   std::string text;
   if (!readFile(source, text)) {
     std::fprintf(stderr, "aotc-build-program: cannot read %s\n", source);
     return 2;
+  }
+  // The options aotc's source header names, unless given.
+  std::string headerOptions;
+  if (!options) {
+    const std::string tag = "\n// Build options: ";
+    size_t at = text.find(tag);
+    if (at == std::string::npos || at > 4096)
+      return usage("no --options, and the source names none (a \"// Build "
+                   "options: \" line, as aotc compile --emit=cl writes)");
+    at += tag.size();
+    headerOptions = text.substr(at, text.find('\n', at) - at);
+    options = headerOptions.c_str();
   }
   cl_device_id dev = nullptr;
   std::string key;
@@ -148,7 +171,8 @@ int main(int argc, char **argv) {
     // The environment the runtime gives PoCL before it builds.
     aotc::rt::preferPrebuiltWorkGroups(info);
     dev = info.device;
-    key = aotc::rt::deviceKey(info);
+    key = aotc::rt::programKeyText(text.data(), text.size(), options,
+                                   aotc::rt::deviceKey(info));
   } else {
     dev = findDevice(platform, device);
     if (!dev) {

@@ -15,6 +15,12 @@ for the whole process and a fresh aotc binary cache for every load.
   - --prebuild cpu twice embeds one binary; --prebuild of a device this
     machine does not have is a compile error naming it and the devices;
     aotc-build-program refuses --key-out without --select.
+  - A binary built apart (aotc compile --emit=cl, aotc-build-program
+    --select cpu with the options from the source's header, then aotc
+    compile --program-binary KEY,BIN, as for a device on another machine)
+    loads embedded and is right; one built from another compile's source
+    (other flags) is refused naming both sources, and so are a key file
+    that is not one, and an argument without its comma.
 Usage: check_prebuild.py AOTC    (prints "prebuild ok")
 """
 import os
@@ -34,6 +40,7 @@ from aotc_ctypes import Model  # noqa: E402
 from e2e_graphs import Checks, Net, net_feeds, compare_ort  # noqa: E402
 
 aotc = sys.argv[1]
+tool = os.path.join(os.path.dirname(os.path.abspath(aotc)), "aotc-build-program")
 rng = np.random.default_rng(58)
 checks = Checks("prebuild")
 fail = checks.fail
@@ -143,12 +150,45 @@ checks.check()
 if r.returncode == 0 or "--prebuild no-such-device-xyz" not in r.stderr or "no OpenCL device matches" not in r.stderr:
     fail(f"--prebuild of a missing device: rc {r.returncode}: {r.stderr.strip()}")
 
-tool = os.path.join(os.path.dirname(os.path.abspath(aotc)), "aotc-build-program")
 r = subprocess.run([tool, "--platform", "p", "--device", "d", "--options", "", "--source", onnx_path,
                     "--out", os.path.join(tmp, "x.bin"), "--key-out", os.path.join(tmp, "x.key")],
                    capture_output=True, text=True)
 checks.check()
 if r.returncode != 2 or "--key-out needs --select" not in r.stderr:
     fail(f"aotc-build-program --key-out without --select: rc {r.returncode}: {r.stderr.strip()}")
+
+# Built apart, as on a machine that has the device.
+cl = os.path.join(tmp, "block.cl")
+with open(cl, "w") as f:
+    f.write(subprocess.run([aotc, "compile", onnx_path, "--emit=cl"], capture_output=True,
+                           text=True, check=True).stdout)
+bin_path, key_path = os.path.join(tmp, "block.bin"), os.path.join(tmp, "block.key")
+r = subprocess.run([tool, "--select", "cpu", "--source", cl, "--out", bin_path, "--key-out", key_path],
+                   capture_output=True, text=True)
+checks.check()
+if r.returncode != 0:
+    fail(f"aotc-build-program --select cpu: rc {r.returncode}: {r.stderr.strip()}")
+else:
+    apart = os.path.join(tmp, "apart.so")
+    r = compile_model(onnx_path, apart, "--program-binary", f"{key_path},{bin_path}")
+    checks.check()
+    if r.returncode != 0 or "aotc: embedded the program built for" not in r.stderr:
+        fail(f"--program-binary: rc {r.returncode}: {r.stderr.strip()}")
+    else:
+        load_and_check("built apart", apart, 2, proto)
+    # Another compile's source: the AVX-512 profile tiles differently.
+    r = compile_model(onnx_path, os.path.join(tmp, "other.so"), "--device-profile", "generic-avx512",
+                      "--program-binary", f"{key_path},{bin_path}")
+    checks.check()
+    if r.returncode == 0 or "built from another OpenCL program than this compile's" not in r.stderr:
+        fail(f"--program-binary from another source: rc {r.returncode}: {r.stderr.strip()}")
+    r = compile_model(onnx_path, os.path.join(tmp, "nokey.so"), "--program-binary", f"{cl},{bin_path}")
+    checks.check()
+    if r.returncode == 0 or "not a program key" not in r.stderr:
+        fail(f"--program-binary with a source as key: rc {r.returncode}: {r.stderr.strip()}")
+r = compile_model(onnx_path, os.path.join(tmp, "nocomma.so"), "--program-binary", key_path)
+checks.check()
+if r.returncode == 0 or "expected KEY,BIN" not in r.stderr:
+    fail(f"--program-binary without a comma: rc {r.returncode}: {r.stderr.strip()}")
 
 checks.done()
