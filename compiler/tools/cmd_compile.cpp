@@ -118,10 +118,12 @@ int compileCommand(CompileOptions opts, bool timePasses,
                  opts.outputPath.c_str(), result->numKernels, folding.c_str(),
                  result->arenaBytes.c_str(),
                  (unsigned long long)result->constantsBytes);
+  }
+  // Also for a package, whose .so is written to a temporary folder first.
+  if (opts.emit.empty())
     for (const std::string &p : result->prebuilt)
       std::fprintf(stderr, "aotc: embedded the program built for %s\n",
                    p.c_str());
-  }
   if (!package.path.empty()) {
     pkg::WriteRequest request;
     request.soPath = opts.outputPath;

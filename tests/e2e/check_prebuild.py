@@ -12,6 +12,7 @@ for the whole process and a fresh aotc binary cache for every load.
   - A copy whose key no longer matches this device (its "host isa" line, as
     on a CPU without these extensions, or its address bits) is built from
     source, is right, and fills the cache.
+  - a package (--package --prebuild cpu) loads its .so's embedded binary;
   - --prebuild cpu twice embeds one binary; --prebuild of a device this
     machine does not have is a compile error naming it and the devices;
     aotc-build-program refuses --key-out without --select.
@@ -124,6 +125,20 @@ r = subprocess.run([aotc, "run", so, "--dim", "n=2", "--repeat", "2"], capture_o
 checks.check()
 if r.returncode != 0:
     fail(f"aotc run: {r.stderr.strip()}")
+
+# A package carries the binary inside its .so.
+pkg = os.path.join(tmp, "block.aotpkg")
+r = subprocess.run([aotc, "compile", onnx_path, "--package", pkg, "--prebuild", "cpu"],
+                   capture_output=True, text=True)
+checks.check()
+if r.returncode != 0 or "aotc: embedded the program built for" not in r.stderr:
+    fail(f"--package --prebuild cpu: rc {r.returncode}: {r.stderr.strip()}")
+else:
+    env = dict(os.environ, AOTC_CACHE_DIR=fresh_cache())
+    r = subprocess.run([aotc, "inspect", pkg, "--device", "cpu"], capture_output=True, text=True, env=env)
+    checks.check()
+    if "program: the binary embedded for this device" not in r.stdout:
+        fail(f"aotc inspect of the package: {r.stdout}{r.stderr}")
 
 # Keys of another device: same length, so the .so stays well formed.
 for tag, old, new in [("another isa", KEY_TAIL, b"address bits: 64\nhost isa; "),
