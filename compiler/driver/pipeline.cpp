@@ -515,6 +515,11 @@ Expected<CompileResult> compileModel(const CompileOptions &opts) {
     }
     if (!described.empty())
       module.metadata["aotc.prebuilt"] = described;
+    // The keys themselves, for aotc inspect to say how a device that loads
+    // none of them differs.
+    for (size_t i = 0; i < prebuilt.size(); ++i)
+      module.metadata["aotc.prebuilt_key." + std::to_string(i)] =
+          prebuilt[i].deviceKey;
     AOTC_ASSIGN_OR_RETURN(wrapper, emitWrapper(module, wo));
     return Status::ok();
   });

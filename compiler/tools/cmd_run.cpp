@@ -5,6 +5,11 @@
 #include "compiler/tools/profile_report.h"
 #include "compiler/tools/tensor_io.h"
 
+// The runtime's device selection and keys (runtime/src), linked through
+// aotc_driver: what key this machine's device has.
+#include "device.h"
+#include "program_cache.h"
+
 #include <aotc/package.hpp>
 
 #include <algorithm>
@@ -290,6 +295,49 @@ int runCommand(const RunArgs &args) {
   }
 }
 
+/// Where the .so embeds program binaries but the program did not come from
+/// one: the lines of each binary's device key that this device's key
+/// (runtime/src/program_cache.h, deviceKey) does not have, and its own.
+static void explainUnusedBinaries(const aotc::Model &model,
+                                  const std::string &device) {
+  std::vector<std::string> keys;
+  for (const auto &[k, v] : model.metadata())
+    if (k.rfind("aotc.prebuilt_key.", 0) == 0)
+      keys.push_back(v);
+  if (keys.empty())
+    return;
+  rt::DeviceInfo info;
+  if (rt::selectDevice(device.empty() ? nullptr : device.c_str(), info) !=
+      AOTC_OK)
+    return;
+  auto lines = [](const std::string &text) {
+    std::vector<std::string> out;
+    size_t at = 0;
+    while (at < text.size()) {
+      size_t end = text.find('\n', at);
+      out.push_back(text.substr(at, end - at));
+      at = end == std::string::npos ? text.size() : end + 1;
+    }
+    return out;
+  };
+  std::vector<std::string> mine = lines(rt::deviceKey(info));
+  auto has = [](const std::vector<std::string> &v, const std::string &l) {
+    return std::find(v.begin(), v.end(), l) != v.end();
+  };
+  std::printf("embedded program binaries: %zu, none for this device's key\n",
+              keys.size());
+  for (size_t i = 0; i < keys.size(); ++i) {
+    std::vector<std::string> theirs = lines(keys[i]);
+    std::printf("  binary %zu differs:\n", i);
+    for (const std::string &l : theirs)
+      if (!has(mine, l))
+        std::printf("    built for  %s\n", l.c_str());
+    for (const std::string &l : mine)
+      if (!has(theirs, l))
+        std::printf("    this device %s\n", l.c_str());
+  }
+}
+
 int inspectCommand(const std::string &path, const std::string &device) {
   try {
     if (aotc::detail::looksLikePackage(path))
@@ -304,6 +352,8 @@ int inspectCommand(const std::string &path, const std::string &device) {
                 : source == AOTC_PROGRAM_FROM_CACHE
                     ? "from the binary cache"
                     : "built from source at this load");
+    if (source != AOTC_PROGRAM_EMBEDDED)
+      explainUnusedBinaries(model, device);
     std::vector<aotc::SymbolInfo> syms = model.symbols();
     std::vector<int64_t> maxSyms;
     for (const auto &s : syms) {
@@ -385,7 +435,8 @@ int inspectCommand(const std::string &path, const std::string &device) {
                   e.what());
     }
     for (const auto &[k, v] : meta)
-      if (k != "aotc.kernel_configs") // shown per kernel above
+      if (k != "aotc.kernel_configs" && // shown per kernel above
+          k.rfind("aotc.prebuilt_key.", 0) != 0) // keys: multi-line
         std::printf("metadata %s = %s\n", k.c_str(), v.c_str());
     return 0;
   } catch (const std::exception &e) {
