@@ -463,13 +463,13 @@ Expected<CompileResult> compileModel(const CompileOptions &opts) {
     result.emitted = clSource;
     return result;
   }
+  const std::string clOptions = buildOptions(module);
   // The program built for the devices asked for, to embed (prebuild.h);
   // one binary per device key.
   std::vector<PrebuiltProgram> prebuilt;
   if ((!opts.prebuild.empty() || !opts.programBinaries.empty()) &&
       opts.emit.empty()) {
     Status built = timer.run("prebuild", [&]() -> Status {
-      const std::string options = buildOptions(module);
       auto add = [&](PrebuiltProgram p) {
         for (const PrebuiltProgram &q : prebuilt)
           if (q.deviceKey == p.deviceKey)
@@ -485,7 +485,7 @@ Expected<CompileResult> compileModel(const CompileOptions &opts) {
         AOTC_ASSIGN_OR_RETURN(
             PrebuiltProgram p,
             readProgramBinary(pair.substr(0, comma), pair.substr(comma + 1),
-                              clSource, options));
+                              clSource, clOptions));
         add(std::move(p));
       }
       if (opts.prebuild.empty())
@@ -493,7 +493,7 @@ Expected<CompileResult> compileModel(const CompileOptions &opts) {
       std::string builder = findProgramBuilderTool();
       for (const std::string &spec : opts.prebuild) {
         AOTC_ASSIGN_OR_RETURN(PrebuiltProgram p,
-                              prebuildProgram(spec, clSource, options, builder));
+                              prebuildProgram(spec, clSource, clOptions, builder));
         add(std::move(p));
       }
       return Status::ok();
@@ -503,7 +503,7 @@ Expected<CompileResult> compileModel(const CompileOptions &opts) {
   Status wrapped = timer.run("wrapper", [&]() -> Status {
     WrapperOptions wo;
     wo.clSourceSize = clSource.size();
-    wo.clBuildOptions = buildOptions(module);
+    wo.clBuildOptions = clOptions;
     wo.weightless = opts.weightless;
     wo.weightsFile = weightsName;
     wo.weightsId = weightsId;

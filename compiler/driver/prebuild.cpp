@@ -4,29 +4,27 @@
 /// --select and --key-out.
 #include "compiler/driver/prebuild.h"
 
+#include "compiler/frontend/read_file.h"
+
 #include "program_builder.h"
 #include "program_cache.h"
 
-#include <fstream>
-#include <sstream>
 #include <vector>
 
 namespace aotc {
 
-std::string describePrebuilt(const PrebuiltProgram &p) {
-  // The key's "device: " and "driver version: " lines.
-  auto line = [&](const std::string &name) {
-    size_t at = p.deviceKey.find("\n" + name + ": ");
-    if (at == std::string::npos)
-      return std::string("?");
-    at += name.size() + 3;
-    return p.deviceKey.substr(at, p.deviceKey.find('\n', at) - at);
-  };
-  return line("device") + ", driver " + line("driver version") + ": " +
-         std::to_string(p.binary.size()) + " bytes";
-}
-
 namespace {
+
+/// The value of the line "NAME: value" of a key's text, or \p absent.
+std::string keyLine(const std::string &key, const std::string &name,
+                    const char *absent) {
+  std::string tag = name + ": ";
+  size_t at = key.rfind(tag, 0) == 0 ? 0 : key.find("\n" + tag);
+  if (at == std::string::npos)
+    return absent;
+  at += at == 0 ? tag.size() : tag.size() + 1;
+  return key.substr(at, key.find('\n', at) - at);
+}
 
 /// The device's key in \p programKey (programKeyText), after checking that
 /// the binary was built from \p clSource with \p options.
@@ -38,21 +36,17 @@ Expected<std::string> deviceKeyOf(const std::string &programKey,
   std::string expected = rt::programKeyText(clSource.data(), clSource.size(),
                                             options.c_str(), "");
   if (programKey.compare(0, expected.size(), expected) != 0) {
-    auto line = [](const std::string &text, const char *name) {
-      size_t at = text.find(std::string("\n") + name);
-      if (at == std::string::npos)
-        return std::string("none");
-      at += 1;
-      return text.substr(at, text.find('\n', at) - at);
-    };
     if (programKey.rfind("aotc program key v1\n", 0) != 0)
       return makeError(what, ": not a program key of aotc-build-program "
                              "--key-out");
+    auto program = [](const std::string &key) {
+      return "source: " + keyLine(key, "source", "none") +
+             ", options: " + keyLine(key, "options", "none");
+    };
     return makeError(
         what, ": the binary was built from another OpenCL program than this "
-              "compile's (", line(programKey, "source: "), ", ",
-        line(programKey, "options: "), "; this compile: ",
-        line(expected, "source: "), ", ", line(expected, "options: "),
+              "compile's (", program(programKey), "; this compile: ",
+        program(expected),
         "): build it from `aotc compile --emit=cl` with the same model and "
         "flags");
   }
@@ -62,32 +56,31 @@ Expected<std::string> deviceKeyOf(const std::string &programKey,
   return device;
 }
 
-bool readWhole(const std::string &path, std::string &out) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    return false;
-  std::ostringstream s;
-  s << in.rdbuf();
-  out = s.str();
-  return !in.bad();
-}
-
 } // namespace
+
+std::string describePrebuilt(const PrebuiltProgram &p) {
+  return keyLine(p.deviceKey, "device", "?") + ", driver " +
+         keyLine(p.deviceKey, "driver version", "?") + ": " +
+         std::to_string(p.binary.size()) + " bytes";
+}
 
 Expected<PrebuiltProgram> readProgramBinary(const std::string &keyPath,
                                             const std::string &binPath,
                                             const std::string &clSource,
                                             const std::string &options) {
   std::string what = "--program-binary " + keyPath + "," + binPath;
-  std::string key;
+  // Key files are a few hundred bytes; a binary is limited as a model is.
+  Expected<std::string> key = readRegularFile(keyPath, 1 << 20);
+  if (!key)
+    return key.status().withContext(what + ": the key file");
+  Expected<std::string> binary = readRegularFile(binPath, kMaxProtobufBytes);
+  if (!binary)
+    return binary.status().withContext(what + ": the binary");
+  if (binary->empty())
+    return makeError(what, ": the binary '", binPath, "' is empty");
   PrebuiltProgram p;
-  p.spec = binPath;
-  if (!readWhole(keyPath, key))
-    return makeError(what, ": cannot read the key file '", keyPath, "'");
-  if (!readWhole(binPath, p.binary) || p.binary.empty())
-    return makeError(what, ": cannot read the binary '", binPath,
-                     "' (or it is empty)");
-  AOTC_ASSIGN_OR_RETURN(p.deviceKey, deviceKeyOf(key, clSource, options, what));
+  p.binary = binary.take();
+  AOTC_ASSIGN_OR_RETURN(p.deviceKey, deviceKeyOf(*key, clSource, options, what));
   return p;
 }
 
@@ -105,7 +98,6 @@ Expected<PrebuiltProgram> prebuildProgram(const std::string &spec,
                      ": the aotc-build-program tool was not found beside "
                      "aotc or on PATH (set AOTC_PROGRAM_BUILDER to its path)");
   PrebuiltProgram p;
-  p.spec = spec;
   std::vector<unsigned char> binary;
   if (rt::runProgramBuilder(builder, {"--select", spec}, clSource.data(),
                             clSource.size(), options.c_str(),

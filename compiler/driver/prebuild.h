@@ -25,8 +25,7 @@
 namespace aotc {
 
 struct PrebuiltProgram {
-  std::string spec;      ///< the device string it was built for ("cpu")
-  std::string deviceKey; ///< the runtime's deviceKey() of that device
+  std::string deviceKey; ///< the runtime's deviceKey() of its device
   std::string binary;    ///< the OpenCL program binary
 };
 

@@ -46,8 +46,9 @@ std::string findProgramBuilder(bool besideFirst = false);
 /// Runs aotc-build-program at \p builder in a child process on \p source
 /// with \p options, for the device \p deviceArgs name ("--platform", P,
 /// "--device", D, or "--select", SPEC), and returns the program binary in
-/// \p binary and, when \p key is not null, the device's key (deviceKey(),
-/// which needs --select). The child gets this process's environment without
+/// \p binary and, when \p key is not null, the program key the tool wrote
+/// (programKeyText: the source's hashes, the options, deviceKey(); it needs
+/// --select). The child gets this process's environment without
 /// LD_PRELOAD (which may be what loaded another LLVM). A failure (tool
 /// missing or crashed, device not found, a build error: the tool's output)
 /// is an AOTC_ERROR_DEVICE_ERROR whose message starts with \p what.

@@ -240,13 +240,23 @@ std::string deviceLines(const DeviceInfo &device) {
   return key;
 }
 
-/// Loads the binary the compiler embedded for this device, if there is one
-/// and the device takes it.
+/// The program's part of a key: the source (its size and two hashes) and
+/// the build options.
+std::string sourceLines(const char *source, size_t sourceSize,
+                        const char *options) {
+  return formatString("source: %zu bytes, %s%s\n", sourceSize,
+                      hex64(hashFnv1a(source, sourceSize)).c_str(),
+                      hex64(hashMix(source, sourceSize)).c_str()) +
+         "options: " + std::string(options ? options : "") + "\n";
+}
+
+/// Loads the binary the compiler embedded for the device whose key is
+/// \p key, if there is one and the device takes it.
 cl_program loadEmbedded(cl_context context, const DeviceInfo &device,
-                        const ProgramRequest &request, const char *options) {
+                        const std::string &key, const ProgramRequest &request,
+                        const char *options) {
   if (request.numEmbedded <= 0 || !request.embedded)
     return nullptr;
-  const std::string key = deviceKey(device);
   for (int32_t i = 0; i < request.numEmbedded; ++i) {
     const AotcProgramBinaryDesc &b = request.embedded[i];
     if (!b.device_key || !b.binary || b.binary_size == 0 ||
@@ -296,10 +306,8 @@ std::string hostIsaText() {
 
 std::string programKeyText(const char *source, size_t sourceSize,
                            const char *options, const std::string &deviceKey) {
-  return formatString("aotc program key v1\nsource: %zu bytes, %s%s\n",
-                      sourceSize, hex64(hashFnv1a(source, sourceSize)).c_str(),
-                      hex64(hashMix(source, sourceSize)).c_str()) +
-         "options: " + std::string(options ? options : "") + "\n" + deviceKey;
+  return "aotc program key v1\n" + sourceLines(source, sourceSize, options) +
+         deviceKey;
 }
 
 std::string deviceKey(const DeviceInfo &device) {
@@ -358,24 +366,23 @@ std::string resolveCacheDir(const char *option) {
 aotc_status_t buildProgram(cl_context context, const DeviceInfo &device,
                            const ProgramRequest &request, ProgramResult &out) {
   const char *options = request.options ? request.options : "";
-  // v2: the device's part is deviceKey(), with the host's instruction set
-  // extensions of a CPU device, so that an entry copied from another
-  // machine (a home folder shared over the network, a cache baked into a
-  // container image) never runs machine code this CPU lacks.
-  std::string key = "aotc program cache v2\n";
-  key +=
-      formatString("source: %zu bytes, %s%s\n", request.sourceSize,
-                   hex64(hashFnv1a(request.source, request.sourceSize)).c_str(),
-                   hex64(hashMix(request.source, request.sourceSize)).c_str());
-  key += "options: " + std::string(options) + "\n";
-  key += deviceKey(device);
+  const std::string thisDevice = deviceKey(device);
 
   // A binary built for this device at compile time: no compiler, no disk.
-  if (cl_program program = loadEmbedded(context, device, request, options)) {
+  if (cl_program program =
+          loadEmbedded(context, device, thisDevice, request, options)) {
     out.program = program;
     out.origin = ProgramOrigin::Embedded;
     return AOTC_OK;
   }
+
+  // v2: the device's part is deviceKey(), with the host's instruction set
+  // extensions of a CPU device, so that an entry copied from another
+  // machine (a home folder shared over the network, a cache baked into a
+  // container image) never runs machine code this CPU lacks.
+  std::string key = "aotc program cache v2\n" +
+                    sourceLines(request.source, request.sourceSize, options) +
+                    thisDevice;
 
   std::string dir = resolveCacheDir(request.cacheDirOption);
   std::string path;

@@ -226,7 +226,15 @@ AOTC_API void aotc_container_delete(aotc_container_t *container);
  * AOTC_PROGRAM_FROM_SOURCE (0: OpenCL C compiled at this load),
  * AOTC_PROGRAM_FROM_CACHE (1: the on-disk binary cache) or
  * AOTC_PROGRAM_EMBEDDED (2: a binary built for this device at compile time,
- * aotc compile --prebuild). Non-zero: no OpenCL C compilation happened. */
+ * aotc compile --prebuild or --program-binary). Non-zero: no OpenCL C
+ * compilation happened. (Hosts built when it returned only 0 and 1 and
+ * tested for non-zero read the new value as they read 1.)
+ *
+ * Ownership: *out_from_cache is the caller's int32_t. Threads: any thread,
+ * concurrently with runs and with other calls on the container (the value
+ * is fixed when the container is created). Errors:
+ * AOTC_ERROR_INVALID_ARGUMENT for a null container or out_from_cache, which
+ * is then not written. */
 enum {
   AOTC_PROGRAM_FROM_SOURCE = 0,
   AOTC_PROGRAM_FROM_CACHE = 1,

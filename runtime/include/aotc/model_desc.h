@@ -137,12 +137,14 @@ typedef struct AotcFoldDesc {
   int64_t split;        /* 0: no split */
 } AotcFoldDesc;
 
-/* An OpenCL program binary built at compile time (aotc compile --prebuild)
- * from this model's source and build options, for the device whose key
- * (the runtime's deviceKey(): platform, device and driver names and
- * versions, address bits and, for a CPU device, the host's instruction set
- * extensions) is device_key. The runtime loads it instead of compiling when
- * its device's key is the same text. */
+/* An OpenCL program binary built at compile time (aotc compile --prebuild
+ * or --program-binary) from this model's source and build options, for the
+ * device whose key (the runtime's deviceKey(): platform, device and driver
+ * names and versions, address bits and, for a CPU device, the host's
+ * instruction set extensions) is device_key. The runtime loads it instead
+ * of compiling when its device's key is the same text. Both are read-only
+ * data of the .so, valid while it is loaded; the runtime only reads them
+ * (from whichever thread creates a container). */
 typedef struct AotcProgramBinaryDesc {
   const char *device_key;
   const uint8_t *binary;

@@ -630,6 +630,8 @@ public:
   }
   /// Where the OpenCL program came from: AOTC_PROGRAM_FROM_SOURCE,
   /// AOTC_PROGRAM_FROM_CACHE or AOTC_PROGRAM_EMBEDDED (aotc_runtime.h).
+  /// Any thread, concurrently with runs; throws aotc::Error only if the C
+  /// call fails (a moved-from Model, which has no container).
   int32_t programSource() const {
     int32_t source = 0;
     lib().check(lib().aotc_container_program_source(container_, &source),
@@ -637,7 +639,7 @@ public:
     return source;
   }
   /// True if no OpenCL C was compiled at load: the program came from the
-  /// binary cache or from a binary embedded in the .so.
+  /// binary cache or from a binary embedded in the .so. As programSource().
   bool programFromCache() const {
     return programSource() != AOTC_PROGRAM_FROM_SOURCE;
   }
