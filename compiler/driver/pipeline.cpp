@@ -511,6 +511,7 @@ Expected<CompileResult> compileModel(const CompileOptions &opts) {
     for (const PrebuiltProgram &p : prebuilt) {
       wo.programBinaries.push_back({p.deviceKey, p.binary.size()});
       result.prebuilt.push_back(describePrebuilt(p));
+      result.prebuiltKeys.push_back(p.deviceKey);
       described += (described.empty() ? "" : "; ") + result.prebuilt.back();
     }
     if (!described.empty())

@@ -134,6 +134,8 @@ struct CompileResult {
   /// The devices whose program binary the .so embeds (--prebuild), each
   /// "DEVICE NAME, driver VERSION: N bytes".
   std::vector<std::string> prebuilt;
+  /// Their device keys (runtime/src/program_cache.h), in the same order.
+  std::vector<std::string> prebuiltKeys;
 };
 
 /// Compiles a model. Every failure names the file, node or stage.

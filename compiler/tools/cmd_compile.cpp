@@ -148,6 +148,9 @@ int compileCommand(CompileOptions opts, bool timePasses,
     m.deviceProfile = sum.deviceProfileJson;
     m.deviceProfileName = sum.deviceProfileName;
     m.deviceExtensions = sum.extensions;
+    for (size_t i = 0; i < result->prebuilt.size(); ++i)
+      m.programBinaries.push_back(
+          {result->prebuilt[i], result->prebuiltKeys[i]});
     if (package.sources) {
       request.sources.emplace_back("kernels.cl", result->clSource);
       request.sources.emplace_back("wrapper.cpp", result->wrapperSource);

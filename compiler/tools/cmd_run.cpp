@@ -123,6 +123,11 @@ void printManifest(const aotc::pkg::Package &p) {
   for (const aotc::pkg::SymbolSpec &s : m.symbols)
     std::printf("  symbol %s in [%lld, %lld]\n", s.name.c_str(),
                 (long long)s.min, (long long)s.max);
+  if (m.programBinaries.empty())
+    std::printf("  program binaries: none (the first load on a device "
+                "builds its program from OpenCL C)\n");
+  for (const aotc::pkg::ProgramBinarySpec &b : m.programBinaries)
+    std::printf("  program binary: %s\n", b.description.c_str());
   for (const aotc::pkg::ManifestEntry &e : m.entries) {
     const char *how = "";
     for (const aotc::pkg::ZipEntry &z : p.entries())

@@ -114,9 +114,14 @@ std::string Manifest::toJson() const {
                       e.what());
     }
   }
+  json binaries = json::array();
+  for (const ProgramBinarySpec &b : programBinaries)
+    binaries.push_back(
+        {{"description", b.description}, {"device_key", b.deviceKey}});
   j["device"] = {{"profile_name", deviceProfileName},
                  {"profile", profile},
-                 {"extensions", deviceExtensions}};
+                 {"extensions", deviceExtensions},
+                 {"program_binaries", binaries}};
   json symbolList = json::array();
   for (const SymbolSpec &s : symbols)
     symbolList.push_back({{"name", s.name}, {"min", s.min}, {"max", s.max}});
@@ -200,6 +205,20 @@ Manifest Manifest::fromJson(const std::string &text, const std::string &where) {
     if (!e.is_string())
       r.fail("device.extensions", "holds a non-string");
     m.deviceExtensions.push_back(e.get<std::string>());
+  }
+  // Optional: packages of format 1 written before it have none.
+  if (device.contains("program_binaries")) {
+    const json &list = r.array(device, "program_binaries", "device");
+    if (list.size() > kMaxEntries)
+      r.fail("device.program_binaries",
+             "lists more than " + std::to_string(kMaxEntries));
+    for (size_t i = 0; i < list.size(); ++i) {
+      std::string p = "device.program_binaries[" + std::to_string(i) + "]";
+      ProgramBinarySpec b;
+      b.description = r.str(list[i], "description", p);
+      b.deviceKey = r.str(list[i], "device_key", p);
+      m.programBinaries.push_back(std::move(b));
+    }
   }
   const json &model = r.at(j, "model", "");
   m.modelName = r.str(model, "name", "model");

@@ -14,6 +14,9 @@ for the whole process and a fresh aotc binary cache for every load.
     source, is right, and fills the cache; aotc inspect names the line
     that differs.
   - a package (--package --prebuild cpu) loads its .so's embedded binary;
+    its manifest lists the binary (device.program_binaries) with the .so's
+    whole device key, and aotc inspect of the package names it; a package
+    without --prebuild lists none and says so;
   - --prebuild cpu twice embeds one binary; --prebuild of a device this
     machine does not have is a compile error naming it and the devices;
     aotc-build-program refuses --key-out without --select.
@@ -25,10 +28,12 @@ for the whole process and a fresh aotc binary cache for every load.
     that is not one, and an argument without its comma.
 Usage: check_prebuild.py AOTC    (prints "prebuild ok")
 """
+import json
 import os
 import subprocess
 import sys
 import tempfile
+import zipfile
 
 import numpy as np
 
@@ -140,6 +145,38 @@ else:
     checks.check()
     if "program: the binary embedded for this device" not in r.stdout:
         fail(f"aotc inspect of the package: {r.stdout}{r.stderr}")
+    # Its manifest lists the binary with the whole device key the .so
+    # embeds, for a deployment tool that reads no .so.
+    with zipfile.ZipFile(pkg) as z:
+        manifest = json.loads(z.read("manifest.json"))
+        so_bytes = z.read(next(n for n in z.namelist() if n.endswith(".so")))
+    binaries = manifest["device"].get("program_binaries")
+    checks.check()
+    if not isinstance(binaries, list) or len(binaries) != 1:
+        fail(f"manifest device.program_binaries: {binaries}")
+    else:
+        key = binaries[0]["device_key"]
+        checks.check()
+        if (not key.startswith("platform: ") or "\nhost isa: " not in key or
+                key.encode() not in so_bytes):
+            fail(f"manifest device key is not the .so's: {key!r}")
+        checks.check()
+        if f"  program binary: {binaries[0]['description']}" not in r.stdout:
+            fail(f"aotc inspect of the package does not list the binary: {r.stdout}")
+# A package without one says so.
+plain_pkg = os.path.join(tmp, "plain.aotpkg")
+r = subprocess.run([aotc, "compile", onnx_path, "--package", plain_pkg], capture_output=True, text=True)
+checks.check()
+if r.returncode != 0:
+    fail(f"--package: rc {r.returncode}: {r.stderr.strip()}")
+else:
+    with zipfile.ZipFile(plain_pkg) as z:
+        binaries = json.loads(z.read("manifest.json"))["device"].get("program_binaries")
+    r = subprocess.run([aotc, "inspect", plain_pkg, "--device", "cpu"], capture_output=True, text=True,
+                       env=dict(os.environ, AOTC_CACHE_DIR=fresh_cache()))
+    checks.check()
+    if binaries != [] or "program binaries: none" not in r.stdout:
+        fail(f"a package without --prebuild: manifest {binaries}, inspect {r.stdout}")
 
 # Keys of another device: same length, so the .so stays well formed.
 for tag, old, new in [("another isa", KEY_TAIL, b"address bits: 64\nhost isa; "),

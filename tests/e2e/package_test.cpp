@@ -373,9 +373,56 @@ TEST_F(Package, ManifestDescribesTheModelAndEveryEntry) {
   EXPECT_EQ(w->size, wBytes.size());
   EXPECT_EQ(w->crc32, crcOf(wBytes));
   EXPECT_EQ(m.constantsBytes + 4096, wBytes.size());
+  // Built without --prebuild: no program binaries.
+  EXPECT_TRUE(m.programBinaries.empty());
   // And it round-trips through its JSON.
   pkg::Manifest again = pkg::Manifest::fromJson(m.toJson(), "test");
   EXPECT_EQ(again.toJson(), m.toJson());
+}
+
+TEST(PackageManifest, ProgramBinariesRoundTripAndMayBeAbsent) {
+  pkg::Manifest m;
+  m.aotcVersion = "0.1.0";
+  m.arch = "x86_64";
+  m.os = "linux";
+  m.weights = "embedded";
+  m.programBinaries.push_back({"dev A, driver 1: 10 bytes",
+                               "platform: P\ndevice: dev A\nhost isa: avx2"});
+  m.programBinaries.push_back({"dev B, driver 2: 20 bytes", "device: dev B"});
+  pkg::Manifest again = pkg::Manifest::fromJson(m.toJson(), "test");
+  ASSERT_EQ(again.programBinaries.size(), 2u);
+  EXPECT_EQ(again.programBinaries[0].description, "dev A, driver 1: 10 bytes");
+  EXPECT_EQ(again.programBinaries[0].deviceKey,
+            "platform: P\ndevice: dev A\nhost isa: avx2");
+  EXPECT_EQ(again.programBinaries[1].deviceKey, "device: dev B");
+  EXPECT_EQ(again.toJson(), m.toJson());
+  // A manifest written before the field (format 1 all the same) reads as
+  // none; a mistyped one is an error naming it.
+  auto j = nlohmann::ordered_json::parse(m.toJson());
+  j["device"].erase("program_binaries");
+  EXPECT_TRUE(
+      pkg::Manifest::fromJson(j.dump(), "old").programBinaries.empty());
+  j["device"]["program_binaries"] = "dev A";
+  try {
+    pkg::Manifest::fromJson(j.dump(), "bad");
+    ADD_FAILURE() << "a string for program_binaries was accepted";
+  } catch (const aotc::Error &e) {
+    EXPECT_NE(std::string(e.what()).find(
+                  "field 'device.program_binaries' is not an array"),
+              std::string::npos)
+        << e.what();
+  }
+  j["device"]["program_binaries"] = nlohmann::ordered_json::array(
+      {{{"description", "x"}}});
+  try {
+    pkg::Manifest::fromJson(j.dump(), "bad");
+    ADD_FAILURE() << "a binary without its key was accepted";
+  } catch (const aotc::Error &e) {
+    EXPECT_NE(std::string(e.what()).find(
+                  "device.program_binaries[0].device_key' is missing"),
+              std::string::npos)
+        << e.what();
+  }
 }
 
 TEST_F(Package, SourcesAreThoseTheCompilerEmits) {

@@ -60,6 +60,17 @@ struct SymbolSpec {
   int64_t max = 0;
 };
 
+/// An OpenCL program binary the .so embeds (`aotc compile --prebuild`,
+/// `--program-binary`): the devices that load without compiling.
+struct ProgramBinarySpec {
+  /// "DEVICE NAME, driver VERSION: N bytes"
+  std::string description;
+  /// The runtime's device key it was built for (runtime/src/program_cache.h:
+  /// platform, device, driver, address bits and, for a CPU, its ISA), whole:
+  /// a deployment tool compares it with the target's `aotc devices` key.
+  std::string deviceKey;
+};
+
 /// An entry as the manifest lists it.
 struct ManifestEntry {
   std::string name; ///< path inside the zip, "model/mlp.so"
@@ -82,6 +93,9 @@ struct Manifest {
   std::string deviceProfile; ///< the profile compiled for, as JSON text
   std::string deviceProfileName;
   std::vector<std::string> deviceExtensions; ///< "cl_khr_fp64", ...
+  /// The program binaries the .so embeds (device.program_binaries; absent
+  /// in packages written before it, read as none).
+  std::vector<ProgramBinarySpec> programBinaries;
   // The model.
   std::vector<TensorSpec> inputs;
   std::vector<TensorSpec> outputs;
