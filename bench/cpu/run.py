@@ -220,6 +220,11 @@ def bench_model(model, args, work, estimates):
     caches = dict(aotc=fresh_dir(os.path.join(mdir, "aotc-cache")),
                   pocl=fresh_dir(os.path.join(mdir, "pocl-cache")))
     env = dict(os.environ, POCL_CACHE_DIR=caches["pocl"], AOTC_CACHE_DIR=caches["aotc"])
+    # The program builder beside aotc, as an installed aotc has it on PATH: a cold load
+    # builds the program's parts in parallel (runtime/src/program_split.h).
+    builder = os.path.join(os.path.dirname(os.path.abspath(args.aotc)), "aotc-build-program")
+    if "AOTC_PROGRAM_BUILDER" not in env and os.access(builder, os.X_OK):
+        env["AOTC_PROGRAM_BUILDER"] = builder
     batches = [None] if model.family in ("gemm", "static") else args.batches
     for i, batch in enumerate(batches):
         cfg = bench_config(model, batch, args, mdir, so, caches, env, rec, estimates)

@@ -99,11 +99,11 @@ Instance::~Instance() {
 //===----------------------------------------------------------------------===//
 
 Container::~Container() {
-  // Instances first: they finish their queues and hold kernels of program_.
+  // Instances first: they finish their queues and hold kernels of programs_.
   instances_.clear();
   freeInstances_.clear();
-  if (program_)
-    clReleaseProgram(program_);
+  for (cl_program program : programs_)
+    clReleaseProgram(program);
   constants.release();
   if (context_)
     clReleaseContext(context_);
@@ -120,7 +120,7 @@ aotc_status_t Container::createInstance(Instance &instance) {
   instance.kernels.assign(kernels_.size(), nullptr);
   for (size_t k = 0; k < kernels_.size(); ++k) {
     instance.kernels[k] =
-        clCreateKernel(program_, kernels_[k].name.c_str(), &err);
+        clCreateKernel(programs_[programOf_[k]], kernels_[k].name.c_str(), &err);
     if (err != CL_SUCCESS || !instance.kernels[k])
       return fail(err == CL_INVALID_KERNEL_NAME ? AOTC_ERROR_INTERNAL
                                                 : statusForClError(err),
@@ -178,9 +178,12 @@ aotc_status_t Container::init(const AotcModelDesc *desc,
     request.cacheDirOption = options.cache_dir;
     request.embedded = desc_->program_binaries;
     request.numEmbedded = desc_->num_program_binaries;
+    for (int32_t k = 0; k < desc_->num_kernels; ++k)
+      request.kernelNames.push_back(desc_->kernel_names[k]);
     ProgramResult program;
     AOTC_RT_RETURN_IF_ERROR(buildProgram(context_, device_, request, program));
-    program_ = program.program;
+    programs_ = std::move(program.programs);
+    programOf_ = std::move(program.programOf);
     programOrigin_ = program.origin;
   }
 

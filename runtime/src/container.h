@@ -274,7 +274,10 @@ private:
   const AotcModelDesc *desc_ = nullptr;
   DeviceInfo device_;
   cl_context context_ = nullptr;
-  cl_program program_ = nullptr;
+  /// The model's program, or its parts (program_split.h), and the one
+  /// that defines each kernel (an index into programs_).
+  std::vector<cl_program> programs_;
+  std::vector<size_t> programOf_;
   ProgramOrigin programOrigin_ = ProgramOrigin::Source;
   /// Changes only while setProfiling holds every instance, so a run reads
   /// one value from start to end.

@@ -24,12 +24,15 @@
 #include "program_cache.h"
 
 #include "program_builder.h"
+#include "program_split.h"
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <thread>
 #include <vector>
 
 #include <fcntl.h>
@@ -363,34 +366,165 @@ std::string resolveCacheDir(const char *option) {
   return std::string();
 }
 
+namespace {
+
+/// The cache key of a program built from \p source with \p options for the
+/// device whose key is \p deviceKeyText. v2: the device's part is
+/// deviceKey(), with the host's instruction set extensions of a CPU device,
+/// so that an entry copied from another machine (a home folder shared over
+/// the network, a cache baked into a container image) never runs machine
+/// code this CPU lacks.
+std::string cacheKey(const char *source, size_t sourceSize, const char *options,
+                     const std::string &deviceKeyText) {
+  return "aotc program cache v2\n" + sourceLines(source, sourceSize, options) +
+         deviceKeyText;
+}
+
+/// The cache file of \p key in \p dir ("" if \p dir is "": no caching).
+std::string entryPath(const std::string &dir, const char *modelName,
+                      const std::string &key) {
+  if (dir.empty())
+    return std::string();
+  return dir + "/" + sanitize(modelName) + "-" +
+         hex64(hashFnv1a(key.data(), key.size())) +
+         hex64(hashMix(key.data(), key.size())) + ".clbin";
+}
+
+/// One program for every kernel.
+void setSingle(ProgramResult &out, cl_program program, ProgramOrigin origin,
+               size_t numKernels) {
+  out.programs = {program};
+  out.programOf.assign(numKernels, 0);
+  out.origin = origin;
+}
+
+/// Builds the program of \p request in parts, by \p jobs aotc-build-program
+/// processes at once (program_split.h), each part from its cache entry in
+/// \p dir where it has one. False, with nothing kept, where the tool is not
+/// found, the source does not split, or a part fails to build or load: the
+/// caller then builds it whole (and reports a real build error with the
+/// build log).
+bool buildInParts(cl_context context, const DeviceInfo &device,
+                  const ProgramRequest &request, const char *options,
+                  const std::string &thisDevice, const std::string &dir,
+                  size_t jobs, ProgramResult &out) {
+  const std::string builder = findProgramBuilder();
+  if (builder.empty())
+    return false;
+  const std::vector<ProgramPart> parts = splitProgram(
+      request.source, request.sourceSize, request.kernelNames, jobs);
+  if (parts.empty())
+    return false;
+  struct Part {
+    std::string key, path;
+    std::vector<unsigned char> binary;
+    bool cached = false;
+    aotc_status_t status = AOTC_OK;
+  };
+  std::vector<Part> part(parts.size());
+  for (size_t i = 0; i < parts.size(); ++i) {
+    Part &p = part[i];
+    p.key = cacheKey(parts[i].source.data(), parts[i].source.size(), options,
+                     thisDevice);
+    p.path = entryPath(dir, request.modelName, p.key);
+    std::vector<unsigned char> file;
+    size_t offset = 0, size = 0;
+    if (!p.path.empty() && readEntry(p.path, p.key, file, offset, size)) {
+      p.binary.assign(file.begin() + offset, file.begin() + offset + size);
+      p.cached = true;
+    }
+  }
+  // The parts not cached, each by its own process, all at once (a thread
+  // each waits for its child). Where a thread cannot be started, the rest
+  // build one after another here.
+  auto build = [&](size_t i) {
+    part[i].status = buildBinaryInChild(
+        builder, device, parts[i].source.data(), parts[i].source.size(),
+        options, request.modelName, part[i].binary);
+  };
+  std::vector<std::thread> threads;
+  size_t next = 0;
+  try {
+    for (; next < parts.size(); ++next)
+      if (!part[next].cached)
+        threads.emplace_back(build, next);
+  } catch (...) {
+    for (; next < parts.size(); ++next)
+      if (!part[next].cached)
+        build(next);
+  }
+  for (std::thread &t : threads)
+    t.join();
+
+  std::vector<cl_program> programs;
+  auto release = [&] {
+    for (cl_program p : programs)
+      clReleaseProgram(p);
+    return false;
+  };
+  bool built = false;
+  for (size_t i = 0; i < parts.size(); ++i) {
+    if (part[i].status != AOTC_OK || part[i].binary.empty())
+      return release();
+    cl_program program =
+        loadFromBinary(context, device, part[i].binary.data(),
+                       part[i].binary.size(), options);
+    if (!program)
+      return release();
+    programs.push_back(program);
+    built = built || !part[i].cached;
+  }
+  for (size_t i = 0; i < parts.size(); ++i)
+    if (!part[i].cached && !part[i].path.empty())
+      writeEntry(dir, part[i].path, part[i].key, part[i].binary.data(),
+                 part[i].binary.size());
+  out.programs = std::move(programs);
+  out.programOf.assign(request.kernelNames.size(), 0);
+  for (size_t k = 0; k < request.kernelNames.size(); ++k)
+    for (size_t i = 0; i < parts.size(); ++i)
+      if (std::find(parts[i].kernels.begin(), parts[i].kernels.end(),
+                    request.kernelNames[k]) != parts[i].kernels.end())
+        out.programOf[k] = i;
+  out.origin = built ? ProgramOrigin::Source : ProgramOrigin::Cache;
+  out.cachePath = part.front().path;
+  return true;
+}
+
+} // namespace
+
+size_t buildJobs(const DeviceInfo &device) {
+  if (!device.isPocl || !device.isCpu)
+    return 1;
+  if (const char *env = std::getenv("AOTC_BUILD_JOBS"); env && *env) {
+    char *end = nullptr;
+    long v = std::strtol(env, &end, 10);
+    if (end && *end == '\0' && v >= 0)
+      return static_cast<size_t>(std::clamp<long>(v, 1, 64));
+  }
+  long cpus = ::sysconf(_SC_NPROCESSORS_ONLN);
+  return static_cast<size_t>(std::clamp<long>(cpus, 1, 8));
+}
+
 aotc_status_t buildProgram(cl_context context, const DeviceInfo &device,
                            const ProgramRequest &request, ProgramResult &out) {
   const char *options = request.options ? request.options : "";
   const std::string thisDevice = deviceKey(device);
 
   // A binary built for this device at compile time: no compiler, no disk.
+  const size_t numKernels = request.kernelNames.size();
   if (cl_program program =
           loadEmbedded(context, device, thisDevice, request, options)) {
-    out.program = program;
-    out.origin = ProgramOrigin::Embedded;
+    setSingle(out, program, ProgramOrigin::Embedded, numKernels);
     return AOTC_OK;
   }
 
-  // v2: the device's part is deviceKey(), with the host's instruction set
-  // extensions of a CPU device, so that an entry copied from another
-  // machine (a home folder shared over the network, a cache baked into a
-  // container image) never runs machine code this CPU lacks.
-  std::string key = "aotc program cache v2\n" +
-                    sourceLines(request.source, request.sourceSize, options) +
-                    thisDevice;
-
+  const std::string key =
+      cacheKey(request.source, request.sourceSize, options, thisDevice);
   std::string dir = resolveCacheDir(request.cacheDirOption);
-  std::string path;
   // A directory that is not private to this user is not used at all.
-  if (!dir.empty() && makePrivateDirectory(dir))
-    path = dir + "/" + sanitize(request.modelName) + "-" +
-           hex64(hashFnv1a(key.data(), key.size())) +
-           hex64(hashMix(key.data(), key.size())) + ".clbin";
+  if (!dir.empty() && !makePrivateDirectory(dir))
+    dir.clear();
+  const std::string path = entryPath(dir, request.modelName, key);
   out.cachePath = path;
 
   if (!path.empty()) {
@@ -399,8 +533,7 @@ aotc_status_t buildProgram(cl_context context, const DeviceInfo &device,
     if (readEntry(path, key, file, offset, size)) {
       if (cl_program program = loadFromBinary(
               context, device, file.data() + offset, size, options)) {
-        out.program = program;
-        out.origin = ProgramOrigin::Cache;
+        setSingle(out, program, ProgramOrigin::Cache, numKernels);
         return AOTC_OK;
       }
     }
@@ -408,7 +541,9 @@ aotc_status_t buildProgram(cl_context context, const DeviceInfo &device,
 
   // Build from source: in another process where PoCL's compiler would
   // crash this one (program_builder.h).
-  if (std::string why; buildOutOfProcess(device, why)) {
+  std::string why;
+  const bool outOfProcess = buildOutOfProcess(device, why);
+  if (outOfProcess) {
     const char *spec = std::getenv("POCL_WORK_GROUP_SPECIALIZATION");
     if (device.isPocl && spec && std::strcmp(spec, "0") != 0)
       return fail(AOTC_ERROR_DEVICE_ERROR,
@@ -417,6 +552,13 @@ aotc_status_t buildProgram(cl_context context, const DeviceInfo &device,
                   "each kernel's first launch (leave it unset or set it to 0)",
                   request.modelName, device.fullName.c_str(), why.c_str(),
                   spec);
+  }
+  // In parts, by several processes at once (program_split.h).
+  if (const size_t jobs = buildJobs(device);
+      jobs >= 2 && buildInParts(context, device, request, options, thisDevice,
+                                dir, jobs, out))
+    return AOTC_OK;
+  if (outOfProcess) {
     std::string builder = findProgramBuilder();
     if (builder.empty())
       return fail(AOTC_ERROR_DEVICE_ERROR,
@@ -438,8 +580,7 @@ aotc_status_t buildProgram(cl_context context, const DeviceInfo &device,
                   "the program binary of model '%s' that '%s' built for '%s' "
                   "does not load",
                   request.modelName, builder.c_str(), device.fullName.c_str());
-    out.program = program;
-    out.origin = ProgramOrigin::Source;
+    setSingle(out, program, ProgramOrigin::Source, numKernels);
     if (!path.empty())
       writeEntry(dir, path, key, binary.data(), binary.size());
     return AOTC_OK;
@@ -466,8 +607,7 @@ aotc_status_t buildProgram(cl_context context, const DeviceInfo &device,
                 request.modelName, device.fullName.c_str(), clErrorName(err),
                 options, log.c_str());
   }
-  out.program = program;
-  out.origin = ProgramOrigin::Source;
+  setSingle(out, program, ProgramOrigin::Source, numKernels);
 
   // The binary, for the cache; on PoCL's CPU device also without a cache,
   // because asking for it is what compiles the work-group functions now

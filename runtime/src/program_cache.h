@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace aotc::rt {
 
@@ -27,6 +28,9 @@ struct ProgramRequest {
   /// Binaries built at compile time (AotcModelDesc::program_binaries).
   const AotcProgramBinaryDesc *embedded = nullptr;
   int32_t numEmbedded = 0;
+  /// The kernels the model creates from the program; where it is built
+  /// from source in parts (program_split.h), each must be in one part.
+  std::vector<std::string> kernelNames;
 };
 
 /// Where a container's program came from (aotc_container_program_source).
@@ -37,16 +41,35 @@ enum class ProgramOrigin {
 };
 
 struct ProgramResult {
-  cl_program program = nullptr;
+  /// One program, or the parts built in parallel (program_split.h); the
+  /// caller releases them.
+  std::vector<cl_program> programs;
+  /// The program of each of ProgramRequest::kernelNames (an index into
+  /// programs).
+  std::vector<size_t> programOf;
+  /// Source if any part was compiled at this load.
   ProgramOrigin origin = ProgramOrigin::Source;
-  /// The cache file used or written ("" if caching is off).
+  /// The cache file used or written, the first part's for parts ("" if
+  /// caching is off).
   std::string cachePath;
 };
+
+/// How many processes build a program's parts at once: $AOTC_BUILD_JOBS
+/// (1 or 0: one program, built as before), else this machine's online
+/// CPUs, at most 8; 1 for a device other than PoCL's CPU device (whose
+/// build is the one measured to take tens of seconds).
+size_t buildJobs(const DeviceInfo &device);
 
 /// Loads the program binary from the cache if a valid entry exists, else
 /// builds from source and (best effort) writes the cache entry. A corrupt or
 /// mismatching entry is rebuilt and rewritten. On a build failure the OpenCL
 /// build log is part of the error message.
+///
+/// Building from source with buildJobs() of 2 or more and the
+/// aotc-build-program tool found (program_builder.h), the program is split
+/// (program_split.h) and its parts are built by that many processes at
+/// once, each part cached on its own; where the parts cannot be made or
+/// one fails to build or load, it is built whole as before.
 aotc_status_t buildProgram(cl_context context, const DeviceInfo &device,
                            const ProgramRequest &request, ProgramResult &out);
 

@@ -1,0 +1,109 @@
+/// \file
+/// Splitting a model's OpenCL program into parts (program_split.h).
+#include "program_split.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+namespace aotc::rt {
+
+namespace {
+
+constexpr char kMarker[] = "\n// Kernel ";
+
+struct Section {
+  size_t begin = 0, end = 0; ///< [begin, end) of the source, from its '\n'
+  std::string name;
+};
+
+/// The kernel a marker line names: "// Kernel N: NAME" or "// Kernel N:
+/// NAME (32-bit indices)"; "" if the line is not such a marker.
+std::string markerName(const std::string &line) {
+  size_t at = sizeof(kMarker) - 2; // after "// Kernel "
+  size_t digits = at;
+  while (digits < line.size() && line[digits] >= '0' && line[digits] <= '9')
+    ++digits;
+  if (digits == at || line.compare(digits, 2, ": ") != 0)
+    return std::string();
+  size_t start = digits + 2;
+  size_t stop = line.find(' ', start);
+  return line.substr(start, stop == std::string::npos ? std::string::npos
+                                                       : stop - start);
+}
+
+} // namespace
+
+std::vector<ProgramPart> splitProgram(const char *source, size_t size,
+                                      const std::vector<std::string> &kernelNames,
+                                      size_t maxParts) {
+  if (!source || size == 0)
+    return {};
+  const std::string text(source, size);
+  std::vector<Section> sections;
+  for (size_t at = text.find(kMarker); at != std::string::npos;
+       at = text.find(kMarker, at + 1)) {
+    size_t eol = text.find('\n', at + 1);
+    if (eol == std::string::npos)
+      return {};
+    Section s;
+    s.begin = at;
+    s.name = markerName(text.substr(at + 1, eol - at - 1));
+    if (s.name.empty())
+      return {};
+    if (!sections.empty())
+      sections.back().end = at;
+    sections.push_back(std::move(s));
+  }
+  if (sections.empty())
+    return {};
+  sections.back().end = text.size();
+
+  // Each section defines the kernel its marker names; every kernel the
+  // model creates is defined by exactly one section.
+  std::set<std::string> defined;
+  for (const Section &s : sections) {
+    const std::string body = text.substr(s.begin, s.end - s.begin);
+    if (body.find("__kernel void " + s.name + "(") == std::string::npos ||
+        !defined.insert(s.name).second)
+      return {};
+  }
+  for (const std::string &name : kernelNames)
+    if (!defined.count(name))
+      return {};
+
+  const size_t parts =
+      std::min(maxParts, sections.size() / kMinKernelsPerPart);
+  if (parts < 2)
+    return {};
+  // Largest section first, to the part with the fewest bytes so far.
+  std::vector<size_t> order(sections.size());
+  for (size_t i = 0; i < order.size(); ++i)
+    order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    return sections[a].end - sections[a].begin >
+           sections[b].end - sections[b].begin;
+  });
+  std::vector<size_t> bytes(parts, 0);
+  std::vector<std::vector<size_t>> members(parts);
+  for (size_t i : order) {
+    size_t p = static_cast<size_t>(
+        std::min_element(bytes.begin(), bytes.end()) - bytes.begin());
+    members[p].push_back(i);
+    bytes[p] += sections[i].end - sections[i].begin;
+  }
+  const std::string head = text.substr(0, sections.front().begin);
+  std::vector<ProgramPart> out(parts);
+  for (size_t p = 0; p < parts; ++p) {
+    std::sort(members[p].begin(), members[p].end());
+    out[p].source = head;
+    for (size_t i : members[p]) {
+      out[p].source.append(text, sections[i].begin,
+                           sections[i].end - sections[i].begin);
+      out[p].kernels.push_back(sections[i].name);
+    }
+  }
+  return out;
+}
+
+} // namespace aotc::rt

@@ -1,0 +1,124 @@
+// Splitting a model's OpenCL program into parts built in parallel
+// (program_split.h).
+#include "program_split.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+using aotc::rt::kMinKernelsPerPart;
+using aotc::rt::ProgramPart;
+using aotc::rt::splitProgram;
+
+namespace {
+
+const char kHead[] = "// OpenCL C kernels of model 'm'\n"
+                     "float helper(float x) { return x + 1.0f; }\n";
+
+/// A kernel section as the compiler writes it, \p lines lines of body.
+std::string section(int index, const std::string &name, int lines,
+                    bool narrow = false) {
+  std::string s = "\n// Kernel " + std::to_string(index) + ": " + name +
+                  (narrow ? " (32-bit indices)" : "") + "\n__kernel void " +
+                  name + "(__global float *y) {\n";
+  for (int i = 0; i < lines; ++i)
+    s += "  y[" + std::to_string(i) + "] = helper(y[" + std::to_string(i) +
+         "]);\n";
+  return s + "}\n";
+}
+
+struct Source {
+  std::string text = kHead;
+  std::vector<std::string> names;
+  void add(const std::string &name, int lines, bool narrow = false) {
+    text += section(static_cast<int>(names.size()), name, lines, narrow);
+    names.push_back(name);
+  }
+};
+
+std::vector<ProgramPart> split(const Source &s, size_t parts) {
+  return splitProgram(s.text.data(), s.text.size(), s.names, parts);
+}
+
+} // namespace
+
+TEST(ProgramSplit, EveryKernelInOnePartWithTheHeadAndBalancedBySize) {
+  Source s;
+  // Sizes 1..13 lines, one 32-bit kernel, a name that is a prefix of another.
+  for (int i = 0; i < 13; ++i)
+    s.add("k" + std::to_string(i) + "_x", 1 + (i * 7) % 13, i == 4);
+  std::vector<ProgramPart> parts = split(s, 3);
+  ASSERT_EQ(parts.size(), 3u);
+  std::map<std::string, int> seen;
+  size_t smallest = SIZE_MAX, largest = 0;
+  for (const ProgramPart &p : parts) {
+    // Each part starts with the whole head and defines exactly its kernels,
+    // in the source's order.
+    EXPECT_EQ(p.source.compare(0, sizeof(kHead) - 1, kHead), 0);
+    EXPECT_GE(p.kernels.size(), 1u);
+    size_t at = 0;
+    for (const std::string &k : p.kernels) {
+      ++seen[k];
+      size_t def = p.source.find("__kernel void " + k + "(");
+      ASSERT_NE(def, std::string::npos) << k;
+      EXPECT_GT(def, at) << "out of order: " << k;
+      at = def;
+    }
+    size_t defs = 0;
+    for (size_t f = p.source.find("__kernel void "); f != std::string::npos;
+         f = p.source.find("__kernel void ", f + 1))
+      ++defs;
+    EXPECT_EQ(defs, p.kernels.size());
+    smallest = std::min(smallest, p.source.size());
+    largest = std::max(largest, p.source.size());
+  }
+  EXPECT_EQ(seen.size(), s.names.size());
+  for (const auto &[name, count] : seen)
+    EXPECT_EQ(count, 1) << name;
+  // Largest first to the smallest part: within one section of even.
+  EXPECT_LT(largest - smallest, section(0, "k12_x", 13).size());
+}
+
+TEST(ProgramSplit, AtMostOnePartPerFewKernelsAndNoneBelowTwo) {
+  Source s;
+  for (int i = 0; i < 9; ++i)
+    s.add("k" + std::to_string(i), 3);
+  EXPECT_EQ(split(s, 8).size(), 9 / kMinKernelsPerPart);
+  EXPECT_EQ(split(s, 2).size(), 2u);
+  EXPECT_TRUE(split(s, 1).empty());
+  EXPECT_TRUE(split(s, 0).empty());
+  Source few;
+  for (size_t i = 0; i < 2 * kMinKernelsPerPart - 1; ++i)
+    few.add("k" + std::to_string(i), 3);
+  EXPECT_TRUE(split(few, 8).empty());
+}
+
+TEST(ProgramSplit, ASourceNotLaidOutAsTheCompilerWritesItIsNotSplit) {
+  Source good;
+  for (int i = 0; i < 8; ++i)
+    good.add("k" + std::to_string(i), 2);
+  ASSERT_EQ(split(good, 2).size(), 2u);
+  // A kernel the model creates that no section defines.
+  Source s = good;
+  s.names.push_back("k_missing");
+  EXPECT_TRUE(split(s, 2).empty());
+  // A marker that names another kernel than its section defines.
+  s = good;
+  s.text.replace(s.text.find("// Kernel 3: k3\n"), 16, "// Kernel 3: kX\n");
+  EXPECT_TRUE(split(s, 2).empty());
+  // A kernel defined twice.
+  s = good;
+  s.text += section(8, "k2", 2);
+  EXPECT_TRUE(split(s, 2).empty());
+  // A marker without its name.
+  s = good;
+  s.text.replace(s.text.find("// Kernel 5: k5\n"), 16, "// Kernel 5:\n   ");
+  EXPECT_TRUE(split(s, 2).empty());
+  // No markers at all, or nothing.
+  const std::string plain = "__kernel void a(__global float *y) {}\n";
+  EXPECT_TRUE(splitProgram(plain.data(), plain.size(), {"a"}, 2).empty());
+  EXPECT_TRUE(splitProgram(nullptr, 0, {}, 2).empty());
+}
