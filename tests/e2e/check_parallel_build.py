@@ -14,35 +14,24 @@ fresh caches for every load (and a fresh PoCL kernel cache for the process):
 Usage: check_parallel_build.py AOTC    (prints "parallel build ok")
 """
 import os
+import subprocess
 import sys
-import tempfile
 
 import numpy as np
 
-tmp = tempfile.mkdtemp()
-# Before OpenCL starts in this process: PoCL's own kernel cache starts empty.
-os.environ["POCL_CACHE_DIR"] = os.path.join(tmp, "pocl")
-os.makedirs(os.environ["POCL_CACHE_DIR"])
-
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bench", "gpu"))
 from aotc_ctypes import Model  # noqa: E402
-from e2e_graphs import Checks, Net, net_feeds, compare_ort  # noqa: E402
-import subprocess  # noqa: E402
+from e2e_graphs import Checks, ColdCaches, Net, net_feeds, compare_ort  # noqa: E402
+
+# Before OpenCL starts in this process: PoCL's own kernel cache starts empty.
+fresh_cache = ColdCaches()
+tmp = fresh_cache.root
 
 aotc = sys.argv[1]
 tool = os.path.join(os.path.dirname(os.path.abspath(aotc)), "aotc-build-program")
 rng = np.random.default_rng(59)
 checks = Checks("parallel build")
 fail = checks.fail
-caches = 0
-
-
-def fresh_cache():
-    global caches
-    caches += 1
-    d = os.path.join(tmp, f"cache{caches}")
-    os.makedirs(d)
-    return d
 
 
 # Residual blocks over channel blocks: at least 12 kernels (three parts of 4).

@@ -1,16 +1,38 @@
 """Shared pieces of the e2e checks (check_pad_channels.py,
 check_padded_stores.py, check_fold_program.py, check_winograd.py): the count
 of checks and failures each script reports, aotc compile as a subprocess,
-random feeds and the comparison of a run's outputs with ONNX Runtime's, and a
-small ONNX graph builder whose weights are random initializers."""
+random feeds and the comparison of a run's outputs with ONNX Runtime's, a
+small ONNX graph builder whose weights are random initializers, and cold
+program caches (ColdCaches: check_prebuild.py, check_parallel_build.py)."""
+import os
 import subprocess
 import sys
+import tempfile
 
 import numpy as np
 import onnx
 from onnx import TensorProto as T
 from onnx import helper as h
 from onnx import numpy_helper as nh
+
+
+class ColdCaches:
+    """A temporary folder whose PoCL kernel cache this process uses (call it
+    before OpenCL starts here: PoCL reads POCL_CACHE_DIR once) and a fresh,
+    empty aotc program cache folder per call: each load in it builds or reads
+    what the test says, not what an earlier test left."""
+
+    def __init__(self):
+        self.root = tempfile.mkdtemp()
+        os.environ["POCL_CACHE_DIR"] = os.path.join(self.root, "pocl")
+        os.makedirs(os.environ["POCL_CACHE_DIR"])
+        self.count = 0
+
+    def __call__(self):
+        self.count += 1
+        d = os.path.join(self.root, f"cache{self.count}")
+        os.makedirs(d)
+        return d
 
 
 class Checks:
