@@ -4,7 +4,9 @@ of checks and failures each script reports, aotc compile as a subprocess,
 random feeds and the comparison of a run's outputs with ONNX Runtime's, a
 small ONNX graph builder whose weights are random initializers, and cold
 program caches (ColdCaches: check_prebuild.py, check_parallel_build.py)."""
+import atexit
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -20,10 +22,11 @@ class ColdCaches:
     """A temporary folder whose PoCL kernel cache this process uses (call it
     before OpenCL starts here: PoCL reads POCL_CACHE_DIR once) and a fresh,
     empty aotc program cache folder per call: each load in it builds or reads
-    what the test says, not what an earlier test left."""
+    what the test says, not what an earlier test left. Removed at exit."""
 
     def __init__(self):
         self.root = tempfile.mkdtemp()
+        atexit.register(shutil.rmtree, self.root, True)
         os.environ["POCL_CACHE_DIR"] = os.path.join(self.root, "pocl")
         os.makedirs(os.environ["POCL_CACHE_DIR"])
         self.count = 0
