@@ -493,14 +493,14 @@ bool buildInParts(cl_context context, const DeviceInfo &device,
 } // namespace
 
 size_t buildJobs(const DeviceInfo &device) {
-  if (!device.isPocl || !device.isCpu)
-    return 1;
   if (const char *env = std::getenv("AOTC_BUILD_JOBS"); env && *env) {
     char *end = nullptr;
     long v = std::strtol(env, &end, 10);
     if (end && *end == '\0' && v >= 0)
       return static_cast<size_t>(std::clamp<long>(v, 1, 64));
   }
+  if (!device.isPocl || !device.isCpu)
+    return 1;
   long cpus = ::sysconf(_SC_NPROCESSORS_ONLN);
   return static_cast<size_t>(std::clamp<long>(cpus, 1, 8));
 }

@@ -55,9 +55,9 @@ struct ProgramResult {
 };
 
 /// How many processes build a program's parts at once: $AOTC_BUILD_JOBS
-/// (1 or 0: one program, built as before), else this machine's online
-/// CPUs, at most 8; 1 for a device other than PoCL's CPU device (whose
-/// build is the one measured to take tens of seconds).
+/// for any device (1 or 0: one program, built as before), else for PoCL's
+/// CPU device (whose build is the one measured to take tens of seconds)
+/// this machine's online CPUs, at most 8, and 1 for other devices.
 size_t buildJobs(const DeviceInfo &device);
 
 /// Loads the program binary from the cache if a valid entry exists, else
