@@ -470,11 +470,17 @@ Expected<CompileResult> compileModel(const CompileOptions &opts) {
   if ((!opts.prebuild.empty() || !opts.programBinaries.empty()) &&
       opts.emit.empty()) {
     Status built = timer.run("prebuild", [&]() -> Status {
-      auto add = [&](PrebuiltProgram p) {
+      // A device's binaries (one program or its parts) once: a second
+      // --prebuild or --program-binary for a device already there is
+      // dropped.
+      auto add = [&](std::vector<PrebuiltProgram> programs) {
+        if (programs.empty())
+          return;
         for (const PrebuiltProgram &q : prebuilt)
-          if (q.deviceKey == p.deviceKey)
+          if (q.deviceKey == programs.front().deviceKey)
             return;
-        prebuilt.push_back(std::move(p));
+        for (PrebuiltProgram &p : programs)
+          prebuilt.push_back(std::move(p));
       };
       for (const std::string &pair : opts.programBinaries) {
         size_t comma = pair.find(',');
@@ -486,15 +492,19 @@ Expected<CompileResult> compileModel(const CompileOptions &opts) {
             PrebuiltProgram p,
             readProgramBinary(pair.substr(0, comma), pair.substr(comma + 1),
                               clSource, clOptions));
-        add(std::move(p));
+        std::vector<PrebuiltProgram> one;
+        one.push_back(std::move(p));
+        add(std::move(one));
       }
       if (opts.prebuild.empty())
         return Status::ok();
       std::string builder = findProgramBuilderTool();
+      const size_t jobs = prebuildJobs();
       for (const std::string &spec : opts.prebuild) {
-        AOTC_ASSIGN_OR_RETURN(PrebuiltProgram p,
-                              prebuildProgram(spec, clSource, clOptions, builder));
-        add(std::move(p));
+        AOTC_ASSIGN_OR_RETURN(
+            std::vector<PrebuiltProgram> programs,
+            prebuildProgram(spec, clSource, clOptions, builder, jobs));
+        add(std::move(programs));
       }
       return Status::ok();
     });

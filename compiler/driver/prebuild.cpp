@@ -8,8 +8,14 @@
 
 #include "program_builder.h"
 #include "program_cache.h"
+#include "program_split.h"
 
+#include <algorithm>
+#include <cstdlib>
+#include <thread>
 #include <vector>
+
+#include <unistd.h>
 
 namespace aotc {
 
@@ -61,7 +67,10 @@ Expected<std::string> deviceKeyOf(const std::string &programKey,
 std::string describePrebuilt(const PrebuiltProgram &p) {
   return keyLine(p.deviceKey, "device", "?") + ", driver " +
          keyLine(p.deviceKey, "driver version", "?") + ": " +
-         std::to_string(p.binary.size()) + " bytes";
+         std::to_string(p.binary.size()) + " bytes" +
+         (p.parts > 1 ? " (part " + std::to_string(p.part + 1) + " of " +
+                            std::to_string(p.parts) + ")"
+                      : std::string());
 }
 
 Expected<PrebuiltProgram> readProgramBinary(const std::string &keyPath,
@@ -88,30 +97,82 @@ std::string findProgramBuilderTool() {
   return rt::findProgramBuilder(/*besideFirst=*/true);
 }
 
-Expected<PrebuiltProgram> prebuildProgram(const std::string &spec,
-                                          const std::string &clSource,
-                                          const std::string &options,
-                                          const std::string &builder) {
+size_t prebuildJobs() {
+  if (const char *env = std::getenv("AOTC_BUILD_JOBS"); env && *env) {
+    char *end = nullptr;
+    long v = std::strtol(env, &end, 10);
+    if (end && *end == '\0' && v >= 0)
+      return static_cast<size_t>(std::clamp<long>(v, 1, 64));
+  }
+  return static_cast<size_t>(
+      std::clamp<long>(::sysconf(_SC_NPROCESSORS_ONLN), 1, 8));
+}
+
+Expected<std::vector<PrebuiltProgram>> prebuildProgram(
+    const std::string &spec, const std::string &clSource,
+    const std::string &options, const std::string &builder, size_t jobs) {
   std::string what = "--prebuild " + spec;
   if (builder.empty())
     return makeError(what,
                      ": the aotc-build-program tool was not found beside "
                      "aotc or on PATH (set AOTC_PROGRAM_BUILDER to its path)");
-  PrebuiltProgram p;
-  std::vector<unsigned char> binary;
-  if (rt::runProgramBuilder(builder, {"--select", spec}, clSource.data(),
-                            clSource.size(), options.c_str(),
-                            what + ": building the OpenCL program", binary,
-                            &p.deviceKey) != AOTC_OK) {
-    std::string message = rt::lastError();
-    while (!message.empty() && message.back() == '\n')
-      message.pop_back();
-    return makeError(message);
+  // The sources to build: the parts, or the whole program.
+  std::vector<std::string> sources;
+  for (rt::ProgramPart &part :
+       rt::splitProgram(clSource.data(), clSource.size(), {}, jobs))
+    sources.push_back(std::move(part.source));
+  if (sources.empty())
+    sources.push_back(clSource);
+  struct Built {
+    std::vector<unsigned char> binary;
+    std::string key;
+    aotc_status_t status = AOTC_OK;
+    std::string message;
+  };
+  std::vector<Built> built(sources.size());
+  auto build = [&](size_t i) {
+    Built &b = built[i];
+    b.status = rt::runProgramBuilder(
+        builder, {"--select", spec}, sources[i].data(), sources[i].size(),
+        options.c_str(), what + ": building the OpenCL program", b.binary,
+        &b.key);
+    if (b.status != AOTC_OK)
+      b.message = rt::lastError(); // this thread's
+  };
+  // One thread per part waits for its tool; the first part here.
+  std::vector<std::thread> threads;
+  size_t next = 1;
+  try {
+    for (; next < sources.size(); ++next)
+      threads.emplace_back(build, next);
+  } catch (...) {
   }
-  p.binary.assign(binary.begin(), binary.end());
-  AOTC_ASSIGN_OR_RETURN(p.deviceKey,
-                        deviceKeyOf(p.deviceKey, clSource, options, what));
-  return p;
+  build(0);
+  for (std::thread &t : threads)
+    t.join();
+  for (; next < sources.size(); ++next)
+    build(next);
+
+  std::vector<PrebuiltProgram> out;
+  for (size_t i = 0; i < sources.size(); ++i) {
+    Built &b = built[i];
+    if (b.status != AOTC_OK) {
+      while (!b.message.empty() && b.message.back() == '\n')
+        b.message.pop_back();
+      return makeError(b.message);
+    }
+    PrebuiltProgram p;
+    p.binary.assign(b.binary.begin(), b.binary.end());
+    AOTC_ASSIGN_OR_RETURN(p.deviceKey,
+                          deviceKeyOf(b.key, sources[i], options, what));
+    if (!out.empty() && p.deviceKey != out.front().deviceKey)
+      return makeError(what, ": the parts of the program were built for "
+                             "different devices");
+    p.part = i;
+    p.parts = sources.size();
+    out.push_back(std::move(p));
+  }
+  return out;
 }
 
 } // namespace aotc

@@ -20,13 +20,18 @@
 
 #include "ir/status.h"
 
+#include <cstddef>
 #include <string>
+#include <vector>
 
 namespace aotc {
 
 struct PrebuiltProgram {
   std::string deviceKey; ///< the runtime's deviceKey() of its device
   std::string binary;    ///< the OpenCL program binary
+  /// Where the program was built in parts (prebuildProgram): this one's
+  /// index and their count; 0 of 1 for a whole program.
+  size_t part = 0, parts = 1;
 };
 
 /// A binary built elsewhere by aotc-build-program --key-out \p keyPath
@@ -48,12 +53,19 @@ std::string findProgramBuilderTool();
 
 /// Compiles \p clSource with \p options for the OpenCL device named by
 /// \p spec (cpu, gpu, gpu:N, a name substring: what aotc run --device
-/// takes) on this machine, through the tool at \p builder. An error names
-/// the device string and carries the tool's message (no such device, with
-/// the devices there are; the build log).
-Expected<PrebuiltProgram> prebuildProgram(const std::string &spec,
-                                          const std::string &clSource,
-                                          const std::string &options,
-                                          const std::string &builder);
+/// takes) on this machine, through the tool at \p builder. Where \p jobs
+/// is 2 or more and the source splits (runtime/src/program_split.h), as
+/// many tools build its parts at once, each part one binary for the same
+/// device (the runtime loads them all and creates each kernel from its
+/// part); else one binary. An error names the device string and carries
+/// the tool's message (no such device, with the devices there are; the
+/// build log).
+Expected<std::vector<PrebuiltProgram>> prebuildProgram(
+    const std::string &spec, const std::string &clSource,
+    const std::string &options, const std::string &builder, size_t jobs);
+
+/// How many tools prebuildProgram runs at once: $AOTC_BUILD_JOBS (1 or 0:
+/// one program), else this machine's online CPUs, at most 8.
+size_t prebuildJobs();
 
 } // namespace aotc

@@ -305,10 +305,15 @@ int runCommand(const RunArgs &args) {
 /// (runtime/src/program_cache.h, deviceKey) does not have, and its own.
 static void explainUnusedBinaries(const aotc::Model &model,
                                   const std::string &device) {
+  // One key per device: the parts of a program built in parts share it.
+  size_t binaries = 0;
   std::vector<std::string> keys;
   for (const auto &[k, v] : model.metadata())
-    if (k.rfind("aotc.prebuilt_key.", 0) == 0)
-      keys.push_back(v);
+    if (k.rfind("aotc.prebuilt_key.", 0) == 0) {
+      ++binaries;
+      if (std::find(keys.begin(), keys.end(), v) == keys.end())
+        keys.push_back(v);
+    }
   if (keys.empty())
     return;
   rt::DeviceInfo info;
@@ -329,11 +334,12 @@ static void explainUnusedBinaries(const aotc::Model &model,
   auto has = [](const std::vector<std::string> &v, const std::string &l) {
     return std::find(v.begin(), v.end(), l) != v.end();
   };
-  std::printf("embedded program binaries: %zu, none for this device's key\n",
-              keys.size());
+  std::printf("embedded program binaries: %zu (%zu device key%s), none for "
+              "this device's key\n",
+              binaries, keys.size(), keys.size() == 1 ? "" : "s");
   for (size_t i = 0; i < keys.size(); ++i) {
     std::vector<std::string> theirs = lines(keys[i]);
-    std::printf("  binary %zu differs:\n", i);
+    std::printf("  key %zu differs:\n", i);
     for (const std::string &l : theirs)
       if (!has(mine, l))
         std::printf("    built for  %s\n", l.c_str());

@@ -32,6 +32,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <thread>
 #include <vector>
 
@@ -253,24 +254,78 @@ std::string sourceLines(const char *source, size_t sourceSize,
          "options: " + std::string(options ? options : "") + "\n";
 }
 
-/// Loads the binary the compiler embedded for the device whose key is
-/// \p key, if there is one and the device takes it.
-cl_program loadEmbedded(cl_context context, const DeviceInfo &device,
-                        const std::string &key, const ProgramRequest &request,
-                        const char *options) {
+/// The kernels \p program defines (CL_PROGRAM_KERNEL_NAMES).
+std::vector<std::string> kernelNamesOf(cl_program program) {
+  size_t size = 0;
+  if (clGetProgramInfo(program, CL_PROGRAM_KERNEL_NAMES, 0, nullptr, &size) !=
+          CL_SUCCESS ||
+      size == 0)
+    return {};
+  std::string text(size, '\0');
+  if (clGetProgramInfo(program, CL_PROGRAM_KERNEL_NAMES, size, text.data(),
+                       nullptr) != CL_SUCCESS)
+    return {};
+  text.resize(std::strlen(text.c_str()));
+  std::vector<std::string> names;
+  for (size_t start = 0; start <= text.size();) {
+    size_t end = text.find(';', start);
+    if (end == std::string::npos)
+      end = text.size();
+    if (end > start)
+      names.push_back(text.substr(start, end - start));
+    start = end + 1;
+  }
+  return names;
+}
+
+/// Loads the binaries the compiler embedded for the device whose key is
+/// \p key: one program, or the parts of one (aotc compile --prebuild on a
+/// machine with several CPUs builds the parts at once: program_split.h),
+/// each kernel then created from the part that defines it. False, with
+/// nothing kept, where none is for this device, the driver refuses one, or
+/// the parts do not define each of the model's kernels exactly once.
+bool loadEmbedded(cl_context context, const DeviceInfo &device,
+                  const std::string &key, const ProgramRequest &request,
+                  const char *options, ProgramResult &out) {
   if (request.numEmbedded <= 0 || !request.embedded)
-    return nullptr;
+    return false;
+  std::vector<cl_program> programs;
+  auto release = [&] {
+    for (cl_program p : programs)
+      clReleaseProgram(p);
+    return false;
+  };
   for (int32_t i = 0; i < request.numEmbedded; ++i) {
     const AotcProgramBinaryDesc &b = request.embedded[i];
     if (!b.device_key || !b.binary || b.binary_size == 0 ||
         key != b.device_key)
       continue;
-    if (cl_program program = loadFromBinary(
-            context, device, b.binary, static_cast<size_t>(b.binary_size),
-            options))
-      return program;
+    cl_program program = loadFromBinary(
+        context, device, b.binary, static_cast<size_t>(b.binary_size), options);
+    if (!program)
+      return release();
+    programs.push_back(program);
   }
-  return nullptr;
+  if (programs.empty())
+    return false;
+  std::vector<size_t> programOf(request.kernelNames.size(), 0);
+  if (programs.size() > 1) {
+    std::map<std::string, size_t> where;
+    for (size_t i = 0; i < programs.size(); ++i)
+      for (const std::string &name : kernelNamesOf(programs[i]))
+        if (!where.emplace(name, i).second)
+          return release();
+    for (size_t k = 0; k < request.kernelNames.size(); ++k) {
+      auto it = where.find(request.kernelNames[k]);
+      if (it == where.end())
+        return release();
+      programOf[k] = it->second;
+    }
+  }
+  out.programs = std::move(programs);
+  out.programOf = std::move(programOf);
+  out.origin = ProgramOrigin::Embedded;
+  return true;
 }
 
 } // namespace
@@ -512,11 +567,8 @@ aotc_status_t buildProgram(cl_context context, const DeviceInfo &device,
 
   // A binary built for this device at compile time: no compiler, no disk.
   const size_t numKernels = request.kernelNames.size();
-  if (cl_program program =
-          loadEmbedded(context, device, thisDevice, request, options)) {
-    setSingle(out, program, ProgramOrigin::Embedded, numKernels);
+  if (loadEmbedded(context, device, thisDevice, request, options, out))
     return AOTC_OK;
-  }
 
   const std::string key =
       cacheKey(request.source, request.sourceSize, options, thisDevice);

@@ -17,6 +17,10 @@ for the whole process and a fresh aotc binary cache for every load.
     its manifest lists the binary (device.program_binaries) with the .so's
     whole device key, and aotc inspect of the package names it; a package
     without --prebuild lists none and says so;
+  - a program of a dozen kernels prebuilt with AOTC_BUILD_JOBS=2 embeds two
+    parts for this device, both loaded (no compile, right outputs), and a
+    copy for another ISA builds from source (aotc inspect: 2 binaries, 1
+    device key); with AOTC_BUILD_JOBS=1 one program;
   - --prebuild cpu twice embeds one binary; --prebuild of a device this
     machine does not have is a compile error naming it and the devices;
     aotc-build-program refuses --key-out without --select.
@@ -240,5 +244,51 @@ r = compile_model(onnx_path, os.path.join(tmp, "nocomma.so"), "--program-binary"
 checks.check()
 if r.returncode == 0 or "expected KEY,BIN" not in r.stderr:
     fail(f"--program-binary without a comma: rc {r.returncode}: {r.stderr.strip()}")
+
+
+# A program of a dozen kernels, prebuilt in two parts by two tools at once
+# (AOTC_BUILD_JOBS=2; program_split.h): both embedded for this device, the
+# load takes them both (each kernel from its part) and compiles nothing; a
+# copy whose key does not match builds from source; AOTC_BUILD_JOBS=1
+# embeds one program.
+big = Net("parts", 32, (9, 11), rng)
+y = "x"
+for _ in range(6):
+    a = big.op("Relu", [big.conv(y, 32, 32, k=3)])
+    y = big.op("Relu", [big.op("Add", [big.conv(a, 32, 32, k=3), y])])
+big.output(y)
+big_proto = big.model()
+big_onnx = os.path.join(tmp, "blocks.onnx")
+with open(big_onnx, "wb") as f:
+    f.write(big_proto.SerializeToString())
+for jobs, want in (("2", 2), ("1", 1)):
+    out = os.path.join(tmp, f"blocks{jobs}.so")
+    r = subprocess.run([aotc, "compile", big_onnx, "-o", out, "--prebuild", "cpu"],
+                       capture_output=True, text=True, env=dict(os.environ, AOTC_BUILD_JOBS=jobs))
+    checks.check()
+    said = r.stderr.count("aotc: embedded the program built for")
+    parts_said = all(f"(part {i} of 2)" in r.stderr for i in (1, 2))
+    if r.returncode != 0 or said != want or (want == 2) != parts_said:
+        fail(f"--prebuild cpu with AOTC_BUILD_JOBS={jobs}: rc {r.returncode}, {said} binaries "
+             f"(expected {want}): {r.stderr.strip()}")
+        continue
+    load_and_check(f"{want} embedded part(s)", out, 2, big_proto)
+    if want == 2:
+        r = subprocess.run([aotc, "inspect", out, "--device", "cpu"], capture_output=True, text=True,
+                           env=dict(os.environ, AOTC_CACHE_DIR=fresh_cache()))
+        checks.check()
+        if ("program: the binary embedded for this device" not in r.stdout or
+                "(part 1 of 2); " not in r.stdout or "(part 2 of 2)" not in r.stdout):
+            fail(f"aotc inspect of the parts: {r.stdout}")
+        parts_blob = open(out, "rb").read()
+        other = os.path.join(tmp, "blocks_other_isa.so")
+        with open(other, "wb") as f:
+            f.write(parts_blob.replace(KEY_TAIL, b"address bits: 64\nhost isa; "))
+        load_and_check("parts for another isa", other, 0, big_proto)
+        r = subprocess.run([aotc, "inspect", other, "--device", "cpu"], capture_output=True, text=True,
+                           env=dict(os.environ, AOTC_CACHE_DIR=fresh_cache()))
+        checks.check()
+        if "embedded program binaries: 2 (1 device key), none for this device's key" not in r.stdout:
+            fail(f"aotc inspect of parts for another isa: {r.stdout}")
 
 checks.done()
