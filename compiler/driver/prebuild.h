@@ -4,7 +4,8 @@
 /// load on that device compiles nothing.
 ///
 /// Without it, the first load of a model on a machine compiles its OpenCL C
-/// (PoCL: ResNet-50's 66 kernels in about 20-35 s on the 2-core VM) before
+/// (PoCL: ResNet-50's 66 kernels in about 22-29 s on the 2-core VM, in two
+/// parts at once: runtime/src/program_split.h) before
 /// the on-disk cache holds the binary. A deployment that starts fresh
 /// containers pays that on every start. With it, the runtime finds the
 /// binary for its device in the .so (AotcModelDesc::program_binaries) and
