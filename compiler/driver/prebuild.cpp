@@ -12,7 +12,6 @@
 
 #include <algorithm>
 #include <cstdlib>
-#include <thread>
 #include <vector>
 
 #include <unistd.h>
@@ -116,60 +115,34 @@ Expected<std::vector<PrebuiltProgram>> prebuildProgram(
     return makeError(what,
                      ": the aotc-build-program tool was not found beside "
                      "aotc or on PATH (set AOTC_PROGRAM_BUILDER to its path)");
-  // The sources to build: the parts, or the whole program.
-  std::vector<std::string> sources;
+  // The parts, or the whole program, each built by its own tool, at once.
+  std::vector<rt::BuilderJob> built;
   for (rt::ProgramPart &part :
-       rt::splitProgram(clSource.data(), clSource.size(), {}, jobs))
-    sources.push_back(std::move(part.source));
-  if (sources.empty())
-    sources.push_back(clSource);
-  struct Built {
-    std::vector<unsigned char> binary;
-    std::string key;
-    aotc_status_t status = AOTC_OK;
-    std::string message;
-  };
-  std::vector<Built> built(sources.size());
-  auto build = [&](size_t i) {
-    Built &b = built[i];
-    b.status = rt::runProgramBuilder(
-        builder, {"--select", spec}, sources[i].data(), sources[i].size(),
-        options.c_str(), what + ": building the OpenCL program", b.binary,
-        &b.key);
-    if (b.status != AOTC_OK)
-      b.message = rt::lastError(); // this thread's
-  };
-  // One thread per part waits for its tool; the first part here.
-  std::vector<std::thread> threads;
-  size_t next = 1;
-  try {
-    for (; next < sources.size(); ++next)
-      threads.emplace_back(build, next);
-  } catch (...) {
+       rt::splitProgram(clSource.data(), clSource.size(), {}, jobs)) {
+    built.emplace_back();
+    built.back().source = std::move(part.source);
   }
-  build(0);
-  for (std::thread &t : threads)
-    t.join();
-  for (; next < sources.size(); ++next)
-    build(next);
-
+  if (built.empty()) {
+    built.emplace_back();
+    built.back().source = clSource;
+  }
+  rt::runProgramBuildersAtOnce(builder, {"--select", spec}, options.c_str(),
+                               what + ": building the OpenCL program",
+                               /*wantKey=*/true, built);
   std::vector<PrebuiltProgram> out;
-  for (size_t i = 0; i < sources.size(); ++i) {
-    Built &b = built[i];
-    if (b.status != AOTC_OK) {
-      while (!b.message.empty() && b.message.back() == '\n')
-        b.message.pop_back();
+  for (size_t i = 0; i < built.size(); ++i) {
+    rt::BuilderJob &b = built[i];
+    if (b.status != AOTC_OK)
       return makeError(b.message);
-    }
     PrebuiltProgram p;
     p.binary.assign(b.binary.begin(), b.binary.end());
     AOTC_ASSIGN_OR_RETURN(p.deviceKey,
-                          deviceKeyOf(b.key, sources[i], options, what));
+                          deviceKeyOf(b.key, b.source, options, what));
     if (!out.empty() && p.deviceKey != out.front().deviceKey)
       return makeError(what, ": the parts of the program were built for "
                              "different devices");
     p.part = i;
-    p.parts = sources.size();
+    p.parts = built.size();
     out.push_back(std::move(p));
   }
   return out;

@@ -6,7 +6,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <set>
+#include <thread>
 
 #include <fcntl.h>
 #include <link.h>
@@ -254,14 +256,48 @@ aotc_status_t runProgramBuilder(const std::string &builder,
   return AOTC_OK;
 }
 
+std::vector<std::string> builderDeviceArgs(const DeviceInfo &device) {
+  return {"--platform", device.platformName, "--device", device.deviceName};
+}
+
+void runProgramBuildersAtOnce(const std::string &builder,
+                              const std::vector<std::string> &deviceArgs,
+                              const char *options, const std::string &what,
+                              bool wantKey, std::vector<BuilderJob> &jobs) {
+  auto build = [&](BuilderJob &job) {
+    job.status = runProgramBuilder(builder, deviceArgs, job.source.data(),
+                                   job.source.size(), options, what,
+                                   job.binary, wantKey ? &job.key : nullptr);
+    if (job.status != AOTC_OK) {
+      job.message = lastError(); // this thread's
+      while (!job.message.empty() && job.message.back() == '\n')
+        job.message.pop_back();
+    }
+  };
+  if (jobs.empty())
+    return;
+  // The first job runs here; one thread per other job waits for its child.
+  std::vector<std::thread> threads;
+  size_t next = 1;
+  try {
+    for (; next < jobs.size(); ++next)
+      threads.emplace_back(build, std::ref(jobs[next]));
+  } catch (...) {
+  }
+  build(jobs[0]);
+  for (std::thread &t : threads)
+    t.join();
+  for (; next < jobs.size(); ++next)
+    build(jobs[next]);
+}
+
 aotc_status_t buildBinaryInChild(const std::string &builder,
                                  const DeviceInfo &device, const char *source,
                                  size_t sourceSize, const char *options,
                                  const char *modelName,
                                  std::vector<unsigned char> &binary) {
   return runProgramBuilder(
-      builder, {"--platform", device.platformName, "--device", device.deviceName},
-      source, sourceSize, options,
+      builder, builderDeviceArgs(device), source, sourceSize, options,
       formatString("building the OpenCL program of model '%s' for '%s' in "
                    "another process",
                    modelName, device.fullName.c_str()),

@@ -68,6 +68,30 @@ aotc_status_t buildBinaryInChild(const std::string &builder,
                                  const char *modelName,
                                  std::vector<unsigned char> &binary);
 
+/// One build of runProgramBuildersAtOnce: its source in, its binary, key
+/// (where asked for) and status out, with the error message on a failure.
+struct BuilderJob {
+  std::string source;
+  std::vector<unsigned char> binary;
+  std::string key;
+  aotc_status_t status = AOTC_OK;
+  std::string message;
+};
+
+/// Runs runProgramBuilder for every job of \p jobs at once, each in its own
+/// child process with a thread waiting for it (where a thread cannot be
+/// started, the rest run one after another in this one), with \p deviceArgs
+/// and \p options, asking for the program key with \p wantKey. Each job's
+/// outcome is in the job (its message is the failing thread's last error).
+void runProgramBuildersAtOnce(const std::string &builder,
+                              const std::vector<std::string> &deviceArgs,
+                              const char *options, const std::string &what,
+                              bool wantKey, std::vector<BuilderJob> &jobs);
+
+/// The device arguments of aotc-build-program for \p device: "--platform",
+/// its platform's name, "--device", its name.
+std::vector<std::string> builderDeviceArgs(const DeviceInfo &device);
+
 } // namespace aotc::rt
 
 #endif // AOTC_RUNTIME_SRC_PROGRAM_BUILDER_H

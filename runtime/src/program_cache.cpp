@@ -33,7 +33,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
-#include <thread>
 #include <vector>
 
 #include <fcntl.h>
@@ -470,69 +469,62 @@ bool buildInParts(cl_context context, const DeviceInfo &device,
       request.source, request.sourceSize, request.kernelNames, jobs);
   if (parts.empty())
     return false;
-  struct Part {
-    std::string key, path;
-    std::vector<unsigned char> binary;
-    bool cached = false;
-    aotc_status_t status = AOTC_OK;
-  };
-  std::vector<Part> part(parts.size());
+  // Each part from its cache entry, else built: the parts not cached, each
+  // by its own process, all at once.
+  std::vector<std::string> keys(parts.size()), paths(parts.size());
+  std::vector<bool> cached(parts.size(), false);
+  std::vector<BuilderJob> jobsToRun;
+  std::vector<size_t> jobPart;
+  std::vector<std::vector<unsigned char>> binaries(parts.size());
   for (size_t i = 0; i < parts.size(); ++i) {
-    Part &p = part[i];
-    p.key = cacheKey(parts[i].source.data(), parts[i].source.size(), options,
-                     thisDevice);
-    p.path = entryPath(dir, request.modelName, p.key);
+    keys[i] = cacheKey(parts[i].source.data(), parts[i].source.size(),
+                       options, thisDevice);
+    paths[i] = entryPath(dir, request.modelName, keys[i]);
     std::vector<unsigned char> file;
     size_t offset = 0, size = 0;
-    if (!p.path.empty() && readEntry(p.path, p.key, file, offset, size)) {
-      p.binary.assign(file.begin() + offset, file.begin() + offset + size);
-      p.cached = true;
+    if (!paths[i].empty() && readEntry(paths[i], keys[i], file, offset, size)) {
+      binaries[i].assign(file.begin() + offset, file.begin() + offset + size);
+      cached[i] = true;
+      continue;
     }
+    BuilderJob job;
+    job.source = parts[i].source;
+    jobsToRun.push_back(std::move(job));
+    jobPart.push_back(i);
   }
-  // The parts not cached, each by its own process, all at once (a thread
-  // each waits for its child). Where a thread cannot be started, the rest
-  // build one after another here.
-  auto build = [&](size_t i) {
-    part[i].status = buildBinaryInChild(
-        builder, device, parts[i].source.data(), parts[i].source.size(),
-        options, request.modelName, part[i].binary);
-  };
-  std::vector<std::thread> threads;
-  size_t next = 0;
-  try {
-    for (; next < parts.size(); ++next)
-      if (!part[next].cached)
-        threads.emplace_back(build, next);
-  } catch (...) {
-    for (; next < parts.size(); ++next)
-      if (!part[next].cached)
-        build(next);
+  runProgramBuildersAtOnce(
+      builder, builderDeviceArgs(device), options,
+      formatString("building part of the OpenCL program of model '%s' for "
+                   "'%s' in another process",
+                   request.modelName, device.fullName.c_str()),
+      /*wantKey=*/false, jobsToRun);
+  for (size_t j = 0; j < jobsToRun.size(); ++j) {
+    if (jobsToRun[j].status != AOTC_OK)
+      return false;
+    binaries[jobPart[j]] = std::move(jobsToRun[j].binary);
   }
-  for (std::thread &t : threads)
-    t.join();
 
   std::vector<cl_program> programs;
-  auto release = [&] {
-    for (cl_program p : programs)
-      clReleaseProgram(p);
-    return false;
-  };
+  for (size_t i = 0; i < parts.size(); ++i) {
+    cl_program program =
+        binaries[i].empty()
+            ? nullptr
+            : loadFromBinary(context, device, binaries[i].data(),
+                             binaries[i].size(), options);
+    if (!program) {
+      for (cl_program p : programs)
+        clReleaseProgram(p);
+      return false;
+    }
+    programs.push_back(program);
+  }
   bool built = false;
   for (size_t i = 0; i < parts.size(); ++i) {
-    if (part[i].status != AOTC_OK || part[i].binary.empty())
-      return release();
-    cl_program program =
-        loadFromBinary(context, device, part[i].binary.data(),
-                       part[i].binary.size(), options);
-    if (!program)
-      return release();
-    programs.push_back(program);
-    built = built || !part[i].cached;
+    built = built || !cached[i];
+    if (!cached[i] && !paths[i].empty())
+      writeEntry(dir, paths[i], keys[i], binaries[i].data(),
+                 binaries[i].size());
   }
-  for (size_t i = 0; i < parts.size(); ++i)
-    if (!part[i].cached && !part[i].path.empty())
-      writeEntry(dir, part[i].path, part[i].key, part[i].binary.data(),
-                 part[i].binary.size());
   out.programs = std::move(programs);
   out.programOf.assign(request.kernelNames.size(), 0);
   for (size_t k = 0; k < request.kernelNames.size(); ++k)
@@ -541,7 +533,7 @@ bool buildInParts(cl_context context, const DeviceInfo &device,
                     request.kernelNames[k]) != parts[i].kernels.end())
         out.programOf[k] = i;
   out.origin = built ? ProgramOrigin::Source : ProgramOrigin::Cache;
-  out.cachePath = part.front().path;
+  out.cachePath = paths.front();
   return true;
 }
 
