@@ -520,9 +520,9 @@ Expected<CompileResult> compileModel(const CompileOptions &opts) {
     std::string described;
     for (const PrebuiltProgram &p : prebuilt) {
       wo.programBinaries.push_back({p.deviceKey, p.binary.size()});
-      result.prebuilt.push_back(describePrebuilt(p));
-      result.prebuiltKeys.push_back(p.deviceKey);
-      described += (described.empty() ? "" : "; ") + result.prebuilt.back();
+      result.prebuilt.push_back({describePrebuilt(p), p.deviceKey});
+      described += (described.empty() ? "" : "; ") +
+                   result.prebuilt.back().description;
     }
     if (!described.empty())
       module.metadata["aotc.prebuilt"] = described;

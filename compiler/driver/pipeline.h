@@ -131,11 +131,15 @@ struct CompileResult {
   std::string wrapperSource;
   /// Filled when the .so was built.
   ModelSummary summary;
-  /// The devices whose program binary the .so embeds (--prebuild), each
-  /// "DEVICE NAME, driver VERSION: N bytes".
-  std::vector<std::string> prebuilt;
-  /// Their device keys (runtime/src/program_cache.h), in the same order.
-  std::vector<std::string> prebuiltKeys;
+  /// The program binaries the .so embeds (--prebuild, --program-binary):
+  /// each described ("DEVICE NAME, driver VERSION: N bytes", a part's
+  /// number) with the device key it was built for
+  /// (runtime/src/program_cache.h).
+  struct Prebuilt {
+    std::string description;
+    std::string deviceKey;
+  };
+  std::vector<Prebuilt> prebuilt;
 };
 
 /// Compiles a model. Every failure names the file, node or stage.

@@ -10,11 +10,7 @@
 #include "program_cache.h"
 #include "program_split.h"
 
-#include <algorithm>
-#include <cstdlib>
 #include <vector>
-
-#include <unistd.h>
 
 namespace aotc {
 
@@ -96,16 +92,7 @@ std::string findProgramBuilderTool() {
   return rt::findProgramBuilder(/*besideFirst=*/true);
 }
 
-size_t prebuildJobs() {
-  if (const char *env = std::getenv("AOTC_BUILD_JOBS"); env && *env) {
-    char *end = nullptr;
-    long v = std::strtol(env, &end, 10);
-    if (end && *end == '\0' && v >= 0)
-      return static_cast<size_t>(std::clamp<long>(v, 1, 64));
-  }
-  return static_cast<size_t>(
-      std::clamp<long>(::sysconf(_SC_NPROCESSORS_ONLN), 1, 8));
-}
+size_t prebuildJobs() { return rt::builderJobs(rt::onlineCpus()); }
 
 Expected<std::vector<PrebuiltProgram>> prebuildProgram(
     const std::string &spec, const std::string &clSource,

@@ -121,9 +121,9 @@ int compileCommand(CompileOptions opts, bool timePasses,
   }
   // Also for a package, whose .so is written to a temporary folder first.
   if (opts.emit.empty())
-    for (const std::string &p : result->prebuilt)
+    for (const CompileResult::Prebuilt &p : result->prebuilt)
       std::fprintf(stderr, "aotc: embedded the program built for %s\n",
-                   p.c_str());
+                   p.description.c_str());
   if (!package.path.empty()) {
     pkg::WriteRequest request;
     request.soPath = opts.outputPath;
@@ -148,9 +148,8 @@ int compileCommand(CompileOptions opts, bool timePasses,
     m.deviceProfile = sum.deviceProfileJson;
     m.deviceProfileName = sum.deviceProfileName;
     m.deviceExtensions = sum.extensions;
-    for (size_t i = 0; i < result->prebuilt.size(); ++i)
-      m.programBinaries.push_back(
-          {result->prebuilt[i], result->prebuiltKeys[i]});
+    for (const CompileResult::Prebuilt &p : result->prebuilt)
+      m.programBinaries.push_back({p.description, p.deviceKey});
     if (package.sources) {
       request.sources.emplace_back("kernels.cl", result->clSource);
       request.sources.emplace_back("wrapper.cpp", result->wrapperSource);

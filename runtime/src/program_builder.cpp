@@ -2,6 +2,7 @@
 /// Building an OpenCL program in another process: see program_builder.h.
 #include "program_builder.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -254,6 +255,21 @@ aotc_status_t runProgramBuilder(const std::string &builder,
   if (key)
     key->assign(keyText.begin(), keyText.end());
   return AOTC_OK;
+}
+
+size_t builderJobs(size_t fallback) {
+  if (const char *env = std::getenv("AOTC_BUILD_JOBS"); env && *env) {
+    char *end = nullptr;
+    long v = std::strtol(env, &end, 10);
+    if (end && *end == '\0' && v >= 0)
+      return static_cast<size_t>(std::clamp<long>(v, 1, 64));
+  }
+  return fallback;
+}
+
+size_t onlineCpus() {
+  return static_cast<size_t>(
+      std::clamp<long>(::sysconf(_SC_NPROCESSORS_ONLN), 1, 8));
 }
 
 std::vector<std::string> builderDeviceArgs(const DeviceInfo &device) {

@@ -68,6 +68,14 @@ aotc_status_t buildBinaryInChild(const std::string &builder,
                                  const char *modelName,
                                  std::vector<unsigned char> &binary);
 
+/// How many builder processes to run at once: $AOTC_BUILD_JOBS where it is
+/// a number (0 counts as 1; at most 64), else \p fallback.
+size_t builderJobs(size_t fallback);
+
+/// This machine's online CPUs, 1 to 8: the builder processes a cold build
+/// runs at once by default.
+size_t onlineCpus();
+
 /// One build of runProgramBuildersAtOnce: its source in, its binary, key
 /// (where asked for) and status out, with the error message on a failure.
 struct BuilderJob {

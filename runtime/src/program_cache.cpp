@@ -26,7 +26,6 @@
 #include "program_builder.h"
 #include "program_split.h"
 
-#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstdio>
@@ -277,6 +276,35 @@ std::vector<std::string> kernelNamesOf(cl_program program) {
   return names;
 }
 
+/// Releases \p programs; false (for the loaders' failure returns).
+bool releaseAll(std::vector<cl_program> &programs) {
+  for (cl_program p : programs)
+    clReleaseProgram(p);
+  programs.clear();
+  return false;
+}
+
+/// The program of each of \p names, from the kernels each program defines
+/// (\p defined[i] for programs[i]); false where a kernel is defined twice
+/// or one of \p names by none.
+bool assignKernels(const std::vector<std::vector<std::string>> &defined,
+                   const std::vector<std::string> &names,
+                   std::vector<size_t> &programOf) {
+  std::map<std::string, size_t> where;
+  for (size_t i = 0; i < defined.size(); ++i)
+    for (const std::string &name : defined[i])
+      if (!where.emplace(name, i).second)
+        return false;
+  programOf.assign(names.size(), 0);
+  for (size_t k = 0; k < names.size(); ++k) {
+    auto it = where.find(names[k]);
+    if (it == where.end())
+      return false;
+    programOf[k] = it->second;
+  }
+  return true;
+}
+
 /// Loads the binaries the compiler embedded for the device whose key is
 /// \p key: one program, or the parts of one (aotc compile --prebuild on a
 /// machine with several CPUs builds the parts at once: program_split.h),
@@ -289,11 +317,6 @@ bool loadEmbedded(cl_context context, const DeviceInfo &device,
   if (request.numEmbedded <= 0 || !request.embedded)
     return false;
   std::vector<cl_program> programs;
-  auto release = [&] {
-    for (cl_program p : programs)
-      clReleaseProgram(p);
-    return false;
-  };
   for (int32_t i = 0; i < request.numEmbedded; ++i) {
     const AotcProgramBinaryDesc &b = request.embedded[i];
     if (!b.device_key || !b.binary || b.binary_size == 0 ||
@@ -302,24 +325,18 @@ bool loadEmbedded(cl_context context, const DeviceInfo &device,
     cl_program program = loadFromBinary(
         context, device, b.binary, static_cast<size_t>(b.binary_size), options);
     if (!program)
-      return release();
+      return releaseAll(programs);
     programs.push_back(program);
   }
   if (programs.empty())
     return false;
   std::vector<size_t> programOf(request.kernelNames.size(), 0);
   if (programs.size() > 1) {
-    std::map<std::string, size_t> where;
-    for (size_t i = 0; i < programs.size(); ++i)
-      for (const std::string &name : kernelNamesOf(programs[i]))
-        if (!where.emplace(name, i).second)
-          return release();
-    for (size_t k = 0; k < request.kernelNames.size(); ++k) {
-      auto it = where.find(request.kernelNames[k]);
-      if (it == where.end())
-        return release();
-      programOf[k] = it->second;
-    }
+    std::vector<std::vector<std::string>> defined;
+    for (cl_program program : programs)
+      defined.push_back(kernelNamesOf(program));
+    if (!assignKernels(defined, request.kernelNames, programOf))
+      return releaseAll(programs);
   }
   out.programs = std::move(programs);
   out.programOf = std::move(programOf);
@@ -505,19 +522,18 @@ bool buildInParts(cl_context context, const DeviceInfo &device,
   }
 
   std::vector<cl_program> programs;
+  std::vector<std::vector<std::string>> defined;
   for (size_t i = 0; i < parts.size(); ++i) {
-    cl_program program =
-        binaries[i].empty()
-            ? nullptr
-            : loadFromBinary(context, device, binaries[i].data(),
-                             binaries[i].size(), options);
-    if (!program) {
-      for (cl_program p : programs)
-        clReleaseProgram(p);
-      return false;
-    }
+    cl_program program = loadFromBinary(context, device, binaries[i].data(),
+                                        binaries[i].size(), options);
+    if (!program)
+      return releaseAll(programs);
     programs.push_back(program);
+    defined.push_back(parts[i].kernels);
   }
+  std::vector<size_t> programOf;
+  if (!assignKernels(defined, request.kernelNames, programOf))
+    return releaseAll(programs);
   bool built = false;
   for (size_t i = 0; i < parts.size(); ++i) {
     built = built || !cached[i];
@@ -526,12 +542,7 @@ bool buildInParts(cl_context context, const DeviceInfo &device,
                  binaries[i].size());
   }
   out.programs = std::move(programs);
-  out.programOf.assign(request.kernelNames.size(), 0);
-  for (size_t k = 0; k < request.kernelNames.size(); ++k)
-    for (size_t i = 0; i < parts.size(); ++i)
-      if (std::find(parts[i].kernels.begin(), parts[i].kernels.end(),
-                    request.kernelNames[k]) != parts[i].kernels.end())
-        out.programOf[k] = i;
+  out.programOf = std::move(programOf);
   out.origin = built ? ProgramOrigin::Source : ProgramOrigin::Cache;
   out.cachePath = paths.front();
   return true;
@@ -540,16 +551,7 @@ bool buildInParts(cl_context context, const DeviceInfo &device,
 } // namespace
 
 size_t buildJobs(const DeviceInfo &device) {
-  if (const char *env = std::getenv("AOTC_BUILD_JOBS"); env && *env) {
-    char *end = nullptr;
-    long v = std::strtol(env, &end, 10);
-    if (end && *end == '\0' && v >= 0)
-      return static_cast<size_t>(std::clamp<long>(v, 1, 64));
-  }
-  if (!device.isPocl || !device.isCpu)
-    return 1;
-  long cpus = ::sysconf(_SC_NPROCESSORS_ONLN);
-  return static_cast<size_t>(std::clamp<long>(cpus, 1, 8));
+  return builderJobs(device.isPocl && device.isCpu ? onlineCpus() : 1);
 }
 
 aotc_status_t buildProgram(cl_context context, const DeviceInfo &device,
