@@ -61,9 +61,12 @@ struct SymbolSpec {
 };
 
 /// An OpenCL program binary the .so embeds (`aotc compile --prebuild`,
-/// `--program-binary`): the devices that load without compiling.
+/// `--program-binary`): the devices that load without compiling. The parts
+/// of a program built in parts are one entry each, with the same key. A
+/// plain value, copied in and out of Manifest.
 struct ProgramBinarySpec {
-  /// "DEVICE NAME, driver VERSION: N bytes"
+  /// "DEVICE NAME, driver VERSION: N bytes", with " (part I of N)" for a
+  /// part
   std::string description;
   /// The runtime's device key it was built for (runtime/src/program_cache.h:
   /// platform, device, driver, address bits and, for a CPU, its ISA), whole:

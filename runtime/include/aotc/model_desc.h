@@ -142,9 +142,13 @@ typedef struct AotcFoldDesc {
  * device whose key (the runtime's deviceKey(): platform, device and driver
  * names and versions, address bits and, for a CPU device, the host's
  * instruction set extensions) is device_key. The runtime loads it instead
- * of compiling when its device's key is the same text. Both are read-only
- * data of the .so, valid while it is loaded; the runtime only reads them
- * (from whichever thread creates a container). */
+ * of compiling when its device's key is the same text. Several entries
+ * with one key are the parts of one program (built at once by several
+ * builder processes: runtime/src/program_split.h); the runtime loads them
+ * all and creates each kernel from the part that defines it, or, where one
+ * is refused or a kernel is in none or two, none of them. Both are
+ * read-only data of the .so, valid while it is loaded; the runtime only
+ * reads them (from whichever thread creates a container). */
 typedef struct AotcProgramBinaryDesc {
   const char *device_key;
   const uint8_t *binary;
