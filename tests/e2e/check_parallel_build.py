@@ -38,8 +38,7 @@ fail = checks.fail
 n = Net("parts", 32, (9, 11), rng)
 x = "x"
 for _ in range(6):
-    a = n.op("Relu", [n.conv(x, 32, 32, k=3)])
-    x = n.op("Relu", [n.op("Add", [n.conv(a, 32, 32, k=3), x])])
+    x = n.residual_block(x, 32)
 n.output(x)
 proto = n.model()
 onnx_path = os.path.join(tmp, "blocks.onnx")

@@ -77,8 +77,7 @@ def load_and_check(tag, so, want_source, proto):
 
 # A residual block over channel blocks: padded copies, convolutions, a sum.
 n = Net("prebuilt", 32, (9, 11), rng)
-a = n.op("Relu", [n.conv("x", 32, 32, k=3)])
-n.output(n.op("Relu", [n.op("Add", [n.conv(a, 32, 32, k=3), "x"])]))
+n.output(n.residual_block("x", 32))
 proto = n.model()
 onnx_path = os.path.join(tmp, "block.onnx")
 with open(onnx_path, "wb") as f:
@@ -254,8 +253,7 @@ if r.returncode == 0 or "expected KEY,BIN" not in r.stderr:
 big = Net("parts", 32, (9, 11), rng)
 y = "x"
 for _ in range(6):
-    a = big.op("Relu", [big.conv(y, 32, 32, k=3)])
-    y = big.op("Relu", [big.op("Add", [big.conv(a, 32, 32, k=3), y])])
+    y = big.residual_block(y, 32)
 big.output(y)
 big_proto = big.model()
 big_onnx = os.path.join(tmp, "blocks.onnx")

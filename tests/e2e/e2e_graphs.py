@@ -150,6 +150,13 @@ class Net:
                            nh.from_array(np.array(6.0, np.float32), "hi")]
         return self.op("Clip", [x, "lo", "hi"])
 
+    def residual_block(self, x, c):
+        """Relu(conv3x3(Relu(conv3x3(x))) + x) over c channels: padded
+        copies, two convolutions, a residual sum (check_prebuild.py,
+        check_parallel_build.py)."""
+        a = self.op("Relu", [self.conv(x, c, c, k=3)])
+        return self.op("Relu", [self.op("Add", [self.conv(a, c, c, k=3), x])])
+
     def output(self, v):
         self.outputs.append(v)
 
