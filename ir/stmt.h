@@ -233,6 +233,12 @@ struct Kernel {
   /// ScheduleOptions::sizeVariantAt, which write the same buffers);
   /// undefined: always.
   Expr launchIf = {};
+  /// The OpenCL function the kernel's launches run, where it is another
+  /// kernel's of the same program whose code is identical with the buffers
+  /// and symbols passed in the same places (codegen/opencl/share_kernels.h):
+  /// that kernel's name, which comes earlier in launch order. Empty: the
+  /// kernel's own function, named after it.
+  std::string function = {};
 
   const KernelBuffer *findBuffer(const std::string &name) const;
   const KernelBuffer *findLocal(const std::string &name) const;

@@ -817,8 +817,35 @@ Status verifyKernels(const LoopModule &m, const LoopModule *foldOf) {
 
 } // namespace
 
+Status verifyKernelFunctions(const LoopModule &m) {
+  std::map<std::string, const Kernel *> own;
+  for (const auto &[k, owner] : m.allKernels()) {
+    if (k->function.empty()) {
+      own.emplace(k->name, k);
+      continue;
+    }
+    auto it = own.find(k->function);
+    if (it == own.end())
+      return makeError("kernel '", k->name, "' runs function '", k->function,
+                       "', which no earlier kernel defines");
+    const Kernel &f = *it->second;
+    bool same = f.buffers.size() == k->buffers.size() &&
+                f.symbols.size() == k->symbols.size() &&
+                f.reportsErrors == k->reportsErrors &&
+                f.workGroupSize == k->workGroupSize;
+    for (size_t i = 0; same && i < f.buffers.size(); ++i)
+      same = f.buffers[i].dtype == k->buffers[i].dtype &&
+             f.buffers[i].written == k->buffers[i].written;
+    if (!same)
+      return makeError("kernel '", k->name, "' runs function '", k->function,
+                       "', whose parameters differ from its own");
+  }
+  return Status::ok();
+}
+
 Status verifyModule(const LoopModule &m) {
   AOTC_RETURN_IF_ERROR(verifyKernels(m, nullptr));
+  AOTC_RETURN_IF_ERROR(verifyKernelFunctions(m));
   if (!m.foldProgram)
     return Status::ok();
   const LoopModule &fold = *m.foldProgram;

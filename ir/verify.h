@@ -21,8 +21,9 @@
 ///  - parallel loops form the outermost nest, start at 0, use dimensions
 ///    0..n-1, and their extents read only symbols and outer lets; no Access
 ///    node is left.
-/// Per module: kernel and buffer names are unique, and arena buffers that
-/// are live at the same time do not overlap and fit in the arena.
+/// Per module: kernel and buffer names are unique, arena buffers that are
+/// live at the same time do not overlap and fit in the arena, and a kernel
+/// that runs another's function has that function's parameters.
 #pragma once
 
 #include "ir/module.h"
@@ -35,6 +36,12 @@ namespace aotc {
 /// the wrapper before every run) are facts for the bound proofs.
 Status verifyKernel(const LoopModule &m, const Kernel &k);
 Status verifyModule(const LoopModule &m);
+/// Kernel::function (codegen/opencl/share_kernels.h): each names a kernel
+/// earlier in launch order (the model's, then the folding program's) that
+/// runs its own function, with buffers of the same types, written in the
+/// same places, as many symbols, and the same error record and work-group.
+/// Part of verifyModule.
+Status verifyKernelFunctions(const LoopModule &m);
 
 /// A load or store whose index the verifier cannot prove inside the buffer.
 struct UnprovenAccess {

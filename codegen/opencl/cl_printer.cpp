@@ -48,6 +48,9 @@ bool usesF64(const Kernel &k) {
   return f.found;
 }
 
+/// The kernel's name in a canonical print (kernelText).
+const std::string kCanonicalName = "KERNEL";
+
 /// What a variable is bound to inside a kernel.
 struct Binding {
   enum Kind { LoopVar, Let, Local, Symbol } kind;
@@ -155,10 +158,13 @@ public:
   /// \p index32: print the index math in int (index_width.h), proving on
   /// the way that it fits (fitsInt32() says whether it did; if not, the
   /// text is wrong and the caller prints the kernel again without).
+  /// \p canonical: the kernel's name and its buffer parameters spelled by
+  /// position (kernelText).
   KernelPrinter(const Kernel &k, const LoopModule &m, ClHelpers &helpers,
-                const ClOptions &options, bool index32 = false)
+                const ClOptions &options, bool index32 = false,
+                bool canonical = false)
       : k_(k), m_(m), helpers_(helpers), ownMath_(options.ownMath),
-        index32_(index32) {
+        index32_(index32), canonical_(canonical) {
     for (const Symbol &s : m.symbols)
       env_.set(s.var, s.range);
   }
@@ -249,6 +255,7 @@ private:
   std::string body_;
   int indent_ = 1;
   bool index32_ = false;
+  bool canonical_ = false;
   bool fits32_ = true;
 };
 
@@ -452,12 +459,14 @@ Expected<std::string> KernelPrinter::expr(const Expr &e, const char *what,
 }
 
 Status KernelPrinter::declareParams() {
-  namer_.reserve(k_.name);
+  namer_.reserve(canonical_ ? kCanonicalName : k_.name);
   std::vector<std::string> params;
   for (const KernelBuffer &b : k_.buffers) {
     if (buffers_.count(b.name))
       return error("buffer '" + b.name + "' is listed twice");
-    std::string id = namer_.fresh(b.name, {"_base", "_off"});
+    std::string id = namer_.fresh(
+        canonical_ ? "p" + std::to_string(buffers_.size()) : b.name,
+        {"_base", "_off"});
     buffers_[b.name] = {id, &b};
     std::string elem =
         std::string(b.written ? "" : "const ") + dtypeCLStorageName(b.dtype);
@@ -542,7 +551,7 @@ Status KernelPrinter::print(std::string &out) {
     return error("the kernel has no body");
   AOTC_RETURN_IF_ERROR(declareParams());
   AOTC_RETURN_IF_ERROR(printOuter(k_.body));
-  out += "__kernel void " + k_.name + "(";
+  out += "__kernel void " + (canonical_ ? kCanonicalName : k_.name) + "(";
   out += params_.empty() ? "void" : "\n" + params_;
   out += ") {\n" + body_ + "}\n";
   return Status::ok();
@@ -842,20 +851,74 @@ Status KernelPrinter::printStmt(const Stmt &s) {
 
 std::string buildOptions(const LoopModule &) { return "-cl-std=CL1.2"; }
 
+namespace {
+
+/// One kernel's text, in int where asked, proving on the way that every
+/// index value fits (index_width.h); where that fails, printed again in
+/// long. The int print's helpers are its own until it is kept.
+struct PrintedKernel {
+  std::string text;
+  bool index32 = false;
+};
+
+Expected<PrintedKernel> printKernelText(const Kernel &k,
+                                        const LoopModule &owner,
+                                        ClHelpers &helpers,
+                                        const ClOptions &options,
+                                        bool canonical) {
+  PrintedKernel out;
+  if (k.indexBits == 32 || (k.indexBits == 0 && options.narrowIndices)) {
+    ClHelpers narrowHelpers;
+    KernelPrinter narrow(k, owner, narrowHelpers, options, true, canonical);
+    out.index32 = narrow.print(out.text).isOk() && narrow.fitsInt32();
+    if (out.index32) {
+      helpers.insert(narrowHelpers.begin(), narrowHelpers.end());
+      return out;
+    }
+    out.text.clear();
+    if (k.indexBits == 32)
+      return makeError(
+          "kernel '", k.name,
+          "': --kernel-configs asks for index_bits 32, but its index "
+          "values are not proven to fit in 32 bits for every symbol "
+          "value in its declared range (narrow the ranges with --dim)");
+  }
+  AOTC_RETURN_IF_ERROR(
+      KernelPrinter(k, owner, helpers, options, false, canonical)
+          .print(out.text));
+  return out;
+}
+
+} // namespace
+
+Expected<std::string> kernelText(const Kernel &k, const LoopModule &owner,
+                                 const ClOptions &options) {
+  ClHelpers helpers;
+  AOTC_ASSIGN_OR_RETURN(PrintedKernel p,
+                        printKernelText(k, owner, helpers, options, true));
+  return std::string(p.index32 ? "// 32-bit indices\n" : "") + p.text;
+}
+
 Expected<std::string> emitOpenCL(const LoopModule &m, const ClOptions &options) {
-  // The model's kernels, then its folding program's (one program).
+  // The model's kernels, then its folding program's (one program). A
+  // kernel that runs another's function (Kernel::function) is not printed.
   const auto all = m.allKernels();
   bool f64 = false;
   std::set<std::string> names;
+  size_t functions = 0;
   for (const auto &[k, owner] : all) {
     if (!names.insert(k->name).second)
       return makeError("kernel '", k->name, "' is defined twice");
     f64 |= usesF64(*k);
+    functions += k->function.empty();
   }
   std::string out =
       "// OpenCL C kernels of model '" + commentText(m.name) +
-      "', generated by aotc: " + std::to_string(all.size()) + " kernel" +
-      (all.size() == 1 ? "" : "s") +
+      "', generated by aotc: " + std::to_string(functions) + " kernel" +
+      (functions == 1 ? "" : "s") +
+      (functions != all.size()
+           ? " for " + std::to_string(all.size()) + " launches"
+           : std::string()) +
       (m.foldProgram ? " (" + std::to_string(m.foldProgram->kernels.size()) +
                            " of them the folding program's)"
                      : std::string()) +
@@ -865,35 +928,21 @@ Expected<std::string> emitOpenCL(const LoopModule &m, const ClOptions &options) 
     out += "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n";
   std::string kernels;
   ClHelpers helpers;
+  std::set<std::string> printed;
   for (size_t i = 0; i < all.size(); ++i) {
     const Kernel &k = *all[i].first;
-    const LoopModule &owner = *all[i].second;
-    // Printed in int where asked, proving on the way that every index
-    // value fits (index_width.h); where that fails, printed again in long.
-    // The int print's helpers are its own until it is kept.
-    bool index32 = false;
-    std::string text;
-    if (k.indexBits == 32 || (k.indexBits == 0 && options.narrowIndices)) {
-      ClHelpers narrowHelpers;
-      KernelPrinter narrow(k, owner, narrowHelpers, options, true);
-      index32 = narrow.print(text).isOk() && narrow.fitsInt32();
-      if (index32) {
-        helpers.insert(narrowHelpers.begin(), narrowHelpers.end());
-      } else {
-        text.clear();
-        if (k.indexBits == 32)
-          return makeError(
-              "kernel '", k.name,
-              "': --kernel-configs asks for index_bits 32, but its index "
-              "values are not proven to fit in 32 bits for every symbol "
-              "value in its declared range (narrow the ranges with --dim)");
-      }
+    if (!k.function.empty()) {
+      if (!printed.count(k.function))
+        return makeError("kernel '", k.name, "' runs function '", k.function,
+                         "', which no earlier kernel defines");
+      continue;
     }
-    if (!index32)
-      AOTC_RETURN_IF_ERROR(
-          KernelPrinter(k, owner, helpers, options).print(text));
+    AOTC_ASSIGN_OR_RETURN(
+        PrintedKernel p,
+        printKernelText(k, *all[i].second, helpers, options, false));
+    printed.insert(k.name);
     kernels += "\n// Kernel " + std::to_string(i) + ": " + k.name +
-               (index32 ? " (32-bit indices)" : "") + "\n" + text;
+               (p.index32 ? " (32-bit indices)" : "") + "\n" + p.text;
   }
   std::string defined = clHelperDefinitions(helpers);
   if (!defined.empty())

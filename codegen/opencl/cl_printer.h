@@ -1,7 +1,8 @@
 /// \file
 /// OpenCL C printing of a LoopModule's kernels (--emit=cl).
 ///
-/// Every Kernel becomes one `__kernel` function. A buffer parameter `x` is
+/// Every Kernel becomes one `__kernel` function, except one that runs an
+/// earlier kernel's (Kernel::function, share_kernels.h). A buffer parameter `x` is
 /// passed as two arguments, `__global T *x_base` and `ulong x_off` (a byte
 /// offset), and the kernel derives `x` from them; symbolic sizes follow the
 /// buffers as `long` arguments in Kernel::symbols order. Index math is
@@ -39,6 +40,14 @@ struct ClOptions {
 /// store into a read-only buffer or of a value of another type, or a kernel
 /// name that is not a usable identifier.
 Expected<std::string> emitOpenCL(const LoopModule &m,
+                                 const ClOptions &options = {});
+
+/// Kernel \p k of \p owner as emitOpenCL prints it (int index math where
+/// \p options and the proofs allow, said in a first line), but with its name
+/// and buffer parameters spelled by position (`KERNEL`, `p0`, `p1`, ...),
+/// so that two kernels with equal texts compute the same from the same
+/// arguments in the same places (share_kernels.h). Never compiled.
+Expected<std::string> kernelText(const Kernel &k, const LoopModule &owner,
                                  const ClOptions &options = {});
 
 /// The options to build the program from emitOpenCL with. Never fast-math:

@@ -224,7 +224,7 @@ Status WrapperEmitter::checkSymbols() {
         "err",        "arena_bytes",  "output_shapes", "run",     "int64_t",
         "uint64_t",   "int32_t",      "uint32_t",      "int8_t",  "uint8_t",
         "nullptr",    "kModelDesc",   "kSymbols",      "kInputs", "kOutputs",
-        "kConstants", "kKernelNames", "kMetadata", "kInputSlots",
+        "kConstants", "kKernelNames", "kKernelFunctions", "kMetadata", "kInputSlots",
         "kKernelSummaries", "kernel_costs", "aotc_fdiv", "aotc_fmod",
         "derive_symbols"})
     namer_.reserve(fixed);
@@ -476,6 +476,16 @@ void WrapperEmitter::emitKernelNamesAndMetadata() {
     for (const auto &[k, owner] : all)
       out_ += "    " + cStringLiteral(k->name) + ",\n";
     out_ += "};\n\n";
+    out_ += "// The OpenCL function each kernel runs: its own, or the first\n"
+            "// kernel's whose code is the same (codegen/opencl/"
+            "share_kernels.h).\n";
+    out_ += "static const char *const kKernelFunctions[" +
+            std::to_string(all.size()) + "] = {\n";
+    for (const auto &[k, owner] : all)
+      out_ += "    " +
+              cStringLiteral(k->function.empty() ? k->name : k->function) +
+              ",\n";
+    out_ += "};\n\n";
     out_ += "static const char *const kKernelSummaries[" +
             std::to_string(all.size()) + "] = {\n";
     for (size_t i = 0; i < all.size(); ++i)
@@ -488,6 +498,11 @@ void WrapperEmitter::emitKernelNamesAndMetadata() {
   std::map<std::string, std::string> meta = m_.metadata;
   meta["aotc.version"] = kAotcVersion;
   meta["aotc.num_kernels"] = std::to_string(all.size());
+  // How many OpenCL functions they run (share_kernels.h).
+  size_t functions = 0;
+  for (const auto &[k, owner] : all)
+    functions += k->function.empty();
+  meta["aotc.num_kernel_functions"] = std::to_string(functions);
   numMetadata_ = meta.size();
   out_ += "// Metadata: key, value pairs.\n";
   out_ += "static const char *const kMetadata[" +
@@ -1147,6 +1162,9 @@ void WrapperEmitter::emitDesc() {
   out_ += "    " + std::to_string(m_.syncs.size()) + ",  // num_syncs\n";
   out_ += "    " + count(opts_.programBinaries.size(), "kProgramBinaries") +
           ",  // program_binaries\n";
+  out_ += "    " +
+          std::string(m_.allKernels().empty() ? "nullptr" : "kKernelFunctions") +
+          ",  // kernel_functions\n";
   out_ += "};\n\n";
   out_ +=
       "extern \"C\" __attribute__((visibility(\"hidden\"))) const "

@@ -14,6 +14,7 @@
 #include "compiler/passes/winograd.h"
 
 #include "codegen/opencl/cl_printer.h"
+#include "codegen/opencl/share_kernels.h"
 #include "codegen/toolchain/clang_compile.h"
 #include "codegen/toolchain/data_object.h"
 #include "codegen/toolchain/lld_link.h"
@@ -455,6 +456,12 @@ Expected<CompileResult> compileModel(const CompileOptions &opts) {
          opts.schedule.profile.family == "gpu");
     // PoCL's erf is slow (cl_math.h); GPU drivers keep their own.
     cl.ownMath = opts.schedule.profile.family == "cpu";
+    if (opts.shareKernels) {
+      AOTC_ASSIGN_OR_RETURN(int shared, shareKernels(module, cl));
+      (void)shared;
+      AOTC_RETURN_IF_ERROR(verifyKernelFunctions(module).withContext(
+          "Loop IR verifier after sharing kernels"));
+    }
     AOTC_ASSIGN_OR_RETURN(clSource, emitOpenCL(module, cl));
     return Status::ok();
   });

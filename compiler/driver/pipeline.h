@@ -45,6 +45,10 @@ struct CompileOptions {
   /// 3x3) (winograd.h; `--winograd`). Off by default: it rounds
   /// differently and turns an infinity in a window into NaN.
   bool winograd = false;
+  /// Kernels whose OpenCL code is identical share one function of the
+  /// program (codegen/opencl/share_kernels.h; `--no-share-kernels` prints
+  /// one per kernel).
+  bool shareKernels = true;
   /// Index math in int in the kernels where the declared symbol ranges
   /// prove that it fits (codegen/opencl/index_width.h). Auto: on GPU
   /// profiles; off on CPU profiles, where x86-64 addresses are 64-bit and

@@ -13,6 +13,7 @@
 #include <cctype>
 #include <functional>
 #include <map>
+#include <set>
 
 namespace aotc {
 
@@ -135,46 +136,55 @@ Stmt untiledNest(const ReductionNest &nest) {
   return s;
 }
 
-/// Buffers a statement reads and writes, sorted by name, with their module
-/// shapes or the kernel's view of them (\p views).
+/// Buffers a statement reads and writes, in the order the statement first
+/// names them (so that kernels of the same code list the same roles in the
+/// same places, and codegen/opencl/share_kernels.h can give them one
+/// function), with their module shapes or the kernel's view of them
+/// (\p views).
 Expected<std::vector<KernelBuffer>>
 kernelBuffers(const Stmt &s, const LoopModule &m,
               const std::vector<KernelBuffer> &locals,
               const std::vector<KernelBuffer> &privates,
               const std::map<std::string, std::vector<Expr>> &views) {
   struct V : IRVisitor {
-    std::map<std::string, KernelBuffer> bufs;
+    std::vector<KernelBuffer> bufs;
+    std::map<std::string, size_t> at;
+    KernelBuffer &use(const std::string &name, DType t) {
+      auto [it, fresh] = at.emplace(name, bufs.size());
+      if (fresh)
+        bufs.push_back(KernelBuffer{name, t, false, {}});
+      return bufs[it->second];
+    }
     void visitLoad(const Load *op) override {
-      bufs.emplace(op->buffer, KernelBuffer{op->buffer, op->type, false, {}});
+      use(op->buffer, op->type);
       IRVisitor::visitLoad(op);
     }
     void visitVectorLoad(const VectorLoad *op) override {
-      bufs.emplace(op->buffer, KernelBuffer{op->buffer, op->type, false, {}});
+      use(op->buffer, op->type);
       IRVisitor::visitVectorLoad(op);
     }
     void visitStore(const Store *op) override {
-      auto &b =
-          bufs.emplace(op->buffer,
-                       KernelBuffer{op->buffer, op->value.type(), true, {}})
-              .first->second;
-      b.written = true;
+      use(op->buffer, op->value.type()).written = true;
       IRVisitor::visitStore(op);
     }
   } v;
   v.visit(s);
-  std::vector<KernelBuffer> out;
+  std::set<std::string> arrays;
   for (const KernelBuffer &l : locals)
-    v.bufs.erase(l.name);
+    arrays.insert(l.name);
   for (const KernelBuffer &p : privates)
-    v.bufs.erase(p.name);
-  for (auto &[k, b] : v.bufs) {
-    const ModuleBuffer *mb = m.findBuffer(k);
+    arrays.insert(p.name);
+  std::vector<KernelBuffer> out;
+  for (KernelBuffer &b : v.bufs) {
+    if (arrays.count(b.name))
+      continue;
+    const ModuleBuffer *mb = m.findBuffer(b.name);
     if (!mb)
-      return makeError("internal error: kernel reads buffer '", k,
+      return makeError("internal error: kernel reads buffer '", b.name,
                        "', which the module does not declare");
-    auto view = views.find(k);
+    auto view = views.find(b.name);
     b.shape = view != views.end() ? view->second : mb->shape;
-    out.push_back(b);
+    out.push_back(std::move(b));
   }
   return out;
 }

@@ -422,7 +422,13 @@ int inspectCommand(const std::string &path, const std::string &device) {
       if (parsed)
         configs = *parsed;
     }
-    std::printf("kernels: %zu\n", kernels.size());
+    // Kernels whose code is the same run one OpenCL function
+    // (codegen/opencl/share_kernels.h).
+    std::string functions;
+    if (auto it = meta.find("aotc.num_kernel_functions");
+        it != meta.end() && it->second != std::to_string(kernels.size()))
+      functions = " (" + it->second + " OpenCL functions)";
+    std::printf("kernels: %zu%s\n", kernels.size(), functions.c_str());
     for (size_t k = 0; k < kernels.size(); ++k)
       std::printf("  %s%s%s\n", kernels[k].c_str(),
                   summaries[k].empty() ? "" : ": ", summaries[k].c_str());

@@ -75,7 +75,7 @@ int runCli(int argc, char **argv) {
                     "differs at larger symbol values (a batch of 8) is also "
                     "built planned for those, and each run launches the one "
                     "planned for its sizes");
-  bool noMergeMatMuls = false, noSplitK = false, noChannelBlocks = false,
+  bool noMergeMatMuls = false, noShareKernels = false, noSplitK = false, noChannelBlocks = false,
        noPadChannels = false, noPaddedStores = false, noInPlace = false;
   bool narrowIndices = false, wideIndices = false;
   compile->add_flag("--narrow-indices", narrowIndices,
@@ -100,6 +100,11 @@ int runCli(int argc, char **argv) {
                     "keep sibling MatMuls of one activation (q, k, v) as "
                     "separate GEMMs instead of one over their concatenated "
                     "weights");
+  compile->add_flag("--no-share-kernels", noShareKernels,
+                    "print one OpenCL function per kernel, instead of one "
+                    "for all kernels whose code is identical (a network's "
+                    "repeated blocks), which the OpenCL compiler then "
+                    "builds once");
   compile->add_flag("--no-split-k", noSplitK,
                     "GPU profiles: keep deep MatMuls (K >= 4 N, K >= 2048) "
                     "as one GEMM instead of S partial products over K/S "
@@ -277,6 +282,7 @@ int runCli(int argc, char **argv) {
     if (noSizeVariants)
       copts.schedule.sizeVariantAt = 0;
     copts.mergeMatMuls = !noMergeMatMuls;
+    copts.shareKernels = !noShareKernels;
     if (bothGiven(fuseAttention, "--fuse-attention", noFuseAttention,
                   "--no-fuse-attention") ||
         bothGiven(narrowIndices, "--narrow-indices", wideIndices,

@@ -12,6 +12,7 @@
 #include "util.h"
 
 #include <algorithm>
+#include <map>
 #include <cstring>
 
 namespace aotc::rt {
@@ -120,13 +121,15 @@ aotc_status_t Container::createInstance(Instance &instance) {
   instance.kernels.assign(kernels_.size(), nullptr);
   for (size_t k = 0; k < kernels_.size(); ++k) {
     instance.kernels[k] =
-        clCreateKernel(programs_[programOf_[k]], kernels_[k].name.c_str(), &err);
+        clCreateKernel(programs_[programOf_[k]], kernels_[k].function.c_str(),
+                       &err);
     if (err != CL_SUCCESS || !instance.kernels[k])
       return fail(err == CL_INVALID_KERNEL_NAME ? AOTC_ERROR_INTERNAL
                                                 : statusForClError(err),
-                  "model '%s': creating kernel '%s' failed: %s",
+                  "model '%s': creating kernel '%s' (function '%s') failed: "
+                  "%s",
                   desc_->model_name, kernels_[k].name.c_str(),
-                  clErrorName(err));
+                  kernels_[k].function.c_str(), clErrorName(err));
   }
   instance.inputs = std::vector<DeviceBuffer>(desc_->num_inputs);
   instance.outputs = std::vector<DeviceBuffer>(desc_->num_outputs);
@@ -178,18 +181,30 @@ aotc_status_t Container::init(const AotcModelDesc *desc,
     request.cacheDirOption = options.cache_dir;
     request.embedded = desc_->program_binaries;
     request.numEmbedded = desc_->num_program_binaries;
-    for (int32_t k = 0; k < desc_->num_kernels; ++k)
-      request.kernelNames.push_back(desc_->kernel_names[k]);
+    // Each function once: kernels whose code is the same run one.
+    std::map<std::string, size_t> functionIndex;
+    std::vector<size_t> functionOf(desc_->num_kernels);
+    for (int32_t k = 0; k < desc_->num_kernels; ++k) {
+      kernels_[k].name = desc_->kernel_names[k];
+      kernels_[k].function = desc_->kernel_functions
+                                 ? desc_->kernel_functions[k]
+                                 : desc_->kernel_names[k];
+      auto [it, fresh] = functionIndex.emplace(kernels_[k].function,
+                                               request.kernelNames.size());
+      if (fresh)
+        request.kernelNames.push_back(kernels_[k].function);
+      functionOf[k] = it->second;
+    }
     ProgramResult program;
     AOTC_RT_RETURN_IF_ERROR(buildProgram(context_, device_, request, program));
     programs_ = std::move(program.programs);
-    programOf_ = std::move(program.programOf);
+    programOf_.resize(desc_->num_kernels);
+    for (int32_t k = 0; k < desc_->num_kernels; ++k)
+      programOf_[k] = program.programOf[functionOf[k]];
     programOrigin_ = program.origin;
   }
 
   // Instances: a queue and every kernel each.
-  for (int32_t k = 0; k < desc_->num_kernels; ++k)
-    kernels_[k].name = desc_->kernel_names[k];
   instances_.reserve(options.num_instances);
   for (uint32_t i = 0; i < options.num_instances; ++i) {
     instances_.push_back(std::make_unique<Instance>());

@@ -50,6 +50,9 @@ private:
 /// What the runtime knows about a kernel (the same for every instance).
 struct KernelInfo {
   std::string name;
+  /// The program's function it runs: its own name, or the first kernel's
+  /// whose code is the same (AotcModelDesc::kernel_functions).
+  std::string function;
   size_t maxWorkGroupSize = 1;
   cl_uint numArgs = 0;
   /// The work-group size used for dimension 0 when the wrapper passes none.
@@ -275,7 +278,7 @@ private:
   DeviceInfo device_;
   cl_context context_ = nullptr;
   /// The model's program, or its parts (program_split.h), and the one
-  /// that defines each kernel (an index into programs_).
+  /// that defines each kernel's function (an index into programs_).
   std::vector<cl_program> programs_;
   std::vector<size_t> programOf_;
   ProgramOrigin programOrigin_ = ProgramOrigin::Source;

@@ -99,7 +99,7 @@ aotc_status_t Container::validateDesc() {
     return fail(AOTC_ERROR_INTERNAL, "model '%s': kernels without source",
                 model);
   for (int32_t i = 0; i < d.num_kernels; ++i)
-    if (!d.kernel_names[i])
+    if (!d.kernel_names[i] || (d.kernel_functions && !d.kernel_functions[i]))
       return fail(AOTC_ERROR_INTERNAL, "model '%s': kernel %d has no name",
                   model, i);
   if (d.num_program_binaries < 0 ||

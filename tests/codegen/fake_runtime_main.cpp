@@ -74,7 +74,8 @@ int main(int argc, char **argv) {
               (unsigned long long)d->cl_source_size);
   std::printf("cl_build_options %s\n", d->cl_build_options);
   for (int32_t i = 0; i < d->num_kernels; ++i)
-    std::printf("kernel %d %s\n", i, d->kernel_names[i]);
+    std::printf("kernel %d %s function %s\n", i, d->kernel_names[i],
+                d->kernel_functions ? d->kernel_functions[i] : "(null)");
   for (int32_t i = 0; i < d->num_symbols; ++i)
     std::printf("symbol %d %s %lld %lld\n", i, d->symbols[i].name,
                 (long long)d->symbols[i].min, (long long)d->symbols[i].max);

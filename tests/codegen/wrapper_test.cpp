@@ -119,7 +119,7 @@ CmdResult runWithFakeRuntime(const std::string &cpp, const std::string &args) {
 }
 
 std::string header(const std::string &name, const Emitted &e) {
-  return "desc_version 13\nmodel_name " + name + "\ncl_source fake " +
+  return "desc_version 14\nmodel_name " + name + "\ncl_source fake " +
          std::to_string(e.cl.size()) + "\ncl_build_options -cl-std=CL1.2\n";
 }
 
@@ -229,12 +229,13 @@ TEST(Wrapper, FakeRuntimePointwise) {
   ASSERT_EQ(r.rc, 0) << r.output;
   EXPECT_EQ(r.output,
             header("pointwise", e) +
-                "kernel 0 pointwise_0\n"
+                "kernel 0 pointwise_0 function pointwise_0\n"
                 "symbol 0 batch 1 64\n"
                 "input 0 x dtype=1 rank=2 dims=[0/0/batch,16/-1/16]\n"
                 "output 0 y dtype=1 rank=1 dims=[-1/-1/(batch * 16)]\n"
                 "output 1 mask dtype=9 rank=2 dims=[0/0/batch,16/-1/16]\n"
                 "constants_blob fake 0\n"
+                "metadata aotc.num_kernel_functions=1\n"
                 "metadata aotc.num_kernels=1\n"
                 "metadata aotc.version=0.1.0\n"
                 "check_symbols -1 of 3\n"
@@ -250,13 +251,14 @@ TEST(Wrapper, FakeRuntimeReduction) {
   CmdResult r = runWithFakeRuntime(e.cpp, "5");
   ASSERT_EQ(r.rc, 0) << r.output;
   EXPECT_EQ(r.output, header("reduction", e) +
-                          "kernel 0 row_stats\n"
+                          "kernel 0 row_stats function row_stats\n"
                           "symbol 0 seq.len 1 128\n"
                           "input 0 x dtype=1 rank=2 dims=[4/-1/4,0/0/seq.len]\n"
                           "output 0 mean dtype=1 rank=1 dims=[4/-1/4]\n"
                           "output 1 max dtype=1 rank=1 dims=[4/-1/4]\n"
                           "output 2 any_neg dtype=9 rank=1 dims=[4/-1/4]\n"
                           "constants_blob fake 0\n"
+                          "metadata aotc.num_kernel_functions=1\n"
                           "metadata aotc.num_kernels=1\n"
                           "metadata aotc.version=0.1.0\n"
                           "check_symbols -1 of 0\n"
@@ -269,9 +271,9 @@ TEST(Wrapper, FakeRuntimeReduction) {
 
 std::string constArenaTables(const Emitted &e, const char *blob) {
   return header("const_arena", e) +
-         "kernel 0 scale_shift\n"
-         "kernel 1 row_sum\n"
-         "kernel 2 relu_out\n"
+         "kernel 0 scale_shift function scale_shift\n"
+         "kernel 1 row_sum function row_sum\n"
+         "kernel 2 relu_out function relu_out\n"
          "symbol 0 batch 1 32\n"
          "input 0 x dtype=1 rank=2 dims=[0/0/batch,8/-1/8]\n"
          "output 0 y dtype=1 rank=1 dims=[0/0/batch]\n"
@@ -282,6 +284,7 @@ std::string constArenaTables(const Emitted &e, const char *blob) {
          "constants_blob " +
          blob +
          " 128\n"
+         "metadata aotc.num_kernel_functions=3\n"
          "metadata aotc.num_kernels=3\n"
          "metadata aotc.version=0.1.0\n"
          "metadata producer=aotc codegen tests\n";

@@ -45,7 +45,10 @@ onnx_path = os.path.join(tmp, "blocks.onnx")
 with open(onnx_path, "wb") as f:
     f.write(proto.SerializeToString())
 so = os.path.join(tmp, "blocks.so")
-r = subprocess.run([aotc, "compile", onnx_path, "-o", so], capture_output=True, text=True)
+# One OpenCL function per kernel: the blocks' kernels would otherwise share
+# five functions (share_kernels.h), too few to split.
+r = subprocess.run([aotc, "compile", onnx_path, "-o", so, "--no-share-kernels"],
+                   capture_output=True, text=True)
 if r.returncode != 0 or int(r.stderr.split(" kernels")[0].split("(")[-1]) < 12:
     print(r.stderr)
     sys.exit(1)

@@ -29,7 +29,7 @@ extern "C" {
 #endif
 
 /* Bumped whenever a struct below changes layout. */
-#define AOTC_MODEL_DESC_VERSION 13
+#define AOTC_MODEL_DESC_VERSION 14
 
 /* Element types; values match aotc_dtype_t in aotc_runtime.h. */
 enum {
@@ -346,6 +346,13 @@ typedef struct AotcModelDesc {
    * for (AotcProgramBinaryDesc); 0 and null when none were. */
   int32_t num_program_binaries;
   const AotcProgramBinaryDesc *program_binaries;
+
+  /* The OpenCL function each kernel launches (num_kernels entries; null:
+   * kernel_names). Kernels whose code is identical, with their buffers and
+   * symbols passed in the same places, share one function of the program,
+   * named after the first of them; kernel_names stay each kernel's own, for
+   * profiles and messages. */
+  const char *const *kernel_functions;
 } AotcModelDesc;
 
 /* Exported by the generated wrapper. */

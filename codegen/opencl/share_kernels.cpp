@@ -1,0 +1,39 @@
+/// \file
+/// One OpenCL function for kernels whose code is the same (see
+/// share_kernels.h).
+#include "codegen/opencl/share_kernels.h"
+
+#include <map>
+
+namespace aotc {
+
+Expected<int> shareKernels(LoopModule &m, const ClOptions &options) {
+  std::vector<std::pair<Kernel *, const LoopModule *>> all;
+  for (Kernel &k : m.kernels)
+    all.emplace_back(&k, &m);
+  if (m.foldProgram)
+    for (Kernel &k : m.foldProgram->kernels)
+      all.emplace_back(&k, m.foldProgram.get());
+  std::map<std::string, std::string> first; // canonical text -> kernel name
+  int shared = 0;
+  for (auto &[k, owner] : all) {
+    k->function.clear();
+    AOTC_ASSIGN_OR_RETURN(std::string text, kernelText(*k, *owner, options));
+    // Besides the text: the work-group the launch takes, and the element
+    // types of the buffers, which the text spells by their storage (a bool
+    // and a uint8 buffer are both uchar) and the verifier compares.
+    std::string key = "work-group " + std::to_string(k->workGroupSize) +
+                      (k->reportsErrors ? ", errors" : "") + ", buffers";
+    for (const KernelBuffer &b : k->buffers)
+      key += std::string(" ") + dtypeName(b.dtype);
+    key += "\n" + text;
+    auto [it, fresh] = first.emplace(std::move(key), k->name);
+    if (!fresh) {
+      k->function = it->second;
+      ++shared;
+    }
+  }
+  return shared;
+}
+
+} // namespace aotc

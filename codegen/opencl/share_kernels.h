@@ -1,0 +1,37 @@
+/// \file
+/// One OpenCL function for kernels whose code is the same.
+///
+/// A network repeats its blocks: BERT's twelve layers, ResNet-50's six
+/// layer3 blocks. Their kernels differ only in the buffers they are given
+/// (each block's weights and activations), so printing each one costs the
+/// OpenCL compiler the same work again: PoCL compiles a program's kernels
+/// one after another, 20-60 s for these models on a cold load, and
+/// NVIDIA's driver JIT-compiles the PTX of every one at load.
+///
+/// shareKernels prints every kernel canonically (kernelText: its name and
+/// buffer parameters spelled by position, symbols by name) and gives each
+/// kernel whose text equals an earlier one's that kernel's function
+/// (Kernel::function). Equal texts compute the same from the same arguments
+/// in the same places, so the sharing kernel's launches pass their own
+/// buffers to the earlier kernel's function: emitOpenCL prints the function
+/// once, and the wrapper (kernel_functions) makes the runtime create each
+/// kernel from it. Kernels list their buffers in the order their code first
+/// names them (the scheduler's kernelBuffers), so that blocks of one shape
+/// put their weights and activations in the same places.
+///
+/// Launch order, names, summaries, configurations and profiles stay each
+/// kernel's own. The model's and the folding program's kernels share with
+/// each other too: they are one program.
+#pragma once
+
+#include "codegen/opencl/cl_printer.h"
+
+namespace aotc {
+
+/// Sets Kernel::function of every kernel of \p m (and of its folding
+/// program) whose canonical text equals an earlier kernel's, in launch
+/// order (the model's kernels first); returns how many, or the error of a
+/// kernel that cannot be printed.
+Expected<int> shareKernels(LoopModule &m, const ClOptions &options);
+
+} // namespace aotc
