@@ -12,8 +12,8 @@
 #include "util.h"
 
 #include <algorithm>
-#include <map>
 #include <cstring>
+#include <map>
 
 namespace aotc::rt {
 namespace {
