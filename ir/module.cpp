@@ -170,6 +170,13 @@ LoopModule::allKernels() const {
   return all;
 }
 
+size_t LoopModule::numFunctions() const {
+  size_t n = 0;
+  for (const auto &[k, owner] : allKernels())
+    n += k->function.empty();
+  return n;
+}
+
 std::string LoopModule::print() const {
   std::string out = "module " + name + "\n";
   for (const Symbol &s : symbols)

@@ -158,6 +158,9 @@ struct LoopModule {
   /// program's), each with the module whose buffers it names.
   std::vector<std::pair<const Kernel *, const LoopModule *>>
   allKernels() const;
+  /// How many OpenCL functions allKernels() run: those without a
+  /// Kernel::function of another kernel's.
+  size_t numFunctions() const;
   /// Global size of each ND-range dimension of a kernel, from its Parallel
   /// loops (dimension order).
   static std::vector<Expr> globalSize(const Kernel &k);

@@ -37,8 +37,9 @@ struct ClOptions {
 /// a kernel holds something that cannot be printed: an Access node (the
 /// scheduler did not resolve it), a variable or buffer that is not bound, a
 /// Parallel loop outside the outermost loop nest or with a bad dimension, a
-/// store into a read-only buffer or of a value of another type, or a kernel
-/// name that is not a usable identifier.
+/// store into a read-only buffer or of a value of another type, a kernel
+/// name that is not a usable identifier, or a Kernel::function that
+/// verifyKernelFunctions refuses.
 Expected<std::string> emitOpenCL(const LoopModule &m,
                                  const ClOptions &options = {});
 

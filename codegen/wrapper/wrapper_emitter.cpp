@@ -499,10 +499,7 @@ void WrapperEmitter::emitKernelNamesAndMetadata() {
   meta["aotc.version"] = kAotcVersion;
   meta["aotc.num_kernels"] = std::to_string(all.size());
   // How many OpenCL functions they run (share_kernels.h).
-  size_t functions = 0;
-  for (const auto &[k, owner] : all)
-    functions += k->function.empty();
-  meta["aotc.num_kernel_functions"] = std::to_string(functions);
+  meta["aotc.num_kernel_functions"] = std::to_string(m_.numFunctions());
   numMetadata_ = meta.size();
   out_ += "// Metadata: key, value pairs.\n";
   out_ += "static const char *const kMetadata[" +

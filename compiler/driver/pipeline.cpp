@@ -456,12 +456,9 @@ Expected<CompileResult> compileModel(const CompileOptions &opts) {
          opts.schedule.profile.family == "gpu");
     // PoCL's erf is slow (cl_math.h); GPU drivers keep their own.
     cl.ownMath = opts.schedule.profile.family == "cpu";
-    if (opts.shareKernels) {
-      AOTC_ASSIGN_OR_RETURN(int shared, shareKernels(module, cl));
-      (void)shared;
-      AOTC_RETURN_IF_ERROR(verifyKernelFunctions(module).withContext(
-          "Loop IR verifier after sharing kernels"));
-    }
+    // emitOpenCL checks the functions shared (verifyKernelFunctions).
+    if (opts.shareKernels)
+      AOTC_RETURN_IF_ERROR(shareKernels(module, cl).status());
     AOTC_ASSIGN_OR_RETURN(clSource, emitOpenCL(module, cl));
     return Status::ok();
   });

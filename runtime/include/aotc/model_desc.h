@@ -351,7 +351,10 @@ typedef struct AotcModelDesc {
    * kernel_names). Kernels whose code is identical, with their buffers and
    * symbols passed in the same places, share one function of the program,
    * named after the first of them; kernel_names stay each kernel's own, for
-   * profiles and messages. */
+   * profiles and messages. Static tables of the .so, owned by it, read only
+   * (by the runtime when a container is created, from any thread). A null
+   * entry, or a name the program does not define, fails the container's
+   * creation with AOTC_ERROR_INTERNAL and a message naming the kernel. */
   const char *const *kernel_functions;
 } AotcModelDesc;
 
