@@ -189,6 +189,36 @@ Expr floorDivLowerBound(const Expr &e, int64_t sign, bool negativeToo) {
   }
 }
 
+/// a mod d where \p e is a - (a floordiv d) * d (or d * (a floordiv d)),
+/// else undefined: Tile's index into a symbolic dimension
+/// (lower_shape.cpp), which the sums of terms below would take apart.
+Expr asRemainder(const Expr &e) {
+  const Binary *b = e.as<Binary>();
+  const Binary *q = b && b->op == BinOp::Sub ? b->b.as<Binary>() : nullptr;
+  if (!q || q->op != BinOp::Mul)
+    return Expr();
+  for (int k = 0; k < 2; ++k) {
+    const Binary *fd = (k == 0 ? q->a : q->b).as<Binary>();
+    const Expr &d = k == 0 ? q->b : q->a;
+    if (fd && fd->op == BinOp::FloorDiv && structurallyEqual(fd->a, b->a) &&
+        structurallyEqual(fd->b, d))
+      return Binary::make(BinOp::Mod, b->a, d);
+  }
+  return Expr();
+}
+
+/// \p e with every a - (a floordiv d) * d in it written a mod d.
+Expr foldRemainders(const Expr &e) {
+  struct Fold : IRMutator {
+    Expr mutateBinary(const Binary *op, const Expr &self) override {
+      Expr m = IRMutator::mutateBinary(op, self);
+      Expr r = asRemainder(m);
+      return r.defined() ? r : m;
+    }
+  };
+  return Fold().mutate(e);
+}
+
 /// True if \p e has a min, a max or a floor division (what the rules after
 /// the facts in proveNonNegative take apart).
 bool hasMinMaxOrFloorDiv(const Expr &e) {
@@ -382,6 +412,35 @@ void BoundsProver::addLoop(const Expr &var, const Expr &min,
     else if (m->a.isConst(c) && c <= 0)
       boundBy(m->b);
   }
+  // An extent that is a product of non-negative factors (2 * d: Tile's
+  // repeats of a symbolic dimension) runs only where each factor is >= 1:
+  // one fact per factor that is not a constant, for the divisions and
+  // remainders by it (i - (i floordiv d) * d over [0, 2 d)).
+  std::vector<Expr> factors;
+  Expr product = simplify(extent, env_);
+  std::vector<const Expr *> todo = {&product};
+  while (!todo.empty()) {
+    const Expr *x = todo.back();
+    todo.pop_back();
+    const Binary *mul = x->as<Binary>();
+    if (mul && mul->op == BinOp::Mul) {
+      todo.push_back(&mul->a);
+      todo.push_back(&mul->b);
+    } else {
+      factors.push_back(*x);
+    }
+  }
+  bool allNonNegative = factors.size() > 1;
+  for (const Expr &x : factors)
+    allNonNegative = allNonNegative && constNonNegative(x);
+  if (allNonNegative)
+    for (const Expr &x : factors)
+      if (!x.isConst(c)) {
+        Entry g;
+        g.kind = Entry::Fact;
+        g.fact = simplify(x - Expr(1), env_);
+        scope_.push_back(g);
+      }
 }
 
 void BoundsProver::addLet(const Expr &var, const Expr &value) {
@@ -564,6 +623,8 @@ std::optional<std::pair<Expr, Expr>> BoundsProver::intervalOf(const Expr &e) {
   const Binary *b = e.as<Binary>();
   if (isComparison(b->op) || b->op == BinOp::And || b->op == BinOp::Or)
     return std::nullopt;
+  if (Expr r = asRemainder(e); r.defined())
+    return intervalOf(r);
   auto x = interval(b->a);
   auto y = interval(b->b);
   if (!x || !y)
@@ -785,7 +846,7 @@ bool expandProducts(const Expr &e, Monomials &out,
 } // namespace
 
 bool BoundsProver::proveNonNegative(const Expr &e) {
-  Expr s = simplify(e, env_);
+  Expr s = simplify(foldRemainders(e), env_);
   if (lowerEndNonNegative(s))
     return true;
   // From a fact f >= 0: e = f + (e - f) >= 0 when e - f >= 0. (The facts

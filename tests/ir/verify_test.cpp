@@ -655,6 +655,35 @@ TEST(BoundsProver, QuotientBelowFromFact) {
   EXPECT_FALSE(p.proveInRange(floorDiv(pos, Expr(81)), n));
 }
 
+// Tile over a symbolic dimension d (lower_shape.cpp): out[i] = in[i - (i
+// floordiv d) * d] for i over [0, 2 d). The loop runs only where 2 d >= 1,
+// so where d >= 1, and then the index is i mod d (fuzz seed 60549: Tile of
+// a [d0, 5] input was a compile error on every profile).
+TEST(BoundsProver, RemainderByAFactorOfTheLoopsExtent) {
+  Expr d = Var::make("d"), e = Var::make("e"), i = Var::make("i");
+  RangeEnv env;
+  env.set(d, Range{0, 65536});
+  env.set(e, Range{0, 100});
+  BoundsProver p(env);
+  size_t mark = p.mark();
+  p.addLoop(i, 0, d * Expr(2));
+  Expr rem = i - floorDiv(i, d) * d;
+  EXPECT_TRUE(p.proveInRange(rem, d));
+  EXPECT_TRUE(p.proveInRange(i - d * floorDiv(i, d), d));
+  EXPECT_FALSE(p.proveInRange(rem + 1, d));               // off by one
+  EXPECT_FALSE(p.proveInRange(i - floorDiv(i, d) * e, d)); // not the divisor
+  EXPECT_FALSE(p.proveInRange(i - floorDiv(i, e) * e, d)); // another divisor
+  p.release(mark);
+  // d * e >= 1 makes both factors >= 1.
+  p.addLoop(i, 0, d * e * Expr(3));
+  EXPECT_TRUE(p.proveInRange(i - floorDiv(i, e) * e, e));
+  EXPECT_TRUE(p.proveInRange(mod(i, d), d));
+  // Without a loop over a multiple of d, d may be 0.
+  BoundsProver q(env);
+  q.addLoop(i, 0, e);
+  EXPECT_FALSE(q.proveInRange(i - floorDiv(i, d) * d, d));
+}
+
 } // namespace
 
 // Work-groups: local arrays and barriers only in a kernel with a fixed
