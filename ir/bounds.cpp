@@ -417,19 +417,7 @@ void BoundsProver::addLoop(const Expr &var, const Expr &min,
   // one fact per factor that is not a constant, for the divisions and
   // remainders by it (i - (i floordiv d) * d over [0, 2 d)).
   std::vector<Expr> factors;
-  Expr product = simplify(extent, env_);
-  std::vector<const Expr *> todo = {&product};
-  while (!todo.empty()) {
-    const Expr *x = todo.back();
-    todo.pop_back();
-    const Binary *mul = x->as<Binary>();
-    if (mul && mul->op == BinOp::Mul) {
-      todo.push_back(&mul->a);
-      todo.push_back(&mul->b);
-    } else {
-      factors.push_back(*x);
-    }
-  }
+  collectFactors(simplify(extent, env_), factors);
   bool allNonNegative = factors.size() > 1;
   for (const Expr &x : factors)
     allNonNegative = allNonNegative && constNonNegative(x);

@@ -425,10 +425,11 @@ Status KernelVerifier::expr(const Expr &e) {
   }
   case ExprKind::VectorLoad: {
     // Every lane inside the buffer: the first lane's index and the last
-    // one's along the last dimension.
-    // A vector load cannot be guarded: it must be proven. Collected (for
-    // the passes that ask which accesses are unproven) it is marked as a
-    // vector: speculate_loads.cpp must then leave it where it was.
+    // one's along the last dimension. Collected (for the passes that ask
+    // which accesses are unproven) it is marked as a vector:
+    // speculate_loads.cpp must then leave it where it was, and
+    // guard_accesses.cpp checks its first lane against the size less the
+    // lanes after it.
     const VectorLoad *l = e.as<VectorLoad>();
     std::vector<Expr> last = l->indices;
     last.back() = last.back() + Expr(int64_t{l->stride} * (l->lanes - 1));
@@ -455,7 +456,7 @@ Status KernelVerifier::stmt(const Stmt &s) {
     stored_.insert(st->buffer);
     if (st->value.lanes() == 1)
       return access(st->buffer, st->indices, st->value.type(), true, st);
-    // A vector store: every lane proven (never guarded), like VectorLoad.
+    // A vector store: every lane proven (or guarded), like VectorLoad.
     if (!isFloat(st->value.type()) || st->indices.empty())
       return fail("vector store of a non-float into '" + st->buffer + "'");
     std::vector<Expr> last = st->indices;

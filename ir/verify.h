@@ -47,8 +47,8 @@ Status verifyKernelFunctions(const LoopModule &m);
 struct UnprovenAccess {
   const void *node;         ///< the Load (ExprNode) or Store (StmtNode)
   std::vector<size_t> dims; ///< the components not proven
-  /// A vector load or store: it cannot take an index check, so the kernel
-  /// must not keep it unproven (verifyKernel refuses it).
+  /// A vector load or store: its check covers every lane (its first lane's
+  /// index below the size less the lanes after it; guard_accesses.cpp).
   bool vector = false;
 };
 
