@@ -133,6 +133,21 @@ Expr Lane::make(Expr vector, int lane) {
   return Expr(std::make_shared<Lane>(std::move(vector), lane));
 }
 
+Expr FiniteOrSum::make(Expr value, Expr body, std::vector<Expr> vars,
+                       std::vector<Expr> extents, Expr lane) {
+  AOTC_CHECK(value.defined() && body.defined() && isFloat(value.type()) &&
+                 body.type() == value.type() && body.lanes() == 1 &&
+                 vars.size() == extents.size() && !vars.empty() &&
+                 (value.lanes() == 1) == !lane.defined(),
+             "finite-or-sum of a " << value.lanes() << "-lane value");
+  for (const Expr &v : vars)
+    AOTC_CHECK(v.as<Var>(), "finite-or-sum over a non-variable");
+  return Expr(std::make_shared<FiniteOrSum>(std::move(value), std::move(body),
+                                            std::move(vars),
+                                            std::move(extents),
+                                            std::move(lane)));
+}
+
 Expr Binary::make(BinOp op, Expr a, Expr b) {
   AOTC_CHECK(a.defined() && b.defined(), "binary operand undefined");
   AOTC_CHECK(a.type() == b.type(), "binary " << binOpName(op) << " of "
@@ -352,6 +367,20 @@ bool structurallyEqual(const Expr &a, const Expr &b) {
       return false;
     for (size_t i = 0; i < x->args.size(); ++i)
       if (!structurallyEqual(x->args[i], y->args[i]))
+        return false;
+    return true;
+  }
+  case ExprKind::FiniteOrSum: {
+    auto *x = a.as<FiniteOrSum>(), *y = b.as<FiniteOrSum>();
+    if (x->vars.size() != y->vars.size() ||
+        !structurallyEqual(x->value, y->value) ||
+        !structurallyEqual(x->body, y->body) ||
+        x->lane.defined() != y->lane.defined() ||
+        (x->lane.defined() && !structurallyEqual(x->lane, y->lane)))
+      return false;
+    for (size_t i = 0; i < x->vars.size(); ++i)
+      if (!structurallyEqual(x->vars[i], y->vars[i]) ||
+          !structurallyEqual(x->extents[i], y->extents[i]))
         return false;
     return true;
   }
@@ -630,6 +659,18 @@ private:
       AOTC_CHECK(d_ == PrintDialect::OpenCL, "vector printed as C++");
       return "(" + v + ").s" + "0123456789abcdef"[l->lane];
     }
+    case ExprKind::FiniteOrSum: {
+      // Turned into statements before any code is printed.
+      auto *f = e.as<FiniteOrSum>();
+      AOTC_CHECK(d_ == PrintDialect::Text,
+                 "finite-or-sum printed as code (expand_fallbacks.cpp)");
+      std::string s = "finite_or_sum(" + print(f->value) + ", sum";
+      for (size_t i = 0; i < f->vars.size(); ++i)
+        s += " " + print(f->vars[i]) + " < " + print(f->extents[i]);
+      if (f->lane.defined())
+        s += " lane " + print(f->lane);
+      return s + " of " + print(f->body) + ")";
+    }
     }
     return "?";
   }
@@ -773,6 +814,11 @@ bool anySubExpr(const Expr &e, const Pred &pred,
     return any(e.as<VectorLoad>()->indices);
   case ExprKind::Lane:
     return anySubExpr(e.as<Lane>()->vector, pred, seen);
+  case ExprKind::FiniteOrSum: {
+    auto *f = e.as<FiniteOrSum>();
+    return anySubExpr(f->value, pred, seen) || anySubExpr(f->body, pred, seen) ||
+           any(f->extents);
+  }
   }
   return false;
 }

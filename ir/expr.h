@@ -33,7 +33,8 @@ namespace aotc {
   X(IndexCheck)                                                                \
   X(Broadcast)                                                                 \
   X(VectorLoad)                                                                \
-  X(Lane)
+  X(Lane)                                                                      \
+  X(FiniteOrSum)
 
 enum class ExprKind {
 #define AOTC_X(n) n,
@@ -288,6 +289,31 @@ struct Lane : ExprNode {
   Expr vector;
   int lane;
   static Expr make(Expr vector, int lane);
+};
+
+/// \p value where every lane of it is finite; else, in its place, the sum
+/// over \p vars (each over [0, extent), the first outermost) of \p body,
+/// computed only then: a Winograd convolution's output, which an infinity
+/// or a huge input turns into NaN where the direct convolution it replaces
+/// gives an infinity, falls back to that direct sum (compiler/passes/
+/// winograd.h). \p body is a scalar; in a vector value of N lanes, lane k
+/// of the sum is \p body with the Var \p lane = k (\p lane undefined for a
+/// scalar value, vectorize.cpp sets it). \p vars are bound here, fresh for
+/// this node. Exists from lowering to the end of kernel building, where
+/// expand_fallbacks.cpp turns it into a branch and loops; the verifier and
+/// printers refuse it.
+struct FiniteOrSum : ExprNode {
+  static constexpr ExprKind kKind = ExprKind::FiniteOrSum;
+  FiniteOrSum(Expr v, Expr b, std::vector<Expr> vs, std::vector<Expr> es,
+              Expr l)
+      : ExprNode(kKind, v.type(), v.lanes()), value(std::move(v)),
+        body(std::move(b)), vars(std::move(vs)), extents(std::move(es)),
+        lane(std::move(l)) {}
+  Expr value, body;
+  std::vector<Expr> vars, extents;
+  Expr lane;
+  static Expr make(Expr value, Expr body, std::vector<Expr> vars,
+                   std::vector<Expr> extents, Expr lane = Expr());
 };
 
 /// The vector widths OpenCL C has (2, 3, 4, 8, 16); aotc uses 2, 4, 8, 16.

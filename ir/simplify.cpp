@@ -274,6 +274,16 @@ public:
     }
     case ExprKind::Lane:
       return Lane::make(simplify(e.as<Lane>()->vector), e.as<Lane>()->lane);
+    case ExprKind::FiniteOrSum: {
+      // The body with what is known outside it (its own variables have no
+      // range here).
+      auto *f = e.as<FiniteOrSum>();
+      std::vector<Expr> extents;
+      for (const Expr &x : f->extents)
+        extents.push_back(simplify(x));
+      return FiniteOrSum::make(simplify(f->value), simplify(f->body), f->vars,
+                               extents, f->lane);
+    }
     }
     return e;
   }
@@ -812,7 +822,7 @@ protected:
     if (c.sameAs(op->cond) && t.sameAs(op->thenCase) &&
         (!e.defined() || e.sameAs(op->elseCase)))
       return self;
-    return IfThenElse::make(c, t, e);
+    return IfThenElse::make(c, t, e, op->rareElse);
   }
 
 private:

@@ -79,9 +79,10 @@ const KernelBuffer *Kernel::findBuffer(const std::string &n) const {
       return &b;
   return nullptr;
 }
-Stmt IfThenElse::make(Expr cond, Stmt thenCase, Stmt elseCase) {
+Stmt IfThenElse::make(Expr cond, Stmt thenCase, Stmt elseCase,
+                      bool rareElse) {
   return Stmt(std::make_shared<IfThenElse>(std::move(cond), std::move(thenCase),
-                                           std::move(elseCase)));
+                                           std::move(elseCase), rareElse));
 }
 
 std::string printStmt(const Stmt &s, int indent) {
@@ -136,7 +137,8 @@ std::string printStmt(const Stmt &s, int indent) {
     std::string out = pad + "if (" + printExpr(i->cond) + ") {\n" +
                       printStmt(i->thenCase, indent + 1) + pad + "}";
     if (i->elseCase.defined())
-      out += " else {\n" + printStmt(i->elseCase, indent + 1) + pad + "}";
+      out += std::string(i->rareElse ? " else (rare) {\n" : " else {\n") +
+             printStmt(i->elseCase, indent + 1) + pad + "}";
     return out + "\n";
   }
   case StmtKind::Barrier:

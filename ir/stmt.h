@@ -136,12 +136,17 @@ struct LocalAssign : StmtNode {
 
 struct IfThenElse : StmtNode {
   static constexpr StmtKind kKind = StmtKind::IfThenElse;
-  IfThenElse(Expr c, Stmt t, Stmt e)
+  IfThenElse(Expr c, Stmt t, Stmt e, bool r)
       : StmtNode(kKind), cond(std::move(c)), thenCase(std::move(t)),
-        elseCase(std::move(e)) {}
+        elseCase(std::move(e)), rareElse(r) {}
   Expr cond;
   Stmt thenCase, elseCase; // elseCase may be undefined
-  static Stmt make(Expr cond, Stmt thenCase, Stmt elseCase = Stmt());
+  /// The else arm runs only for exceptional values (a finite-or-sum's
+  /// direct sum, expand_fallbacks.cpp): work estimates count the then arm
+  /// (kernel_cost.cpp), as a run over ordinary data executes.
+  bool rareElse = false;
+  static Stmt make(Expr cond, Stmt thenCase, Stmt elseCase = Stmt(),
+                   bool rareElse = false);
 };
 
 /// barrier(CLK_LOCAL_MEM_FENCE): every work-item of the work-group waits

@@ -442,6 +442,9 @@ Status KernelVerifier::expr(const Expr &e) {
                   std::to_string(l->vector.lanes()) + "-lane vector");
     return expr(l->vector);
   }
+  case ExprKind::FiniteOrSum:
+    return fail("a finite-or-sum left in a kernel (expand_fallbacks.cpp "
+                "turns each into statements)");
   }
   return fail("unknown expression");
 }

@@ -62,6 +62,12 @@ void IRVisitor::visitVectorLoad(const VectorLoad *op) {
     visit(i);
 }
 void IRVisitor::visitLane(const Lane *op) { visit(op->vector); }
+void IRVisitor::visitFiniteOrSum(const FiniteOrSum *op) {
+  visit(op->value);
+  for (const Expr &e : op->extents)
+    visit(e);
+  visit(op->body);
+}
 void IRVisitor::visitStore(const Store *op) {
   for (const Expr &i : op->indices)
     visit(i);
@@ -185,6 +191,14 @@ Expr IRMutator::mutateVectorLoad(const VectorLoad *op, const Expr &self) {
                                     op->stride)
                  : self;
 }
+Expr IRMutator::mutateFiniteOrSum(const FiniteOrSum *op, const Expr &self) {
+  Expr v = mutate(op->value), b = mutate(op->body);
+  std::vector<Expr> extents;
+  bool changed = mutateAll(op->extents, extents);
+  if (!changed && v.sameAs(op->value) && b.sameAs(op->body))
+    return self;
+  return FiniteOrSum::make(v, b, op->vars, extents, op->lane);
+}
 Expr IRMutator::mutateLane(const Lane *op, const Expr &self) {
   Expr v = mutate(op->vector);
   return v.sameAs(op->vector) ? self : Lane::make(v, op->lane);
@@ -237,7 +251,7 @@ Stmt IRMutator::mutateIfThenElse(const IfThenElse *op, const Stmt &self) {
   Stmt t = mutate(op->thenCase), e = mutate(op->elseCase);
   if (c.sameAs(op->cond) && t.sameAs(op->thenCase) && e.sameAs(op->elseCase))
     return self;
-  return IfThenElse::make(c, t, e);
+  return IfThenElse::make(c, t, e, op->rareElse);
 }
 Stmt IRMutator::mutateBarrier(const Barrier *, const Stmt &self) {
   return self;

@@ -42,9 +42,10 @@ struct CompileOptions {
   /// `--no-pad-channels` turns it off).
   bool padChannels = true;
   /// With channel blocks: stride-1 3 x 3 convolutions as Winograd F(2x2,
-  /// 3x3) (winograd.h; `--winograd`). Off by default: it rounds
-  /// differently and turns an infinity in a window into NaN.
-  bool winograd = false;
+  /// 3x3) (winograd.h), with the direct sum where a transformed value is
+  /// not finite; `--no-winograd` keeps them direct (rounded as the direct
+  /// form is).
+  bool winograd = true;
   /// Kernels whose OpenCL code is identical share one function of the
   /// program (codegen/opencl/share_kernels.h; `--no-share-kernels` prints
   /// one per kernel).

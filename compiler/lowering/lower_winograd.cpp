@@ -11,6 +11,11 @@
 ///    channels that channel blocking tiles like a 1 x 1 convolution);
 ///  - Y [N, Co, Ho, Wo], the output transform (At M A)[y % 2, x % 2] of
 ///    tile (y / 2, x / 2), plus the bias; pointwise consumers fuse into it.
+///    Where the transform's value is not finite, Y is the direct
+///    convolution's sum over the window instead (a FiniteOrSum reading the
+///    padded input and the weight as ONNX lays it out), computed only then:
+///    an infinity in the window gives the direct form's infinity, not the
+///    transforms' NaN.
 ///
 /// TH x TW = ceil(Ho / 2) x ceil(Wo / 2) tiles; where Ho or Wo is odd, the
 /// last tile's second row or column is computed from zero padding and not
@@ -45,8 +50,8 @@ Expr sign(const Expr &k, int64_t plus, DType t) {
 } // namespace
 
 Status lowerWinogradConv(const Node &n, LowerCtx &ctx) {
-  const Value *x = n.input(0), *u = n.input(1);
-  const Value *bias = n.numInputs() > 2 ? n.input(2) : nullptr;
+  const Value *x = n.input(0), *u = n.input(1), *weight = n.input(2);
+  const Value *bias = n.numInputs() > 3 ? n.input(3) : nullptr;
   const Value *out = n.output(0);
   const TensorType &xt = x->type(), &ut = u->type(), &ot = out->type();
   const std::vector<int64_t> &pads = n.intsAttr("pads");
@@ -121,6 +126,17 @@ Status lowerWinogradConv(const Node &n, LowerCtx &ctx) {
     rowsOut[k] = add(m(as[0], bs[k]),
                      mul(si, add(m(as[1], bs[k]), m(as[2], bs[k]))));
   Expr y = add(rowsOut[0], mul(sj, add(rowsOut[1], rowsOut[2])));
+  // Where that is not finite (an infinity or a huge value in the window,
+  // which the transforms turn into NaN, or a NaN beside it in the tile),
+  // the direct convolution's sum over the window: exact where the
+  // transforms are not.
+  {
+    Expr fc = Var::make("wc"), fkh = Var::make("wkh"), fkw = Var::make("wkw");
+    Expr direct =
+        mul(ctx.read(xdef, {i[0], fc, i[2] + fkh, i[3] + fkw}),
+            ctx.readValue(weight, {i[1], fc, fkh, fkw}));
+    y = FiniteOrSum::make(y, direct, {fc, fkh, fkw}, {c, Expr(3), Expr(3)});
+  }
   if (bias)
     y = add(y, ctx.readValue(bias, {i[1]}));
   ctx.addPointwise(out, y);

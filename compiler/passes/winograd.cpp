@@ -121,7 +121,9 @@ void rewrite(Graph &g, Node *conv, int64_t block) {
                   Attribute{std::vector<int64_t>{3, 0, 2, 1}, std::nullopt});
   // Computed by the folding program in this layout, not read through views.
   packed->output(0)->setFoldTarget(true);
-  std::vector<Value *> in = {x, packed->output(0)};
+  // The weight itself too: where an output of the transforms is not finite,
+  // the kernel computes it directly (lower_winograd.cpp).
+  std::vector<Value *> in = {x, packed->output(0), w};
   if (bias)
     in.push_back(bias);
   // The result keeps the Conv's value name (a graph output is named by it).

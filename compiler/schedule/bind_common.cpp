@@ -112,6 +112,7 @@ public:
         n.hash ^= std::hash<std::string>()(l->buffer);
       break;
     case ExprKind::IndexCheck:
+    case ExprKind::FiniteOrSum: // expanded before this pass
       n.unsafe = true;
       break;
     }

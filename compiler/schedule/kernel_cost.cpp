@@ -7,12 +7,14 @@
 /// assigned or bound value, times the extents of the loops around it (an
 /// `fma` counts 2, a comparison 0). A branch whose condition reads only
 /// enclosing loops of constant range counts each arm for the iterations that
-/// take it (a register tile's full tiles and its partial last one); any
-/// other branch counts its costlier arm, an upper bound. Recomputed inlined
-/// producers are counted each time, since the kernel does the work. Bytes are
-/// the sizes of the buffers the kernel reads and writes, each once: the
-/// compulsory traffic, not cache misses. Both are expressions over the
-/// module's symbols, which the wrapper evaluates per run (in double).
+/// take it (a register tile's full tiles and its partial last one); a
+/// branch whose else arm is for exceptional values only (rareElse) counts
+/// its then arm; any other branch counts its costlier arm, an upper bound.
+/// Recomputed inlined producers are counted each time, since the kernel does
+/// the work. Bytes are the sizes of the buffers the kernel reads and writes,
+/// each once: the compulsory traffic, not cache misses. Both are
+/// expressions over the module's symbols, which the wrapper evaluates per
+/// run (in double).
 #include "compiler/schedule/schedule.h"
 #include "ir/simplify.h"
 #include "ir/visitor.h"
@@ -90,6 +92,8 @@ public:
     case StmtKind::IfThenElse: {
       const IfThenElse *i = s.as<IfThenElse>();
       Expr t = count(i->thenCase, times);
+      if (i->rareElse)
+        return scaled(exprFlops(i->cond), times) + t;
       Expr e = i->elseCase.defined() ? count(i->elseCase, times) : Expr(0);
       Expr cond = scaled(exprFlops(i->cond), times);
       if (std::optional<std::pair<int64_t, int64_t>> f =

@@ -225,10 +225,11 @@ Expected<LoopModule> scheduleGraph(const Graph &g, LoweredGraph lg,
                        "; `aotc compile --emit=kernel-configs` lists them)");
     }
   }
-  // Kernels come out simplified, their select-arm loads read up front where
-  // that is proven safe, each repeated value bound once, and with a run-time
-  // check on every access the
-  // verifier cannot prove (the invariant holds from here on).
+  // Kernels come out with their finite-or-sums as branches, simplified,
+  // their select-arm loads read up front where that is proven safe, each
+  // repeated value bound once, and with a run-time check on every access
+  // the verifier cannot prove (the invariant holds from here on).
+  expandFallbacks(m);
   speculateSelectLoads(m);
   bindCommonSubexpressions(m);
   guardUnprovenAccesses(m);

@@ -482,6 +482,11 @@ int64_t groupRowSize(const RowNest &nest, const DeviceProfile &target);
 /// elements; an error naming what does not fit.
 Expected<GroupTiledKernel> groupRowKernel(const RowNest &nest, int64_t size);
 
+/// Turns every FiniteOrSum of \p m's kernels into a test of its value and,
+/// where a lane is not finite, loops that compute its sum
+/// (expand_fallbacks.cpp); returns how many statements it expanded.
+int expandFallbacks(LoopModule &m);
+
 /// Reads a load that is an arm of a select before its statement where the
 /// verifier proves it in bounds there (speculate_loads.cpp); returns how
 /// many.

@@ -115,6 +115,17 @@ Expr vectorizeLanes(const Expr &e, const Expr &lane, int lanes,
     }
     return Call::make(c->type, c->name, args);
   }
+  case ExprKind::FiniteOrSum: {
+    // The value as a vector; the sum stays scalar, lane k of it its body
+    // at lane = k (expand_fallbacks.cpp computes it lane by lane).
+    const FiniteOrSum *f = e.as<FiniteOrSum>();
+    if (f->lane.defined())
+      return Expr();
+    Expr v = vectorizeLanes(f->value, lane, lanes, ranges, vectors);
+    if (!v.defined())
+      return Expr();
+    return FiniteOrSum::make(widen(v), f->body, f->vars, f->extents, lane);
+  }
   case ExprKind::Select: {
     const Select *sel = e.as<Select>();
     Expr cond = sel->cond;

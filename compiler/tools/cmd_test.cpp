@@ -54,6 +54,7 @@ std::string runCase(const std::string &dir, const TestArgs &args,
     co.fuseAttention = CompileOptions::Fuse::On;
   if (args.narrowIndices)
     co.indexBits = CompileOptions::IndexBits::Narrow;
+  co.winograd = !args.noWinograd;
   auto profile = resolveDeviceProfile(args.deviceProfile);
   if (!profile)
     return "compile: " + profile.status().message();

@@ -122,12 +122,17 @@ int runCli(int argc, char **argv) {
                     "the arena instead of storing it over an input the kernel "
                     "reads for the last time (where each work-item reads an "
                     "element only before it stores it)");
-  bool winograd = false;
+  bool winograd = false, noWinograd = false;
   compile->add_flag("--winograd", winograd,
-                    "CPU profiles: stride-1 3 x 3 convolutions as Winograd "
-                    "F(2x2, 3x3), 16 products per input channel and 2 x 2 "
-                    "outputs instead of 36 (rounding differs; an infinity in "
-                    "a window gives NaN)");
+                    "CPU profiles: stride-1 3 x 3 convolutions of 64 or more "
+                    "channels as Winograd F(2x2, 3x3), 16 products per input "
+                    "channel and 2 x 2 outputs instead of 36; where a value "
+                    "of the transforms is not finite, the direct sum (the "
+                    "default; rounding differs from the direct form's)");
+  compile->add_flag("--no-winograd", noWinograd,
+                    "CPU profiles: keep every convolution direct, rounded as "
+                    "ONNX Runtime's and the naive kernels' are")
+      ->excludes("--winograd");
   compile->add_flag("--no-pad-channels", noPadChannels,
                     "CPU profiles: keep convolution channel counts that the "
                     "channel block does not divide (24, 144) in NCHW instead "
@@ -238,6 +243,8 @@ int runCli(int argc, char **argv) {
                  "compile the cases as aotc compile --narrow-indices (by "
                  "default as aotc compile: 32-bit indices on GPU profiles "
                  "only)");
+  test->add_flag("--no-winograd", targs.noWinograd,
+                 "compile the cases as aotc compile --no-winograd");
   test->add_option("--device-profile", targs.deviceProfile,
                    "compile the cases as aotc compile --device-profile");
   test->add_option("--kernel-configs", targs.kernelConfigs,
@@ -294,7 +301,7 @@ int runCli(int argc, char **argv) {
     copts.splitK = !noSplitK;
     copts.channelBlocks = !noChannelBlocks;
     copts.padChannels = !noPadChannels;
-    copts.winograd = winograd;
+    copts.winograd = !noWinograd;
     copts.indexBits = narrowIndices ? CompileOptions::IndexBits::Narrow
                       : wideIndices ? CompileOptions::IndexBits::Wide
                                     : CompileOptions::IndexBits::Auto;

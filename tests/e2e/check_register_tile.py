@@ -30,6 +30,11 @@ every fourth tiled kernel also unrolled (two reduction steps an iteration),
 or refused with the reason. Under generic-avx512 the UNROLLED cases must be
 unrolled by the heuristic, and no tile beyond its register budget.
 
+The direct convolutions' tiles are what this test checks: every compile and
+`aotc test` here runs with `--no-winograd` (Winograd, the default for
+stride-1 3 x 3 convolutions of 64 or more channels, has check_winograd.py
+and check_pointwise_tiles.py).
+
 Usage: check_register_tile.py AOTC    (prints "register tile ok")
 """
 import json
@@ -500,6 +505,20 @@ def check_variant(aotc, case, kernel, v, env, tmp, flags=(), refusal=None):
         return f"{name}: {kernel} {v}: {res.stdout.strip()} {res.stderr.strip()}", True
     return None, True
 
+
+
+_run_tool = run_fuzz.run_tool
+
+
+def run_tool_direct(cmd, **kw):
+    """run_fuzz.run_tool with `--no-winograd` after `compile` or `test`
+    (run_fuzz.test_with_profiles calls it too)."""
+    if len(cmd) > 1 and cmd[1] in ("compile", "test"):
+        cmd = list(cmd[:2]) + ["--no-winograd"] + list(cmd[2:])
+    return _run_tool(cmd, **kw)
+
+
+run_fuzz.run_tool = run_tool_direct
 
 GPU = ("--device-profile", "generic-gpu")
 

@@ -1,0 +1,182 @@
+/// \file
+/// The expand-fallbacks step: every FiniteOrSum (ir/expr.h) left in a
+/// kernel by lowering and tiling becomes statements. A store (or local
+/// assignment) whose value holds one binds the fast value once, and
+/// branches on its lanes all being finite:
+///
+///   let v = <value>
+///   if (isfinite(v.s0) && ... ) y[..] = f(v)
+///   else { sum = the body summed over its variables, lane by lane into a
+///          private array for a vector; y[..] = f(sum) }
+///
+/// so the sum (a Winograd convolution's direct form, lower_winograd.cpp)
+/// costs one test per vector where every value is finite and is computed
+/// only where one is not. Each expansion takes fresh variables, and each
+/// vector sum its own private array.
+#include "compiler/schedule/schedule.h"
+
+#include "ir/visitor.h"
+
+#include <functional>
+
+namespace aotc {
+
+namespace {
+
+/// The distinct FiniteOrSum nodes of \p e, outermost first (none nests).
+std::vector<Expr> fallbacksOf(const Expr &e) {
+  // A mutator that changes nothing, for the node's own handle.
+  struct Finder : IRMutator {
+    std::vector<Expr> found;
+    Expr mutateFiniteOrSum(const FiniteOrSum *op, const Expr &self) override {
+      for (const Expr &f : found)
+        if (structurallyEqual(f, self))
+          return self;
+      found.push_back(self);
+      return self;
+    }
+  } finder;
+  finder.mutate(e);
+  return finder.found;
+}
+
+/// \p e with every subexpression structurally equal to \p from replaced by
+/// \p to.
+Expr replaceAll(const Expr &e, const Expr &from, const Expr &to) {
+  struct Replace : IRMutator {
+    Expr from, to;
+    Expr mutateFiniteOrSum(const FiniteOrSum *op, const Expr &self) override {
+      if (structurallyEqual(self, from))
+        return to;
+      return IRMutator::mutateFiniteOrSum(op, self);
+    }
+  } r;
+  r.from = from;
+  r.to = to;
+  return r.mutate(e);
+}
+
+/// True where every lane of \p v is finite.
+Expr allFinite(const Expr &v) {
+  if (v.lanes() == 1)
+    return Call::make(DType::Bool, "isfinite", {v});
+  Expr all;
+  for (int k = 0; k < v.lanes(); ++k)
+    all = logicalAnd(all, Call::make(DType::Bool, "isfinite",
+                                     {Lane::make(v, k)}));
+  return all;
+}
+
+class Expander : public IRMutator {
+public:
+  explicit Expander(Kernel &k) : k_(k) {}
+  int expanded = 0;
+
+protected:
+  Stmt mutateStore(const Store *op, const Stmt &self) override {
+    for (const Expr &i : op->indices)
+      AOTC_CHECK(fallbacksOf(i).empty(),
+                 "kernel '" << k_.name << "': a finite-or-sum in an index");
+    const std::string buffer = op->buffer;
+    const std::vector<Expr> indices = op->indices;
+    return expand(op->value, [&](const Expr &v) {
+      return Store::make(buffer, indices, v);
+    }, self);
+  }
+  Stmt mutateLocalAssign(const LocalAssign *op, const Stmt &self) override {
+    const Expr var = op->var;
+    return expand(op->value,
+                  [&](const Expr &v) { return LocalAssign::make(var, v); },
+                  self);
+  }
+  Stmt mutateLetStmt(const LetStmt *op, const Stmt &self) override {
+    AOTC_CHECK(fallbacksOf(op->value).empty(),
+               "kernel '" << k_.name << "': a finite-or-sum bound by a let");
+    return IRMutator::mutateLetStmt(op, self);
+  }
+
+private:
+  template <typename Make>
+  Stmt expand(const Expr &value, Make make, const Stmt &self) {
+    std::vector<Expr> fs = fallbacksOf(value);
+    if (fs.empty())
+      return self;
+    ++expanded;
+    Expr fast = value, slow = value, cond;
+    std::vector<std::pair<Expr, Expr>> lets; // (var, value)
+    std::vector<std::function<Stmt(Stmt)>> sums; // wrap the slow store
+    for (const Expr &e : fs) {
+      const FiniteOrSum *f = e.as<FiniteOrSum>();
+      Expr v = Var::make("wv", f->type, e.lanes());
+      lets.emplace_back(v, f->value);
+      cond = logicalAnd(cond, allFinite(v));
+      fast = replaceAll(fast, e, v);
+      // The sum: fresh variables for the body's, nested loops, the first
+      // outermost, an accumulator per lane.
+      Expr acc = Var::make("wsum", f->type);
+      auto loops = [f, acc](const Expr &laneValue) {
+        VarBindings fresh;
+        std::vector<Expr> vars;
+        for (const Expr &x : f->vars) {
+          vars.push_back(Var::make(x.as<Var>()->name));
+          fresh.emplace_back(x, vars.back());
+        }
+        if (f->lane.defined())
+          fresh.emplace_back(f->lane, laneValue);
+        Stmt s = LocalAssign::make(
+            acc, Binary::make(BinOp::Add, acc, substitute(f->body, fresh)));
+        for (size_t i = vars.size(); i-- > 0;)
+          s = For::make(vars[i], Expr(0), f->extents[i], ForKind::Serial, 0,
+                        s);
+        return s;
+      };
+      Expr zero = FloatImm::make(0.0, f->type);
+      if (e.lanes() == 1) {
+        slow = replaceAll(slow, e, acc);
+        sums.push_back([acc, zero, loops](Stmt rest) {
+          return LocalDecl::make(acc, zero,
+                                 Block::make({loops(Expr()), rest}));
+        });
+      } else {
+        const std::string name =
+            "wsum" + std::to_string(k_.privates.size());
+        k_.privates.push_back(
+            KernelBuffer{name, f->type, true, {Expr(int64_t{e.lanes()})}});
+        Expr lane = Var::make("wlane");
+        slow = replaceAll(
+            slow, e, VectorLoad::make(f->type, name, {Expr(0)}, e.lanes()));
+        Stmt perLane = For::make(
+            lane, Expr(0), Expr(int64_t{e.lanes()}), ForKind::Serial, 0,
+            LocalDecl::make(acc, zero,
+                            Block::make({loops(lane),
+                                         Store::make(name, {lane}, acc)})));
+        sums.push_back([perLane](Stmt rest) {
+          return Block::make({perLane, rest});
+        });
+      }
+    }
+    Stmt slowStmt = make(slow);
+    for (size_t i = sums.size(); i-- > 0;)
+      slowStmt = sums[i](slowStmt);
+    Stmt s = IfThenElse::make(cond, make(fast), slowStmt, /*rareElse=*/true);
+    for (size_t i = lets.size(); i-- > 0;)
+      s = LetStmt::make(lets[i].first, lets[i].second, s);
+    return s;
+  }
+
+  Kernel &k_;
+};
+
+} // namespace
+
+int expandFallbacks(LoopModule &m) {
+  int expanded = 0;
+  for (Kernel &k : m.kernels) {
+    Expander e(k);
+    k.body = e.mutate(k.body);
+    expanded += e.expanded;
+  }
+  return expanded;
+}
+
+} // namespace aotc
