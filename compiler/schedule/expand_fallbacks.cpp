@@ -11,8 +11,9 @@
 ///
 /// so the sum (a Winograd convolution's direct form, lower_winograd.cpp)
 /// costs one test per vector where every value is finite and is computed
-/// only where one is not. Each expansion takes fresh variables, and each
-/// vector sum its own private array.
+/// only where one is not. A let of such a value becomes a local assigned
+/// in either arm. Each expansion takes fresh variables, and each vector sum
+/// its own private array.
 #include "compiler/schedule/schedule.h"
 
 #include "ir/visitor.h"
@@ -89,10 +90,21 @@ protected:
                   [&](const Expr &v) { return LocalAssign::make(var, v); },
                   self);
   }
+  /// A let of a value that holds one: a local assigned in either arm, then
+  /// the body reading it.
   Stmt mutateLetStmt(const LetStmt *op, const Stmt &self) override {
-    AOTC_CHECK(fallbacksOf(op->value).empty(),
-               "kernel '" << k_.name << "': a finite-or-sum bound by a let");
-    return IRMutator::mutateLetStmt(op, self);
+    if (fallbacksOf(op->value).empty())
+      return IRMutator::mutateLetStmt(op, self);
+    const Expr &v = op->value;
+    Expr local = Var::make("wlet", v.type(), v.lanes());
+    Expr zero = isFloat(v.type()) ? FloatImm::make(0.0, v.type())
+                                  : IntImm::make(0, v.type());
+    if (v.lanes() > 1)
+      zero = Broadcast::make(zero, v.lanes());
+    Stmt assign = expand(
+        v, [&](const Expr &x) { return LocalAssign::make(local, x); }, Stmt());
+    Stmt body = mutate(substitute(op->body, {{op->var, local}}));
+    return LocalDecl::make(local, zero, Block::make({assign, body}));
   }
 
 private:
