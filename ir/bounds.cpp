@@ -383,19 +383,20 @@ void BoundsProver::addLoop(const Expr &var, const Expr &min,
   e.hi = simplify(min + extent - Expr(1), env_);
   scope_.push_back(e);
   learnConstRange(scope_.back());
+  // \p x >= 0 as a fact while the loop runs.
+  auto fact = [&](const Expr &x) {
+    Entry f;
+    f.kind = Entry::Fact;
+    f.fact = simplify(x, env_);
+    scope_.push_back(f);
+  };
   // extent >= 1 as a fact, for bounds that divide by it.
-  Entry f;
-  f.kind = Entry::Fact;
-  f.fact = simplify(extent - Expr(1), env_);
-  scope_.push_back(f);
+  fact(extent - Expr(1));
   // An extent min(a, b) (a block of a long sum: min(kSumBlock, n - start))
   // bounds the variable by each: var <= min + a - 1 and var <= min + b - 1,
   // facts that cancel against an index start + var < n.
   auto boundBy = [&](const Expr &bound) {
-    Entry g;
-    g.kind = Entry::Fact;
-    g.fact = simplify(min + bound - Expr(1) - var, env_);
-    scope_.push_back(g);
+    fact(min + bound - Expr(1) - var);
   };
   const Binary *m = extent.as<Binary>();
   if (m && m->op == BinOp::Min) {
@@ -423,12 +424,8 @@ void BoundsProver::addLoop(const Expr &var, const Expr &min,
     allNonNegative = allNonNegative && constNonNegative(x);
   if (allNonNegative)
     for (const Expr &x : factors)
-      if (!x.isConst(c)) {
-        Entry g;
-        g.kind = Entry::Fact;
-        g.fact = simplify(x - Expr(1), env_);
-        scope_.push_back(g);
-      }
+      if (!x.isConst(c))
+        fact(x - Expr(1));
 }
 
 void BoundsProver::addLet(const Expr &var, const Expr &value) {

@@ -18,8 +18,6 @@
 
 #include "ir/visitor.h"
 
-#include <functional>
-
 namespace aotc {
 
 namespace {
@@ -116,7 +114,10 @@ private:
     ++expanded;
     Expr fast = value, slow = value, cond;
     std::vector<std::pair<Expr, Expr>> lets; // (var, value)
-    std::vector<std::function<Stmt(Stmt)>> sums; // wrap the slow store
+    // The else arm: each sum, then the store; the scalar sums' accumulators
+    // declared around it.
+    std::vector<Stmt> slowStmts;
+    std::vector<Expr> scalarAccs;
     for (const Expr &e : fs) {
       const FiniteOrSum *f = e.as<FiniteOrSum>();
       Expr v = Var::make("wv", f->type, e.lanes());
@@ -142,13 +143,10 @@ private:
                         s);
         return s;
       };
-      Expr zero = FloatImm::make(0.0, f->type);
       if (e.lanes() == 1) {
         slow = replaceAll(slow, e, acc);
-        sums.push_back([acc, zero, loops](Stmt rest) {
-          return LocalDecl::make(acc, zero,
-                                 Block::make({loops(Expr()), rest}));
-        });
+        scalarAccs.push_back(acc);
+        slowStmts.push_back(loops(Expr()));
       } else {
         const std::string name =
             "wsum" + std::to_string(k_.privates.size());
@@ -157,19 +155,18 @@ private:
         Expr lane = Var::make("wlane");
         slow = replaceAll(
             slow, e, VectorLoad::make(f->type, name, {Expr(0)}, e.lanes()));
-        Stmt perLane = For::make(
+        slowStmts.push_back(For::make(
             lane, Expr(0), Expr(int64_t{e.lanes()}), ForKind::Serial, 0,
-            LocalDecl::make(acc, zero,
+            LocalDecl::make(acc, FloatImm::make(0.0, f->type),
                             Block::make({loops(lane),
-                                         Store::make(name, {lane}, acc)})));
-        sums.push_back([perLane](Stmt rest) {
-          return Block::make({perLane, rest});
-        });
+                                         Store::make(name, {lane}, acc)}))));
       }
     }
-    Stmt slowStmt = make(slow);
-    for (size_t i = sums.size(); i-- > 0;)
-      slowStmt = sums[i](slowStmt);
+    slowStmts.push_back(make(slow));
+    Stmt slowStmt = Block::make(std::move(slowStmts));
+    for (size_t i = scalarAccs.size(); i-- > 0;)
+      slowStmt = LocalDecl::make(
+          scalarAccs[i], FloatImm::make(0.0, scalarAccs[i].type()), slowStmt);
     Stmt s = IfThenElse::make(cond, make(fast), slowStmt, /*rareElse=*/true);
     for (size_t i = lets.size(); i-- > 0;)
       s = LetStmt::make(lets[i].first, lets[i].second, s);

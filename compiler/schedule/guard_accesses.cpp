@@ -51,8 +51,7 @@ protected:
       return e;
     const VectorLoad *l = e.as<VectorLoad>();
     std::vector<Expr> idx = l->indices;
-    Expr cond = guard(l->buffer, idx, it->second,
-                      int64_t{l->stride} * (l->lanes - 1), l->lanes);
+    Expr cond = guard(l->buffer, idx, it->second, l->lanes, l->stride);
     Expr zero = Broadcast::make(FloatImm::make(0.0, l->type), l->lanes);
     return Select::make(
         cond, VectorLoad::make(l->type, l->buffer, idx, l->lanes, l->stride),
@@ -66,8 +65,7 @@ protected:
       return s;
     const Store *st = s.as<Store>();
     std::vector<Expr> idx = st->indices;
-    const int lanes = st->value.lanes();
-    Expr cond = guard(st->buffer, idx, it->second, lanes - 1, lanes);
+    Expr cond = guard(st->buffer, idx, it->second, st->value.lanes());
     return IfThenElse::make(cond, Store::make(st->buffer, idx, st->value));
   }
 
@@ -75,12 +73,12 @@ private:
   /// Replaces the unproven components of \p idx by checked ones and returns
   /// the condition under which the access may happen: each check evaluated
   /// (so a bad index is recorded even when the buffer is empty) and each
-  /// guarded dimension non-empty. A vector access of \p lanes reaches
-  /// \p span elements past its index along the last dimension, which is
-  /// then checked against the size less the span.
+  /// guarded dimension non-empty. A vector access of \p lanes at
+  /// \p stride reaches (lanes - 1) stride elements past its index along
+  /// the last dimension, which is then checked against the size less that.
   Expr guard(const std::string &buffer, std::vector<Expr> &idx,
-             const std::vector<size_t> &dims, int64_t span = 0,
-             int lanes = 1) {
+             const std::vector<size_t> &dims, int lanes = 1, int stride = 1) {
+    const int64_t span = int64_t{stride} * (lanes - 1);
     const KernelBuffer *b = k_.findBuffer(buffer);
     if (!b)
       b = k_.findLocal(buffer);

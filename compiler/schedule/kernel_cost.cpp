@@ -91,11 +91,11 @@ public:
       return scaled(exprFlops(s.as<LocalAssign>()->value), times);
     case StmtKind::IfThenElse: {
       const IfThenElse *i = s.as<IfThenElse>();
+      Expr cond = scaled(exprFlops(i->cond), times);
       Expr t = count(i->thenCase, times);
       if (i->rareElse)
-        return scaled(exprFlops(i->cond), times) + t;
+        return cond + t;
       Expr e = i->elseCase.defined() ? count(i->elseCase, times) : Expr(0);
-      Expr cond = scaled(exprFlops(i->cond), times);
       if (std::optional<std::pair<int64_t, int64_t>> f =
               takenFraction(i->cond)) {
         // t and e count every iteration; `total` of the loops' iterations
