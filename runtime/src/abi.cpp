@@ -46,6 +46,7 @@ AOTC_CHECK_FN(aotc_dtype_name)
 AOTC_CHECK_FN(aotc_dtype_size)
 AOTC_CHECK_FN(aotc_container_options_init)
 AOTC_CHECK_FN(aotc_container_create)
+AOTC_CHECK_FN(aotc_container_create_in_context)
 AOTC_CHECK_FN(aotc_container_delete)
 AOTC_CHECK_FN(aotc_container_program_source)
 AOTC_CHECK_FN(aotc_container_run)
@@ -182,7 +183,8 @@ namespace {
 aotc_status_t createContainer(const char *fn,
                               const aotc_container_options_t *options,
                               const aotc::rt::WeightsSource &weights,
-                              aotc_container_t **out_container) {
+                              aotc_container_t **out_container,
+                              void *sharedContext = nullptr) {
   return guarded(fn, [&](const char *fn) -> aotc_status_t {
     AOTC_REQUIRE(out_container);
     *out_container = nullptr;
@@ -204,7 +206,8 @@ aotc_status_t createContainer(const char *fn,
     }
     auto container = std::make_unique<aotc_container_t>();
     aotc_status_t status =
-        container->init(aotc_model_desc(), effective, weights);
+        container->init(aotc_model_desc(), effective, weights,
+                        static_cast<cl_context>(sharedContext));
     if (status != AOTC_OK)
       return status;
     *out_container = container.release();
@@ -235,6 +238,25 @@ AOTC_API aotc_status_t aotc_container_create_with_weights(
       __func__, options,
       aotc::rt::WeightsSource{weights_fd, weights_offset, weights_size},
       out_container);
+}
+
+AOTC_API aotc_status_t aotc_container_create_in_context(
+    const aotc_container_options_t *options, void *cl_context,
+    int32_t weights_fd, uint64_t weights_offset, uint64_t weights_size,
+    aotc_container_t **out_container) {
+  if (!cl_context || weights_fd < -1) {
+    if (out_container)
+      *out_container = nullptr;
+    return fail(AOTC_ERROR_INVALID_ARGUMENT,
+                cl_context ? "%s: weights_fd is %d, not a file descriptor or -1"
+                           : "%s: cl_context is null",
+                __func__, weights_fd);
+  }
+  aotc::rt::WeightsSource weights;
+  if (weights_fd >= 0)
+    weights = aotc::rt::WeightsSource{weights_fd, weights_offset, weights_size};
+  return createContainer(__func__, options, weights, out_container,
+                         cl_context);
 }
 
 AOTC_API void aotc_container_delete(aotc_container_t *container) {

@@ -142,9 +142,37 @@ aotc_status_t Container::createInstance(Instance &instance) {
   return AOTC_OK;
 }
 
+aotc_status_t Container::useSharedContext(cl_context shared) {
+  size_t bytes = 0;
+  cl_int err = clGetContextInfo(shared, CL_CONTEXT_DEVICES, 0, nullptr, &bytes);
+  if (err != CL_SUCCESS)
+    return fail(AOTC_ERROR_INVALID_ARGUMENT,
+                "options->cl_context: not an OpenCL context (%s)",
+                clErrorName(err));
+  std::vector<cl_device_id> devices(bytes / sizeof(cl_device_id));
+  err = clGetContextInfo(shared, CL_CONTEXT_DEVICES, bytes, devices.data(),
+                         nullptr);
+  if (err != CL_SUCCESS)
+    return fail(AOTC_ERROR_INVALID_ARGUMENT,
+                "options->cl_context: its devices: %s", clErrorName(err));
+  if (std::find(devices.begin(), devices.end(), device_.device) ==
+      devices.end())
+    return fail(AOTC_ERROR_INVALID_ARGUMENT,
+                "options->cl_context does not hold the selected device '%s' "
+                "(%zu device(s) in it)",
+                device_.fullName.c_str(), devices.size());
+  err = clRetainContext(shared);
+  if (err != CL_SUCCESS)
+    return fail(statusForClError(err), "clRetainContext: %s",
+                clErrorName(err));
+  context_ = shared;
+  return AOTC_OK;
+}
+
 aotc_status_t Container::init(const AotcModelDesc *desc,
                               const aotc_container_options_t &options,
-                              const WeightsSource &weights) {
+                              const WeightsSource &weights,
+                              cl_context sharedContext) {
   if (!desc)
     return fail(AOTC_ERROR_INTERNAL, "the model .so has no model descriptor");
   desc_ = desc;
@@ -158,14 +186,18 @@ aotc_status_t Container::init(const AotcModelDesc *desc,
   preferPrebuiltWorkGroups(device_);
 
   cl_int err = CL_SUCCESS;
-  cl_context_properties properties[] = {
-      CL_CONTEXT_PLATFORM,
-      reinterpret_cast<cl_context_properties>(device_.platform), 0};
-  context_ =
-      clCreateContext(properties, 1, &device_.device, nullptr, nullptr, &err);
-  if (err != CL_SUCCESS || !context_)
-    return fail(statusForClError(err), "clCreateContext on '%s': %s",
-                device_.fullName.c_str(), clErrorName(err));
+  if (sharedContext) {
+    AOTC_RT_RETURN_IF_ERROR(useSharedContext(sharedContext));
+  } else {
+    cl_context_properties properties[] = {
+        CL_CONTEXT_PLATFORM,
+        reinterpret_cast<cl_context_properties>(device_.platform), 0};
+    context_ = clCreateContext(properties, 1, &device_.device, nullptr,
+                               nullptr, &err);
+    if (err != CL_SUCCESS || !context_)
+      return fail(statusForClError(err), "clCreateContext on '%s': %s",
+                  device_.fullName.c_str(), clErrorName(err));
+  }
 
   // The constants: uploaded once, shared by all instances.
   AOTC_RT_RETURN_IF_ERROR(constants.init(context_, device_, *desc_, weights));

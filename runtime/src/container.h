@@ -129,10 +129,12 @@ public:
   ~Container();
 
   /// Loads \p desc onto the device chosen by \p options; a weights side
-  /// file comes from \p weights when its fd is >= 0.
+  /// file comes from \p weights when its fd is >= 0. In \p sharedContext
+  /// (the host's, retained) where it is not null, else in a new context.
   aotc_status_t init(const AotcModelDesc *desc,
                      const aotc_container_options_t &options,
-                     const WeightsSource &weights);
+                     const WeightsSource &weights,
+                     cl_context sharedContext = nullptr);
 
   aotc_status_t run(const aotc_tensor_t *inputs, size_t numInputs,
                     aotc_tensor_t *outputs, size_t numOutputs);
@@ -150,6 +152,9 @@ public:
   /// deletes it.
   aotc_status_t waitRun(aotc_run_t *run);
   cl_context context() const { return context_; }
+  /// Makes \p shared (the options' cl_context) this container's context:
+  /// it must hold the selected device; retained until the container goes.
+  aotc_status_t useSharedContext(cl_context shared);
   aotc_status_t outputShapes(const aotc_tensor_t *inputs, size_t numInputs,
                              aotc_tensor_t *outputs, size_t numOutputs) const;
   aotc_status_t arenaBytes(const int64_t *symbols, size_t numSymbols,

@@ -206,6 +206,56 @@ TEST_F(DeviceIO, BadBuffersAreErrorsNamingTheTensor) {
   EXPECT_EQ(read(out, 0, 10), host[0].toVector<float>());
 }
 
+// A model created in the host's own context (ModelOptions::clContext) runs
+// on the host's buffers of that context, and keeps the context after the
+// host lets go of it; two models of one context share it.
+TEST_F(DeviceIO, ModelsCreatedInTheHostsContext) {
+  cl_int err = CL_SUCCESS;
+  cl_context host = clCreateContext(nullptr, 1, &device_, nullptr, nullptr, &err);
+  ASSERT_EQ(err, CL_SUCCESS);
+  aotc::ModelOptions opts = deviceOptions();
+  opts.clContext = host;
+  Compiled c = compileModel(buildModel());
+  ASSERT_EQ(c.exitCode, 0) << c.output;
+  aotc::Model a = aotc::Model::load(c.soPath, opts);
+  aotc::Model b = aotc::Model::load(c.soPath, opts);
+  EXPECT_EQ(a.openclHandles().first, static_cast<void *>(host));
+  EXPECT_EQ(b.openclHandles().first, static_cast<void *>(host));
+  cl_command_queue q = clCreateCommandQueue(host, device_, 0, &err);
+  ASSERT_EQ(err, CL_SUCCESS);
+  const int64_t n = 3;
+  std::vector<float> x = input(n);
+  cl_mem in = clCreateBuffer(host, CL_MEM_READ_WRITE, x.size() * 4, nullptr, &err);
+  ASSERT_EQ(err, CL_SUCCESS);
+  cl_mem out = clCreateBuffer(host, CL_MEM_READ_WRITE, 512, nullptr, &err);
+  ASSERT_EQ(err, CL_SUCCESS);
+  ASSERT_EQ(clEnqueueWriteBuffer(q, in, CL_TRUE, 0, x.size() * 4, x.data(), 0,
+                                 nullptr, nullptr),
+            CL_SUCCESS);
+  clReleaseCommandQueue(q);
+  // The host's references go; the models hold the context.
+  clReleaseContext(host);
+  auto expected = a.run({aotc::HostTensor::fromVector({n, 6}, x)});
+  std::vector<aotc_device_tensor_t> outs = {tensor(out, 0, n * 5 * 4, {n, 5}),
+                                            tensor(out, 256, n * 4, {n})};
+  b.runDevice({tensor(in, 0, x.size() * 4, {n, 6})}, outs);
+  std::vector<float> y(n * 5), z(n);
+  cl_command_queue q2 = clCreateCommandQueue(
+      static_cast<cl_context>(b.openclHandles().first), device_, 0, &err);
+  ASSERT_EQ(err, CL_SUCCESS);
+  ASSERT_EQ(clEnqueueReadBuffer(q2, out, CL_TRUE, 0, y.size() * 4, y.data(), 0,
+                                nullptr, nullptr),
+            CL_SUCCESS);
+  ASSERT_EQ(clEnqueueReadBuffer(q2, out, CL_TRUE, 256, z.size() * 4, z.data(),
+                                0, nullptr, nullptr),
+            CL_SUCCESS);
+  clReleaseCommandQueue(q2);
+  EXPECT_EQ(y, expected[0].toVector<float>());
+  EXPECT_EQ(z, expected[1].toVector<float>());
+  clReleaseMemObject(in);
+  clReleaseMemObject(out);
+}
+
 // The host writes inputs, runs and reads outputs on its own queue with no
 // blocking call in between: non-blocking writes before the run and reads
 // after it see the run's order (4 runs in flight on 1 and 2 instances, none

@@ -10,6 +10,7 @@
 
 #include <atomic>
 #include <cmath>
+#include <cstddef>
 #include <cstring>
 #include <fstream>
 #include <iterator>
@@ -210,6 +211,53 @@ TEST(Container, DeviceStrings) {
     }
     runAndCheck(c.get(), 2, 5);
   }
+}
+
+// A container created in another's context (aotc_container_create_in_context)
+// uses that context, holds it after the first is deleted, and runs; a null
+// context or a bad descriptor is refused and leaves nothing.
+TEST(Container, CreatedInAGivenContext) {
+  ContainerPtr first = create(testDevice());
+  ASSERT_NE(first, nullptr);
+  void *context = nullptr, *device = nullptr;
+  ASSERT_EQ(aotc_container_opencl_handles(first.get(), &context, &device),
+            AOTC_OK);
+  aotc_container_options_t options;
+  aotc_container_options_init(&options);
+  options.device = testDevice();
+  options.cache_dir = sharedCacheDir();
+  aotc_container_t *raw = nullptr;
+  ASSERT_EQ(aotc_container_create_in_context(&options, context, -1, 0, 0, &raw),
+            AOTC_OK)
+      << aotc_last_error();
+  ContainerPtr second(raw);
+  void *secondContext = nullptr, *secondDevice = nullptr;
+  ASSERT_EQ(aotc_container_opencl_handles(second.get(), &secondContext,
+                                          &secondDevice),
+            AOTC_OK);
+  EXPECT_EQ(secondContext, context);
+  EXPECT_EQ(secondDevice, device);
+  runAndCheck(first.get(), 2, 5);
+  first.reset();
+  runAndCheck(second.get(), 3, 7);
+  runAndCheck(second.get(), 0, 8);
+
+  raw = reinterpret_cast<aotc_container_t *>(0x1);
+  EXPECT_EQ(aotc_container_create_in_context(&options, nullptr, -1, 0, 0, &raw),
+            AOTC_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(raw, nullptr);
+  EXPECT_NE(std::string(aotc_last_error()).find("cl_context is null"),
+            std::string::npos);
+  raw = reinterpret_cast<aotc_container_t *>(0x1);
+  EXPECT_EQ(aotc_container_create_in_context(&options, secondContext, -2, 0, 0,
+                                             &raw),
+            AOTC_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(raw, nullptr);
+  // A descriptor for a model whose weights are inside the .so.
+  EXPECT_EQ(aotc_container_create_in_context(&options, secondContext, 0, 0, 16,
+                                             &raw),
+            AOTC_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(raw, nullptr);
 }
 
 /// Sets an environment variable for one scope, restoring the old value.

@@ -218,6 +218,27 @@ AOTC_API aotc_status_t aotc_container_create_with_weights(
     uint64_t weights_offset, uint64_t weights_size,
     aotc_container_t **out_container);
 
+/* As aotc_container_create_with_weights (weights_fd -1: the weights where
+ * aotc_container_create finds them, and weights_offset and weights_size
+ * unused), in the host's OpenCL context cl_context (a cl_context) instead
+ * of one of its own. Containers of one context share what the OpenCL
+ * implementation keeps per context: PoCL loads its kernel library (10 MB
+ * of LLVM bitcode) into every context it builds a program in, 0.4-0.7 s of
+ * each model's first load on a cold PoCL cache, once a context instead.
+ * The host's buffers of the context can be passed to
+ * aotc_container_run_device. The device is selected as options->device
+ * says and must be one of the context's devices.
+ *
+ * Ownership: the container holds a reference to the context
+ * (clRetainContext) until it is deleted; the host may release its own.
+ * Threads: as aotc_container_create. Errors: as
+ * aotc_container_create_with_weights, and AOTC_ERROR_INVALID_ARGUMENT for a
+ * null cl_context or one without the selected device. */
+AOTC_API aotc_status_t aotc_container_create_in_context(
+    const aotc_container_options_t *options, void *cl_context,
+    int32_t weights_fd, uint64_t weights_offset, uint64_t weights_size,
+    aotc_container_t **out_container);
+
 /* Waits for the container's device work and releases it. Null is ignored.
  * Must not be called while another thread uses the container. */
 AOTC_API void aotc_container_delete(aotc_container_t *container);
@@ -758,6 +779,9 @@ typedef aotc_status_t (*aotc_container_create_fn)(
     const aotc_container_options_t *, aotc_container_t **);
 typedef aotc_status_t (*aotc_container_create_with_weights_fn)(
     const aotc_container_options_t *, int32_t, uint64_t, uint64_t,
+    aotc_container_t **);
+typedef aotc_status_t (*aotc_container_create_in_context_fn)(
+    const aotc_container_options_t *, void *, int32_t, uint64_t, uint64_t,
     aotc_container_t **);
 typedef void (*aotc_container_delete_fn)(aotc_container_t *);
 typedef aotc_status_t (*aotc_container_program_source_fn)(

@@ -296,6 +296,10 @@ struct ModelOptions {
   /// the .so: the weightsSize bytes at weightsOffset (see
   /// aotc_container_create_with_weights). -1: beside the .so.
   /// Model::loadPackage sets these itself.
+  /// An OpenCL context (cl_context) to create the model in, shared with the
+  /// host and other models (aotc_container_create_in_context); nullptr: one
+  /// of its own. A .so built before that function is refused.
+  void *clContext = nullptr;
   int weightsFd = -1;
   uint64_t weightsOffset = 0;
   uint64_t weightsSize = 0;
@@ -351,6 +355,7 @@ namespace detail {
   X(aotc_container_extract_constants)                                          \
   X(aotc_container_constant_updatable)                                         \
   X(aotc_container_create_with_weights)                                         \
+  X(aotc_container_create_in_context)                                          \
   X(aotc_container_run_device_async)                                           \
   X(aotc_run_wait)                                                             \
   X(aotc_container_reserve)
@@ -497,7 +502,18 @@ private:
     opts.cache_dir =
         options.cacheDir.empty() ? nullptr : options.cacheDir.c_str();
     aotc_container_t *container = nullptr;
-    if (options.weightsFd >= 0) {
+    if (options.clContext) {
+      if (!model.lib_->aotc_container_create_in_context)
+        throw Error(AOTC_ERROR_UNSUPPORTED,
+                    model.lib_->path +
+                        ": this model .so cannot be created in a given "
+                        "OpenCL context (built by an older aotc)");
+      model.lib_->check(model.lib_->aotc_container_create_in_context(
+                            &opts, options.clContext, options.weightsFd,
+                            options.weightsOffset, options.weightsSize,
+                            &container),
+                        "aotc_container_create_in_context");
+    } else if (options.weightsFd >= 0) {
       if (!model.lib_->aotc_container_create_with_weights)
         throw Error(AOTC_ERROR_UNSUPPORTED,
                     model.lib_->path +
