@@ -298,7 +298,11 @@ struct ModelOptions {
   /// Model::loadPackage sets these itself.
   /// An OpenCL context (cl_context) to create the model in, shared with the
   /// host and other models (aotc_container_create_in_context); nullptr: one
-  /// of its own. A .so built before that function is refused.
+  /// of its own. The Model holds a reference to it until it is destroyed
+  /// (the host may release its own); threads as Model::load. Model::load
+  /// throws aotc::Error: AOTC_ERROR_UNSUPPORTED for a .so built before that
+  /// function, AOTC_ERROR_INVALID_ARGUMENT for a context without the
+  /// selected device.
   void *clContext = nullptr;
   int weightsFd = -1;
   uint64_t weightsOffset = 0;
