@@ -387,6 +387,16 @@ struct Library {
       ::close(fd);
   }
 
+  /// \p fn, a function a .so built by an older aotc may lack; where it is
+  /// null, throws AOTC_ERROR_UNSUPPORTED saying that this model .so
+  /// \p cannot.
+  template <typename Fn> Fn need(Fn fn, const char *cannot) const {
+    if (!fn)
+      throw Error(AOTC_ERROR_UNSUPPORTED, path + ": this model .so " + cannot +
+                                              " (built by an older aotc)");
+    return fn;
+  }
+
   /// Throws aotc::Error with the model's last error if \p status failed.
   void check(aotc_status_t status, const char *what) const {
     if (status == AOTC_OK)
@@ -507,25 +517,19 @@ private:
         options.cacheDir.empty() ? nullptr : options.cacheDir.c_str();
     aotc_container_t *container = nullptr;
     if (options.clContext) {
-      if (!model.lib_->aotc_container_create_in_context)
-        throw Error(AOTC_ERROR_UNSUPPORTED,
-                    model.lib_->path +
-                        ": this model .so cannot be created in a given "
-                        "OpenCL context (built by an older aotc)");
-      model.lib_->check(model.lib_->aotc_container_create_in_context(
-                            &opts, options.clContext, options.weightsFd,
-                            options.weightsOffset, options.weightsSize,
-                            &container),
+      auto create = model.lib_->need(
+          model.lib_->aotc_container_create_in_context,
+          "cannot be created in a given OpenCL context");
+      model.lib_->check(create(&opts, options.clContext, options.weightsFd,
+                               options.weightsOffset, options.weightsSize,
+                               &container),
                         "aotc_container_create_in_context");
     } else if (options.weightsFd >= 0) {
-      if (!model.lib_->aotc_container_create_with_weights)
-        throw Error(AOTC_ERROR_UNSUPPORTED,
-                    model.lib_->path +
-                        ": this model .so cannot read its weights from a "
-                        "descriptor (built by an older aotc)");
-      model.lib_->check(model.lib_->aotc_container_create_with_weights(
-                            &opts, options.weightsFd, options.weightsOffset,
-                            options.weightsSize, &container),
+      auto create = model.lib_->need(
+          model.lib_->aotc_container_create_with_weights,
+          "cannot read its weights from a descriptor");
+      model.lib_->check(create(&opts, options.weightsFd, options.weightsOffset,
+                               options.weightsSize, &container),
                         "aotc_container_create_with_weights");
     } else {
       model.lib_->check(model.lib_->aotc_container_create(&opts, &container),
@@ -763,20 +767,14 @@ public:
   }
   /// Turns per-run profiling on or off (aotc_container_set_profiling).
   void setProfiling(bool on) {
-    if (!lib().aotc_container_set_profiling)
-      throw Error(AOTC_ERROR_UNSUPPORTED,
-                  lib().path + ": this model .so cannot profile (built by an "
-                               "older aotc)");
-    lib().check(lib().aotc_container_set_profiling(container_, on ? 1 : 0),
+    lib().check(lib().need(lib().aotc_container_set_profiling,
+                           "cannot profile")(container_, on ? 1 : 0),
                 "aotc_container_set_profiling");
   }
   /// The timings of the most recent profiled run
   /// (aotc_container_last_profile); profiling must be on.
   std::vector<aotc_profile_record_t> lastProfile() const {
-    if (!lib().aotc_container_last_profile)
-      throw Error(AOTC_ERROR_UNSUPPORTED,
-                  lib().path + ": this model .so cannot profile (built by an "
-                               "older aotc)");
+    lib().need(lib().aotc_container_last_profile, "cannot profile");
     size_t n = 0;
     lib().check(lib().aotc_container_last_profile(container_, nullptr, 0, &n),
                 "aotc_container_last_profile");
@@ -826,10 +824,7 @@ public:
   /// its symbol's range, a wrong count, or a device that cannot allocate;
   /// UNSUPPORTED for a .so built before the call existed.
   void reserve(const std::vector<int64_t> &symbolValues) {
-    if (!lib().aotc_container_reserve)
-      throw Error(AOTC_ERROR_UNSUPPORTED,
-                  lib().path + ": this model .so cannot reserve (built by an "
-                               "older aotc)");
+    lib().need(lib().aotc_container_reserve, "cannot reserve");
     lib().check(lib().aotc_container_reserve(container_, symbolValues.data(),
                                              symbolValues.size()),
                 "aotc_container_reserve");
