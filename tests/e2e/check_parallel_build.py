@@ -7,8 +7,9 @@ fresh caches for every load (and a fresh PoCL kernel cache for the process):
     entries), AOTC_BUILD_JOBS=3 three; the outputs match ONNX Runtime at
     batch 1, 3 and 0 and are bit-identical to those of the program built
     whole (AOTC_BUILD_JOBS=1, one cache entry);
-  - a second load takes every part from the cache (source 1); one part's
-    entry corrupted is rebuilt alone (source 0, the entry valid again);
+  - a second load takes every part from the cache (source 1), also where
+    the builder is then missing; one part's entry corrupted is rebuilt
+    alone (source 0, the entry valid again);
   - a builder that cannot run (a path that does not exist) or that fails
     (/bin/false) falls back to the whole build: right outputs, one entry.
 Usage: check_parallel_build.py AOTC    (prints "parallel build ok")
@@ -107,6 +108,14 @@ if open(os.path.join(cache, entries[1]), "rb").read() != kept:
     fail("the part whose entry was valid was written again")
 healed, _ = load("after the rebuild", 2, tool, 1, 2, cache)
 same("after the rebuild", healed, whole)
+# Every part cached: a load without the tool takes them from the cache
+# (the whole program's entry was never written; it used to be built again
+# from source in this process).
+# AOTC_PROGRAM_BUILDER empty counts as unset; PATH without the tool.
+os.environ["PATH"] = os.pathsep.join(d for d in os.environ.get("PATH", "").split(os.pathsep)
+                                     if not os.access(os.path.join(d, "aotc-build-program"), os.X_OK))
+no_tool, _ = load("parts cached, no builder", 2, "", 1, 2, cache)
+same("parts cached, no builder", no_tool, whole)
 
 # Builders that cannot help: the program is built whole, as before.
 missing, _ = load("builder missing", 2, os.path.join(tmp, "no-such-builder"), 0, 1)
