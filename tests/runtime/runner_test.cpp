@@ -132,6 +132,27 @@ TEST(Runner, ErrorsAreExceptionsWithStatus) {
   }
 }
 
+TEST(Runner, FunctionsAnOlderSoLacksAreNamedErrors) {
+  // Model's optional functions go through Library::need: a null one (a .so
+  // built before it) is AOTC_ERROR_UNSUPPORTED naming the model and what
+  // it cannot do; a present one is returned as it is.
+  detail::Library lib;
+  lib.path = "old_model.so";
+  try {
+    lib.need(lib.aotc_container_run_device, "cannot run on OpenCL buffers");
+    FAIL() << "a null function accepted";
+  } catch (const Error &e) {
+    EXPECT_EQ(e.status(), AOTC_ERROR_UNSUPPORTED);
+    EXPECT_EQ(std::string(e.what()),
+              "old_model.so: this model .so cannot run on OpenCL buffers "
+              "(built by an older aotc)");
+  }
+  std::shared_ptr<detail::Library> real =
+      detail::openLibrary(AOTC_TEST_MODEL_B);
+  EXPECT_EQ(real->need(real->aotc_container_run_device, "cannot"),
+            real->aotc_container_run_device);
+}
+
 TEST(Runner, Introspection) {
   Model b = Model::load(AOTC_TEST_MODEL_B, cpuOptions());
   EXPECT_FALSE(b.deviceName().empty());

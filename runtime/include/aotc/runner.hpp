@@ -839,8 +839,9 @@ public:
   /// that runDevice reads and writes.
   std::pair<void *, void *> openclHandles() const {
     void *context = nullptr, *device = nullptr;
-    lib().check(require(lib().aotc_container_opencl_handles)(
-                    container_, &context, &device),
+    lib().check(lib().need(lib().aotc_container_opencl_handles,
+                           "cannot give its OpenCL handles")(container_,
+                                                             &context, &device),
                 "aotc_container_opencl_handles");
     return {context, device};
   }
@@ -848,7 +849,8 @@ public:
   /// aotc_container_run_device); fills each output's dtype and shape.
   void runDevice(const std::vector<aotc_device_tensor_t> &inputs,
                  std::vector<aotc_device_tensor_t> &outputs) const {
-    lib().check(require(lib().aotc_container_run_device)(
+    lib().check(lib().need(lib().aotc_container_run_device,
+                           "cannot run on OpenCL buffers")(
                     container_, inputs.data(), inputs.size(), outputs.data(),
                     outputs.size()),
                 "aotc_container_run_device");
@@ -926,9 +928,10 @@ public:
   void updateConstants(const ConstantMap &constants, bool useInactive = false,
                        bool validateFull = false) {
     std::vector<aotc_constant_entry_t> entries = toEntries(constants);
-    lib().check(require(lib().aotc_container_update_constants)(
-                    container_, entries.data(), entries.size(), useInactive,
-                    validateFull),
+    lib().check(lib().need(lib().aotc_container_update_constants,
+                           kCannotUpdate)(container_, entries.data(),
+                                          entries.size(), useInactive,
+                                          validateFull),
                 "aotc_container_update_constants");
   }
   /// As updateConstants without a copy: \p constants must stay alive and
@@ -938,24 +941,26 @@ public:
                                   bool useInactive = false,
                                   bool validateFull = false) {
     std::vector<aotc_constant_entry_t> entries = toEntries(constants);
-    lib().check(require(lib().aotc_container_update_user_managed_constants)(
-                    container_, entries.data(), entries.size(), useInactive,
-                    validateFull),
+    lib().check(lib().need(lib().aotc_container_update_user_managed_constants,
+                           kCannotUpdate)(container_, entries.data(),
+                                          entries.size(), useInactive,
+                                          validateFull),
                 "aotc_container_update_user_managed_constants");
   }
   void runConstFold(bool useInactive = false) {
-    lib().check(
-        require(lib().aotc_container_run_const_fold)(container_, useInactive),
-        "aotc_container_run_const_fold");
+    lib().check(lib().need(lib().aotc_container_run_const_fold,
+                           kCannotUpdate)(container_, useInactive),
+                "aotc_container_run_const_fold");
   }
   void swapConstantBuffer() {
-    lib().check(require(lib().aotc_container_swap_constant_buffer)(container_),
+    lib().check(lib().need(lib().aotc_container_swap_constant_buffer,
+                           kCannotUpdate)(container_),
                 "aotc_container_swap_constant_buffer");
   }
   void freeInactiveConstantBuffer() {
-    lib().check(
-        require(lib().aotc_container_free_inactive_constant_buffer)(container_),
-        "aotc_container_free_inactive_constant_buffer");
+    lib().check(lib().need(lib().aotc_container_free_inactive_constant_buffer,
+                           kCannotUpdate)(container_),
+                "aotc_container_free_inactive_constant_buffer");
   }
   /// The names updateConstants takes (the updatable initializers), in the
   /// model's order; reads no data.
@@ -973,9 +978,9 @@ public:
     ConstantMap result;
     for (aotc_constant_entry_t &e : entries) {
       HostTensor &t = result[e.name]; // map nodes do not move
-      t.reset(static_cast<aotc_dtype_t>(e.tensor.dtype),
-              std::vector<int64_t>(e.tensor.shape,
-                                   e.tensor.shape + e.tensor.rank));
+      t.reset(
+          static_cast<aotc_dtype_t>(e.tensor.dtype),
+          std::vector<int64_t>(e.tensor.shape, e.tensor.shape + e.tensor.rank));
       e.tensor.data = t.raw();
       e.tensor.nbytes = t.nbytes();
     }
@@ -987,7 +992,7 @@ public:
 private:
   /// The updatable constants' names, dtypes and shapes (no data read).
   std::vector<aotc_constant_entry_t> describeConstants(bool useInactive) const {
-    auto fn = require(lib().aotc_container_extract_constants);
+    auto fn = lib().need(lib().aotc_container_extract_constants, kCannotUpdate);
     size_t n = 0;
     lib().check(fn(container_, useInactive, nullptr, 0, &n),
                 "aotc_container_extract_constants");
@@ -997,13 +1002,8 @@ private:
                 "aotc_container_extract_constants");
     return entries;
   }
-  template <typename Fn> Fn require(Fn fn) const {
-    if (!fn)
-      throw Error(AOTC_ERROR_UNSUPPORTED,
-                  lib().path + ": the model was built by an aotc without "
-                               "constant updates");
-    return fn;
-  }
+  /// What a .so without constant updates cannot do (Library::need).
+  static constexpr const char *kCannotUpdate = "cannot update its constants";
   static std::vector<aotc_constant_entry_t>
   toEntries(const ConstantMap &constants) {
     std::vector<aotc_constant_entry_t> entries;
