@@ -179,6 +179,32 @@ Expected<std::vector<Expr>> broadcastShapes(const Context &c, const Node &n,
   return out;
 }
 
+/// Where \p a is an input dim's symbol and \p k a constant inside its
+/// range that a node requires it to equal (a Conv's input channels against
+/// its weight's), the symbol's range becomes [k, k]: a run where it is
+/// anything else is refused at its start anyway ("input 'x' dim 1: c = 17
+/// is outside its range [16, 16]"), and every size and index over it is
+/// then simplified to the constant. Left symbolic, a product of four such
+/// dims at the default range (2^16 each) may leave 64 bits, so the
+/// bounds prover could not place the buffers in the arena (fuzz seed
+/// 91130: a model whose every input dim was symbolic was refused).
+namespace {
+
+void narrowToConstant(const Context &c, const Expr &a, const Expr &k) {
+  int64_t value = 0;
+  const Var *v = a.as<Var>();
+  if (!v || !k.isConst(value))
+    return;
+  const Symbol *s = c.graph.findSymbol(v);
+  if (!s || s->isValue() || s->isData() || s->isDerived() ||
+      value < s->range.min || value > s->range.max)
+    return;
+  c.graph.setSymbolRange(s->name, Range{value, value});
+  c.env.set(a, Range{value, value});
+}
+
+} // namespace
+
 Status requireEqual(const Context &c, const Node &n, const Expr &a,
                     const Expr &b, const std::string &what) {
   if (proveEqual(a, b, c.env))
@@ -192,6 +218,8 @@ Status requireEqual(const Context &c, const Node &n, const Expr &a,
   c.graph.addAssumption(cmp(BinOp::EQ, a, b), n.describe() + ": " + what +
                                                   " differ: " + printExpr(a) +
                                                   " vs " + printExpr(b));
+  narrowToConstant(c, a, b);
+  narrowToConstant(c, b, a);
   return Status::ok();
 }
 

@@ -175,6 +175,12 @@ agraph (float[batch, k] x, float[64, 32] w) => (float[batch, 32] y) {
   EXPECT_EQ(h->assumptions()[0].message,
             "node 'y' (MatMul): contracted dims differ: k vs 64");
   EXPECT_EQ(printExpr(h->assumptions()[0].holds), "(k == 64)");
+  // And k can only be 64 in a run: its range says so, for the prover and
+  // the run's check of the input.
+  ASSERT_TRUE(h->findSymbol("k"));
+  EXPECT_EQ(h->findSymbol("k")->range.min, 64);
+  EXPECT_EQ(h->findSymbol("k")->range.max, 64);
+  EXPECT_EQ(h->findSymbol("batch")->range.max, 65536);
   // Provably different: an error at once.
   EXPECT_EQ(importError(model(R"(
 agraph (float[batch, 63] x, float[64, 32] w) => (float[batch, 32] y) {

@@ -362,6 +362,45 @@ TEST(BoundsProver, SymbolicIntervalsAndFacts) {
   EXPECT_TRUE(p.proveNonNegative(floorDiv(n * 4 + 255, 256) * 256 - n * 4));
 }
 
+// Two rounded-up buffers after a third of symbolic channels cover a
+// buffer of the second's size (fuzz seed 91130, --large: an arena of three
+// channel-blocked 3 x 3 convolutions' buffers over [d2, 32, d4, d5]):
+// 256 * ceil(64 (2 d2 d4 + 4 d2)(d5 + 2) / 256) + 768 * ceil(128 d2 d4 d5 /
+// 256) >= 128 d2 d4 d5.
+TEST(BoundsProver, RoundedUpBuffersCoverAProduct) {
+  Expr a = Var::make("d2"), b = Var::make("d4"), c = Var::make("d5");
+  RangeEnv env;
+  for (const Expr &v : {a, b, c})
+    env.set(v, Range{0, 65536});
+  BoundsProver p(env);
+  Expr x = Expr(64) * ((Expr(2) * a * b + Expr(4) * a) * (c + Expr(2)));
+  Expr y = Expr(64) * (Expr(2) * a * b * c);
+  Expr arena = Expr(256) * floorDiv(x + Expr(255), Expr(256)) +
+               Expr(768) * floorDiv(y + Expr(255), Expr(256));
+  EXPECT_TRUE(p.proveNonNegative(arena - y));
+  EXPECT_TRUE(p.proveNonNegative(arena - x - y));
+  EXPECT_FALSE(p.proveNonNegative(arena - x - Expr(4) * y - Expr(1)));
+  // A buffer over a fourth symbol before them: at the default range its
+  // product may leave 64 bits (and wrap), so nothing is proven; with the
+  // symbol at the one value a node requires of it (shape inference's
+  // narrowToConstant: a Conv's input channels), it fits.
+  Expr cc = Var::make("cc");
+  auto first = [&] {
+    return Expr(256) *
+           floorDiv(Expr(4) * ((cc * a * b + Expr(2) * (cc * a)) *
+                               (c + Expr(2))) +
+                        Expr(255),
+                    Expr(256));
+  };
+  env.set(cc, Range{0, 65536});
+  BoundsProver wide(env);
+  EXPECT_FALSE(wide.proveNonNegative(first()));
+  env.set(cc, Range{16, 16});
+  BoundsProver narrow(env);
+  EXPECT_TRUE(narrow.proveNonNegative(first()));
+  EXPECT_TRUE(narrow.proveNonNegative(first() + arena - first() - y));
+}
+
 // A long sum's blocks: rb over ceil(n / 65536) blocks, ri over
 // min(65536, n - 65536 * rb) terms, reads element 65536 * rb + ri of n. With
 // n of a value symbol's range (2^48) the interval of min(...) says nothing
