@@ -832,6 +832,18 @@ bool expandProducts(const Expr &e, Monomials &out,
 
 bool BoundsProver::proveNonNegative(const Expr &e) {
   Expr s = simplify(foldRemainders(e), env_);
+  // A variable whose range is one value (a symbol that a node requires to
+  // be a constant: shape inference's narrowToConstant) is that value, so
+  // that the terms over it combine: 12 * (12 n d6) - 96 n is 336 n where
+  // d6 is 3, and never negative, which its intervals alone cannot show (n
+  // appears twice; fuzz seed 95707).
+  VarBindings fixed;
+  for (const Expr &v : freeVars(s))
+    if (const Range *r = env_.find(v.as<Var>());
+        r && r->min == r->max && isIndexType(v.type()))
+      fixed.push_back({v, IntImm::make(r->min, v.type())});
+  if (!fixed.empty())
+    s = simplify(substitute(s, fixed), env_);
   if (lowerEndNonNegative(s))
     return true;
   // From a fact f >= 0: e = f + (e - f) >= 0 when e - f >= 0. (The facts

@@ -399,6 +399,23 @@ TEST(BoundsProver, RoundedUpBuffersCoverAProduct) {
   BoundsProver narrow(env);
   EXPECT_TRUE(narrow.proveNonNegative(first()));
   EXPECT_TRUE(narrow.proveNonNegative(first() + arena - first() - y));
+  // A symbol of one value is that value in a proof: 12 (12 n d6) - 96 n >=
+  // 0 where d6 is 3 (fuzz seed 95707: a ConvTranspose whose input channels
+  // and width are one symbol), which intervals alone cannot show (n
+  // appears twice), and not where d6 may be 0.
+  Expr n = Var::make("n"), d6 = Var::make("d6");
+  RangeEnv one;
+  one.set(n, Range{0, 65536});
+  one.set(d6, Range{3, 3});
+  BoundsProver fixed(one);
+  EXPECT_TRUE(fixed.proveNonNegative(Expr(12) * (Expr(12) * n * d6) -
+                                     Expr(96) * n));
+  EXPECT_FALSE(fixed.proveNonNegative(Expr(12) * (Expr(12) * n * d6) -
+                                      Expr(433) * n));
+  one.set(d6, Range{0, 3});
+  BoundsProver open(one);
+  EXPECT_FALSE(open.proveNonNegative(Expr(12) * (Expr(12) * n * d6) -
+                                     Expr(96) * n));
 }
 
 // A long sum's blocks: rb over ceil(n / 65536) blocks, ri over
