@@ -836,7 +836,9 @@ public:
   std::string lastError() const { return lib().aotc_last_error(); }
 
   /// The container's cl_context and cl_device_id (as void *), for buffers
-  /// that runDevice reads and writes.
+  /// that runDevice reads and writes. They stay the container's, valid
+  /// while this Model lives: do not release them. Any thread. Throws
+  /// aotc::Error, AOTC_ERROR_UNSUPPORTED for a .so built before the call.
   std::pair<void *, void *> openclHandles() const {
     void *context = nullptr, *device = nullptr;
     lib().check(lib().need(lib().aotc_container_opencl_handles,
@@ -846,7 +848,10 @@ public:
     return {context, device};
   }
   /// Runs on tensors in the caller's OpenCL buffers (see
-  /// aotc_container_run_device); fills each output's dtype and shape.
+  /// aotc_container_run_device); fills each output's dtype and shape. The
+  /// caller keeps the buffers; threads as run(). Throws aotc::Error with
+  /// aotc_container_run_device's status, AOTC_ERROR_UNSUPPORTED for a .so
+  /// built before the call.
   void runDevice(const std::vector<aotc_device_tensor_t> &inputs,
                  std::vector<aotc_device_tensor_t> &outputs) const {
     lib().check(lib().need(lib().aotc_container_run_device,
@@ -918,7 +923,9 @@ public:
   }
 
   /// Weights by ONNX initializer name (see aotc_container_update_constants
-  /// for the rules; every failure throws and changes nothing).
+  /// for the rules, ownership and threads; every failure throws and changes
+  /// nothing). The calls below throw AOTC_ERROR_UNSUPPORTED ("cannot update
+  /// its constants") for a .so built without constant updates.
   using ConstantMap = std::map<std::string, HostTensor>;
 
   /// Copies \p constants into the active set (\p useInactive false: the
@@ -947,16 +954,20 @@ public:
                                           validateFull),
                 "aotc_container_update_user_managed_constants");
   }
+  /// Recomputes the folded constants of a set (aotc_container_run_const_fold:
+  /// after editing user-managed memory in place).
   void runConstFold(bool useInactive = false) {
     lib().check(lib().need(lib().aotc_container_run_const_fold,
                            kCannotUpdate)(container_, useInactive),
                 "aotc_container_run_const_fold");
   }
+  /// Makes the inactive set active (aotc_container_swap_constant_buffer).
   void swapConstantBuffer() {
     lib().check(lib().need(lib().aotc_container_swap_constant_buffer,
                            kCannotUpdate)(container_),
                 "aotc_container_swap_constant_buffer");
   }
+  /// Frees the inactive set (aotc_container_free_inactive_constant_buffer).
   void freeInactiveConstantBuffer() {
     lib().check(lib().need(lib().aotc_container_free_inactive_constant_buffer,
                            kCannotUpdate)(container_),
