@@ -179,17 +179,18 @@ Expected<std::vector<Expr>> broadcastShapes(const Context &c, const Node &n,
   return out;
 }
 
+namespace {
+
 /// Where \p a is an input dim's symbol and \p k a constant inside its
 /// range that a node requires it to equal (a Conv's input channels against
 /// its weight's), the symbol's range becomes [k, k]: a run where it is
 /// anything else is refused at its start anyway ("input 'x' dim 1: c = 17
-/// is outside its range [16, 16]"), and every size and index over it is
-/// then simplified to the constant. Left symbolic, a product of four such
-/// dims at the default range (2^16 each) may leave 64 bits, so the
-/// bounds prover could not place the buffers in the arena (fuzz seed
-/// 91130: a model whose every input dim was symbolic was refused).
-namespace {
-
+/// is outside its range [16, 16]"). The expressions over the symbol keep
+/// it; the simplifier and the bounds prover read its one value from the
+/// range (BoundsProver::proveNonNegative substitutes it as its last try).
+/// Left at the default range (2^16), a product of four such dims may leave
+/// 64 bits, so the prover could not place the buffers in the arena (fuzz
+/// seed 91130: a model whose every input dim was symbolic was refused).
 void narrowToConstant(const Context &c, const Expr &a, const Expr &k) {
   int64_t value = 0;
   const Var *v = a.as<Var>();

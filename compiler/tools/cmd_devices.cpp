@@ -159,7 +159,8 @@ int64_t sysfsSize(const std::string &text) {
     n = n * 10 + (text[end++] - '0');
   if (end == 0)
     return 0;
-  const std::string unit = text.substr(end, text.find_first_of("\n ", end) - end);
+  const std::string unit =
+      text.substr(end, text.find_first_of("\n ", end) - end);
   if (unit.empty())
     return n;
   if (unit == "K")
