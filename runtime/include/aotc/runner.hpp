@@ -907,17 +907,18 @@ public:
   /// Enqueues a device run in order with the caller's cl_command_queue
   /// \p queue and returns without waiting (see
   /// aotc_container_run_device_async); fills each output's dtype and shape.
+  /// The caller keeps the queue and the buffers; threads as run(). Throws
+  /// aotc::Error with that call's status, AOTC_ERROR_UNSUPPORTED for a .so
+  /// built before it.
   DeviceRun runDeviceAsync(const std::vector<aotc_device_tensor_t> &inputs,
                            std::vector<aotc_device_tensor_t> &outputs,
                            void *queue) const {
-    if (!lib().aotc_container_run_device_async || !lib().aotc_run_wait)
-      throw Error(AOTC_ERROR_UNSUPPORTED,
-                  lib().path + ": the model was built by an aotc without "
-                               "asynchronous device runs");
+    const char *cannot = "cannot run asynchronously";
+    auto enqueue = lib().need(lib().aotc_container_run_device_async, cannot);
+    lib().need(lib().aotc_run_wait, cannot); // DeviceRun's wait
     aotc_run_t *run = nullptr;
-    lib().check(lib().aotc_container_run_device_async(
-                    container_, inputs.data(), inputs.size(), outputs.data(),
-                    outputs.size(), queue, &run),
+    lib().check(enqueue(container_, inputs.data(), inputs.size(),
+                        outputs.data(), outputs.size(), queue, &run),
                 "aotc_container_run_device_async");
     return DeviceRun(&lib(), run);
   }
