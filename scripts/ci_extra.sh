@@ -93,10 +93,11 @@ for step in "${steps[@]}"; do
     # lacks. The runtime paths they reach run here through the C++ tests
     # (e2e.ConstantsWeightless, e2e.DeviceIO.*, e2e.ValueShapes.*) and the
     # conformance run's float16/bfloat16 and CumSum cases and CLPrinter tests.
-    # e2e.onnx_node_conformance_narrow_indices (the node cases again, with
-    # 32-bit indices: another 8 minutes of PoCL builds on a cold cache) runs
-    # in the plain build; the printer's narrowing runs here through the lit
-    # and unit tests of index_width.
+    # e2e.onnx_node_conformance_narrow_indices and _zen5 (the node cases
+    # again, with 32-bit indices and under zen5-avx512: another 8 minutes of
+    # PoCL builds each on a cold cache, 17 under ASan) run in the plain
+    # build; the printer's narrowing runs here through the lit and unit tests
+    # of index_width.
     # e2e.register_tile (about 1,000 aotc processes: 19 minutes under ASan
     # against 2.5 without it, on a warm PoCL cache) runs here as its cases
     # under each profile's heuristic (--profiles-only, 3.5 minutes, one
@@ -106,7 +107,7 @@ for step in "${steps[@]}"; do
     AOTC_DEVICE=cpu AOTC_VERIFY_EACH=1 .venv/bin/python tests/e2e/check_register_tile.py \
       build-asan/compiler/tools/aotc --profiles-only > "$rt_log" 2>&1 &
     rt_pid=$!
-    asan_ctest -LE python_host -E 'fuzz_slice|Toolchain|narrow_indices|register_tile'
+    asan_ctest -LE python_host -E 'fuzz_slice|Toolchain|narrow_indices|conformance_zen5|register_tile'
     if ! wait "$rt_pid"; then
       echo "error: check_register_tile.py --profiles-only under ASan failed:"; cat "$rt_log"; exit 1
     fi
