@@ -6,8 +6,13 @@
 #   scripts/gpu_fuzz_slice.sh semantics          tests/fuzz/semantics_cases.py
 #                                                (exact), run on PoCL first
 #                                                -> fuzz_semantics
-#   scripts/gpu_fuzz_slice.sh fresh SEED COUNT NAME
-#                                                fresh graphs, not run here
+#   scripts/gpu_fuzz_slice.sh fresh SEED COUNT NAME [PROFILE [FLAG...]]
+#                                                fresh graphs, not run here,
+#                                                compiled for PROFILE (default:
+#                                                aotc compile's, generic-avx2;
+#                                                generic-gpu for the GPU's own
+#                                                kernels), FLAGs to the
+#                                                generator (--large)
 # Every case is compiled to a model .so; cases, .so files and the PoCL
 # classes go to .devcarry/NAME.tar.xz, beside the OpenCL ICD loader package.
 # On the GPU machine (carry .devcarry): bash bench/gpu/run_fuzz_slice_on_gpu.sh
@@ -39,8 +44,9 @@ json.dump(r, open(sys.argv[1], "w")); print(len(r), "cases on PoCL:", sorted(set
   echo '{"rtol": 0, "atol": 0}' > "$work/$name/tolerance.json" ;;
 fresh)
   seed=${2:?seed}; count=${3:?count}; name=${4:?name}; mkdir -p "$work/$name"
+  [ -n "${5:-}" ] && profile=(--device-profile "$5")
   $py tests/fuzz/run_fuzz.py --aotc "$aotc" --seed "$seed" --count "$count" \
-    --keep "$work/$name" --generate-only | tail -1 ;;
+    --keep "$work/$name" --generate-only "${@:6}" | tail -1 ;;
 *) echo "usage: $0 slice | semantics | fresh SEED COUNT NAME" >&2; exit 2 ;;
 esac
 rm -rf "$work/$name/cache"
@@ -50,7 +56,8 @@ rm -rf "$work/$name/cache"
 for d in "$work/$name"/seed*/; do
   c=$(basename "$d")
   rc=0
-  AOTC_VERIFY_EACH=1 "$aotc" compile "$d/model.onnx" -o "$work/$name/$c.so" \
+  AOTC_VERIFY_EACH=1 "$aotc" compile ${profile[@]+"${profile[@]}"} \
+    "$d/model.onnx" -o "$work/$name/$c.so" \
     > /dev/null 2> "$work/$name/$c.err" || rc=$?
   if [ "$rc" -ne 0 ]; then
     { echo "$rc"; cat "$work/$name/$c.err"; } > "$work/$name/$c.refused"
