@@ -94,8 +94,9 @@ for step in "${steps[@]}"; do
     # (e2e.ConstantsWeightless, e2e.DeviceIO.*, e2e.ValueShapes.*) and the
     # conformance run's float16/bfloat16 and CumSum cases and CLPrinter tests.
     # e2e.onnx_node_conformance_narrow_indices and _zen5 (the node cases
-    # again, with 32-bit indices and under zen5-avx512: another 8 minutes of
-    # PoCL builds each on a cold cache, 17 under ASan) run in the plain
+    # again, with 32-bit indices and under zen5-avx512: 6 and 3.5 more
+    # minutes on a cold PoCL cache in the plain build, where the default
+    # run's 17 minutes under ASan would be paid again) run in the plain
     # build; the printer's narrowing runs here through the lit and unit tests
     # of index_width.
     # e2e.register_tile (about 1,000 aotc processes: 19 minutes under ASan

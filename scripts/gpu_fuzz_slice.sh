@@ -47,7 +47,7 @@ fresh)
   [ -n "${5:-}" ] && profile=(--device-profile "$5")
   $py tests/fuzz/run_fuzz.py --aotc "$aotc" --seed "$seed" --count "$count" \
     --keep "$work/$name" --generate-only "${@:6}" | tail -1 ;;
-*) echo "usage: $0 slice | semantics | fresh SEED COUNT NAME" >&2; exit 2 ;;
+*) echo "usage: $0 slice | semantics | fresh SEED COUNT NAME [PROFILE [FLAG...]]" >&2; exit 2 ;;
 esac
 rm -rf "$work/$name/cache"
 # A refusal keeps its message (seedN.refused: exit status, then stderr), so
