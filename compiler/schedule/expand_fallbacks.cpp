@@ -14,6 +14,13 @@
 /// only where one is not. A let of such a value becomes a local assigned
 /// in either arm. Each expansion takes fresh variables, and each vector sum
 /// its own private array.
+///
+/// A finite-or-sum the value reads only in a select's arm (a Concat of a
+/// Winograd convolution and another input) is valid only where that arm is
+/// taken: its reads index the convolution's channels by the concatenated
+/// one minus an offset. Bound up front, it is read under the arms' path
+/// condition (else zero, which is finite) and its sum is computed only
+/// where that holds, so no index is evaluated outside the arm that owns it.
 #include "compiler/schedule/schedule.h"
 
 #include "ir/visitor.h"
@@ -53,6 +60,64 @@ Expr replaceAll(const Expr &e, const Expr &from, const Expr &to) {
   r.from = from;
   r.to = to;
   return r.mutate(e);
+}
+
+/// \p b broadcast to \p lanes where it is a scalar.
+Expr widen(const Expr &b, int lanes) {
+  return b.lanes() == lanes ? b : Broadcast::make(b, lanes);
+}
+
+/// The conjunction of \p a and \p b (either undefined: the other), a
+/// scalar widened to the other's lanes.
+Expr both(const Expr &a, const Expr &b) {
+  if (!a.defined() || !b.defined())
+    return logicalAnd(a, b);
+  int lanes = std::max(a.lanes(), b.lanes());
+  return logicalAnd(widen(a, lanes), widen(b, lanes));
+}
+
+/// Where \p value reads \p target: the disjunction of the select
+/// conditions on each path from the root to an occurrence of it (an arm's
+/// own condition, or its negation for the false arm). Undefined where one
+/// occurrence is read unconditionally, or where there is none.
+Expr pathCondition(const Expr &value, const Expr &target) {
+  struct Paths : IRMutator {
+    Expr target, path, guard;
+    bool always = false;
+    Expr mutateSelect(const Select *op, const Expr &self) override {
+      mutate(op->cond);
+      // A condition that reads the target (a Relu of it) reads it on the
+      // outer path already, which covers both arms: it adds nothing.
+      if (!fallbacksOf(op->cond).empty()) {
+        mutate(op->trueValue);
+        mutate(op->falseValue);
+        return self;
+      }
+      Expr outer = path;
+      path = both(outer, op->cond);
+      mutate(op->trueValue);
+      path = both(outer, Not::make(op->cond));
+      mutate(op->falseValue);
+      path = outer;
+      return self;
+    }
+    Expr mutateFiniteOrSum(const FiniteOrSum *op, const Expr &self) override {
+      if (!structurallyEqual(self, target))
+        return IRMutator::mutateFiniteOrSum(op, self);
+      if (!path.defined())
+        always = true;
+      else if (!guard.defined())
+        guard = path;
+      else if (!structurallyEqual(guard, path)) {
+        int lanes = std::max(guard.lanes(), path.lanes());
+        guard = logicalOr(widen(guard, lanes), widen(path, lanes));
+      }
+      return self;
+    }
+  } paths;
+  paths.target = target;
+  paths.mutate(value);
+  return paths.always ? Expr() : paths.guard;
 }
 
 /// True where every lane of \p v is finite.
@@ -121,7 +186,22 @@ private:
     for (const Expr &e : fs) {
       const FiniteOrSum *f = e.as<FiniteOrSum>();
       Expr v = Var::make("wv", f->type, e.lanes());
-      lets.emplace_back(v, f->value);
+      Expr zero = FloatImm::make(0.0, f->type);
+      if (e.lanes() > 1)
+        zero = Broadcast::make(zero, e.lanes());
+      // Read only under the select arms that read it (undefined: always);
+      // a condition of several lanes (a vector select's) as any of them, as
+      // the value's own lanes are read together.
+      Expr guard = pathCondition(value, e);
+      if (guard.defined() && guard.lanes() > 1) {
+        Expr any;
+        for (int l = 0; l < guard.lanes(); ++l)
+          any = logicalOr(any, Lane::make(guard, l));
+        guard = any;
+      }
+      lets.emplace_back(v, guard.defined()
+                               ? Select::make(guard, f->value, zero)
+                               : f->value);
       cond = logicalAnd(cond, allFinite(v));
       fast = replaceAll(fast, e, v);
       // The sum: fresh variables for the body's, nested loops, the first
@@ -146,7 +226,8 @@ private:
       if (e.lanes() == 1) {
         slow = replaceAll(slow, e, acc);
         scalarAccs.push_back(acc);
-        slowStmts.push_back(loops(Expr()));
+        slowStmts.push_back(guard.defined() ? IfThenElse::make(guard, loops(Expr()))
+                                            : loops(Expr()));
       } else {
         const std::string name =
             "wsum" + std::to_string(k_.privates.size());
@@ -155,11 +236,20 @@ private:
         Expr lane = Var::make("wlane");
         slow = replaceAll(
             slow, e, VectorLoad::make(f->type, name, {Expr(0)}, e.lanes()));
-        slowStmts.push_back(For::make(
+        Stmt sums = For::make(
             lane, Expr(0), Expr(int64_t{e.lanes()}), ForKind::Serial, 0,
             LocalDecl::make(acc, FloatImm::make(0.0, f->type),
                             Block::make({loops(lane),
-                                         Store::make(name, {lane}, acc)}))));
+                                         Store::make(name, {lane}, acc)})));
+        if (guard.defined()) {
+          // Where the arm is not taken the array holds zeros, not garbage.
+          Expr z = Var::make("wzero");
+          sums = IfThenElse::make(
+              guard, sums,
+              For::make(z, Expr(0), Expr(int64_t{e.lanes()}), ForKind::Serial,
+                        0, Store::make(name, {z}, FloatImm::make(0.0, f->type))));
+        }
+        slowStmts.push_back(sums);
       }
     }
     slowStmts.push_back(make(slow));

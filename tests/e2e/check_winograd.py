@@ -5,7 +5,8 @@ against ONNX Runtime's direct convolution.
 
 Models: a ResNet basic block at 128 channels over 14 x 14 (two Winograd
 convolutions, Relu and a residual sum fused into the output transform, a
-GlobalAveragePool after); odd maps (17 x 15 in, asymmetric pads [2, 1, 0, 2],
+GlobalAveragePool after); a Fire module (Winograd outputs read by
+Concats on either side of a 1 x 1 branch and by a ceil_mode MaxPool); odd maps (17 x 15 in, asymmetric pads [2, 1, 0, 2],
 160 output channels, no bias, a Winograd result that is a graph output, then
 one with pads 0), so the last tile row or column is half outside; and
 convolutions the pass must leave direct (stride 2, dilation 2, two groups,
@@ -85,6 +86,26 @@ def layer1():
     n = Net("layer1", 64, (16, 16), rng)
     a = n.op("Relu", [n.conv("x", 64, 64, k=3)])
     n.output(n.op("Relu", [n.op("Add", [n.conv(a, 64, 64, k=3), "x"])]))
+    return n.model(), 2
+
+
+def fire():
+    """SqueezeNet's and GoogLeNet's pattern: Winograd convolutions read by
+    a Concat (after a 1 x 1 branch of 48 channels, so the boundary falls
+    inside a channel block of 32, and before one) and by a ceil_mode
+    MaxPool (2 rewritten). The Concat's arm that reads the transforms'
+    output is the only place their channel index (the concatenated one
+    minus an offset) is valid: bound before the select, they were read at
+    every channel, and the run failed its index check (squeezenet1_1,
+    googlenet and inception_v3 as torch.onnx exports them, stop 65)."""
+    n = Net("fire", 96, (16, 16), rng)
+    s = n.op("Relu", [n.conv("x", 96, 64)])
+    e1 = n.op("Relu", [n.conv(s, 64, 48)])
+    e3 = n.op("Relu", [n.conv(s, 64, 96, k=3)])
+    n.output(n.op("Concat", [e1, e3], axis=1))
+    f3 = n.conv(s, 64, 64, k=3)
+    n.output(n.op("Relu", [n.op("Concat", [f3, e1], axis=1)]))
+    n.output(n.op("MaxPool", [f3], kernel_shape=[3, 3], strides=[2, 2], ceil_mode=1))
     return n.model(), 2
 
 
@@ -197,7 +218,7 @@ def compare_nonfinite(tag, m, refs, x, rtol=2e-4):
 # epilogues, consumers, pads and channel counts around the transforms.
 RANDOM = [lambda k=k: random_graph(k) for k in range(8)]
 
-for make in (basic_block, odd_maps, layer1, left_direct, *RANDOM):
+for make in (basic_block, odd_maps, layer1, fire, left_direct, *RANDOM):
     proto, expected = make()
     mname = proto.graph.name
     path = os.path.join(tmp, mname + ".onnx")

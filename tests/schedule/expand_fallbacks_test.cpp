@@ -96,6 +96,38 @@ TEST(ExpandFallbacks, VectorStoreSumsLaneByLaneIntoAPrivateArray) {
   EXPECT_NE(text.find("for wlane"), std::string::npos) << text;
 }
 
+TEST(ExpandFallbacks, AValueReadInOneSelectArmIsReadOnlyUnderIt) {
+  // A Concat of a and a Winograd-like value over columns c < 16: the value
+  // indexes its columns by c - 8, valid only in the arm c >= 8. Bound
+  // before the select without its arm's condition, it read a[i, -8..-1]
+  // and w[-8..-1, r] (squeezenet1_1's k39_cat_6, stop 65).
+  Fixture f;
+  Expr c = Var::make("c");
+  Expr v = Binary::make(BinOp::Mul, Load::make(f32, "a", {f.i, c - Expr(8)}),
+                        FloatImm::make(2.0));
+  Expr fb = f.fallback(v, c - Expr(8));
+  Expr relu = Select::make(cmp(BinOp::LT, fb, FloatImm::make(0.0)),
+                           FloatImm::make(0.0), fb);
+  Expr cat = Select::make(cmp(BinOp::LT, c, Expr(8)),
+                          Load::make(f32, "a", {f.i, c}), relu);
+  f.kernel(For::make(c, 0, Expr(16), ForKind::Serial, 0,
+                     Store::make("y", {f.i, c}, cat)));
+  EXPECT_EQ(expandFallbacks(f.m), 1);
+  // Every access is proven in bounds: the reads at c - 8 happen only where
+  // c >= 8, in the bound value and in the sum.
+  EXPECT_EQ(message(verifyModule(f.m)), "ok");
+  std::string text = printKernel(f.m.kernels[0]);
+  EXPECT_EQ(text.find("finite_or_sum"), std::string::npos) << text;
+  size_t let = text.find("let wv");
+  ASSERT_NE(let, std::string::npos) << text;
+  EXPECT_NE(text.find("!((c < 8))", let), std::string::npos) << text;
+  size_t rare = text.find("} else (rare) {");
+  ASSERT_NE(rare, std::string::npos) << text;
+  size_t guard = text.find("if (!((c < 8)))", rare);
+  ASSERT_NE(guard, std::string::npos) << text;
+  EXPECT_LT(guard, text.find("for r", rare)) << text;
+}
+
 TEST(ExpandFallbacks, LetsAndAssignmentsOfAValueExpandToo) {
   Fixture f;
   Expr x = Var::make("x", f32), acc = Var::make("acc", f32);
