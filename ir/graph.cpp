@@ -619,6 +619,12 @@ int Graph::removeDeadNodes() {
                                  return deadValues.count(v.get()) != 0;
                                }),
                 values_.end());
+  // A recipe names its constant by identity: it goes with the constant.
+  folds_.erase(std::remove_if(folds_.begin(), folds_.end(),
+                              [&](const FoldRecipe &r) {
+                                return deadValues.count(r.target) != 0;
+                              }),
+               folds_.end());
   return removed;
 }
 

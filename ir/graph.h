@@ -383,7 +383,9 @@ public:
     std::string source; ///< the initializer's ONNX name
     DType dtype = DType::Float32;
     std::vector<int64_t> sourceShape;
-    std::string target; ///< the folded constant's value name
+    /// The folded constant (identity, not name: two packed copies may
+    /// share a name).
+    const Value *target = nullptr;
     /// Target dim k is view dim perm[k]: the source, or with split > 0
     /// the source with dim splitDim split into [size / split, split].
     std::vector<int> perm;

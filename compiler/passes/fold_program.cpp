@@ -137,6 +137,15 @@ Expected<FoldProgram> extractFoldProgram(Graph &g) {
                               v->folded());
       copy->setSymbolicData(v->symbolicData());
       copy->setComputedAtLoad(v->computedAtLoad());
+      // A packed copy of an initializer is repacked when it is updated, in
+      // the program too (attachFoldProgram keeps the recipe): a program
+      // that read it stale computed from the old weights.
+      for (const Graph::FoldRecipe &r : g.foldRecipes())
+        if (r.target == v) {
+          Graph::FoldRecipe c = r;
+          c.target = copy;
+          fold.addFoldRecipe(std::move(c));
+        }
     } else {
       const Node &n = *v->producer();
       std::vector<Value *> ins;
@@ -170,10 +179,22 @@ Expected<FoldProgram> extractFoldProgram(Graph &g) {
         targets.emplace_back(o, import(o));
     }
   }
+  // Each target's constant under a name of its own: attachFoldProgram
+  // finds the constant an output writes by that name, and two targets may
+  // share their value's name (a weight packed for two GEMMs gives two
+  // "<w>_packed" values; ALBERT's shared layers did, and the second GEMM's
+  // packed weight was never written).
+  std::set<std::string> taken;
+  for (const Value *c : g.constants())
+    taken.insert(c->name());
   for (auto &[value, computed] : targets) {
     fold.addOutput(computed);
-    Value *c = g.addConstant(value->name() + "_folded", value->type(),
-                             TensorData(), "", /*folded=*/true);
+    std::string name = value->name() + "_folded";
+    for (int k = 2; taken.count(name); ++k)
+      name = value->name() + "_folded_" + std::to_string(k);
+    taken.insert(name);
+    Value *c = g.addConstant(name, value->type(), TensorData(), "",
+                             /*folded=*/true);
     c->setComputedAtLoad(true);
     g.replaceAllUsesWith(value, c);
     out.targets.push_back(c->name());

@@ -5,10 +5,24 @@
 #include "compiler/passes/fold_program.h"
 
 #include <cstring>
+#include <map>
+#include <set>
+#include <tuple>
 
 namespace aotc {
 
 namespace {
+
+/// The packed copies made so far, by weight and layout: a weight that
+/// several nodes read (ALBERT's layers share theirs) is packed once, so
+/// that one constant holds it and an update repacks every reader's copy.
+struct PackCache {
+  std::map<std::tuple<const Value *, std::vector<int>, int, int64_t>, Value *>
+      packed;
+  /// Transposes whose input packWeights replaced by a packed copy: every
+  /// reader of one reads the panels through it already.
+  std::set<const Node *> holders;
+};
 
 /// A constant whose bytes are fixed at compile time and whose static shape
 /// is known: the only kind packed.
@@ -117,7 +131,7 @@ void recordFold(Graph &g, const Value *w, const Value *packed,
   r.source = w->onnxName();
   r.dtype = w->type().dtype;
   r.sourceShape = w->type().staticDims();
-  r.target = packed->name();
+  r.target = packed;
   r.perm = perm;
   r.splitDim = split > 0 ? splitDim : -1;
   r.split = split;
@@ -179,13 +193,14 @@ Value *packingNodes(Graph &g, Node &n, Value *w,
 /// by \p perm, a folded constant; \p n reads it back through views
 /// (Transpose, and Reshape when split) that give w's shape, which the
 /// scheduler inlines into the loads.
-void replaceByPacked(Graph &g, Node &n, int input, const std::vector<int> &perm,
-                     int splitDim, int64_t split) {
+void replaceByPacked(Graph &g, PackCache &cache, Node &n, int input,
+                     const std::vector<int> &perm, int splitDim,
+                     int64_t split) {
   Value *w = n.input(input);
   std::vector<int64_t> view = viewShape(w, splitDim, split);
-  Value *packed = computedWeight(w)
-                      ? packingNodes(g, n, w, view, perm, splitDim, split)
-                      : nullptr;
+  Value *&packed = cache.packed[{w, perm, splitDim, split}];
+  if (!packed && computedWeight(w))
+    packed = packingNodes(g, n, w, view, perm, splitDim, split);
   if (!packed) {
     auto [type, data] = transposed(w, perm, splitDim, split);
     packed = g.addConstant(w->name() + "_packed", type, std::move(data), "",
@@ -236,7 +251,8 @@ void replaceByPacked(Graph &g, Node &n, int input, const std::vector<int> &perm,
 /// W'[ci, k..., co]; for channel blocks of B (\p block > 0) that divide
 /// co and ci, P[co / B, k..., ci, B] instead. A depthwise Conv: only for
 /// channel blocks, P[c / B, 1, k..., B].
-bool packConv(Graph &g, Node &n, int64_t lanes, int64_t block) {
+bool packConv(Graph &g, PackCache &cache, Node &n, int64_t lanes,
+              int64_t block) {
   Value *w = n.input(1);
   if (!(packable(w) || computedWeight(w)) || w->type().rank() < 3)
     return false;
@@ -249,7 +265,7 @@ bool packConv(Graph &g, Node &n, int64_t lanes, int64_t block) {
     for (int k = 2; k <= r; ++k)
       perm.push_back(k);
     perm.push_back(1);
-    replaceByPacked(g, n, 1, perm, 0, width);
+    replaceByPacked(g, cache, n, 1, perm, 0, width);
     return true;
   };
   if (n.intAttr("group") != 1) {
@@ -271,7 +287,7 @@ bool packConv(Graph &g, Node &n, int64_t lanes, int64_t block) {
       perm.push_back(k);
     perm.push_back(2);
     perm.push_back(1);
-    replaceByPacked(g, n, 1, perm, 0, block);
+    replaceByPacked(g, cache, n, 1, perm, 0, block);
     return true;
   }
   if (lanes >= 4 && co % lanes == 0 && co > lanes)
@@ -279,7 +295,7 @@ bool packConv(Graph &g, Node &n, int64_t lanes, int64_t block) {
   for (int k = 1; k < r; ++k)
     perm.push_back(k);
   perm.push_back(0);
-  replaceByPacked(g, n, 1, perm, -1, 0);
+  replaceByPacked(g, cache, n, 1, perm, -1, 0);
   return true;
 }
 
@@ -305,8 +321,13 @@ Node *transposedConstant(const Value *b) {
 /// 50257-wide head); a Gemm with transB = 1 and n <= L gets B'[k, n] and
 /// transB = 0. B = Transpose(W) of a constant counts as W with transB (its
 /// copy at n <= L, or lanes 1 on GPUs, is W'[k, n] read directly).
-bool packRightOperand(Graph &g, Node &n, int64_t lanes) {
+bool packRightOperand(Graph &g, PackCache &cache, Node &n, int64_t lanes) {
   const bool transB = n.op() == OpKind::Gemm && n.intAttr("transB") == 1;
+  // B = Transpose(W) whose W an earlier reader of the Transpose packed:
+  // this node reads the same panels through it.
+  if (!transB && n.input(1)->producer() &&
+      cache.holders.count(n.input(1)->producer()))
+    return true;
   // W[n, k] read transposed: a Gemm's B with transB = 1 (held by n), or the
   // input of B = Transpose(W) (held by the Transpose).
   Node *holder = transB ? &n : transposedConstant(n.input(1));
@@ -316,7 +337,7 @@ bool packRightOperand(Graph &g, Node &n, int64_t lanes) {
     if (!(packable(b) || computedWeight(b)) || b->type().rank() != 2)
       return false;
     if (lanes >= 4 && b->type().staticDims()[1] > lanes) {
-      replaceByPacked(g, n, 1, {1, 0, 2}, 1, lanes); // view [k, n / L, L]
+      replaceByPacked(g, cache, n, 1, {1, 0, 2}, 1, lanes); // view [k, n / L, L]
       return true;
     }
     return false;
@@ -327,14 +348,19 @@ bool packRightOperand(Graph &g, Node &n, int64_t lanes) {
   if (lanes >= 4 && w->type().staticDims()[0] > lanes) {
     // The panels replace W where its holder reads it: every reader of the
     // Transpose sees the same values. View [n / L, L, k] -> [n / L, k, L].
-    replaceByPacked(g, *holder, input, {0, 2, 1}, 0, lanes);
+    replaceByPacked(g, cache, *holder, input, {0, 2, 1}, 0, lanes);
+    if (holder != &n)
+      cache.holders.insert(holder);
     return true;
   }
   // One transposed copy W'[k, n] that n reads directly.
-  auto [type, data] = transposed(w, {1, 0});
-  Value *packed = g.addConstant(w->name() + "_packed", type, std::move(data),
-                                "", /*folded=*/true);
-  recordFold(g, w, packed, {1, 0});
+  Value *&packed = cache.packed[{w, {1, 0}, -1, 0}];
+  if (!packed) {
+    auto [type, data] = transposed(w, {1, 0});
+    packed = g.addConstant(w->name() + "_packed", type, std::move(data), "",
+                           /*folded=*/true);
+    recordFold(g, w, packed, {1, 0});
+  }
   n.replaceInput(1, packed);
   if (transB) {
     Attribute zero;
@@ -351,11 +377,12 @@ int packWeights(Graph &g, int64_t lanes, int64_t convBlock) {
   for (const auto &n : g.nodes())
     nodes.push_back(n.get());
   int packed = 0;
+  PackCache cache;
   for (Node *n : nodes) {
     if (n->op() == OpKind::Conv)
-      packed += packConv(g, *n, lanes, convBlock);
+      packed += packConv(g, cache, *n, lanes, convBlock);
     else if (n->op() == OpKind::Gemm || n->op() == OpKind::MatMul)
-      packed += packRightOperand(g, *n, lanes);
+      packed += packRightOperand(g, cache, *n, lanes);
   }
   if (packed)
     g.removeDeadNodes();

@@ -7,6 +7,7 @@
 #include "ir/visitor.h"
 
 #include <map>
+#include <set>
 
 namespace aotc {
 
@@ -53,7 +54,17 @@ Status attachFoldProgram(LoopModule &m, LoopModule fold,
     byName[name] = static_cast<int>(m.constants.size());
     return name;
   };
-  // The program's constants in m: the same initializer is one constant.
+  // A packed copy's recipe (LoopModule::Fold) with the program's index.
+  std::map<int, const LoopModule::Fold *> recipeOf;
+  for (const LoopModule::Fold &f : fold.folds)
+    recipeOf[f.target] = &f;
+  auto sameRecipe = [](const LoopModule::Fold &a, const LoopModule::Fold &b) {
+    return a.source == b.source && a.dtype == b.dtype &&
+           a.sourceShape == b.sourceShape && a.perm == b.perm &&
+           a.splitDim == b.splitDim && a.split == b.split;
+  };
+  // The program's constants in m: the same initializer is one constant, and
+  // so is the same packing of one (the model's copy, repacked on updates).
   std::vector<int> constantIndex(fold.constants.size());
   for (size_t i = 0; i < fold.constants.size(); ++i) {
     ModuleConstant &c = fold.constants[i];
@@ -61,6 +72,17 @@ Status attachFoldProgram(LoopModule &m, LoopModule fold,
     if (it != byOnnxName.end()) {
       constantIndex[i] = it->second;
       continue;
+    }
+    auto recipe = recipeOf.find(static_cast<int>(i));
+    if (recipe != recipeOf.end()) {
+      int same = -1;
+      for (const LoopModule::Fold &f : m.folds)
+        if (sameRecipe(f, *recipe->second))
+          same = f.target;
+      if (same >= 0) {
+        constantIndex[i] = same;
+        continue;
+      }
     }
     if (c.computed)
       return makeError("the folding program reads computed constant '", c.name,
@@ -71,7 +93,17 @@ Status attachFoldProgram(LoopModule &m, LoopModule fold,
       byOnnxName[c.onnxName] = static_cast<int>(m.constants.size());
     constantIndex[i] = static_cast<int>(m.constants.size());
     m.constants.push_back(c);
+    if (recipe != recipeOf.end()) {
+      LoopModule::Fold f = *recipe->second;
+      f.target = constantIndex[i];
+      m.folds.push_back(std::move(f));
+    }
   }
+  // Outputs find their constants by name: a name twice would send two
+  // outputs to one constant and leave the other unwritten.
+  std::set<std::string> distinct(targets.begin(), targets.end());
+  if (distinct.size() != targets.size())
+    return makeError("the folding program's computed constants repeat a name");
   std::vector<int> outputIndex(targets.size());
   for (size_t k = 0; k < targets.size(); ++k) {
     int index = -1;

@@ -168,12 +168,9 @@ Expected<LoopModule> scheduleGraph(const Graph &g, LoweredGraph lg,
     }
     m.inputSlots.push_back(slot);
   }
-  std::map<std::string, int> constantByValue;
-  for (const auto &[v, index] : constantIndex)
-    constantByValue[v->name()] = index;
   for (const Graph::FoldRecipe &r : g.foldRecipes()) {
-    auto it = constantByValue.find(r.target);
-    if (it == constantByValue.end())
+    auto it = constantIndex.find(r.target);
+    if (it == constantIndex.end())
       continue; // the packed copy is not read by any kernel
     m.folds.push_back(LoopModule::Fold{r.source, r.dtype, r.sourceShape,
                                        it->second, r.perm, r.splitDim,

@@ -10,7 +10,10 @@ all at once to a weightless .so; every time the outputs must match ONNX
 Runtime on an .onnx file holding the new weights, and the weights read back
 must be the ones given. A computed constant cannot be given by name; a
 model whose BatchNormalization cannot be folded (its parameters are per-run
-inputs, its Conv's result is read twice) still runs correctly unfolded.
+inputs, its Conv's result is read twice) still runs correctly unfolded. One
+transposed weight read by three or four GEMMs (ALBERT's shared layers) is
+packed once and follows updates, as does a packed weight that the folding
+program computes another GEMM's weight from.
 Every case runs with the register-tiled kernels (packed weights), the naive
 ones (--naive-kernels) and the GPU profile's (on the CPU device).
 Usage: check_fold_program.py AOTC
@@ -324,5 +327,54 @@ for flavour, flags in FLAGS.items():
     checks.check()
     if status == 0 or "position_gather" not in msg:
         fail(f"{tag}: indices out of range: status {status}, '{msg}'")
+
+# 7. One transposed weight read by three or four GEMMs (ALBERT's layers share
+# their weights: torch.onnx exports one Transpose of each, read by every
+# layer). Each GEMM past the first two packs it in the folding program as a
+# "<w>_packed" value of the same name; the outputs were matched to their
+# constants by that name, so one packed copy was never written and the model
+# returned NaN (albert as torch.onnx exports it: wrong from its third layer).
+def shared_weight_model(name, layers, k):
+    nodes = [h.make_node("Transpose", ["w"], ["wt"], perm=[1, 0])]
+    x = "x"
+    for i in range(layers):
+        nodes += [h.make_node("MatMul", [x, "wt"], [f"m{i}"]),
+                  h.make_node("Add", [f"m{i}", "b"], [f"a{i}"]),
+                  h.make_node("Add", [f"a{i}", x], [f"r{i}"]),
+                  h.make_node("Tanh", [f"r{i}"], [f"t{i}"])]
+        x = f"t{i}"
+    g = h.make_graph(nodes, name, [h.make_tensor_value_info("x", T.FLOAT, ["n", 7, k])],
+                     [h.make_tensor_value_info(x, T.FLOAT, ["n", 7, k])],
+                     [nh.from_array((rng.standard_normal((k, k)) / np.sqrt(k)).astype(np.float32), "w"),
+                      nh.from_array(rng.standard_normal(k).astype(np.float32), "b")])
+    return h.make_model(g, opset_imports=[h.make_opsetid("", 13)])
+
+
+# And a weight that one GEMM reads packed while the folding program computes
+# another GEMM's weight from it (Mul(Transpose(w), 0.5)): the program read
+# its own compile-time copy of the packed weight, which no update rewrote,
+# so the second GEMM kept the old weights after aotc_container_update_constants.
+def fold_reads_packed_model(name, k):
+    nodes = [h.make_node("Transpose", ["w"], ["wt"], perm=[1, 0]),
+             h.make_node("MatMul", ["x", "wt"], ["m0"]), h.make_node("Tanh", ["m0"], ["t0"]),
+             h.make_node("Mul", ["wt", "half"], ["s"]),
+             h.make_node("MatMul", ["t0", "s"], ["m1"]), h.make_node("Tanh", ["m1"], ["y"])]
+    g = h.make_graph(nodes, name, [h.make_tensor_value_info("x", T.FLOAT, ["n", 7, k])],
+                     [h.make_tensor_value_info("y", T.FLOAT, ["n", 7, k])],
+                     [nh.from_array((rng.standard_normal((k, k)) / np.sqrt(k)).astype(np.float32), "w"),
+                      nh.from_array(np.array(0.5, np.float32), "half")])
+    return h.make_model(g, opset_imports=[h.make_opsetid("", 13)])
+
+
+for flavour, flags in FLAGS.items():
+    for layers, k in ((3, 40), (4, 96)):
+        tag = f"shared_weight_{layers}x{k}_{flavour}"
+        proto = shared_weight_model(tag, layers, k)
+        path, so = compile_so(tag, proto, flags)
+        check_lifecycle(tag, proto, so, ["w", "b"])
+    tag = f"fold_reads_packed_{flavour}"
+    proto = fold_reads_packed_model(tag, 40)
+    path, so = compile_so(tag, proto, flags)
+    check_lifecycle(tag, proto, so, ["w"])
 
 checks.done()
