@@ -955,6 +955,24 @@ def op_tile(b):
                   [d * r for d, r in zip(x.shape, reps)])
 
 
+def op_shared_weights(b):
+    """--shared-weights only: one [k, k] weight read by two to four MatMuls
+    in a chain (ALBERT's layers share theirs), directly or through one
+    Transpose, a Tanh between: a weight packed once per reader and matched
+    to its copies by name left one copy unwritten (stop 65)."""
+    a = b.pick(["f32"], lambda t: t.rank >= 2 and t.shape[-1] >= 1)
+    k = a.shape[-1]
+    w = b.new_const("f32", [k, k],
+                    value=b.rng.normal(0.0, 1.0 / np.sqrt(k), (k, k)))
+    if b.rng.random() < 0.5:
+        w = b.node("Transpose", [w], "f32", [k, k], perm=[1, 0])
+    x = a
+    for _ in range(int(b.rng.integers(2, 5))):
+        x = b.node("MatMul", [x, w], "f32", list(x.shape))
+        x = b.node("Tanh", [x], "f32", list(x.shape))
+    return x
+
+
 OPS = [(op_binary, 6), (op_where, 1), (op_unary, 4), (op_clip, 1),
        (op_cast, 3), (op_matmul, 2), (op_gemm, 1), (op_conv, 2), (op_pool, 2),
        (op_softmax, 1), (op_reduce, 2), (op_batchnorm, 1), (op_reshape, 2),
@@ -963,10 +981,14 @@ OPS = [(op_binary, 6), (op_where, 1), (op_unary, 4), (op_clip, 1),
        (op_shape, 1), (op_constant, 1), (op_activation, 2), (op_binary_more, 2),
        (op_layernorm, 1), (op_argmax, 1), (op_gather_elements, 1), (op_reduce_more, 1),
        (op_conv_transpose, 2), (op_depth_space, 1), (op_tile, 1), (op_cumsum, 1),
-       (op_conv_chain, 6), (op_res_block, 3), (op_attention, 4)]
+       (op_conv_chain, 6), (op_res_block, 3), (op_attention, 4),
+       (op_shared_weights, 16)]
 # Ops of --large graphs alone (weight 0 otherwise: numpy's choice then picks
 # as it did without them, so the other graphs of a seed stay the same).
 LARGE_ONLY = {op_conv_chain, op_res_block, op_attention}
+# Ops of --shared-weights graphs alone (last, weight 0 otherwise: every
+# other graph stays the same).
+SHARED_ONLY = {op_shared_weights}
 
 
 # --- the graph and its reference ----------------------------------------------
@@ -985,14 +1007,15 @@ class Case:
         self.ops = ops
 
 
-def build(seed, max_ops=6, tricky_names=True, large=False):
+def build(seed, max_ops=6, tricky_names=True, large=False, shared=False):
     rng = np.random.default_rng(seed)
     b = Builder(rng, tricky_names, large)
     for _ in range(int(rng.integers(1, 3))):
         b.new_input(rng.choice(ALL), b.random_shape(min_rank=0))
     target = int(rng.integers(1, max_ops + 1))
     funcs = [f for f, w in OPS]
-    weights = np.array([0 if f in LARGE_ONLY and not large else w for f, w in OPS],
+    weights = np.array([0 if (f in LARGE_ONLY and not large) or
+                        (f in SHARED_ONLY and not shared) else w for f, w in OPS],
                        dtype=float)
     tries = 0
     while len(b.nodes) < target and tries < 200:
@@ -1247,9 +1270,9 @@ def run_reference(model, inputs):
     return res
 
 
-def make_case(seed, max_ops=6, tricky_names=True, large=False):
+def make_case(seed, max_ops=6, tricky_names=True, large=False, shared=False):
     """A Case, or a string saying why seed gives none."""
-    built = build(seed, max_ops, tricky_names, large)
+    built = build(seed, max_ops, tricky_names, large, shared)
     if built is None:
         return "no op could be built"
     model, inputs, ops, results = built

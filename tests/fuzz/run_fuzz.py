@@ -182,7 +182,8 @@ def run_batch(aotc, dirs, args, env):
 def minimize(aotc, seed, args, env, workdir):
     """The first intermediate value whose result differs: the graph cut
     there, with its reference. Returns (case dir, class, detail) or None."""
-    built = fuzzgen.build(seed, args.max_ops, not args.plain_names, args.large)
+    built = fuzzgen.build(seed, args.max_ops, not args.plain_names, args.large,
+                          args.shared_weights)
     if built is None:
         return None
     model, inputs, _, _ = built
@@ -237,6 +238,9 @@ def main():
     ap.add_argument("--large", action="store_true",
                     help="dims up to 64 (whole vectors and register tiles and their remainders), "
                          "at most 32768 elements a tensor, instead of up to 7")
+    ap.add_argument("--shared-weights", action="store_true",
+                    help="also chains of MatMuls that share one weight (directly or through a "
+                         "Transpose), as ALBERT's layers do")
     ap.add_argument("--device-profile", default=None,
                     help="compile the cases for this profile (aotc test --device-profile); "
                          "default: aotc test's own")
@@ -307,7 +311,8 @@ def main():
     while generated < args.count:
         if args.time_budget and time.time() - start > args.time_budget:
             break
-        case = fuzzgen.make_case(seed, args.max_ops, not args.plain_names, args.large)
+        case = fuzzgen.make_case(seed, args.max_ops, not args.plain_names, args.large,
+                                 args.shared_weights)
         if isinstance(case, str):
             skipped[case.split(":")[0]] += 1
         else:
