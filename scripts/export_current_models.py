@@ -6,8 +6,10 @@
 
 For each model: random weights (seeded), `torch.onnx.export` with its defaults (the current PyTorch's
 default exporter: torch.export + onnxscript, its default opset, weights in model.onnx.data), a
-dynamic batch (and sequence, for the transformers); then `aotc compile --time-passes` and, at two
-batch sizes (and two sequence lengths), the largest |aotc - ORT| / max |ORT| over every output.
+dynamic batch (and sequence, for the transformers, whose attention masks pad every row after the
+first); then `aotc compile --time-passes` and, at two batch sizes (and two sequence lengths), the
+largest |aotc - ORT| / max |ORT| over every output; then every updatable float weight is replaced by
+a permutation of its values (aotc_container_update_constants) and the first size is checked again.
 Passes at 1e-4. Prints one line per model and writes a table to OUT/summary.md
 (default bench/work/current-models/). Nothing here runs in CI (no torch there): CI runs the small
 model this script exported with --models llama_tiny and that is checked in (tests/current_torch/llama_tiny).
@@ -26,6 +28,7 @@ import torch
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "bench", "gpu"))
+sys.path.insert(0, os.path.join(ROOT, "tests", "e2e"))
 from aotc_ctypes import Model  # noqa: E402
 
 TOLERANCE = 1e-4
@@ -45,13 +48,28 @@ class Logits(torch.nn.Module):
         return self.model(input_ids=input_ids, attention_mask=attention_mask, return_dict=False, **kw)[0]
 
 
-def vision(builder):
+class Pick(torch.nn.Module):
+    """A model whose output is a dict (torchvision's segmentation models), as its one tensor."""
+
+    def __init__(self, model, key):
+        super().__init__()
+        self.model, self.key = model, key
+
+    def forward(self, x):
+        return self.model(x)[self.key]
+
+
+def vision(builder, shape=(3, 224, 224), module="", pick=None):
     def make():
         import torchvision
-        m = getattr(torchvision.models, builder)(weights=None).eval()
+        kw = {"weights_backbone": None} if module == "segmentation" else {}  # no download
+        m = getattr(getattr(torchvision.models, module) if module else torchvision.models,
+                    builder)(weights=None, **kw).eval()
+        if pick:
+            m = Pick(m, pick).eval()
         batch = torch.export.Dim("batch", min=1, max=64)
-        return m, (torch.randn(2, 3, 224, 224),), {"x": {0: batch}}, \
-            [lambda b: [np.random.default_rng(b).standard_normal((b, 3, 224, 224), np.float32)]], [(1,), (3,)]
+        return m, (torch.randn(2, *shape),), {"x": {0: batch}}, \
+            [lambda b: [np.random.default_rng(b).standard_normal((b, *shape), np.float32)]], [(1,), (3,)]
     return make
 
 
@@ -72,6 +90,36 @@ def transformer(kind):
                                  num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
                                  max_position_embeddings=512)
             m = tf.LlamaForCausalLM(cfg)
+        elif kind == "roberta":
+            cfg = tf.RobertaConfig(num_hidden_layers=4)
+            m = tf.RobertaModel(cfg)
+        elif kind == "albert":
+            cfg = tf.AlbertConfig(num_hidden_layers=4)
+            m = tf.AlbertModel(cfg)
+        elif kind == "t5_encoder":
+            cfg = tf.T5Config(d_model=256, d_ff=1024, num_layers=3, num_heads=4, vocab_size=1000)
+            m = tf.T5EncoderModel(cfg)
+        elif kind == "bloom":
+            cfg = tf.BloomConfig(vocab_size=1000, hidden_size=256, n_layer=2, n_head=4)
+            m = tf.BloomForCausalLM(cfg)
+        elif kind == "opt":
+            cfg = tf.OPTConfig(vocab_size=1000, hidden_size=256, ffn_dim=1024, num_hidden_layers=2,
+                               num_attention_heads=4, word_embed_proj_dim=256)
+            m = tf.OPTForCausalLM(cfg)
+        elif kind == "gpt_neo":
+            cfg = tf.GPTNeoConfig(vocab_size=1000, hidden_size=256, num_layers=2, num_heads=4,
+                                  attention_types=[[["global", "local"], 1]], window_size=16)
+            m = tf.GPTNeoForCausalLM(cfg)
+        elif kind == "qwen2":
+            cfg = tf.Qwen2Config(vocab_size=1000, hidden_size=256, intermediate_size=688,
+                                 num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
+                                 max_position_embeddings=512)
+            m = tf.Qwen2ForCausalLM(cfg)
+        elif kind == "mistral":
+            cfg = tf.MistralConfig(vocab_size=1000, hidden_size=256, intermediate_size=688,
+                                   num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
+                                   max_position_embeddings=512, sliding_window=24)
+            m = tf.MistralForCausalLM(cfg)
         elif kind == "llama_tiny":  # checked in for CI (tests/current_torch/llama_tiny)
             cfg = tf.LlamaConfig(vocab_size=128, hidden_size=64, intermediate_size=160,
                                  num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
@@ -87,7 +135,10 @@ def transformer(kind):
 
         def inputs(b, s):
             g = np.random.default_rng(b * 1000 + s)
-            return [g.integers(0, vocab, (b, s)).astype(np.int64), np.ones((b, s), np.int64)]
+            mask = np.ones((b, s), np.int64)
+            for row in range(1, b):  # rows after the first are padded at their end: masking is checked
+                mask[row, s - min(3 * row, s - 1):] = 0
+            return [g.integers(0, vocab, (b, s)).astype(np.int64), mask]
         return wrapped, (ids, mask), {"input_ids": {0: batch, 1: seq}, "attention_mask": {0: batch, 1: seq}}, \
             [inputs], [(1, 16), (3, 16), (1, 47), (3, 47)]
     return make
@@ -104,6 +155,33 @@ MODELS = {
     "gpt2": transformer("gpt2"),
     "llama_small": transformer("llama"),
     "llama_tiny": transformer("llama_tiny"),
+    # A wider sweep (stop 65): channel shuffles, concatenations, ceil_mode pooling, grouped and
+    # asymmetric kernels, windowed attention, segmentation heads, 3-D convolutions, and the
+    # transformers' other attention variants (relative bias, ALiBi, sliding and local windows).
+    "shufflenet_v2": vision("shufflenet_v2_x1_0"),
+    "squeezenet1_1": vision("squeezenet1_1"),
+    "densenet121": vision("densenet121"),
+    "googlenet": vision("googlenet"),
+    "inception_v3": vision("inception_v3", (3, 299, 299)),
+    "regnet_y_400mf": vision("regnet_y_400mf"),
+    "mnasnet1_0": vision("mnasnet1_0"),
+    "resnext50_32x4d": vision("resnext50_32x4d"),
+    "alexnet": vision("alexnet"),
+    "mobilenet_v3_small": vision("mobilenet_v3_small"),
+    "efficientnet_v2_s": vision("efficientnet_v2_s"),
+    "swin_t": vision("swin_t"),
+    "maxvit_t": vision("maxvit_t"),
+    "lraspp_mobilenet_v3": vision("lraspp_mobilenet_v3_large", (3, 224, 224), "segmentation", "out"),
+    "deeplabv3_mobilenet_v3": vision("deeplabv3_mobilenet_v3_large", (3, 224, 224), "segmentation", "out"),
+    "r3d_18": vision("r3d_18", (3, 8, 112, 112), "video"),
+    "roberta": transformer("roberta"),
+    "albert": transformer("albert"),
+    "t5_encoder": transformer("t5_encoder"),
+    "bloom": transformer("bloom"),
+    "opt": transformer("opt"),
+    "gpt_neo": transformer("gpt_neo"),
+    "qwen2": transformer("qwen2"),
+    "mistral": transformer("mistral"),
 }
 
 
@@ -155,6 +233,30 @@ def check(name, out_dir):
                   if g.shape == w.shape else float("inf") for g, w in zip(got, want))
         worst = max(worst, err)
         detail.append(f"{'x'.join(map(str, size))}: {err:.1e}")
+    # Live weights: every updatable float weight replaced by a permutation of
+    # its own values (the same statistics, other contents), then the first
+    # size again against ONNX Runtime on those weights.
+    import onnx
+    from onnx import numpy_helper
+    from compiled_model import with_weights
+    proto = onnx.load(path)
+    inits = {i.name: i for i in proto.graph.initializer}
+    g = np.random.default_rng(7)
+    new = {}
+    for name, dtype, _ in m.constants():
+        if dtype == np.float32 and name in inits:
+            a = numpy_helper.to_array(inits[name])
+            new[name] = g.permutation(a.ravel()).reshape(a.shape).astype(np.float32)
+    m.update_constants(new, validate_full=False)
+    sess = ort.InferenceSession(with_weights(proto, new).SerializeToString(),
+                                providers=["CPUExecutionProvider"])
+    xs = feeds[0](*sizes[0])
+    want = sess.run(None, {i.name: x for i, x in zip(sess.get_inputs(), xs)})
+    got = m.run(xs)
+    err = max(float(np.abs(g_.astype(np.float64) - w).max() / max(np.abs(w).max(), 1e-30))
+              if g_.shape == w.shape else float("inf") for g_, w in zip(got, want))
+    worst = max(worst, err)
+    detail.append(f"{len(new)} weights updated, {'x'.join(map(str, sizes[0]))}: {err:.1e}")
     print(f"worst {worst:.2e} ({', '.join(detail)})")
 
 
