@@ -73,58 +73,41 @@ def vision(builder, shape=(3, 224, 224), module="", pick=None):
     return make
 
 
+# A small decoder's sizes (random weights: the sizes only decide the run time).
+SMALL_DECODER = dict(vocab_size=1000, hidden_size=256, intermediate_size=688, num_hidden_layers=2,
+                     num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=512)
+# kind: (transformers' config class, model class, config arguments).
+TRANSFORMERS = {
+    "bert": ("BertConfig", "BertModel", {}),
+    "distilbert": ("DistilBertConfig", "DistilBertModel", {}),
+    "gpt2": ("GPT2Config", "GPT2LMHeadModel", {}),
+    "llama": ("LlamaConfig", "LlamaForCausalLM", SMALL_DECODER),
+    "roberta": ("RobertaConfig", "RobertaModel", dict(num_hidden_layers=4)),
+    "albert": ("AlbertConfig", "AlbertModel", dict(num_hidden_layers=4)),
+    "t5_encoder": ("T5Config", "T5EncoderModel",
+                   dict(d_model=256, d_ff=1024, num_layers=3, num_heads=4, vocab_size=1000)),
+    "bloom": ("BloomConfig", "BloomForCausalLM", dict(vocab_size=1000, hidden_size=256, n_layer=2, n_head=4)),
+    "opt": ("OPTConfig", "OPTForCausalLM",
+            dict(vocab_size=1000, hidden_size=256, ffn_dim=1024, num_hidden_layers=2,
+                 num_attention_heads=4, word_embed_proj_dim=256)),
+    "gpt_neo": ("GPTNeoConfig", "GPTNeoForCausalLM",
+                dict(vocab_size=1000, hidden_size=256, num_layers=2, num_heads=4,
+                     attention_types=[[["global", "local"], 1]], window_size=16)),
+    "qwen2": ("Qwen2Config", "Qwen2ForCausalLM", SMALL_DECODER),
+    "mistral": ("MistralConfig", "MistralForCausalLM", dict(SMALL_DECODER, sliding_window=24)),
+    # Checked in for CI (tests/current_torch/llama_tiny).
+    "llama_tiny": ("LlamaConfig", "LlamaForCausalLM",
+                   dict(vocab_size=128, hidden_size=64, intermediate_size=160, num_hidden_layers=2,
+                        num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=128)),
+}
+
+
 def transformer(kind):
     def make():
         import transformers as tf
-        if kind == "bert":
-            cfg = tf.BertConfig()
-            m = tf.BertModel(cfg)
-        elif kind == "distilbert":
-            cfg = tf.DistilBertConfig()
-            m = tf.DistilBertModel(cfg)
-        elif kind == "gpt2":
-            cfg = tf.GPT2Config()
-            m = tf.GPT2LMHeadModel(cfg)
-        elif kind == "llama":
-            cfg = tf.LlamaConfig(vocab_size=1000, hidden_size=256, intermediate_size=688,
-                                 num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
-                                 max_position_embeddings=512)
-            m = tf.LlamaForCausalLM(cfg)
-        elif kind == "roberta":
-            cfg = tf.RobertaConfig(num_hidden_layers=4)
-            m = tf.RobertaModel(cfg)
-        elif kind == "albert":
-            cfg = tf.AlbertConfig(num_hidden_layers=4)
-            m = tf.AlbertModel(cfg)
-        elif kind == "t5_encoder":
-            cfg = tf.T5Config(d_model=256, d_ff=1024, num_layers=3, num_heads=4, vocab_size=1000)
-            m = tf.T5EncoderModel(cfg)
-        elif kind == "bloom":
-            cfg = tf.BloomConfig(vocab_size=1000, hidden_size=256, n_layer=2, n_head=4)
-            m = tf.BloomForCausalLM(cfg)
-        elif kind == "opt":
-            cfg = tf.OPTConfig(vocab_size=1000, hidden_size=256, ffn_dim=1024, num_hidden_layers=2,
-                               num_attention_heads=4, word_embed_proj_dim=256)
-            m = tf.OPTForCausalLM(cfg)
-        elif kind == "gpt_neo":
-            cfg = tf.GPTNeoConfig(vocab_size=1000, hidden_size=256, num_layers=2, num_heads=4,
-                                  attention_types=[[["global", "local"], 1]], window_size=16)
-            m = tf.GPTNeoForCausalLM(cfg)
-        elif kind == "qwen2":
-            cfg = tf.Qwen2Config(vocab_size=1000, hidden_size=256, intermediate_size=688,
-                                 num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
-                                 max_position_embeddings=512)
-            m = tf.Qwen2ForCausalLM(cfg)
-        elif kind == "mistral":
-            cfg = tf.MistralConfig(vocab_size=1000, hidden_size=256, intermediate_size=688,
-                                   num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
-                                   max_position_embeddings=512, sliding_window=24)
-            m = tf.MistralForCausalLM(cfg)
-        elif kind == "llama_tiny":  # checked in for CI (tests/current_torch/llama_tiny)
-            cfg = tf.LlamaConfig(vocab_size=128, hidden_size=64, intermediate_size=160,
-                                 num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
-                                 max_position_embeddings=128)
-            m = tf.LlamaForCausalLM(cfg)
+        config, model, kw = TRANSFORMERS[kind]
+        cfg = getattr(tf, config)(**kw)
+        m = getattr(tf, model)(cfg)
         m = m.eval()
         vocab = cfg.vocab_size
         batch = torch.export.Dim("batch", min=1, max=64)
