@@ -207,13 +207,15 @@ def check(name, out_dir):
     path = os.path.join(out_dir, name, "model.onnx")
     sess = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
     m = Model(path[:-5] + ".so", device="cpu")
+    def error(sess, xs):
+        """The largest |aotc - ORT| / max |ORT| over the outputs for inputs xs."""
+        want = sess.run(None, {i.name: x for i, x in zip(sess.get_inputs(), xs)})
+        return max(float(np.abs(g.astype(np.float64) - w).max() / max(np.abs(w).max(), 1e-30))
+                   if g.shape == w.shape else float("inf") for g, w in zip(m.run(xs), want))
+
     worst, detail = 0.0, []
     for size in sizes:
-        xs = feeds[0](*size)
-        want = sess.run(None, {i.name: x for i, x in zip(sess.get_inputs(), xs)})
-        got = m.run(xs)
-        err = max(float(np.abs(g.astype(np.float64) - w).max() / max(np.abs(w).max(), 1e-30))
-                  if g.shape == w.shape else float("inf") for g, w in zip(got, want))
+        err = error(sess, feeds[0](*size))
         worst = max(worst, err)
         detail.append(f"{'x'.join(map(str, size))}: {err:.1e}")
     # Live weights: every updatable float weight replaced by a permutation of
@@ -226,18 +228,14 @@ def check(name, out_dir):
     inits = {i.name: i for i in proto.graph.initializer}
     g = np.random.default_rng(7)
     new = {}
-    for name, dtype, _ in m.constants():
-        if dtype == np.float32 and name in inits:
-            a = numpy_helper.to_array(inits[name])
-            new[name] = g.permutation(a.ravel()).reshape(a.shape).astype(np.float32)
+    for weight, dtype, _ in m.constants():
+        if dtype == np.float32 and weight in inits:
+            a = numpy_helper.to_array(inits[weight])
+            new[weight] = g.permutation(a.ravel()).reshape(a.shape).astype(np.float32)
     m.update_constants(new, validate_full=False)
     sess = ort.InferenceSession(with_weights(proto, new).SerializeToString(),
                                 providers=["CPUExecutionProvider"])
-    xs = feeds[0](*sizes[0])
-    want = sess.run(None, {i.name: x for i, x in zip(sess.get_inputs(), xs)})
-    got = m.run(xs)
-    err = max(float(np.abs(g_.astype(np.float64) - w).max() / max(np.abs(w).max(), 1e-30))
-              if g_.shape == w.shape else float("inf") for g_, w in zip(got, want))
+    err = error(sess, feeds[0](*sizes[0]))
     worst = max(worst, err)
     detail.append(f"{len(new)} weights updated, {'x'.join(map(str, sizes[0]))}: {err:.1e}")
     print(f"worst {worst:.2e} ({', '.join(detail)})")
