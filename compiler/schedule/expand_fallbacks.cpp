@@ -86,8 +86,11 @@ Expr pathCondition(const Expr &value, const Expr &target) {
     bool always = false;
     Expr mutateSelect(const Select *op, const Expr &self) override {
       mutate(op->cond);
-      // A condition that reads the target (a Relu of it) reads it on the
-      // outer path already, which covers both arms: it adds nothing.
+      // A condition that reads a finite-or-sum cannot be part of a let's
+      // guard. One that reads the target (a Relu of it) reads it on the
+      // outer path already, which covers both arms; the arms of one that
+      // reads another stay unguarded, as before this guard existed (the
+      // run-time index checks cover what the prover cannot show).
       if (!fallbacksOf(op->cond).empty()) {
         mutate(op->trueValue);
         mutate(op->falseValue);

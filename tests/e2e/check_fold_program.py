@@ -334,6 +334,14 @@ for flavour, flags in FLAGS.items():
 # "<w>_packed" value of the same name; the outputs were matched to their
 # constants by that name, so one packed copy was never written and the model
 # returned NaN (albert as torch.onnx exports it: wrong from its third layer).
+def square_weight_model(name, nodes, y, k, inits):
+    """x[n, 7, k] -> nodes -> y[n, 7, k], a random weight w[k, k] and inits."""
+    w = nh.from_array((rng.standard_normal((k, k)) / np.sqrt(k)).astype(np.float32), "w")
+    g = h.make_graph(nodes, name, [h.make_tensor_value_info("x", T.FLOAT, ["n", 7, k])],
+                     [h.make_tensor_value_info(y, T.FLOAT, ["n", 7, k])], [w] + inits)
+    return h.make_model(g, opset_imports=[h.make_opsetid("", 13)])
+
+
 def shared_weight_model(name, layers, k):
     nodes = [h.make_node("Transpose", ["w"], ["wt"], perm=[1, 0])]
     x = "x"
@@ -343,11 +351,8 @@ def shared_weight_model(name, layers, k):
                   h.make_node("Add", [f"a{i}", x], [f"r{i}"]),
                   h.make_node("Tanh", [f"r{i}"], [f"t{i}"])]
         x = f"t{i}"
-    g = h.make_graph(nodes, name, [h.make_tensor_value_info("x", T.FLOAT, ["n", 7, k])],
-                     [h.make_tensor_value_info(x, T.FLOAT, ["n", 7, k])],
-                     [nh.from_array((rng.standard_normal((k, k)) / np.sqrt(k)).astype(np.float32), "w"),
-                      nh.from_array(rng.standard_normal(k).astype(np.float32), "b")])
-    return h.make_model(g, opset_imports=[h.make_opsetid("", 13)])
+    return square_weight_model(name, nodes, x, k,
+                               [nh.from_array(rng.standard_normal(k).astype(np.float32), "b")])
 
 
 # And a weight that one GEMM reads packed while the folding program computes
@@ -359,11 +364,7 @@ def fold_reads_packed_model(name, k):
              h.make_node("MatMul", ["x", "wt"], ["m0"]), h.make_node("Tanh", ["m0"], ["t0"]),
              h.make_node("Mul", ["wt", "half"], ["s"]),
              h.make_node("MatMul", ["t0", "s"], ["m1"]), h.make_node("Tanh", ["m1"], ["y"])]
-    g = h.make_graph(nodes, name, [h.make_tensor_value_info("x", T.FLOAT, ["n", 7, k])],
-                     [h.make_tensor_value_info("y", T.FLOAT, ["n", 7, k])],
-                     [nh.from_array((rng.standard_normal((k, k)) / np.sqrt(k)).astype(np.float32), "w"),
-                      nh.from_array(np.array(0.5, np.float32), "half")])
-    return h.make_model(g, opset_imports=[h.make_opsetid("", 13)])
+    return square_weight_model(name, nodes, "y", k, [nh.from_array(np.array(0.5, np.float32), "half")])
 
 
 for flavour, flags in FLAGS.items():
