@@ -139,6 +139,11 @@ const std::map<OpKind, std::vector<D>> &table() {
                            defString("round_mode", "up", 24)};
     m[OpKind::Gemm] = {defFloat("alpha", 1.0), defFloat("beta", 1.0),
                        defInt("transA", 0), defInt("transB", 0)};
+    m[OpKind::Einsum] = {required("equation", AttrKind::String)};
+    m[OpKind::ScatterND] = {defString("reduction", "none", 16)};
+    m[OpKind::ScatterElements] = {defInt("axis", 0),
+                                  defString("reduction", "none", 16)};
+    m[OpKind::Scatter] = {defInt("axis", 0)};
     m[OpKind::Conv] = windowAttrs(true, false);
     // ConvTranspose: Conv's window attributes (kernel_shape from W's dims)
     // plus output_padding and output_shape.

@@ -172,6 +172,15 @@ Status checkAttributeValues(const Node &n, int64_t opset) {
     return checkFlag(n, "noop_with_empty_axes");
   case OpKind::Reshape:
     return checkFlag(n, "allowzero");
+  case OpKind::ScatterND:
+  case OpKind::ScatterElements: {
+    AOTC_ASSIGN_OR_RETURN(std::string r, n.attrString("reduction", "none"));
+    if (r != "none" && r != "add" && r != "mul" &&
+        !((r == "max" || r == "min") && opset >= 18))
+      return attrError(n, "reduction", "has unsupported value '", r, "'",
+                       r == "max" || r == "min" ? " before opset 18" : "");
+    return Status::ok();
+  }
   case OpKind::Slice:
     if (opset < 10 && (!n.hasAttr("starts") || !n.hasAttr("ends")))
       return makeError(n.describe(),

@@ -1,8 +1,14 @@
 /// \file
-/// Lowering of contractions (MatMul, Gemm, Conv) to reductions whose
+/// Lowering of contractions (MatMul, Gemm, Conv, Einsum) to reductions whose
 /// epilogue carries the bias; the scheduler fuses pointwise consumers into
 /// that epilogue.
 #include "compiler/lowering/lowering.h"
+#include "ir/einsum.h"
+
+#include <algorithm>
+#include <map>
+#include <optional>
+#include <set>
 
 namespace aotc {
 
@@ -80,6 +86,113 @@ Status lowerGemm(const Node &n, LowerCtx &ctx) {
   }
   if (!e.sameAs(acc))
     d.epilogue = e;
+  ctx.bind(out, ctx.add(std::move(d)));
+  return Status::ok();
+}
+
+/// The order in which a contraction wants an operand's labels: with the
+/// output's last label (its N, along which the register tile's vectors run)
+/// last, as a MatMul's B [batch..., k, n], where the output has two dims or
+/// more and the operand names N; otherwise as given (a MatMul's A is read
+/// as it is laid out).
+std::vector<int> contractionOrder(const std::vector<int> &labels,
+                                  const EinsumSpec &spec) {
+  if (spec.output.size() < 2)
+    return labels;
+  const int nLabel = spec.output.back();
+  std::vector<int> order;
+  for (int l : labels)
+    if (l != nLabel)
+      order.push_back(l);
+  if (order.size() + 1 == labels.size())
+    order.push_back(nLabel);
+  return order.size() == labels.size() ? order : labels;
+}
+
+/// Einsum (ir/einsum.h): the output at its labels' indices is the sum, over
+/// the labels of no output dim, of the operands' product, each operand read
+/// at its labels' indices (an ellipsis dim of size 1 where the output's is
+/// not: at 0). With nothing summed, a pointwise def. An operand whose
+/// distinct labels are out of contractionOrder is read through a transposing
+/// view in that order, as a MatMul reads a Transpose: the fusion plan gives
+/// a view read along N with a stride its own buffer (layoutForContraction),
+/// attention's K in "bhid,bhjd->bhij" as MatMul(Q, Transpose(K)) has it.
+Status lowerEinsum(const Node &n, LowerCtx &ctx) {
+  const Value *out = n.output(0);
+  std::vector<int> ranks;
+  for (const Value *v : n.inputs())
+    ranks.push_back(v->type().rank());
+  Expected<EinsumSpec> parsed = parseEinsum(n.stringAttr("equation"), ranks);
+  if (!parsed)
+    return parsed.status().withContext(n.describe());
+  const EinsumSpec spec = parsed.take();
+  std::map<int, Expr> index, outSize;
+  for (size_t k = 0; k < spec.output.size(); ++k) {
+    index.emplace(spec.output[k], ctx.idx(static_cast<int>(k)));
+    outSize.emplace(spec.output[k], out->type().dims[k]);
+  }
+  std::vector<Expr> extents;
+  for (size_t j = 0; j < spec.summed.size(); ++j) {
+    const int l = spec.summed[j];
+    index.emplace(l, ctx.rvar(static_cast<int>(j)));
+    for (size_t i = 0; i < spec.operands.size() && extents.size() == j; ++i)
+      for (size_t k = 0; k < spec.operands[i].size(); ++k)
+        if (spec.operands[i][k] == l) {
+          extents.push_back(n.input(i)->type().dims[k]);
+          break;
+        }
+  }
+  std::optional<Expr> body;
+  for (size_t i = 0; i < spec.operands.size(); ++i) {
+    const Value *v = n.input(i);
+    const std::vector<int> &labels = spec.operands[i];
+    // Where each label is read: at its index, or at 0 for an ellipsis dim
+    // of size 1 that the output broadcasts.
+    auto at = [&](size_t k) {
+      const int l = labels[k];
+      const bool broadcast = l >= kEinsumEllipsisLabel &&
+                             v->type().dims[k].isConstValue(1) &&
+                             !outSize.at(l).isConstValue(1);
+      return broadcast ? Expr(0) : index.at(l);
+    };
+    std::vector<int> order = contractionOrder(labels, spec);
+    const bool distinct =
+        std::set<int>(labels.begin(), labels.end()).size() == labels.size();
+    Expr r;
+    if (!spec.summed.empty() && distinct && order != labels) {
+      // view[order] = v[labels]: a transposing view, read at order's indices.
+      std::vector<size_t> from; // the operand dim of each view dim
+      for (int l : order)
+        from.push_back(static_cast<size_t>(
+            std::find(labels.begin(), labels.end(), l) - labels.begin()));
+      TensorDef view;
+      view.kind = TensorDef::Kind::Pointwise;
+      view.name = v->name() + "_einsum_order";
+      view.dtype = v->type().dtype;
+      view.isView = true;
+      std::vector<Expr> src(labels.size()), viewIdx;
+      for (size_t d = 0; d < from.size(); ++d) {
+        view.shape.push_back(v->type().dims[from[d]]);
+        src[from[d]] = ctx.idx(static_cast<int>(d));
+        viewIdx.push_back(at(from[d]));
+      }
+      view.body = ctx.readValue(v, src);
+      r = ctx.read(ctx.add(std::move(view)), viewIdx);
+    } else {
+      std::vector<Expr> idx;
+      for (size_t k = 0; k < labels.size(); ++k)
+        idx.push_back(at(k));
+      r = ctx.readValue(v, idx);
+    }
+    body = body ? bin(BinOp::Mul, *body, r) : r;
+  }
+  if (spec.summed.empty()) {
+    ctx.addPointwise(out, *body);
+    return Status::ok();
+  }
+  TensorDef d = contraction(out);
+  d.reduceExtents = std::move(extents);
+  d.body = *body;
   ctx.bind(out, ctx.add(std::move(d)));
   return Status::ok();
 }
@@ -278,6 +391,8 @@ Status lowerContraction(const Node &n, LowerCtx &ctx) {
   }
   case OpKind::Gemm:
     return lowerGemm(n, ctx);
+  case OpKind::Einsum:
+    return lowerEinsum(n, ctx);
   case OpKind::Conv:
     return lowerConv(n, ctx);
   case OpKind::ConvTranspose:

@@ -218,6 +218,9 @@ Status lowerContraction(const Node &n, LowerCtx &ctx);
 Status lowerReduction(const Node &n, LowerCtx &ctx);
 Status lowerShapeOp(const Node &n, LowerCtx &ctx);
 Status lowerResize(const Node &n, LowerCtx &ctx);
+/// ScatterND, ScatterElements and Scatter (lower_scatter.cpp).
+Status lowerScatterND(const Node &n, LowerCtx &ctx);
+Status lowerScatterElements(const Node &n, LowerCtx &ctx);
 Status lowerDataDependent(const Node &n, LowerCtx &ctx);
 /// A Conv's zero-padded copy of \p x [N, C, spatial...] (a materialized
 /// pointwise def; returns its id): spatial element p of padded size

@@ -2,9 +2,11 @@
 /// Shape inference of contractions (MatMul, Gemm, Conv), pooling,
 /// normalization, softmax and reductions.
 #include "compiler/passes/shape_inference_internal.h"
+#include "ir/einsum.h"
 #include "ir/indexing.h"
 
 #include <algorithm>
+#include <map>
 
 namespace aotc {
 namespace shape_inference {
@@ -61,6 +63,51 @@ Status inferMatMul(Context &c, Node &n) {
   if (!bVec)
     out.push_back(b[b.size() - 1]);
   setResult(c, n, 0, ta.dtype, std::move(out));
+  return Status::ok();
+}
+
+/// Einsum (ir/einsum.h): every operand of one dtype (not bool); a letter's
+/// dims provably equal wherever it is named; the ellipsis's dims broadcast
+/// (NumPy); the output's dims are its labels' sizes.
+Status inferEinsum(Context &c, Node &n) {
+  const DType t = inputType(n, 0).dtype;
+  std::vector<int> ranks;
+  for (size_t i = 0; i < n.inputs().size(); ++i) {
+    const TensorType &ti = inputType(n, i);
+    if (ti.dtype != t)
+      return makeError(n.describe(), ": ", inputLabel(n, i), " is ",
+                       dtypeName(ti.dtype), ", ", inputLabel(n, 0), " ",
+                       dtypeName(t), ": Einsum's operands share one dtype");
+    ranks.push_back(ti.rank());
+  }
+  if (t == DType::Bool)
+    return makeError(n.describe(), ": Einsum of bool is unsupported");
+  Expected<EinsumSpec> parsed = parseEinsum(n.stringAttr("equation"), ranks);
+  if (!parsed)
+    return parsed.status().withContext(n.describe());
+  const EinsumSpec spec = parsed.take();
+  std::map<int, Expr> size;
+  for (size_t i = 0; i < spec.operands.size(); ++i)
+    for (size_t k = 0; k < spec.operands[i].size(); ++k) {
+      const int l = spec.operands[i][k];
+      const Expr &d = inputType(n, i).dims[k];
+      auto it = size.find(l);
+      if (it == size.end()) {
+        size.emplace(l, d);
+      } else if (l >= kEinsumEllipsisLabel) {
+        AOTC_ASSIGN_OR_RETURN(std::vector<Expr> b,
+                              broadcastShapes(c, n, {it->second}, {d}));
+        it->second = b[0];
+      } else {
+        AOTC_RETURN_IF_ERROR(
+            requireEqual(c, n, it->second, d,
+                         "the dims of label '" + einsumLabelName(l) + "'"));
+      }
+    }
+  std::vector<Expr> out;
+  for (int l : spec.output)
+    out.push_back(size.at(l));
+  setResult(c, n, 0, t, std::move(out));
   return Status::ok();
 }
 
@@ -553,6 +600,8 @@ Status inferNN(Context &c, Node &n) {
     return inferMatMul(c, n);
   case OpKind::Gemm:
     return inferGemm(c, n);
+  case OpKind::Einsum:
+    return inferEinsum(c, n);
   case OpKind::Conv:
     return inferConv(c, n);
   case OpKind::ConvTranspose:

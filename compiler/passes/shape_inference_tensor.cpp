@@ -846,6 +846,30 @@ Status inferConstantOfShape(Context &c, Node &n) {
   return Status::ok();
 }
 
+/// Along every axis but \p axis, input 1 (GatherElements' and
+/// ScatterElements' indices) must not reach past input 0 (the data): each
+/// element is read or written at its own position there. Exceeding for
+/// every size is an error now; not provable at compile time (symbolic
+/// dims), an assumption the run checks, from which the kernels' accesses
+/// are proven.
+Status requireIndicesWithinData(Context &c, const Node &n, int64_t axis) {
+  const TensorType &x = inputType(n, 0), &idx = inputType(n, 1);
+  for (int64_t k = 0; k < x.rank(); ++k) {
+    if (k == axis)
+      continue;
+    auto b = boundsOf(simplifyDim(c, x.dims[k] - idx.dims[k]), c.env);
+    if (b && b->min >= 0)
+      continue;
+    std::string what = n.describe() + ": dim " + std::to_string(k) + " of " +
+                       inputLabel(n, 1) + " " + idx.str() +
+                       " must not exceed the data's " + x.str();
+    if (b && b->max < 0)
+      return makeError(what);
+    c.graph.addAssumption(cmp(BinOp::LE, idx.dims[k], x.dims[k]), what);
+  }
+  return Status::ok();
+}
+
 } // namespace
 
 Status inferTensorOp(Context &c, Node &n) {
@@ -986,22 +1010,7 @@ Status inferTensorOp(Context &c, Node &n) {
                        x.str(), " (1 or more)");
     AOTC_ASSIGN_OR_RETURN(int64_t axis,
                           normalizeAxis(n, n.intAttr("axis"), x.rank()));
-    for (int64_t k = 0; k < x.rank(); ++k) {
-      if (k == axis)
-        continue;
-      auto b = boundsOf(simplifyDim(c, x.dims[k] - idx.dims[k]), c.env);
-      if (b && b->min >= 0)
-        continue;
-      std::string what = n.describe() + ": dim " + std::to_string(k) +
-                         " of " + inputLabel(n, 1) + " " + idx.str() +
-                         " must not exceed the data's " + x.str();
-      // Exceeding for every size: an error now.
-      if (b && b->max < 0)
-        return makeError(what);
-      // Not provable at compile time (symbolic dims): the run checks it,
-      // and the kernel's reads are proven from it.
-      c.graph.addAssumption(cmp(BinOp::LE, idx.dims[k], x.dims[k]), what);
-    }
+    AOTC_RETURN_IF_ERROR(requireIndicesWithinData(c, n, axis));
     setResult(c, n, 0, x.dtype, idx.dims);
     return Status::ok();
   }
@@ -1029,6 +1038,67 @@ Status inferTensorOp(Context &c, Node &n) {
     std::vector<Expr> out(idx.dims.begin(), idx.dims.end() - 1);
     out.insert(out.end(), x.dims.begin() + b + k, x.dims.end());
     setResult(c, n, 0, x.dtype, std::move(out));
+    return Status::ok();
+  }
+  case OpKind::ScatterElements:
+  case OpKind::Scatter: {
+    // data's shape; updates of the indices' shape (int32 or int64, the
+    // data's rank, not past the data along any other axis than axis).
+    const TensorType &x = inputType(n, 0), &idx = inputType(n, 1),
+                     &up = inputType(n, 2);
+    if (idx.dtype != DType::Int64 && idx.dtype != DType::Int32)
+      return makeError(n.describe(), ": ", inputLabel(n, 1),
+                       " must be int32 or int64, got ", idx.str());
+    if (up.dtype != x.dtype)
+      return makeError(n.describe(), ": ", inputLabel(n, 2), " ", up.str(),
+                       " must have the dtype of ", inputLabel(n, 0), " ",
+                       x.str());
+    if (x.rank() == 0 || idx.rank() != x.rank() || up.rank() != x.rank())
+      return makeError(n.describe(), ": ", inputLabel(n, 1), " ", idx.str(),
+                       " and ", inputLabel(n, 2), " ", up.str(),
+                       " must have the rank of ", inputLabel(n, 0), " ",
+                       x.str(), " (1 or more)");
+    for (int k = 0; k < x.rank(); ++k)
+      AOTC_RETURN_IF_ERROR(
+          requireEqual(c, n, up.dims[k], idx.dims[k],
+                       "dim " + std::to_string(k) + " of indices and updates"));
+    AOTC_ASSIGN_OR_RETURN(int64_t axis,
+                          normalizeAxis(n, n.intAttr("axis"), x.rank()));
+    AOTC_RETURN_IF_ERROR(requireIndicesWithinData(c, n, axis));
+    setResult(c, n, 0, x.dtype, x.dims);
+    return Status::ok();
+  }
+  case OpKind::ScatterND: {
+    // data's shape; indices [..., k] (int64, k static, 1 <= k <= rank),
+    // updates = indices.shape[:-1] + data.shape[k:].
+    const TensorType &x = inputType(n, 0), &idx = inputType(n, 1),
+                     &up = inputType(n, 2);
+    if (idx.dtype != DType::Int64)
+      return makeError(n.describe(), ": ", inputLabel(n, 1),
+                       " must be int64, got ", idx.str());
+    if (up.dtype != x.dtype)
+      return makeError(n.describe(), ": ", inputLabel(n, 2), " ", up.str(),
+                       " must have the dtype of ", inputLabel(n, 0), " ",
+                       x.str());
+    int64_t k;
+    if (idx.rank() < 1 || !idx.dims.back().isConst(k))
+      return makeError(n.describe(), ": the last dim of ", inputLabel(n, 1),
+                       " ", idx.str(), " must be known at compile time");
+    if (x.rank() < 1 || k < 1 || k > x.rank())
+      return makeError(n.describe(), ": index rows of ", k, " do not fit ",
+                       inputLabel(n, 0), " ", x.str());
+    std::vector<Expr> want(idx.dims.begin(), idx.dims.end() - 1);
+    want.insert(want.end(), x.dims.begin() + k, x.dims.end());
+    if (up.rank() != static_cast<int>(want.size()))
+      return makeError(n.describe(), ": ", inputLabel(n, 2), " ", up.str(),
+                       " must have rank ", want.size(),
+                       " (indices' leading dims, then data's after the first ",
+                       k, ")");
+    for (size_t d = 0; d < want.size(); ++d)
+      AOTC_RETURN_IF_ERROR(
+          requireEqual(c, n, up.dims[d], want[d],
+                       "dim " + std::to_string(d) + " of updates"));
+    setResult(c, n, 0, x.dtype, x.dims);
     return Status::ok();
   }
   case OpKind::Range:
