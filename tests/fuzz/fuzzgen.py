@@ -973,6 +973,94 @@ def op_shared_weights(b):
     return x
 
 
+def op_einsum(b):
+    """--einsum only: an Einsum over one or two operands with random labels:
+    permuted, shared between the operands or not, summed or kept, a
+    diagonal (a label twice in one operand), the implicit output, and an
+    ellipsis over one operand's leading dims. Lower-case letters and no dim
+    of size 0 (ONNX Runtime 1.20 refuses upper-case letters and crashes on
+    an empty dim)."""
+    a = b.pick(["f32", "f64", "i32", "i64"],
+               lambda t: 1 <= t.rank <= 4 and all(d > 0 for d in t.shape))
+    dt = a.dt
+    letters = list("abcdefgh")
+    b.rng.shuffle(letters)
+    la = letters[:a.rank]
+    if a.rank >= 2 and b.rng.random() < 0.25:
+        i, j = sorted(int(v) for v in b.rng.choice(a.rank, 2, replace=False))
+        if a.shape[i] == a.shape[j]:
+            la[j] = la[i]
+    size = {l: d for l, d in zip(la, a.shape)}
+    operands, terms = [a], [la]
+    if b.rng.random() < 0.7:
+        lb = [l for l in dict.fromkeys(la) if b.rng.random() < 0.6]
+        for l in letters[a.rank:a.rank + int(b.rng.integers(0, 3))]:
+            size[l] = int(b.rng.integers(1, 6))
+            lb.append(l)
+        b.rng.shuffle(lb)
+        lb = lb or [la[0]]
+        operands.append(b.leaf(dt, [size[l] for l in lb]))
+        terms.append(lb)
+    labels = list(dict.fromkeys(l for t in terms for l in t))
+    out = [l for l in labels if b.rng.random() < 0.6]
+    b.rng.shuffle(out)
+    strs = ["".join(t) for t in terms]
+    implicit = b.rng.random() < 0.2
+    # An ellipsis over a lone operand's leading dims (distinct labels there).
+    if len(terms) == 1 and a.rank >= 2 and b.rng.random() < 0.25:
+        k = int(b.rng.integers(1, a.rank))
+        lead = la[:k]
+        if len(set(lead)) == k and not set(lead) & set(la[k:]):
+            strs = ["..." + "".join(la[k:])]
+            out = ["..."] + [l for l in out if l not in lead]
+    eq = ",".join(strs) + ("" if implicit else "->" + "".join(out))
+    shape = np.einsum(eq, *[np.zeros(t.shape) for t in operands]).shape
+    return b.node("Einsum", operands, dt, list(shape), equation=eq)
+
+
+def op_scatter(b):
+    """--scatter only: ScatterElements or ScatterND into a tensor of the
+    graph, with updates of its dtype and constant indices (negative ones
+    too), "none" with distinct targets (ONNX leaves duplicates open) or
+    "add"/"mul" with duplicates (opset 17: no max or min). No dim of size 0
+    in the data (an index into it is invalid)."""
+    x = b.pick(ALL, lambda t: t.rank >= 1 and 0 not in t.shape)
+    red = "none" if x.dt == "bool" else str(b.rng.choice(["none", "none", "add", "mul"]))
+    if b.rng.random() < 0.5:
+        axis = int(b.rng.integers(-x.rank, x.rank))
+        a = axis % x.rank
+        shape = [int(b.rng.integers(1, d + 1)) if i != a else int(b.rng.integers(0, 4))
+                 for i, d in enumerate(x.shape)]
+        if red == "none":
+            if shape[a] > x.shape[a]:
+                shape[a] = x.shape[a]
+            idx = np.zeros(shape, np.int64)
+            for p in np.ndindex(*[d for i, d in enumerate(shape) if i != a]):
+                sl = list(p)
+                sl.insert(a, slice(None))
+                idx[tuple(sl)] = b.rng.choice(x.shape[a], shape[a], replace=False)
+        else:
+            idx = b.rng.integers(0, x.shape[a], size=shape)
+        idx = np.where(b.rng.random(shape) < 0.3, idx - x.shape[a], idx).astype(np.int64)
+        ins = [x, b.new_const("i64", shape, idx), b.leaf(x.dt, shape)]
+        return b.node("ScatterElements", ins, x.dt, list(x.shape), axis=axis, reduction=red)
+    k = int(b.rng.integers(1, x.rank + 1))
+    space = int(np.prod(x.shape[:k]))
+    lead = [int(b.rng.integers(0, 4)) for _ in range(int(b.rng.integers(0, 3)))]
+    n = int(np.prod(lead)) if lead else 1
+    if red == "none":
+        if n > space:
+            raise Skip()
+        flat = b.rng.choice(space, n, replace=False)
+    else:
+        flat = b.rng.integers(0, space, n)
+    idx = np.stack(np.unravel_index(flat, x.shape[:k]), axis=-1).reshape(lead + [k])
+    idx = np.where(b.rng.random(idx.shape) < 0.3, idx - np.array(x.shape[:k]), idx)
+    ins = [x, b.new_const("i64", lead + [k], idx.astype(np.int64)),
+           b.leaf(x.dt, lead + list(x.shape[k:]))]
+    return b.node("ScatterND", ins, x.dt, list(x.shape), reduction=red)
+
+
 OPS = [(op_binary, 6), (op_where, 1), (op_unary, 4), (op_clip, 1),
        (op_cast, 3), (op_matmul, 2), (op_gemm, 1), (op_conv, 2), (op_pool, 2),
        (op_softmax, 1), (op_reduce, 2), (op_batchnorm, 1), (op_reshape, 2),
@@ -982,13 +1070,16 @@ OPS = [(op_binary, 6), (op_where, 1), (op_unary, 4), (op_clip, 1),
        (op_layernorm, 1), (op_argmax, 1), (op_gather_elements, 1), (op_reduce_more, 1),
        (op_conv_transpose, 2), (op_depth_space, 1), (op_tile, 1), (op_cumsum, 1),
        (op_conv_chain, 6), (op_res_block, 3), (op_attention, 4),
-       (op_shared_weights, 16)]
+       (op_shared_weights, 16), (op_einsum, 16), (op_scatter, 16)]
 # Ops of --large graphs alone (weight 0 otherwise: numpy's choice then picks
 # as it did without them, so the other graphs of a seed stay the same).
 LARGE_ONLY = {op_conv_chain, op_res_block, op_attention}
 # Ops of --shared-weights graphs alone (last, weight 0 otherwise: every
 # other graph stays the same).
 SHARED_ONLY = {op_shared_weights}
+# Ops of --einsum and --scatter graphs alone (last, weight 0 otherwise).
+EINSUM_ONLY = {op_einsum}
+SCATTER_ONLY = {op_scatter}
 
 
 # --- the graph and its reference ----------------------------------------------
@@ -1007,7 +1098,8 @@ class Case:
         self.ops = ops
 
 
-def build(seed, max_ops=6, tricky_names=True, large=False, shared=False):
+def build(seed, max_ops=6, tricky_names=True, large=False, shared=False, einsum=False,
+          scatter=False):
     rng = np.random.default_rng(seed)
     b = Builder(rng, tricky_names, large)
     for _ in range(int(rng.integers(1, 3))):
@@ -1015,7 +1107,9 @@ def build(seed, max_ops=6, tricky_names=True, large=False, shared=False):
     target = int(rng.integers(1, max_ops + 1))
     funcs = [f for f, w in OPS]
     weights = np.array([0 if (f in LARGE_ONLY and not large) or
-                        (f in SHARED_ONLY and not shared) else w for f, w in OPS],
+                        (f in SHARED_ONLY and not shared) or
+                        (f in EINSUM_ONLY and not einsum) or
+                        (f in SCATTER_ONLY and not scatter) else w for f, w in OPS],
                        dtype=float)
     tries = 0
     while len(b.nodes) < target and tries < 200:
@@ -1037,7 +1131,12 @@ def build(seed, max_ops=6, tricky_names=True, large=False, shared=False):
     outs = [results[-1]] + [t for t in results[:-1] if rng.random() < 0.3]
     graph = helper.make_graph(
         b.nodes, b.name("g"), [value_info(t) for t in b.inputs],
-        [helper.make_tensor_value_info(t.name, DTYPES[t.dt][0], [])
+        # Outputs declared as scalars (ONNX Runtime merges the real shapes
+        # leniently), but with their shapes in --einsum graphs: ONNX's Einsum
+        # shape inference crashes on an operand whose declared rank (that of
+        # an output it reads) differs from its equation's.
+        [value_info(t) if einsum else
+         helper.make_tensor_value_info(t.name, DTYPES[t.dt][0], [])
          for t in outs],
         [numpy_helper.from_array(t.value, t.name) for t in b.initializers])
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)])
@@ -1270,9 +1369,10 @@ def run_reference(model, inputs):
     return res
 
 
-def make_case(seed, max_ops=6, tricky_names=True, large=False, shared=False):
+def make_case(seed, max_ops=6, tricky_names=True, large=False, shared=False, einsum=False,
+              scatter=False):
     """A Case, or a string saying why seed gives none."""
-    built = build(seed, max_ops, tricky_names, large, shared)
+    built = build(seed, max_ops, tricky_names, large, shared, einsum, scatter)
     if built is None:
         return "no op could be built"
     model, inputs, ops, results = built

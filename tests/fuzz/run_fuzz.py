@@ -183,7 +183,7 @@ def minimize(aotc, seed, args, env, workdir):
     """The first intermediate value whose result differs: the graph cut
     there, with its reference. Returns (case dir, class, detail) or None."""
     built = fuzzgen.build(seed, args.max_ops, not args.plain_names, args.large,
-                          args.shared_weights)
+                          args.shared_weights, args.einsum, args.scatter)
     if built is None:
         return None
     model, inputs, _, _ = built
@@ -241,6 +241,10 @@ def main():
     ap.add_argument("--shared-weights", action="store_true",
                     help="also chains of MatMuls that share one weight (directly or through a "
                          "Transpose), as ALBERT's layers do")
+    ap.add_argument("--einsum", action="store_true",
+                    help="also Einsums of random equations over one or two operands")
+    ap.add_argument("--scatter", action="store_true",
+                    help="also ScatterElements and ScatterND with constant indices")
     ap.add_argument("--device-profile", default=None,
                     help="compile the cases for this profile (aotc test --device-profile); "
                          "default: aotc test's own")
@@ -312,7 +316,7 @@ def main():
         if args.time_budget and time.time() - start > args.time_budget:
             break
         case = fuzzgen.make_case(seed, args.max_ops, not args.plain_names, args.large,
-                                 args.shared_weights)
+                                 args.shared_weights, args.einsum, args.scatter)
         if isinstance(case, str):
             skipped[case.split(":")[0]] += 1
         else:
