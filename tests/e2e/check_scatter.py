@@ -88,6 +88,34 @@ def same(got, want, t, reduction):
     return bool(np.array_equal(got, want, equal_nan=t in (T.FLOAT, T.DOUBLE, T.FLOAT16)))
 
 
+def refused_at_run(m, inputs, node, what):
+    """A run of m on inputs fails with an out-of-range error naming node."""
+    global failed, runs
+    runs += 1
+    try:
+        m.run(inputs)
+        msg, ok = "ran", False
+    except RuntimeError as e:
+        msg = str(e)
+        ok = node in msg and "out of range" in msg
+    print(f"{'ok  ' if ok else 'FAIL'} {what} refused: {msg[:160]}")
+    failed += not ok
+
+
+def refused_at_compile(name, proto, node, why):
+    """Compiling proto fails with a message naming node and saying why."""
+    global failed, runs
+    runs += 1
+    try:
+        compile_model(aotc, tmp, name, proto)
+        msg, ok = "compiled", False
+    except RuntimeError as e:
+        msg = str(e)
+        ok = node in msg and why in msg
+    print(f"{'ok  ' if ok else 'FAIL'} {name} refused: {msg[:200]}")
+    failed += not ok
+
+
 def check(name, t, dshape, k, lead, reduction, flags="", ort_check=False, batches=None,
           sym=None, unique=True):
     """Compiles ScatterND over data of dshape (sym: names for some dims) and
@@ -164,16 +192,8 @@ os.environ["AOTC_COMPILE_FLAGS"] = ""
 m, _ = compile_model(aotc, tmp, "snd_bad", model("snd_bad", T.FLOAT, [4, 5], [2, 1], [2, 5],
                                                  "none", 16))
 for bad in (4, -5, 1 << 40):
-    runs += 1
-    idx = np.array([[1], [bad]], np.int64)
-    try:
-        m.run([values(T.FLOAT, [4, 5]), idx, values(T.FLOAT, [2, 5])])
-        msg, ok = "ran", False
-    except RuntimeError as e:
-        msg = str(e)
-        ok = "node 'write_rows' (ScatterND)" in msg and "out of range" in msg
-    print(f"{'ok  ' if ok else 'FAIL'} index {bad} refused: {msg[:160]}")
-    failed += not ok
+    refused_at_run(m, [values(T.FLOAT, [4, 5]), np.array([[1], [bad]], np.int64),
+                       values(T.FLOAT, [2, 5])], "node 'write_rows' (ScatterND)", f"index {bad}")
 runs += 1
 data, upd = values(T.FLOAT, [4, 5]), values(T.FLOAT, [2, 5])
 idx = np.array([[3], [-4]], np.int64)
@@ -185,16 +205,8 @@ BAD = [([4, 5], [2, 3], [2], "index rows of 3 do not fit"),
        ([4, 5], [2, 1], [2, 4], "dim 1 of updates"),
        ([4, 5], [2, 1], [2], "must have rank 2")]
 for k, (ds, ish, ush, why) in enumerate(BAD):
-    runs += 1
-    try:
-        compile_model(aotc, tmp, f"snd_refused{k}",
-                      model(f"snd_refused{k}", T.FLOAT, ds, ish, ush, "none", 16))
-        msg, ok = "compiled", False
-    except RuntimeError as e:
-        msg = str(e)
-        ok = "write_rows" in msg and why in msg
-    print(f"{'ok  ' if ok else 'FAIL'} refused {ds} {ish} {ush}: {msg[:200]}")
-    failed += not ok
+    refused_at_compile(f"snd_refused{k}", model(f"snd_refused{k}", T.FLOAT, ds, ish, ush, "none",
+                                                16), "write_rows", why)
 
 
 def reference_elements(data, indices, updates, axis, reduction):
@@ -292,26 +304,12 @@ os.environ["AOTC_COMPILE_FLAGS"] = ""
 m, _ = compile_model(aotc, tmp, "se_bad", elements_model("se_bad", T.FLOAT, T.INT64, [4, 5],
                                                          [2, 5], 1, "none", 16))
 for bad in (5, -6):
-    runs += 1
     idx = np.zeros((2, 5), np.int64)
     idx[1, 3] = bad
-    try:
-        m.run([values(T.FLOAT, [4, 5]), idx, values(T.FLOAT, [2, 5])])
-        msg, ok = "ran", False
-    except RuntimeError as e:
-        msg = str(e)
-        ok = "node 'write_elements' (ScatterElements)" in msg and "out of range" in msg
-    print(f"{'ok  ' if ok else 'FAIL'} index {bad} refused: {msg[:160]}")
-    failed += not ok
-runs += 1
-try:
-    compile_model(aotc, tmp, "se_refused", elements_model("se_refused", T.FLOAT, T.INT64, [4, 5],
-                                                          [2, 6], 0, "none", 16))
-    msg, ok = "compiled", False
-except RuntimeError as e:
-    msg = str(e)
-    ok = "write_elements" in msg and "must not exceed the data's" in msg
-print(f"{'ok  ' if ok else 'FAIL'} indices past the data refused: {msg[:200]}")
-failed += not ok
+    refused_at_run(m, [values(T.FLOAT, [4, 5]), idx, values(T.FLOAT, [2, 5])],
+                   "node 'write_elements' (ScatterElements)", f"index {bad}")
+refused_at_compile("se_refused", elements_model("se_refused", T.FLOAT, T.INT64, [4, 5], [2, 6],
+                                                0, "none", 16),
+                   "write_elements", "must not exceed the data's")
 print(f"scatter: {runs} runs, {failed} failed")
 sys.exit(1 if failed else 0)
