@@ -88,6 +88,26 @@ def same(got, want, t, reduction):
     return bool(np.array_equal(got, want, equal_nan=t in (T.FLOAT, T.DOUBLE, T.FLOAT16)))
 
 
+def compiled(name, proto, flags, ort_check):
+    """(the model compiled with flags, an ONNX Runtime session or None), or
+    None after reporting a compile failure."""
+    global failed
+    os.environ["AOTC_COMPILE_FLAGS"] = flags
+    try:
+        m, path = compile_model(aotc, tmp, name, proto)
+    except RuntimeError as e:
+        print(f"FAIL {name}: {str(e)[:300]}")
+        failed += 1
+        return None
+    return m, (ort.InferenceSession(path, providers=["CPUExecutionProvider"]) if ort_check
+               else None)
+
+
+def batched(shape, batches):
+    """shape with dim 0 named "batch" when runs give it values."""
+    return ["batch"] + list(shape[1:]) if batches else list(shape)
+
+
 def refused_at_run(m, inputs, node, what):
     """A run of m on inputs fails with an out-of-range error naming node."""
     global failed, runs
@@ -117,33 +137,25 @@ def refused_at_compile(name, proto, node, why):
 
 
 def check(name, t, dshape, k, lead, reduction, flags="", ort_check=False, batches=None,
-          sym=None, unique=True):
-    """Compiles ScatterND over data of dshape (sym: names for some dims) and
-    rows [*lead, k]; runs it on random data (batches: values of the symbolic
-    dim 0) against the reference."""
+          unique=True):
+    """Compiles ScatterND over data of dshape and rows [*lead, k]; runs it on
+    random data against the reference (batches: the values of dim 0 of the
+    data, the rows and the updates, then named "batch")."""
     global failed, runs
     opset = 18 if reduction in ("max", "min") else 16
     ushape = list(lead) + list(dshape[k:])
-    named = lambda s, m: [m.get(i, d) for i, d in enumerate(s)]
-    sd = named(dshape, sym or {})
-    si = named(list(lead) + [k], {i: v for i, v in (sym or {}).items() if i < len(lead)} if
-               sym and lead else {})
-    su = named(ushape, {i: v for i, v in (sym or {}).items() if i < len(lead)} if sym and lead
-               else {})
-    os.environ["AOTC_COMPILE_FLAGS"] = flags
-    try:
-        m, path = compile_model(aotc, tmp, name, model(name, t, sd, si, su, reduction, opset))
-    except RuntimeError as e:
-        print(f"FAIL {name}: {str(e)[:300]}")
-        failed += 1
+    built = compiled(name, model(name, t, batched(dshape, batches),
+                                 batched(list(lead) + [k], batches), batched(ushape, batches),
+                                 reduction, opset), flags, ort_check)
+    if not built:
         return
-    sess = ort.InferenceSession(path, providers=["CPUExecutionProvider"]) if ort_check else None
+    m, sess = built
     for b in batches or [None]:
         ds = list(dshape) if b is None else [b] + list(dshape[1:])
         ld = list(lead) if b is None or not lead else [b] + list(lead[1:])
         data = values(t, ds)
         idx = rows_of(ds, k, ld, unique and reduction == "none")
-        if sym and lead and b is not None:  # a row per batch entry names its own batch
+        if b is not None:  # a row per batch entry names its own batch
             idx[..., 0] = np.arange(b).reshape([b] + [1] * (idx.ndim - 2)) if idx.size else 0
         upd = values(t, ld + ds[k:])
         if reduction in ("max", "min") and t in (T.FLOAT, T.DOUBLE) and data.size and upd.size:
@@ -178,7 +190,7 @@ for vname, flags in VARIANTS:
     # A cache [batch, heads, positions, width] written at one position per
     # (batch, head): indices [batch, heads, 1, 3], the batch symbolic.
     check(f"snd_cache_{vname}", T.FLOAT, [3, 2, 16, 8], 3, [3, 2, 1], "none", flags,
-          batches=[0, 1, 5], sym={0: "batch"})
+          batches=[0, 1, 5])
 for t in (T.DOUBLE, T.FLOAT16, T.INT32, T.INT64, T.UINT8, T.BOOL):
     tn = onnx.TensorProto.DataType.Name(t).lower()
     check(f"snd_{tn}", t, [4, 5, 3], 2, [2, 3], "none")
@@ -240,16 +252,12 @@ def check_elements(name, t, dshape, ishape, axis, reduction, it=T.INT64, flags="
     0 in both when batches are given: its values)."""
     global failed, runs
     opset = opset or (18 if reduction in ("max", "min") else 16)
-    sym = lambda s: ["batch"] + list(s[1:]) if batches else list(s)
-    os.environ["AOTC_COMPILE_FLAGS"] = flags
-    try:
-        m, path = compile_model(aotc, tmp, name, elements_model(
-            name, t, it, sym(dshape), sym(ishape), axis, reduction, opset))
-    except RuntimeError as e:
-        print(f"FAIL {name}: {str(e)[:300]}")
-        failed += 1
+    built = compiled(name, elements_model(name, t, it, batched(dshape, batches),
+                                          batched(ishape, batches), axis, reduction, opset),
+                     flags, ort_check)
+    if not built:
         return
-    sess = ort.InferenceSession(path, providers=["CPUExecutionProvider"]) if ort_check else None
+    m, sess = built
     for b in batches or [None]:
         ds = list(dshape) if b is None else [b] + list(dshape[1:])
         ish = list(ishape) if b is None else [b] + list(ishape[1:])
