@@ -1,6 +1,6 @@
 /// \file
-/// Indices read from data, checked where they are used (data_indices.h is
-/// shared by Gather, GatherElements, GatherND and ScatterND).
+/// Indices read from data, checked where they are used (shared by Gather,
+/// GatherElements, GatherND, ScatterND and ScatterElements).
 #pragma once
 
 #include "compiler/lowering/lowering.h"
@@ -11,9 +11,8 @@
 
 namespace aotc {
 
-/// Indices that come from data (Gather, GatherElements, GatherND, ScatterND),
-/// checked where they are used: a negative index counts from the end; one
-/// outside
+/// Indices that come from data (the gathers and scatters), checked where
+/// they are used: a negative index counts from the end; one outside
 /// [-dim, dim) is a run-time error naming the node. A dim that may be empty
 /// has no element to read, whatever the index: the read then yields 0,
 /// while the checks still run (the condition evaluates them first, always

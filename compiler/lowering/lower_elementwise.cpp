@@ -337,11 +337,7 @@ Status lowerElementwise(const Node &n, LowerCtx &ctx) {
     for (size_t i = 1; i < n.numInputs(); ++i) {
       Expr x = operand(n, i, ctx);
       if (isFloat(outT)) // NaN-propagating (NumPy), unlike fmax/fmin
-        v = Select::make(
-            Binary::make(BinOp::Or,
-                         bin(op == BinOp::Max ? BinOp::GT : BinOp::LT, x, v),
-                         Call::make(DType::Bool, "isnan", {x})),
-            x, v);
+        v = combineWith(op == BinOp::Max ? Combiner::Max : Combiner::Min, v, x);
       else
         v = bin(op, v, x);
     }

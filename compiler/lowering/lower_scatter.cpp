@@ -31,26 +31,14 @@ Expr bin(BinOp op, const Expr &a, const Expr &b) {
   return Binary::make(op, a, b);
 }
 
-/// f(a, b) for reduction \p r of dtype \p t; NaN propagates through max
-/// and min as in NumPy (ONNX's reference).
-Expr combineValues(const std::string &r, DType t, const Expr &a,
-                   const Expr &b) {
-  if (r == "add")
-    return bin(BinOp::Add, a, b);
-  if (r == "mul")
-    return bin(BinOp::Mul, a, b);
-  BinOp op = r == "max" ? BinOp::Max : BinOp::Min;
-  if (!isFloat(t))
-    return bin(op, a, b);
-  return Select::make(bin(BinOp::Or,
-                          bin(op == BinOp::Max ? BinOp::GT : BinOp::LT, b, a),
-                          Call::make(DType::Bool, "isnan", {b})),
-                      b, a);
-}
-
-/// The node's reduction: "none" where its opset has none (before 16).
-std::string reductionOf(const Node &n) {
-  return n.hasAttr("reduction") ? n.stringAttr("reduction") : "none";
+/// The node's reduction: "none" where its opset has none (before 16); an
+/// error for a reduction of bool.
+Expected<std::string> reductionOf(const Node &n) {
+  std::string r = n.hasAttr("reduction") ? n.stringAttr("reduction") : "none";
+  if (r != "none" && n.input(0)->type().dtype == DType::Bool)
+    return makeError(n.describe(), ": reduction '", r,
+                     "' of bool is unsupported");
+  return r;
 }
 
 Combiner combinerOf(const std::string &reduction) {
@@ -60,11 +48,22 @@ Combiner combinerOf(const std::string &reduction) {
                               : Combiner::Min;
 }
 
-Expr identityOf(Combiner c, DType t) {
-  return c == Combiner::Sum    ? literal(t, 0)
-         : c == Combiner::Prod ? literal(t, 1)
-         : c == Combiner::Max  ? lowestValue(t)
-                               : highestValue(t);
+/// A def of \p shape whose element folds (match ? value : otherwise) over
+/// \p extents with \p c: the search both scatters make over their updates
+/// (a pointwise def where there is nothing to fold over).
+int addSearch(LowerCtx &ctx, std::string name, DType t, std::vector<Expr> shape,
+              std::vector<Expr> extents, Combiner c, const Expr &match,
+              const Expr &value, const Expr &otherwise) {
+  TensorDef d;
+  d.kind =
+      extents.empty() ? TensorDef::Kind::Pointwise : TensorDef::Kind::Reduction;
+  d.name = std::move(name);
+  d.dtype = t;
+  d.shape = std::move(shape);
+  d.combiner = c;
+  d.reduceExtents = std::move(extents);
+  d.body = Select::make(match, value, otherwise);
+  return ctx.add(std::move(d));
 }
 
 } // namespace
@@ -78,10 +77,7 @@ Status lowerScatterND(const Node &n, LowerCtx &ctx) {
   int64_t k = 0;
   AOTC_CHECK(it.dims.back().isConst(k) && k >= 1 && k <= r,
              n.describe() << ": index rows survived shape inference unsized");
-  const std::string reduction = reductionOf(n);
-  if (reduction != "none" && t == DType::Bool)
-    return makeError(n.describe(), ": reduction '", reduction,
-                     "' of bool is unsupported");
+  AOTC_ASSIGN_OR_RETURN(const std::string reduction, reductionOf(n));
   const std::vector<Expr> rows(it.dims.begin(), it.dims.end() - 1);
   const Expr count = rows.empty() ? Expr(1) : product(rows);
   const std::string &name = out->name();
@@ -105,23 +101,11 @@ Status lowerScatterND(const Node &n, LowerCtx &ctx) {
     rv.push_back(ctx.rvar(d));
 
   // winner[p]: the last row naming p, or -1 (int64's lowest without rows).
-  TensorDef w;
-  w.name = name + "_row";
-  w.dtype = DType::Int64;
-  w.shape.assign(x.dims.begin(), x.dims.begin() + k);
-  {
-    std::vector<Expr> p = ctx.idxVars(static_cast<int>(k));
-    Expr j = rows.empty() ? Expr(0) : linearize(rv, rows);
-    w.body = Select::make(names(rv, p), j, Expr(int64_t{-1}));
-    if (!rows.empty()) {
-      w.kind = TensorDef::Kind::Reduction;
-      w.combiner = Combiner::Max;
-      w.reduceExtents = rows;
-    } else {
-      w.kind = TensorDef::Kind::Pointwise;
-    }
-  }
-  const int winner = ctx.add(std::move(w));
+  const int winner = addSearch(
+      ctx, name + "_row", DType::Int64,
+      std::vector<Expr>(x.dims.begin(), x.dims.begin() + k), rows,
+      Combiner::Max, names(rv, ctx.idxVars(static_cast<int>(k))),
+      rows.empty() ? Expr(0) : linearize(rv, rows), Expr(int64_t{-1}));
 
   std::vector<Expr> o = ctx.idxVars(r);
   const std::vector<Expr> lead(o.begin(), o.begin() + k);
@@ -141,24 +125,12 @@ Status lowerScatterND(const Node &n, LowerCtx &ctx) {
   } else {
     // f over every row naming o, then f with the data.
     const Combiner c = combinerOf(reduction);
-    Expr folded;
-    if (rows.empty()) {
-      folded = ctx.readValue(updates, tail);
-    } else {
-      TensorDef v;
-      v.kind = TensorDef::Kind::Reduction;
-      v.name = name + "_" + reduction;
-      v.dtype = t;
-      v.shape = x.dims;
-      v.combiner = c;
-      v.reduceExtents = rows;
-      std::vector<Expr> at = rv;
-      at.insert(at.end(), tail.begin(), tail.end());
-      v.body = Select::make(names(rv, lead), ctx.readValue(updates, at),
-                            identityOf(c, t));
-      folded = ctx.read(ctx.add(std::move(v)), o);
-    }
-    changed = combineValues(reduction, t, ctx.readValue(data, o), folded);
+    std::vector<Expr> at = rv;
+    at.insert(at.end(), tail.begin(), tail.end());
+    const int folded = addSearch(ctx, name + "_" + reduction, t, x.dims, rows,
+                                 c, names(rv, lead), ctx.readValue(updates, at),
+                                 combinerIdentity(c, t));
+    changed = combineWith(c, ctx.readValue(data, o), ctx.read(folded, o));
   }
   ctx.addPointwise(out, Select::make(found, changed, ctx.readValue(data, o)));
   return Status::ok();
@@ -177,10 +149,7 @@ Status lowerScatterElements(const Node &n, LowerCtx &ctx) {
   const DType t = x.dtype;
   const int r = x.rank();
   AOTC_ASSIGN_OR_RETURN(int64_t axis, normalizeAxis(n, n.intAttr("axis"), r));
-  const std::string reduction = reductionOf(n);
-  if (reduction != "none" && t == DType::Bool)
-    return makeError(n.describe(), ": reduction '", reduction,
-                     "' of bool is unsupported");
+  AOTC_ASSIGN_OR_RETURN(const std::string reduction, reductionOf(n));
   const std::vector<Expr> o = ctx.idxVars(r);
   const Expr a = ctx.rvar(0);
   const Expr &extent = it.dims[axis];
@@ -203,36 +172,24 @@ Status lowerScatterElements(const Node &n, LowerCtx &ctx) {
     Expr c = di.check(raw, x.dims[axis], "axis " + std::to_string(axis));
     return logicalAnd(inside, cmp(BinOp::EQ, c, o[axis]));
   };
-  TensorDef w;
-  w.kind = TensorDef::Kind::Reduction;
-  w.name = out->name() + "_position";
-  w.dtype = DType::Int64;
-  w.shape = x.dims;
-  w.combiner = Combiner::Max;
-  w.reduceExtents = {extent};
-  w.body = Select::make(names(), a, Expr(int64_t{-1}));
-  const Expr pos = ctx.read(ctx.add(std::move(w)), o);
+  const Expr pos = ctx.read(
+      addSearch(ctx, out->name() + "_position", DType::Int64, x.dims, {extent},
+                Combiner::Max, names(), a, Expr(int64_t{-1})),
+      o);
   const Expr found =
       logicalAnd(logicalAnd(inside, cmp(BinOp::GE, pos, Expr(0))),
                  cmp(BinOp::GE, extent, Expr(1)));
   Expr changed;
   if (reduction == "none") {
     std::vector<Expr> at = o;
-    at[axis] = Binary::make(
-        BinOp::Max, Binary::make(BinOp::Min, pos, extent - Expr(1)), Expr(0));
+    at[axis] = bin(BinOp::Max, bin(BinOp::Min, pos, extent - Expr(1)), Expr(0));
     changed = ctx.readValue(updates, at);
   } else {
     const Combiner c = combinerOf(reduction);
-    TensorDef v;
-    v.kind = TensorDef::Kind::Reduction;
-    v.name = out->name() + "_" + reduction;
-    v.dtype = t;
-    v.shape = x.dims;
-    v.combiner = c;
-    v.reduceExtents = {extent};
-    v.body = Select::make(names(), ctx.readValue(updates, p), identityOf(c, t));
-    changed = combineValues(reduction, t, ctx.readValue(data, o),
-                            ctx.read(ctx.add(std::move(v)), o));
+    const int folded =
+        addSearch(ctx, out->name() + "_" + reduction, t, x.dims, {extent}, c,
+                  names(), ctx.readValue(updates, p), combinerIdentity(c, t));
+    changed = combineWith(c, ctx.readValue(data, o), ctx.read(folded, o));
   }
   ctx.addPointwise(out, Select::make(found, changed, ctx.readValue(data, o)));
   return Status::ok();

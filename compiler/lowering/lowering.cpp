@@ -130,6 +130,41 @@ Expr highestValue(DType t) {
   }
 }
 
+Expr combineWith(Combiner c, const Expr &acc, const Expr &v) {
+  auto pickIf = [&](BinOp better) {
+    Expr take = Binary::make(better, v, acc);
+    if (isFloat(v.type()))
+      take =
+          Binary::make(BinOp::Or, take, Call::make(DType::Bool, "isnan", {v}));
+    return Select::make(take, v, acc);
+  };
+  switch (c) {
+  case Combiner::Sum:
+    return Binary::make(BinOp::Add, acc, v);
+  case Combiner::Prod:
+    return Binary::make(BinOp::Mul, acc, v);
+  case Combiner::Max:
+    return pickIf(BinOp::GT);
+  case Combiner::Min:
+    return pickIf(BinOp::LT);
+  }
+  return acc;
+}
+
+Expr combinerIdentity(Combiner c, DType t) {
+  switch (c) {
+  case Combiner::Sum:
+    return literal(t, 0);
+  case Combiner::Prod:
+    return literal(t, 1);
+  case Combiner::Max:
+    return lowestValue(t);
+  case Combiner::Min:
+    return highestValue(t);
+  }
+  return Expr();
+}
+
 int addAxisReduction(LowerCtx &ctx, const std::string &name, DType dtype,
                      const std::vector<Expr> &inShape,
                      const std::vector<int> &axes, bool keepdims,

@@ -211,6 +211,11 @@ Expr declaredSymbol(const LowerCtx &ctx, const Node &n, const Expr &definition);
 /// The lowest / highest value of a type (-inf / +inf for floats).
 Expr lowestValue(DType t);
 Expr highestValue(DType t);
+/// \p acc combined with \p v by \p c; max and min propagate NaN like NumPy
+/// and PyTorch (v wins when it is NaN, so once acc is NaN it stays NaN).
+Expr combineWith(Combiner c, const Expr &acc, const Expr &v);
+/// The value \p c starts from: 0, 1, the lowest or the highest of \p t.
+Expr combinerIdentity(Combiner c, DType t);
 
 // Op families, one file each. Each lowers one node and binds its outputs.
 Status lowerElementwise(const Node &n, LowerCtx &ctx);

@@ -86,43 +86,6 @@ std::string sanitize(const std::string &s, size_t max) {
   return out;
 }
 
-/// max/min that propagate NaN like NumPy and PyTorch: v wins when it is
-/// NaN, so once the accumulator is NaN it stays NaN.
-Expr pickIf(BinOp better, const Expr &acc, const Expr &v) {
-  Expr take = Binary::make(better, v, acc);
-  if (isFloat(v.type()))
-    take = Binary::make(BinOp::Or, take, Call::make(DType::Bool, "isnan", {v}));
-  return Select::make(take, v, acc);
-}
-
-Expr combine(Combiner c, const Expr &acc, const Expr &v) {
-  switch (c) {
-  case Combiner::Sum:
-    return Binary::make(BinOp::Add, acc, v);
-  case Combiner::Prod:
-    return Binary::make(BinOp::Mul, acc, v);
-  case Combiner::Max:
-    return pickIf(BinOp::GT, acc, v);
-  case Combiner::Min:
-    return pickIf(BinOp::LT, acc, v);
-  }
-  return acc;
-}
-
-Expr initial(Combiner c, DType t) {
-  switch (c) {
-  case Combiner::Sum:
-    return literal(t, 0);
-  case Combiner::Prod:
-    return literal(t, 1);
-  case Combiner::Max:
-    return lowestValue(t);
-  case Combiner::Min:
-    return highestValue(t);
-  }
-  return Expr();
-}
-
 /// One work-item per output element of \p nest: a parallel loop per
 /// dimension of its (possibly merged) shape around reductionElement (a
 /// pointwise nest: its finish).
@@ -410,7 +373,7 @@ Expected<Kernel> buildKernel(const LoweredGraph &lg, const FusionPlan &plan,
     ReductionNest nest;
     nest.shape = rd.shape;
     nest.accType = rd.dtype;
-    nest.init = initial(rd.combiner, rd.dtype);
+    nest.init = combinerIdentity(rd.combiner, rd.dtype);
     nest.reduceExtents = rd.reduceExtents;
     nest.contraction = rd.rereadsInputs;
     nest.blockedSum = rd.combiner == Combiner::Sum && isFloat(rd.dtype);
@@ -422,7 +385,7 @@ Expected<Kernel> buildKernel(const LoweredGraph &lg, const FusionPlan &plan,
       return instantiate(lg.defs[r].body, rb, fused);
     };
     nest.combine = [&, r](const Expr &acc, const Expr &term) {
-      return combine(lg.defs[r].combiner, acc, term);
+      return combineWith(lg.defs[r].combiner, acc, term);
     };
     return nest;
   };
