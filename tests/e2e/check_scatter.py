@@ -108,6 +108,23 @@ def batched(shape, batches):
     return ["batch"] + list(shape[1:]) if batches else list(shape)
 
 
+def compare(m, sess, label, t, reduction, data, idx, upd, ref):
+    """Runs m (and sess, when given) on data, idx and upd against
+    ref(data, idx, upd); max and min get a NaN in data and in upd."""
+    global failed, runs
+    if reduction in ("max", "min") and t in (T.FLOAT, T.DOUBLE) and data.size and upd.size:
+        data.flat[0] = np.nan
+        upd.flat[-1] = np.nan
+    runs += 1
+    got = m.run([data, idx, upd])[0]
+    ok = same(got, ref(data, idx, upd), t, reduction)
+    if sess is not None:
+        ok &= same(sess.run(None, {"data": data, "indices": idx, "updates": upd})[0], got, t,
+                   reduction)
+    print(f"{'ok  ' if ok else 'FAIL'} {label}")
+    failed += not ok
+
+
 def refused_at_run(m, inputs, node, what):
     """A run of m on inputs fails with an out-of-range error naming node."""
     global failed, runs
@@ -157,19 +174,8 @@ def check(name, t, dshape, k, lead, reduction, flags="", ort_check=False, batche
         idx = rows_of(ds, k, ld, unique and reduction == "none")
         if b is not None:  # a row per batch entry names its own batch
             idx[..., 0] = np.arange(b).reshape([b] + [1] * (idx.ndim - 2)) if idx.size else 0
-        upd = values(t, ld + ds[k:])
-        if reduction in ("max", "min") and t in (T.FLOAT, T.DOUBLE) and data.size and upd.size:
-            data.flat[0] = np.nan
-            upd.flat[-1] = np.nan
-        runs += 1
-        want = reference(data, idx, upd, reduction)
-        got = m.run([data, idx, upd])[0]
-        ok = same(got, want, t, reduction)
-        if sess is not None:
-            ok &= same(sess.run(None, {"data": data, "indices": idx, "updates": upd})[0], got, t,
-                       reduction)
-        print(f"{'ok  ' if ok else 'FAIL'} {name} data {ds} rows {ld + [k]}")
-        failed += not ok
+        compare(m, sess, f"{name} data {ds} rows {ld + [k]}", t, reduction, data, idx,
+                values(t, ld + ds[k:]), lambda d, i, u: reference(d, i, u, reduction))
 
 
 VARIANTS = [("tiled", ""), ("naive", "--naive-kernels"), ("gpu", "--device-profile generic-gpu")]
@@ -273,18 +279,8 @@ def check_elements(name, t, dshape, ishape, axis, reduction, it=T.INT64, flags="
         else:
             idx = rng.integers(0, ds[ax], ish) if ds[ax] else np.zeros(ish, np.int64)
         idx = np.where(rng.random(ish) < 0.3, idx - ds[ax], idx).astype(NP[it])
-        if reduction in ("max", "min") and t in (T.FLOAT, T.DOUBLE) and data.size and upd.size:
-            data.flat[0] = np.nan
-            upd.flat[-1] = np.nan
-        runs += 1
-        want = reference_elements(data, idx, upd, ax, reduction)
-        got = m.run([data, idx, upd])[0]
-        ok = same(got, want, t, reduction)
-        if sess is not None:
-            ok &= same(sess.run(None, {"data": data, "indices": idx, "updates": upd})[0], got, t,
-                       reduction)
-        print(f"{'ok  ' if ok else 'FAIL'} {name} data {ds} indices {ish} axis {axis}")
-        failed += not ok
+        compare(m, sess, f"{name} data {ds} indices {ish} axis {axis}", t, reduction, data,
+                idx, upd, lambda d, i, u: reference_elements(d, i, u, ax, reduction))
 
 
 for vname, flags in VARIANTS:
