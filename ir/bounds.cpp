@@ -266,14 +266,63 @@ int64_t floorDivInt(int64_t a, int64_t b) {
 
 } // namespace
 
-BoundsProver::BoundsProver(RangeEnv symbols)
-    : symbols_(std::move(symbols)), env_(symbols_) {}
+BoundsProver::BoundsProver(RangeEnv symbols, ProofCache *cache)
+    : symbols_(std::move(symbols)), env_(symbols_) {
+  if (!cache)
+    return;
+  if (!cache->symbols_)
+    cache->symbols_ = symbols_;
+  if (*cache->symbols_ == symbols_)
+    cache_ = cache;
+}
 
 void BoundsProver::release(size_t mark) {
   if (mark >= scope_.size())
     return;
   scope_.resize(mark);
+  if (scopeIds_.size() > mark)
+    scopeIds_.resize(mark);
   rebuildEnv();
+}
+
+std::string BoundsProver::canonical(const Expr &e, size_t prefix) const {
+  VarNamer namer = [&](const Var &v) {
+    for (size_t i = prefix; i-- > 0;)
+      if (scope_[i].kind != Entry::Fact && scope_[i].var.as<Var>()->id == v.id)
+        return "$" + std::to_string(i);
+    // A symbol (the same in every kernel of the module), or a variable the
+    // prover does not know: by identity.
+    return v.name + "#" + std::to_string(v.id);
+  };
+  return exprKeyRenamed(e, namer);
+}
+
+std::string BoundsProver::questionKey(const Expr &e) {
+  for (size_t i = scopeIds_.size(); i < scope_.size(); ++i) {
+    const Entry &x = scope_[i];
+    std::string key;
+    switch (x.kind) {
+    case Entry::Loop:
+      key = "loop " + std::string(dtypeName(x.var.type())) + " " +
+            canonical(x.lo, i) + " .. " + canonical(x.hi, i);
+      break;
+    case Entry::Let:
+      key = "let " + std::string(dtypeName(x.var.type())) + " = " +
+            (x.value.defined() ? canonical(x.value, i) : std::string("?"));
+      break;
+    case Entry::Fact:
+      key = "fact " + canonical(x.fact, i);
+      break;
+    }
+    const int before = i == 0 ? 0 : scopeIds_[i - 1];
+    auto it = cache_->scopes_
+                  .emplace(std::make_pair(before, std::move(key)),
+                           static_cast<int>(cache_->scopes_.size()) + 1)
+                  .first;
+    scopeIds_.push_back(it->second);
+  }
+  return std::to_string(scope_.empty() ? 0 : scopeIds_.back()) + " | " +
+         canonical(e, scope_.size());
 }
 
 void BoundsProver::rebuildEnv() {
@@ -831,6 +880,22 @@ bool expandProducts(const Expr &e, Monomials &out,
 } // namespace
 
 bool BoundsProver::proveNonNegative(const Expr &e) {
+  // Questions asked from the top only: inside a proof the depths change
+  // what is tried.
+  if (!cache_ || depth_ != 0 || minMaxDepth_ != 0 || residualDepth_ != 0)
+    return proveFresh(e);
+  std::string key = questionKey(e);
+  if (cache_->proven_.count(key)) {
+    ++cache_->hits_;
+    return true;
+  }
+  if (!proveFresh(e))
+    return false;
+  cache_->proven_.insert(std::move(key));
+  return true;
+}
+
+bool BoundsProver::proveFresh(const Expr &e) {
   Expr s = simplify(foldRemainders(e), env_);
   if (lowerEndNonNegative(s))
     return true;

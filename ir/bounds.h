@@ -16,16 +16,50 @@
 
 #include "ir/simplify.h"
 
+#include <map>
 #include <optional>
+#include <string>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
 namespace aotc {
 
+/// What the provers of one module's kernels have proven, so that a question
+/// asked again is answered at once. A network repeats its blocks, and their
+/// kernels ask the same questions of loops over the same ranges: BERT-base's
+/// twelve layers, whose kernels with a symbolic sequence took the verifier
+/// about a second each.
+///
+/// A question is the prover's scope (every loop, let and fact, in order) and
+/// the expression, with each variable in scope spelled by the place of the
+/// entry that binds it and with every node's type: two kernels' questions are
+/// the same only where they are the same statement about the same ranges.
+/// Only proofs are kept, never failures (a failure is not a statement).
+/// Every prover sharing a cache must have the same symbol ranges; one with
+/// other ranges does not use it.
+class ProofCache {
+public:
+  size_t proofs() const { return proven_.size(); }
+  /// Questions answered from the cache.
+  size_t hits() const { return hits_; }
+
+private:
+  friend class BoundsProver;
+  std::optional<RangeEnv> symbols_;
+  /// (the scope before an entry, the entry's key) -> the scope through it;
+  /// 0 is the empty scope.
+  std::map<std::pair<int, std::string>, int> scopes_;
+  std::unordered_set<std::string> proven_;
+  size_t hits_ = 0;
+};
+
 class BoundsProver {
 public:
-  /// \p symbols: the declared range of every symbol.
-  explicit BoundsProver(RangeEnv symbols);
+  /// \p symbols: the declared range of every symbol. \p cache, if given,
+  /// remembers the proofs of questions asked from the top (not those a
+  /// proof asks itself) and answers them again.
+  explicit BoundsProver(RangeEnv symbols, ProofCache *cache = nullptr);
 
   /// Scopes: everything added after mark() is forgotten at release(mark).
   size_t mark() const { return scope_.size(); }
@@ -81,6 +115,13 @@ private:
   /// Constant lower bound 1 on \p e from what is known (a constant, or a
   /// fact `e - 1 >= 0`).
   bool provePositive(const Expr &e);
+  /// proveNonNegative without the cache.
+  bool proveFresh(const Expr &e);
+  /// The cache's key of the question e >= 0 in the current scope.
+  std::string questionKey(const Expr &e);
+  /// \p e spelled for the cache, with the variables bound by the first
+  /// \p prefix entries of the scope by their places.
+  std::string canonical(const Expr &e, size_t prefix) const;
 
   RangeEnv symbols_;
   /// Constant ranges of symbols and every variable in scope.
@@ -93,6 +134,10 @@ private:
   /// Above 0 while proveNonNegative proves what is left after a fact or a
   /// floor division's bound: the facts are not combined again there.
   int residualDepth_ = 0;
+  ProofCache *cache_ = nullptr;
+  /// With a cache: the cache's id of the scope through entry i, for the
+  /// first entries (the others are keyed when a question needs them).
+  std::vector<int> scopeIds_;
 };
 
 } // namespace aotc

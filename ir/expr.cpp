@@ -491,10 +491,14 @@ static bool eagerSafe(const Expr &e) {
 
 class Printer {
 public:
-  Printer(PrintDialect d, const VarNamer *namer, bool keys = false)
-      : d_(d), namer_(namer), keys_(keys) {}
+  Printer(PrintDialect d, const VarNamer *namer, bool keys = false,
+          bool typed = false)
+      : d_(d), namer_(namer), keys_(keys), typed_(typed) {}
 
   std::string print(const Expr &e) {
+    if (typed_)
+      return printNode(e) + "'" + dtypeName(e.type()) +
+             (e.lanes() > 1 ? "x" + std::to_string(e.lanes()) : "");
     if (!keys_ || e.kind() == ExprKind::IntImm)
       return printNode(e);
     return key(e);
@@ -753,6 +757,7 @@ private:
   PrintDialect d_;
   const VarNamer *namer_;
   bool keys_;
+  bool typed_; ///< every node followed by its type (exprKeyRenamed)
 };
 
 struct VarOrder {
@@ -855,6 +860,13 @@ std::string exprKey(const Expr &e) {
 
 const std::string &exprKeyRef(const Expr &e) {
   return Printer(PrintDialect::Text, nullptr, /*keys=*/true).key(e);
+}
+
+std::string exprKeyRenamed(const Expr &e, const VarNamer &namer) {
+  if (!e.defined())
+    return "<undef>";
+  return Printer(PrintDialect::Text, &namer, /*keys=*/false, /*typed=*/true)
+      .print(e);
 }
 
 std::vector<Expr> freeVars(const Expr &e) {

@@ -364,6 +364,11 @@ std::string exprKey(const Expr &e);
 /// exprKey without the copy: the text is cached on the node and lives as
 /// long as it. \p e must be defined.
 const std::string &exprKeyRef(const Expr &e);
+/// A key of \p e with every variable spelled by \p namer and every node's
+/// type and lanes written out: equal keys mean the same expression up to the
+/// renaming that \p namer makes (BoundsProver's ProofCache spells the
+/// variables in scope by the place that binds them). Not cached on nodes.
+std::string exprKeyRenamed(const Expr &e, const VarNamer &namer);
 
 /// The Vars an expression reads, sorted by name hint, then creation order.
 std::vector<Expr> freeVars(const Expr &e);

@@ -25,6 +25,7 @@ namespace aotc {
 struct Range {
   int64_t min = 0;
   int64_t max = 0;
+  bool operator==(const Range &o) const { return min == o.min && max == o.max; }
 };
 
 /// Ranges known for variables (by identity). Loop variables get
@@ -38,6 +39,7 @@ public:
     auto it = ranges_.find(var->id);
     return it == ranges_.end() ? nullptr : &it->second;
   }
+  bool operator==(const RangeEnv &o) const { return ranges_ == o.ranges_; }
 
 private:
   std::map<uint64_t, Range> ranges_;

@@ -37,8 +37,9 @@ class KernelVerifier {
 public:
   KernelVerifier(const LoopModule &m, const Kernel &k,
                  std::vector<UnprovenAccess> *collect = nullptr,
-                 const LoopModule *foldOf = nullptr)
-      : m_(m), k_(k), prover_(symbolRanges(m)), foldOf_(foldOf),
+                 const LoopModule *foldOf = nullptr,
+                 ProofCache *proofs = nullptr)
+      : m_(m), k_(k), prover_(symbolRanges(m), proofs), foldOf_(foldOf),
         collect_(collect) {
     for (const Assumption &a : m.assumptions)
       prover_.addFact(a.holds, true);
@@ -796,9 +797,10 @@ Status verifyKernel(const LoopModule &m, const Kernel &k) {
 }
 
 std::vector<UnprovenAccess> unprovenAccesses(const LoopModule &m,
-                                             const Kernel &k) {
+                                             const Kernel &k,
+                                             ProofCache *proofs) {
   std::vector<UnprovenAccess> out;
-  (void)KernelVerifier(m, k, &out).run();
+  (void)KernelVerifier(m, k, &out, nullptr, proofs).run();
   return out;
 }
 
@@ -810,10 +812,11 @@ Status verifyKernels(const LoopModule &m, const LoopModule *foldOf) {
     if (!names.insert(b.name).second)
       return makeError("buffer '", b.name, "' is declared twice");
   names.clear();
+  ProofCache proofs; // the kernels of a repeated block ask the same
   for (const Kernel &k : m.kernels) {
     if (!names.insert(k.name).second)
       return makeError("kernel '", k.name, "' is defined twice");
-    AOTC_RETURN_IF_ERROR(KernelVerifier(m, k, nullptr, foldOf).run());
+    AOTC_RETURN_IF_ERROR(KernelVerifier(m, k, nullptr, foldOf, &proofs).run());
   }
   AOTC_RETURN_IF_ERROR(verifySyncs(m));
   return verifyArena(m);

@@ -26,6 +26,7 @@
 /// that runs another's function has that function's parameters.
 #pragma once
 
+#include "ir/bounds.h"
 #include "ir/module.h"
 #include "ir/status.h"
 
@@ -54,8 +55,10 @@ struct UnprovenAccess {
 
 /// Every unproven access of \p k, scalar and vector (bounds only; other
 /// violations are not reported). Empty when verifyKernel's bound checks all
-/// pass.
+/// pass. \p proofs, if given, is shared by the calls for one module's
+/// kernels (bounds.h).
 std::vector<UnprovenAccess> unprovenAccesses(const LoopModule &m,
-                                             const Kernel &k);
+                                             const Kernel &k,
+                                             ProofCache *proofs = nullptr);
 
 } // namespace aotc

@@ -121,9 +121,10 @@ private:
 
 int guardUnprovenAccesses(LoopModule &m) {
   int guarded = 0;
+  ProofCache proofs; // the kernels of a repeated block ask the same
   for (Kernel &k : m.kernels) {
     std::map<const void *, std::vector<size_t>> unproven;
-    for (UnprovenAccess &u : unprovenAccesses(m, k))
+    for (UnprovenAccess &u : unprovenAccesses(m, k, &proofs))
       unproven[u.node] = u.dims;
     if (unproven.empty())
       continue;

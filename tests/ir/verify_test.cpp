@@ -864,3 +864,72 @@ TEST(Verify, PrivateArraysAreCheckedLikeBuffers) {
   EXPECT_NE(kernel(Block::make({}), {symbolic}).find("non-static shape"),
             std::string::npos);
 }
+
+// The provers of a module's kernels share their proofs: a question asked
+// again in another kernel's loop over the same range is answered from the
+// cache, and only that question is (another range, fact or symbol, or
+// other symbol ranges, is proven afresh or not at all).
+TEST(ProofCache, AnswersTheSameQuestionOnly) {
+  Expr n = Var::make("n"), m = Var::make("m");
+  RangeEnv env;
+  env.set(n, Range{1, 100});
+  env.set(m, Range{1, 100});
+  ProofCache cache;
+  BoundsProver first(env, &cache);
+  Expr i = Var::make("i"), j = Var::make("j");
+  first.addLoop(i, 0, n);
+  first.addLoop(j, 0, Expr(8));
+  EXPECT_FALSE(first.proveInRange(i * 8 + j + 1, n * 8));
+  EXPECT_EQ(cache.proofs(), 1u); // only index >= 0
+  EXPECT_TRUE(first.proveInRange(i * 8 + j, n * 8));
+  EXPECT_EQ(cache.proofs(), 3u);
+  EXPECT_EQ(cache.hits(), 0u);
+
+  // Another kernel, other Vars, the same loops: answered.
+  BoundsProver second(env, &cache);
+  Expr a = Var::make("a"), b = Var::make("b");
+  second.addLoop(a, 0, n);
+  second.addLoop(b, 0, Expr(8));
+  EXPECT_TRUE(second.proveInRange(a * 8 + b, n * 8));
+  EXPECT_EQ(cache.hits(), 2u);
+  EXPECT_EQ(cache.proofs(), 3u);
+  // The loops' variables swapped: other questions (false where n < 8).
+  EXPECT_FALSE(second.proveInRange(b * 8 + a, n * 8));
+  EXPECT_EQ(cache.hits(), 2u);
+
+  // One more element in the outer loop: other questions, and false.
+  BoundsProver wider(env, &cache);
+  Expr c = Var::make("c"), d = Var::make("d");
+  wider.addLoop(c, 0, n + 1);
+  wider.addLoop(d, 0, Expr(8));
+  EXPECT_FALSE(wider.proveInRange(c * 8 + d, n * 8));
+  EXPECT_EQ(cache.hits(), 2u);
+  // With the fact that bounds it, proven; released, false again.
+  size_t mark = wider.mark();
+  wider.addFact(cmp(BinOp::LT, c, n), true);
+  EXPECT_TRUE(wider.proveInRange(c * 8 + d, n * 8));
+  wider.release(mark);
+  EXPECT_FALSE(wider.proveInRange(c * 8 + d, n * 8));
+
+  // Another symbol of the same range: other questions.
+  BoundsProver other(env, &cache);
+  Expr e = Var::make("e"), f = Var::make("f");
+  other.addLoop(e, 0, m);
+  other.addLoop(f, 0, Expr(8));
+  const size_t hits = cache.hits();
+  EXPECT_FALSE(other.proveInRange(e * 8 + f, n * 8));
+  EXPECT_EQ(cache.hits(), hits);
+
+  // Other symbol ranges: the cache is not used.
+  RangeEnv small;
+  small.set(n, Range{1, 50});
+  small.set(m, Range{1, 100});
+  BoundsProver elsewhere(small, &cache);
+  Expr p = Var::make("p"), q = Var::make("q");
+  elsewhere.addLoop(p, 0, n);
+  elsewhere.addLoop(q, 0, Expr(8));
+  const size_t proofs = cache.proofs();
+  EXPECT_TRUE(elsewhere.proveInRange(p * 8 + q, n * 8));
+  EXPECT_EQ(cache.hits(), hits);
+  EXPECT_EQ(cache.proofs(), proofs);
+}
