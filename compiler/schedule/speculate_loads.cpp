@@ -114,6 +114,7 @@ private:
 
 int speculateSelectLoads(LoopModule &m) {
   int count = 0;
+  ProofCache proofs; // the kernels of a repeated block ask the same
   for (Kernel &k : m.kernels) {
     std::set<const void *> keep;
     Stmt original = k.body;
@@ -125,7 +126,7 @@ int speculateSelectLoads(LoopModule &m) {
       if (h.hoisted.empty())
         break;
       std::set<const void *> unproven;
-      for (const UnprovenAccess &u : unprovenAccesses(m, k))
+      for (const UnprovenAccess &u : unprovenAccesses(m, k, &proofs))
         if (auto it = h.hoisted.find(u.node); it != h.hoisted.end())
           unproven.insert(it->second.begin(), it->second.end());
       if (unproven.empty()) {
