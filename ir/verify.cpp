@@ -796,9 +796,8 @@ Status verifyKernel(const LoopModule &m, const Kernel &k) {
   return KernelVerifier(m, k).run();
 }
 
-std::vector<UnprovenAccess> unprovenAccesses(const LoopModule &m,
-                                             const Kernel &k,
-                                             ProofCache *proofs) {
+std::vector<UnprovenAccess>
+unprovenAccesses(const LoopModule &m, const Kernel &k, ProofCache *proofs) {
   std::vector<UnprovenAccess> out;
   (void)KernelVerifier(m, k, &out, nullptr, proofs).run();
   return out;

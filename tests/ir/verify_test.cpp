@@ -875,61 +875,58 @@ TEST(ProofCache, AnswersTheSameQuestionOnly) {
   env.set(n, Range{1, 100});
   env.set(m, Range{1, 100});
   ProofCache cache;
-  BoundsProver first(env, &cache);
-  Expr i = Var::make("i"), j = Var::make("j");
-  first.addLoop(i, 0, n);
-  first.addLoop(j, 0, Expr(8));
-  EXPECT_FALSE(first.proveInRange(i * 8 + j + 1, n * 8));
+  // A kernel's two loops, over \p outer and 8, with fresh Vars: its
+  // tile's index outer * 8 + inner.
+  struct Tile {
+    BoundsProver p;
+    Expr outer = Var::make("o"), inner = Var::make("i");
+    Tile(const RangeEnv &env, ProofCache &cache, const Expr &extent)
+        : p(env, &cache) {
+      p.addLoop(outer, 0, extent);
+      p.addLoop(inner, 0, Expr(8));
+    }
+    Expr index() const { return outer * 8 + inner; }
+  };
+  Tile first(env, cache, n);
+  EXPECT_FALSE(first.p.proveInRange(first.index() + 1, n * 8));
   EXPECT_EQ(cache.proofs(), 1u); // only index >= 0
-  EXPECT_TRUE(first.proveInRange(i * 8 + j, n * 8));
+  EXPECT_TRUE(first.p.proveInRange(first.index(), n * 8));
   EXPECT_EQ(cache.proofs(), 3u);
   EXPECT_EQ(cache.hits(), 0u);
 
   // Another kernel, other Vars, the same loops: answered.
-  BoundsProver second(env, &cache);
-  Expr a = Var::make("a"), b = Var::make("b");
-  second.addLoop(a, 0, n);
-  second.addLoop(b, 0, Expr(8));
-  EXPECT_TRUE(second.proveInRange(a * 8 + b, n * 8));
+  Tile second(env, cache, n);
+  EXPECT_TRUE(second.p.proveInRange(second.index(), n * 8));
   EXPECT_EQ(cache.hits(), 2u);
   EXPECT_EQ(cache.proofs(), 3u);
   // The loops' variables swapped: other questions (false where n < 8).
-  EXPECT_FALSE(second.proveInRange(b * 8 + a, n * 8));
+  EXPECT_FALSE(second.p.proveInRange(second.inner * 8 + second.outer, n * 8));
   EXPECT_EQ(cache.hits(), 2u);
 
   // One more element in the outer loop: other questions, and false.
-  BoundsProver wider(env, &cache);
-  Expr c = Var::make("c"), d = Var::make("d");
-  wider.addLoop(c, 0, n + 1);
-  wider.addLoop(d, 0, Expr(8));
-  EXPECT_FALSE(wider.proveInRange(c * 8 + d, n * 8));
+  Tile wider(env, cache, n + 1);
+  EXPECT_FALSE(wider.p.proveInRange(wider.index(), n * 8));
   EXPECT_EQ(cache.hits(), 2u);
   // With the fact that bounds it, proven; released, false again.
-  size_t mark = wider.mark();
-  wider.addFact(cmp(BinOp::LT, c, n), true);
-  EXPECT_TRUE(wider.proveInRange(c * 8 + d, n * 8));
-  wider.release(mark);
-  EXPECT_FALSE(wider.proveInRange(c * 8 + d, n * 8));
+  size_t mark = wider.p.mark();
+  wider.p.addFact(cmp(BinOp::LT, wider.outer, n), true);
+  EXPECT_TRUE(wider.p.proveInRange(wider.index(), n * 8));
+  wider.p.release(mark);
+  EXPECT_FALSE(wider.p.proveInRange(wider.index(), n * 8));
 
   // Another symbol of the same range: other questions.
-  BoundsProver other(env, &cache);
-  Expr e = Var::make("e"), f = Var::make("f");
-  other.addLoop(e, 0, m);
-  other.addLoop(f, 0, Expr(8));
+  Tile other(env, cache, m);
   const size_t hits = cache.hits();
-  EXPECT_FALSE(other.proveInRange(e * 8 + f, n * 8));
+  EXPECT_FALSE(other.p.proveInRange(other.index(), n * 8));
   EXPECT_EQ(cache.hits(), hits);
 
   // Other symbol ranges: the cache is not used.
   RangeEnv small;
   small.set(n, Range{1, 50});
   small.set(m, Range{1, 100});
-  BoundsProver elsewhere(small, &cache);
-  Expr p = Var::make("p"), q = Var::make("q");
-  elsewhere.addLoop(p, 0, n);
-  elsewhere.addLoop(q, 0, Expr(8));
+  Tile elsewhere(small, cache, n);
   const size_t proofs = cache.proofs();
-  EXPECT_TRUE(elsewhere.proveInRange(p * 8 + q, n * 8));
+  EXPECT_TRUE(elsewhere.p.proveInRange(elsewhere.index(), n * 8));
   EXPECT_EQ(cache.hits(), hits);
   EXPECT_EQ(cache.proofs(), proofs);
 }
