@@ -266,14 +266,26 @@ int64_t floorDivInt(int64_t a, int64_t b) {
 
 } // namespace
 
+size_t ProofCache::proofs() const {
+  size_t n = 0;
+  for (const auto &s : stores_)
+    n += s->proven.size();
+  return n;
+}
+
+ProofCache::Store &ProofCache::storeFor(const RangeEnv &symbols) {
+  for (const auto &s : stores_)
+    if (s->symbols == symbols)
+      return *s;
+  stores_.push_back(std::make_unique<Store>());
+  stores_.back()->symbols = symbols;
+  return *stores_.back();
+}
+
 BoundsProver::BoundsProver(RangeEnv symbols, ProofCache *cache)
-    : symbols_(std::move(symbols)), env_(symbols_) {
-  if (!cache)
-    return;
-  if (!cache->symbols_)
-    cache->symbols_ = symbols_;
-  if (*cache->symbols_ == symbols_)
-    cache_ = cache;
+    : symbols_(std::move(symbols)), env_(symbols_), cache_(cache) {
+  if (cache_)
+    store_ = &cache_->storeFor(symbols_);
 }
 
 void BoundsProver::release(size_t mark) {
@@ -315,9 +327,9 @@ std::string BoundsProver::questionKey(const Expr &e) {
       break;
     }
     const int before = i == 0 ? 0 : scopeIds_[i - 1];
-    auto it = cache_->scopes_
+    auto it = store_->scopes
                   .emplace(std::make_pair(before, std::move(key)),
-                           static_cast<int>(cache_->scopes_.size()) + 1)
+                           static_cast<int>(store_->scopes.size()) + 1)
                   .first;
     scopeIds_.push_back(it->second);
   }
@@ -885,13 +897,13 @@ bool BoundsProver::proveNonNegative(const Expr &e) {
   if (!cache_ || depth_ != 0 || minMaxDepth_ != 0 || residualDepth_ != 0)
     return proveFresh(e);
   std::string key = questionKey(e);
-  if (cache_->proven_.count(key)) {
+  if (store_->proven.count(key)) {
     ++cache_->hits_;
     return true;
   }
   if (!proveFresh(e))
     return false;
-  cache_->proven_.insert(std::move(key));
+  store_->proven.insert(std::move(key));
   return true;
 }
 

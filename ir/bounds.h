@@ -17,6 +17,7 @@
 #include "ir/simplify.h"
 
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <unordered_set>
@@ -25,32 +26,38 @@
 
 namespace aotc {
 
-/// What the provers of one module's kernels have proven, so that a question
-/// asked again is answered at once. A network repeats its blocks, and their
-/// kernels ask the same questions of loops over the same ranges: BERT-base's
+/// What the provers of one compile have proven, so that a question asked
+/// again is answered at once. A network repeats its blocks, and their
+/// kernels ask the same questions of loops over the same ranges (BERT-base's
 /// twelve layers, whose kernels with a symbolic sequence took the verifier
-/// about a second each.
+/// about a second each); and the scheduler's passes and the final
+/// verification ask them again of the same kernels.
 ///
 /// A question is the prover's scope (every loop, let and fact, in order) and
 /// the expression, with each variable in scope spelled by the place of the
 /// entry that binds it and with every node's type: two kernels' questions are
 /// the same only where they are the same statement about the same ranges.
-/// Only proofs are kept, never failures (a failure is not a statement).
-/// Every prover sharing a cache must have the same symbol ranges; one with
-/// other ranges does not use it.
+/// Only proofs are kept, never failures (a failure is not a statement), and
+/// apart for each set of symbol ranges (a model's and its folding
+/// program's).
 class ProofCache {
 public:
-  size_t proofs() const { return proven_.size(); }
+  size_t proofs() const;
   /// Questions answered from the cache.
   size_t hits() const { return hits_; }
 
 private:
   friend class BoundsProver;
-  std::optional<RangeEnv> symbols_;
-  /// (the scope before an entry, the entry's key) -> the scope through it;
-  /// 0 is the empty scope.
-  std::map<std::pair<int, std::string>, int> scopes_;
-  std::unordered_set<std::string> proven_;
+  struct Store {
+    RangeEnv symbols;
+    /// (the scope before an entry, the entry's key) -> the scope through
+    /// it; 0 is the empty scope.
+    std::map<std::pair<int, std::string>, int> scopes;
+    std::unordered_set<std::string> proven;
+  };
+  /// The store of provers with these symbol ranges.
+  Store &storeFor(const RangeEnv &symbols);
+  std::vector<std::unique_ptr<Store>> stores_;
   size_t hits_ = 0;
 };
 
@@ -135,7 +142,8 @@ private:
   /// floor division's bound: the facts are not combined again there.
   int residualDepth_ = 0;
   ProofCache *cache_ = nullptr;
-  /// With a cache: the cache's id of the scope through entry i, for the
+  ProofCache::Store *store_ = nullptr; ///< cache_'s for symbols_
+  /// With a cache: the store's id of the scope through entry i, for the
   /// first entries (the others are keyed when a question needs them).
   std::vector<int> scopeIds_;
 };

@@ -805,17 +805,20 @@ unprovenAccesses(const LoopModule &m, const Kernel &k, ProofCache *proofs) {
 
 namespace {
 
-Status verifyKernels(const LoopModule &m, const LoopModule *foldOf) {
+Status verifyKernels(const LoopModule &m, const LoopModule *foldOf,
+                     ProofCache *proofs) {
   std::set<std::string> names;
   for (const ModuleBuffer &b : m.buffers)
     if (!names.insert(b.name).second)
       return makeError("buffer '", b.name, "' is declared twice");
   names.clear();
-  ProofCache proofs; // the kernels of a repeated block ask the same
+  ProofCache own; // the kernels of a repeated block ask the same
+  if (!proofs)
+    proofs = &own;
   for (const Kernel &k : m.kernels) {
     if (!names.insert(k.name).second)
       return makeError("kernel '", k.name, "' is defined twice");
-    AOTC_RETURN_IF_ERROR(KernelVerifier(m, k, nullptr, foldOf, &proofs).run());
+    AOTC_RETURN_IF_ERROR(KernelVerifier(m, k, nullptr, foldOf, proofs).run());
   }
   AOTC_RETURN_IF_ERROR(verifySyncs(m));
   return verifyArena(m);
@@ -849,8 +852,8 @@ Status verifyKernelFunctions(const LoopModule &m) {
   return Status::ok();
 }
 
-Status verifyModule(const LoopModule &m) {
-  AOTC_RETURN_IF_ERROR(verifyKernels(m, nullptr));
+Status verifyModule(const LoopModule &m, ProofCache *proofs) {
+  AOTC_RETURN_IF_ERROR(verifyKernels(m, nullptr, proofs));
   AOTC_RETURN_IF_ERROR(verifyKernelFunctions(m));
   if (!m.foldProgram)
     return Status::ok();
@@ -866,7 +869,7 @@ Status verifyModule(const LoopModule &m) {
          (b.index < 0 || b.index >= static_cast<int>(m.constants.size()))))
       return makeError("folding program buffer '", b.name,
                        "' is not a constant of the model or an arena buffer");
-  return verifyKernels(fold, &m).withContext("folding program");
+  return verifyKernels(fold, &m, proofs).withContext("folding program");
 }
 
 } // namespace aotc

@@ -36,7 +36,9 @@ namespace aotc {
 /// module-level problem); ok if none. The module's assumptions (checked by
 /// the wrapper before every run) are facts for the bound proofs.
 Status verifyKernel(const LoopModule &m, const Kernel &k);
-Status verifyModule(const LoopModule &m);
+/// \p proofs, if given, is the compile's (bounds.h): the proofs of earlier
+/// passes answer the questions asked again.
+Status verifyModule(const LoopModule &m, ProofCache *proofs = nullptr);
 /// Kernel::function (codegen/opencl/share_kernels.h): each names a kernel
 /// earlier in launch order (the model's, then the folding program's) that
 /// runs its own function, with buffers of the same types, written in the
@@ -55,7 +57,7 @@ struct UnprovenAccess {
 
 /// Every unproven access of \p k, scalar and vector (bounds only; other
 /// violations are not reported). Empty when verifyKernel's bound checks all
-/// pass. \p proofs, if given, is shared by the calls for one module's
+/// pass. \p proofs, if given, is shared by the calls for a compile's
 /// kernels (bounds.h).
 std::vector<UnprovenAccess> unprovenAccesses(const LoopModule &m,
                                              const Kernel &k,

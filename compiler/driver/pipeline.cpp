@@ -329,6 +329,11 @@ Expected<CompileResult> compileModel(const CompileOptions &opts) {
   // 4. Scheduling: fusion, kernels, memory plan. The Loop IR verifier runs
   // after every Loop IR pass under --verify-each, and on the final module
   // always.
+  // Every verifier call of this compile shares one cache of proofs
+  // (ir/bounds.h): later passes ask again what earlier ones proved.
+  ProofCache proofs;
+  ScheduleOptions scheduleOpts = opts.schedule;
+  scheduleOpts.proofs = &proofs;
   const char *verifyEnv = std::getenv("AOTC_VERIFY_EACH");
   bool verifyEach =
       opts.verifyEach || (verifyEnv && std::string(verifyEnv) == "1");
@@ -338,11 +343,11 @@ Expected<CompileResult> compileModel(const CompileOptions &opts) {
       std::cerr << "// ----- loop IR after " << pass << " -----\n" << m.print();
     if (!verifyEach)
       return Status::ok();
-    return verifyModule(m).withContext("Loop IR verifier after pass '" + pass +
-                                       "'");
+    return verifyModule(m, &proofs)
+        .withContext("Loop IR verifier after pass '" + pass + "'");
   };
   auto scheduled = timer.run("schedule", [&] {
-    return scheduleGraph(*graph, lowered.take(), afterPass, opts.schedule);
+    return scheduleGraph(*graph, lowered.take(), afterPass, scheduleOpts);
   });
   if (!scheduled)
     return scheduled.status();
@@ -350,7 +355,7 @@ Expected<CompileResult> compileModel(const CompileOptions &opts) {
   if (foldProgram.graph) {
     // Scheduled like the model (same device profile); configurations given
     // by kernel name are the model's.
-    ScheduleOptions foldOpts = opts.schedule;
+    ScheduleOptions foldOpts = scheduleOpts;
     foldOpts.kernelConfigs.clear();
     auto fold = timer.run("schedule", [&] {
       return scheduleGraph(*foldProgram.graph, foldLowered.take(), afterPass,
@@ -362,7 +367,8 @@ Expected<CompileResult> compileModel(const CompileOptions &opts) {
         attachFoldProgram(module, fold.take(), foldProgram.targets));
   }
   if (!verifyEach) {
-    Status verified = timer.run("verify", [&] { return verifyModule(module); });
+    Status verified =
+        timer.run("verify", [&] { return verifyModule(module, &proofs); });
     AOTC_RETURN_IF_ERROR(
         verified.withContext("Loop IR verifier after the last pass"));
   }

@@ -119,12 +119,14 @@ private:
 
 } // namespace
 
-int guardUnprovenAccesses(LoopModule &m) {
+int guardUnprovenAccesses(LoopModule &m, ProofCache *proofs) {
   int guarded = 0;
-  ProofCache proofs; // the kernels of a repeated block ask the same
+  ProofCache own; // the kernels of a repeated block ask the same
+  if (!proofs)
+    proofs = &own;
   for (Kernel &k : m.kernels) {
     std::map<const void *, std::vector<size_t>> unproven;
-    for (UnprovenAccess &u : unprovenAccesses(m, k, &proofs))
+    for (UnprovenAccess &u : unprovenAccesses(m, k, proofs))
       unproven[u.node] = u.dims;
     if (unproven.empty())
       continue;

@@ -227,9 +227,9 @@ Expected<LoopModule> scheduleGraph(const Graph &g, LoweredGraph lg,
   // repeated value bound once, and with a run-time check on every access
   // the verifier cannot prove (the invariant holds from here on).
   expandFallbacks(m);
-  speculateSelectLoads(m);
+  speculateSelectLoads(m, opts.proofs);
   bindCommonSubexpressions(m);
-  guardUnprovenAccesses(m);
+  guardUnprovenAccesses(m, opts.proofs);
   AOTC_RETURN_IF_ERROR(passDone("build-kernels", m));
 
   // In place on CPUs only: a GPU's stores do not read their lines first,

@@ -15,6 +15,7 @@
 #include "compiler/lowering/lowering.h"
 #include "compiler/schedule/device_profile.h"
 #include "compiler/schedule/padded_stores.h"
+#include "ir/bounds.h"
 #include "ir/module.h"
 #include "ir/visitor.h"
 
@@ -117,6 +118,9 @@ struct ScheduleOptions {
   /// The value the heuristics plan symbolic sizes at for the kernel being
   /// built (plannedExtent): 1, or sizeVariantAt for a size variant.
   int64_t planSymbolsAt = 1;
+  /// The compile's proofs (ir/bounds.h), shared by the passes that ask the
+  /// verifier and by the final verification; null: each pass keeps its own.
+  ProofCache *proofs = nullptr;
 };
 
 /// Builds the kernel that computes materialized def \p def (and its fused
@@ -490,11 +494,11 @@ int expandFallbacks(LoopModule &m);
 /// Reads a load that is an arm of a select before its statement where the
 /// verifier proves it in bounds there (speculate_loads.cpp); returns how
 /// many.
-int speculateSelectLoads(LoopModule &m);
+int speculateSelectLoads(LoopModule &m, ProofCache *proofs = nullptr);
 
 /// Adds a run-time check to every load and store of \p m whose index the
 /// Loop IR verifier cannot prove inside its buffer; returns how many.
-int guardUnprovenAccesses(LoopModule &m);
+int guardUnprovenAccesses(LoopModule &m, ProofCache *proofs = nullptr);
 
 /// Binds a subexpression that a stored value holds more than once (an
 /// inlined producer read twice) by a LetStmt before the store, where it may

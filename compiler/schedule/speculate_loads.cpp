@@ -112,9 +112,11 @@ private:
 
 } // namespace
 
-int speculateSelectLoads(LoopModule &m) {
+int speculateSelectLoads(LoopModule &m, ProofCache *proofs) {
   int count = 0;
-  ProofCache proofs; // the kernels of a repeated block ask the same
+  ProofCache own; // the kernels of a repeated block ask the same
+  if (!proofs)
+    proofs = &own;
   for (Kernel &k : m.kernels) {
     std::set<const void *> keep;
     Stmt original = k.body;
@@ -126,7 +128,7 @@ int speculateSelectLoads(LoopModule &m) {
       if (h.hoisted.empty())
         break;
       std::set<const void *> unproven;
-      for (const UnprovenAccess &u : unprovenAccesses(m, k, &proofs))
+      for (const UnprovenAccess &u : unprovenAccesses(m, k, proofs))
         if (auto it = h.hoisted.find(u.node); it != h.hoisted.end())
           unproven.insert(it->second.begin(), it->second.end());
       if (unproven.empty()) {

@@ -920,7 +920,7 @@ TEST(ProofCache, AnswersTheSameQuestionOnly) {
   EXPECT_FALSE(other.p.proveInRange(other.index(), n * 8));
   EXPECT_EQ(cache.hits(), hits);
 
-  // Other symbol ranges: the cache is not used.
+  // Other symbol ranges (a folding program's): proofs of their own.
   RangeEnv small;
   small.set(n, Range{1, 50});
   small.set(m, Range{1, 100});
@@ -928,5 +928,15 @@ TEST(ProofCache, AnswersTheSameQuestionOnly) {
   const size_t proofs = cache.proofs();
   EXPECT_TRUE(elsewhere.p.proveInRange(elsewhere.index(), n * 8));
   EXPECT_EQ(cache.hits(), hits);
-  EXPECT_EQ(cache.proofs(), proofs);
+  EXPECT_EQ(cache.proofs(), proofs + 2);
+  Tile again(small, cache, n);
+  EXPECT_TRUE(again.p.proveInRange(again.index(), n * 8));
+  EXPECT_EQ(cache.hits(), hits + 2);
+  // What the small ranges proved is not an answer for the wide ones: with
+  // n up to 50, index < 8 n <= 400; with n up to 100 it need not be.
+  Tile narrowFirst(small, cache, n);
+  EXPECT_TRUE(
+      narrowFirst.p.proveNonNegative(Expr(50) * 8 - 1 - narrowFirst.index()));
+  Tile wide(env, cache, n);
+  EXPECT_FALSE(wide.p.proveNonNegative(Expr(50) * 8 - 1 - wide.index()));
 }
