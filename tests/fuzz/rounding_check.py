@@ -1,9 +1,12 @@
 #!/usr/bin/env python3
-"""Checks run_fuzz.rounding_only, which tells float rounding where a
-contraction's terms cancel from a wrong answer: seed 674036 (`--large
---einsum --scatter`), whose Conv output element -0.0043 is a sum of terms
-whose magnitudes add up to 1316, is excused at aotc's error there (1.6e-4)
-and not at an error of one term, nor for an output that is not a sum.
+"""Checks run_fuzz.rounding_only, which tells float rounding where sums
+cancel from a wrong answer. Seed 674036 (`--large --einsum --scatter`):
+a Conv output element of -0.0043, a sum of terms whose magnitudes add up to
+1316, is excused at aotc's error there (1.6e-4) and not at an error of one
+term (1316 / 576), nor with a large error elsewhere, nor for an integer
+output. Seed 676132 (`--large`): Relu(Conv + x) at 0.0215, where the Conv's
+-182.469 and x's 182.491 cancel, is excused at aotc's error (1.7e-4) and
+not at one term's.
 
   .venv/bin/python tests/fuzz/rounding_check.py
 """
@@ -22,27 +25,34 @@ def detail(out, element, got, expected, worst):
 
 def main():
     case = fuzzgen.make_case(674036, 6, True, large=True, einsum=True, scatter=True)
-    assert not isinstance(case, str), case
+    chain = fuzzgen.make_case(676132, 6, True, large=True)
+    for c in (case, chain):
+        assert not isinstance(c, str), c
     outputs = [o.name for o in case.model.graph.output]
     conv = outputs.index("t33")  # a Conv's output
-    relu = outputs.index("max")  # Relu(Add(Conv, MaxPool))
+    gather = outputs.index("t5")  # int8
     expected = -0.00430598
+    relu = [o.name for o in chain.model.graph.output].index("a.b")
     checks = [
-        # (what, detail, excused)
-        ("aotc's error where the terms cancel",
+        # (what, case, detail, excused)
+        ("aotc's error where the terms cancel", case,
          detail(conv, 4238, -0.00414767, expected, 0.000305), True),
-        ("an error of one term's size (1316 / 576 terms)",
+        ("an error of one term's size (1316 / 576 terms)", case,
          detail(conv, 4238, expected + 2.3, expected, 2.3), False),
-        ("a small error there but a large one elsewhere",
+        ("a small error there but a large one elsewhere", case,
          detail(conv, 4238, -0.00414767, expected, 1.0), False),
-        ("an output that is not a sum",
-         detail(relu, 4238, -0.00414767, expected, 0.000305), False),
-        ("an element past the output",
+        ("an integer output", case,
+         detail(gather, 0, 1, 2, 1), False),
+        ("an element past the output", case,
          detail(conv, 10 ** 6, -0.00414767, expected, 0.000305), False),
+        ("aotc's error where Conv + x cancel, through Add and Relu", chain,
+         detail(relu, 38275, 0.0217133, 0.0215454, 0.000412), True),
+        ("an error of one term's size there", chain,
+         detail(relu, 38275, 0.0215454 + 2.3, 0.0215454, 2.3), False),
     ]
     failed = 0
-    for what, d, excused in checks:
-        got = run_fuzz.rounding_only(case, d) is not None
+    for what, c, d, excused in checks:
+        got = run_fuzz.rounding_only(c, d) is not None
         ok = got == excused
         failed += not ok
         print("%s: %s (excused: %s, expected %s)" % ("ok" if ok else "FAIL", what, got, excused))

@@ -12,8 +12,8 @@ ONNX Runtime, writes them as ONNX backend-test case directories, runs
              bounds prover could not prove for a valid model (a prover limit,
              not an unsupported feature; never a wrong answer). Listed always;
              a failure with --strict-proofs
-  rounding   an output of a Conv, ConvTranspose, MatMul or Gemm differs by no
-             more than float rounding of its terms' magnitude, where they
+  rounding   an output of contractions, Add, Sub, Relu and MaxPool differs by
+             no more than float rounding of its sums' terms, where they
              cancel (rounding_only; listed always, not a failure)
   WRONG      an output differs
   ERROR      a run-time error for a valid model, or an internal error
@@ -89,18 +89,18 @@ WRONG_DETAIL = re.compile(r"output (\d+): element (\d+): got (\S+), expected (\S
                           r"\(worst \|error\| (\S+)\)")
 
 
-def terms_magnitude(model, node, values):
-    """sum |terms| per output element of contraction \p node: the node in
-    float64 over the absolute values of its inputs (ONNX's reference)."""
+def run_node(model, node, inputs):
+    """\p node alone in float64 over \p inputs (one per input name; None for
+    an absent one), by ONNX's reference evaluator."""
     from onnx import helper
     from onnx.reference import ReferenceEvaluator
     feed, names = {}, []
-    for k, name in enumerate(node.input):
-        if not name:
+    for k, x in enumerate(inputs):
+        if x is None:
             names.append("")
             continue
         names.append("x%d" % k)
-        feed["x%d" % k] = np.abs(values[name].astype(np.float64))
+        feed["x%d" % k] = x
     single = helper.make_node(node.op_type, names, ["y"])
     single.attribute.extend(node.attribute)
     graph = helper.make_graph(
@@ -111,35 +111,84 @@ def terms_magnitude(model, node, values):
     return ReferenceEvaluator(m).run(None, feed)[0]
 
 
+def rounding_bounds(model, values):
+    """Per float value of \p model, an elementwise bound on how far float
+    rounding in any order of its sums may move it from the exact result,
+    where the graph up to it is made of contractions (SUMS), Add, Sub, Relu
+    and MaxPool (the fuzzer's conv chains); other values have none.
+    A contraction adds ROUNDING_UNITS units of its terms' magnitude (the node
+    over the absolute values of its inputs) and carries its operands' bounds
+    as independent errors (the root of the node over their squares); Add
+    and Sub add their operands' bounds and a unit of their result; Relu
+    keeps its input's, MaxPool the largest in its window. An estimate for
+    the oracle's tolerance, not a proof."""
+    bounds = {}
+    for init in model.graph.initializer:
+        bounds[init.name] = 0.0
+    for i in model.graph.input:
+        bounds[i.name] = 0.0
+    for node in model.graph.node:
+        out = node.output[0] if node.output else ""
+        y = values.get(out)
+        if y is None or y.dtype.kind != "f":
+            continue
+        unit = float(np.finfo(y.dtype).eps) / 2
+        ins = [n for n in node.input]
+        if any(n and n not in bounds for n in ins):
+            continue
+        if node.op_type in SUMS:
+            if len(ins) > 2 and ins[2] and np.any(bounds[ins[2]]):
+                continue  # a bias computed at run time: no bound
+            mag_in = [np.abs(values[n].astype(np.float64)) if n else None for n in ins]
+            mag = run_node(model, node, mag_in)
+            # The operands' errors carried as independent ones (root of the
+            # sum of squares): their signs do not line up, and a bound that
+            # added them up would grow by the weights' sum per layer.
+            carried = np.zeros(y.shape)
+            for k in (0, 1):
+                if not np.any(bounds[ins[k]]):
+                    continue
+                sq = [None if x is None else x * x for x in mag_in[:2]]
+                sq[k] = np.broadcast_to(bounds[ins[k]], mag_in[k].shape) ** 2
+                carried = carried + run_node(model, node, sq)
+            bounds[out] = ROUNDING_UNITS * unit * mag + np.sqrt(carried)
+        elif node.op_type in ("Add", "Sub") and len(ins) == 2:
+            b = np.broadcast_to(bounds[ins[0]], y.shape) + np.broadcast_to(bounds[ins[1]], y.shape)
+            bounds[out] = b + unit * np.abs(y.astype(np.float64))
+        elif node.op_type == "Relu":
+            bounds[out] = np.broadcast_to(bounds[ins[0]], y.shape)
+        elif node.op_type == "MaxPool" and len(node.output) == 1:
+            b = np.broadcast_to(bounds[ins[0]], values[ins[0]].shape).astype(np.float64)
+            bounds[out] = run_node(model, node, [b])
+    return bounds
+
+
 def rounding_only(case, detail):
-    """A reason if the WRONG \p detail is float rounding where a
-    contraction's terms cancel: the output is a Conv's, ConvTranspose's,
-    MatMul's or Gemm's, the failing element is within ROUNDING_UNITS units of
-    rounding of its terms' magnitude, and so is the worst error of the output
-    (against the largest magnitude). None otherwise."""
+    """A reason if the WRONG \p detail is float rounding where sums cancel:
+    the failing output has a rounding bound (rounding_bounds), the failing
+    element differs from the reference by at most twice its bound (both
+    results are roundings of the exact one), and the output's worst error by
+    at most twice its largest bound. None otherwise."""
     m = WRONG_DETAIL.search(detail)
     if not m:
         return None
     out, element = int(m.group(1)), int(m.group(2))
     got, expected, worst = float(m.group(3)), float(m.group(4)), float(m.group(5))
     name = case.model.graph.output[out].name
-    node = next((n for n in case.model.graph.node if name in n.output), None)
-    if node is None or node.op_type not in SUMS:
-        return None
     values = fuzzgen.run_reference(case.model, case.inputs)
-    ref = values[name]
-    if ref.dtype.kind != "f":
+    ref = values.get(name)
+    if ref is None or ref.dtype.kind != "f" or not np.isfinite(got):
         return None
-    unit = float(np.finfo(ref.dtype).eps) / 2
-    mag = terms_magnitude(case.model, node, values).reshape(-1)
-    if element >= mag.size or not np.isfinite(got):
+    bound = rounding_bounds(case.model, values).get(name)
+    if bound is None:
         return None
-    if abs(got - expected) <= ROUNDING_UNITS * unit * mag[element] and \
-            worst <= ROUNDING_UNITS * unit * float(mag.max()):
-        return ("%s's terms cancel: element %d's add up to %.4g in magnitude "
-                "(%d units of rounding: %.3g)" % (node.op_type, element, mag[element],
-                                                  ROUNDING_UNITS,
-                                                  ROUNDING_UNITS * unit * mag[element]))
+    bound = np.broadcast_to(bound, ref.shape).reshape(-1)
+    if element >= bound.size:
+        return None
+    if abs(got - expected) <= 2 * bound[element] and worst <= 2 * float(bound.max()):
+        return ("sums cancel: element %d may move by %.3g by rounding (%d units of its "
+                "sums' terms, carried through the graph)" % (element, bound[element],
+                                                             ROUNDING_UNITS))
     return None
 
 
