@@ -812,9 +812,6 @@ Status verifyKernels(const LoopModule &m, const LoopModule *foldOf,
     if (!names.insert(b.name).second)
       return makeError("buffer '", b.name, "' is declared twice");
   names.clear();
-  ProofCache own; // the kernels of a repeated block ask the same
-  if (!proofs)
-    proofs = &own;
   for (const Kernel &k : m.kernels) {
     if (!names.insert(k.name).second)
       return makeError("kernel '", k.name, "' is defined twice");

@@ -121,9 +121,6 @@ private:
 
 int guardUnprovenAccesses(LoopModule &m, ProofCache *proofs) {
   int guarded = 0;
-  ProofCache own; // the kernels of a repeated block ask the same
-  if (!proofs)
-    proofs = &own;
   for (Kernel &k : m.kernels) {
     std::map<const void *, std::vector<size_t>> unproven;
     for (UnprovenAccess &u : unprovenAccesses(m, k, proofs))

@@ -119,7 +119,7 @@ struct ScheduleOptions {
   /// built (plannedExtent): 1, or sizeVariantAt for a size variant.
   int64_t planSymbolsAt = 1;
   /// The compile's proofs (ir/bounds.h), shared by the passes that ask the
-  /// verifier and by the final verification; null: each pass keeps its own.
+  /// verifier and by the final verification; null: none kept.
   ProofCache *proofs = nullptr;
 };
 

@@ -114,9 +114,6 @@ private:
 
 int speculateSelectLoads(LoopModule &m, ProofCache *proofs) {
   int count = 0;
-  ProofCache own; // the kernels of a repeated block ask the same
-  if (!proofs)
-    proofs = &own;
   for (Kernel &k : m.kernels) {
     std::set<const void *> keep;
     Stmt original = k.body;

@@ -133,7 +133,7 @@ def rounding_bounds(model, values):
         if y is None or y.dtype.kind != "f":
             continue
         unit = float(np.finfo(y.dtype).eps) / 2
-        ins = [n for n in node.input]
+        ins = list(node.input)
         if any(n and n not in bounds for n in ins):
             continue
         if node.op_type in SUMS:
