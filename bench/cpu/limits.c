@@ -10,6 +10,11 @@
  * FMA. The best of several repetitions is the peak (a ceiling, not a typical
  * figure). Run on 1 and 2 threads.
  *
+ * `limits THREADS ITERS fma` prints only the THREADS-thread FMA peak (best of
+ * 3), {"fma_gflops": X}: run.py measures it beside each timed config, so that
+ * a config's share of the peak compares it with the machine's state at the
+ * time (this VM's speed drifts by 20% within minutes).
+ *
  * Copy bandwidth: 2 threads each memcpy one half of a 256 MiB buffer into
  * another; bytes counted as in STREAM (read + write = 2 x 256 MiB, write-
  * allocate traffic not counted). Median and best over the repetitions.
@@ -137,6 +142,10 @@ int main(int argc, char **argv) {
   int threads = argc > 1 ? atoi(argv[1]) : 2;
   if (threads < 1 || threads > 64) threads = 2;
   if (argc > 2) fma_iters = atol(argv[2]);
+  if (argc > 3 && strcmp(argv[3], "fma") == 0) {
+    printf("{\"fma_gflops\": %.1f}\n", fma_gflops(threads, 3));
+    return 0;
+  }
   double f1 = fma_gflops(1, 5);
   double fn = fma_gflops(threads, 5);
   double c1m, c1b, cnm, cnb;

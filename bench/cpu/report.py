@@ -264,8 +264,18 @@ def targets(results):
         if "refused" in m["aotc"]:
             rows.append((f"{name} ≥ {pct}% of FMA peak", "refused", False))
         elif "gflops" in r:
+            # Judged against the peak measured beside the config's runs where the run has it (the
+            # VM's speed drifts over a suite); the share of the run's start peak is shown as well.
             got = 100 * r["gflops"] / peak
-            rows.append((f"{name} ≥ {pct}% of FMA peak", f"{r['gflops']:.1f} GFLOP/s = {got:.1f}%", got >= pct))
+            beside = cfg.get("fma_gflops_beside")
+            if beside:
+                near = 100 * r["gflops"] / beside
+                rows.append((f"{name} ≥ {pct}% of FMA peak",
+                             f"{r['gflops']:.1f} GFLOP/s = {near:.1f}% of the {beside:.0f} measured beside "
+                             f"it ({got:.1f}% of the run's {peak:.0f})", near >= pct))
+            else:
+                rows.append((f"{name} ≥ {pct}% of FMA peak", f"{r['gflops']:.1f} GFLOP/s = {got:.1f}%",
+                             got >= pct))
         else:
             rows.append((f"{name} ≥ {pct}% of FMA peak", "not timed: " + status(r).rstrip("¹²³"), False))
 

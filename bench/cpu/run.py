@@ -312,7 +312,16 @@ def bench_config(model, batch, args, mdir, so, caches, env, rec, estimates):
             if why or err is None or err > args.tolerance:
                 log(f"{tag}: WRONG ANSWER from {system}: max rel err {err} {why or ''}")
 
+    # The FMA peak beside the timed runs (before and after, the better of the two), for the share
+    # of the peak the config reaches: the run's peak is measured once at its start, and this VM's
+    # speed drifts by up to 20% over a suite (docs/PERFORMANCE.md, stop 68).
+    peaks = [tools.fma_peak_now(args.work, args.threads)] if cfg["flops"] else []
     times, errors = time_interleaved(workers, args)
+    if cfg["flops"]:
+        peaks.append(tools.fma_peak_now(args.work, args.threads))
+        peaks = [p for p in peaks if p]
+        if peaks:
+            cfg["fma_gflops_beside"] = max(peaks)
     for w in workers:
         res = cfg[w.system]
         res.pop("outputs", None)

@@ -89,3 +89,15 @@ def machine_limits(work, threads):
     if r["rc"] != 0:
         raise SystemExit("bench: limits failed: " + first_error_line(r))
     return json.loads(r["out"])
+
+
+def fma_peak_now(work, threads):
+    """The FMA peak on `threads` threads measured now (best of 3 short repetitions, about 0.2 s), by
+    the limits binary machine_limits built; None if it cannot run."""
+    r = timed([os.path.join(work, "limits"), str(threads), "30000000", "fma"])
+    if r["rc"] != 0:
+        return None
+    try:
+        return json.loads(r["out"])["fma_gflops"]
+    except (ValueError, KeyError):
+        return None
