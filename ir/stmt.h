@@ -244,6 +244,11 @@ struct Kernel {
   /// that kernel's name, which comes earlier in launch order. Empty: the
   /// kernel's own function, named after it.
   std::string function = {};
+  /// The kernels this one runs as one (compiler/schedule/chain_kernels.h),
+  /// in order: each one's name and configuration, which `--emit=
+  /// kernel-configs` and `aotc inspect` list (and `--kernel-configs` sets by
+  /// those names). Empty: the kernel is itself.
+  std::vector<std::pair<std::string, std::string>> chained = {};
 
   const KernelBuffer *findBuffer(const std::string &name) const;
   const KernelBuffer *findLocal(const std::string &name) const;

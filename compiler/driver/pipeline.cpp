@@ -377,7 +377,12 @@ Expected<CompileResult> compileModel(const CompileOptions &opts) {
   // inspect` and as the starting point of a --kernel-configs file.
   KernelConfigs configs;
   for (const Kernel &k : module.kernels) {
-    AOTC_ASSIGN_OR_RETURN(configs[k.name], parseKernelConfig(k.config));
+    if (k.chained.empty()) {
+      AOTC_ASSIGN_OR_RETURN(configs[k.name], parseKernelConfig(k.config));
+    }
+    for (const auto &[name, config] : k.chained) {
+      AOTC_ASSIGN_OR_RETURN(configs[name], parseKernelConfig(config));
+    }
   }
   module.metadata["aotc.device_profile"] =
       deviceProfileJson(opts.schedule.profile);

@@ -2,6 +2,8 @@
 /// The scheduler driver: fusion plan, buffers, kernels, memory plan.
 #include "compiler/schedule/schedule.h"
 
+#include "compiler/schedule/chain_kernels.h"
+
 #include <algorithm>
 #include <map>
 #include <set>
@@ -222,6 +224,13 @@ Expected<LoopModule> scheduleGraph(const Graph &g, LoweredGraph lg,
                        "; `aotc compile --emit=kernel-configs` lists them)");
     }
   }
+  // Consecutive CPU contractions whose work-items read only what the same
+  // work-item of the kernel before wrote run as one (chain_kernels.h).
+  if (opts.chainKernels && opts.registerTiling &&
+      opts.profile.family == "cpu" &&
+      chainKernels(m, lg.env, opts.profile.computeUnits, opts.sizeVariantAt) >
+          0)
+    AOTC_RETURN_IF_ERROR(passDone("chain-kernels", m));
   // Kernels come out with their finite-or-sums as branches, simplified,
   // their select-arm loads read up front where that is proven safe, each
   // repeated value bound once, and with a run-time check on every access

@@ -99,6 +99,11 @@ struct ScheduleOptions {
   /// the last time where that is safe (ir/in_place.h; `aotc compile
   /// --no-in-place` turns it off).
   bool inPlace = true;
+  /// On CPU profiles with register tiling, consecutive contractions whose
+  /// work-items read only what the same work-item of the one before wrote
+  /// run as one kernel (chain_kernels.h; `aotc compile --no-chain-kernels`
+  /// turns it off).
+  bool chainKernels = true;
   /// The target, which the tile cost model counts vector instructions and
   /// registers of (`aotc compile --device-profile`, `--vector-lanes`).
   DeviceProfile profile;
@@ -251,6 +256,9 @@ bool isFloatVectorCombine(const ReductionNest &nest);
 /// [batch, 128] did; more for a kernel's size variant,
 /// ScheduleOptions::sizeVariantAt); at least 1.
 int64_t plannedExtent(const Expr &extent, int64_t symbolsAt = 1);
+/// The smallest t with t * t >= a * b (a, b >= 1), without overflow: where
+/// a size variant's launch condition splits (size_variants.cpp).
+int64_t geometricMeanCeil(int64_t a, int64_t b);
 /// The statement under the leading LetStmts of \p s (a nest's finish),
 /// whose bindings are appended to \p lets (each value with the earlier ones
 /// substituted).

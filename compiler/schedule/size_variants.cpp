@@ -20,9 +20,6 @@
 
 namespace aotc {
 
-namespace {
-
-/// The smallest t with t * t >= a * b (a, b >= 1), without overflow.
 int64_t geometricMeanCeil(int64_t a, int64_t b) {
   long double m = std::sqrt(static_cast<long double>(a)) *
                   std::sqrt(static_cast<long double>(b));
@@ -33,11 +30,9 @@ int64_t geometricMeanCeil(int64_t a, int64_t b) {
   return std::max<int64_t>(t, 1);
 }
 
-} // namespace
-
 Expected<std::vector<Kernel>> buildSizeVariants(const LoweredGraph &lg,
-                                                const FusionPlan &plan,
-                                                int def, int kernelIndex,
+                                                const FusionPlan &plan, int def,
+                                                int kernelIndex,
                                                 const LoopModule &m,
                                                 const ScheduleOptions &opts) {
   AOTC_ASSIGN_OR_RETURN(Kernel first,

@@ -434,10 +434,19 @@ int inspectCommand(const std::string &path, const std::string &device) {
                   summaries[k].empty() ? "" : ": ", summaries[k].c_str());
     if (!configs.empty()) {
       std::printf("kernel configs: %zu\n", configs.size());
+      std::set<std::string> shown;
       for (size_t k = 0; k < kernels.size(); ++k)
-        if (auto c = configs.find(kernels[k]); c != configs.end())
+        if (auto c = configs.find(kernels[k]); c != configs.end()) {
           std::printf("  %s: %s\n", kernels[k].c_str(),
                       kernelConfigJson(c->second).c_str());
+          shown.insert(kernels[k]);
+        }
+      // The kernels that run chained inside another one
+      // (compiler/schedule/chain_kernels.h) keep their own names.
+      for (const auto &[name, c] : configs)
+        if (!shown.count(name))
+          std::printf("  %s (chained): %s\n", name.c_str(),
+                      kernelConfigJson(c).c_str());
     }
     std::printf("constants: %zu (%llu bytes)\n", consts.size(),
                 (unsigned long long)constBytes);

@@ -75,8 +75,9 @@ int runCli(int argc, char **argv) {
                     "differs at larger symbol values (a batch of 8) is also "
                     "built planned for those, and each run launches the one "
                     "planned for its sizes");
-  bool noMergeMatMuls = false, noShareKernels = false, noSplitK = false, noChannelBlocks = false,
-       noPadChannels = false, noPaddedStores = false, noInPlace = false;
+  bool noMergeMatMuls = false, noShareKernels = false, noSplitK = false,
+       noChannelBlocks = false, noPadChannels = false, noPaddedStores = false,
+       noInPlace = false, noChainKernels = false;
   bool narrowIndices = false, wideIndices = false;
   compile->add_flag("--narrow-indices", narrowIndices,
                     "compute a kernel's index math in 32 bits where its "
@@ -122,6 +123,11 @@ int runCli(int argc, char **argv) {
                     "the arena instead of storing it over an input the kernel "
                     "reads for the last time (where each work-item reads an "
                     "element only before it stores it)");
+  compile->add_flag("--no-chain-kernels", noChainKernels,
+                    "CPU profiles: keep consecutive contractions as separate "
+                    "kernels instead of one where each work-item of the second "
+                    "reads only what the same work-item of the first wrote (a "
+                    "1 x 1 projection and the next 1 x 1 expansion)");
   bool winograd = false, noWinograd = false;
   compile->add_flag("--winograd", winograd,
                     "CPU profiles: stride-1 3 x 3 convolutions of 64 or more "
@@ -307,6 +313,7 @@ int runCli(int argc, char **argv) {
                                     : CompileOptions::IndexBits::Auto;
     copts.schedule.paddedStores = !noPaddedStores;
     copts.schedule.inPlace = !noInPlace;
+    copts.schedule.chainKernels = !noChainKernels;
     if (!vectorLanes.empty() && !deviceProfile.empty()) {
       std::fprintf(stderr, "aotc: error: give --vector-lanes or "
                            "--device-profile, not both\n");
