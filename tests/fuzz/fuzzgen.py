@@ -622,6 +622,45 @@ def op_res_block(b):
     return y
 
 
+def op_inverted_block(b):
+    """--inverted only: MobileNetV2's inverted residual blocks (a 1 x 1
+    expansion and Relu, a 3 x 3 depthwise Conv and Relu, a 1 x 1
+    projection, the block's input added where the widths agree), then a
+    last 1 x 1 Conv. On CPU profiles each projection and the next 1 x 1 run
+    as one kernel where their tiles match (chain_kernels.h), over whole and
+    partial tiles of pixels, one or two tiles of channels wide."""
+    # Maps of 12 to 98 tiles of 8 pixels a batch row: a chain keeps 16
+    # work-items at least.
+    n = int(b.rng.choice([0, 1, 2, 3]))
+    c = int(b.rng.choice([16, 24, 32]))
+    hh = int(b.rng.choice([7, 11, 14, 28]))
+    ww = int(b.rng.choice([13, 14, 28]))
+    x = b.new_input("f32", [n, c, hh, ww])
+
+    def conv(a, cin, cout, k, group=1):
+        fan = cin // group * k * k
+        w = b.new_const("f32", [cout, cin // group, k, k],
+                        b.rng.normal(0.0, 1.0 / np.sqrt(fan), cout * fan))
+        ins = [a, w] + ([b.new_const("f32", [cout], b.rng.normal(0.0, 0.1, cout))]
+                        if b.rng.random() < 0.7 else [])
+        return b.node("Conv", ins, "f32", [a.shape[0], cout] + list(a.shape[2:]),
+                      kernel_shape=[k, k], pads=[k // 2] * 4, group=group)
+
+    def relu(a):
+        return b.node("Relu", [a], "f32", a.shape)
+
+    y = x
+    for _ in range(int(b.rng.integers(1, 4))):
+        e = c * int(b.rng.choice([2, 4, 6]))
+        cout = int(b.rng.choice([c, c, 16, 32, 40]))
+        a = relu(conv(y, c, e, 1))
+        a = relu(conv(a, e, e, 3, group=e))
+        p = conv(a, e, cout, 1)
+        y = b.node("Add", [p, y], "f32", p.shape) if cout == c else p
+        c = cout
+    return conv(y, c, int(b.rng.choice([16, 40])), 1)
+
+
 def op_attention(b):
     """--large only: attention over a float32 value of the pool as the query,
     MatMul by K^T -> a scale (Mul or Div by a constant) and a mask (Add of
@@ -1070,7 +1109,8 @@ OPS = [(op_binary, 6), (op_where, 1), (op_unary, 4), (op_clip, 1),
        (op_layernorm, 1), (op_argmax, 1), (op_gather_elements, 1), (op_reduce_more, 1),
        (op_conv_transpose, 2), (op_depth_space, 1), (op_tile, 1), (op_cumsum, 1),
        (op_conv_chain, 6), (op_res_block, 3), (op_attention, 4),
-       (op_shared_weights, 16), (op_einsum, 16), (op_scatter, 16)]
+       (op_shared_weights, 16), (op_einsum, 16), (op_scatter, 16),
+       (op_inverted_block, 16)]
 # Ops of --large graphs alone (weight 0 otherwise: numpy's choice then picks
 # as it did without them, so the other graphs of a seed stay the same).
 LARGE_ONLY = {op_conv_chain, op_res_block, op_attention}
@@ -1080,6 +1120,8 @@ SHARED_ONLY = {op_shared_weights}
 # Ops of --einsum and --scatter graphs alone (last, weight 0 otherwise).
 EINSUM_ONLY = {op_einsum}
 SCATTER_ONLY = {op_scatter}
+# Ops of --inverted graphs alone (last, weight 0 otherwise).
+INVERTED_ONLY = {op_inverted_block}
 
 
 # --- the graph and its reference ----------------------------------------------
@@ -1099,7 +1141,7 @@ class Case:
 
 
 def build(seed, max_ops=6, tricky_names=True, large=False, shared=False, einsum=False,
-          scatter=False):
+          scatter=False, inverted=False):
     rng = np.random.default_rng(seed)
     b = Builder(rng, tricky_names, large)
     for _ in range(int(rng.integers(1, 3))):
@@ -1109,7 +1151,8 @@ def build(seed, max_ops=6, tricky_names=True, large=False, shared=False, einsum=
     weights = np.array([0 if (f in LARGE_ONLY and not large) or
                         (f in SHARED_ONLY and not shared) or
                         (f in EINSUM_ONLY and not einsum) or
-                        (f in SCATTER_ONLY and not scatter) else w for f, w in OPS],
+                        (f in SCATTER_ONLY and not scatter) or
+                        (f in INVERTED_ONLY and not inverted) else w for f, w in OPS],
                        dtype=float)
     tries = 0
     while len(b.nodes) < target and tries < 200:
@@ -1134,8 +1177,9 @@ def build(seed, max_ops=6, tricky_names=True, large=False, shared=False, einsum=
         # Outputs declared as scalars (ONNX Runtime merges the real shapes
         # leniently), but with their shapes in --einsum graphs: ONNX's Einsum
         # shape inference crashes on an operand whose declared rank (that of
-        # an output it reads) differs from its equation's.
-        [value_info(t) if einsum else
+        # an output it reads) differs from its equation's; and in --inverted
+        # graphs, whose Convs' inference refuses an input declared rank 0.
+        [value_info(t) if einsum or inverted else
          helper.make_tensor_value_info(t.name, DTYPES[t.dt][0], [])
          for t in outs],
         [numpy_helper.from_array(t.value, t.name) for t in b.initializers])
@@ -1370,9 +1414,9 @@ def run_reference(model, inputs):
 
 
 def make_case(seed, max_ops=6, tricky_names=True, large=False, shared=False, einsum=False,
-              scatter=False):
+              scatter=False, inverted=False):
     """A Case, or a string saying why seed gives none."""
-    built = build(seed, max_ops, tricky_names, large, shared, einsum, scatter)
+    built = build(seed, max_ops, tricky_names, large, shared, einsum, scatter, inverted)
     if built is None:
         return "no op could be built"
     model, inputs, ops, results = built

@@ -303,7 +303,7 @@ def minimize(aotc, seed, args, env, workdir):
     """The first intermediate value whose result differs: the graph cut
     there, with its reference. Returns (case dir, class, detail) or None."""
     built = fuzzgen.build(seed, args.max_ops, not args.plain_names, args.large,
-                          args.shared_weights, args.einsum, args.scatter)
+                          args.shared_weights, args.einsum, args.scatter, args.inverted)
     if built is None:
         return None
     model, inputs, _, _ = built
@@ -365,6 +365,9 @@ def main():
                     help="also Einsums of random equations over one or two operands")
     ap.add_argument("--scatter", action="store_true",
                     help="also ScatterElements and ScatterND with constant indices")
+    ap.add_argument("--inverted", action="store_true",
+                    help="also MobileNetV2's inverted residual blocks (whose projections run "
+                         "chained with the next 1 x 1 convolution on CPU profiles)")
     ap.add_argument("--device-profile", default=None,
                     help="compile the cases for this profile (aotc test --device-profile); "
                          "default: aotc test's own")
@@ -442,7 +445,7 @@ def main():
         if args.time_budget and time.time() - start > args.time_budget:
             break
         case = fuzzgen.make_case(seed, args.max_ops, not args.plain_names, args.large,
-                                 args.shared_weights, args.einsum, args.scatter)
+                                 args.shared_weights, args.einsum, args.scatter, args.inverted)
         if isinstance(case, str):
             skipped[case.split(":")[0]] += 1
         else:
