@@ -226,11 +226,10 @@ Expected<LoopModule> scheduleGraph(const Graph &g, LoweredGraph lg,
   }
   // Consecutive CPU contractions whose work-items read only what the same
   // work-item of the kernel before wrote run as one (chain_kernels.h).
-  if (opts.chainKernels && opts.registerTiling &&
-      opts.profile.family == "cpu" &&
-      chainKernels(m, lg.env, opts.profile.computeUnits, opts.sizeVariantAt) >
-          0)
-    AOTC_RETURN_IF_ERROR(passDone("chain-kernels", m));
+  // Verified with the rest after the passes below (a kernel is verifiable
+  // only once its finite-or-sums are expanded and its accesses guarded).
+  if (opts.chainKernels && opts.registerTiling && opts.profile.family == "cpu")
+    chainKernels(m, lg.env, opts.profile.computeUnits, opts.sizeVariantAt);
   // Kernels come out with their finite-or-sums as branches, simplified,
   // their select-arm loads read up front where that is proven safe, each
   // repeated value bound once, and with a run-time check on every access

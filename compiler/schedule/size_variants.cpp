@@ -31,8 +31,8 @@ int64_t geometricMeanCeil(int64_t a, int64_t b) {
 }
 
 Expected<std::vector<Kernel>> buildSizeVariants(const LoweredGraph &lg,
-                                                const FusionPlan &plan, int def,
-                                                int kernelIndex,
+                                                const FusionPlan &plan,
+                                                int def, int kernelIndex,
                                                 const LoopModule &m,
                                                 const ScheduleOptions &opts) {
   AOTC_ASSIGN_OR_RETURN(Kernel first,

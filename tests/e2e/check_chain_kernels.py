@@ -98,7 +98,10 @@ MODELS = {
 
 def compile_so(path, name, flags):
     so = os.path.join(tmp, name + ".so")
-    r = subprocess.run([aotc, "compile", path, "-o", so] + flags, capture_output=True, text=True)
+    # --verify-each: the Loop IR verifier after every pass (a pass that verified a module whose
+    # Winograd finite-or-sums were not expanded yet failed the bottleneck's compile).
+    r = subprocess.run([aotc, "compile", path, "-o", so, "--verify-each"] + flags, capture_output=True,
+                       text=True)
     if r.returncode != 0:
         raise RuntimeError(r.stderr.strip())
     return Model(so, device="cpu")
