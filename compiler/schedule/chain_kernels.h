@@ -21,12 +21,15 @@
 /// second kernel's work-item reads (every load, every lane, over every
 /// iteration of its loops) are enumerated, and each must be one the first
 /// kernel's work-item stores (enumerated the same way), at an offset from
-/// the same base. A work-item reads its own stores in program order, so
-/// the merged kernel computes what the two did. Refused: stores or loads
-/// of the buffer under a condition (partial tiles), indices that are not
-/// affine in the enumerated variables (a padding's clamp), the first
-/// kernel reading anything the second writes, and kernels with size
-/// variants, work-groups, local arrays or a sync point between them.
+/// the same base, under a subset of the conditions the read runs under (a
+/// partial tile's rows: the read of row r runs only where the store of row
+/// r did). A work-item reads its own stores in program order, so the merged
+/// kernel computes what the two did. Refused: indices that are not affine
+/// in the enumerated variables (a padding's clamp), conditions that are
+/// not the store's own, the first kernel reading anything the second
+/// writes, kernels with size variants, work-groups, local arrays or a sync
+/// point between them, and a first kernel of more than 4 tiles per merged
+/// work-item (each would read all of its weights).
 #pragma once
 
 #include "ir/module.h"
