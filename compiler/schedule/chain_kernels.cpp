@@ -5,6 +5,7 @@
 
 #include "compiler/schedule/device_profile.h"
 #include "compiler/schedule/schedule.h"
+#include "ir/indexing.h"
 #include "ir/visitor.h"
 
 #include <algorithm>
@@ -75,9 +76,9 @@ struct BufferUse {
 /// The stores (\p stores) or the loads of \p buffer in a kernel body, each
 /// with the conditions it runs under (a partial tile's rows). `ok` is false
 /// where one lies inside a loop whose bounds are not constants, where the
-/// first kernel also reads the buffer
-/// or the second writes it, or where the body holds what the proof cannot
-/// follow (a finite-or-sum's own loop variables, a barrier).
+/// first kernel also reads the buffer or the second writes it, or where the
+/// body holds what the proof cannot follow (a finite-or-sum's own loop
+/// variables, a barrier).
 class UseCollector : public IRVisitor {
 public:
   UseCollector(std::string buffer, bool stores)
@@ -90,13 +91,11 @@ protected:
     int64_t mn = 0, ext = 0;
     if (op->forKind != ForKind::Serial || !op->min.isConst(mn) ||
         !op->extent.isConst(ext)) {
-      // A loop without constant bounds is fine where it does not hold a
-      // use; record it as unusable and look.
-      size_t before = uses.size();
+      // A loop without constant bounds is fine where it holds no use
+      // (record refuses one inside).
       ++opaque_;
       IRVisitor::visitFor(op);
       --opaque_;
-      ok &= uses.size() == before;
       return;
     }
     loops_.push_back({op->var, mn, ext});
@@ -187,15 +186,6 @@ private:
   int opaque_ = 0;
 };
 
-/// Row-major element offset of \p indices in \p shape.
-Expr flatIndex(const std::vector<Expr> &indices,
-               const std::vector<Expr> &shape) {
-  Expr flat = Expr(int64_t{0});
-  for (size_t d = 0; d < indices.size(); ++d)
-    flat = flat * shape[d] + indices[d];
-  return flat;
-}
-
 /// An access's flat offset as base + sum of coef * var over the enumerated
 /// variables, proven by the simplifier (the remainder simplifies to 0).
 struct Affine {
@@ -256,7 +246,7 @@ covered(const std::vector<BufferUse> &uses, const std::vector<Expr> &shape,
     std::vector<Expr> indices;
     for (const Expr &e : u.indices)
       indices.push_back(substitute(e, matched));
-    std::optional<Affine> a = affineIn(flatIndex(indices, shape), vars, env);
+    std::optional<Affine> a = affineIn(linearize(indices, shape), vars, env);
     if (!a)
       return std::nullopt;
     int64_t start = 0;
@@ -264,16 +254,15 @@ covered(const std::vector<BufferUse> &uses, const std::vector<Expr> &shape,
       return std::nullopt;
     // The conditions' variables among the enumerated ones: their values
     // key the simplified conditions (a partial tile's row).
-    Expr cond = Expr();
+    std::vector<Expr> conditions;
     for (const Expr &c : u.conditions)
-      cond = cond.defined() ? logicalAnd(cond, c) : c;
+      conditions.push_back(substitute(c, matched));
     std::vector<size_t> condVars;
-    if (cond.defined()) {
-      cond = substitute(cond, matched);
-      for (size_t i = 0; i < vars.size(); ++i)
-        if (usesVar(cond, vars[i].as<Var>()))
-          condVars.push_back(i);
-    }
+    for (size_t i = 0; i < vars.size(); ++i)
+      if (std::any_of(conditions.begin(), conditions.end(), [&](const Expr &c) {
+            return usesVar(c, vars[i].as<Var>());
+          }))
+        condVars.push_back(i);
     std::map<std::vector<int64_t>, std::optional<std::vector<std::string>>>
         keysAt;
     int64_t count = 1;
@@ -298,22 +287,20 @@ covered(const std::vector<BufferUse> &uses, const std::vector<Expr> &shape,
       if (it == keysAt.end()) {
         std::optional<std::vector<std::string>> keys =
             std::vector<std::string>();
-        if (cond.defined()) {
-          VarBindings values;
-          for (size_t i : condVars)
-            values.emplace_back(vars[i], Expr(at[i]));
-          for (const Expr &c : u.conditions) {
-            Expr sc = simplify(substitute(substitute(c, matched), values), env);
-            if (sc.isConstValue(0)) {
-              keys = std::nullopt; // never runs here
-              break;
-            }
-            if (!sc.isConstValue(1))
-              keys->push_back(exprKey(sc));
+        VarBindings values;
+        for (size_t i : condVars)
+          values.emplace_back(vars[i], Expr(at[i]));
+        for (const Expr &c : conditions) {
+          Expr sc = simplify(substitute(c, values), env);
+          if (sc.isConstValue(0)) {
+            keys = std::nullopt; // never runs here
+            break;
           }
-          if (keys)
-            std::sort(keys->begin(), keys->end());
+          if (!sc.isConstValue(1))
+            keys->push_back(exprKey(sc));
         }
+        if (keys)
+          std::sort(keys->begin(), keys->end());
         it = keysAt.emplace(condAt, keys).first;
       }
       if (it->second) {
@@ -368,7 +355,7 @@ std::optional<int64_t> coefficientOf(const BufferUse &u,
       zero.emplace_back(v, Expr(int64_t{0}));
   for (const SerialLoop &l : u.loops)
     zero.emplace_back(l.var, Expr(int64_t{0}));
-  Expr flat = flatIndex(u.indices, shape);
+  Expr flat = linearize(u.indices, shape);
   VarBindings at0 = zero, at1 = zero;
   at0.emplace_back(var, Expr(int64_t{0}));
   at1.emplace_back(var, Expr(int64_t{1}));
@@ -407,14 +394,14 @@ protected:
     const Load *l = e.as<Load>();
     if (l->buffer != buffer_)
       return e;
-    return Load::make(l->type, l->buffer, {flatIndex(l->indices, shape_)});
+    return Load::make(l->type, l->buffer, {linearize(l->indices, shape_)});
   }
   Expr mutateVectorLoad(const VectorLoad *op, const Expr &self) override {
     Expr e = IRMutator::mutateVectorLoad(op, self);
     const VectorLoad *l = e.as<VectorLoad>();
     if (l->buffer != buffer_)
       return e;
-    return VectorLoad::make(l->type, l->buffer, {flatIndex(l->indices, shape_)},
+    return VectorLoad::make(l->type, l->buffer, {linearize(l->indices, shape_)},
                             l->lanes, l->stride);
   }
   Stmt mutateStore(const Store *op, const Stmt &self) override {
@@ -422,12 +409,12 @@ protected:
     const Store *st = s.as<Store>();
     if (st->buffer != buffer_)
       return s;
-    return Store::make(st->buffer, {flatIndex(st->indices, shape_)}, st->value);
+    return Store::make(st->buffer, {linearize(st->indices, shape_)}, st->value);
   }
   Stmt mutatePrefetch(const Prefetch *op, const Stmt &self) override {
     if (op->buffer != buffer_)
       return self;
-    return Prefetch::make(op->buffer, {flatIndex(op->indices, shape_)});
+    return Prefetch::make(op->buffer, {linearize(op->indices, shape_)});
   }
 
 private:
@@ -580,7 +567,7 @@ std::optional<Kernel> chainPair(const Kernel &k1, const Kernel &k2,
     zero.emplace_back(v, Expr(int64_t{0}));
   for (const SerialLoop &l : stores.uses[0].loops)
     zero.emplace_back(l.var, Expr(int64_t{0}));
-  Expr base = simplify(substitute(flatIndex(storeIdx, b1->shape), zero), env);
+  Expr base = simplify(substitute(linearize(storeIdx, b1->shape), zero), env);
   std::optional<Covered> written =
       covered(stores.uses, b1->shape, serial1, matched, base, env);
   std::optional<Covered> read =
@@ -631,15 +618,9 @@ std::optional<Kernel> chainPair(const Kernel &k1, const Kernel &k2,
   k.config = k2.config;
   k.privates = k1.privates;
   k.privates.insert(k.privates.end(), k2.privates.begin(), k2.privates.end());
-  auto parts = [](const Kernel &x) {
-    return x.chained.empty()
-               ? std::vector<std::pair<std::string, std::string>>{{x.name,
-                                                                   x.config}}
-               : x.chained;
-  };
-  k.chained = parts(k1);
-  for (auto &p : parts(k2))
-    k.chained.push_back(p);
+  // Neither is a chain itself: a chain writes two buffers (never a first
+  // kernel) and is never visited as a second (chainKernels moves past it).
+  k.chained = {{k1.name, k1.config}, {k2.name, k2.config}};
   return k;
 }
 
