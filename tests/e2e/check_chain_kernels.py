@@ -32,7 +32,6 @@ Usage: check_chain_kernels.py AOTC
 import json
 import os
 import re
-import subprocess
 import sys
 import tempfile
 
@@ -42,7 +41,7 @@ import onnxruntime as ort
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bench", "gpu"))
 from aotc_ctypes import Model  # noqa: E402
-from e2e_graphs import Checks, Net, expect_close, net_input  # noqa: E402
+from e2e_graphs import Checks, Net, expect_close, expect_same_bits, net_input, run_aotc  # noqa: E402
 
 aotc = sys.argv[1]
 rng = np.random.default_rng(7)
@@ -100,25 +99,18 @@ def compile_so(path, name, flags):
     so = os.path.join(tmp, name + ".so")
     # --verify-each: the Loop IR verifier after every pass (a pass that verified a module whose
     # Winograd finite-or-sums were not expanded yet failed the bottleneck's compile).
-    r = subprocess.run([aotc, "compile", path, "-o", so, "--verify-each"] + flags, capture_output=True,
-                       text=True)
-    if r.returncode != 0:
-        raise RuntimeError(r.stderr.strip())
+    run_aotc(aotc, [path, "-o", so, "--verify-each"] + flags)
     return Model(so, device="cpu")
 
 
 def chains(path, flags):
     """The chained kernels of the compile (named kA_kB...), and how many kernels it has."""
-    r = subprocess.run([aotc, "compile", path, "--emit=loop"] + flags, capture_output=True, text=True,
-                       check=True)
-    names = re.findall(r"^kernel (k\w+)\(", r.stdout, re.M)
+    names = re.findall(r"^kernel (k\w+)\(", run_aotc(aotc, [path, "--emit=loop"] + flags), re.M)
     return [n for n in names if re.match(r"k\d+_k\d+_", n)], len(names)
 
 
 def config_names(path, flags):
-    r = subprocess.run([aotc, "compile", path, "--emit=kernel-configs"] + flags, capture_output=True,
-                       text=True, check=True)
-    return set(json.loads(r.stdout)["kernels"])
+    return set(json.loads(run_aotc(aotc, [path, "--emit=kernel-configs"] + flags))["kernels"])
 
 
 for mname, (proto, applies) in MODELS.items():
@@ -165,12 +157,7 @@ for mname, (proto, applies) in MODELS.items():
         chained.set_profiling(False)
         for nonfinite in (False, True):
             x = net_input(proto, 2, rng, nonfinite)
-            for k, (a, b) in enumerate(zip(chained.run([x]), apart.run([x]))):
-                checks.check()
-                if not np.array_equal(a, b, equal_nan=True):
-                    bad = int((~((a == b) | (np.isnan(a) & np.isnan(b)))).sum())
-                    fail(f"{tag}: output {k}: {bad} elements differ from the unchained build"
-                         f" ({'with' if nonfinite else 'without'} inf/NaN)")
+            expect_same_bits(checks, tag, chained.run([x]), apart.run([x]), "the unchained build", nonfinite)
         print(f"{tag}: {len(found)} chains ({k_apart} kernels apart)")
 
 checks.done()

@@ -1,7 +1,9 @@
 """Shared pieces of the e2e checks (check_pad_channels.py,
-check_padded_stores.py, check_fold_program.py, check_winograd.py): the count
-of checks and failures each script reports, aotc compile as a subprocess,
-random feeds and the comparison of a run's outputs with ONNX Runtime's, a
+check_padded_stores.py, check_fold_program.py, check_winograd.py,
+check_in_place.py, check_chain_kernels.py): the count of checks and failures
+each script reports, aotc compile as a subprocess, random feeds and the
+comparison of a run's outputs with ONNX Runtime's or bit for bit with
+another build's, a
 small ONNX graph builder whose weights are random initializers, and cold
 program caches (ColdCaches: check_prebuild.py, check_parallel_build.py)."""
 import atexit
@@ -73,6 +75,21 @@ def expect_close(checks, tag, refs, outs, rtol, batch):
         err = float(np.abs(r.astype(np.float64) - o).max()) / scale
         if not np.isfinite(o).all() or err > rtol:
             checks.fail(f"{tag}: output {k} relative error {err:.3g} (batch {batch})")
+
+
+def expect_same_bits(checks, tag, outs, refs, apart, nonfinite):
+    """Each output of a run (outs) bit for bit the same as the build without
+    the change under test (refs, described by apart), NaN equal to NaN; with
+    nonfinite (inputs holding inf and NaN), a ref output that is all finite
+    fails too: that case would test nothing."""
+    for k, (a, b) in enumerate(zip(outs, refs)):
+        checks.check()
+        if nonfinite and np.isfinite(b).all():
+            checks.fail(f"{tag}: output {k} all finite: the non-finite case tests nothing")
+        if not np.array_equal(a, b, equal_nan=True):
+            bad = int((~((a == b) | (np.isnan(a) & np.isnan(b)))).sum())
+            checks.fail(f"{tag}: output {k}: {bad} elements differ from {apart}"
+                        f" ({'with' if nonfinite else 'without'} inf/NaN)")
 
 
 def run_aotc(aotc, args):
