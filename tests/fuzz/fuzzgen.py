@@ -520,6 +520,26 @@ def op_conv(b):
     return b.node("Conv", ins, x.dt, [x.shape[0], m] + sp, **attrs)
 
 
+def conv_node(b, a, cin, cout, k, pads=None, **attrs):
+    """A k x k Conv of f32 a (cin channels) to cout, padded by pads (default
+    k // 2 on every side), with attrs (group, strides) as given: weights
+    scaled as a network's are (1 / sqrt(fan-in): the fuzzer's wide values
+    through three convolutions reach 1e6 and cancel, where float32 in any
+    order, ONNX Runtime's too, is off by more than the tolerance of the small
+    results) and, 7 times in 10, a bias."""
+    group = attrs.get("group", 1)
+    stride = attrs.get("strides", [1, 1])[0]
+    fan = cin // group * k * k
+    w = b.new_const("f32", [cout, cin // group, k, k],
+                    b.rng.normal(0.0, 1.0 / np.sqrt(fan), cout * fan))
+    ins = [a, w] + ([b.new_const("f32", [cout], b.rng.normal(0.0, 0.1, cout))]
+                    if b.rng.random() < 0.7 else [])
+    pads = pads or [k // 2] * 4
+    out = [a.shape[0], cout] + [(d + pads[i] + pads[i + 2] - k) // stride + 1
+                                for i, d in enumerate(a.shape[2:])]
+    return b.node("Conv", ins, "f32", out, kernel_shape=[k, k], pads=pads, **attrs)
+
+
 def op_conv_chain(b):
     """--large only: a Conv to a channel count that the CPU channel blocks
     (16, 32) do not divide (aotc pads it to whole blocks, pad_channels.h),
@@ -540,17 +560,7 @@ def op_conv_chain(b):
     k = int(b.rng.choice([1, 3]))
 
     def conv(a, cin, cout, k, group=1, pads=None):
-        # Weights scaled as a network's are (1 / sqrt(fan-in)): the fuzzer's
-        # wide values through three convolutions reach 1e6 and cancel, where
-        # float32 in any order (ONNX Runtime's too) is off by more than the
-        # tolerance of the small results.
-        fan = cin // group * k * k
-        w = b.new_const("f32", [cout, cin // group, k, k],
-                        b.rng.normal(0.0, 1.0 / np.sqrt(fan), cout * fan))
-        ins = [a, w] + ([b.new_const("f32", [cout], b.rng.normal(0.0, 0.1, cout))]
-                        if b.rng.random() < 0.7 else [])
-        return b.node("Conv", ins, "f32", [n, cout, hh, ww], kernel_shape=[k, k],
-                      pads=pads or [k // 2] * 4, group=group)
+        return conv_node(b, a, cin, cout, k, pads, group=group)
 
     def activation(a):
         op = b.rng.choice(["Relu", "Sigmoid", "HardSwish", "Tanh", "Clip", "none"])
@@ -595,13 +605,7 @@ def op_res_block(b):
     x = b.new_input("f32", [n, c, hh, ww])
 
     def conv(a, cin, cout, k, stride=1):
-        fan = cin * k * k
-        w = b.new_const("f32", [cout, cin, k, k], b.rng.normal(0.0, 1.0 / np.sqrt(fan), cout * fan))
-        ins = [a, w] + ([b.new_const("f32", [cout], b.rng.normal(0.0, 0.1, cout))]
-                        if b.rng.random() < 0.7 else [])
-        out = [a.shape[0], cout] + [(d - 1) // stride + 1 for d in a.shape[2:]]
-        return b.node("Conv", ins, "f32", out, kernel_shape=[k, k], pads=[k // 2] * 4,
-                      strides=[stride, stride])
+        return conv_node(b, a, cin, cout, k, strides=[stride, stride])
 
     def relu(a):
         return b.node("Relu", [a], "f32", a.shape)
@@ -638,13 +642,7 @@ def op_inverted_block(b):
     x = b.new_input("f32", [n, c, hh, ww])
 
     def conv(a, cin, cout, k, group=1):
-        fan = cin // group * k * k
-        w = b.new_const("f32", [cout, cin // group, k, k],
-                        b.rng.normal(0.0, 1.0 / np.sqrt(fan), cout * fan))
-        ins = [a, w] + ([b.new_const("f32", [cout], b.rng.normal(0.0, 0.1, cout))]
-                        if b.rng.random() < 0.7 else [])
-        return b.node("Conv", ins, "f32", [a.shape[0], cout] + list(a.shape[2:]),
-                      kernel_shape=[k, k], pads=[k // 2] * 4, group=group)
+        return conv_node(b, a, cin, cout, k, group=group)
 
     def relu(a):
         return b.node("Relu", [a], "f32", a.shape)
