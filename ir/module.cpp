@@ -172,9 +172,57 @@ LoopModule::allKernels() const {
 
 size_t LoopModule::numFunctions() const {
   size_t n = 0;
-  for (const auto &[k, owner] : allKernels())
-    n += k->function.empty();
+  for (const Launch &l : launches())
+    n += l.group >= 0 || kernels[l.kernel].function.empty();
+  if (foldProgram)
+    for (const Kernel &k : foldProgram->kernels)
+      n += k.function.empty();
   return n;
+}
+
+std::vector<LoopModule::Launch> LoopModule::launches() const {
+  std::vector<Launch> out;
+  for (int k = 0; k < static_cast<int>(kernels.size()); ++k) {
+    int g = groupOf(k);
+    if (g < 0)
+      out.push_back({k, -1});
+    else if (persistent[g].first == k)
+      out.push_back({k, g});
+  }
+  return out;
+}
+
+int LoopModule::groupOf(int k) const {
+  for (size_t g = 0; g < persistent.size(); ++g)
+    if (persistent[g].first <= k && k <= persistent[g].last)
+      return static_cast<int>(g);
+  return -1;
+}
+
+Kernel LoopModule::persistentSignature(int g) const {
+  const Persistent &p = persistent.at(static_cast<size_t>(g));
+  Kernel sig;
+  sig.name = p.name;
+  for (int i = p.first; i <= p.last; ++i) {
+    const Kernel &k = kernels.at(static_cast<size_t>(i));
+    for (const KernelBuffer &b : k.buffers) {
+      auto it =
+          std::find_if(sig.buffers.begin(), sig.buffers.end(),
+                       [&](const KernelBuffer &x) { return x.name == b.name; });
+      if (it == sig.buffers.end())
+        sig.buffers.push_back(b);
+      else
+        it->written |= b.written;
+    }
+    sig.reportsErrors |= k.reportsErrors;
+    for (const Expr &s : k.symbols)
+      if (std::none_of(sig.symbols.begin(), sig.symbols.end(),
+                       [&](const Expr &x) {
+                         return x.as<Var>()->id == s.as<Var>()->id;
+                       }))
+        sig.symbols.push_back(s);
+  }
+  return sig;
 }
 
 std::string LoopModule::print() const {
@@ -198,6 +246,10 @@ std::string LoopModule::print() const {
   out += "arena bytes = " + printExpr(arenaBytes) + "\n";
   for (size_t i = 0; i < errors.size(); ++i)
     out += "error #" + std::to_string(i) + ": " + errors[i] + "\n";
+  for (const Persistent &p : persistent)
+    out += "persistent " + p.name + ": kernels " + std::to_string(p.first) +
+           ".." + std::to_string(p.last) + ", counters @ " +
+           std::to_string(p.counterOffset) + "\n";
   for (const Kernel &k : kernels) {
     if (!k.summary.empty())
       out += "// " + k.name + ": " + k.summary + "\n";

@@ -147,6 +147,41 @@ struct LoopModule {
     std::string buffer;
   };
   std::vector<Sync> syncs;
+  /// Consecutive kernels the run launches as one persistent kernel
+  /// (compiler/schedule/persistent_kernels.h): kernels first..last, each a
+  /// part that the launch's work-groups run in turn, claiming its
+  /// work-items from a counter and waiting at its end until every one of
+  /// them is done. `counterOffset` is where its counters start in the
+  /// instance's counter buffer (counterBytes in all). Ordered, disjoint.
+  struct Persistent {
+    std::string name;
+    int first = -1, last = -1;
+    int64_t counterOffset = 0;
+    /// Bytes of counters a group of \p parts kernels uses: a claim and a
+    /// done counter per part and one exit counter, each on its own line.
+    static int64_t counterBytes(int parts) {
+      return (2 * int64_t{parts} + 1) * kCounterStride;
+    }
+    static constexpr int64_t kCounterStride = 64;
+  };
+  std::vector<Persistent> persistent;
+  int64_t counterBytes = 0;
+  /// One launch of a run: kernel `kernel` alone (group -1), or persistent
+  /// group `group` (kernel: its first).
+  struct Launch {
+    int kernel = -1;
+    int group = -1;
+  };
+  /// The run's launches in order: each kernel outside a persistent group,
+  /// each group once.
+  std::vector<Launch> launches() const;
+  /// The persistent group kernel \p k belongs to, or -1.
+  int groupOf(int k) const;
+  /// What the launch of persistent group \p g takes as parameters: the
+  /// buffers of its parts (each once, in first use order, written where
+  /// any part writes it), the error record where any part reports errors,
+  /// and their symbols (each once). The name is the group's; no body.
+  Kernel persistentSignature(int g) const;
 
   const ModuleBuffer *findBuffer(const std::string &name) const;
   /// The sync after which symbol \p i is known (a data symbol, or a derived
@@ -158,7 +193,8 @@ struct LoopModule {
   /// program's), each with the module whose buffers it names.
   std::vector<std::pair<const Kernel *, const LoopModule *>>
   allKernels() const;
-  /// How many OpenCL functions allKernels() run: those without a
+  /// How many OpenCL kernel functions the .so's launches run: each
+  /// persistent group's, and each other kernel's without a
   /// Kernel::function of another kernel's.
   size_t numFunctions() const;
   /// Global size of each ND-range dimension of a kernel, from its Parallel

@@ -849,12 +849,66 @@ Status verifyKernelFunctions(const LoopModule &m) {
   return Status::ok();
 }
 
+namespace {
+
+/// Persistent groups (LoopModule::persistent): in kernel order, disjoint,
+/// of two kernels or more that may run as parts (one ND-range dimension or
+/// none, no fixed work-group, no local arrays, no shared function), no sync
+/// point inside, names of their own, counters inside counterBytes without
+/// overlap.
+Status verifyPersistent(const LoopModule &m) {
+  std::set<std::string> names;
+  for (const Kernel &k : m.kernels)
+    names.insert(k.name);
+  int next = 0;
+  int64_t counters = 0;
+  for (const LoopModule::Persistent &p : m.persistent) {
+    if (p.first < next || p.last <= p.first ||
+        p.last >= static_cast<int>(m.kernels.size()))
+      return makeError("persistent kernel '", p.name, "' runs kernels ",
+                       p.first, "..", p.last,
+                       ": not two or more kernels after the last group's");
+    if (!names.insert(p.name).second)
+      return makeError("persistent kernel '", p.name,
+                       "' is named like another kernel");
+    for (int k = p.first; k <= p.last; ++k) {
+      const Kernel &part = m.kernels[k];
+      if (part.workGroupSize > 0 || !part.locals.empty() ||
+          !part.function.empty() || LoopModule::globalSize(part).size() > 1)
+        return makeError("persistent kernel '", p.name, "': kernel '",
+                         part.name,
+                         "' has a fixed work-group, local arrays, another's "
+                         "function or more than one ND-range dimension");
+      for (const LoopModule::Sync &s : m.syncs)
+        if (s.afterKernel == k && k != p.last)
+          return makeError("persistent kernel '", p.name,
+                           "' holds a sync point after kernel '", part.name,
+                           "'");
+    }
+    if (p.counterOffset != counters)
+      return makeError("persistent kernel '", p.name, "': counters at ",
+                       p.counterOffset, ", not ", counters);
+    counters += LoopModule::Persistent::counterBytes(p.last - p.first + 1);
+    next = p.last + 1;
+  }
+  if (counters != m.counterBytes)
+    return makeError("the persistent kernels use ", counters,
+                     " bytes of counters, the module declares ",
+                     m.counterBytes);
+  return Status::ok();
+}
+
+} // namespace
+
 Status verifyModule(const LoopModule &m, ProofCache *proofs) {
+  AOTC_RETURN_IF_ERROR(verifyPersistent(m));
   AOTC_RETURN_IF_ERROR(verifyKernels(m, nullptr, proofs));
   AOTC_RETURN_IF_ERROR(verifyKernelFunctions(m));
   if (!m.foldProgram)
     return Status::ok();
   const LoopModule &fold = *m.foldProgram;
+  if (!fold.persistent.empty())
+    return makeError("the folding program has persistent kernels");
   for (const Kernel &k : fold.kernels)
     for (const Kernel &main : m.kernels)
       if (k.name == main.name)

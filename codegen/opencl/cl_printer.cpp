@@ -171,6 +171,15 @@ public:
   }
 
   Status print(std::string &out);
+  /// Prints the kernel as a part of a persistent kernel
+  /// (persistent_kernels.h): `void <function>(<its parameters>, const long
+  /// aotc_tile)`, whose work-item is aotc_tile instead of get_global_id(0).
+  void asPart(const std::string &function) { partFunction_ = function; }
+  /// Prints persistent group \p g of the module as its kernel (this
+  /// printer's kernel is LoopModule::persistentSignature(g)): the parts in
+  /// order, calling \p functions (each part's, printed by asPart).
+  Status printPersistent(int g, const std::vector<std::string> &functions,
+                         std::string &out);
   /// After an index32 print: true if every Int64 value it printed is
   /// proven to fit in int.
   bool fitsInt32() const { return fits32_; }
@@ -258,6 +267,10 @@ private:
   bool index32_ = false;
   bool canonical_ = false;
   bool fits32_ = true;
+  /// asPart: the function's name; empty for a kernel.
+  std::string partFunction_;
+  /// printPersistent: the counters' parameter after the buffers.
+  bool counters_ = false;
 };
 
 Expr ExprRewriter::mutateVar(const Var *op, const Expr &self) {
@@ -477,6 +490,14 @@ Status KernelPrinter::declareParams() {
          " *)((__global " + (b.written ? "" : "const ") + "char *)" + id +
          "_base + " + id + "_off);");
   }
+  // A persistent kernel's counters follow the buffers
+  // (persistent_kernels.h).
+  if (counters_) {
+    params.push_back("__global int *aotc_counters_base, ulong "
+                     "aotc_counters_off");
+    line("__global int *aotc_c = (__global int *)((__global char *)"
+         "aotc_counters_base + aotc_counters_off);");
+  }
   // The error record follows the buffers.
   if (k_.reportsErrors) {
     AOTC_ASSIGN_OR_RETURN(std::string id, bind(errorsVar_, Binding::Symbol));
@@ -550,9 +571,110 @@ Status KernelPrinter::print(std::string &out) {
     return error("the name is not a usable OpenCL identifier");
   if (!k_.body.defined())
     return error("the kernel has no body");
+  if (!partFunction_.empty()) {
+    if (LoopModule::globalSize(k_).size() > 1)
+      return error("a part of a persistent kernel has more than one "
+                   "ND-range dimension");
+    namer_.reserve(partFunction_);
+    namer_.reserve("aotc_tile");
+  }
   AOTC_RETURN_IF_ERROR(declareParams());
   AOTC_RETURN_IF_ERROR(printOuter(k_.body));
+  if (!partFunction_.empty()) {
+    out += "void " + partFunction_ + "(";
+    out += params_.empty() ? "" : "\n" + params_ + ",\n    ";
+    out += "const long aotc_tile) {\n" + body_ + "}\n";
+    return Status::ok();
+  }
   out += "__kernel void " + (canonical_ ? kCanonicalName : k_.name) + "(";
+  out += params_.empty() ? "void" : "\n" + params_;
+  out += ") {\n" + body_ + "}\n";
+  return Status::ok();
+}
+
+Status KernelPrinter::printPersistent(int g,
+                                      const std::vector<std::string> &functions,
+                                      std::string &out) {
+  const LoopModule::Persistent &p = m_.persistent.at(static_cast<size_t>(g));
+  if (!isCIdentifier(k_.name) || isReservedIdentifier(k_.name))
+    return error("the name is not a usable OpenCL identifier");
+  const int parts = p.last - p.first + 1;
+  if (static_cast<int>(functions.size()) != parts)
+    return error("a function per part is missing");
+  for (const char *id :
+       {"aotc_counters_base", "aotc_counters_off", "aotc_c", "aotc_g", "aotc_n",
+        "aotc_next", "aotc_done", "aotc_t", "aotc_left", "aotc_k", "aotc_i"})
+    namer_.reserve(id);
+  for (const std::string &f : functions)
+    namer_.reserve(f);
+  counters_ = true;
+  AOTC_RETURN_IF_ERROR(declareParams());
+  line("const long aotc_g = get_num_groups(0);");
+  auto ident = [&](const std::string &name) { return buffers_[name].ident; };
+  for (int i = 0; i < parts; ++i) {
+    const Kernel &k = m_.kernels.at(static_cast<size_t>(p.first + i));
+    // The part's work-items over the symbols (lets above its Parallel loops
+    // substituted), as the wrapper counts them.
+    VarBindings lets;
+    for (Stmt s = k.body; const LetStmt *l = s.as<LetStmt>(); s = l->body)
+      lets.emplace_back(l->var, l->value);
+    Expr tiles = Expr(int64_t{1});
+    for (const Expr &e : LoopModule::globalSize(k))
+      tiles = tiles * e;
+    for (auto it = lets.rbegin(); it != lets.rend(); ++it)
+      tiles = substitute(tiles, {*it});
+    AOTC_ASSIGN_OR_RETURN(std::string n, expr(tiles, "work-item count"));
+    std::string when;
+    if (k.launchIf.defined()) {
+      AOTC_ASSIGN_OR_RETURN(when, expr(k.launchIf, "launch condition"));
+    }
+    std::string args;
+    for (const KernelBuffer &b : k.buffers)
+      args += ident(b.name) + "_base, " + ident(b.name) + "_off, ";
+    if (k.reportsErrors) {
+      const Binding *e = lookup(errorsVar_.as<Var>());
+      if (!e)
+        return error("the error record is not a parameter");
+      args += e->ident + "_base, " + e->ident + "_off, ";
+    }
+    for (const Expr &sym : k.symbols) {
+      const Binding *b = lookup(sym.as<Var>());
+      if (!b)
+        return error("symbol '" + sym.as<Var>()->name + "' is not a parameter");
+      args += b->ident + ", ";
+    }
+    const std::string next = std::to_string(2 * i * 16);
+    const std::string done = std::to_string((2 * i + 1) * 16);
+    line("// Part " + std::to_string(i) + ": " + k.name);
+    line(when.empty() ? "{" : "if (" + when + ") {");
+    ++indent_;
+    line("const long aotc_n = " + n + ";");
+    line("volatile __global int *aotc_next = aotc_c + " + next + ";");
+    line("volatile __global int *aotc_done = aotc_c + " + done + ";");
+    line("for (;;) {");
+    ++indent_;
+    line("const int aotc_t = aotc_counter_load(aotc_next);");
+    line("const long aotc_left = aotc_n - aotc_t;");
+    line("if (aotc_left <= 0) break;");
+    // Guided: a quarter of what is left over two work-groups.
+    line("const int aotc_k = (int)max(aotc_left / (2 * aotc_g), 1L);");
+    line("if (aotc_counter_claim(aotc_next, aotc_t, aotc_t + aotc_k) != "
+         "aotc_t) continue;");
+    line("for (int aotc_i = aotc_t; aotc_i < aotc_t + aotc_k; ++aotc_i)");
+    line("  " + functions[i] + "(" + args + "(long)aotc_i);");
+    line("aotc_counter_add(aotc_done, aotc_k);");
+    --indent_;
+    line("}");
+    line("while (aotc_counter_load(aotc_done) < aotc_n) {}");
+    --indent_;
+    line("}");
+  }
+  // The last work-group out zeroes the counters for the next launch.
+  const std::string exitAt = std::to_string(2 * parts * 16);
+  line("if (aotc_counter_add(aotc_c + " + exitAt + ", 1) == (int)aotc_g - 1)");
+  line("  for (int aotc_i = 0; aotc_i <= " + exitAt +
+       "; aotc_i += 16) aotc_c[aotc_i] = 0;");
+  out += "__kernel void " + k_.name + "(";
   out += params_.empty() ? "void" : "\n" + params_;
   out += ") {\n" + body_ + "}\n";
   return Status::ok();
@@ -616,7 +738,8 @@ Status KernelPrinter::printOuter(const Stmt &body) {
                    std::to_string(dims.size() - 1));
   if (dims.empty()) {
     // One work-item does the work; the runtime may launch more.
-    line("if (get_global_id(0) != 0) return;");
+    line(partFunction_.empty() ? "if (get_global_id(0) != 0) return;"
+                               : "if (aotc_tile != 0) return;");
   }
   std::set<int> done;
   for (s = body; !s.sameAs(inner);) {
@@ -645,8 +768,10 @@ Status KernelPrinter::printOuter(const Stmt &body) {
     for (const For *f : loops)
       count = count * f->extent;
     proveFits(count, 1 << 16);
-    line(index32_ ? "const int " + gid + " = (int)get_global_id(" + d + ");"
-                  : "const long " + gid + " = get_global_id(" + d + ");");
+    const std::string id =
+        partFunction_.empty() ? "get_global_id(" + d + ")" : "aotc_tile";
+    line(index32_ ? "const int " + gid + " = (int)" + id + ";"
+                  : "const long " + gid + " = " + id + ";");
     // A kernel of fixed work-groups is launched with exactly its global
     // size (a whole number of groups): no work-item is past the end, and a
     // return before its barriers is not allowed.
@@ -862,15 +987,16 @@ struct PrintedKernel {
   bool index32 = false;
 };
 
-Expected<PrintedKernel> printKernelText(const Kernel &k,
-                                        const LoopModule &owner,
-                                        ClHelpers &helpers,
-                                        const ClOptions &options,
-                                        bool canonical) {
+Expected<PrintedKernel>
+printKernelText(const Kernel &k, const LoopModule &owner, ClHelpers &helpers,
+                const ClOptions &options, bool canonical,
+                const std::string &part = "") {
   PrintedKernel out;
   if (k.indexBits == 32 || (k.indexBits == 0 && options.narrowIndices)) {
     ClHelpers narrowHelpers;
     KernelPrinter narrow(k, owner, narrowHelpers, options, true, canonical);
+    if (!part.empty())
+      narrow.asPart(part);
     out.index32 = narrow.print(out.text).isOk() && narrow.fitsInt32();
     if (out.index32) {
       helpers.insert(narrowHelpers.begin(), narrowHelpers.end());
@@ -884,11 +1010,44 @@ Expected<PrintedKernel> printKernelText(const Kernel &k,
           "values are not proven to fit in 32 bits for every symbol "
           "value in its declared range (narrow the ranges with --dim)");
   }
-  AOTC_RETURN_IF_ERROR(
-      KernelPrinter(k, owner, helpers, options, false, canonical)
-          .print(out.text));
+  KernelPrinter wide(k, owner, helpers, options, false, canonical);
+  if (!part.empty())
+    wide.asPart(part);
+  AOTC_RETURN_IF_ERROR(wide.print(out.text));
   return out;
 }
+
+/// The counters' operations of persistent kernels (persistent_kernels.h):
+/// acquire loads, claims and adds as clang's atomic builtins, whose
+/// ordering the compiler keeps (OpenCL 1.2's atomic functions promise
+/// none); other compilers' atomics with a fence (the runtime launches a
+/// persistent kernel as one work-group on devices other than CPUs).
+const char *kCounterHelpers =
+    "int aotc_counter_load(volatile __global int *p) {\n"
+    "#ifdef __clang__\n"
+    "  return __atomic_load_n(p, __ATOMIC_ACQUIRE);\n"
+    "#else\n"
+    "  return atomic_add(p, 0);\n"
+    "#endif\n"
+    "}\n"
+    "int aotc_counter_claim(volatile __global int *p, int expected, int "
+    "desired) {\n"
+    "#ifdef __clang__\n"
+    "  __atomic_compare_exchange_n(p, &expected, desired, false, "
+    "__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);\n"
+    "  return expected;\n"
+    "#else\n"
+    "  return atomic_cmpxchg(p, expected, desired);\n"
+    "#endif\n"
+    "}\n"
+    "int aotc_counter_add(volatile __global int *p, int v) {\n"
+    "#ifdef __clang__\n"
+    "  return __atomic_fetch_add(p, v, __ATOMIC_ACQ_REL);\n"
+    "#else\n"
+    "  mem_fence(CLK_GLOBAL_MEM_FENCE);\n"
+    "  return atomic_add(p, v);\n"
+    "#endif\n"
+    "}\n";
 
 } // namespace
 
@@ -901,8 +1060,10 @@ Expected<std::string> kernelText(const Kernel &k, const LoopModule &owner,
 }
 
 Expected<std::string> emitOpenCL(const LoopModule &m, const ClOptions &options) {
-  // The model's kernels, then its folding program's (one program). A
-  // kernel that runs another's function (Kernel::function) is not printed.
+  // The model's launches (its kernels, each persistent group as one
+  // kernel after its parts' functions), then its folding program's kernels
+  // (one program). A kernel that runs another's function
+  // (Kernel::function) is not printed.
   const auto all = m.allKernels();
   bool f64 = false;
   std::set<std::string> names;
@@ -912,14 +1073,16 @@ Expected<std::string> emitOpenCL(const LoopModule &m, const ClOptions &options) 
     f64 |= usesF64(*k);
   }
   AOTC_RETURN_IF_ERROR(verifyKernelFunctions(m));
+  const auto launches = m.launches();
+  const size_t fold = m.foldProgram ? m.foldProgram->kernels.size() : 0;
   const size_t functions = m.numFunctions();
+  const size_t launched = launches.size() + fold;
   std::string out =
       "// OpenCL C kernels of model '" + commentText(m.name) +
       "', generated by aotc: " + std::to_string(functions) + " kernel" +
       (functions == 1 ? "" : "s") +
-      (functions != all.size()
-           ? " for " + std::to_string(all.size()) + " launches"
-           : std::string()) +
+      (functions != launched ? " for " + std::to_string(launched) + " launches"
+                             : std::string()) +
       (m.foldProgram ? " (" + std::to_string(m.foldProgram->kernels.size()) +
                            " of them the folding program's)"
                      : std::string()) +
@@ -929,13 +1092,66 @@ Expected<std::string> emitOpenCL(const LoopModule &m, const ClOptions &options) 
     out += "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n";
   std::string kernels;
   ClHelpers helpers;
-  for (size_t i = 0; i < all.size(); ++i) {
-    const Kernel &k = *all[i].first;
+  // The runtime's kernel numbers: the model's launches, then the folding
+  // program's kernels.
+  std::vector<std::pair<const Kernel *, const LoopModule *>> singles;
+  for (const LoopModule::Launch &l : launches)
+    singles.emplace_back(l.group < 0 ? &m.kernels[l.kernel] : nullptr, &m);
+  for (size_t i = m.kernels.size(); i < all.size(); ++i)
+    singles.push_back(all[i]);
+  // Parts whose code is the same (a network's repeated blocks) call one
+  // function, as kernels share one (share_kernels.h): keyed by their text
+  // with names spelled by position, and their buffers' element types.
+  std::map<std::string, std::string> partFunctions;
+  // The parts' functions go in the program's head, which every part of a
+  // program split for a parallel build compiles (runtime/src/
+  // program_split.h): persistent kernels in different parts call them.
+  std::string parts;
+  for (size_t i = 0; i < singles.size(); ++i) {
+    if (!singles[i].first) {
+      const int g = launches[i].group;
+      const LoopModule::Persistent &p = m.persistent[g];
+      std::string text;
+      std::vector<std::string> functions;
+      for (int k = p.first; k <= p.last; ++k) {
+        const Kernel &part = m.kernels[k];
+        if (!part.function.empty())
+          return makeError("kernel '", part.name, "' of persistent kernel '",
+                           p.name, "' runs another's function");
+        std::string key = part.reportsErrors ? "errors, buffers" : "buffers";
+        for (const KernelBuffer &b : part.buffers)
+          key += std::string(" ") + dtypeName(b.dtype);
+        AOTC_ASSIGN_OR_RETURN(std::string canonical,
+                              kernelText(part, m, options));
+        auto [it, fresh] = partFunctions.emplace(key + "\n" + canonical,
+                                                 "aotc_part_" + part.name);
+        functions.push_back(it->second);
+        text += "// Part " + std::to_string(k - p.first) + ": " + part.name +
+                " runs " + it->second + "\n";
+        if (!fresh)
+          continue;
+        AOTC_ASSIGN_OR_RETURN(PrintedKernel pk,
+                              printKernelText(part, m, helpers, options, false,
+                                              functions.back()));
+        parts += "\n// " + part.name + " as a part of " + p.name +
+                 (pk.index32 ? " (32-bit indices)" : "") + "\n" + pk.text;
+      }
+      const Kernel sig = m.persistentSignature(g);
+      KernelPrinter printer(sig, m, helpers, options);
+      AOTC_RETURN_IF_ERROR(printer.printPersistent(g, functions, text));
+      // The count weighs the section when a load splits the program
+      // (runtime/src/program_split.h).
+      kernels += "\n// Kernel " + std::to_string(i) + ": " + p.name +
+                 " (persistent: " + std::to_string(p.last - p.first + 1) +
+                 " kernels)\n" + text;
+      continue;
+    }
+    const Kernel &k = *singles[i].first;
     if (!k.function.empty())
       continue;
     AOTC_ASSIGN_OR_RETURN(
         PrintedKernel p,
-        printKernelText(k, *all[i].second, helpers, options, false));
+        printKernelText(k, *singles[i].second, helpers, options, false));
     kernels += "\n// Kernel " + std::to_string(i) + ": " + k.name +
                (p.index32 ? " (32-bit indices)" : "") + "\n" + p.text;
   }
@@ -947,6 +1163,13 @@ Expected<std::string> emitOpenCL(const LoopModule &m, const ClOptions &options) 
   if (std::string math = clMathDefinitions(helpers); !math.empty())
     out += "\n// Math functions computed by aotc (codegen/opencl/cl_math.h).\n" +
            math;
+  if (!m.persistent.empty())
+    out += "\n// Counters of persistent kernels "
+           "(compiler/schedule/persistent_kernels.h).\n" +
+           std::string(kCounterHelpers) +
+           "\n// The kernels persistent kernels run, as functions of their "
+           "work-item.\n" +
+           parts;
   out += kernels;
   return out;
 }

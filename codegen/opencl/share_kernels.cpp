@@ -9,8 +9,13 @@ namespace aotc {
 
 Expected<int> shareKernels(LoopModule &m, const ClOptions &options) {
   std::vector<std::pair<Kernel *, const LoopModule *>> all;
-  for (Kernel &k : m.kernels)
-    all.emplace_back(&k, &m);
+  // A part of a persistent kernel is printed as a function of its group's,
+  // never shared.
+  for (size_t i = 0; i < m.kernels.size(); ++i) {
+    m.kernels[i].function.clear();
+    if (m.groupOf(static_cast<int>(i)) < 0)
+      all.emplace_back(&m.kernels[i], &m);
+  }
   if (m.foldProgram)
     for (Kernel &k : m.foldProgram->kernels)
       all.emplace_back(&k, m.foldProgram.get());

@@ -136,9 +136,22 @@ private:
   Expected<std::string> emitLaunch(const Kernel &k, size_t index,
                                    const LoopModule &owner,
                                    std::set<int> &used) const;
+  /// The launch of persistent group \p g, kernel \p index of the .so
+  /// (persistent_kernels.h): its parts' buffers, the counters, the error
+  /// record, its symbols, and each part's work-item count (0 where its
+  /// size variant does not run).
+  Expected<std::string> emitPersistentLaunch(int g, size_t index,
+                                             std::set<int> &used) const;
   /// The ND-range of a kernel over symbols: the outermost Parallel loops,
   /// with the LetStmts between them substituted into their extents.
   Expected<std::vector<Expr>> globalSizeOf(const Kernel &k) const;
+  /// What the runtime numbers as kernels: the model's launches (a kernel,
+  /// or a persistent group as one), then the folding program's kernels.
+  struct Launchable {
+    std::string name, function, summary;
+    std::vector<const Kernel *> kernels; ///< the model's it runs
+  };
+  std::vector<Launchable> launchables() const;
   void emitErrors();
   Status emitCheckSymbols();
   /// kernel_costs(): each kernel's flops and bytes estimates, in double.
@@ -219,14 +232,38 @@ std::string WrapperEmitter::bindSymbol(int i) const {
 
 Status WrapperEmitter::checkSymbols() {
   // The fixed names of the generated code; symbols get fresh ones.
-  for (const char *fixed :
-       {"s",          "dims",         "ctx",           "args",    "global",
-        "err",        "arena_bytes",  "output_shapes", "run",     "int64_t",
-        "uint64_t",   "int32_t",      "uint32_t",      "int8_t",  "uint8_t",
-        "nullptr",    "kModelDesc",   "kSymbols",      "kInputs", "kOutputs",
-        "kConstants", "kKernelNames", "kKernelFunctions", "kMetadata", "kInputSlots",
-        "kKernelSummaries", "kernel_costs", "aotc_fdiv", "aotc_fmod",
-        "derive_symbols"})
+  for (const char *fixed : {"s",
+                            "dims",
+                            "ctx",
+                            "args",
+                            "global",
+                            "err",
+                            "arena_bytes",
+                            "output_shapes",
+                            "run",
+                            "int64_t",
+                            "uint64_t",
+                            "int32_t",
+                            "uint32_t",
+                            "int8_t",
+                            "uint8_t",
+                            "nullptr",
+                            "kModelDesc",
+                            "kSymbols",
+                            "kInputs",
+                            "kOutputs",
+                            "kConstants",
+                            "kKernelNames",
+                            "kKernelFunctions",
+                            "kMetadata",
+                            "kInputSlots",
+                            "kKernelSummaries",
+                            "kernel_costs",
+                            "aotc_fdiv",
+                            "aotc_fmod",
+                            "derive_symbols",
+                            "tiles",
+                            "local"})
     namer_.reserve(fixed);
   std::set<std::string> names;
   for (size_t i = 0; i < m_.symbols.size(); ++i) {
@@ -467,37 +504,71 @@ Status WrapperEmitter::emitInputSlots() {
   return Status::ok();
 }
 
+std::vector<WrapperEmitter::Launchable> WrapperEmitter::launchables() const {
+  std::vector<Launchable> out;
+  for (const LoopModule::Launch &l : m_.launches()) {
+    if (l.group < 0) {
+      const Kernel &k = m_.kernels[l.kernel];
+      out.push_back(
+          {k.name, k.function.empty() ? k.name : k.function, k.summary, {&k}});
+      continue;
+    }
+    const LoopModule::Persistent &p = m_.persistent[l.group];
+    Launchable a{p.name, p.name, "", {}};
+    for (int k = p.first; k <= p.last; ++k)
+      a.kernels.push_back(&m_.kernels[k]);
+    a.summary = "persistent: " + std::to_string(a.kernels.size()) +
+                " kernels, " + a.kernels.front()->name + " .. " +
+                a.kernels.back()->name;
+    out.push_back(std::move(a));
+  }
+  if (m_.foldProgram)
+    for (const Kernel &k : m_.foldProgram->kernels)
+      out.push_back({k.name,
+                     k.function.empty() ? k.name : k.function,
+                     "folding: " + k.summary,
+                     {}});
+  return out;
+}
+
 void WrapperEmitter::emitKernelNamesAndMetadata() {
-  const auto all = m_.allKernels();
+  const auto all = launchables();
   if (!all.empty()) {
-    out_ += "// The model's kernels, then the folding program's.\n";
+    out_ += "// The model's kernels (a persistent kernel runs several), then "
+            "the\n// folding program's.\n";
     out_ += "static const char *const kKernelNames[" +
             std::to_string(all.size()) + "] = {\n";
-    for (const auto &[k, owner] : all)
-      out_ += "    " + cStringLiteral(k->name) + ",\n";
+    for (const Launchable &k : all)
+      out_ += "    " + cStringLiteral(k.name) + ",\n";
     out_ += "};\n\n";
     out_ += "// The OpenCL function each kernel runs: its own, or the first\n"
             "// kernel's whose code is the same (codegen/opencl/"
             "share_kernels.h).\n";
     out_ += "static const char *const kKernelFunctions[" +
             std::to_string(all.size()) + "] = {\n";
-    for (const auto &[k, owner] : all)
-      out_ += "    " +
-              cStringLiteral(k->function.empty() ? k->name : k->function) +
-              ",\n";
+    for (const Launchable &k : all)
+      out_ += "    " + cStringLiteral(k.function) + ",\n";
     out_ += "};\n\n";
     out_ += "static const char *const kKernelSummaries[" +
             std::to_string(all.size()) + "] = {\n";
-    for (size_t i = 0; i < all.size(); ++i)
-      out_ += "    " +
-              cStringLiteral((i >= m_.kernels.size() ? "folding: " : "") +
-                             all[i].first->summary) +
-              ",\n";
+    for (const Launchable &k : all)
+      out_ += "    " + cStringLiteral(k.summary) + ",\n";
     out_ += "};\n\n";
   }
   std::map<std::string, std::string> meta = m_.metadata;
   meta["aotc.version"] = kAotcVersion;
   meta["aotc.num_kernels"] = std::to_string(all.size());
+  // The kernels the persistent ones run (persistent_kernels.h), a line
+  // each: the persistent kernel's name, the part's, what it computes
+  // (tab-separated), for `aotc inspect`.
+  if (!m_.persistent.empty()) {
+    std::string parts;
+    for (const Launchable &k : all)
+      if (k.kernels.size() > 1)
+        for (const Kernel *part : k.kernels)
+          parts += k.name + "\t" + part->name + "\t" + part->summary + "\n";
+    meta["aotc.persistent_kernels"] = parts;
+  }
   // How many OpenCL functions they run (share_kernels.h).
   meta["aotc.num_kernel_functions"] = std::to_string(m_.numFunctions());
   numMetadata_ = meta.size();
@@ -741,6 +812,74 @@ Expected<std::string> WrapperEmitter::emitLaunch(const Kernel &k,
   return out;
 }
 
+Expected<std::string>
+WrapperEmitter::emitPersistentLaunch(int g, size_t index,
+                                     std::set<int> &used) const {
+  const LoopModule::Persistent &p = m_.persistent.at(static_cast<size_t>(g));
+  auto fail = [&](const Status &s) {
+    return s.withContext("persistent kernel '" + p.name + "'");
+  };
+  const Kernel sig = m_.persistentSignature(g);
+  std::string args;
+  for (const KernelBuffer &kb : sig.buffers) {
+    auto a = launchArg(kb, m_, used);
+    if (!a)
+      return fail(a.status());
+    args += "        " + *a;
+  }
+  args += "        {AOTC_ARG_COUNTERS, 0, " + i64(p.counterOffset) +
+          "},  // its counters\n";
+  if (sig.reportsErrors)
+    args += "        {AOTC_ARG_ERRORS, 0, 0},  // the error record\n";
+  for (const Expr &sym : sig.symbols) {
+    const Var *v = sym.as<Var>();
+    auto it = v ? symbolIndex_.find(v->id) : symbolIndex_.end();
+    if (it == symbolIndex_.end() || m_.symbols[it->second].isFloat())
+      return fail(Status::error("symbol '" + (v ? v->name : std::string("?")) +
+                                "' is not an integer symbol of the module"));
+    used.insert(it->second);
+    args += "        {AOTC_ARG_I64, " + std::to_string(it->second) + ", " +
+            symbolIdents_[it->second] + "},  // " +
+            commentText(m_.symbols[it->second].name) + "\n";
+  }
+  const size_t nargs =
+      sig.buffers.size() + 1 + (sig.reportsErrors ? 1 : 0) + sig.symbols.size();
+  std::string tiles;
+  for (int k = p.first; k <= p.last; ++k) {
+    const Kernel &part = m_.kernels[k];
+    Expected<std::vector<Expr>> sizes = globalSizeOf(part);
+    if (!sizes)
+      return fail(sizes.status().withContext("kernel '" + part.name + "'"));
+    Expr n = Expr(int64_t{1});
+    for (const Expr &e : *sizes)
+      n = n * e;
+    auto v = cxx(n, "work-items of kernel '" + part.name + "'", used);
+    if (!v)
+      return fail(v.status());
+    std::string t = "(uint64_t)(" + *v + ")";
+    if (part.launchIf.defined()) {
+      auto c = cxx(part.launchIf, "launch condition", used);
+      if (!c)
+        return fail(c.status());
+      t = "(" + *c + ") ? " + t + " : 0";
+    }
+    tiles += "        " + t + ",  // " + commentText(part.name) + "\n";
+  }
+  const int parts = p.last - p.first + 1;
+  std::string out = "  // Kernel " + std::to_string(index) + ": " + p.name +
+                    ", persistent: kernels " + std::to_string(p.first) + ".." +
+                    std::to_string(p.last) + "\n  {\n";
+  out += "    const AotcArg args[" + std::to_string(nargs) + "] = {\n" + args +
+         "    };\n";
+  out += "    const uint64_t tiles[" + std::to_string(parts) + "] = {\n" +
+         tiles + "    };\n";
+  out += "    if (int32_t err = aotc_rt_launch_persistent(ctx, " +
+         std::to_string(index) + ", args, " + std::to_string(nargs) + ", " +
+         std::to_string(parts) + ", tiles))\n";
+  out += "      return err;\n  }\n";
+  return out;
+}
+
 Status WrapperEmitter::emitRun() {
   // Kernels and sync points in order; each symbol is bound where it becomes
   // known: at the top, or after the sync that reads it (the verifier has
@@ -748,10 +887,18 @@ Status WrapperEmitter::emitRun() {
   std::set<int> used;
   std::vector<std::string> phases(m_.syncs.size() + 1);
   size_t phase = 0;
-  for (size_t i = 0; i < m_.kernels.size(); ++i) {
-    AOTC_ASSIGN_OR_RETURN(std::string launch,
-                          emitLaunch(m_.kernels[i], i, m_, used));
-    phases[phase] += launch;
+  const std::vector<LoopModule::Launch> launches = m_.launches();
+  for (size_t j = 0; j < launches.size(); ++j) {
+    const LoopModule::Launch &l = launches[j];
+    Expected<std::string> launch =
+        l.group < 0 ? emitLaunch(m_.kernels[l.kernel], j, m_, used)
+                    : emitPersistentLaunch(l.group, j, used);
+    if (!launch)
+      return launch.status();
+    phases[phase] += *launch;
+    // The model's kernel the launch ends with: syncs follow kernels.
+    const size_t i = static_cast<size_t>(
+        l.group < 0 ? l.kernel : m_.persistent[l.group].last);
     if (phase < m_.syncs.size() &&
         m_.syncs[phase].afterKernel == static_cast<int>(i)) {
       const LoopModule::Sync &sync = m_.syncs[phase];
@@ -808,7 +955,7 @@ Status WrapperEmitter::emitRunFold() {
   for (size_t i = 0; i < fold.kernels.size(); ++i) {
     AOTC_ASSIGN_OR_RETURN(
         std::string launch,
-        emitLaunch(fold.kernels[i], m_.kernels.size() + i, fold, used));
+        emitLaunch(fold.kernels[i], m_.launches().size() + i, fold, used));
     body += launch;
   }
   if (!used.empty())
@@ -994,35 +1141,44 @@ Status WrapperEmitter::emitKernelCosts() {
   std::set<int> used;
   std::string body;
   bool checked = false;
-  for (size_t i = 0; i < m_.kernels.size(); ++i) {
-    const Kernel &k = m_.kernels[i];
-    std::set<int> before = used;
-    AOTC_ASSIGN_OR_RETURN(std::string f,
-                          doubleCxx(k.flops, "flops of " + k.name, used));
-    AOTC_ASSIGN_OR_RETURN(std::string b,
-                          doubleCxx(k.bytes, "bytes of " + k.name, used));
-    checked |= f.find("&ovf") != std::string::npos ||
-               b.find("&ovf") != std::string::npos;
-    if (k.launchIf.defined()) { // a size variant: nothing where not run
-      AOTC_ASSIGN_OR_RETURN(std::string c,
-                            cxx(k.launchIf, "launch of " + k.name, used));
-      f = "(" + c + " ? (double)(" + f + ") : 0.0)";
-      b = "(" + c + " ? (double)(" + b + ") : 0.0)";
+  const std::vector<Launchable> all = launchables();
+  size_t launched = 0; // the model's launches, which come first
+  for (size_t i = 0; i < all.size(); ++i) {
+    if (all[i].kernels.empty())
+      continue; // the folding program's: no estimates
+    launched = i + 1;
+    std::string fs, bs; // a persistent kernel: the sum of its parts'
+    for (const Kernel *kp : all[i].kernels) {
+      const Kernel &k = *kp;
+      AOTC_ASSIGN_OR_RETURN(std::string f,
+                            doubleCxx(k.flops, "flops of " + k.name, used));
+      AOTC_ASSIGN_OR_RETURN(std::string b,
+                            doubleCxx(k.bytes, "bytes of " + k.name, used));
+      checked |= f.find("&ovf") != std::string::npos ||
+                 b.find("&ovf") != std::string::npos;
+      if (k.launchIf.defined()) { // a size variant: nothing where not run
+        AOTC_ASSIGN_OR_RETURN(std::string c,
+                              cxx(k.launchIf, "launch of " + k.name, used));
+        f = "(" + c + " ? (double)(" + f + ") : 0.0)";
+        b = "(" + c + " ? (double)(" + b + ") : 0.0)";
+      }
+      int sync = std::max({m_.syncOf(k.flops), m_.syncOf(k.bytes),
+                           k.launchIf.defined() ? m_.syncOf(k.launchIf) : -1});
+      if (sync >= 0) { // 0 until the run has read its count
+        f = "(" + unknown(sync) + " ? 0.0 : (double)(" + f + "))";
+        b = "(" + unknown(sync) + " ? 0.0 : (double)(" + b + "))";
+      }
+      fs += (fs.empty() ? "" : " +\n      ") + f;
+      bs += (bs.empty() ? "" : " +\n      ") + b;
     }
-    int sync = std::max({m_.syncOf(k.flops), m_.syncOf(k.bytes),
-                         k.launchIf.defined() ? m_.syncOf(k.launchIf) : -1});
-    if (sync >= 0) { // 0 until the run has read its count
-      f = unknown(sync) + " ? 0.0 : (double)(" + f + ")";
-      b = unknown(sync) + " ? 0.0 : (double)(" + b + ")";
-    }
-    body += "  out[" + std::to_string(2 * i) + "] = " + f + ";\n";
-    body += "  out[" + std::to_string(2 * i + 1) + "] = " + b + ";\n";
+    body += "  out[" + std::to_string(2 * i) + "] = " + fs + ";\n";
+    body += "  out[" + std::to_string(2 * i + 1) + "] = " + bs + ";\n";
   }
   out_ += "// Estimated floating-point operations and bytes of each kernel\n"
           "// (out[2k], out[2k+1]), for profiles.\n";
   out_ += "static void kernel_costs(const int64_t *s, double *out) {\n" +
           bindSymbols(used) + (checked ? "  bool ovf = false;\n" : "") +
-          (m_.kernels.empty() ? "  (void)out;\n" : "") + body +
+          (launched == 0 ? "  (void)out;\n" : "") + body +
           (checked ? "  (void)ovf;\n" : "") + "}\n\n";
   return Status::ok();
 }
@@ -1126,7 +1282,7 @@ void WrapperEmitter::emitDesc() {
           u64(opts_.clSourceSize) + ",  // cl_source, cl_source_size\n";
   out_ += "    " + cStringLiteral(opts_.clBuildOptions) +
           ",  // cl_build_options\n";
-  out_ += "    " + count(m_.allKernels().size(), "kKernelNames") + ",\n";
+  out_ += "    " + count(launchables().size(), "kKernelNames") + ",\n";
   out_ += "    " + count(m_.symbols.size(), "kSymbols") + ",\n";
   out_ += "    " + count(m_.inputs.size(), "kInputs") + ",\n";
   out_ += "    " + count(m_.outputs.size(), "kOutputs") + ",\n";
@@ -1162,6 +1318,8 @@ void WrapperEmitter::emitDesc() {
   out_ += "    " +
           std::string(m_.allKernels().empty() ? "nullptr" : "kKernelFunctions") +
           ",  // kernel_functions\n";
+  out_ += "    " + u64(static_cast<uint64_t>(m_.counterBytes)) +
+          ",  // counter_bytes\n";
   out_ += "};\n\n";
   out_ +=
       "extern \"C\" __attribute__((visibility(\"hidden\"))) const "

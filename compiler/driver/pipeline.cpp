@@ -357,6 +357,7 @@ Expected<CompileResult> compileModel(const CompileOptions &opts) {
     // by kernel name are the model's.
     ScheduleOptions foldOpts = scheduleOpts;
     foldOpts.kernelConfigs.clear();
+    foldOpts.persistentKernels = false; // run once per update
     auto fold = timer.run("schedule", [&] {
       return scheduleGraph(*foldProgram.graph, foldLowered.take(), afterPass,
                            foldOpts);
@@ -392,6 +393,7 @@ Expected<CompileResult> compileModel(const CompileOptions &opts) {
     return result;
   }
   result.numKernels = module.kernels.size();
+  result.numLaunches = module.launches().size();
   result.numFoldKernels =
       module.foldProgram ? module.foldProgram->kernels.size() : 0;
   result.arenaBytes = printExpr(module.arenaBytes);

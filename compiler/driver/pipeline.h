@@ -129,6 +129,9 @@ struct CompileResult {
   size_t numKernels = 0;
   /// Kernels of the folding program (run at load and on weight updates).
   size_t numFoldKernels = 0;
+  /// Launches of a run: numKernels less the kernels persistent kernels
+  /// run as one (compiler/schedule/persistent_kernels.h).
+  size_t numLaunches = 0;
   std::string arenaBytes; ///< symbolic arena size
   uint64_t constantsBytes = 0;
   /// With CompileOptions::keepSources: the kernels and the wrapper.

@@ -3,6 +3,7 @@
 #include "compiler/schedule/schedule.h"
 
 #include "compiler/schedule/chain_kernels.h"
+#include "compiler/schedule/persistent_kernels.h"
 
 #include <algorithm>
 #include <map>
@@ -246,6 +247,12 @@ Expected<LoopModule> scheduleGraph(const Graph &g, LoweredGraph lg,
   planMemory(m, lg.env, opts.inPlace && opts.profile.family == "cpu");
   AOTC_RETURN_IF_ERROR(passDone("plan-memory", m));
   estimateKernelCosts(m, lg.env);
+  // The last step: launches, not kernels, change.
+  if (opts.persistentKernels && opts.registerTiling &&
+      opts.profile.family == "cpu") {
+    persistentKernels(m);
+    AOTC_RETURN_IF_ERROR(passDone("persistent-kernels", m));
+  }
   return m;
 }
 

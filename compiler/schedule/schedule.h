@@ -104,6 +104,11 @@ struct ScheduleOptions {
   /// run as one kernel (chain_kernels.h; `aotc compile --no-chain-kernels`
   /// turns it off).
   bool chainKernels = true;
+  /// On CPU profiles, consecutive kernels launched as one persistent
+  /// kernel whose work-groups claim each part's work-items and wait at its
+  /// end (persistent_kernels.h; `aotc compile --no-persistent-kernels`
+  /// turns it off). Never for a folding program (run once per update).
+  bool persistentKernels = true;
   /// The target, which the tile cost model counts vector instructions and
   /// registers of (`aotc compile --device-profile`, `--vector-lanes`).
   DeviceProfile profile;

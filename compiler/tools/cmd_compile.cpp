@@ -112,11 +112,16 @@ int compileCommand(CompileOptions opts, bool timePasses,
             ? ", " + std::to_string(result->numFoldKernels) +
                   " more in the folding program run at load"
             : "";
+    std::string launches = result->numLaunches != result->numKernels
+                               ? " in " + std::to_string(result->numLaunches) +
+                                     " launch" +
+                                     (result->numLaunches == 1 ? "" : "es")
+                               : "";
     std::fprintf(stderr,
-                 "aotc: wrote %s (%zu kernels%s, arena %s bytes, %llu bytes of "
-                 "constants)\n",
-                 opts.outputPath.c_str(), result->numKernels, folding.c_str(),
-                 result->arenaBytes.c_str(),
+                 "aotc: wrote %s (%zu kernels%s%s, arena %s bytes, %llu bytes "
+                 "of constants)\n",
+                 opts.outputPath.c_str(), result->numKernels, launches.c_str(),
+                 folding.c_str(), result->arenaBytes.c_str(),
                  (unsigned long long)result->constantsBytes);
   }
   // Also for a package, whose .so is written to a temporary folder first.

@@ -77,7 +77,7 @@ int runCli(int argc, char **argv) {
                     "planned for its sizes");
   bool noMergeMatMuls = false, noShareKernels = false, noSplitK = false,
        noChannelBlocks = false, noPadChannels = false, noPaddedStores = false,
-       noInPlace = false, noChainKernels = false;
+       noInPlace = false, noChainKernels = false, noPersistentKernels = false;
   bool narrowIndices = false, wideIndices = false;
   compile->add_flag("--narrow-indices", narrowIndices,
                     "compute a kernel's index math in 32 bits where its "
@@ -128,6 +128,13 @@ int runCli(int argc, char **argv) {
                     "kernels instead of one where each work-item of the second "
                     "reads only what the same work-item of the first wrote (a "
                     "1 x 1 projection and the next 1 x 1 expansion)");
+  compile->add_flag("--no-persistent-kernels", noPersistentKernels,
+                    "CPU profiles: launch every kernel on its own instead of "
+                    "consecutive kernels as one persistent kernel, whose "
+                    "work-groups (one per compute unit) claim each kernel's "
+                    "work-items and wait for the last one before the next "
+                    "kernel (per-kernel times in `aotc run --profile` need "
+                    "it)");
   bool winograd = false, noWinograd = false;
   compile->add_flag("--winograd", winograd,
                     "CPU profiles: stride-1 3 x 3 convolutions of 64 or more "
@@ -314,6 +321,7 @@ int runCli(int argc, char **argv) {
     copts.schedule.paddedStores = !noPaddedStores;
     copts.schedule.inPlace = !noInPlace;
     copts.schedule.chainKernels = !noChainKernels;
+    copts.schedule.persistentKernels = !noPersistentKernels;
     if (!vectorLanes.empty() && !deviceProfile.empty()) {
       std::fprintf(stderr, "aotc: error: give --vector-lanes or "
                            "--device-profile, not both\n");

@@ -139,6 +139,21 @@ aotc_status_t Container::createInstance(Instance &instance) {
     AOTC_RT_RETURN_IF_ERROR(
         instance.errors.ensure(context_, device_, CL_MEM_READ_WRITE,
                                sizeof(AotcErrorRecord), "the error record"));
+  if (desc_->counter_bytes > 0) {
+    // Zero before any launch: a persistent kernel claims from them
+    // (persistent_kernels.h), and leaves them zero again.
+    AOTC_RT_RETURN_IF_ERROR(instance.counters.ensure(
+        context_, device_, CL_MEM_READ_WRITE, desc_->counter_bytes,
+        "the persistent kernels' counters"));
+    std::vector<uint8_t> zeros(desc_->counter_bytes, 0);
+    cl_int err = clEnqueueWriteBuffer(instance.queue, instance.counters.mem(),
+                                      CL_TRUE, 0, zeros.size(), zeros.data(), 0,
+                                      nullptr, nullptr);
+    if (err != CL_SUCCESS)
+      return fail(statusForClError(err),
+                  "model '%s': zeroing the persistent kernels' counters: %s",
+                  desc_->model_name, clErrorName(err));
+  }
   return AOTC_OK;
 }
 

@@ -68,6 +68,9 @@ struct Instance {
   DeviceBuffer arena;
   /// The AotcErrorRecord kernels write when they meet bad data.
   DeviceBuffer errors;
+  /// The counters of persistent kernels (AotcModelDesc::counter_bytes),
+  /// zeroed at creation; each launch leaves its own zero.
+  DeviceBuffer counters;
   /// Per constant: the caller's value of a default it replaced in a run.
   std::vector<DeviceBuffer> overrides;
   /// The events of the run in progress (profiling containers).
@@ -171,6 +174,10 @@ public:
   aotc_status_t launch(AotcRunCtx &ctx, int32_t kernel, const AotcArg *args,
                        int32_t nargs, int32_t dims, const uint64_t *global,
                        const uint64_t *local) const;
+  /// Enqueues a persistent kernel of a run (aotc_rt_launch_persistent).
+  aotc_status_t launchPersistent(AotcRunCtx &ctx, int32_t kernel,
+                                 const AotcArg *args, int32_t nargs,
+                                 int32_t nparts, const uint64_t *tiles) const;
 
   const AotcModelDesc &desc() const { return *desc_; }
   const DeviceInfo &device() const { return device_; }

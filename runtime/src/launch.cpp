@@ -139,6 +139,17 @@ aotc_status_t Container::launch(AotcRunCtx &ctx, int32_t kernel,
       tag = instance.arena.id();
       capacity = instance.arena.capacity();
       break;
+    case AOTC_ARG_COUNTERS:
+      kind = "counters";
+      mem = instance.counters.mem();
+      tag = instance.counters.id();
+      capacity = instance.counters.capacity();
+      if (!mem)
+        return fail(AOTC_ERROR_INTERNAL,
+                    "kernel '%s' counts work-items but the model declares no "
+                    "counters",
+                    name);
+      break;
     case AOTC_ARG_ERRORS:
       kind = "error record";
       mem = instance.errors.mem();
@@ -258,6 +269,38 @@ aotc_status_t Container::launch(AotcRunCtx &ctx, int32_t kernel,
   return AOTC_OK;
 }
 
+aotc_status_t Container::launchPersistent(AotcRunCtx &ctx, int32_t kernel,
+                                          const AotcArg *args, int32_t nargs,
+                                          int32_t nparts,
+                                          const uint64_t *tiles) const {
+  const AotcModelDesc &d = *desc_;
+  if (kernel < 0 || kernel >= d.num_kernels || nparts < 1 || !tiles)
+    return fail(AOTC_ERROR_INTERNAL,
+                "model '%s': persistent launch of kernel %d of %d (%d parts)",
+                d.model_name, kernel, d.num_kernels, nparts);
+  uint64_t most = 0;
+  for (int32_t i = 0; i < nparts; ++i) {
+    // The kernel counts a part's work-items in int (its counters).
+    if (tiles[i] > static_cast<uint64_t>(INT32_MAX))
+      return fail(AOTC_ERROR_UNSUPPORTED,
+                  "kernel '%s': part %d has %llu work-items, more than a "
+                  "persistent kernel counts (%d); compile the model with "
+                  "--no-persistent-kernels for these sizes",
+                  kernels_[kernel].name.c_str(), i, ull(tiles[i]), INT32_MAX);
+    most = std::max(most, tiles[i]);
+  }
+  // One work-group per compute unit of a CPU device, whose work-groups see
+  // each other's stores as they happen; one elsewhere, which runs every
+  // part itself (persistent_kernels.h).
+  uint64_t groups =
+      device_.isCpu
+          ? std::min<uint64_t>(most, static_cast<uint64_t>(std::max<cl_uint>(
+                                         device_.computeUnits, 1)))
+          : std::min<uint64_t>(most, 1);
+  const uint64_t one = 1;
+  return launch(ctx, kernel, args, nargs, 1, &groups, &one);
+}
+
 aotc_status_t Container::sync(AotcRunCtx &ctx, int32_t sync, int32_t symbol,
                               uint64_t arenaOffset, int64_t bound) const {
   const AotcModelDesc &d = *desc_;
@@ -362,6 +405,16 @@ aotc_rt_sync(AotcRunCtx *ctx, int32_t sync, int32_t symbol,
              uint64_t arena_offset, int64_t bound) {
   return guardedRunCall(ctx, __func__, [&](AotcRunCtx &c) {
     return c.container->sync(c, sync, symbol, arena_offset, bound);
+  });
+}
+
+/// Called by the generated wrapper; hidden, never exported from the .so.
+extern "C" __attribute__((visibility("hidden"))) int32_t
+aotc_rt_launch_persistent(AotcRunCtx *ctx, int32_t kernel, const AotcArg *args,
+                          int32_t nargs, int32_t nparts,
+                          const uint64_t *tiles) {
+  return guardedRunCall(ctx, __func__, [&](AotcRunCtx &c) {
+    return c.container->launchPersistent(c, kernel, args, nargs, nparts, tiles);
   });
 }
 

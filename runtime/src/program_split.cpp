@@ -15,7 +15,23 @@ constexpr char kMarker[] = "\n// Kernel ";
 struct Section {
   size_t begin = 0, end = 0; ///< [begin, end) of the source, from its '\n'
   std::string name;
+  size_t kernels = 1; ///< the kernels it runs (a persistent kernel's parts)
 };
+
+/// The kernels a marker line's kernel runs: P where the line ends in
+/// "(persistent: P kernels)", else 1.
+size_t markerKernels(const std::string &line) {
+  static const std::string kTag = "(persistent: ";
+  size_t at = line.find(kTag);
+  if (at == std::string::npos)
+    return 1;
+  size_t n = 0;
+  for (size_t i = at + kTag.size(); i < line.size() && line[i] >= '0' &&
+                                    line[i] <= '9' && n < 1000000;
+       ++i)
+    n = 10 * n + static_cast<size_t>(line[i] - '0');
+  return std::max<size_t>(n, 1);
+}
 
 /// The kernel a marker line names: "// Kernel N: NAME" or "// Kernel N:
 /// NAME (32-bit indices)"; "" if the line is not such a marker.
@@ -48,7 +64,9 @@ std::vector<ProgramPart> splitProgram(const char *source, size_t size,
       return {};
     Section s;
     s.begin = at;
-    s.name = markerName(text.substr(at + 1, eol - at - 1));
+    const std::string line = text.substr(at + 1, eol - at - 1);
+    s.name = markerName(line);
+    s.kernels = markerKernels(line);
     if (s.name.empty())
       return {};
     if (!sections.empty())
@@ -72,8 +90,11 @@ std::vector<ProgramPart> splitProgram(const char *source, size_t size,
     if (!defined.count(name))
       return {};
 
-  const size_t parts =
-      std::min(maxParts, sections.size() / kMinKernelsPerPart);
+  size_t kernels = 0;
+  for (const Section &s : sections)
+    kernels += s.kernels;
+  const size_t parts = std::min(
+      {maxParts, kernels / kMinKernelsPerPart, sections.size()});
   if (parts < 2)
     return {};
   // Largest section first, to the part with the fewest bytes so far.

@@ -28,7 +28,9 @@ namespace aotc::rt {
 
 /// Fewest kernels a part holds: each part pays the head's compile and the
 /// builder process's start (about 2 s of one core for ResNet-18's head
-/// under PoCL), which a few kernels do not repay.
+/// under PoCL), which a few kernels do not repay. A persistent kernel
+/// (compiler/schedule/persistent_kernels.h) counts as the kernels it runs:
+/// its marker line ends in "(persistent: P kernels)".
 constexpr size_t kMinKernelsPerPart = 4;
 
 struct ProgramPart {

@@ -59,6 +59,21 @@ extern "C" int32_t aotc_rt_launch(AotcRunCtx *ctx, int32_t kernel,
   return gLaunches++ == gFailAt ? 42 : 0;
 }
 
+extern "C" int32_t aotc_rt_launch_persistent(AotcRunCtx *ctx, int32_t kernel,
+                                             const AotcArg *args, int32_t nargs,
+                                             int32_t nparts,
+                                             const uint64_t *tiles) {
+  std::printf("launch persistent %d ctx=%d tiles=", kernel, ctx->magic);
+  for (int32_t p = 0; p < nparts; ++p)
+    std::printf("%s%llu", p ? "," : "", (unsigned long long)tiles[p]);
+  std::printf(" args=");
+  for (int32_t a = 0; a < nargs; ++a)
+    std::printf("%s%d:%d:%lld", a ? "," : "", args[a].kind, args[a].index,
+                (long long)args[a].value);
+  std::printf("\n");
+  return gLaunches++ == gFailAt ? 42 : 0;
+}
+
 int main(int argc, char **argv) {
   std::vector<int64_t> symbols;
   for (int i = 1; i < argc; ++i) {

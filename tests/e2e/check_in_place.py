@@ -46,9 +46,13 @@ fail = checks.fail
 # Kernels apart (--no-chain-kernels): a projection chained with the next
 # expansion (compiler/schedule/chain_kernels.h) stores in a serial loop over
 # its channel tiles where it has two, which in_place.h leaves in its own slot.
-PROFILES = {"zen5": ["--device-profile", "zen5-avx512", "--no-chain-kernels"],
-            "avx512": ["--device-profile", "generic-avx512", "--no-chain-kernels"],
-            "avx2": ["--device-profile", "generic-avx2", "--no-chain-kernels"]}
+# Each kernel launched on its own (--no-persistent-kernels): the wrapper's
+# launch of each then names the buffers it stores over (a persistent kernel
+# passes all of its parts' at once).
+PROFILES = {"zen5": ["--device-profile", "zen5-avx512", "--no-chain-kernels", "--no-persistent-kernels"],
+            "avx512": ["--device-profile", "generic-avx512", "--no-chain-kernels",
+                       "--no-persistent-kernels"],
+            "avx2": ["--device-profile", "generic-avx2", "--no-chain-kernels", "--no-persistent-kernels"]}
 
 
 def bottleneck():

@@ -47,8 +47,10 @@ with open(onnx_path, "wb") as f:
     f.write(proto.SerializeToString())
 so = os.path.join(tmp, "blocks.so")
 # One OpenCL function per kernel: the blocks' kernels would otherwise share
-# five functions (share_kernels.h), too few to split.
-r = subprocess.run([aotc, "compile", onnx_path, "-o", so, "--no-share-kernels"],
+# five functions (share_kernels.h), too few to split; each launched on its
+# own (a persistent kernel runs them all: persistent_kernels.h).
+r = subprocess.run([aotc, "compile", onnx_path, "-o", so, "--no-share-kernels",
+                    "--no-persistent-kernels"],
                    capture_output=True, text=True)
 if r.returncode != 0 or int(r.stderr.split(" kernels")[0].split("(")[-1]) < 12:
     print(r.stderr)

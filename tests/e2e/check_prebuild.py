@@ -262,9 +262,10 @@ with open(big_onnx, "wb") as f:
 for jobs, want in (("2", 2), ("1", 1)):
     out = os.path.join(tmp, f"blocks{jobs}.so")
     # One function per kernel (the blocks would share five, too few to
-    # split: share_kernels.h).
+    # split: share_kernels.h), each launched on its own (a persistent kernel
+    # runs them all: persistent_kernels.h).
     r = subprocess.run([aotc, "compile", big_onnx, "-o", out, "--prebuild", "cpu",
-                        "--no-share-kernels"],
+                        "--no-share-kernels", "--no-persistent-kernels"],
                        capture_output=True, text=True, env=dict(os.environ, AOTC_BUILD_JOBS=jobs))
     checks.check()
     said = r.stderr.count("aotc: embedded the program built for")

@@ -53,6 +53,9 @@ feeds = net_feeds(proto, rng)
 
 
 def compile_(tag, flags):
+    # Each kernel launched on its own (a persistent kernel runs them all, its
+    # parts sharing functions the same way: persistent_kernels.h).
+    flags = flags + ["--no-persistent-kernels"]
     so = os.path.join(tmp, tag + ".so")
     r = subprocess.run([aotc, "compile", onnx_path, "-o", so] + flags, capture_output=True, text=True)
     if r.returncode != 0:

@@ -114,15 +114,21 @@ def mlp():
                 weight("w2", (37, 200), 200), weight("b2", (37,), 1)])
 
 
+# Each kernel launched on its own, so that the profile says which ran
+# (persistent kernels run them inside: check_persistent_kernels.py).
+ALONE = ["--no-persistent-kernels"]
+
+
 def compile_so(path, so, flags):
-    r = subprocess.run([aotc, "compile", path, "-o", so] + flags, capture_output=True, text=True)
+    r = subprocess.run([aotc, "compile", path, "-o", so] + flags + ALONE, capture_output=True,
+                       text=True)
     if r.returncode != 0:
         raise RuntimeError(r.stderr)
 
 
 def launch_conditions(path, flags):
     """Per kernel in launch order: (name, condition text or None)."""
-    out = subprocess.run([aotc, "compile", path, "--emit=loop"] + flags, capture_output=True,
+    out = subprocess.run([aotc, "compile", path, "--emit=loop"] + flags + ALONE, capture_output=True,
                          text=True, check=True).stdout
     kernels = []
     for line in out.splitlines():

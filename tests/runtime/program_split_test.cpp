@@ -122,3 +122,29 @@ TEST(ProgramSplit, ASourceNotLaidOutAsTheCompilerWritesItIsNotSplit) {
   EXPECT_TRUE(splitProgram(plain.data(), plain.size(), {"a"}, 2).empty());
   EXPECT_TRUE(splitProgram(nullptr, 0, {}, 2).empty());
 }
+
+TEST(ProgramSplit, APersistentKernelCountsAsTheKernelsItRuns) {
+  // Two persistent kernels of 12 parts each: 24 kernels, two parts, though
+  // two sections alone are fewer than kMinKernelsPerPart.
+  std::string text = kHead;
+  for (int i = 0; i < 2; ++i) {
+    std::string name = "p" + std::to_string(i) + "_k0_k11";
+    text += "\n// Kernel " + std::to_string(i) + ": " + name +
+            " (persistent: 12 kernels)\n// Part 0: k0 runs aotc_part_k0\n"
+            "__kernel void " +
+            name + "(__global float *y) {\n  y[0] = helper(y[0]);\n}\n";
+  }
+  std::vector<ProgramPart> parts =
+      splitProgram(text.data(), text.size(), {"p0_k0_k11", "p1_k0_k11"}, 2);
+  ASSERT_EQ(parts.size(), 2u);
+  EXPECT_EQ(parts[0].kernels, std::vector<std::string>{"p0_k0_k11"});
+  EXPECT_EQ(parts[1].kernels, std::vector<std::string>{"p1_k0_k11"});
+  // Without the count, two sections stay one program.
+  std::string plain = text;
+  for (size_t at; (at = plain.find(" (persistent: 12 kernels)")) !=
+                  std::string::npos;)
+    plain.erase(at, std::string(" (persistent: 12 kernels)").size());
+  EXPECT_TRUE(
+      splitProgram(plain.data(), plain.size(), {"p0_k0_k11", "p1_k0_k11"}, 2)
+          .empty());
+}

@@ -29,7 +29,7 @@ extern "C" {
 #endif
 
 /* Bumped whenever a struct below changes layout. */
-#define AOTC_MODEL_DESC_VERSION 14
+#define AOTC_MODEL_DESC_VERSION 15
 
 /* Element types; values match aotc_dtype_t in aotc_runtime.h. */
 enum {
@@ -186,6 +186,9 @@ enum {
   AOTC_ARG_I64 = 5,      /* value: a long scalar */
   AOTC_ARG_I32 = 6,      /* value: an int scalar */
   AOTC_ARG_ERRORS = 7,   /* the instance's error record; value: 0 */
+  /* The instance's counters of persistent kernels (aotc_rt_launch_persistent);
+   * value: byte offset into them. */
+  AOTC_ARG_COUNTERS = 8,
 };
 
 /* The error record a run's kernels write when they meet bad data (an index
@@ -218,6 +221,19 @@ typedef struct AotcRunCtx AotcRunCtx;
 int32_t aotc_rt_launch(AotcRunCtx *ctx, int32_t kernel, const AotcArg *args,
                        int32_t nargs, int32_t dims, const uint64_t *global,
                        const uint64_t *local);
+
+/* Enqueues persistent kernel `kernel` (a kernel that runs `nparts` kernels
+ * of the model in turn, each work-group claiming their work-items from
+ * counters in the instance's counter buffer; the compiler's
+ * persistent_kernels.h): `tiles[i]` is part i's number of work-items (0
+ * where it does not run), each at most INT32_MAX. The runtime launches one
+ * work-group of one work-item per compute unit of a CPU device (never more
+ * than the largest part has work-items), and a single one on other
+ * devices; none where every part is empty. Returns 0 or an aotc_status_t
+ * error code (the runtime has recorded the message). */
+int32_t aotc_rt_launch_persistent(AotcRunCtx *ctx, int32_t kernel,
+                                  const AotcArg *args, int32_t nargs,
+                                  int32_t nparts, const uint64_t *tiles);
 
 /* A sync point of run(): waits for the kernels enqueued so far, reads the
  * int64 count kernel-written at byte `arena_offset` of the arena, and
@@ -356,6 +372,11 @@ typedef struct AotcModelDesc {
    * entry, or a name the program does not define, fails the container's
    * creation with AOTC_ERROR_INTERNAL and a message naming the kernel. */
   const char *const *kernel_functions;
+
+  /* Bytes of counters the persistent kernels use (AOTC_ARG_COUNTERS): each
+   * instance holds this many, zeroed when it is created; every persistent
+   * launch leaves its counters zero again. 0: none. */
+  uint64_t counter_bytes;
 } AotcModelDesc;
 
 /* Exported by the generated wrapper. */

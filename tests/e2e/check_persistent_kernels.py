@@ -1,0 +1,270 @@
+#!/usr/bin/env python3
+"""Persistent kernels (compiler/schedule/persistent_kernels.h): consecutive
+CPU kernels launched as one, whose work-groups claim each part's work-items
+from counters and wait at its end for the last of them.
+
+Models:
+  - mbconv at 28 x 28, 14 x 14 and 7 x 7: MobileNetV2's inverted residual
+    blocks (chained kernels inside the groups; size variants, whose parts
+    run by batch);
+  - bottleneck: a ResNet block (Winograd's transforms, a chain);
+  - gather: an index read from an input inside a group (an out-of-range
+    index is a run-time error naming the node; the counters must come back
+    to zero for the next run);
+  - nonzero: a count read mid-run (a sync point: no group spans it).
+Under zen5-avx512 and generic-avx2, each model:
+  - is grouped (`--emit=loop` lists persistent kernels; the .so launches
+    fewer kernels than it has), and not under --no-persistent-kernels;
+  - verifies under --verify-each;
+  - matches ONNX Runtime at batch 1, 3, 0, 1, 3 on one instance, inputs
+    changing every run (a launch that left its counters set would skip the
+    next run's work);
+  - gives the same bits as the --no-persistent-kernels build at batch 2, on
+    inputs holding +-inf and NaN too;
+  - gives the same bits with one PoCL worker thread (POCL_MAX_PTHREAD_COUNT=1:
+    one work-group runs every part itself; a persistent kernel that waited for
+    another work-group would never end), in a process of its own;
+  - gives each of two threads running one container at once (two instances,
+    their own counters) its own input's result, 20 runs each;
+  - names the persistent kernels in its profile.
+Usage: check_persistent_kernels.py AOTC
+"""
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import threading
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+from onnx import TensorProto as T
+from onnx import helper as h
+from onnx import numpy_helper as nh
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "bench", "gpu"))
+from aotc_ctypes import Model  # noqa: E402
+from e2e_graphs import Checks, Net, expect_close, expect_same_bits, net_input, run_aotc  # noqa: E402
+
+aotc = sys.argv[1]
+rng = np.random.default_rng(11)
+tmp = tempfile.mkdtemp()
+checks = Checks("persistent kernels")
+fail = checks.fail
+PROFILES = {"zen5": ["--device-profile", "zen5-avx512"], "avx2": ["--device-profile", "generic-avx2"]}
+
+
+def mbconv(hw):
+    n = Net(f"mbconv{hw[0]}", 16, hw, rng)
+
+    def block(x, cin, cout, expand, residual):
+        e = n.clip(n.conv(x, cin, cin * expand))
+        d = n.clip(n.conv(e, cin * expand, cin * expand, k=3, group=cin * expand))
+        p = n.conv(d, cin * expand, cout)
+        return n.op("Add", [p, x]) if residual else p
+
+    x = n.clip(n.conv("x", 16, 32))
+    x = block(x, 32, 32, 6, True)
+    x = block(x, 32, 64, 6, False)
+    x = block(x, 64, 64, 4, True)
+    n.output(n.op("GlobalAveragePool", [n.conv(x, 64, 40)]))
+    return n.model()
+
+
+def bottleneck():
+    n = Net("bottleneck", 64, (14, 14), rng)
+    a = n.op("Relu", [n.conv("x", 64, 64)])
+    a = n.op("Relu", [n.conv(a, 64, 64, k=3)])
+    y = n.op("Relu", [n.op("Add", [n.conv(a, 64, 256), n.conv("x", 64, 256)])])
+    n.output(n.conv(y, 256, 64))
+    return n.model()
+
+
+def gather():
+    """Conv, then channels picked by an input's indices, then another Conv."""
+    w1 = nh.from_array((rng.standard_normal((8, 8, 3, 3)) / 8).astype(np.float32), "w1")
+    w2 = nh.from_array((rng.standard_normal((6, 4, 1, 1)) / 2).astype(np.float32), "w2")
+    nodes = [h.make_node("Conv", ["x", "w1"], ["a"], pads=[1, 1, 1, 1]),
+             h.make_node("Relu", ["a"], ["r"]),
+             h.make_node("Gather", ["r", "idx"], ["g"], axis=1, name="pick_channels"),
+             h.make_node("Conv", ["g", "w2"], ["c"]),
+             h.make_node("Sigmoid", ["c"], ["y"])]
+    g = h.make_graph(nodes, "gather",
+                     [h.make_tensor_value_info("x", T.FLOAT, ["n", 8, 9, 7]),
+                      h.make_tensor_value_info("idx", T.INT64, [4])],
+                     [h.make_tensor_value_info("y", T.FLOAT, ["n", 6, 9, 7])], [w1, w2])
+    return h.make_model(g, opset_imports=[h.make_opsetid("", 13)])
+
+
+def nonzero():
+    """Kernels before and after a count the run reads (NonZero)."""
+    nodes = [h.make_node("Relu", ["x"], ["r"]),
+             h.make_node("Sub", ["r", "half"], ["s"]),
+             h.make_node("Relu", ["s"], ["t"]),
+             h.make_node("NonZero", ["t"], ["nz"]),
+             h.make_node("Mul", ["t", "two"], ["u"]),
+             h.make_node("Exp", ["u"], ["y"])]
+    g = h.make_graph(nodes, "nonzero", [h.make_tensor_value_info("x", T.FLOAT, ["n", 5, 6])],
+                     [h.make_tensor_value_info("nz", T.INT64, [3, "k"]),
+                      h.make_tensor_value_info("y", T.FLOAT, ["n", 5, 6])],
+                     [nh.from_array(np.array(0.5, np.float32), "half"),
+                      nh.from_array(np.array(2.0, np.float32), "two")])
+    return h.make_model(g, opset_imports=[h.make_opsetid("", 13)])
+
+
+GOOD_IDX = np.array([3, 0, 7, 0], np.int64)
+
+
+def feeds(mname, proto, batch, nonfinite=False):
+    """The model's inputs at a batch: x (random), and gather's indices."""
+    if mname == "gather":
+        x = rng.standard_normal((batch, 8, 9, 7)).astype(np.float32)
+        if nonfinite and batch > 0:
+            x[0, 1, 2, 3], x[0, 3, 4, 5], x[0, 0, 0, 0] = np.inf, -np.inf, np.nan
+        return [x, GOOD_IDX]
+    if mname == "nonzero":
+        x = rng.standard_normal((batch, 5, 6)).astype(np.float32)
+        if nonfinite and batch > 0:
+            x[0, 1, 2], x[0, 3, 4] = np.inf, np.nan
+        return [x]
+    return [net_input(proto, batch, rng, nonfinite)]
+
+
+# name -> (model, whether kernels must be grouped)
+MODELS = {
+    "mbconv28": (mbconv((28, 28)), True),
+    "mbconv14": (mbconv((14, 14)), True),
+    "mbconv7": (mbconv((7, 7)), True),
+    "bottleneck": (bottleneck(), True),
+    "gather": (gather(), True),
+    "nonzero": (nonzero(), False),
+}
+
+# One PoCL worker thread, in a process of its own (PoCL reads the variable
+# once): the outputs of a run on saved inputs.
+ONE_WORKER = r"""
+import sys, numpy as np
+sys.path.insert(0, sys.argv[1])
+from aotc_ctypes import Model
+m = Model(sys.argv[2], device="cpu")
+with np.load(sys.argv[3]) as z:
+    ins = [z[f"arr_{i}"] for i in range(len(z.files))]
+np.savez(sys.argv[4], *m.run(ins))
+"""
+
+
+def groups(path, flags):
+    """The persistent kernels `--emit=loop` lists: (name, first, last)."""
+    text = run_aotc(aotc, [path, "--emit=loop"] + flags)
+    return [(g, int(a), int(b)) for g, a, b in
+            re.findall(r"^persistent (\w+): kernels (\d+)\.\.(\d+),", text, re.M)]
+
+
+for mname, (proto, applies) in MODELS.items():
+    path = os.path.join(tmp, mname + ".onnx")
+    onnx.save(proto, path)
+    sess = ort.InferenceSession(proto.SerializeToString())
+    names = [i.name for i in proto.graph.input]
+    for pname, pflags in PROFILES.items():
+        tag = f"{mname}/{pname}"
+        so, so_apart = (os.path.join(tmp, f"{mname}_{pname}{s}.so") for s in ("", "_apart"))
+        try:
+            run_aotc(aotc, [path, "-o", so, "--verify-each"] + pflags)
+            run_aotc(aotc, [path, "-o", so_apart] + pflags + ["--no-persistent-kernels"])
+            grouped = groups(path, pflags)
+            none = groups(path, pflags + ["--no-persistent-kernels"])
+        except RuntimeError as e:
+            fail(f"{tag}: compile: {e}")
+            continue
+        m, apart = Model(so, device="cpu"), Model(so_apart, device="cpu")
+        checks.check()
+        if applies and not grouped:
+            fail(f"{tag}: no persistent kernel")
+        if none:
+            fail(f"{tag}: persistent kernels under --no-persistent-kernels: {none}")
+        launched = [n for n, _ in m.kernel_summaries() if not n.startswith("fold_")]
+        kernels = [n for n, _ in apart.kernel_summaries() if not n.startswith("fold_")]
+        checks.check()
+        parts = sum(b - a + 1 for _, a, b in grouped)
+        if len(launched) != len(kernels) - parts + len(grouped):
+            fail(f"{tag}: {len(launched)} launches for {len(kernels)} kernels in {grouped}")
+        # ONNX Runtime, one instance, new inputs every run.
+        for batch in (1, 3, 0, 1, 3):
+            f = feeds(mname, proto, batch)
+            expect_close(checks, tag, sess.run(None, dict(zip(names, f))), m.run(f), 2e-4, batch)
+        # The same bits as the kernels launched one by one.
+        for nonfinite in (False, True):
+            f = feeds(mname, proto, 2, nonfinite)
+            outs, refs = m.run(f), apart.run(f)
+            if mname == "nonzero":  # the count and its indices depend on the inf/NaN too
+                outs, refs = outs[1:], refs[1:]
+            expect_same_bits(checks, tag, outs, refs, "--no-persistent-kernels", nonfinite)
+        # One worker thread.
+        f = feeds(mname, proto, 3)
+        ins, outp = os.path.join(tmp, "in.npz"), os.path.join(tmp, "out.npz")
+        np.savez(ins, *f)
+        r = subprocess.run([sys.executable, "-c", ONE_WORKER, os.path.join(HERE, "..", "..", "bench", "gpu"),
+                            so, ins, outp], env=dict(os.environ, POCL_MAX_PTHREAD_COUNT="1"),
+                           capture_output=True, text=True, timeout=300)
+        checks.check()
+        if r.returncode != 0:
+            fail(f"{tag}: one worker thread: {r.stderr.strip()[-300:]}")
+        else:
+            with np.load(outp) as z:
+                one = [z[f"arr_{i}"] for i in range(len(z.files))]
+            expect_same_bits(checks, tag + " (one worker)", one, apart.run(f), "--no-persistent-kernels",
+                             False)
+        # Two threads at once on one container: two instances, two sets of counters.
+        jobs = [feeds(mname, proto, b) for b in (2, 3)]
+        want = [apart.run(f) for f in jobs]
+        errors = []
+
+        def worker(k):
+            try:
+                for _ in range(20):
+                    for a, b in zip(m.run(jobs[k]), want[k]):
+                        if not np.array_equal(a, b, equal_nan=True):
+                            errors.append(f"thread {k}: a run differs")
+                            return
+            except RuntimeError as e:
+                errors.append(f"thread {k}: {e}")
+
+        threads = [threading.Thread(target=worker, args=(k,)) for k in range(2)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        checks.check()
+        for e in errors:
+            fail(f"{tag}: concurrent runs: {e}")
+        # The profile names the persistent kernels that ran.
+        if grouped:
+            m.set_profiling(True)
+            m.run(feeds(mname, proto, 1))
+            ran = {launched[r["index"]] for r in m.last_profile()
+                   if r["kind"] == "kernel" and r["index"] < len(launched)}
+            m.set_profiling(False)
+            checks.check()
+            if not {g for g, _, _ in grouped} <= ran:
+                fail(f"{tag}: the profile lists {sorted(ran)}, not every one of {grouped}")
+        # An index out of range inside a group: an error naming the node, and
+        # the next run is right (the counters are zero again).
+        if mname == "gather":
+            for bad in (8, -9):
+                f = feeds(mname, proto, 2)
+                f[1] = np.array([1, bad, 0, 2], np.int64)
+                checks.check()
+                try:
+                    m.run(f)
+                    fail(f"{tag}: index {bad} ran")
+                except RuntimeError as e:
+                    if "pick_channels" not in str(e) or "out of range" not in str(e):
+                        fail(f"{tag}: index {bad}: {e}")
+                f = feeds(mname, proto, 2)
+                expect_close(checks, tag + " after an error", sess.run(None, dict(zip(names, f))),
+                             m.run(f), 2e-4, 2)
+        print(f"{tag}: {len(grouped)} persistent kernels, {len(launched)} launches for {len(kernels)} kernels")
+
+checks.done()
