@@ -174,6 +174,9 @@ size_t LoopModule::numFunctions() const {
   size_t n = 0;
   for (const Launch &l : launches())
     n += l.group >= 0 || kernels[l.kernel].function.empty();
+  // Each persistent kernel's parts as kernels of their own too.
+  for (const Persistent &p : persistent)
+    n += static_cast<size_t>(p.last - p.first + 1);
   if (foldProgram)
     for (const Kernel &k : foldProgram->kernels)
       n += k.function.empty();

@@ -152,6 +152,16 @@ private:
     std::vector<const Kernel *> kernels; ///< the model's it runs
   };
   std::vector<Launchable> launchables() const;
+  /// The .so's number of the first persistent kernel part kernel
+  /// (launchables(): after the model's launches), and of the folding
+  /// program's first kernel.
+  size_t firstPartKernel() const { return m_.launches().size(); }
+  size_t foldKernelBase() const {
+    size_t n = firstPartKernel();
+    for (const LoopModule::Persistent &p : m_.persistent)
+      n += static_cast<size_t>(p.last - p.first + 1);
+    return n;
+  }
   void emitErrors();
   Status emitCheckSymbols();
   /// kernel_costs(): each kernel's flops and bytes estimates, in double.
@@ -519,9 +529,17 @@ std::vector<WrapperEmitter::Launchable> WrapperEmitter::launchables() const {
       a.kernels.push_back(&m_.kernels[k]);
     a.summary = "persistent: " + std::to_string(a.kernels.size()) +
                 " kernels, " + a.kernels.front()->name + " .. " +
-                a.kernels.back()->name;
+                a.kernels.back()->name + " (on CPUs)";
     out.push_back(std::move(a));
   }
+  // Each persistent kernel's parts as kernels of their own, which devices
+  // other than CPUs launch one by one (persistent_kernels.h).
+  for (const LoopModule::Persistent &p : m_.persistent)
+    for (int k = p.first; k <= p.last; ++k)
+      out.push_back({m_.kernels[k].name,
+                     m_.kernels[k].name,
+                     m_.kernels[k].summary,
+                     {&m_.kernels[k]}});
   if (m_.foldProgram)
     for (const Kernel &k : m_.foldProgram->kernels)
       out.push_back({k.name,
@@ -558,17 +576,6 @@ void WrapperEmitter::emitKernelNamesAndMetadata() {
   std::map<std::string, std::string> meta = m_.metadata;
   meta["aotc.version"] = kAotcVersion;
   meta["aotc.num_kernels"] = std::to_string(all.size());
-  // The kernels the persistent ones run (persistent_kernels.h), a line
-  // each: the persistent kernel's name, the part's, what it computes
-  // (tab-separated), for `aotc inspect`.
-  if (!m_.persistent.empty()) {
-    std::string parts;
-    for (const Launchable &k : all)
-      if (k.kernels.size() > 1)
-        for (const Kernel *part : k.kernels)
-          parts += k.name + "\t" + part->name + "\t" + part->summary + "\n";
-    meta["aotc.persistent_kernels"] = parts;
-  }
   // How many OpenCL functions they run (share_kernels.h).
   meta["aotc.num_kernel_functions"] = std::to_string(m_.numFunctions());
   numMetadata_ = meta.size();
@@ -895,7 +902,28 @@ Status WrapperEmitter::emitRun() {
                     : emitPersistentLaunch(l.group, j, used);
     if (!launch)
       return launch.status();
-    phases[phase] += *launch;
+    if (l.group < 0) {
+      phases[phase] += *launch;
+    } else {
+      // On a CPU device the persistent kernel; elsewhere its parts one by
+      // one, whose work-groups need not see each other's stores before a
+      // kernel ends (persistent_kernels.h).
+      const LoopModule::Persistent &p = m_.persistent[l.group];
+      size_t index = firstPartKernel();
+      for (int g = 0; g < l.group; ++g)
+        index += static_cast<size_t>(m_.persistent[g].last -
+                                     m_.persistent[g].first + 1);
+      std::string apart;
+      for (int k = p.first; k <= p.last; ++k) {
+        AOTC_ASSIGN_OR_RETURN(
+            std::string one,
+            emitLaunch(m_.kernels[k], index + static_cast<size_t>(k - p.first),
+                       m_, used));
+        apart += indent(one);
+      }
+      phases[phase] += "  if (aotc_rt_persistent(ctx)) {\n" + indent(*launch) +
+                       "  } else {\n" + apart + "  }\n";
+    }
     // The model's kernel the launch ends with: syncs follow kernels.
     const size_t i = static_cast<size_t>(
         l.group < 0 ? l.kernel : m_.persistent[l.group].last);
@@ -955,7 +983,7 @@ Status WrapperEmitter::emitRunFold() {
   for (size_t i = 0; i < fold.kernels.size(); ++i) {
     AOTC_ASSIGN_OR_RETURN(
         std::string launch,
-        emitLaunch(fold.kernels[i], m_.launches().size() + i, fold, used));
+        emitLaunch(fold.kernels[i], foldKernelBase() + i, fold, used));
     body += launch;
   }
   if (!used.empty())

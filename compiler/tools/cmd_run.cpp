@@ -19,7 +19,6 @@
 #include <cstring>
 #include <map>
 #include <set>
-#include <sstream>
 #include <thread>
 
 namespace aotc::cli {
@@ -429,32 +428,10 @@ int inspectCommand(const std::string &path, const std::string &device) {
     if (auto it = meta.find("aotc.num_kernel_functions");
         it != meta.end() && it->second != std::to_string(kernels.size()))
       functions = " (" + it->second + " OpenCL functions)";
-    // The kernels each persistent kernel runs (compiler/schedule/
-    // persistent_kernels.h): lines "persistent\tpart\tsummary".
-    std::map<std::string, std::vector<std::pair<std::string, std::string>>>
-        parts;
-    std::map<std::string, std::string> partOf;
-    if (auto it = meta.find("aotc.persistent_kernels"); it != meta.end()) {
-      std::stringstream lines(it->second);
-      std::string line;
-      while (std::getline(lines, line)) {
-        size_t a = line.find('\t'), b = line.find('\t', a + 1);
-        if (a == std::string::npos || b == std::string::npos)
-          continue;
-        std::string group = line.substr(0, a),
-                    part = line.substr(a + 1, b - a - 1);
-        parts[group].emplace_back(part, line.substr(b + 1));
-        partOf[part] = group;
-      }
-    }
     std::printf("kernels: %zu%s\n", kernels.size(), functions.c_str());
-    for (size_t k = 0; k < kernels.size(); ++k) {
+    for (size_t k = 0; k < kernels.size(); ++k)
       std::printf("  %s%s%s\n", kernels[k].c_str(),
                   summaries[k].empty() ? "" : ": ", summaries[k].c_str());
-      for (const auto &[part, summary] : parts[kernels[k]])
-        std::printf("    %s%s%s\n", part.c_str(), summary.empty() ? "" : ": ",
-                    summary.c_str());
-    }
     if (!configs.empty()) {
       std::printf("kernel configs: %zu\n", configs.size());
       std::set<std::string> shown;
@@ -467,13 +444,9 @@ int inspectCommand(const std::string &path, const std::string &device) {
       // The kernels that run chained inside another one
       // (compiler/schedule/chain_kernels.h) keep their own names.
       for (const auto &[name, c] : configs)
-        if (!shown.count(name)) {
-          auto in = partOf.find(name);
-          std::string how = in != partOf.end() ? "in persistent " + in->second
-                                               : std::string("chained");
-          std::printf("  %s (%s): %s\n", name.c_str(), how.c_str(),
+        if (!shown.count(name))
+          std::printf("  %s (chained): %s\n", name.c_str(),
                       kernelConfigJson(c).c_str());
-        }
     }
     std::printf("constants: %zu (%llu bytes)\n", consts.size(),
                 (unsigned long long)constBytes);

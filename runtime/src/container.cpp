@@ -199,6 +199,12 @@ aotc_status_t Container::init(const AotcModelDesc *desc,
   AOTC_RT_RETURN_IF_ERROR(selectDevice(options.device, device_));
   AOTC_RT_RETURN_IF_ERROR(checkDeviceExtensions());
   preferPrebuiltWorkGroups(device_);
+  // Persistent kernels on CPU devices (their parts one by one elsewhere, or
+  // where AOTC_PERSISTENT=0: compiler/schedule/persistent_kernels.h).
+  {
+    const char *env = std::getenv("AOTC_PERSISTENT");
+    runsPersistent_ = device_.isCpu && !(env && std::strcmp(env, "0") == 0);
+  }
 
   cl_int err = CL_SUCCESS;
   if (sharedContext) {

@@ -174,6 +174,11 @@ public:
   aotc_status_t launch(AotcRunCtx &ctx, int32_t kernel, const AotcArg *args,
                        int32_t nargs, int32_t dims, const uint64_t *global,
                        const uint64_t *local) const;
+  /// Whether runs launch persistent kernels (aotc_rt_persistent): on a CPU
+  /// device, unless the environment sets AOTC_PERSISTENT=0 when the
+  /// container is created (then their parts run one by one, each timed in
+  /// a profile).
+  bool runsPersistent() const { return runsPersistent_; }
   /// Enqueues a persistent kernel of a run (aotc_rt_launch_persistent).
   aotc_status_t launchPersistent(AotcRunCtx &ctx, int32_t kernel,
                                  const AotcArg *args, int32_t nargs,
@@ -288,6 +293,7 @@ private:
 
   const AotcModelDesc *desc_ = nullptr;
   DeviceInfo device_;
+  bool runsPersistent_ = false; ///< runsPersistent()
   cl_context context_ = nullptr;
   /// The model's program, or its parts (program_split.h), and the one
   /// that defines each kernel's function (an index into programs_).

@@ -410,6 +410,12 @@ aotc_rt_sync(AotcRunCtx *ctx, int32_t sync, int32_t symbol,
 
 /// Called by the generated wrapper; hidden, never exported from the .so.
 extern "C" __attribute__((visibility("hidden"))) int32_t
+aotc_rt_persistent(AotcRunCtx *ctx) {
+  return ctx && ctx->container && ctx->container->runsPersistent() ? 1 : 0;
+}
+
+/// Called by the generated wrapper; hidden, never exported from the .so.
+extern "C" __attribute__((visibility("hidden"))) int32_t
 aotc_rt_launch_persistent(AotcRunCtx *ctx, int32_t kernel, const AotcArg *args,
                           int32_t nargs, int32_t nparts,
                           const uint64_t *tiles) {

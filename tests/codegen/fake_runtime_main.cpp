@@ -59,6 +59,8 @@ extern "C" int32_t aotc_rt_launch(AotcRunCtx *ctx, int32_t kernel,
   return gLaunches++ == gFailAt ? 42 : 0;
 }
 
+extern "C" int32_t aotc_rt_persistent(AotcRunCtx *) { return 1; }
+
 extern "C" int32_t aotc_rt_launch_persistent(AotcRunCtx *ctx, int32_t kernel,
                                              const AotcArg *args, int32_t nargs,
                                              int32_t nparts,

@@ -26,7 +26,10 @@ Under zen5-avx512 and generic-avx2, each model:
     another work-group would never end), in a process of its own;
   - gives each of two threads running one container at once (two instances,
     their own counters) its own input's result, 20 runs each;
-  - names the persistent kernels in its profile.
+  - names the persistent kernels in its profile;
+  - run with AOTC_PERSISTENT=0 (each persistent kernel's parts launched one
+    by one, as on devices other than CPUs): the same bits, the parts in the
+    profile.
 Usage: check_persistent_kernels.py AOTC
 """
 import os
@@ -179,28 +182,39 @@ for mname, (proto, applies) in MODELS.items():
             fail(f"{tag}: compile: {e}")
             continue
         m, apart = Model(so, device="cpu"), Model(so_apart, device="cpu")
+        # The same .so launching each persistent kernel's parts one by one, as
+        # it does on devices other than CPUs (the runtime reads
+        # AOTC_PERSISTENT when a container is created).
+        os.environ["AOTC_PERSISTENT"] = "0"
+        one_by_one = Model(so, device="cpu")
+        del os.environ["AOTC_PERSISTENT"]
         checks.check()
         if applies and not grouped:
             fail(f"{tag}: no persistent kernel")
         if none:
             fail(f"{tag}: persistent kernels under --no-persistent-kernels: {none}")
-        launched = [n for n, _ in m.kernel_summaries() if not n.startswith("fold_")]
+        # The .so's kernels: its launches, then each persistent kernel's parts.
+        table = [n for n, _ in m.kernel_summaries() if not n.startswith("fold_")]
         kernels = [n for n, _ in apart.kernel_summaries() if not n.startswith("fold_")]
-        checks.check()
         parts = sum(b - a + 1 for _, a, b in grouped)
-        if len(launched) != len(kernels) - parts + len(grouped):
-            fail(f"{tag}: {len(launched)} launches for {len(kernels)} kernels in {grouped}")
+        launched = len(kernels) - parts + len(grouped)
+        checks.check()
+        if len(table) != launched + parts or sorted(table[launched:]) != sorted(
+                k for k in kernels if k not in table[:launched]):
+            fail(f"{tag}: kernels {table} for {kernels} in {grouped}")
         # ONNX Runtime, one instance, new inputs every run.
         for batch in (1, 3, 0, 1, 3):
             f = feeds(mname, proto, batch)
             expect_close(checks, tag, sess.run(None, dict(zip(names, f))), m.run(f), 2e-4, batch)
-        # The same bits as the kernels launched one by one.
+        # The same bits as the kernels launched one by one, from either build.
         for nonfinite in (False, True):
             f = feeds(mname, proto, 2, nonfinite)
-            outs, refs = m.run(f), apart.run(f)
+            outs, refs, parts_outs = m.run(f), apart.run(f), one_by_one.run(f)
             if mname == "nonzero":  # the count and its indices depend on the inf/NaN too
-                outs, refs = outs[1:], refs[1:]
+                outs, refs, parts_outs = outs[1:], refs[1:], parts_outs[1:]
             expect_same_bits(checks, tag, outs, refs, "--no-persistent-kernels", nonfinite)
+            expect_same_bits(checks, tag + " (AOTC_PERSISTENT=0)", parts_outs, refs,
+                             "--no-persistent-kernels", nonfinite)
         # One worker thread.
         f = feeds(mname, proto, 3)
         ins, outp = os.path.join(tmp, "in.npz"), os.path.join(tmp, "out.npz")
@@ -239,16 +253,21 @@ for mname, (proto, applies) in MODELS.items():
         checks.check()
         for e in errors:
             fail(f"{tag}: concurrent runs: {e}")
-        # The profile names the persistent kernels that ran.
+        # The profile names the persistent kernels that ran, and no part; with
+        # AOTC_PERSISTENT=0, parts and no persistent kernel.
         if grouped:
-            m.set_profiling(True)
-            m.run(feeds(mname, proto, 1))
-            ran = {launched[r["index"]] for r in m.last_profile()
-                   if r["kind"] == "kernel" and r["index"] < len(launched)}
-            m.set_profiling(False)
-            checks.check()
-            if not {g for g, _, _ in grouped} <= ran:
-                fail(f"{tag}: the profile lists {sorted(ran)}, not every one of {grouped}")
+            group_names = {g for g, _, _ in grouped}
+            for label, model, want in (("", m, True), (" (AOTC_PERSISTENT=0)", one_by_one, False)):
+                model.set_profiling(True)
+                model.run(feeds(mname, proto, 1))
+                ran = {table[r["index"]] for r in model.last_profile()
+                       if r["kind"] == "kernel" and r["index"] < len(table)}
+                model.set_profiling(False)
+                checks.check()
+                got_groups, got_parts = ran & group_names, ran & set(table[launched:])
+                if (got_groups == group_names and not got_parts) != want or (
+                        not want and (got_groups or not got_parts)):
+                    fail(f"{tag}{label}: the profile lists {sorted(ran)} ({grouped})")
         # An index out of range inside a group: an error naming the node, and
         # the next run is right (the counters are zero again).
         if mname == "gather":
@@ -265,6 +284,6 @@ for mname, (proto, applies) in MODELS.items():
                 f = feeds(mname, proto, 2)
                 expect_close(checks, tag + " after an error", sess.run(None, dict(zip(names, f))),
                              m.run(f), 2e-4, 2)
-        print(f"{tag}: {len(grouped)} persistent kernels, {len(launched)} launches for {len(kernels)} kernels")
+        print(f"{tag}: {len(grouped)} persistent kernels, {launched} launches for {len(kernels)} kernels")
 
 checks.done()

@@ -229,11 +229,18 @@ int32_t aotc_rt_launch(AotcRunCtx *ctx, int32_t kernel, const AotcArg *args,
  * where it does not run), each at most INT32_MAX. The runtime launches one
  * work-group of one work-item per compute unit of a CPU device (never more
  * than the largest part has work-items), and a single one on other
- * devices; none where every part is empty. Returns 0 or an aotc_status_t
+ * devices (where run() launches the parts instead: aotc_rt_persistent);
+ * none where every part is empty. Returns 0 or an aotc_status_t
  * error code (the runtime has recorded the message). */
 int32_t aotc_rt_launch_persistent(AotcRunCtx *ctx, int32_t kernel,
                                   const AotcArg *args, int32_t nargs,
                                   int32_t nparts, const uint64_t *tiles);
+
+/* 1 where the run's device runs persistent kernels (a CPU device, whose
+ * work-groups see each other's stores as they happen), 0 where run() is to
+ * launch their parts one by one instead (each part is also a kernel of the
+ * .so). Implemented by the runtime library. */
+int32_t aotc_rt_persistent(AotcRunCtx *ctx);
 
 /* A sync point of run(): waits for the kernels enqueued so far, reads the
  * int64 count kernel-written at byte `arena_offset` of the arena, and
