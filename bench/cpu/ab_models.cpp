@@ -6,8 +6,13 @@
 // B/A of the block medians, over all blocks, is the figure (median and
 // quartiles).
 //
-//   c++ -O2 -std=c++17 -I runtime/include -o /tmp/ab_models bench/cpu/ab_models.cpp -ldl
-//   /tmp/ab_models A.so B.so BLOCKS RUNS DIMS
+//   c++ -O2 -std=c++17 -I runtime/include -o /tmp/ab_models
+//   bench/cpu/ab_models.cpp -ldl /tmp/ab_models A.so B.so BLOCKS RUNS DIMS
+//   [GAP_MS]
+//
+// GAP_MS: an untimed sleep before each run, as a host that serves requests
+// apart leaves the device idle between them (the spinning threads of stop
+// 68 were 1.3-2x slower so, not back to back).
 //
 // DIMS: the shape of the model's one float32 input, comma separated
 // ("1,3,224,224"); filled with values in [-0.5, 0.5). Both models run on the
@@ -23,6 +28,7 @@
 #include <cstring>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace {
@@ -91,11 +97,13 @@ double quantile(std::vector<double> v, double q) {
 } // namespace
 
 int main(int argc, char **argv) {
-  if (argc != 6) {
-    std::fprintf(stderr, "usage: ab_models A.so B.so BLOCKS RUNS DIMS\n");
+  if (argc != 6 && argc != 7) {
+    std::fprintf(stderr,
+                 "usage: ab_models A.so B.so BLOCKS RUNS DIMS [GAP_MS]\n");
     return 2;
   }
   int blocks = std::atoi(argv[3]), runs = std::atoi(argv[4]);
+  const int gapMs = argc == 7 ? std::atoi(argv[6]) : 0;
   aotc_tensor_t input{};
   input.dtype = AOTC_DTYPE_FLOAT32;
   uint64_t elements = 1;
@@ -123,6 +131,8 @@ int main(int argc, char **argv) {
       int which = b % 2 ? 1 - turn : turn;
       std::vector<double> t;
       for (int r = 0; r < runs + 2; ++r) {
+        if (gapMs > 0)
+          std::this_thread::sleep_for(std::chrono::milliseconds(gapMs));
         auto a = std::chrono::steady_clock::now();
         if (m[which].run(m[which].container, &input, 1,
                          m[which].outputs.data(),
@@ -141,10 +151,12 @@ int main(int argc, char **argv) {
     medians[1].push_back(med[1]);
     ratios.push_back(med[1] / med[0]);
   }
-  std::printf("A %s: %.3f ms, B %s: %.3f ms (medians of %d block medians of "
-              "%d runs); B/A %.3f (quartiles %.3f %.3f)\n",
-              argv[1], quantile(medians[0], 0.5), argv[2],
-              quantile(medians[1], 0.5), blocks, runs, quantile(ratios, 0.5),
-              quantile(ratios, 0.25), quantile(ratios, 0.75));
+  std::printf(
+      "A %s: %.3f ms, B %s: %.3f ms (medians of %d block medians of "
+      "%d runs%s); B/A %.3f (quartiles %.3f %.3f)\n",
+      argv[1], quantile(medians[0], 0.5), argv[2], quantile(medians[1], 0.5),
+      blocks, runs,
+      gapMs > 0 ? (", " + std::to_string(gapMs) + " ms apart").c_str() : "",
+      quantile(ratios, 0.5), quantile(ratios, 0.25), quantile(ratios, 0.75));
   return 0;
 }
