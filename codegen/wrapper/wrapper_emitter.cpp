@@ -171,6 +171,8 @@ private:
   /// \p e as C++ that evaluates with overflow checks (sets `ovf`).
   Expected<std::string> checkedCxx(const Expr &e, const std::string &what,
                                    std::set<int> &used) const;
+  /// A kernel's argument for integer symbol \p sym (marked used).
+  Expected<std::string> symbolArg(const Expr &sym, std::set<int> &used) const;
   Expected<std::string> launchArg(const KernelBuffer &kb,
                                   const LoopModule &owner,
                                   std::set<int> &used) const;
@@ -769,19 +771,10 @@ Expected<std::string> WrapperEmitter::emitLaunch(const Kernel &k,
   if (k.reportsErrors)
     args += "        {AOTC_ARG_ERRORS, 0, 0},  // the error record\n";
   for (const Expr &sym : k.symbols) {
-    const Var *v = sym.as<Var>();
-    auto it = v ? symbolIndex_.find(v->id) : symbolIndex_.end();
-    if (it == symbolIndex_.end())
-      return fail(Status::error("symbol '" + (v ? v->name : std::string("?")) +
-                                "' is not declared by the module"));
-    if (m_.symbols[it->second].isFloat())
-      return fail(Status::error("symbol '" + v->name +
-                                "' is a float value: kernels read it from "
-                                "its input, not as an argument"));
-    used.insert(it->second);
-    args += "        {AOTC_ARG_I64, " + std::to_string(it->second) + ", " +
-            symbolIdents_[it->second] + "},  // " +
-            commentText(m_.symbols[it->second].name) + "\n";
+    auto a = symbolArg(sym, used);
+    if (!a)
+      return fail(a.status());
+    args += *a;
   }
   size_t nargs =
       k.buffers.size() + k.symbols.size() + (k.reportsErrors ? 1 : 0);
@@ -819,6 +812,23 @@ Expected<std::string> WrapperEmitter::emitLaunch(const Kernel &k,
   return out;
 }
 
+Expected<std::string> WrapperEmitter::symbolArg(const Expr &sym,
+                                                std::set<int> &used) const {
+  const Var *v = sym.as<Var>();
+  auto it = v ? symbolIndex_.find(v->id) : symbolIndex_.end();
+  if (it == symbolIndex_.end())
+    return makeError("symbol '", v ? v->name : std::string("?"),
+                     "' is not declared by the module");
+  if (m_.symbols[it->second].isFloat())
+    return makeError("symbol '", v->name,
+                     "' is a float value: kernels read it from its input, "
+                     "not as an argument");
+  used.insert(it->second);
+  return "        {AOTC_ARG_I64, " + std::to_string(it->second) + ", " +
+         symbolIdents_[it->second] + "},  // " +
+         commentText(m_.symbols[it->second].name) + "\n";
+}
+
 Expected<std::string>
 WrapperEmitter::emitPersistentLaunch(int g, size_t index,
                                      std::set<int> &used) const {
@@ -839,15 +849,10 @@ WrapperEmitter::emitPersistentLaunch(int g, size_t index,
   if (sig.reportsErrors)
     args += "        {AOTC_ARG_ERRORS, 0, 0},  // the error record\n";
   for (const Expr &sym : sig.symbols) {
-    const Var *v = sym.as<Var>();
-    auto it = v ? symbolIndex_.find(v->id) : symbolIndex_.end();
-    if (it == symbolIndex_.end() || m_.symbols[it->second].isFloat())
-      return fail(Status::error("symbol '" + (v ? v->name : std::string("?")) +
-                                "' is not an integer symbol of the module"));
-    used.insert(it->second);
-    args += "        {AOTC_ARG_I64, " + std::to_string(it->second) + ", " +
-            symbolIdents_[it->second] + "},  // " +
-            commentText(m_.symbols[it->second].name) + "\n";
+    auto a = symbolArg(sym, used);
+    if (!a)
+      return fail(a.status());
+    args += *a;
   }
   const size_t nargs =
       sig.buffers.size() + 1 + (sig.reportsErrors ? 1 : 0) + sig.symbols.size();

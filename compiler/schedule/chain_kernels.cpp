@@ -438,15 +438,6 @@ Stmt serialNest(Stmt inner,
   return inner;
 }
 
-/// The kernel-number prefix of a kernel name ("k9" of "k9__features_...").
-std::string numberOf(const std::string &name) {
-  size_t end = 1;
-  while (end < name.size() &&
-         std::isdigit(static_cast<unsigned char>(name[end])))
-    ++end;
-  return name.substr(0, end);
-}
-
 bool isContraction(const Kernel &k) {
   Expected<KernelConfig> c = parseKernelConfig(k.config);
   return c && c->templ == "contraction";
@@ -580,7 +571,7 @@ std::optional<Kernel> chainPair(const Kernel &k1, const Kernel &k2,
   Stmt first = serialNest(substitute(inner1, matched), serial1);
   Stmt second = serialNest(inner2, serial2);
   Kernel k;
-  k.name = numberOf(k1.name) + "_" + k2.name;
+  k.name = kernelNumber(k1.name) + "_" + k2.name;
   k.buffers = k1.buffers;
   for (const KernelBuffer &b : k2.buffers) {
     auto it =
@@ -625,6 +616,14 @@ std::optional<Kernel> chainPair(const Kernel &k1, const Kernel &k2,
 }
 
 } // namespace
+
+std::string kernelNumber(const std::string &name) {
+  size_t end = 1;
+  while (end < name.size() &&
+         std::isdigit(static_cast<unsigned char>(name[end])))
+    ++end;
+  return name.substr(0, end);
+}
 
 int chainKernels(LoopModule &m, const RangeEnv &env, int64_t units,
                  int64_t sizeVariantAt) {

@@ -3,22 +3,9 @@
 /// and the groups.
 #include "compiler/schedule/persistent_kernels.h"
 
-#include <cctype>
+#include "compiler/schedule/schedule.h"
 
 namespace aotc {
-
-namespace {
-
-/// The kernel-number prefix of a kernel name ("k9" of "k9__features_...").
-std::string numberOf(const std::string &name) {
-  size_t end = 1;
-  while (end < name.size() &&
-         std::isdigit(static_cast<unsigned char>(name[end])))
-    ++end;
-  return name.substr(0, end);
-}
-
-} // namespace
 
 bool persistentPart(const Kernel &k) {
   return k.body.defined() && k.workGroupSize <= 0 && k.locals.empty() &&
@@ -68,8 +55,9 @@ int persistentKernels(LoopModule &m) {
       continue;
     }
     LoopModule::Persistent &q = m.persistent[g];
-    q.name = "p" + std::to_string(g) + "_" + numberOf(m.kernels[first].name) +
-             "_" + numberOf(m.kernels[last].name);
+    q.name = "p" + std::to_string(g) + "_" +
+             kernelNumber(m.kernels[first].name) + "_" +
+             kernelNumber(m.kernels[last].name);
     q.counterOffset = m.counterBytes;
     m.counterBytes += LoopModule::Persistent::counterBytes(last - first + 1);
     first = last + 1;

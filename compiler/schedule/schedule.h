@@ -264,6 +264,10 @@ int64_t plannedExtent(const Expr &extent, int64_t symbolsAt = 1);
 /// The smallest t with t * t >= a * b (a, b >= 1), without overflow: where
 /// a size variant's launch condition splits (size_variants.cpp).
 int64_t geometricMeanCeil(int64_t a, int64_t b);
+
+/// The kernel-number prefix of a kernel name ("k9" of "k9__features_..."),
+/// which chained and persistent kernels are named by.
+std::string kernelNumber(const std::string &name);
 /// The statement under the leading LetStmts of \p s (a nest's finish),
 /// whose bindings are appended to \p lets (each value with the earlier ones
 /// substituted).

@@ -57,12 +57,7 @@ PROFILES = {"zen5": ["--device-profile", "zen5-avx512", "--no-persistent-kernels
 def mbconv(hw):
     n = Net(f"mbconv{hw[0]}x{hw[1]}", 16, hw, rng)
 
-    def block(x, cin, cout, expand, residual):
-        e = n.clip(n.conv(x, cin, cin * expand))
-        d = n.clip(n.conv(e, cin * expand, cin * expand, k=3, group=cin * expand))
-        p = n.conv(d, cin * expand, cout)
-        return n.op("Add", [p, x]) if residual else p
-
+    block = n.inverted_block
     x = n.clip(n.conv("x", 16, 32))
     x = block(x, 32, 32, 6, True)   # projection + sum, then the next expansion
     x = block(x, 32, 64, 6, False)  # the projection's 2 channel tiles in each work-item

@@ -174,6 +174,16 @@ class Net:
         a = self.op("Relu", [self.conv(x, c, c, k=3)])
         return self.op("Relu", [self.op("Add", [self.conv(a, c, c, k=3), x])])
 
+    def inverted_block(self, x, cin, cout, expand, residual):
+        """MobileNetV2's inverted residual block: a 1 x 1 expansion, a 3 x 3
+        depthwise convolution (both with Clip 0..6), a 1 x 1 projection, and
+        the input added where \p residual (check_chain_kernels.py,
+        check_persistent_kernels.py)."""
+        e = self.clip(self.conv(x, cin, cin * expand))
+        d = self.clip(self.conv(e, cin * expand, cin * expand, k=3, group=cin * expand))
+        p = self.conv(d, cin * expand, cout)
+        return self.op("Add", [p, x]) if residual else p
+
     def output(self, v):
         self.outputs.append(v)
 
