@@ -176,7 +176,7 @@ size_t LoopModule::numFunctions() const {
     n += l.group >= 0 || kernels[l.kernel].function.empty();
   // Each persistent kernel's parts as kernels of their own too.
   for (const Persistent &p : persistent)
-    n += static_cast<size_t>(p.last - p.first + 1);
+    n += static_cast<size_t>(p.parts());
   if (foldProgram)
     for (const Kernel &k : foldProgram->kernels)
       n += k.function.empty();
@@ -184,13 +184,16 @@ size_t LoopModule::numFunctions() const {
 }
 
 std::vector<LoopModule::Launch> LoopModule::launches() const {
+  // Groups are in kernel order and disjoint (the verifier checks it).
   std::vector<Launch> out;
+  size_t g = 0;
   for (int k = 0; k < static_cast<int>(kernels.size()); ++k) {
-    int g = groupOf(k);
-    if (g < 0)
+    if (g < persistent.size() && persistent[g].first == k) {
+      out.push_back({k, static_cast<int>(g)});
+      k = persistent[g++].last;
+    } else {
       out.push_back({k, -1});
-    else if (persistent[g].first == k)
-      out.push_back({k, g});
+    }
   }
   return out;
 }

@@ -157,6 +157,8 @@ struct LoopModule {
     std::string name;
     int first = -1, last = -1;
     int64_t counterOffset = 0;
+    /// The kernels it runs.
+    int parts() const { return last - first + 1; }
     /// Bytes of counters a group of \p parts kernels uses: a claim and a
     /// done counter per part and one exit counter, each on its own line.
     static int64_t counterBytes(int parts) {

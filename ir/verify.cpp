@@ -888,7 +888,7 @@ Status verifyPersistent(const LoopModule &m) {
     if (p.counterOffset != counters)
       return makeError("persistent kernel '", p.name, "': counters at ",
                        p.counterOffset, ", not ", counters);
-    counters += LoopModule::Persistent::counterBytes(p.last - p.first + 1);
+    counters += LoopModule::Persistent::counterBytes(p.parts());
     next = p.last + 1;
   }
   if (counters != m.counterBytes)

@@ -184,6 +184,10 @@ public:
   /// work-item each: what devices other than CPUs run instead of its
   /// persistent kernel (persistent_kernels.h).
   Status printPartKernel(const std::string &function, std::string &out);
+  /// The arguments that pass kernel \p k's parameters to its part function
+  /// from this printer's own (the same buffers, error record and symbols
+  /// by name), each followed by ", ".
+  Expected<std::string> partCallArgs(const Kernel &k);
   /// After an index32 print: true if every Int64 value it printed is
   /// proven to fit in int.
   bool fitsInt32() const { return fits32_; }
@@ -602,22 +606,34 @@ Status KernelPrinter::printPartKernel(const std::string &function,
     return error("the name is not a usable OpenCL identifier");
   namer_.reserve(function);
   AOTC_RETURN_IF_ERROR(declareParams());
+  AOTC_ASSIGN_OR_RETURN(std::string args, partCallArgs(k_));
+  out += "__kernel void " + k_.name + "(";
+  out += params_.empty() ? "void" : "\n" + params_;
+  out += ") {\n  " + function + "(" + args + "get_global_id(0));\n}\n";
+  return Status::ok();
+}
+
+Expected<std::string> KernelPrinter::partCallArgs(const Kernel &k) {
   std::string args;
-  for (const KernelBuffer &b : k_.buffers)
-    args +=
-        buffers_[b.name].ident + "_base, " + buffers_[b.name].ident + "_off, ";
-  if (k_.reportsErrors) {
+  for (const KernelBuffer &b : k.buffers) {
+    const BufferInfo *info = buffer(b.name);
+    if (!info)
+      return error("buffer '" + b.name + "' is not a parameter");
+    args += info->ident + "_base, " + info->ident + "_off, ";
+  }
+  if (k.reportsErrors) {
     const Binding *e = lookup(errorsVar_.as<Var>());
     if (!e)
       return error("the error record is not a parameter");
     args += e->ident + "_base, " + e->ident + "_off, ";
   }
-  for (const Expr &sym : k_.symbols)
-    args += lookup(sym.as<Var>())->ident + ", ";
-  out += "__kernel void " + k_.name + "(";
-  out += params_.empty() ? "void" : "\n" + params_;
-  out += ") {\n  " + function + "(" + args + "get_global_id(0));\n}\n";
-  return Status::ok();
+  for (const Expr &sym : k.symbols) {
+    const Binding *b = lookup(sym.as<Var>());
+    if (!b)
+      return error("symbol '" + sym.as<Var>()->name + "' is not a parameter");
+    args += b->ident + ", ";
+  }
+  return args;
 }
 
 Status KernelPrinter::printPersistent(int g,
@@ -626,7 +642,7 @@ Status KernelPrinter::printPersistent(int g,
   const LoopModule::Persistent &p = m_.persistent.at(static_cast<size_t>(g));
   if (!isCIdentifier(k_.name) || isReservedIdentifier(k_.name))
     return error("the name is not a usable OpenCL identifier");
-  const int parts = p.last - p.first + 1;
+  const int parts = p.parts();
   if (static_cast<int>(functions.size()) != parts)
     return error("a function per part is missing");
   for (const char *id :
@@ -638,7 +654,6 @@ Status KernelPrinter::printPersistent(int g,
   counters_ = true;
   AOTC_RETURN_IF_ERROR(declareParams());
   line("const long aotc_g = get_num_groups(0);");
-  auto ident = [&](const std::string &name) { return buffers_[name].ident; };
   for (int i = 0; i < parts; ++i) {
     const Kernel &k = m_.kernels.at(static_cast<size_t>(p.first + i));
     // The part's work-items over the symbols (lets above its Parallel loops
@@ -656,21 +671,7 @@ Status KernelPrinter::printPersistent(int g,
     if (k.launchIf.defined()) {
       AOTC_ASSIGN_OR_RETURN(when, expr(k.launchIf, "launch condition"));
     }
-    std::string args;
-    for (const KernelBuffer &b : k.buffers)
-      args += ident(b.name) + "_base, " + ident(b.name) + "_off, ";
-    if (k.reportsErrors) {
-      const Binding *e = lookup(errorsVar_.as<Var>());
-      if (!e)
-        return error("the error record is not a parameter");
-      args += e->ident + "_base, " + e->ident + "_off, ";
-    }
-    for (const Expr &sym : k.symbols) {
-      const Binding *b = lookup(sym.as<Var>());
-      if (!b)
-        return error("symbol '" + sym.as<Var>()->name + "' is not a parameter");
-      args += b->ident + ", ";
-    }
+    AOTC_ASSIGN_OR_RETURN(std::string args, partCallArgs(k));
     const std::string next = std::to_string(2 * i * 16);
     const std::string done = std::to_string((2 * i + 1) * 16);
     line("// Part " + std::to_string(i) + ": " + k.name);
@@ -1108,9 +1109,9 @@ Expected<std::string> emitOpenCL(const LoopModule &m, const ClOptions &options) 
   const size_t fold = m.foldProgram ? m.foldProgram->kernels.size() : 0;
   const size_t functions = m.numFunctions();
   // The .so's kernels: its launches, each persistent kernel's parts as
-  // kernels of their own, the folding program's.
-  const size_t launched = launches.size() + fold + m.kernels.size() -
-                          launches.size() + m.persistent.size();
+  // kernels of their own (so every kernel once, and each group), the
+  // folding program's.
+  const size_t launched = m.kernels.size() + m.persistent.size() + fold;
   std::string out =
       "// OpenCL C kernels of model '" + commentText(m.name) +
       "', generated by aotc: " + std::to_string(functions) + " kernel" +
@@ -1137,6 +1138,7 @@ Expected<std::string> emitOpenCL(const LoopModule &m, const ClOptions &options) 
   for (const LoopModule::Persistent &p : m.persistent)
     for (int k = p.first; k <= p.last; ++k)
       singles.emplace_back(&m.kernels[k], &m);
+  const size_t firstFold = singles.size();
   std::map<std::string, std::string> functionOf; // part kernel -> function
   for (size_t i = m.kernels.size(); i < all.size(); ++i)
     singles.push_back(all[i]);
@@ -1184,13 +1186,12 @@ Expected<std::string> emitOpenCL(const LoopModule &m, const ClOptions &options) 
       // The count weighs the section when a load splits the program
       // (runtime/src/program_split.h).
       kernels += "\n// Kernel " + std::to_string(i) + ": " + p.name +
-                 " (persistent: " + std::to_string(p.last - p.first + 1) +
-                 " kernels)\n" + text;
+                 " (persistent: " + std::to_string(p.parts()) + " kernels)\n" +
+                 text;
       continue;
     }
     const Kernel &k = *singles[i].first;
-    if (i >= firstPart && i < firstPart + (m.kernels.size() - launches.size() +
-                                           m.persistent.size())) {
+    if (i >= firstPart && i < firstFold) {
       std::string text;
       KernelPrinter printer(k, m, helpers, options);
       AOTC_RETURN_IF_ERROR(

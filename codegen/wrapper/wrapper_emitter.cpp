@@ -159,7 +159,7 @@ private:
   size_t foldKernelBase() const {
     size_t n = firstPartKernel();
     for (const LoopModule::Persistent &p : m_.persistent)
-      n += static_cast<size_t>(p.last - p.first + 1);
+      n += static_cast<size_t>(p.parts());
     return n;
   }
   void emitErrors();
@@ -173,6 +173,12 @@ private:
                                    std::set<int> &used) const;
   /// A kernel's argument for integer symbol \p sym (marked used).
   Expected<std::string> symbolArg(const Expr &sym, std::set<int> &used) const;
+  /// The AotcArg initializers of kernel \p k's launch, in the printer's
+  /// parameter order: its buffers, \p afterBuffers (a persistent kernel's
+  /// counters), the error record, its symbols; \p count gets their number.
+  Expected<std::string> kernelArgs(const Kernel &k, const LoopModule &owner,
+                                   const std::string &afterBuffers,
+                                   std::set<int> &used, size_t &count) const;
   Expected<std::string> launchArg(const KernelBuffer &kb,
                                   const LoopModule &owner,
                                   std::set<int> &used) const;
@@ -761,23 +767,10 @@ Expected<std::string> WrapperEmitter::emitLaunch(const Kernel &k,
   if (global.empty())
     global.push_back("1"); // a single work-item
 
-  std::string args;
-  for (const KernelBuffer &kb : k.buffers) {
-    auto a = launchArg(kb, owner, used);
-    if (!a)
-      return fail(a.status());
-    args += "        " + *a;
-  }
-  if (k.reportsErrors)
-    args += "        {AOTC_ARG_ERRORS, 0, 0},  // the error record\n";
-  for (const Expr &sym : k.symbols) {
-    auto a = symbolArg(sym, used);
-    if (!a)
-      return fail(a.status());
-    args += *a;
-  }
-  size_t nargs =
-      k.buffers.size() + k.symbols.size() + (k.reportsErrors ? 1 : 0);
+  size_t nargs = 0;
+  Expected<std::string> args = kernelArgs(k, owner, "", used, nargs);
+  if (!args)
+    return fail(args.status());
 
   // A size variant (Kernel::launchIf) runs where its condition holds.
   std::string when;
@@ -791,7 +784,7 @@ Expected<std::string> WrapperEmitter::emitLaunch(const Kernel &k,
                     "\n  " + when + "{\n";
   if (nargs > 0)
     out += "    const AotcArg args[" + std::to_string(nargs) + "] = {\n" +
-           args + "    };\n";
+           *args + "    };\n";
   out += "    const uint64_t global[" + std::to_string(global.size()) + "] = {";
   for (size_t i = 0; i < global.size(); ++i)
     out += (i ? ", " : "") + global[i];
@@ -830,6 +823,27 @@ Expected<std::string> WrapperEmitter::symbolArg(const Expr &sym,
 }
 
 Expected<std::string>
+WrapperEmitter::kernelArgs(const Kernel &k, const LoopModule &owner,
+                           const std::string &afterBuffers, std::set<int> &used,
+                           size_t &count) const {
+  std::string args;
+  for (const KernelBuffer &kb : k.buffers) {
+    AOTC_ASSIGN_OR_RETURN(std::string a, launchArg(kb, owner, used));
+    args += "        " + a;
+  }
+  args += afterBuffers;
+  if (k.reportsErrors)
+    args += "        {AOTC_ARG_ERRORS, 0, 0},  // the error record\n";
+  for (const Expr &sym : k.symbols) {
+    AOTC_ASSIGN_OR_RETURN(std::string a, symbolArg(sym, used));
+    args += a;
+  }
+  count = k.buffers.size() + (afterBuffers.empty() ? 0 : 1) +
+          (k.reportsErrors ? 1 : 0) + k.symbols.size();
+  return args;
+}
+
+Expected<std::string>
 WrapperEmitter::emitPersistentLaunch(int g, size_t index,
                                      std::set<int> &used) const {
   const LoopModule::Persistent &p = m_.persistent.at(static_cast<size_t>(g));
@@ -837,25 +851,14 @@ WrapperEmitter::emitPersistentLaunch(int g, size_t index,
     return s.withContext("persistent kernel '" + p.name + "'");
   };
   const Kernel sig = m_.persistentSignature(g);
-  std::string args;
-  for (const KernelBuffer &kb : sig.buffers) {
-    auto a = launchArg(kb, m_, used);
-    if (!a)
-      return fail(a.status());
-    args += "        " + *a;
-  }
-  args += "        {AOTC_ARG_COUNTERS, 0, " + i64(p.counterOffset) +
-          "},  // its counters\n";
-  if (sig.reportsErrors)
-    args += "        {AOTC_ARG_ERRORS, 0, 0},  // the error record\n";
-  for (const Expr &sym : sig.symbols) {
-    auto a = symbolArg(sym, used);
-    if (!a)
-      return fail(a.status());
-    args += *a;
-  }
-  const size_t nargs =
-      sig.buffers.size() + 1 + (sig.reportsErrors ? 1 : 0) + sig.symbols.size();
+  size_t nargs = 0;
+  Expected<std::string> args =
+      kernelArgs(sig, m_,
+                 "        {AOTC_ARG_COUNTERS, 0, " + i64(p.counterOffset) +
+                     "},  // its counters\n",
+                 used, nargs);
+  if (!args)
+    return fail(args.status());
   std::string tiles;
   for (int k = p.first; k <= p.last; ++k) {
     const Kernel &part = m_.kernels[k];
@@ -877,11 +880,11 @@ WrapperEmitter::emitPersistentLaunch(int g, size_t index,
     }
     tiles += "        " + t + ",  // " + commentText(part.name) + "\n";
   }
-  const int parts = p.last - p.first + 1;
+  const int parts = p.parts();
   std::string out = "  // Kernel " + std::to_string(index) + ": " + p.name +
                     ", persistent: kernels " + std::to_string(p.first) + ".." +
                     std::to_string(p.last) + "\n  {\n";
-  out += "    const AotcArg args[" + std::to_string(nargs) + "] = {\n" + args +
+  out += "    const AotcArg args[" + std::to_string(nargs) + "] = {\n" + *args +
          "    };\n";
   out += "    const uint64_t tiles[" + std::to_string(parts) + "] = {\n" +
          tiles + "    };\n";

@@ -230,16 +230,24 @@ int32_t aotc_rt_launch(AotcRunCtx *ctx, int32_t kernel, const AotcArg *args,
  * work-group of one work-item per compute unit of a CPU device (never more
  * than the largest part has work-items), and a single one on other
  * devices (where run() launches the parts instead: aotc_rt_persistent);
- * none where every part is empty. Returns 0 or an aotc_status_t
- * error code (the runtime has recorded the message). */
+ * none where every part is empty. Called by run() only, on the thread
+ * running it, with the ctx the runtime passed; `args` and `tiles` are the
+ * caller's and read during the call only; the launch uses the ctx's
+ * instance's counters, which no other run touches meanwhile. Returns 0 or
+ * an aotc_status_t error code (the runtime has recorded the message, and
+ * every later call of this run returns the same code; a part over
+ * INT32_MAX work-items is AOTC_ERROR_UNSUPPORTED, nothing enqueued). */
 int32_t aotc_rt_launch_persistent(AotcRunCtx *ctx, int32_t kernel,
                                   const AotcArg *args, int32_t nargs,
                                   int32_t nparts, const uint64_t *tiles);
 
 /* 1 where the run's device runs persistent kernels (a CPU device, whose
- * work-groups see each other's stores as they happen), 0 where run() is to
- * launch their parts one by one instead (each part is also a kernel of the
- * .so). Implemented by the runtime library. */
+ * work-groups see each other's stores as they happen, unless AOTC_PERSISTENT
+ * was 0 when the container was created), 0 where run() is to launch their
+ * parts one by one instead (each part is also a kernel of the .so). Called
+ * by run() on the thread running it; reads the container's choice, made
+ * once at creation, so any thread may call it concurrently; never fails (0
+ * for a null or foreign ctx). Implemented by the runtime library. */
 int32_t aotc_rt_persistent(AotcRunCtx *ctx);
 
 /* A sync point of run(): waits for the kernels enqueued so far, reads the
@@ -381,8 +389,10 @@ typedef struct AotcModelDesc {
   const char *const *kernel_functions;
 
   /* Bytes of counters the persistent kernels use (AOTC_ARG_COUNTERS): each
-   * instance holds this many, zeroed when it is created; every persistent
-   * launch leaves its counters zero again. 0: none. */
+   * instance holds this many, zeroed when it is created (a failure to
+   * allocate or zero them fails the container's creation); every persistent
+   * launch leaves its counters zero again. Owned by the runtime; read when
+   * a container is created. 0: none. */
   uint64_t counter_bytes;
 } AotcModelDesc;
 
