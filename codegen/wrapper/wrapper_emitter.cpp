@@ -150,6 +150,8 @@ private:
   struct Launchable {
     std::string name, function, summary;
     std::vector<const Kernel *> kernels; ///< the model's it runs
+    /// The run() path that launches it (AOTC_KERNEL_*_PATH).
+    int path = AOTC_KERNEL_ANY_PATH;
   };
   std::vector<Launchable> launchables() const;
   /// The .so's number of the first persistent kernel part kernel
@@ -273,6 +275,7 @@ Status WrapperEmitter::checkSymbols() {
                             "kConstants",
                             "kKernelNames",
                             "kKernelFunctions",
+                            "kKernelPaths",
                             "kMetadata",
                             "kInputSlots",
                             "kKernelSummaries",
@@ -532,7 +535,7 @@ std::vector<WrapperEmitter::Launchable> WrapperEmitter::launchables() const {
       continue;
     }
     const LoopModule::Persistent &p = m_.persistent[l.group];
-    Launchable a{p.name, p.name, "", {}};
+    Launchable a{p.name, p.name, "", {}, AOTC_KERNEL_PERSISTENT_PATH};
     for (int k = p.first; k <= p.last; ++k)
       a.kernels.push_back(&m_.kernels[k]);
     a.summary = "persistent: " + std::to_string(a.kernels.size()) +
@@ -547,7 +550,8 @@ std::vector<WrapperEmitter::Launchable> WrapperEmitter::launchables() const {
       out.push_back({m_.kernels[k].name,
                      m_.kernels[k].name,
                      m_.kernels[k].summary,
-                     {&m_.kernels[k]}});
+                     {&m_.kernels[k]},
+                     AOTC_KERNEL_PARTS_PATH});
   if (m_.foldProgram)
     for (const Kernel &k : m_.foldProgram->kernels)
       out.push_back({k.name,
@@ -580,6 +584,17 @@ void WrapperEmitter::emitKernelNamesAndMetadata() {
     for (const Launchable &k : all)
       out_ += "    " + cStringLiteral(k.summary) + ",\n";
     out_ += "};\n\n";
+    if (!m_.persistent.empty()) {
+      out_ += "// The run() path that launches each kernel: 0 either, 1 the "
+              "persistent\n// kernels' (CPUs), 2 their parts' "
+              "(compiler/schedule/persistent_kernels.h).\n";
+      out_ += "static const uint8_t kKernelPaths[" +
+              std::to_string(all.size()) + "] = {";
+      for (size_t i = 0; i < all.size(); ++i)
+        out_ +=
+            (i % 16 == 0 ? "\n    " : " ") + std::to_string(all[i].path) + ",";
+      out_ += "\n};\n\n";
+    }
   }
   std::map<std::string, std::string> meta = m_.metadata;
   meta["aotc.version"] = kAotcVersion;
@@ -1356,6 +1371,9 @@ void WrapperEmitter::emitDesc() {
           ",  // kernel_functions\n";
   out_ += "    " + u64(static_cast<uint64_t>(m_.counterBytes)) +
           ",  // counter_bytes\n";
+  out_ += std::string("    ") +
+          (m_.persistent.empty() ? "nullptr" : "kKernelPaths") +
+          ",  // kernel_paths\n";
   out_ += "};\n\n";
   out_ +=
       "extern \"C\" __attribute__((visibility(\"hidden\"))) const "

@@ -9,11 +9,13 @@
 #include "host_pages.h"
 
 #include "program_cache.h"
+#include "program_split.h"
 #include "util.h"
 
 #include <algorithm>
 #include <cstring>
 #include <map>
+#include <set>
 
 namespace aotc::rt {
 namespace {
@@ -120,6 +122,8 @@ aotc_status_t Container::createInstance(Instance &instance) {
                 device_.fullName.c_str(), clErrorName(err));
   instance.kernels.assign(kernels_.size(), nullptr);
   for (size_t k = 0; k < kernels_.size(); ++k) {
+    if (!kernels_[k].built)
+      continue;
     instance.kernels[k] =
         clCreateKernel(programs_[programOf_[k]], kernels_[k].function.c_str(),
                        &err);
@@ -234,26 +238,58 @@ aotc_status_t Container::init(const AotcModelDesc *desc,
     request.cacheDirOption = options.cache_dir;
     request.embedded = desc_->program_binaries;
     request.numEmbedded = desc_->num_program_binaries;
+    // Only the kernels of the run() path this container takes: the
+    // persistent kernels on a CPU device, their parts elsewhere.
+    const int path =
+        runsPersistent_ ? AOTC_KERNEL_PERSISTENT_PATH : AOTC_KERNEL_PARTS_PATH;
     // Each function once: kernels whose code is the same run one.
     std::map<std::string, size_t> functionIndex;
-    std::vector<size_t> functionOf(desc_->num_kernels);
+    std::vector<size_t> functionOf(desc_->num_kernels, 0);
+    std::set<std::string> unused;
     for (int32_t k = 0; k < desc_->num_kernels; ++k) {
-      kernels_[k].name = desc_->kernel_names[k];
-      kernels_[k].function = desc_->kernel_functions
-                                 ? desc_->kernel_functions[k]
-                                 : desc_->kernel_names[k];
-      auto [it, fresh] = functionIndex.emplace(kernels_[k].function,
-                                               request.kernelNames.size());
+      KernelInfo &info = kernels_[k];
+      info.name = desc_->kernel_names[k];
+      info.function = desc_->kernel_functions ? desc_->kernel_functions[k]
+                                              : desc_->kernel_names[k];
+      const int kernelPath = desc_->kernel_paths
+                                 ? static_cast<int>(desc_->kernel_paths[k])
+                                 : static_cast<int>(AOTC_KERNEL_ANY_PATH);
+      info.built = kernelPath == AOTC_KERNEL_ANY_PATH || kernelPath == path;
+      if (!info.built) {
+        unused.insert(info.function);
+        continue;
+      }
+      auto [it, fresh] =
+          functionIndex.emplace(info.function, request.kernelNames.size());
       if (fresh)
-        request.kernelNames.push_back(kernels_[k].function);
+        request.kernelNames.push_back(info.function);
       functionOf[k] = it->second;
+    }
+    for (const auto &[function, index] : functionIndex)
+      unused.erase(function);
+    // The program without the other path's sections (PoCL compiles every
+    // kernel of a program it builds: a part's code is in its persistent
+    // kernel too). Binaries embedded at compile time hold every kernel.
+    std::string kept;
+    if (!unused.empty()) {
+      if (!withoutKernels(desc_->cl_source, desc_->cl_source_size,
+                          request.kernelNames, unused, kept))
+        return fail(AOTC_ERROR_INTERNAL,
+                    "model '%s': the OpenCL program does not define the "
+                    "kernels of run()'s paths in sections of their own, as "
+                    "its kernel table says (%zu kernels of the path not "
+                    "taken)",
+                    desc_->model_name, unused.size());
+      request.source = kept.data();
+      request.sourceSize = kept.size();
     }
     ProgramResult program;
     AOTC_RT_RETURN_IF_ERROR(buildProgram(context_, device_, request, program));
     programs_ = std::move(program.programs);
-    programOf_.resize(desc_->num_kernels);
+    programOf_.assign(desc_->num_kernels, 0);
     for (int32_t k = 0; k < desc_->num_kernels; ++k)
-      programOf_[k] = program.programOf[functionOf[k]];
+      if (kernels_[k].built)
+        programOf_[k] = program.programOf[functionOf[k]];
     programOrigin_ = program.origin;
   }
 
@@ -267,6 +303,8 @@ aotc_status_t Container::init(const AotcModelDesc *desc,
   // Kernel limits, from the first instance's kernels.
   for (size_t k = 0; k < kernels_.size(); ++k) {
     KernelInfo &info = kernels_[k];
+    if (!info.built)
+      continue;
     cl_kernel kernel = instances_.front()->kernels[k];
     size_t wg = 0;
     if (clGetKernelWorkGroupInfo(kernel, device_.device,

@@ -57,6 +57,9 @@ struct KernelInfo {
   cl_uint numArgs = 0;
   /// The work-group size used for dimension 0 when the wrapper passes none.
   size_t defaultLocalSize = 1;
+  /// False for a kernel of the run() path this container does not take
+  /// (AotcModelDesc::kernel_paths): not built, no cl_kernel, never launched.
+  bool built = true;
 };
 
 /// One model instance: what a single in-flight run uses exclusively.

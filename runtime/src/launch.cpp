@@ -45,6 +45,13 @@ aotc_status_t Container::launch(AotcRunCtx &ctx, int32_t kernel,
                 d.model_name, kernel, d.num_kernels);
   const KernelInfo &info = kernels_[kernel];
   const char *name = info.name.c_str();
+  if (!info.built)
+    return fail(AOTC_ERROR_INTERNAL,
+                "model '%s': kernel '%s' belongs to the run() path this "
+                "container does not take (%s), and was not built",
+                d.model_name, name,
+                runsPersistent_ ? "it runs the persistent kernels"
+                                : "it runs the persistent kernels' parts");
   if (nargs < 0 || (nargs > 0 && !args) || dims < 1 || dims > 3 || !global)
     return fail(AOTC_ERROR_INTERNAL,
                 "kernel '%s': bad launch (%d args, %d dims, global %p)", name,

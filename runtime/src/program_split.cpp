@@ -48,14 +48,13 @@ std::string markerName(const std::string &line) {
                                                        : stop - start);
 }
 
-} // namespace
-
-std::vector<ProgramPart> splitProgram(const char *source, size_t size,
-                                      const std::vector<std::string> &kernelNames,
-                                      size_t maxParts) {
-  if (!source || size == 0)
-    return {};
-  const std::string text(source, size);
+/// The kernel sections of \p text, in order; none where it has none or is
+/// not laid out as the compiler writes it: a marker line that does not name
+/// a kernel, a section that does not define the kernel its marker names, a
+/// name twice, or one of \p kernelNames not defined.
+std::vector<Section>
+parseSections(const std::string &text,
+              const std::vector<std::string> &kernelNames) {
   std::vector<Section> sections;
   for (size_t at = text.find(kMarker); at != std::string::npos;
        at = text.find(kMarker, at + 1)) {
@@ -89,6 +88,46 @@ std::vector<ProgramPart> splitProgram(const char *source, size_t size,
   for (const std::string &name : kernelNames)
     if (!defined.count(name))
       return {};
+  return sections;
+}
+
+} // namespace
+
+bool withoutKernels(const char *source, size_t size,
+                    const std::vector<std::string> &kernelNames,
+                    const std::set<std::string> &leaveOut, std::string &out) {
+  out.clear();
+  if (!source || size == 0)
+    return false;
+  const std::string text(source, size);
+  const std::vector<Section> sections = parseSections(text, kernelNames);
+  if (sections.empty())
+    return false;
+  size_t found = 0;
+  out = text.substr(0, sections.front().begin);
+  for (const Section &s : sections) {
+    if (leaveOut.count(s.name)) {
+      ++found;
+      continue;
+    }
+    out.append(text, s.begin, s.end - s.begin);
+  }
+  if (found != leaveOut.size()) {
+    out.clear();
+    return false;
+  }
+  return true;
+}
+
+std::vector<ProgramPart>
+splitProgram(const char *source, size_t size,
+             const std::vector<std::string> &kernelNames, size_t maxParts) {
+  if (!source || size == 0)
+    return {};
+  const std::string text(source, size);
+  const std::vector<Section> sections = parseSections(text, kernelNames);
+  if (sections.empty())
+    return {};
 
   size_t kernels = 0;
   for (const Section &s : sections)

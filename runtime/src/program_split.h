@@ -21,6 +21,7 @@
 #define AOTC_RUNTIME_SRC_PROGRAM_SPLIT_H
 
 #include <cstddef>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -47,6 +48,16 @@ struct ProgramPart {
 std::vector<ProgramPart> splitProgram(const char *source, size_t size,
                                       const std::vector<std::string> &kernelNames,
                                       size_t maxParts);
+
+/// \p source without the sections that define the kernels \p leaveOut
+/// names, in \p out: the program a container builds for the kernels of one
+/// of run()'s paths (AotcModelDesc::kernel_paths). False, with \p out
+/// empty, where the source is not laid out as splitProgram expects (with
+/// \p kernelNames, the kernels kept, each defined), or a kernel of
+/// \p leaveOut has no section.
+bool withoutKernels(const char *source, size_t size,
+                    const std::vector<std::string> &kernelNames,
+                    const std::set<std::string> &leaveOut, std::string &out);
 
 } // namespace aotc::rt
 

@@ -102,6 +102,11 @@ aotc_status_t Container::validateDesc() {
     if (!d.kernel_names[i] || (d.kernel_functions && !d.kernel_functions[i]))
       return fail(AOTC_ERROR_INTERNAL, "model '%s': kernel %d has no name",
                   model, i);
+  for (int32_t i = 0; d.kernel_paths && i < d.num_kernels; ++i)
+    if (d.kernel_paths[i] > AOTC_KERNEL_PARTS_PATH)
+      return fail(AOTC_ERROR_INTERNAL,
+                  "model '%s': kernel %d has run() path %u", model, i,
+                  unsigned(d.kernel_paths[i]));
   if (d.num_program_binaries < 0 ||
       (d.num_program_binaries > 0 && !d.program_binaries))
     return fail(AOTC_ERROR_INTERNAL,

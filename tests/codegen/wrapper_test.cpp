@@ -119,7 +119,7 @@ CmdResult runWithFakeRuntime(const std::string &cpp, const std::string &args) {
 }
 
 std::string header(const std::string &name, const Emitted &e) {
-  return "desc_version 15\nmodel_name " + name + "\ncl_source fake " +
+  return "desc_version 16\nmodel_name " + name + "\ncl_source fake " +
          std::to_string(e.cl.size()) + "\ncl_build_options -cl-std=CL1.2\n";
 }
 

@@ -29,7 +29,10 @@ Under zen5-avx512 and generic-avx2, each model:
   - names the persistent kernels in its profile;
   - run with AOTC_PERSISTENT=0 (each persistent kernel's parts launched one
     by one, as on devices other than CPUs): the same bits, the parts in the
-    profile.
+    profile;
+  - builds only the kernels of the path it takes: the program cached for a
+    persistent container is the source without the parts' kernel sections,
+    for an AOTC_PERSISTENT=0 one without the persistent kernels' sections.
 Usage: check_persistent_kernels.py AOTC
 """
 import os
@@ -153,6 +156,23 @@ np.savez(sys.argv[4], *m.run(ins))
 """
 
 
+def without_sections(source, tag):
+    """The OpenCL C `source` without its kernel sections whose marker line
+    ("// Kernel N: NAME ...") holds `tag`."""
+    pieces = re.split(r"(?=\n// Kernel \d+: )", source)
+    return "".join(p for p in pieces if not (p.startswith("\n// Kernel ") and tag in p.split("\n", 2)[1]))
+
+
+def built_sources(cache):
+    """The source sizes of the programs in the aotc cache folder `cache`
+    (each entry's key holds "source: N bytes")."""
+    sizes = []
+    for name in sorted(os.listdir(cache)):
+        with open(os.path.join(cache, name), "rb") as f:
+            sizes += [int(n) for n in re.findall(rb"\nsource: (\d+) bytes", f.read(4096))]
+    return sizes
+
+
 def groups(path, flags):
     """The persistent kernels `--emit=loop` lists: (name, first, last)."""
     text = run_aotc(aotc, [path, "--emit=loop"] + flags)
@@ -176,14 +196,42 @@ for mname, (proto, applies) in MODELS.items():
         except RuntimeError as e:
             fail(f"{tag}: compile: {e}")
             continue
-        m, apart = Model(so, device="cpu"), Model(so_apart, device="cpu")
-        # The same .so launching each persistent kernel's parts one by one, as
-        # it does on devices other than CPUs (the runtime reads
-        # AOTC_PERSISTENT when a container is created).
-        os.environ["AOTC_PERSISTENT"] = "0"
-        one_by_one = Model(so, device="cpu")
-        del os.environ["AOTC_PERSISTENT"]
+        apart = Model(so_apart, device="cpu")
+        # Each container builds the program of its own path only: the
+        # persistent kernels without the parts' kernels, or the parts'
+        # kernels without the persistent kernels (PoCL compiles every kernel
+        # of a program). Each in a cache of its own, as one program
+        # (AOTC_BUILD_JOBS=1), whose entry's key says which source it built.
+        source = run_aotc(aotc, [path, "--emit=cl"] + pflags)
+        saved = {k: os.environ.get(k) for k in ("AOTC_CACHE_DIR", "AOTC_BUILD_JOBS", "AOTC_PERSISTENT")}
+        os.environ["AOTC_BUILD_JOBS"] = "1"
+        built = {}
+        try:
+            for path_name, env in (("persistent", None), ("parts", "0")):
+                os.environ["AOTC_CACHE_DIR"] = tempfile.mkdtemp(dir=tmp)
+                # The same .so launching each persistent kernel's parts one by
+                # one, as it does on devices other than CPUs (the runtime
+                # reads AOTC_PERSISTENT when a container is created).
+                if env is None:
+                    os.environ.pop("AOTC_PERSISTENT", None)
+                else:
+                    os.environ["AOTC_PERSISTENT"] = env
+                model = Model(so, device="cpu")
+                built[path_name] = (model, built_sources(os.environ["AOTC_CACHE_DIR"]))
+        finally:
+            for k, v in saved.items():
+                if v is None:
+                    os.environ.pop(k, None)
+                else:
+                    os.environ[k] = v
+        m, one_by_one = built["persistent"][0], built["parts"][0]
         checks.check()
+        for path_name, leave_out in (("persistent", "(a persistent kernel's part"), ("parts", "(persistent: ")):
+            want = len(without_sections(source, leave_out).encode())
+            got = built[path_name][1]
+            if got != [want] or (grouped and want == len(source.encode())):
+                fail(f"{tag}: the {path_name} path built sources of {got} bytes; "
+                     f"without the other path's kernels: {want} of {len(source.encode())}")
         if applies and not grouped:
             fail(f"{tag}: no persistent kernel")
         if none:

@@ -148,3 +148,36 @@ TEST(ProgramSplit, APersistentKernelCountsAsTheKernelsItRuns) {
       splitProgram(plain.data(), plain.size(), {"p0_k0_k11", "p1_k0_k11"}, 2)
           .empty());
 }
+
+TEST(ProgramSplit, WithoutKernelsLeavesOutExactlyTheirSections) {
+  using aotc::rt::withoutKernels;
+  Source s;
+  for (int i = 0; i < 6; ++i)
+    s.add("k" + std::to_string(i), 2 + i, i == 2);
+  // A name that is a prefix of a kept one.
+  s.add("k1_tail", 3);
+  std::string out;
+  ASSERT_TRUE(withoutKernels(s.text.data(), s.text.size(),
+                             {"k0", "k2", "k4", "k5", "k1_tail"}, {"k1", "k3"},
+                             out));
+  // The head, then the kept sections in order, byte for byte.
+  Source kept;
+  kept.text = kHead;
+  for (int i : {0, 2, 4, 5})
+    kept.text += section(i, "k" + std::to_string(i), 2 + i, i == 2);
+  kept.text += section(6, "k1_tail", 3);
+  EXPECT_EQ(out, kept.text);
+  // Nothing to leave out: the source as it is.
+  ASSERT_TRUE(withoutKernels(s.text.data(), s.text.size(), s.names, {}, out));
+  EXPECT_EQ(out, s.text);
+  // A kernel to leave out that has no section, a kept kernel that has none,
+  // a source without markers: refused, nothing out.
+  EXPECT_FALSE(
+      withoutKernels(s.text.data(), s.text.size(), {"k0"}, {"k1", "k9"}, out));
+  EXPECT_TRUE(out.empty());
+  EXPECT_FALSE(
+      withoutKernels(s.text.data(), s.text.size(), {"k9"}, {"k1"}, out));
+  const std::string plain = "__kernel void a(__global float *y) {}\n";
+  EXPECT_FALSE(withoutKernels(plain.data(), plain.size(), {}, {"a"}, out));
+  EXPECT_FALSE(withoutKernels(nullptr, 0, {}, {}, out));
+}

@@ -29,7 +29,7 @@ extern "C" {
 #endif
 
 /* Bumped whenever a struct below changes layout. */
-#define AOTC_MODEL_DESC_VERSION 15
+#define AOTC_MODEL_DESC_VERSION 16
 
 /* Element types; values match aotc_dtype_t in aotc_runtime.h. */
 enum {
@@ -394,7 +394,24 @@ typedef struct AotcModelDesc {
    * launch leaves its counters zero again. Owned by the runtime; read when
    * a container is created. 0: none. */
   uint64_t counter_bytes;
+
+  /* Which of run()'s two paths launches each kernel (num_kernels entries,
+   * AOTC_KERNEL_*_PATH; null: every kernel AOTC_KERNEL_ANY_PATH). A model
+   * with persistent kernels has two: on a CPU device the persistent kernels
+   * (aotc_rt_persistent true), elsewhere their parts one by one. A container
+   * creates, and builds the program's sections of, only the kernels of the
+   * path it takes: PoCL compiles each kernel of a program it builds, and
+   * the parts' code is in the persistent kernels too. Static table of the
+   * .so, read when a container is created. */
+  const uint8_t *kernel_paths;
 } AotcModelDesc;
+
+/* AotcModelDesc::kernel_paths values. */
+enum {
+  AOTC_KERNEL_ANY_PATH = 0,        /* launched on either path */
+  AOTC_KERNEL_PERSISTENT_PATH = 1, /* a persistent kernel: CPU devices */
+  AOTC_KERNEL_PARTS_PATH = 2,      /* a persistent kernel's part: elsewhere */
+};
 
 /* Exported by the generated wrapper. */
 const AotcModelDesc *aotc_model_desc(void);
