@@ -176,7 +176,8 @@ size_t LoopModule::numFunctions() const {
     n += l.group >= 0 || kernels[l.kernel].function.empty();
   // Each persistent kernel's parts as kernels of their own too.
   for (const Persistent &p : persistent)
-    n += static_cast<size_t>(p.parts());
+    for (int k = p.first; k <= p.last; ++k)
+      n += kernels[k].function.empty();
   if (foldProgram)
     for (const Kernel &k : foldProgram->kernels)
       n += k.function.empty();

@@ -195,10 +195,9 @@ struct LoopModule {
   /// program's), each with the module whose buffers it names.
   std::vector<std::pair<const Kernel *, const LoopModule *>>
   allKernels() const;
-  /// How many OpenCL kernel functions the .so has: each persistent group's
-  /// and each of its parts' (launched one by one on devices other than
-  /// CPUs), and each other kernel's without a Kernel::function of another
-  /// kernel's.
+  /// How many OpenCL kernel functions the .so has: each persistent group's,
+  /// and each other kernel's, its parts' too (launched one by one on devices
+  /// other than CPUs), without a Kernel::function of another kernel's.
   size_t numFunctions() const;
   /// Global size of each ND-range dimension of a kernel, from its Parallel
   /// loops (dimension order).

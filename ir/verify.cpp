@@ -824,6 +824,11 @@ Status verifyKernels(const LoopModule &m, const LoopModule *foldOf,
 } // namespace
 
 Status verifyKernelFunctions(const LoopModule &m) {
+  auto isPart = [&](const Kernel *k) {
+    const Kernel *first = m.kernels.data();
+    return k >= first && k < first + m.kernels.size() &&
+           m.groupOf(static_cast<int>(k - first)) >= 0;
+  };
   std::map<std::string, const Kernel *> own;
   for (const auto &[k, owner] : m.allKernels()) {
     if (k->function.empty()) {
@@ -835,6 +840,13 @@ Status verifyKernelFunctions(const LoopModule &m) {
       return makeError("kernel '", k->name, "' runs function '", k->function,
                        "', which no earlier kernel defines");
     const Kernel &f = *it->second;
+    // A persistent kernel's part is a kernel of its own only where parts
+    // are launched one by one: it shares a part's function, and others
+    // never share one (AotcModelDesc::kernel_paths).
+    if (isPart(&f) != isPart(k))
+      return makeError("kernel '", k->name, "' runs function '", k->function,
+                       "': a persistent kernel's part and a kernel that is "
+                       "not one never share a function");
     bool same = f.buffers.size() == k->buffers.size() &&
                 f.symbols.size() == k->symbols.size() &&
                 f.reportsErrors == k->reportsErrors &&
@@ -853,7 +865,7 @@ namespace {
 
 /// Persistent groups (LoopModule::persistent): in kernel order, disjoint,
 /// of two kernels or more that may run as parts (one ND-range dimension or
-/// none, no fixed work-group, no local arrays, no shared function), no sync
+/// none, no fixed work-group, no local arrays), no sync
 /// point inside, names of their own, counters inside counterBytes without
 /// overlap.
 Status verifyPersistent(const LoopModule &m) {
@@ -874,11 +886,11 @@ Status verifyPersistent(const LoopModule &m) {
     for (int k = p.first; k <= p.last; ++k) {
       const Kernel &part = m.kernels[k];
       if (part.workGroupSize > 0 || !part.locals.empty() ||
-          !part.function.empty() || LoopModule::globalSize(part).size() > 1)
+          LoopModule::globalSize(part).size() > 1)
         return makeError("persistent kernel '", p.name, "': kernel '",
                          part.name,
-                         "' has a fixed work-group, local arrays, another's "
-                         "function or more than one ND-range dimension");
+                         "' has a fixed work-group, local arrays or more "
+                         "than one ND-range dimension");
       for (const LoopModule::Sync &s : m.syncs)
         if (s.afterKernel == k && k != p.last)
           return makeError("persistent kernel '", p.name,

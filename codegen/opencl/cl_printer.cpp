@@ -1158,9 +1158,6 @@ Expected<std::string> emitOpenCL(const LoopModule &m, const ClOptions &options) 
       std::vector<std::string> functions;
       for (int k = p.first; k <= p.last; ++k) {
         const Kernel &part = m.kernels[k];
-        if (!part.function.empty())
-          return makeError("kernel '", part.name, "' of persistent kernel '",
-                           p.name, "' runs another's function");
         std::string key = part.reportsErrors ? "errors, buffers" : "buffers";
         for (const KernelBuffer &b : part.buffers)
           key += std::string(" ") + dtypeName(b.dtype);
@@ -1192,6 +1189,8 @@ Expected<std::string> emitOpenCL(const LoopModule &m, const ClOptions &options) 
     }
     const Kernel &k = *singles[i].first;
     if (i >= firstPart && i < firstFold) {
+      if (!k.function.empty())
+        continue; // runs an earlier part kernel's (share_kernels.h)
       std::string text;
       KernelPrinter printer(k, m, helpers, options);
       AOTC_RETURN_IF_ERROR(

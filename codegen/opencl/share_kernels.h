@@ -19,6 +19,14 @@
 /// names them (the scheduler's kernelBuffers), so that blocks of one shape
 /// put their weights and activations in the same places.
 ///
+/// A persistent kernel's parts (compiler/schedule/persistent_kernels.h)
+/// are printed once more as kernels of their own, for devices that launch
+/// the parts one by one; those share with each other alike (BERT's 111
+/// parts: 10 functions), never with other kernels: only that path builds
+/// them (AotcModelDesc::kernel_paths). On the persistent path a part's code
+/// is a function its persistent kernel calls, shared by text as well
+/// (emitOpenCL).
+///
 /// Launch order, names, summaries, configurations and profiles stay each
 /// kernel's own. The model's and the folding program's kernels share with
 /// each other too: they are one program.

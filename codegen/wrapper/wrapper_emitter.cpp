@@ -548,7 +548,8 @@ std::vector<WrapperEmitter::Launchable> WrapperEmitter::launchables() const {
   for (const LoopModule::Persistent &p : m_.persistent)
     for (int k = p.first; k <= p.last; ++k)
       out.push_back({m_.kernels[k].name,
-                     m_.kernels[k].name,
+                     m_.kernels[k].function.empty() ? m_.kernels[k].name
+                                                    : m_.kernels[k].function,
                      m_.kernels[k].summary,
                      {&m_.kernels[k]},
                      AOTC_KERNEL_PARTS_PATH});

@@ -134,4 +134,54 @@ TEST(ShareKernels, BadFunctionsAreRefused) {
   EXPECT_FALSE(verifyKernelFunctions(chained).isOk());
 }
 
+/// k0 and k1 (the same code) as the parts of a persistent kernel; k2
+/// scales by another factor; k3 is k0's code outside the group.
+LoopModule persistentModule() {
+  LoopModule m;
+  m.name = "share_parts";
+  m.symbols = {{"n", {1, 8}, N()}};
+  m.kernels = {scale("k0", "in", "a", 2), scale("k1", "a", "b", 2),
+               scale("k2", "b", "c", 3), scale("k3", "c", "d", 2)};
+  LoopModule::Persistent p;
+  p.name = "p0";
+  p.first = 0;
+  p.last = 1;
+  m.persistent = {p};
+  m.counterBytes = LoopModule::Persistent::counterBytes(2);
+  return m;
+}
+
+TEST(ShareKernels, PartsShareOnlyWithParts) {
+  LoopModule m = persistentModule();
+  Expected<int> shared = shareKernels(m, {});
+  ASSERT_TRUE(shared.isOk()) << shared.status().message();
+  EXPECT_EQ(*shared, 1);
+  EXPECT_EQ(m.kernels[1].function, "k0"); // a part, as k0
+  // k0's code, but k0 is a kernel of its own only where parts are launched
+  // one by one: k3 keeps its function.
+  EXPECT_EQ(m.kernels[3].function, "");
+  EXPECT_TRUE(verifyKernelFunctions(m).isOk());
+  EXPECT_EQ(m.numFunctions(), 4u); // p0, k0, k2, k3
+
+  Expected<std::string> cl = emitOpenCL(m);
+  ASSERT_TRUE(cl.isOk()) << cl.status().message();
+  EXPECT_EQ(count(*cl, "(a persistent kernel's part"), 1u) << *cl;
+  EXPECT_NE(cl->find("__kernel void k0("), std::string::npos) << *cl;
+  EXPECT_EQ(cl->find("__kernel void k1("), std::string::npos) << *cl;
+  EXPECT_EQ(count(*cl, "__kernel void "), 4u) << *cl;
+  // The persistent kernel runs one part function for both.
+  EXPECT_NE(cl->find("// Part 1: k1 runs aotc_part_k0"), std::string::npos)
+      << *cl;
+
+  // A kernel outside the group never runs a part's function, nor a part
+  // another kernel's.
+  LoopModule outside = persistentModule();
+  outside.kernels[3].function = "k0";
+  EXPECT_NE(verifyKernelFunctions(outside).message().find(
+                "a persistent kernel's part and a kernel that is not one "
+                "never share a function"),
+            std::string::npos);
+  EXPECT_FALSE(emitOpenCL(outside).isOk());
+}
+
 } // namespace
