@@ -173,7 +173,8 @@ LoopModule::allKernels() const {
 size_t LoopModule::numFunctions() const {
   size_t n = 0;
   for (const Launch &l : launches())
-    n += l.group >= 0 || kernels[l.kernel].function.empty();
+    n += l.group >= 0 ? persistent[l.group].function.empty()
+                      : kernels[l.kernel].function.empty();
   // Each persistent kernel's parts as kernels of their own too.
   for (const Persistent &p : persistent)
     for (int k = p.first; k <= p.last; ++k)

@@ -157,6 +157,10 @@ struct LoopModule {
     std::string name;
     int first = -1, last = -1;
     int64_t counterOffset = 0;
+    /// The OpenCL function its launches run, where an earlier persistent
+    /// kernel's code is the same with its parameters in the same places
+    /// (codegen/opencl/share_kernels.h): that one's name. Empty: its own.
+    std::string function = {};
     /// The kernels it runs.
     int parts() const { return last - first + 1; }
     /// Bytes of counters a group of \p parts kernels uses: a claim and a

@@ -829,6 +829,16 @@ Status verifyKernelFunctions(const LoopModule &m) {
     return k >= first && k < first + m.kernels.size() &&
            m.groupOf(static_cast<int>(k - first)) >= 0;
   };
+  auto sameParameters = [](const Kernel &f, const Kernel &k) {
+    bool same = f.buffers.size() == k.buffers.size() &&
+                f.symbols.size() == k.symbols.size() &&
+                f.reportsErrors == k.reportsErrors &&
+                f.workGroupSize == k.workGroupSize;
+    for (size_t i = 0; same && i < f.buffers.size(); ++i)
+      same = f.buffers[i].dtype == k.buffers[i].dtype &&
+             f.buffers[i].written == k.buffers[i].written;
+    return same;
+  };
   std::map<std::string, const Kernel *> own;
   for (const auto &[k, owner] : m.allKernels()) {
     if (k->function.empty()) {
@@ -847,16 +857,29 @@ Status verifyKernelFunctions(const LoopModule &m) {
       return makeError("kernel '", k->name, "' runs function '", k->function,
                        "': a persistent kernel's part and a kernel that is "
                        "not one never share a function");
-    bool same = f.buffers.size() == k->buffers.size() &&
-                f.symbols.size() == k->symbols.size() &&
-                f.reportsErrors == k->reportsErrors &&
-                f.workGroupSize == k->workGroupSize;
-    for (size_t i = 0; same && i < f.buffers.size(); ++i)
-      same = f.buffers[i].dtype == k->buffers[i].dtype &&
-             f.buffers[i].written == k->buffers[i].written;
-    if (!same)
+    if (!sameParameters(f, *k))
       return makeError("kernel '", k->name, "' runs function '", k->function,
                        "', whose parameters differ from its own");
+  }
+  // A persistent kernel runs an earlier one's function of as many parts
+  // with the same parameters.
+  std::map<std::string, int> ownGroup;
+  for (size_t g = 0; g < m.persistent.size(); ++g) {
+    const LoopModule::Persistent &p = m.persistent[g];
+    if (p.function.empty()) {
+      ownGroup.emplace(p.name, static_cast<int>(g));
+      continue;
+    }
+    auto it = ownGroup.find(p.function);
+    if (it == ownGroup.end())
+      return makeError("persistent kernel '", p.name, "' runs function '",
+                       p.function,
+                       "', which no earlier persistent kernel defines");
+    if (m.persistent[it->second].parts() != p.parts() ||
+        !sameParameters(m.persistentSignature(it->second),
+                        m.persistentSignature(static_cast<int>(g))))
+      return makeError("persistent kernel '", p.name, "' runs function '",
+                       p.function, "', whose parts or parameters differ");
   }
   return Status::ok();
 }

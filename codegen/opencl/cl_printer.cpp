@@ -674,7 +674,7 @@ Status KernelPrinter::printPersistent(int g,
     AOTC_ASSIGN_OR_RETURN(std::string args, partCallArgs(k));
     const std::string next = std::to_string(2 * i * 16);
     const std::string done = std::to_string((2 * i + 1) * 16);
-    line("// Part " + std::to_string(i) + ": " + k.name);
+    line("// Part " + std::to_string(i) + (canonical_ ? "" : ": " + k.name));
     line(when.empty() ? "{" : "if (" + when + ") {");
     ++indent_;
     line("const long aotc_n = " + n + ";");
@@ -703,7 +703,7 @@ Status KernelPrinter::printPersistent(int g,
   line("if (aotc_counter_add(aotc_c + " + exitAt + ", 1) == (int)aotc_g - 1)");
   line("  for (int aotc_i = 0; aotc_i <= " + exitAt +
        "; aotc_i += 16) aotc_c[aotc_i] = 0;");
-  out += "__kernel void " + k_.name + "(";
+  out += "__kernel void " + (canonical_ ? kCanonicalName : k_.name) + "(";
   out += params_.empty() ? "void" : "\n" + params_;
   out += ") {\n" + body_ + "}\n";
   return Status::ok();
@@ -1091,6 +1091,21 @@ Expected<std::string> kernelText(const Kernel &k, const LoopModule &owner,
   return std::string(p.index32 ? "// 32-bit indices\n" : "") + p.text;
 }
 
+Expected<std::string> persistentText(const LoopModule &m, int g,
+                                     const ClOptions &options) {
+  const LoopModule::Persistent &p = m.persistent.at(static_cast<size_t>(g));
+  // The parts' functions by place: their texts are compared apart.
+  std::vector<std::string> functions;
+  for (int i = 0; i < p.parts(); ++i)
+    functions.push_back("aotc_part_" + std::to_string(i));
+  ClHelpers helpers;
+  const Kernel sig = m.persistentSignature(g);
+  KernelPrinter printer(sig, m, helpers, options, false, true);
+  std::string text;
+  AOTC_RETURN_IF_ERROR(printer.printPersistent(g, functions, text));
+  return text;
+}
+
 Expected<std::string> emitOpenCL(const LoopModule &m, const ClOptions &options) {
   // The model's launches (its kernels, each persistent group as one
   // kernel after its parts' functions), then its folding program's kernels
@@ -1177,6 +1192,8 @@ Expected<std::string> emitOpenCL(const LoopModule &m, const ClOptions &options) 
         parts += "\n// " + part.name + " as a part of " + p.name +
                  (pk.index32 ? " (32-bit indices)" : "") + "\n" + pk.text;
       }
+      if (!p.function.empty())
+        continue; // runs an earlier persistent kernel's (share_kernels.h)
       const Kernel sig = m.persistentSignature(g);
       KernelPrinter printer(sig, m, helpers, options);
       AOTC_RETURN_IF_ERROR(printer.printPersistent(g, functions, text));

@@ -51,6 +51,14 @@ Expected<std::string> emitOpenCL(const LoopModule &m,
 Expected<std::string> kernelText(const Kernel &k, const LoopModule &owner,
                                  const ClOptions &options = {});
 
+/// Persistent kernel \p g of \p m (LoopModule::persistent) as emitOpenCL
+/// prints it, but canonical as kernelText (its name and buffer parameters
+/// by position, its parts' names left out) and calling its parts'
+/// functions by place (`aotc_part_0`, ...): equal texts of groups whose
+/// parts are equal compute the same (share_kernels.h). Never compiled.
+Expected<std::string> persistentText(const LoopModule &m, int g,
+                                     const ClOptions &options = {});
+
 /// The options to build the program from emitOpenCL with. Never fast-math:
 /// results must match the reference implementation to 1e-4.
 std::string buildOptions(const LoopModule &m);

@@ -6,6 +6,36 @@
 #include <map>
 
 namespace aotc {
+namespace {
+
+/// What must be equal for two kernels to run one function: the canonical
+/// text, the work-group the launch takes, and the element types of the
+/// buffers, which the text spells by their storage (a bool and a uint8
+/// buffer are both uchar) and the verifier compares.
+Expected<std::string> shareKey(const Kernel &k, const LoopModule &owner,
+                               const ClOptions &options) {
+  AOTC_ASSIGN_OR_RETURN(std::string text, kernelText(k, owner, options));
+  std::string key = "work-group " + std::to_string(k.workGroupSize) +
+                    (k.reportsErrors ? ", errors" : "") + ", buffers";
+  for (const KernelBuffer &b : k.buffers)
+    key += std::string(" ") + dtypeName(b.dtype);
+  return key + "\n" + text;
+}
+
+} // namespace
+
+Expected<std::vector<int>> kernelClasses(const LoopModule &m,
+                                         const ClOptions &options) {
+  std::map<std::string, int> classOf;
+  std::vector<int> out;
+  for (const Kernel &k : m.kernels) {
+    AOTC_ASSIGN_OR_RETURN(std::string key, shareKey(k, m, options));
+    out.push_back(
+        classOf.emplace(std::move(key), static_cast<int>(classOf.size()))
+            .first->second);
+  }
+  return out;
+}
 
 Expected<int> shareKernels(LoopModule &m, const ClOptions &options) {
   // Persistent kernels' parts share only with parts: each is a kernel of
@@ -22,23 +52,35 @@ Expected<int> shareKernels(LoopModule &m, const ClOptions &options) {
       all.emplace_back(&k, m.foldProgram.get());
   int shared = 0;
   for (auto *kernels : {&all, &parts}) {
-    std::map<std::string, std::string> first; // canonical text -> kernel
+    std::map<std::string, std::string> first; // key -> kernel
     for (auto &[k, owner] : *kernels) {
       k->function.clear();
-      AOTC_ASSIGN_OR_RETURN(std::string text, kernelText(*k, *owner, options));
-      // Besides the text: the work-group the launch takes, and the element
-      // types of the buffers, which the text spells by their storage (a
-      // bool and a uint8 buffer are both uchar) and the verifier compares.
-      std::string key = "work-group " + std::to_string(k->workGroupSize) +
-                        (k->reportsErrors ? ", errors" : "") + ", buffers";
-      for (const KernelBuffer &b : k->buffers)
-        key += std::string(" ") + dtypeName(b.dtype);
-      key += "\n" + text;
+      AOTC_ASSIGN_OR_RETURN(std::string key, shareKey(*k, *owner, options));
       auto [it, fresh] = first.emplace(std::move(key), k->name);
       if (!fresh) {
         k->function = it->second;
         ++shared;
       }
+    }
+  }
+  // Persistent kernels: their parts' keys in order, and their own text
+  // with the parts' functions and their parameters spelled by place.
+  std::map<std::string, std::string> firstGroup;
+  for (size_t g = 0; g < m.persistent.size(); ++g) {
+    LoopModule::Persistent &p = m.persistent[g];
+    p.function.clear();
+    std::string key;
+    for (int k = p.first; k <= p.last; ++k) {
+      AOTC_ASSIGN_OR_RETURN(std::string part,
+                            shareKey(m.kernels[k], m, options));
+      key += "part\n" + part + "\n";
+    }
+    AOTC_ASSIGN_OR_RETURN(std::string text,
+                          persistentText(m, static_cast<int>(g), options));
+    auto [it, fresh] = firstGroup.emplace(key + text, p.name);
+    if (!fresh) {
+      p.function = it->second;
+      ++shared;
     }
   }
   return shared;

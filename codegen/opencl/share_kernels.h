@@ -25,7 +25,10 @@
 /// parts: 10 functions), never with other kernels: only that path builds
 /// them (AotcModelDesc::kernel_paths). On the persistent path a part's code
 /// is a function its persistent kernel calls, shared by text as well
-/// (emitOpenCL).
+/// (emitOpenCL); PoCL inlines it into each persistent kernel all the same,
+/// so persistent kernels whose parts and parameters are equal (the groups
+/// of repeated blocks that persistentKernels cuts at the blocks' period)
+/// share one function too.
 ///
 /// Launch order, names, summaries, configurations and profiles stay each
 /// kernel's own. The model's and the folding program's kernels share with
@@ -38,8 +41,16 @@ namespace aotc {
 
 /// Sets Kernel::function of every kernel of \p m (and of its folding
 /// program) whose canonical text equals an earlier kernel's, in launch
-/// order (the model's kernels first); returns how many, or the error of a
-/// kernel that cannot be printed.
+/// order (the model's kernels first), and Persistent::function of every
+/// persistent kernel whose parts' and own canonical texts equal an earlier
+/// one's; returns how many, or the error of a kernel that cannot be
+/// printed.
 Expected<int> shareKernels(LoopModule &m, const ClOptions &options);
+
+/// A class per kernel of \p m, in order: equal where shareKernels would
+/// let one run the other's function (the persistent grouping's
+/// ScheduleOptions::kernelClasses).
+Expected<std::vector<int>> kernelClasses(const LoopModule &m,
+                                         const ClOptions &options);
 
 } // namespace aotc

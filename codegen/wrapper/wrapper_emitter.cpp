@@ -535,7 +535,11 @@ std::vector<WrapperEmitter::Launchable> WrapperEmitter::launchables() const {
       continue;
     }
     const LoopModule::Persistent &p = m_.persistent[l.group];
-    Launchable a{p.name, p.name, "", {}, AOTC_KERNEL_PERSISTENT_PATH};
+    Launchable a{p.name,
+                 p.function.empty() ? p.name : p.function,
+                 "",
+                 {},
+                 AOTC_KERNEL_PERSISTENT_PATH};
     for (int k = p.first; k <= p.last; ++k)
       a.kernels.push_back(&m_.kernels[k]);
     a.summary = "persistent: " + std::to_string(a.kernels.size()) +

@@ -334,6 +334,20 @@ Expected<CompileResult> compileModel(const CompileOptions &opts) {
   ProofCache proofs;
   ScheduleOptions scheduleOpts = opts.schedule;
   scheduleOpts.proofs = &proofs;
+  ClOptions codegenOptions;
+  codegenOptions.narrowIndices =
+      opts.indexBits == CompileOptions::IndexBits::Narrow ||
+      (opts.indexBits == CompileOptions::IndexBits::Auto &&
+       opts.schedule.profile.family == "gpu");
+  // PoCL's erf is slow (cl_math.h); GPU drivers keep their own.
+  codegenOptions.ownMath = opts.schedule.profile.family == "cpu";
+  // Persistent groups cut where the kernels repeat, so that equal groups
+  // share a function (share_kernels.h): the classes by the printed code.
+  if (opts.shareKernels)
+    scheduleOpts.kernelClasses = [&codegenOptions](const LoopModule &m) {
+      Expected<std::vector<int>> classes = kernelClasses(m, codegenOptions);
+      return classes.isOk() ? classes.take() : std::vector<int>();
+    };
   const char *verifyEnv = std::getenv("AOTC_VERIFY_EACH");
   bool verifyEach =
       opts.verifyEach || (verifyEnv && std::string(verifyEnv) == "1");
@@ -462,13 +476,7 @@ Expected<CompileResult> compileModel(const CompileOptions &opts) {
   // 5. Code generation: OpenCL C and the C++ wrapper.
   std::string clSource, wrapper;
   Status gen = timer.run("codegen", [&]() -> Status {
-    ClOptions cl;
-    cl.narrowIndices =
-        opts.indexBits == CompileOptions::IndexBits::Narrow ||
-        (opts.indexBits == CompileOptions::IndexBits::Auto &&
-         opts.schedule.profile.family == "gpu");
-    // PoCL's erf is slow (cl_math.h); GPU drivers keep their own.
-    cl.ownMath = opts.schedule.profile.family == "cpu";
+    const ClOptions cl = codegenOptions;
     // emitOpenCL checks the functions shared (verifyKernelFunctions).
     if (opts.shareKernels)
       AOTC_RETURN_IF_ERROR(shareKernels(module, cl).status());

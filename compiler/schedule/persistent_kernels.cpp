@@ -5,6 +5,8 @@
 
 #include "compiler/schedule/schedule.h"
 
+#include <algorithm>
+
 namespace aotc {
 
 bool persistentPart(const Kernel &k) {
@@ -18,10 +20,56 @@ int64_t persistentParameterBytes(const Kernel &sig) {
          8 * static_cast<int64_t>(sig.symbols.size());
 }
 
-int persistentKernels(LoopModule &m) {
+namespace {
+
+/// Where the group from \p first, which may run to \p last, ends instead
+/// so that the network's repeated blocks fall in groups of equal code
+/// (persistent_kernels.h, kernel classes): the first phase \p first + o
+/// and the shortest period P from which the classes repeat beyond
+/// \p last, for two groups at least of the most whole periods (k) that
+/// fit; the group then ends after o + k P kernels, and \p run is k P (the
+/// next groups repeat those kernels while they can). \p last, and \p run
+/// 0, where nothing repeats so.
+int alignedLast(const LoopModule &m, const std::vector<int> &classes, int first,
+                int last, int &run) {
+  run = 0;
+  const int n = static_cast<int>(m.kernels.size());
+  const int length = last - first + 1;
+  // How many kernels from s on equal the one P later.
+  auto repeating = [&](int s, int period) {
+    int i = s;
+    while (i + period < n && classes[i] == classes[i + period] &&
+           persistentPart(m.kernels[i + period]))
+      ++i;
+    return i - s;
+  };
+  for (int o = 0; o + 1 < length; ++o) {
+    const int s = first + o;
+    for (int period = 1; period <= length - o; ++period) {
+      const int span = repeating(s, period) + period;
+      if (s + span - 1 <= last)
+        continue; // the repeats fit in this group
+      const int k = std::min((length - o) / period, span / (2 * period));
+      if (k < 1 || k * period < 2)
+        continue;
+      run = k * period;
+      return s + run - 1;
+    }
+  }
+  return last;
+}
+
+} // namespace
+
+int persistentKernels(LoopModule &m, const std::vector<int> *classes) {
   m.persistent.clear();
   m.counterBytes = 0;
   const int n = static_cast<int>(m.kernels.size());
+  if (classes && classes->size() != m.kernels.size())
+    classes = nullptr;
+  // Kernels the last group repeats from the one before it: the next group
+  // repeats them again where it can (alignedLast).
+  int run = 0;
   auto syncAfter = [&](int k) {
     for (const LoopModule::Sync &s : m.syncs)
       if (s.afterKernel == k)
@@ -46,6 +94,18 @@ int persistentKernels(LoopModule &m) {
         --m.persistent[g].last;
         break;
       }
+    }
+    if (classes && m.persistent[g].last > first) {
+      int &last = m.persistent[g].last;
+      const std::vector<int> &c = *classes;
+      if (run > 0 && first + run - 1 <= last &&
+          std::equal(c.begin() + first - run, c.begin() + first,
+                     c.begin() + first))
+        last = first + run - 1;
+      else
+        last = alignedLast(m, c, first, last, run);
+    } else {
+      run = 0;
     }
     const int last = m.persistent[g].last;
     if (last == first || persistentParameterBytes(m.persistentSignature(g)) >

@@ -48,7 +48,16 @@ bool persistentPart(const Kernel &k);
 
 /// Groups the kernels of \p m into persistent kernels (above), setting
 /// LoopModule::persistent and counterBytes; returns the number of groups.
-int persistentKernels(LoopModule &m);
+///
+/// \p classes (one per kernel of \p m, else ignored): kernels of one class
+/// have the same code over other buffers (ScheduleOptions::kernelClasses).
+/// PoCL inlines every part into its persistent kernel, so a cold load
+/// compiles each group's parts again: where the classes repeat beyond a
+/// group (BERT's layers, every 10 kernels), the groups are cut at whole
+/// periods (two BERT layers each), so that the repeated ones are equal and
+/// share one function (codegen/opencl/share_kernels.h); at most one launch
+/// more. Null: the longest groups that fit.
+int persistentKernels(LoopModule &m, const std::vector<int> *classes = nullptr);
 
 /// Bytes of the parameters of persistent kernel \p sig
 /// (LoopModule::persistentSignature): its buffers, the counters, the error

@@ -250,7 +250,10 @@ Expected<LoopModule> scheduleGraph(const Graph &g, LoweredGraph lg,
   // The last step: launches, not kernels, change.
   if (opts.persistentKernels && opts.registerTiling &&
       opts.profile.family == "cpu") {
-    persistentKernels(m);
+    std::vector<int> classes;
+    if (opts.kernelClasses)
+      classes = opts.kernelClasses(m);
+    persistentKernels(m, classes.empty() ? nullptr : &classes);
     AOTC_RETURN_IF_ERROR(passDone("persistent-kernels", m));
   }
   return m;

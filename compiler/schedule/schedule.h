@@ -109,6 +109,11 @@ struct ScheduleOptions {
   /// end (persistent_kernels.h; `aotc compile --no-persistent-kernels`
   /// turns it off). Never for a folding program (run once per update).
   bool persistentKernels = true;
+  /// For persistent kernels: a class per kernel of the module, equal where
+  /// two kernels' code is the same over other buffers (the driver gives
+  /// codegen's canonical text: share_kernels.h), so that groups repeat
+  /// with the network's blocks (persistentKernels). Empty: not aligned.
+  std::function<std::vector<int>(const LoopModule &)> kernelClasses;
   /// The target, which the tile cost model counts vector instructions and
   /// registers of (`aotc compile --device-profile`, `--vector-lanes`).
   DeviceProfile profile;

@@ -184,4 +184,65 @@ TEST(ShareKernels, PartsShareOnlyWithParts) {
   EXPECT_FALSE(emitOpenCL(outside).isOk());
 }
 
+/// Four kernels of the same code in two persistent kernels of two parts.
+LoopModule twoEqualGroups() {
+  LoopModule m;
+  m.name = "share_groups";
+  m.symbols = {{"n", {1, 8}, N()}};
+  m.kernels = {scale("k0", "in", "a", 2), scale("k1", "a", "b", 2),
+               scale("k2", "b", "c", 2), scale("k3", "c", "d", 2)};
+  for (int g = 0; g < 2; ++g) {
+    LoopModule::Persistent p;
+    p.name = "p" + std::to_string(g);
+    p.first = 2 * g;
+    p.last = 2 * g + 1;
+    p.counterOffset = g * LoopModule::Persistent::counterBytes(2);
+    m.persistent.push_back(p);
+  }
+  m.counterBytes = 2 * LoopModule::Persistent::counterBytes(2);
+  return m;
+}
+
+TEST(ShareKernels, EqualPersistentKernelsShareOne) {
+  LoopModule m = twoEqualGroups();
+  Expected<int> shared = shareKernels(m, {});
+  ASSERT_TRUE(shared.isOk()) << shared.status().message();
+  EXPECT_EQ(*shared, 4); // k1, k2, k3 as parts, and p1
+  EXPECT_EQ(m.persistent[0].function, "");
+  EXPECT_EQ(m.persistent[1].function, "p0");
+  EXPECT_TRUE(verifyKernelFunctions(m).isOk());
+  EXPECT_EQ(m.numFunctions(), 2u); // p0 and k0
+  Expected<std::string> cl = emitOpenCL(m);
+  ASSERT_TRUE(cl.isOk()) << cl.status().message();
+  EXPECT_EQ(count(*cl, "(persistent: 2 kernels)"), 1u) << *cl;
+  EXPECT_EQ(cl->find("__kernel void p1("), std::string::npos) << *cl;
+
+  // Canonical: the groups' texts are equal, and differ from a group whose
+  // parts take their buffers in other places.
+  Expected<std::string> a = persistentText(m, 0), b = persistentText(m, 1);
+  ASSERT_TRUE(a.isOk() && b.isOk());
+  EXPECT_EQ(*a, *b);
+  EXPECT_EQ(a->find("k0"), std::string::npos) << *a;
+  LoopModule other = twoEqualGroups();
+  other.kernels[3] = scale("k3", "c", "d", 2, true);
+  ASSERT_TRUE(shareKernels(other, {}).isOk());
+  EXPECT_EQ(other.persistent[1].function, "");
+
+  // The verifier: an earlier persistent kernel of as many parts with the
+  // same parameters.
+  LoopModule later = twoEqualGroups();
+  later.persistent[0].function = "p1";
+  EXPECT_NE(verifyKernelFunctions(later).message().find(
+                "which no earlier persistent kernel defines"),
+            std::string::npos);
+  EXPECT_FALSE(emitOpenCL(later).isOk());
+  // (It compares the parameters, as for kernels; the code, shareKernels.)
+  LoopModule places = twoEqualGroups();
+  places.kernels[3] = scale("k3", "in", "d", 2); // a fourth parameter
+  places.persistent[1].function = "p0";
+  EXPECT_NE(verifyKernelFunctions(places).message().find(
+                "whose parts or parameters differ"),
+            std::string::npos);
+}
+
 } // namespace

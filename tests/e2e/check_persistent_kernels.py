@@ -115,6 +115,24 @@ def nonzero():
     return h.make_model(g, opset_imports=[h.make_opsetid("", 13)])
 
 
+def blocks():
+    """72 layers of one shape (MatMul, bias, Relu): more kernels than one
+    persistent kernel's parameters hold, repeating, so groups are cut at
+    whole layers and the equal ones run one function (share_kernels.h)."""
+    nodes, inits, x = [], [], "x"
+    for i in range(72):
+        w = nh.from_array((rng.standard_normal((16, 16)) / 4).astype(np.float32), f"w{i}")
+        b = nh.from_array((rng.standard_normal(16) / 4).astype(np.float32), f"b{i}")
+        inits += [w, b]
+        nodes += [h.make_node("MatMul", [x, w.name], [f"m{i}"]),
+                  h.make_node("Add", [f"m{i}", b.name], [f"a{i}"]),
+                  h.make_node("Relu", [f"a{i}"], [f"r{i}" if i < 71 else "y"])]
+        x = f"r{i}"
+    g = h.make_graph(nodes, "blocks", [h.make_tensor_value_info("x", T.FLOAT, ["n", 16])],
+                     [h.make_tensor_value_info("y", T.FLOAT, ["n", 16])], inits)
+    return h.make_model(g, opset_imports=[h.make_opsetid("", 13)])
+
+
 GOOD_IDX = np.array([3, 0, 7, 0], np.int64)
 
 
@@ -141,6 +159,7 @@ MODELS = {
     "bottleneck": (bottleneck(), True),
     "gather": (gather(), True),
     "nonzero": (nonzero(), False),
+    "blocks": (blocks(), True),
 }
 
 # One PoCL worker thread, in a process of its own (PoCL reads the variable
@@ -234,6 +253,11 @@ for mname, (proto, applies) in MODELS.items():
                      f"without the other path's kernels: {want} of {len(source.encode())}")
         if applies and not grouped:
             fail(f"{tag}: no persistent kernel")
+        # Repeated layers: groups of equal length, all but the first and the
+        # last running the first equal one's function.
+        printed = source.count("(persistent: ")
+        if mname == "blocks" and (len(grouped) < 3 or printed >= len(grouped)):
+            fail(f"{tag}: {printed} persistent kernels printed for the groups {grouped}")
         if none:
             fail(f"{tag}: persistent kernels under --no-persistent-kernels: {none}")
         # The .so's kernels: its launches, then each persistent kernel's parts.

@@ -115,6 +115,52 @@ TEST(PersistentKernels, ParametersPastTheBudgetStartAnotherGroup) {
   EXPECT_EQ(f.m.persistent[1].last, 69);
 }
 
+/// Kernel 0 of class 100, then classes 0, 1, 2 repeating: a network's
+/// stem and its blocks of three kernels.
+std::vector<int> stemAndBlocks(int n) {
+  std::vector<int> c = {100};
+  for (int i = 1; i < n; ++i)
+    c.push_back((i - 1) % 3);
+  return c;
+}
+
+TEST(PersistentKernels, RepeatedBlocksGetEqualGroups) {
+  // 190 kernels: the longest groups would be 62, 62, 62 and 4 kernels,
+  // none equal to another.
+  Fixture greedy(190);
+  ASSERT_EQ(persistentKernels(greedy.m), 4);
+  EXPECT_EQ(greedy.m.persistent[1].first, 62);
+  EXPECT_EQ(greedy.m.persistent[1].last, 123);
+
+  // Cut at whole blocks: the stem with 20 blocks, then 20 blocks twice
+  // (equal parts, in the same places), then what is left.
+  Fixture f(190);
+  std::vector<int> classes = stemAndBlocks(190);
+  ASSERT_EQ(persistentKernels(f.m, &classes), 4);
+  const std::vector<LoopModule::Persistent> &p = f.m.persistent;
+  EXPECT_EQ(p[0].first, 0);
+  EXPECT_EQ(p[0].last, 60);
+  EXPECT_EQ(p[1].first, 61);
+  EXPECT_EQ(p[1].last, 120);
+  EXPECT_EQ(p[2].first, 121);
+  EXPECT_EQ(p[2].last, 180);
+  EXPECT_EQ(p[3].first, 181);
+  EXPECT_EQ(p[3].last, 189);
+  EXPECT_EQ(message(verifyModule(f.m)), "ok");
+
+  // Repeats that fit one group leave it whole.
+  Fixture small(30);
+  std::vector<int> few = stemAndBlocks(30);
+  ASSERT_EQ(persistentKernels(small.m, &few), 1);
+  EXPECT_EQ(small.m.persistent[0].last, 29);
+
+  // Classes that do not match the kernels are not used.
+  Fixture wrong(190);
+  std::vector<int> shorter = stemAndBlocks(100);
+  ASSERT_EQ(persistentKernels(wrong.m, &shorter), 4);
+  EXPECT_EQ(wrong.m.persistent[1].last, 123);
+}
+
 TEST(PersistentKernels, TheVerifierRefusesBadGroups) {
   {
     Fixture f(4);
