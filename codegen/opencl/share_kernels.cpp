@@ -51,11 +51,14 @@ Expected<int> shareKernels(LoopModule &m, const ClOptions &options) {
     for (Kernel &k : m.foldProgram->kernels)
       all.emplace_back(&k, m.foldProgram.get());
   int shared = 0;
+  std::map<const Kernel *, std::string> partKeys;
   for (auto *kernels : {&all, &parts}) {
     std::map<std::string, std::string> first; // key -> kernel
     for (auto &[k, owner] : *kernels) {
       k->function.clear();
       AOTC_ASSIGN_OR_RETURN(std::string key, shareKey(*k, *owner, options));
+      if (kernels == &parts)
+        partKeys[k] = key;
       auto [it, fresh] = first.emplace(std::move(key), k->name);
       if (!fresh) {
         k->function = it->second;
@@ -70,11 +73,8 @@ Expected<int> shareKernels(LoopModule &m, const ClOptions &options) {
     LoopModule::Persistent &p = m.persistent[g];
     p.function.clear();
     std::string key;
-    for (int k = p.first; k <= p.last; ++k) {
-      AOTC_ASSIGN_OR_RETURN(std::string part,
-                            shareKey(m.kernels[k], m, options));
-      key += "part\n" + part + "\n";
-    }
+    for (int k = p.first; k <= p.last; ++k)
+      key += "part\n" + partKeys.at(&m.kernels[k]) + "\n";
     AOTC_ASSIGN_OR_RETURN(std::string text,
                           persistentText(m, static_cast<int>(g), options));
     auto [it, fresh] = firstGroup.emplace(key + text, p.name);
