@@ -134,21 +134,34 @@ TEST(ShareKernels, BadFunctionsAreRefused) {
   EXPECT_FALSE(verifyKernelFunctions(chained).isOk());
 }
 
+/// Kernels k0..k3 over in -> a -> b -> c -> d scaling by \p factors,
+/// the first \p groups pairs of them persistent kernels p0, p1, ... of
+/// two parts each.
+LoopModule grouped(const std::string &name, const double (&factors)[4],
+                   int groups) {
+  LoopModule m;
+  m.name = name;
+  m.symbols = {{"n", {1, 8}, N()}};
+  const char *bufs[] = {"in", "a", "b", "c", "d"};
+  for (int i = 0; i < 4; ++i)
+    m.kernels.push_back(
+        scale("k" + std::to_string(i), bufs[i], bufs[i + 1], factors[i]));
+  for (int g = 0; g < groups; ++g) {
+    LoopModule::Persistent p;
+    p.name = "p" + std::to_string(g);
+    p.first = 2 * g;
+    p.last = 2 * g + 1;
+    p.counterOffset = g * LoopModule::Persistent::counterBytes(2);
+    m.persistent.push_back(p);
+  }
+  m.counterBytes = groups * LoopModule::Persistent::counterBytes(2);
+  return m;
+}
+
 /// k0 and k1 (the same code) as the parts of a persistent kernel; k2
 /// scales by another factor; k3 is k0's code outside the group.
 LoopModule persistentModule() {
-  LoopModule m;
-  m.name = "share_parts";
-  m.symbols = {{"n", {1, 8}, N()}};
-  m.kernels = {scale("k0", "in", "a", 2), scale("k1", "a", "b", 2),
-               scale("k2", "b", "c", 3), scale("k3", "c", "d", 2)};
-  LoopModule::Persistent p;
-  p.name = "p0";
-  p.first = 0;
-  p.last = 1;
-  m.persistent = {p};
-  m.counterBytes = LoopModule::Persistent::counterBytes(2);
-  return m;
+  return grouped("share_parts", {2, 2, 3, 2}, 1);
 }
 
 TEST(ShareKernels, PartsShareOnlyWithParts) {
@@ -185,23 +198,7 @@ TEST(ShareKernels, PartsShareOnlyWithParts) {
 }
 
 /// Four kernels of the same code in two persistent kernels of two parts.
-LoopModule twoEqualGroups() {
-  LoopModule m;
-  m.name = "share_groups";
-  m.symbols = {{"n", {1, 8}, N()}};
-  m.kernels = {scale("k0", "in", "a", 2), scale("k1", "a", "b", 2),
-               scale("k2", "b", "c", 2), scale("k3", "c", "d", 2)};
-  for (int g = 0; g < 2; ++g) {
-    LoopModule::Persistent p;
-    p.name = "p" + std::to_string(g);
-    p.first = 2 * g;
-    p.last = 2 * g + 1;
-    p.counterOffset = g * LoopModule::Persistent::counterBytes(2);
-    m.persistent.push_back(p);
-  }
-  m.counterBytes = 2 * LoopModule::Persistent::counterBytes(2);
-  return m;
-}
+LoopModule twoEqualGroups() { return grouped("share_groups", {2, 2, 2, 2}, 2); }
 
 TEST(ShareKernels, EqualPersistentKernelsShareOne) {
   LoopModule m = twoEqualGroups();

@@ -402,7 +402,11 @@ typedef struct AotcModelDesc {
    * creates, and builds the program's sections of, only the kernels of the
    * path it takes: PoCL compiles each kernel of a program it builds, and
    * the parts' code is in the persistent kernels too. Static table of the
-   * .so, read when a container is created. */
+   * .so, owned by it, read only (by the runtime when a container is
+   * created, from any thread). A value other than these three fails the
+   * container's creation with AOTC_ERROR_INTERNAL; so does a source whose
+   * sections do not define the kernels the table leaves out, and a launch
+   * of a kernel of the path not taken is refused with the same status. */
   const uint8_t *kernel_paths;
 } AotcModelDesc;
 
