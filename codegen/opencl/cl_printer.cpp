@@ -1158,9 +1158,9 @@ Expected<std::string> emitOpenCL(const LoopModule &m, const ClOptions &options) 
   for (size_t i = m.kernels.size(); i < all.size(); ++i)
     singles.push_back(all[i]);
   // Parts whose code is the same (a network's repeated blocks) call one
-  // function, as kernels share one (share_kernels.h): keyed by their text
-  // with names spelled by position, and their buffers' element types.
-  std::map<std::string, std::string> partFunctions;
+  // function, as their kernels share one: a part kernel that runs an
+  // earlier part's function (Kernel::function, set by shareKernels, which
+  // verifyKernelFunctions checked above) calls that part's.
   // The parts' functions go in the program's head, which every part of a
   // program split for a parallel build compiles (runtime/src/
   // program_split.h): persistent kernels in different parts call them.
@@ -1173,17 +1173,11 @@ Expected<std::string> emitOpenCL(const LoopModule &m, const ClOptions &options) 
       std::vector<std::string> functions;
       for (int k = p.first; k <= p.last; ++k) {
         const Kernel &part = m.kernels[k];
-        std::string key = part.reportsErrors ? "errors, buffers" : "buffers";
-        for (const KernelBuffer &b : part.buffers)
-          key += std::string(" ") + dtypeName(b.dtype);
-        AOTC_ASSIGN_OR_RETURN(std::string canonical,
-                              kernelText(part, m, options));
-        auto [it, fresh] = partFunctions.emplace(key + "\n" + canonical,
-                                                 "aotc_part_" + part.name);
-        functions.push_back(it->second);
-        functionOf[part.name] = it->second;
+        const bool fresh = part.function.empty();
+        functions.push_back("aotc_part_" + (fresh ? part.name : part.function));
+        functionOf[part.name] = functions.back();
         text += "// Part " + std::to_string(k - p.first) + ": " + part.name +
-                " runs " + it->second + "\n";
+                " runs " + functions.back() + "\n";
         if (!fresh)
           continue;
         AOTC_ASSIGN_OR_RETURN(PrintedKernel pk,

@@ -39,18 +39,35 @@
 
 namespace aotc {
 
+/// The share keys of a module's kernels (what must be equal for one to
+/// run another's function), by kernel in order, as kernelClasses printed
+/// them at the end of scheduling; shareKernels reuses them rather than
+/// print every kernel again (ResNet-50: 84 kernels of 70-odd lines each).
+struct ShareKeys {
+  std::vector<std::string> names; ///< the kernels', in order
+  std::vector<std::string> keys;
+};
+
 /// Sets Kernel::function of every kernel of \p m (and of its folding
 /// program) whose canonical text equals an earlier kernel's, in launch
 /// order (the model's kernels first), and Persistent::function of every
 /// persistent kernel whose parts' and own canonical texts equal an earlier
 /// one's; returns how many, or the error of a kernel that cannot be
-/// printed.
-Expected<int> shareKernels(LoopModule &m, const ClOptions &options);
+/// printed. \p known, where its names are the model's kernels', gives
+/// their keys; with \p recheck they are printed again all the same, and a
+/// kernel whose key changed since is an error (a pass after kernelClasses
+/// that changed a kernel would otherwise share a function that computes
+/// something else: --verify-each turns the check on).
+Expected<int> shareKernels(LoopModule &m, const ClOptions &options,
+                           const ShareKeys *known = nullptr,
+                           bool recheck = false);
 
 /// A class per kernel of \p m, in order: equal where shareKernels would
 /// let one run the other's function (the persistent grouping's
-/// ScheduleOptions::kernelClasses).
+/// ScheduleOptions::kernelClasses); the keys behind them in \p keys
+/// where given.
 Expected<std::vector<int>> kernelClasses(const LoopModule &m,
-                                         const ClOptions &options);
+                                         const ClOptions &options,
+                                         ShareKeys *keys = nullptr);
 
 } // namespace aotc

@@ -343,9 +343,14 @@ Expected<CompileResult> compileModel(const CompileOptions &opts) {
   codegenOptions.ownMath = opts.schedule.profile.family == "cpu";
   // Persistent groups cut where the kernels repeat, so that equal groups
   // share a function (share_kernels.h): the classes by the printed code.
+  // Their keys are kept for shareKernels, which prints them again only
+  // under --verify-each, to check that no kernel changed since.
+  ShareKeys shareKeys;
   if (opts.shareKernels)
-    scheduleOpts.kernelClasses = [&codegenOptions](const LoopModule &m) {
-      Expected<std::vector<int>> classes = kernelClasses(m, codegenOptions);
+    scheduleOpts.kernelClasses = [&codegenOptions,
+                                  &shareKeys](const LoopModule &m) {
+      Expected<std::vector<int>> classes =
+          kernelClasses(m, codegenOptions, &shareKeys);
       return classes.isOk() ? classes.take() : std::vector<int>();
     };
   const char *verifyEnv = std::getenv("AOTC_VERIFY_EACH");
@@ -479,7 +484,8 @@ Expected<CompileResult> compileModel(const CompileOptions &opts) {
     const ClOptions cl = codegenOptions;
     // emitOpenCL checks the functions shared (verifyKernelFunctions).
     if (opts.shareKernels)
-      AOTC_RETURN_IF_ERROR(shareKernels(module, cl).status());
+      AOTC_RETURN_IF_ERROR(
+          shareKernels(module, cl, &shareKeys, verifyEach).status());
     AOTC_ASSIGN_OR_RETURN(clSource, emitOpenCL(module, cl));
     return Status::ok();
   });

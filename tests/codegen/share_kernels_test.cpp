@@ -134,6 +134,40 @@ TEST(ShareKernels, BadFunctionsAreRefused) {
   EXPECT_FALSE(verifyKernelFunctions(chained).isOk());
 }
 
+TEST(ShareKernels, KeysOfSchedulingAreReusedAndRecheckedUnderVerify) {
+  LoopModule m = module();
+  ShareKeys keys;
+  Expected<std::vector<int>> classes = kernelClasses(m, {}, &keys);
+  ASSERT_TRUE(classes.isOk()) << classes.status().message();
+  EXPECT_EQ(*classes, (std::vector<int>{0, 0, 1, 2}));
+  ASSERT_EQ(keys.names, (std::vector<std::string>{"k0", "k1", "k2", "k3"}));
+  ASSERT_EQ(keys.keys.size(), 4u);
+  EXPECT_EQ(keys.keys[0], keys.keys[1]);
+  EXPECT_NE(keys.keys[0], keys.keys[2]);
+
+  // k2 changed after its key was printed (as a pass between scheduling
+  // and codegen would): given keys are taken as they are, so k2 keeps the
+  // key of its old code and does not share k0's...
+  m.kernels[2] = scale("k2", "b", "c", 2);
+  ASSERT_TRUE(shareKernels(m, {}, &keys).isOk());
+  EXPECT_EQ(m.kernels[1].function, "k0");
+  EXPECT_EQ(m.kernels[2].function, "");
+  // ...and the recheck (--verify-each) prints them again and names it.
+  Expected<int> rechecked = shareKernels(m, {}, &keys, true);
+  ASSERT_FALSE(rechecked.isOk());
+  EXPECT_NE(rechecked.status().message().find(
+                "kernel 'k2' changed after its share key was computed"),
+            std::string::npos)
+      << rechecked.status().message();
+  // Keys of other kernels are not used: printed, k2 now shares k0's.
+  ShareKeys other = keys;
+  other.names[3] = "k9";
+  ASSERT_TRUE(shareKernels(m, {}, &other, true).isOk());
+  EXPECT_EQ(m.kernels[2].function, "k0");
+  ASSERT_TRUE(shareKernels(m, {}).isOk());
+  EXPECT_EQ(m.kernels[2].function, "k0");
+}
+
 /// Kernels k0..k3 over in -> a -> b -> c -> d scaling by \p factors,
 /// the first \p groups pairs of them persistent kernels p0, p1, ... of
 /// two parts each.
