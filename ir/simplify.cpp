@@ -988,4 +988,124 @@ evaluate(const Expr &e, const std::vector<std::pair<Expr, int64_t>> &values) {
   return std::nullopt;
 }
 
+namespace {
+
+/// interpret's walk; \p values binds Vars by id.
+std::optional<int64_t>
+interpretNode(const Expr &e,
+              const std::vector<std::pair<uint64_t, int64_t>> &values) {
+  const DType t = e.type();
+  if (e.lanes() != 1 ||
+      (t != DType::Int64 && t != DType::Int32 && t != DType::Bool))
+    return std::nullopt;
+  // A result of e's type, or nullopt where the type cannot hold it.
+  auto fits = [t](int64_t v) -> std::optional<int64_t> {
+    if (t == DType::Int32 && (v < INT32_MIN || v > INT32_MAX))
+      return std::nullopt;
+    return v;
+  };
+  switch (e.kind()) {
+  case ExprKind::IntImm:
+    return fits(e.as<IntImm>()->value);
+  case ExprKind::Var: {
+    const uint64_t id = e.as<Var>()->id;
+    for (const auto &[var, v] : values)
+      if (var == id)
+        return fits(v);
+    return std::nullopt;
+  }
+  case ExprKind::Not: {
+    std::optional<int64_t> a = interpretNode(e.as<Not>()->a, values);
+    if (!a)
+      return std::nullopt;
+    return *a == 0;
+  }
+  case ExprKind::Select: {
+    const Select *s = e.as<Select>();
+    std::optional<int64_t> c = interpretNode(s->cond, values);
+    if (!c)
+      return std::nullopt;
+    return interpretNode(*c ? s->trueValue : s->falseValue, values);
+  }
+  case ExprKind::Binary: {
+    const Binary *b = e.as<Binary>();
+    std::optional<int64_t> x = interpretNode(b->a, values);
+    if (!x)
+      return std::nullopt;
+    // And and Or read their second operand only where it decides.
+    if (b->op == BinOp::And && *x == 0)
+      return 0;
+    if (b->op == BinOp::Or && *x != 0)
+      return 1;
+    std::optional<int64_t> y = interpretNode(b->b, values);
+    if (!y)
+      return std::nullopt;
+    int64_t r = 0;
+    switch (b->op) {
+    case BinOp::Add:
+      if (__builtin_add_overflow(*x, *y, &r))
+        return std::nullopt;
+      return fits(r);
+    case BinOp::Sub:
+      if (__builtin_sub_overflow(*x, *y, &r))
+        return std::nullopt;
+      return fits(r);
+    case BinOp::Mul:
+      if (__builtin_mul_overflow(*x, *y, &r))
+        return std::nullopt;
+      return fits(r);
+    case BinOp::FloorDiv:
+      if (*y <= 0)
+        return std::nullopt;
+      return fits(floorDivInt(*x, *y));
+    case BinOp::Mod:
+      if (*y <= 0)
+        return std::nullopt;
+      return fits(*x - floorDivInt(*x, *y) * *y);
+    case BinOp::Min:
+      return std::min(*x, *y);
+    case BinOp::Max:
+      return std::max(*x, *y);
+    case BinOp::EQ:
+      return *x == *y;
+    case BinOp::NE:
+      return *x != *y;
+    case BinOp::LT:
+      return *x < *y;
+    case BinOp::LE:
+      return *x <= *y;
+    case BinOp::GT:
+      return *x > *y;
+    case BinOp::GE:
+      return *x >= *y;
+    case BinOp::And:
+    case BinOp::Or:
+      return *y != 0;
+    case BinOp::Div:
+    case BinOp::Pow:
+      return std::nullopt;
+    }
+    return std::nullopt;
+  }
+  default:
+    return std::nullopt;
+  }
+}
+
+} // namespace
+
+std::optional<int64_t>
+interpret(const Expr &e, const std::vector<std::pair<Expr, int64_t>> &values) {
+  if (!e.defined())
+    return std::nullopt;
+  std::vector<std::pair<uint64_t, int64_t>> byId;
+  for (const auto &[var, v] : values) {
+    const Var *x = var.as<Var>();
+    if (!x)
+      return std::nullopt;
+    byId.emplace_back(x->id, v);
+  }
+  return interpretNode(e, byId);
+}
+
 } // namespace aotc

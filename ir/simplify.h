@@ -84,4 +84,14 @@ Expr maxProven(const Expr &a, const Expr &b, const RangeEnv &env);
 std::optional<int64_t>
 evaluate(const Expr &e, const std::vector<std::pair<Expr, int64_t>> &values);
 
+/// The same, interpreted node by node without simplifying (microseconds
+/// where evaluate takes a simplification): for integer index math and its
+/// conditions only (Int32/Int64/Bool scalars: constants, bound Vars, the
+/// arithmetic, floor division and remainder by a positive divisor, min/max,
+/// comparisons, logic, Not and Select). nullopt for anything else, for an
+/// unbound Var and for a result an Int32 or Int64 cannot hold; evaluate
+/// may still know those.
+std::optional<int64_t>
+interpret(const Expr &e, const std::vector<std::pair<Expr, int64_t>> &values);
+
 } // namespace aotc

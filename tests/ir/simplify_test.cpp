@@ -5,7 +5,9 @@
 
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <map>
+#include <random>
 
 using namespace aotc;
 
@@ -140,6 +142,115 @@ TEST(Simplify, Evaluate) {
   EXPECT_EQ(evaluate(mod(Expr(-3), Expr(4)), {}), 1);
   EXPECT_EQ(evaluate(floorDiv(Expr(-3), Expr(4)), {}), -1);
   EXPECT_FALSE(evaluate(v("unbound") + 1, {}).has_value());
+}
+
+TEST(Simplify, InterpretKnowsIndexMathAndNothingElse) {
+  Expr e = floorDiv(v("batch") * 3 + 7, 2);
+  EXPECT_EQ(interpret(e, {{v("batch"), 5}}), 11);
+  EXPECT_EQ(interpret(Binary::make(BinOp::Mod, Expr(-3), Expr(4)), {}), 1);
+  EXPECT_EQ(interpret(Binary::make(BinOp::FloorDiv, Expr(-3), Expr(4)), {}),
+            -1);
+  EXPECT_EQ(
+      interpret(Binary::make(BinOp::Mod, v("i"), Expr(4)), {{v("i"), -5}}), 3);
+  EXPECT_FALSE(interpret(v("unbound") + 1, {}).has_value());
+  // A divisor that is not positive, C division, floats: not index math.
+  EXPECT_FALSE(interpret(Binary::make(BinOp::FloorDiv, v("i"), v("j")),
+                         {{v("i"), 3}, {v("j"), 0}})
+                   .has_value());
+  EXPECT_FALSE(
+      interpret(Binary::make(BinOp::Div, v("i"), Expr(2)), {{v("i"), 3}})
+          .has_value());
+  EXPECT_FALSE(interpret(FloatImm::make(1.5), {}).has_value());
+  // Results the type cannot hold.
+  Expr big = Var::make("big", DType::Int32);
+  EXPECT_EQ(interpret(Cast::make(DType::Int32, v("i")), {{v("i"), 7}}),
+            std::nullopt); // a Cast is not interpreted
+  Expr i32 = Binary::make(BinOp::Mul, big, big);
+  EXPECT_EQ(interpret(i32, {{big, 46340}}), 46340 * 46340);
+  EXPECT_FALSE(interpret(i32, {{big, 46341}}).has_value());
+  EXPECT_FALSE(interpret(Binary::make(BinOp::Mul, v("n"), v("n")),
+                         {{v("n"), int64_t(1) << 40}})
+                   .has_value());
+  // And and Or decide by their first operand where it does.
+  Expr unknown = cmp(BinOp::LT, v("unbound"), Expr(3));
+  EXPECT_EQ(interpret(Binary::make(BinOp::And, cmp(BinOp::LT, v("i"), Expr(2)),
+                                   unknown),
+                      {{v("i"), 5}}),
+            0);
+  EXPECT_EQ(interpret(Binary::make(BinOp::Or, cmp(BinOp::LT, v("i"), Expr(2)),
+                                   unknown),
+                      {{v("i"), 1}}),
+            1);
+  // Select reads the arm it takes only.
+  EXPECT_EQ(interpret(Select::make(cmp(BinOp::GE, v("i"), Expr(2)), v("i") - 2,
+                                   v("unbound")),
+                      {{v("i"), 5}}),
+            3);
+}
+
+// Random index expressions and conditions (the register tiles' tests of
+// their rows and columns) agree with evaluate, which simplifies, wherever
+// that knows them; interpret knows every one of them.
+TEST(Simplify, InterpretAgreesWithEvaluateOnRandomIndexMath) {
+  std::mt19937 rng(1234);
+  const Expr vars[] = {v("i"), v("j"), v("n")};
+  std::function<Expr(int)> intExpr, boolExpr;
+  intExpr = [&](int depth) -> Expr {
+    int pick = static_cast<int>(rng() % (depth > 0 ? 10 : 2));
+    auto sub = [&] { return intExpr(depth - 1); };
+    switch (pick) {
+    case 0:
+      return vars[rng() % 3];
+    case 1:
+      return Expr(static_cast<int64_t>(rng() % 41) - 20);
+    case 2:
+      return Binary::make(BinOp::Add, sub(), sub());
+    case 3:
+      return Binary::make(BinOp::Sub, sub(), sub());
+    case 4:
+      return Binary::make(BinOp::Mul, sub(), sub());
+    case 5:
+      return Binary::make(BinOp::FloorDiv, sub(),
+                          Expr(static_cast<int64_t>(rng() % 7) + 1));
+    case 6:
+      return Binary::make(BinOp::Mod, sub(),
+                          Expr(static_cast<int64_t>(rng() % 7) + 1));
+    case 7:
+      return Binary::make(rng() % 2 ? BinOp::Min : BinOp::Max, sub(), sub());
+    default:
+      return Select::make(boolExpr(depth - 1), sub(), sub());
+    }
+  };
+  boolExpr = [&](int depth) -> Expr {
+    int pick = static_cast<int>(rng() % (depth > 0 ? 4 : 1));
+    static const BinOp cmps[] = {BinOp::EQ, BinOp::NE, BinOp::LT,
+                                 BinOp::LE, BinOp::GT, BinOp::GE};
+    switch (pick) {
+    case 0:
+      return Binary::make(cmps[rng() % 6], intExpr(depth), intExpr(depth));
+    case 1:
+      return Binary::make(BinOp::And, boolExpr(depth - 1), boolExpr(depth - 1));
+    case 2:
+      return Binary::make(BinOp::Or, boolExpr(depth - 1), boolExpr(depth - 1));
+    default:
+      return Not::make(boolExpr(depth - 1));
+    }
+  };
+  int compared = 0;
+  for (int t = 0; t < 3000; ++t) {
+    Expr e = t % 2 ? intExpr(3) : boolExpr(3);
+    std::vector<std::pair<Expr, int64_t>> values;
+    for (const Expr &x : vars)
+      values.push_back({x, static_cast<int64_t>(rng() % 61) - 30});
+    std::optional<int64_t> got = interpret(e, values);
+    ASSERT_TRUE(got.has_value()) << printExpr(e);
+    std::optional<int64_t> want = evaluate(e, values);
+    if (!want)
+      continue;
+    ++compared;
+    ASSERT_EQ(*got, *want) << printExpr(e);
+  }
+  EXPECT_GT(compared, 2500);
 }
 
 TEST(Simplify, BoundsOf) {
