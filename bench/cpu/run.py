@@ -200,9 +200,9 @@ def bench_model(model, args, work, estimates):
         if "refused" in a:
             log(f"{model.name}: aotc refused: {a['refused']}")
         else:
-            a["kernels"] = tools.aotc_kernels(args.aotc, so)
             a["so_mb"] = os.path.getsize(so) / 2**20
-            log(f"{model.name}: aotc compile {a['compile_s']:.2f} s, {a['kernels']} kernels")
+            log(f"{model.name}: aotc compile {a['compile_s']:.2f} s, {a.get('kernels')} kernels "
+                f"in {a.get('launches')} launches")
 
     # IREE: import + compile.
     if "iree" in args.systems:

@@ -4,6 +4,7 @@ host CPU), and the machine-limits program (bench/cpu/limits.c)."""
 
 import json
 import os
+import re
 import subprocess
 import tempfile
 import time
@@ -46,15 +47,21 @@ def aotc_compile(aotc, onnx_path, so_path, timeout, flags=()):
     res = dict(compile_s=r["wall_s"])
     if r["rc"] != 0:
         res["refused"] = ("timed out after %d s" % timeout) if r["rc"] == 124 else first_error_line(r)
+        return res
+    res.update(compiled_kernels(r["out"] + r["err"]))
     return res
 
 
-def aotc_kernels(aotc, so_path):
-    r = timed([aotc, "inspect", so_path])
-    for line in r["out"].splitlines():
-        if line.startswith("kernels:"):
-            return int(line.split()[1])
-    return None
+def compiled_kernels(text):
+    """The model's kernels and launches from `aotc compile`'s summary line ("wrote m.so (65 kernels
+    in 4 launches, 13 more in the folding program ...)" or "(1 kernels, ..."): the kernels a run
+    executes, not `aotc inspect`'s table, which since persistent kernels (stop 69) also counts
+    each persistent kernel, its parts and the folding program's kernels."""
+    m = re.search(r"\((\d+) kernels(?: in (\d+) launches)?", text)
+    if not m:
+        return {}
+    kernels = int(m.group(1))
+    return dict(kernels=kernels, launches=int(m.group(2)) if m.group(2) else kernels)
 
 
 def iree_compile(venv_bin, onnx_path, work, timeout):
