@@ -297,16 +297,101 @@ void BoundsProver::release(size_t mark) {
   rebuildEnv();
 }
 
+namespace {
+
+/// Appends the \p bytes of a plain value to \p out.
+template <typename T> void appendRaw(std::string &out, const T &value) {
+  out.append(reinterpret_cast<const char *>(&value), sizeof(T));
+}
+
+/// The cache's spelling of index math, written as bytes rather than printed
+/// (printing the questions' text took about a tenth of ResNet-50's compile,
+/// as much as the proofs it saved). Every node is its kind, type and lanes,
+/// then its fields, then its operands, a fixed number for each kind: so no
+/// two different expressions have the same bytes. A variable is \p place's
+/// answer (its scope entry, >= 0) or else its identity. Kinds that index
+/// math does not hold (loads, calls, floats) are spelled as exprKeyRenamed
+/// prints them, with their length in front.
+class QuestionWriter {
+public:
+  QuestionWriter(std::string &out, const std::function<int64_t(const Var &)> &place,
+                 const VarNamer &namer)
+      : out_(out), place_(place), namer_(namer) {}
+
+  void write(const Expr &e) {
+    if (!e.defined()) {
+      out_.push_back('U');
+      return;
+    }
+    out_.push_back(static_cast<char>(e.kind()));
+    out_.push_back(static_cast<char>(e.type()));
+    appendRaw(out_, static_cast<int32_t>(e.lanes()));
+    switch (e.kind()) {
+    case ExprKind::IntImm:
+      appendRaw(out_, e.as<IntImm>()->value);
+      return;
+    case ExprKind::Var: {
+      const Var &v = *e.as<Var>();
+      const int64_t at = place_(v);
+      out_.push_back(at >= 0 ? 's' : 'v');
+      appendRaw(out_, at >= 0 ? static_cast<uint64_t>(at) : v.id);
+      return;
+    }
+    case ExprKind::Binary: {
+      const Binary *b = e.as<Binary>();
+      out_.push_back(static_cast<char>(b->op));
+      write(b->a);
+      write(b->b);
+      return;
+    }
+    case ExprKind::Not:
+      write(e.as<Not>()->a);
+      return;
+    case ExprKind::Select: {
+      const Select *s = e.as<Select>();
+      write(s->cond);
+      write(s->trueValue);
+      write(s->falseValue);
+      return;
+    }
+    case ExprKind::Cast:
+      write(e.as<Cast>()->value);
+      return;
+    default: {
+      const std::string text = exprKeyRenamed(e, namer_);
+      appendRaw(out_, static_cast<uint64_t>(text.size()));
+      out_ += text;
+      return;
+    }
+    }
+  }
+
+private:
+  std::string &out_;
+  const std::function<int64_t(const Var &)> &place_;
+  const VarNamer &namer_;
+};
+
+} // namespace
+
 std::string BoundsProver::canonical(const Expr &e, size_t prefix) const {
-  VarNamer namer = [&](const Var &v) {
+  // The variables bound by the first \p prefix entries by their places; a
+  // symbol (the same in every kernel of the module), or a variable the
+  // prover does not know, by identity.
+  const std::function<int64_t(const Var &)> place = [&](const Var &v) {
     for (size_t i = prefix; i-- > 0;)
       if (scope_[i].kind != Entry::Fact && scope_[i].var.as<Var>()->id == v.id)
-        return "$" + std::to_string(i);
-    // A symbol (the same in every kernel of the module), or a variable the
-    // prover does not know: by identity.
-    return v.name + "#" + std::to_string(v.id);
+        return static_cast<int64_t>(i);
+    return int64_t{-1};
   };
-  return exprKeyRenamed(e, namer);
+  const VarNamer namer = [&](const Var &v) {
+    const int64_t at = place(v);
+    return at >= 0 ? "$" + std::to_string(at)
+                   : v.name + "#" + std::to_string(v.id);
+  };
+  std::string out;
+  QuestionWriter(out, place, namer).write(e);
+  return out;
 }
 
 std::string BoundsProver::questionKey(const Expr &e) {
@@ -315,15 +400,15 @@ std::string BoundsProver::questionKey(const Expr &e) {
     std::string key;
     switch (x.kind) {
     case Entry::Loop:
-      key = "loop " + std::string(dtypeName(x.var.type())) + " " +
-            canonical(x.lo, i) + " .. " + canonical(x.hi, i);
+      key = "L" + std::string(1, static_cast<char>(x.var.type())) +
+            canonical(x.lo, i) + canonical(x.hi, i);
       break;
     case Entry::Let:
-      key = "let " + std::string(dtypeName(x.var.type())) + " = " +
-            (x.value.defined() ? canonical(x.value, i) : std::string("?"));
+      key = "T" + std::string(1, static_cast<char>(x.var.type())) +
+            canonical(x.value, i);
       break;
     case Entry::Fact:
-      key = "fact " + canonical(x.fact, i);
+      key = "F" + canonical(x.fact, i);
       break;
     }
     const int before = i == 0 ? 0 : scopeIds_[i - 1];
@@ -333,8 +418,9 @@ std::string BoundsProver::questionKey(const Expr &e) {
                   .first;
     scopeIds_.push_back(it->second);
   }
-  return std::to_string(scope_.empty() ? 0 : scopeIds_.back()) + " | " +
-         canonical(e, scope_.size());
+  std::string key;
+  appendRaw(key, static_cast<int32_t>(scope_.empty() ? 0 : scopeIds_.back()));
+  return key + canonical(e, scope_.size());
 }
 
 void BoundsProver::rebuildEnv() {

@@ -940,3 +940,52 @@ TEST(ProofCache, AnswersTheSameQuestionOnly) {
   Tile wide(env, cache, n);
   EXPECT_FALSE(wide.p.proveNonNegative(Expr(50) * 8 - 1 - wide.index()));
 }
+
+// The cache's questions are written as bytes (BoundsProver::canonical):
+// two questions that differ only in an operator, a constant, a select's
+// arm or a node written as text (an index check) are different questions. Each pair asks the provable one first,
+// so that a key shared with the other would answer it wrongly.
+TEST(ProofCache, TellsApartQuestionsThatDifferInOneNode) {
+  RangeEnv env;
+  ProofCache cache;
+  // A fresh prover over one loop i in [0, 8), and its i.
+  auto ask = [&](const std::function<Expr(const Expr &)> &question) {
+    BoundsProver p(env, &cache);
+    Expr i = Var::make("i");
+    p.addLoop(i, 0, Expr(8));
+    return p.proveNonNegative(question(i));
+  };
+  using Q = std::function<Expr(const Expr &)>;
+  auto minMax = [](BinOp op) {
+    return Q([op](const Expr &i) {
+      return Expr(6) - Binary::make(op, i, Expr(6));
+    });
+  };
+  EXPECT_TRUE(ask(minMax(BinOp::Min)));
+  EXPECT_FALSE(ask(minMax(BinOp::Max))); // i = 7
+  auto constant = [](int64_t c) {
+    return Q([c](const Expr &i) { return Expr(c) - i; });
+  };
+  EXPECT_TRUE(ask(constant(7)));
+  EXPECT_FALSE(ask(constant(6)));
+  auto otherArm = [](int64_t c) {
+    return Q([c](const Expr &i) {
+      return Expr(7) - Select::make(cmp(BinOp::LT, i, Expr(3)), i, Expr(c));
+    });
+  };
+  EXPECT_TRUE(ask(otherArm(7)));
+  EXPECT_FALSE(ask(otherArm(8))); // i >= 3 reads 8
+  auto checked = [](int64_t extent) {
+    return Q([extent](const Expr &i) {
+      Expr data = Cast::make(DType::Int64, Load::make(DType::Int32, "idx", {i}));
+      return Expr(7) - IndexCheck::make(data, Expr(extent), 0, false);
+    });
+  };
+  EXPECT_TRUE(ask(checked(8)));
+  EXPECT_FALSE(ask(checked(9)));
+  EXPECT_GE(cache.proofs(), 4u);
+  EXPECT_EQ(cache.hits(), 0u);
+  // And the same question again is answered from the cache.
+  EXPECT_TRUE(ask(checked(8)));
+  EXPECT_EQ(cache.hits(), 1u);
+}
