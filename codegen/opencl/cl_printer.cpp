@@ -109,16 +109,31 @@ private:
   int trusted_;
 };
 
-/// Gives an explicit type to an integer literal that is not an int.
+/// True if \p e, an integer expression, may print as an int whatever its
+/// type: a literal, a ?: (C promotes arms narrower than int, and literal
+/// arms are ints), arithmetic on such operands only or on types narrower
+/// than int (C promotes both operands).
+bool printsAsInt(const Expr &e) {
+  if (e.as<IntImm>() || e.as<Select>())
+    return true;
+  const Binary *b = e.as<Binary>();
+  // min and max print as builtins of their operands' type, which
+  // typedLiteral gave them.
+  if (!b || isComparison(b->op) || b->op == BinOp::Min || b->op == BinOp::Max)
+    return false;
+  if (dtypeSize(e.type()) < 4)
+    return true;
+  return printsAsInt(b->a) && printsAsInt(b->b);
+}
+
+/// Gives an explicit type to an integer expression that prints as an int
+/// but is not one.
 Expr typedLiteral(const Expr &e) {
-  // An integer literal prints as an int, and so does a ?: whose arms are
-  // narrower than int (C promotes them) or are literals: a call to an
-  // overloaded builtin (min, max) would then mix types, which some OpenCL
-  // compilers reject as ambiguous (NVIDIA's does; PoCL accepts it).
-  bool literal = e.as<IntImm>() != nullptr;
-  bool select = e.as<Select>() != nullptr && !isFloat(e.type()) &&
-                e.type() != DType::Bool;
-  if ((!literal && !select) || e.type() == DType::Int32)
+  // A call to an overloaded builtin (min, max) would otherwise mix types,
+  // which OpenCL compilers reject as ambiguous: NVIDIA's for max(long, 4),
+  // PoCL's for max((c ? 4 : 7) * (c ? 4 : 7), long) (fuzz seed 20263900).
+  if (isFloat(e.type()) || e.type() == DType::Bool ||
+      e.type() == DType::Int32 || !printsAsInt(e))
     return e;
   return Expr(std::make_shared<Cast>(e.type(), e));
 }

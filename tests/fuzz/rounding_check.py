@@ -6,7 +6,8 @@ a Conv output element of -0.0043, a sum of terms whose magnitudes add up to
 term (1316 / 576), nor with a large error elsewhere, nor for an integer
 output. Seed 676132 (`--large`): Relu(Conv + x) at 0.0215, where the Conv's
 -182.469 and x's 182.491 cancel, is excused at aotc's error (1.7e-4) and
-not at one term's.
+not at one term's. Seed 20261621: a Cast to int8 of a Tanh whose float
+ONNX Runtime rounds to -1 is excused, a Cast of an exact input is not.
 
   .venv/bin/python tests/fuzz/rounding_check.py
 """
@@ -15,6 +16,9 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import fuzzgen  # noqa: E402
+import numpy as np  # noqa: E402
+import onnx  # noqa: E402
+from onnx import helper  # noqa: E402
 import run_fuzz  # noqa: E402
 
 
@@ -49,6 +53,29 @@ def main():
          detail(relu, 38275, 0.0217133, 0.0215454, 0.000412), True),
         ("an error of one term's size there", chain,
          detail(relu, 38275, 0.0215454 + 2.3, 0.0215454, 2.3), False),
+    ]
+    # Seed 20261621: Cast(Tanh(SpaceToDepth(w)), to=int8), where ONNX
+    # Runtime's Tanh gives -1 for tanh(-8.194887) = -0.99999985 (element 0);
+    # element 1's float is -0.313.
+    tanh = fuzzgen.make_case(20261621, 6, True)
+    assert not isinstance(tanh, str), tanh
+    cast = [o.name for o in tanh.model.graph.output].index("t15")
+    # A Cast of an input holding -1.0 exactly: the float is data, held
+    # exactly by both systems, so 0 for -1 is wrong.
+    x = helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [2])
+    y = helper.make_tensor_value_info("y", onnx.TensorProto.INT8, [2])
+    data = fuzzgen.Case(helper.make_model(
+        helper.make_graph([helper.make_node("Cast", ["x"], ["y"], to=onnx.TensorProto.INT8)],
+                          "cast_data", [x], [y]),
+        opset_imports=[helper.make_opsetid("", 17)]),
+        [np.array([-1.0, 0.5], np.float32)], None, ["Cast"])
+    checks += [
+        ("a Cast of ONNX Runtime's -1 where tanh is -0.99999985", tanh,
+         detail(cast, 0, 0, -1, 1), True),
+        ("a Cast off by two there", tanh, detail(cast, 0, 1, -1, 2), False),
+        ("a Cast of a float far from an integer (-0.313)", tanh,
+         detail(cast, 1, -1, 0, 1), False),
+        ("a Cast of an input's exact -1.0", data, detail(0, 0, 0, -1, 1), False),
     ]
     failed = 0
     for what, c, d, excused in checks:
