@@ -804,6 +804,10 @@ std::optional<std::pair<Expr, Expr>> BoundsProver::intervalOf(const Expr &e) {
     const Expr &d = y->first;
     if (nonNeg(x->first) && constNonNegative(d - Expr(1) - x->second))
       return x;
+    int64_t c;
+    if (d.isConst(c))
+      if (auto f = modRangeByFactor(b->a, c))
+        return pair(Expr(f->min), Expr(f->max));
     return pair(Expr(0), d - Expr(1));
   }
   case BinOp::Min:

@@ -8,6 +8,7 @@
 #include "ir/visitor.h"
 
 #include <algorithm>
+#include <numeric>
 #include <climits>
 #include <map>
 
@@ -49,6 +50,62 @@ int64_t satMul(int64_t a, int64_t b) {
 namespace {
 std::optional<Range> boundsOfRaw(const Expr &e, const RangeEnv &env);
 } // namespace
+
+namespace {
+
+/// a as g*x + k for every value of its variables (factorAndOffset): g 0
+/// for a constant; g 1, k 0 where nothing is known.
+struct FactorAndOffset {
+  int64_t g, k;
+};
+
+FactorAndOffset factorAndOffset(const Expr &e, int depth = 0) {
+  constexpr int64_t kLimit = int64_t(1) << 40;
+  auto small = [&](int64_t v) { return v > -kLimit && v < kLimit; };
+  if (int64_t v; e.isConst(v))
+    return small(v) ? FactorAndOffset{0, v} : FactorAndOffset{1, 0};
+  const Binary *b = e.as<Binary>();
+  if (!b || depth > 16 || !isIntType(e.type()))
+    return {1, 0};
+  switch (b->op) {
+  case BinOp::Add:
+  case BinOp::Sub: {
+    FactorAndOffset x = factorAndOffset(b->a, depth + 1),
+                    y = factorAndOffset(b->b, depth + 1);
+    int64_t k = b->op == BinOp::Add ? x.k + y.k : x.k - y.k;
+    return small(k) ? FactorAndOffset{std::gcd(x.g, y.g), k}
+                    : FactorAndOffset{1, 0};
+  }
+  case BinOp::Mul: {
+    int64_t c;
+    const Expr *other = b->b.isConst(c) ? &b->a : b->a.isConst(c) ? &b->b
+                                                                   : nullptr;
+    if (!other || !small(c))
+      return {1, 0};
+    FactorAndOffset x = factorAndOffset(*other, depth + 1);
+    int64_t ac = c < 0 ? -c : c;
+    if (!small(x.g * ac) || !small(x.k * c))
+      return {1, 0};
+    return {x.g * ac, x.k * c};
+  }
+  default:
+    return {1, 0};
+  }
+}
+
+} // namespace
+
+std::optional<Range> modRangeByFactor(const Expr &a, int64_t c) {
+  if (c <= 1)
+    return std::nullopt;
+  FactorAndOffset fo = factorAndOffset(a);
+  // g 0: a is the constant k.
+  int64_t f = fo.g == 0 ? c : std::gcd(fo.g, c);
+  if (f <= 1)
+    return std::nullopt;
+  int64_t k = fo.k - floorDivInt(fo.k, f) * f; // k mod f, in [0, f)
+  return Range{k, c - f + k};
+}
 
 std::optional<Range> boundsOf(const Expr &e, const RangeEnv &env) {
   std::optional<Range> r = boundsOfRaw(e, env);
@@ -135,6 +192,11 @@ std::optional<Range> boundsOfRaw(const Expr &e, const RangeEnv &env) {
       return std::nullopt;
     if (x && x->min >= 0 && x->max < y->min)
       return *x;
+    // Where a stays inside its type (a value that wrapped is not g*x + k).
+    if (y->min == y->max && x && x->min > scalar::minOf(b->a.type()) &&
+        x->max < scalar::maxOf(b->a.type()))
+      if (auto f = modRangeByFactor(b->a, y->min))
+        return f;
     return Range{0, y->max - 1};
   }
   case BinOp::Min:
@@ -477,7 +539,54 @@ private:
       if (lo == hi)
         return IntImm::make(lo, re.type());
     }
+    // (g*x + rest) floordiv c -> x floordiv (c/g) for g | c, 0 <= rest < g,
+    // where that drops a term or the inner division simplifies: (6*t + 4)
+    // floordiv 56 stays, rather than (3*t + 2) floordiv 28 beside the
+    // (6*t + 4) mod 56 it pairs with.
+    Linear x, rest;
+    if (int64_t g = splitByFactor(r, c, x, rest)) {
+      Expr inner =
+          simplifyFloorDiv(fromLinear(x), IntImm::make(c / g, re.type()));
+      const Binary *d = inner.as<Binary>();
+      if (!rest.terms.empty() || !d || d->op != BinOp::FloorDiv)
+        return inner;
+    }
     return Binary::make(BinOp::FloorDiv, re, b);
+  }
+
+  /// Writes \p r as g*x + rest for the largest g, 1 < g < c, that divides
+  /// \p c and a coefficient of r, where x keeps the terms whose coefficient
+  /// g divides (over g) and rest the others with the constant mod g, when
+  /// rest's bounds put it in [0, g): then floor(r / c) = floor(x / (c/g))
+  /// and r mod c = g * (x mod (c/g)) + rest, for any integer x. Returns g,
+  /// or 0 if none does (a 64-wide panel's column 16*j + l, l < 16, over
+  /// tiles of 32 columns: (16*j + l) floordiv 32 = j floordiv 2).
+  int64_t splitByFactor(const Linear &r, int64_t c, Linear &x, Linear &rest) {
+    std::vector<int64_t> factors;
+    for (const Linear::Term &t : r.terms) {
+      int64_t g = std::gcd(t.coef < 0 ? -t.coef : t.coef, c);
+      if (g > 1 && g < c)
+        factors.push_back(g);
+    }
+    std::sort(factors.rbegin(), factors.rend());
+    factors.erase(std::unique(factors.begin(), factors.end()), factors.end());
+    for (int64_t g : factors) {
+      x = Linear();
+      rest = Linear();
+      x.type = rest.type = r.type;
+      for (const Linear::Term &t : r.terms) {
+        if (t.coef % g == 0)
+          x.addTerm(t.atom, t.coef / g);
+        else
+          rest.addTerm(t.atom, t.coef);
+      }
+      x.constant = floorDivInt(r.constant, g);
+      rest.constant = r.constant - x.constant * g;
+      auto br = boundsOf(fromLinear(rest), env_);
+      if (br && br->min >= 0 && br->max < g)
+        return g;
+    }
+    return 0;
   }
 
   Expr simplifyMod(const Expr &a, const Expr &b) {
@@ -507,6 +616,19 @@ private:
         int64_t c1;
         if (in->op == BinOp::Mod && in->b.isConst(c1) && c1 > 0 && c1 % c == 0)
           return simplifyMod(in->a, b);
+      }
+      // (g*x + rest) mod c -> g * (x mod (c/g)) + rest for g | c,
+      // 0 <= rest < g.
+      // Only where that drops a term or the inner mod simplifies: (6*t + 2)
+      // mod 128 stays, rather than 2 * ((3*t + 1) mod 64).
+      Linear x, rest;
+      if (int64_t g = splitByFactor(r, c, x, rest)) {
+        Expr inner = simplifyMod(fromLinear(x), IntImm::make(c / g, a.type()));
+        const Binary *m = inner.as<Binary>();
+        if (!rest.terms.empty() || !m || m->op != BinOp::Mod) {
+          rest.add(toLinear(inner), g);
+          return fromLinear(rest);
+        }
       }
       return Binary::make(BinOp::Mod, re, b);
     }

@@ -48,6 +48,14 @@ private:
 /// Constant bounds of an integer expression, if derivable.
 std::optional<Range> boundsOf(const Expr &e, const RangeEnv &env);
 
+/// Bounds of a mod c (c > 0) from the factor its terms share: where a is
+/// g*x + k for every value (g the gcd of its terms' literal factors, taken
+/// through +, - and products by literals) and f = gcd(g, c) > 1, a mod c
+/// is k mod f plus a multiple of f: [k mod f, c - f + k mod f]. nullopt
+/// where f is 1. ((32*n + 4*l) mod 56 <= 52: a store of 4 lanes at it fits
+/// in a row of 56.)
+std::optional<Range> modRangeByFactor(const Expr &a, int64_t c);
+
 /// Simplifies an expression; the result is equal for every value of its free
 /// variables within their ranges.
 Expr simplify(const Expr &e, const RangeEnv &env = RangeEnv());

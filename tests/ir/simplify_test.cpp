@@ -113,6 +113,65 @@ TEST(Simplify, FloorDivAndModByConstants) {
   check(floorDiv(mod(v("x"), 32), 8), "((x floordiv 8) mod 4)");
 }
 
+// a mod c where a's terms share a factor f with c takes only the values
+// k mod f + multiples of f: (32*x + 4*y) mod 56 <= 52, (8*x + 3) mod 12 in
+// {3, 7, 11}.
+TEST(Simplify, ModBoundsKeepTheFactorOfTheTerms) {
+  auto range = [](const Expr &e) {
+    auto r = boundsOf(e, env());
+    return r ? std::to_string(r->min) + ".." + std::to_string(r->max)
+             : std::string("none");
+  };
+  EXPECT_EQ(range(mod(v("n") * 32 + v("i") * 4, 56)), "0..52");
+  EXPECT_EQ(range(mod(v("n") * 8 + 3, 12)), "3..11");
+  EXPECT_EQ(range(mod(v("n") * 8 - 3, 12)), "1..9"); // -3 mod 4 = 1
+  EXPECT_EQ(range(mod((v("n") * 4 + 2) * 3, 24)), "6..18");
+  EXPECT_EQ(range(mod(v("n") * 24 + 5, 12)), "5..5");
+  EXPECT_EQ(range(mod(v("n") * 3 + 1, 8)), "0..7");  // no common factor
+  EXPECT_EQ(range(mod(v("n") * v("i") * 4, 8)), "0..4"); // (n*i) * 4
+  // Nor where a is not known to stay inside its type.
+  EXPECT_EQ(range(mod(v("x") * 8, 12)), "0..11");
+  // Every value agrees.
+  for (int64_t x = -50; x < 50; ++x) {
+    int64_t a = 8 * x - 3, m = ((a % 12) + 12) % 12;
+    EXPECT_TRUE(m >= 1 && m <= 9 && (m - 1) % 4 == 0) << x;
+  }
+}
+
+// (g*x + r) floordiv c = x floordiv (c/g) and (g*x + r) mod c = g * (x mod
+// (c/g)) + r where g divides c and 0 <= r < g: a 32-column tile's column
+// 16*j + i (i < 16) over 64-wide panels, once its 64s are split off.
+TEST(Simplify, FactorsOfTheDivisorSplitOffABoundedRest) {
+  check(floorDiv(v("j") * 16 + v("i"), 32), "(j floordiv 2)");
+  check(floorDiv(v("x") * 16 + v("i"), 32), "(x floordiv 2)");
+  check(floorDiv(v("x") * 48 + v("i") + 64 * v("n"), 32),
+        "(((3 * x) floordiv 2) + (2 * n))");
+  check(mod(v("x") * 16 + v("i"), 32), "((16 * (x mod 2)) + i)");
+  check(mod(v("j") * 16 + v("i"), 64), "(i + (16 * j))");
+  // The constant splits too: 16*x + 3 + j is 16*x + (3 + j), 3 + j < 16.
+  check(floorDiv(v("x") * 16 + v("j") + 3, 32), "(x floordiv 2)");
+  // Not where the rest may reach g: i + j up to 18 >= 16.
+  check(floorDiv(v("x") * 16 + v("i") + v("j"), 32),
+        "(((i + j) + (16 * x)) floordiv 32)");
+  // Nor where the rest may be negative.
+  check(floorDiv(v("x") * 16 - v("j"), 32), "(((16 * x) - j) floordiv 32)");
+  // A mod that only moves a factor out stays as it was.
+  check(mod(v("x") * 6 + 2, 128), "(((6 * x) + 2) mod 128)");
+  // Every value of x in [-200, 200), i in [0, 16): the rules agree with
+  // floor division.
+  for (int64_t x = -200; x < 200; ++x)
+    for (int64_t i = 0; i < 16; i += 5) {
+      Expr fd = simplify(floorDiv(v("x") * 48 + v("i"), 32), env());
+      Expr md = simplify(mod(v("x") * 48 + v("i"), 32), env());
+      std::vector<std::pair<Expr, int64_t>> at{{v("x"), x}, {v("i"), i}};
+      int64_t y = 48 * x + i;
+      int64_t q = y >= 0 ? y / 32 : -((-y + 31) / 32);
+      EXPECT_EQ(interpret(fd, at), std::optional<int64_t>(q)) << x << " " << i;
+      EXPECT_EQ(interpret(md, at), std::optional<int64_t>(y - 32 * q))
+          << x << " " << i;
+    }
+}
+
 TEST(Simplify, RelinearizeUndoesDelinearize) {
   Expr x = v("x");
   // A reshape [N,64] -> [N,4,16] read back as flat: 64*(x/64) + 16*((x/16)%4) +

@@ -461,11 +461,20 @@ TEST(BoundsProver, FactBoundsItsVariable) {
   EXPECT_TRUE(q.proveInRange(t * 16 + 14 + r * 2, n * 2 + 5));
   EXPECT_FALSE(q.proveInRange(t * 16 + 14 + r * 2, n * 2 + 2)); // 2n + 2
   // A rounded-up size covers what it rounds: 256 * ((x + 123) floordiv 256)
-  // + 3072 >= x + 2940, and not x + 2941.
+  // + 3072 >= x + 2940 for any x, and not x + 2941 (x = n = 132). For x =
+  // 1960 * n, a multiple of 8, the remainder of x + 123 by 256 is at most
+  // 251: the true bound is x + 2944 (n = 16 reaches it), which the prover
+  // does not reach; x + 2945 is false.
   EXPECT_TRUE(q.proveNonNegative(floorDiv(n * 1960 + 123, 256) * 256 + 3072 -
                                  (n * 1960 + 2940)));
   EXPECT_FALSE(q.proveNonNegative(floorDiv(n * 1960 + 123, 256) * 256 +
-                                  3072 - (n * 1960 + 2941)));
+                                  3072 - (n * 1960 + 2945)));
+  EXPECT_FALSE(q.proveNonNegative(floorDiv(n + 123, 256) * 256 + 3072 -
+                                  (n + 2941)));
+  // A store of 4 lanes at (32 * t + 4 * r) mod 56 stays in a row of 56:
+  // the mod is a multiple of 4, at most 52.
+  EXPECT_TRUE(q.proveInRange(mod(t * 32 + r * 4, Expr(56)) + 3, Expr(56)));
+  EXPECT_FALSE(q.proveInRange(mod(t * 4 + r, Expr(56)) + 3, Expr(56)));
   // The else branch: t >= 4, so 12 * t >= 48.
   p.addFact(cmp(BinOp::LE, t * 6 + 6, Expr(28)), false);
   EXPECT_TRUE(p.proveNonNegative(t * 12 - 48));
