@@ -8,6 +8,8 @@ output. Seed 676132 (`--large`): Relu(Conv + x) at 0.0215, where the Conv's
 -182.469 and x's 182.491 cancel, is excused at aotc's error (1.7e-4) and
 not at one term's. Seed 20261621: a Cast to int8 of a Tanh whose float
 ONNX Runtime rounds to -1 is excused, a Cast of an exact input is not.
+Seed 20272536 (`--large`): a Cos of a ConvTranspose sum of 23889.9 is
+excused at one unit of the sum, not at 0.5.
 
   .venv/bin/python tests/fuzz/rounding_check.py
 """
@@ -69,7 +71,15 @@ def main():
                           "cast_data", [x], [y]),
         opset_imports=[helper.make_opsetid("", 17)]),
         [np.array([-1.0, 0.5], np.float32)], None, ["Cast"])
+    # Seed 20272536 (--large): Cos of a ConvTranspose sum of 23889.9, whose
+    # last unit (0.002) moves the cosine by 0.0018.
+    cos = fuzzgen.make_case(20272536, 6, True, large=True)
+    assert not isinstance(cos, str), cos
+    cos_out = [o.name for o in cos.model.graph.output].index("t18")
     checks += [
+        ("a Cos of a sum that moved by one unit", cos,
+         detail(cos_out, 20, 0.336217, 0.334377, 0.001899), True),
+        ("a Cos off by 0.5 there", cos, detail(cos_out, 20, 0.834377, 0.334377, 0.5), False),
         ("a Cast of ONNX Runtime's -1 where tanh is -0.99999985", tanh,
          detail(cast, 0, 0, -1, 1), True),
         ("a Cast off by two there", tanh, detail(cast, 0, 1, -1, 2), False),

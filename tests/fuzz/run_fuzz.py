@@ -12,7 +12,7 @@ ONNX Runtime, writes them as ONNX backend-test case directories, runs
              bounds prover could not prove for a valid model (a prover limit,
              not an unsupported feature; never a wrong answer). Listed always;
              a failure with --strict-proofs
-  rounding   an output of contractions, Add, Sub, Relu and MaxPool differs by
+  rounding   an output of contractions, Add, Sub, Relu, MaxPool, Sin and Cos differs by
              no more than float rounding of its sums' terms, where they
              cancel (rounding_only; listed always, not a failure)
   WRONG      an output differs
@@ -114,8 +114,8 @@ def run_node(model, node, inputs):
 def rounding_bounds(model, values):
     """Per float value of \p model, an elementwise bound on how far float
     rounding in any order of its sums may move it from the exact result,
-    where the graph up to it is made of contractions (SUMS), Add, Sub, Relu
-    and MaxPool (the fuzzer's conv chains); other values have none.
+    where the graph up to it is made of contractions (SUMS), Add, Sub, Relu,
+    MaxPool (the fuzzer's conv chains), Sin and Cos; other values have none.
     A contraction adds ROUNDING_UNITS units of its terms' magnitude (the node
     over the absolute values of its inputs) and carries its operands' bounds
     as independent errors (the root of the node over their squares); Add
@@ -157,6 +157,12 @@ def rounding_bounds(model, values):
             bounds[out] = b + unit * np.abs(y.astype(np.float64))
         elif node.op_type == "Relu":
             bounds[out] = np.broadcast_to(bounds[ins[0]], y.shape)
+        elif node.op_type in ("Sin", "Cos"):
+            # Slopes at most 1: the input's bound carries, plus a unit of
+            # the result (seed 20272536, --large: cos of a ConvTranspose
+            # sum of 23889.9, whose last unit of 0.002 moves the cosine by
+            # as much).
+            bounds[out] = np.broadcast_to(bounds[ins[0]], y.shape) + unit
         elif node.op_type == "MaxPool" and len(node.output) == 1:
             b = np.broadcast_to(bounds[ins[0]], values[ins[0]].shape).astype(np.float64)
             bounds[out] = run_node(model, node, [b])
