@@ -83,10 +83,11 @@ FactorAndOffset factorAndOffset(const Expr &e, int depth = 0) {
     if (!other || !small(c))
       return {1, 0};
     FactorAndOffset x = factorAndOffset(*other, depth + 1);
-    int64_t ac = c < 0 ? -c : c;
-    if (!small(x.g * ac) || !small(x.k * c))
+    int64_t g, k;
+    if (__builtin_mul_overflow(x.g, c < 0 ? -c : c, &g) ||
+        __builtin_mul_overflow(x.k, c, &k) || !small(g) || !small(k))
       return {1, 0};
-    return {x.g * ac, x.k * c};
+    return {g, k};
   }
   default:
     return {1, 0};
@@ -564,6 +565,8 @@ private:
   int64_t splitByFactor(const Linear &r, int64_t c, Linear &x, Linear &rest) {
     std::vector<int64_t> factors;
     for (const Linear::Term &t : r.terms) {
+      if (t.coef == INT64_MIN)
+        continue;
       int64_t g = std::gcd(t.coef < 0 ? -t.coef : t.coef, c);
       if (g > 1 && g < c)
         factors.push_back(g);
