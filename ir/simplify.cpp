@@ -540,19 +540,33 @@ private:
       if (lo == hi)
         return IntImm::make(lo, re.type());
     }
-    // (g*x + rest) floordiv c -> x floordiv (c/g) for g | c, 0 <= rest < g,
-    // where that drops a term or the inner division simplifies: (6*t + 4)
-    // floordiv 56 stays, rather than (3*t + 2) floordiv 28 beside the
-    // (6*t + 4) mod 56 it pairs with.
-    Linear x, rest;
-    if (int64_t g = splitByFactor(r, c, x, rest)) {
-      Expr inner =
-          simplifyFloorDiv(fromLinear(x), IntImm::make(c / g, re.type()));
-      const Binary *d = inner.as<Binary>();
-      if (!rest.terms.empty() || !d || d->op != BinOp::FloorDiv)
-        return inner;
-    }
+    // (g*x + rest) floordiv c -> x floordiv (c/g) for g | c, 0 <= rest < g.
+    Linear rest;
+    int64_t g;
+    if (Expr inner = byFactor(r, c, BinOp::FloorDiv, rest, g); inner.defined())
+      return inner;
     return Binary::make(BinOp::FloorDiv, re, b);
+  }
+
+  /// x floordiv (c/g) or x mod (c/g) (\p op) of r = g*x + rest split by
+  /// splitByFactor, where that drops a term of r or the inner division
+  /// simplifies; undefined otherwise: (6*t + 4) floordiv 56 stays, rather
+  /// than (3*t + 2) floordiv 28 beside the (6*t + 4) mod 56 it pairs with,
+  /// and (6*t + 2) mod 128 rather than 2 * ((3*t + 1) mod 64).
+  Expr byFactor(const Linear &r, int64_t c, BinOp op, Linear &rest,
+                int64_t &g) {
+    Linear x;
+    g = splitByFactor(r, c, x, rest);
+    if (!g)
+      return Expr();
+    Expr divisor = IntImm::make(c / g, r.type);
+    Expr inner = op == BinOp::FloorDiv
+                     ? simplifyFloorDiv(fromLinear(x), divisor)
+                     : simplifyMod(fromLinear(x), divisor);
+    const Binary *in = inner.as<Binary>();
+    if (rest.terms.empty() && in && in->op == op)
+      return Expr();
+    return inner;
   }
 
   /// Writes \p r as g*x + rest for the largest g, 1 < g < c, that divides
@@ -622,16 +636,11 @@ private:
       }
       // (g*x + rest) mod c -> g * (x mod (c/g)) + rest for g | c,
       // 0 <= rest < g.
-      // Only where that drops a term or the inner mod simplifies: (6*t + 2)
-      // mod 128 stays, rather than 2 * ((3*t + 1) mod 64).
-      Linear x, rest;
-      if (int64_t g = splitByFactor(r, c, x, rest)) {
-        Expr inner = simplifyMod(fromLinear(x), IntImm::make(c / g, a.type()));
-        const Binary *m = inner.as<Binary>();
-        if (!rest.terms.empty() || !m || m->op != BinOp::Mod) {
-          rest.add(toLinear(inner), g);
-          return fromLinear(rest);
-        }
+      Linear rest;
+      int64_t g;
+      if (Expr inner = byFactor(r, c, BinOp::Mod, rest, g); inner.defined()) {
+        rest.add(toLinear(inner), g);
+        return fromLinear(rest);
       }
       return Binary::make(BinOp::Mod, re, b);
     }
