@@ -489,11 +489,18 @@ static bool eagerSafe(const Expr &e) {
   }
 }
 
+/// True if \p e is the literal +0.0 (or a vector of it): all bits zero.
+bool isPositiveZero(const Expr &e) {
+  const Expr &v = e.as<Broadcast>() ? e.as<Broadcast>()->value : e;
+  const FloatImm *f = v.as<FloatImm>();
+  return f && f->value == 0.0 && !std::signbit(f->value);
+}
+
 class Printer {
 public:
   Printer(PrintDialect d, const VarNamer *namer, bool keys = false,
-          bool typed = false)
-      : d_(d), namer_(namer), keys_(keys), typed_(typed) {}
+          bool typed = false, ClSpelling cl = {})
+      : d_(d), namer_(namer), keys_(keys), typed_(typed), cl_(cl) {}
 
   std::string print(const Expr &e) {
     if (typed_)
@@ -561,6 +568,30 @@ private:
       if (d_ == PrintDialect::Text)
         return "select(" + print(s->cond) + ", " + print(s->trueValue) + ", " +
                print(s->falseValue) + ")";
+      if (d_ == PrintDialect::OpenCL && cl_.laneMaskSelects &&
+          s->cond.lanes() == 1 && s->lanes > 1 &&
+          (s->type == DType::Float32 || s->type == DType::Float64)) {
+        // ClSpelling::laneMaskSelects: lanes of the arms' element size,
+        // all ones where the arm is taken. Against +0 (a padded read) the
+        // mask ands the other arm's bits (+0 is all zeros); else select.
+        const std::string lanes = std::to_string(s->lanes);
+        const std::string i = s->type == DType::Float32 ? "int" : "long";
+        const std::string f = s->type == DType::Float32 ? "float" : "double";
+        auto mask = [&](const char *cmp) {
+          return "(" + i + lanes + ")(-(" + i + ")((" + print(s->cond) +
+                 ") " + cmp + " 0))";
+        };
+        auto masked = [&](const Expr &v, const char *cmp) {
+          return "as_" + f + lanes + "(as_" + i + lanes + "(" + print(v) +
+                 ") & " + mask(cmp) + ")";
+        };
+        if (isPositiveZero(s->falseValue))
+          return masked(s->trueValue, "!=");
+        if (isPositiveZero(s->trueValue))
+          return masked(s->falseValue, "==");
+        return "select(" + print(s->falseValue) + ", " +
+               print(s->trueValue) + ", " + mask("!=") + ")";
+      }
       return "(" + print(s->cond) + " ? " + print(s->trueValue) + " : " +
              print(s->falseValue) + ")";
     }
@@ -758,6 +789,7 @@ private:
   const VarNamer *namer_;
   bool keys_;
   bool typed_; ///< every node followed by its type (exprKeyRenamed)
+  ClSpelling cl_;
 };
 
 struct VarOrder {
@@ -842,6 +874,13 @@ std::string printExpr(const Expr &e, PrintDialect d, const VarNamer *namer) {
   if (!e.defined())
     return "<undef>";
   return Printer(d, namer).print(e);
+}
+
+std::string printClExpr(const Expr &e, const VarNamer *namer,
+                        const ClSpelling &spelling) {
+  if (!e.defined())
+    return "<undef>";
+  return Printer(PrintDialect::OpenCL, namer, false, false, spelling).print(e);
 }
 
 std::string printExprs(const std::vector<Expr> &es, PrintDialect d,

@@ -181,6 +181,7 @@ public:
                 bool canonical = false)
       : k_(k), m_(m), helpers_(helpers), ownMath_(options.ownMath),
         index32_(index32), canonical_(canonical) {
+    spelling_.laneMaskSelects = options.laneMaskSelects;
     for (const Symbol &s : m.symbols)
       env_.set(s.var, s.range);
   }
@@ -276,6 +277,7 @@ private:
   const LoopModule &m_;
   ClHelpers &helpers_;
   bool ownMath_;
+  ClSpelling spelling_;
   Namer namer_;
   Expr errorsVar_ = Var::make("errors");
   std::map<std::string, BufferInfo> buffers_;
@@ -492,7 +494,7 @@ Expected<std::string> KernelPrinter::expr(const Expr &e, const char *what,
     }
   } renamer;
   renamer.p = this;
-  return printExpr(renamer.mutate(out), PrintDialect::OpenCL, &names);
+  return printClExpr(renamer.mutate(out), &names, spelling_);
 }
 
 Status KernelPrinter::declareParams() {

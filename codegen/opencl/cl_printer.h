@@ -29,6 +29,10 @@ struct ClOptions {
   /// builtin is slow on PoCL (cl_math.h: erf as aotc_erf); the pipeline
   /// sets it on CPU profiles.
   bool ownMath = false;
+  /// Selects of float vectors on one bool through a lane mask
+  /// (ClSpelling::laneMaskSelects, ir/expr.h); the pipeline sets it on CPU
+  /// profiles.
+  bool laneMaskSelects = false;
 };
 
 /// Prints every kernel of \p m as OpenCL C, in launch order, with a header

@@ -341,6 +341,8 @@ Expected<CompileResult> compileModel(const CompileOptions &opts) {
        opts.schedule.profile.family == "gpu");
   // PoCL's erf is slow (cl_math.h); GPU drivers keep their own.
   codegenOptions.ownMath = opts.schedule.profile.family == "cpu";
+  // x86 LLVM branches around each vector select on a scalar condition.
+  codegenOptions.laneMaskSelects = opts.schedule.profile.family == "cpu";
   // Persistent groups cut where the kernels repeat, so that equal groups
   // share a function (share_kernels.h): the classes by the printed code.
   // Their keys are kept for shareKernels, which prints them again only

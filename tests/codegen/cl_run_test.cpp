@@ -13,6 +13,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <map>
 #include <random>
 
@@ -89,11 +90,12 @@ struct Packed {
 /// Runs every kernel of \p m once, in order, the way the wrapper and the
 /// runtime do, and returns the outputs.
 std::vector<Bytes> runModule(const LoopModule &m, const Symbols &byName,
-                             const std::vector<Bytes> &inputs) {
+                             const std::vector<Bytes> &inputs,
+                             const ClOptions &options = {}) {
   Bindings symbols;
   for (const Symbol &sym : m.symbols)
     symbols.emplace_back(sym.var, byName.at(sym.name));
-  Expected<std::string> src = emitOpenCL(m);
+  Expected<std::string> src = emitOpenCL(m, options);
   EXPECT_TRUE(src.isOk()) << src.status().message();
   if (!src)
     return {};
@@ -342,6 +344,104 @@ TEST(CLRun, Float64KernelBuildsAndRuns) {
   std::memcpy(y.data(), out[0].data(), out[0].size());
   for (size_t k = 0; k < x.size(); ++k)
     EXPECT_EQ(y[k], x[k] * 0.1) << k;
+}
+
+/// out_a = c ? x : 0, out_b = c ? 0 : x, out_c = c ? x : y on vectors of 8
+/// \p t, c = (i mod 3 == 1) one bool per vector (a padded row's select).
+LoopModule scalarCondVectorSelects(DType t) {
+  LoopModule m;
+  m.name = "lane_masks";
+  Expr n = Var::make("n"), i = Var::make("i");
+  Expr n8 = n * Expr(8);
+  m.symbols = {{"n", {1, 100}, n}};
+  m.inputs = {{"x", t, {n8}, "x"}, {"y", t, {n8}, "y"}};
+  m.outputs = {{"a", t, {n8}, "a"}, {"b", t, {n8}, "b"}, {"c", t, {n8}, "c"}};
+  std::vector<KernelBuffer> kbs;
+  const char *names[] = {"x", "y", "a", "b", "c"};
+  for (int k = 0; k < 5; ++k) {
+    ModuleBuffer b;
+    b.name = names[k], b.dtype = t, b.shape = {n8};
+    b.role = k < 2 ? BufferRole::Input : BufferRole::Output;
+    b.index = k < 2 ? k : k - 2;
+    m.buffers.push_back(b);
+    kbs.push_back({names[k], t, k >= 2, {n8}});
+  }
+  m.arenaBytes = Expr(0);
+  Expr c = cmp(BinOp::EQ, mod(i, Expr(3)), Expr(1));
+  Expr x = VectorLoad::make(t, "x", {i * Expr(8)}, 8);
+  Expr y = VectorLoad::make(t, "y", {i * Expr(8)}, 8);
+  Expr zero = Broadcast::make(FloatImm::make(0.0, t), 8);
+  m.kernels = {Kernel{
+      "lane_masks",
+      kbs,
+      {n},
+      For::make(i, 0, n, ForKind::Parallel, 0,
+                Block::make({Store::make("a", {i * Expr(8)},
+                                         Select::make(c, x, zero)),
+                             Store::make("b", {i * Expr(8)},
+                                         Select::make(c, zero, x)),
+                             Store::make("c", {i * Expr(8)},
+                                         Select::make(c, x, y))})),
+      false}};
+  return m;
+}
+
+template <typename T> void lanesMaskSelectsKeepEveryBit(DType t) {
+  LoopModule m = scalarCondVectorSelects(t);
+  const int64_t n = 7; // odd: the last vectors past a multiple of 4
+  // Every class of value: NaN with a payload, both zeros, infinities,
+  // subnormals, and the extremes.
+  std::vector<T> special = {std::numeric_limits<T>::quiet_NaN(),
+                            -std::numeric_limits<T>::quiet_NaN(),
+                            T(-0.0),
+                            T(0.0),
+                            std::numeric_limits<T>::infinity(),
+                            -std::numeric_limits<T>::infinity(),
+                            std::numeric_limits<T>::denorm_min(),
+                            -std::numeric_limits<T>::denorm_min(),
+                            std::numeric_limits<T>::max(),
+                            std::numeric_limits<T>::lowest()};
+  std::mt19937 gen(7);
+  std::uniform_real_distribution<double> dist(-3.0, 3.0);
+  std::vector<T> x(n * 8), y(n * 8);
+  for (size_t k = 0; k < x.size(); ++k) {
+    x[k] = k % 3 == 0 ? special[k % special.size()] : T(dist(gen));
+    y[k] = k % 4 == 1 ? special[(k + 3) % special.size()] : T(dist(gen));
+  }
+  auto bytes = [](const std::vector<T> &v) {
+    Bytes b(v.size() * sizeof(T));
+    std::memcpy(b.data(), v.data(), b.size());
+    return b;
+  };
+  std::vector<T> a(x.size()), bb(x.size()), c(x.size());
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t l = 0; l < 8; ++l) {
+      const size_t k = static_cast<size_t>(i * 8 + l);
+      const bool cond = i % 3 == 1;
+      a[k] = cond ? x[k] : T(0.0);
+      bb[k] = cond ? T(0.0) : x[k];
+      c[k] = cond ? x[k] : y[k];
+    }
+  for (bool masks : {false, true}) {
+    SCOPED_TRACE(masks ? "lane masks" : "?:");
+    ClOptions o;
+    o.laneMaskSelects = masks;
+    Expected<std::string> src = emitOpenCL(m, o);
+    ASSERT_TRUE(src.isOk()) << src.status().message();
+    const std::string v = t == DType::Float32 ? "float8" : "double8";
+    EXPECT_EQ(src->find("as_" + v + "(") != std::string::npos, masks) << *src;
+    EXPECT_EQ(src->find("select(") != std::string::npos, masks) << *src;
+    std::vector<Bytes> out = runModule(m, {{"n", n}}, {bytes(x), bytes(y)}, o);
+    ASSERT_EQ(out.size(), 3u);
+    EXPECT_EQ(out[0], bytes(a)) << "c ? x : 0";
+    EXPECT_EQ(out[1], bytes(bb)) << "c ? 0 : x";
+    EXPECT_EQ(out[2], bytes(c)) << "c ? x : y";
+  }
+}
+
+TEST(CLRun, LaneMaskSelectsKeepEveryBit) {
+  lanesMaskSelectsKeepEveryBit<float>(DType::Float32);
+  lanesMaskSelectsKeepEveryBit<double>(DType::Float64);
 }
 
 } // namespace
