@@ -570,27 +570,19 @@ private:
                print(s->falseValue) + ")";
       if (d_ == PrintDialect::OpenCL && cl_.laneMaskSelects &&
           s->cond.lanes() == 1 && s->lanes > 1 &&
-          (s->type == DType::Float32 || s->type == DType::Float64)) {
-        // ClSpelling::laneMaskSelects: lanes of the arms' element size,
-        // all ones where the arm is taken. Against +0 (a padded read) the
-        // mask ands the other arm's bits (+0 is all zeros); else select.
+          (s->type == DType::Float32 || s->type == DType::Float64) &&
+          (isPositiveZero(s->trueValue) || isPositiveZero(s->falseValue))) {
+        // ClSpelling::laneMaskSelects: the other arm's bits anded with a
+        // mask of its element size, all ones where that arm is taken (+0
+        // is all zeros).
+        const bool zeroFalse = isPositiveZero(s->falseValue);
         const std::string lanes = std::to_string(s->lanes);
         const std::string i = s->type == DType::Float32 ? "int" : "long";
         const std::string f = s->type == DType::Float32 ? "float" : "double";
-        auto mask = [&](const char *cmp) {
-          return "(" + i + lanes + ")(-(" + i + ")((" + print(s->cond) +
-                 ") " + cmp + " 0))";
-        };
-        auto masked = [&](const Expr &v, const char *cmp) {
-          return "as_" + f + lanes + "(as_" + i + lanes + "(" + print(v) +
-                 ") & " + mask(cmp) + ")";
-        };
-        if (isPositiveZero(s->falseValue))
-          return masked(s->trueValue, "!=");
-        if (isPositiveZero(s->trueValue))
-          return masked(s->falseValue, "==");
-        return "select(" + print(s->falseValue) + ", " +
-               print(s->trueValue) + ", " + mask("!=") + ")";
+        return "as_" + f + lanes + "(as_" + i + lanes + "(" +
+               print(zeroFalse ? s->trueValue : s->falseValue) + ") & (" + i +
+               lanes + ")(-(" + i + ")((" + print(s->cond) + ") " +
+               (zeroFalse ? "!=" : "==") + " 0)))";
       }
       return "(" + print(s->cond) + " ? " + print(s->trueValue) + " : " +
              print(s->falseValue) + ")";

@@ -356,14 +356,16 @@ std::string printExpr(const Expr &e, PrintDialect d = PrintDialect::Text,
                       const VarNamer *namer = nullptr);
 /// How the OpenCL dialect spells what compiles differently on some devices.
 struct ClSpelling {
-  /// A select of float vectors on one bool (`c ? t : f`) as OpenCL's
-  /// select on a lane mask, `select(f, t, (intN)(-(int)(c != 0)))`: the
-  /// same lanes bit for bit. LLVM's x86 backend expands a vector select on
-  /// a scalar condition into a branch around each one (its CMOV pseudo),
-  /// which sinks the arms' loads into the branches and spills the
-  /// accumulators of a register tile (a blocked depthwise convolution's
-  /// row selects: 49 branches, 0.24 -> 0.17 ms with the mask); a mask
-  /// compiles to a vpand or a blend. Set for CPU profiles.
+  /// A select of float vectors on one bool against +0 (`c ? x : 0`, a
+  /// padded read) as the other arm's bits anded with a lane mask,
+  /// `as_float8(as_int8(x) & (int8)(-(int)((c) != 0)))`: the same lanes
+  /// bit for bit. LLVM's x86 backend expands a vector select on a scalar
+  /// condition into a branch around each one (its CMOV pseudo), which sinks
+  /// the arms' loads into the branches and spills the accumulators of a
+  /// register tile (a blocked depthwise convolution's row selects: 49
+  /// branches, 0.24 -> 0.17 ms with the mask); the mask is one vpand. Other
+  /// arms keep ?: (OpenCL's select on the mask was no faster in a max
+  /// pool's -inf padding). Set for CPU profiles.
   bool laneMaskSelects = false;
 };
 /// printExpr in the OpenCL dialect, spelled as \p spelling says.
