@@ -3,7 +3,8 @@
 (docs/CORRECTNESS.md), with expected outputs computed here in NumPy from
 those rules: integer wrap-around in each width (fused or not), division by
 zero and MIN / -1, Abs and Neg of MIN, float-to-integer and float-to-bool
-casts of NaN, infinities and out-of-range values.
+casts of NaN, infinities and out-of-range values, LayerNormalization's
+statistics in its stash_type.
 
 ONNX Runtime cannot be the oracle here (its results are undefined or
 platform-dependent), so these cases check that every device gives the one
@@ -132,6 +133,25 @@ def cases():
             "cast", [("x", xs)], nodes, outs), [xs], [v for _, v in outs]
 
 
+def layernorm_cases():
+    # LayerNormalization's statistics in stash_type (ONNX's function casts X
+    # to it first): float32 by default, float64 inputs included (ONNX
+    # Runtime 1.20 and onnx.reference compute those in float64: fuzz seed
+    # 20265778). 2^64's square overflows float32, so the variance is
+    # infinite and the output exactly the bias; in float64 (stash_type 11)
+    # it is exactly sign(x) * scale + bias.
+    x = np.array([[2.0 ** 64, -2.0 ** 64, 2.0 ** 64, -2.0 ** 64]])
+    scale = np.array([1.5, 2.0, -1.0, 0.25])
+    bias = np.array([0.5, -1.25, 2.0, 3.0])
+    yield "layernorm_stash_f64", model(
+        "layernorm", [("x", x), ("scale", scale), ("bias", bias)],
+        [helper.make_node("LayerNormalization", ["x", "scale", "bias"], ["y1"]),
+         helper.make_node("LayerNormalization", ["x", "scale", "bias"], ["y11"],
+                          stash_type=TensorProto.DOUBLE)],
+        [("y1", x), ("y11", x)]), [x, scale, bias], [
+        bias.reshape(1, 4), (np.sign(x) * scale + bias)]
+
+
 def main():
     import argparse
     import subprocess
@@ -142,7 +162,7 @@ def main():
     args = ap.parse_args()
     out = args.out or tempfile.mkdtemp(prefix="aotc-semantics-")
     dirs = []
-    for name, m, ins, outs in cases():
+    for name, m, ins, outs in list(cases()) + list(layernorm_cases()):
         dirs.append(os.path.join(out, "seed_" + name))
         run_fuzz.write_case(dirs[-1], m, ins, outs)
     print("%d cases in %s" % (len(dirs), out))
