@@ -1207,6 +1207,13 @@ int64_t rowGroup(const ReductionNest &nest, const RegisterTile &t,
 /// of it stays in a core's L2 while the work-items cycle through them.
 constexpr int64_t kInnerWeightBytes = int64_t{512} << 10;
 
+/// The same for a convolution that skips the input's pixels
+/// (skipsRowPixels), whose dimension order rereads the input once per
+/// block: its weight may come from L3. ResNet-50's layer3.0 downsampling
+/// (512 -> 1024 channels at stride 2, a 2 MB weight) on a Zen 3: 14.0 ->
+/// 11.7 ms at batch 8, 1.59 -> 1.42 at batch 1 (kernel_profile.py).
+constexpr int64_t kStridedInnerWeightBytes = int64_t{2} << 20;
+
 /// The untiled output dimensions of a CPU tile \p t that only operands
 /// not read along M depend on (a channel-blocked convolution's output
 /// channel block, which only its weight reads), with static extents, and
@@ -1262,21 +1269,51 @@ WeightDims weightDims(const ReductionNest &nest, const RegisterTile &t,
 /// 8: 4.2 ms at 195 GFLOP/s; 10-33% less this way). Where the outputs per
 /// pixel outnumber the inputs (a 64 -> 256 expansion with its residual),
 /// cycling through 8 blocks' outputs and residuals took 80-100% longer;
-/// except where \p stridedRows (the tile's input pixels are every other
-/// one or further apart, a strided convolution): in dimension order each
-/// block read the strided pixels again, every other line of the input,
-/// whose neighbours the line-pair prefetch reads too (ResNet-50's
-/// layer2.0 downsampling, 256 -> 512 channels at stride 2, batch 8 on a
-/// Zen 3: 14.3 -> 10.7 ms this way, though its outputs per pixel outnumber
-/// its inputs).
+/// except where \p stridedRows (skipsRowPixels: a strided 1 x 1
+/// convolution without a residual), up to kStridedInnerWeightBytes: in
+/// dimension order each block read the strided pixels again, every other
+/// line of the input, whose neighbours the line-pair prefetch reads too
+/// (ResNet-50's layer2.0 downsampling, 256 -> 512 channels at stride 2,
+/// batch 8 on a Zen 3: 14.3 -> 10.7 ms this way, though its outputs per
+/// pixel outnumber its inputs).
 std::vector<int> sharedRowDims(const ReductionNest &nest, const WeightDims &w,
                                bool stridedRows) {
   const int64_t steps = staticSteps(nest);
   if (w.dims.empty() ||
-      w.elements * dtypeSize(nest.accType) > kInnerWeightBytes ||
+      w.elements * dtypeSize(nest.accType) >
+          (stridedRows ? kStridedInnerWeightBytes : kInnerWeightBytes) ||
       (steps < w.elements / steps && !stridedRows))
     return {};
   return w.dims;
+}
+
+/// True if a load of \p reads along output dimension \p m reads rows
+/// (its second-innermost index; the innermost, the channels of a pixel,
+/// does not depend on \p m) more than one apart between neighbouring
+/// outputs, with no reduction index in that row index: a strided 1 x 1
+/// convolution, which skips the pixels between. (A window along the row,
+/// a 3 x 3 at stride 2, reads them all: ResNet-50's layer2.0 and layer3.0
+/// 3 x 3s gained nothing with their blocks inside, -5% to +8%.)
+bool skipsRowPixels(const TermReads &reads, int m) {
+  if (m < 0)
+    return false;
+  const Var *mv = reads.idx[m].as<Var>();
+  for (size_t k = 0; k < reads.indices.size(); ++k) {
+    const std::vector<Expr> &ix = reads.indices[k];
+    if (!reads.uses[k][m] || ix.size() < 2 || usesVar(ix.back(), mv))
+      continue;
+    const Expr &row = ix[ix.size() - 2];
+    bool window = false;
+    for (const Expr &r : reads.r)
+      window = window || usesVar(row, r.as<Var>());
+    if (window || !usesVar(row, mv))
+      continue;
+    Expr next = substitute(row, VarBindings{{reads.idx[m], reads.idx[m] + Expr(1)}});
+    int64_t step = 0;
+    if (simplify(next - row).isConst(step) && step > 1)
+      return true;
+  }
+  return false;
 }
 
 /// True if the finish of \p nest (its epilogue) loads anything along
@@ -1409,20 +1446,13 @@ LaunchOrder launchOrder(const ReductionNest &nest, const RegisterTile &t,
   if (o.last >= 0 && nest.term) {
     const TermReads reads = termReads(nest);
     const WeightDims w = weightDims(nest, t, reads, extents);
-    // A strided convolution's input rows (Operand::rowStep > 1), unless
-    // its finish reads a residual along M: cycling the blocks through it
-    // is what made expansions slower (ResNet-18's layer2.0 downsampling
-    // with its residual, batch 8: 1.88 -> 2.26 ms inside).
-    RangeEnv ranges;
-    setStaticRanges(ranges, reads.idx, nest.shape);
-    setStaticRanges(ranges, reads.r, nest.reduceExtents);
-    bool strided = false;
-    for (const Operand &op : classifyLoads(reads.term, reads.idx, t.m, t.n,
-                                           std::max(t.vectorLanes, 1),
-                                           ranges))
-      strided = strided || (op.m && op.adjacentRows && op.rowStep > 1);
-    o.inner = sharedRowDims(
-        nest, w, strided && !finishReadsAlong(nest, reads.idx, t.m));
+    // A strided 1 x 1 convolution's input, unless its finish reads a
+    // residual along M: cycling the blocks through it is what made
+    // expansions slower (ResNet-18's layer2.0 downsampling with its
+    // residual, batch 8: 1.88 -> 2.26 ms inside).
+    o.inner = sharedRowDims(nest, w,
+                            skipsRowPixels(reads, t.m) &&
+                                !finishReadsAlong(nest, reads.idx, t.m));
     if (o.inner.empty())
       outer = weightOuterDims(nest, t, reads, w);
   }
