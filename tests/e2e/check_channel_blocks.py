@@ -507,6 +507,67 @@ def random_cnn(seed):
     return h.make_model(g, opset_imports=[h.make_opsetid("", 17)]), c0, hw
 
 
+# Strided 1 x 1 convolutions (ResNet's downsamplings) whose output channel blocks run
+# inside the pixel tiles (register_tile.cpp, skipsRowPixels): more outputs per pixel
+# than inputs, odd maps (partial pixel tiles), batches 0, 1 and 3, 8 and 16 lanes;
+# with and without a residual sum in the strided convolution's epilogue (which keeps
+# the dimension order). The emitted OpenCL must show the blocks innermost where no
+# residual is read, or the check does not reach that order.
+def strided_downsampling(c1, c2, hw, residual):
+    out = [(s_ + 1) // 2 for s_ in hw]
+    nodes = [h.make_node("Conv", ["x", "w1"], ["c1"], kernel_shape=[1, 1]),
+             h.make_node("Relu", ["c1"], ["a1"]),
+             h.make_node("Conv", ["a1", "wd", "bd"], ["d"], kernel_shape=[1, 1], strides=[2, 2])]
+    inits = [nh.from_array(conv_w("w1", c1, 16, 1), "w1"),
+             nh.from_array(conv_w("wd", c2, c1, 1), "wd"),
+             nh.from_array(rng.standard_normal(c2).astype(np.float32), "bd"),
+             nh.from_array(conv_w("wy", 16, c2, 1), "wy")]
+    vi = h.make_tensor_value_info
+    inputs = [vi("x", T.FLOAT, ["n", 16] + hw)]
+    if residual:
+        # A residual the downsampling's epilogue adds, read along the pixels.
+        nodes.append(h.make_node("Add", ["d", "z"], ["s"]))
+        inputs.append(vi("z", T.FLOAT, ["n", c2] + out))
+    nodes += [h.make_node("Relu", ["s" if residual else "d"], ["t"]),
+              h.make_node("Conv", ["t", "wy"], ["y"], kernel_shape=[1, 1])]
+    g = h.make_graph(nodes, "strided_downsampling", inputs,
+                     [vi("y", T.FLOAT, ["n", 16] + out)], inits)
+    return h.make_model(g, opset_imports=[h.make_opsetid("", 17)])
+
+
+inside_seen = 0
+for i, (c1, c2, hw, residual) in enumerate([(16, 64, [9, 13], False), (32, 96, [28, 28], False),
+                                            (32, 64, [5, 11], False), (16, 64, [9, 13], True),
+                                            (16, 96, [28, 28], True)]):
+    proto4 = strided_downsampling(c1, c2, hw, residual)
+    path4 = os.path.join(tmp, f"strided_{i}.onnx")
+    onnx.save(proto4, path4)
+    sess4 = ort.InferenceSession(proto4.SerializeToString(), providers=["CPUExecutionProvider"])
+    for lanes in ("8", "16"):
+        flags = ["--vector-lanes", lanes, "--no-persistent-kernels", "--no-chain-kernels"]
+        tag = f"strided downsampling {c1}->{c2} {hw} residual {residual} lanes {lanes}"
+        cl = subprocess.run([aotc, "compile", path4, "--emit", "cl"] + flags,
+                            capture_output=True, text=True).stdout
+        # The downsampling's kernel, k1_t (its Relu t), and its first work-item index:
+        # the channel block i1 innermost, or the pixel tiles (t3).
+        kernels = [k for k in re.split(r"\n__kernel void ", cl)[1:] if k.startswith("k1_t(")]
+        first = re.search(r"const long (\w+) = gid0 % \d+;", kernels[0]) if kernels else None
+        inside = bool(first) and first.group(1) == "i1"
+        checks += 1
+        if inside == residual:
+            fail(f"{tag}: channel blocks inside the pixel tiles: {inside}")
+        inside_seen += inside
+        model = compiled(path4, os.path.join(tmp, f"strided_{i}_{lanes}.so"), flags, tag)
+        if model is None:
+            continue
+        for n in (0, 1, 3):
+            feed = {"x": rng.standard_normal((n, 16) + tuple(hw)).astype(np.float32)}
+            if residual:
+                feed["z"] = rng.standard_normal((n, c2) + tuple((s_ + 1) // 2 for s_ in hw)).astype(np.float32)
+            check_outputs(f"{tag} batch {n}", sess4.run(None, feed), model.run(list(feed.values())),
+                          ("y",))
+print(f"strided downsamplings: {inside_seen} of 10 compiles with the blocks inside (6 expected)")
+
 blocked_seen = through_seen = 0
 for seed in range(24):
     proto3, c0, hw = random_cnn(1000 + seed)
