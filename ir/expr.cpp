@@ -490,7 +490,7 @@ static bool eagerSafe(const Expr &e) {
 }
 
 /// True if \p e is the literal +0.0 (or a vector of it): all bits zero.
-bool isPositiveZero(const Expr &e) {
+static bool isPositiveZero(const Expr &e) {
   const Expr &v = e.as<Broadcast>() ? e.as<Broadcast>()->value : e;
   const FloatImm *f = v.as<FloatImm>();
   return f && f->value == 0.0 && !std::signbit(f->value);
@@ -568,14 +568,14 @@ private:
       if (d_ == PrintDialect::Text)
         return "select(" + print(s->cond) + ", " + print(s->trueValue) + ", " +
                print(s->falseValue) + ")";
+      const bool zeroFalse = isPositiveZero(s->falseValue);
       if (d_ == PrintDialect::OpenCL && cl_.laneMaskSelects &&
           s->cond.lanes() == 1 && s->lanes > 1 &&
           (s->type == DType::Float32 || s->type == DType::Float64) &&
-          (isPositiveZero(s->trueValue) || isPositiveZero(s->falseValue))) {
+          (zeroFalse || isPositiveZero(s->trueValue))) {
         // ClSpelling::laneMaskSelects: the other arm's bits anded with a
         // mask of its element size, all ones where that arm is taken (+0
         // is all zeros).
-        const bool zeroFalse = isPositiveZero(s->falseValue);
         const std::string lanes = std::to_string(s->lanes);
         const std::string i = s->type == DType::Float32 ? "int" : "long";
         const std::string f = s->type == DType::Float32 ? "float" : "double";

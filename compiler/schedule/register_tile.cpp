@@ -1326,14 +1326,16 @@ bool finishReadsAlong(const ReductionNest &nest, const std::vector<Expr> &idx,
   struct V : IRVisitor {
     const Var *mv = nullptr;
     bool found = false;
-    void visitLoad(const Load *op) override {
-      for (const Expr &i : op->indices)
+    void note(const std::vector<Expr> &indices) {
+      for (const Expr &i : indices)
         found = found || usesVar(i, mv);
+    }
+    void visitLoad(const Load *op) override {
+      note(op->indices);
       IRVisitor::visitLoad(op);
     }
     void visitVectorLoad(const VectorLoad *op) override {
-      for (const Expr &i : op->indices)
-        found = found || usesVar(i, mv);
+      note(op->indices);
       IRVisitor::visitVectorLoad(op);
     }
   } v;

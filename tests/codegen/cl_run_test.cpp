@@ -171,8 +171,8 @@ std::vector<float> randomFloats(size_t n, unsigned seed) {
   return v;
 }
 
-Bytes toBytes(const std::vector<float> &v) {
-  Bytes b(v.size() * sizeof(float));
+template <typename T> Bytes toBytes(const std::vector<T> &v) {
+  Bytes b(v.size() * sizeof(T));
   if (!b.empty()) // memcpy from an empty vector's null data is undefined
     std::memcpy(b.data(), v.data(), b.size());
   return b;
@@ -335,8 +335,7 @@ TEST(CLRun, Float64KernelBuildsAndRuns) {
                                          FloatImm::make(0.1, DType::Float64)))),
       false}};
   std::vector<double> x = {1.0, -2.5, 3.25, 1e10, 7.0};
-  Bytes xbytes(x.size() * sizeof(double));
-  std::memcpy(xbytes.data(), x.data(), xbytes.size());
+  Bytes xbytes = toBytes(x);
   std::vector<Bytes> out = runModule(m, {{"n", 5}}, {xbytes});
   ASSERT_EQ(out.size(), 1u);
   ASSERT_EQ(out[0].size(), xbytes.size());
@@ -386,7 +385,7 @@ LoopModule scalarCondVectorSelects(DType t) {
   return m;
 }
 
-template <typename T> void lanesMaskSelectsKeepEveryBit(DType t) {
+template <typename T> void laneMaskSelectsKeepEveryBit(DType t) {
   LoopModule m = scalarCondVectorSelects(t);
   const int64_t n = 7; // odd: the last vectors past a multiple of 4
   // Every class of value: NaN with a payload, both zeros, infinities,
@@ -408,11 +407,6 @@ template <typename T> void lanesMaskSelectsKeepEveryBit(DType t) {
     x[k] = k % 3 == 0 ? special[k % special.size()] : T(dist(gen));
     y[k] = k % 4 == 1 ? special[(k + 3) % special.size()] : T(dist(gen));
   }
-  auto bytes = [](const std::vector<T> &v) {
-    Bytes b(v.size() * sizeof(T));
-    std::memcpy(b.data(), v.data(), b.size());
-    return b;
-  };
   std::vector<T> a(x.size()), bb(x.size()), c(x.size());
   for (int64_t i = 0; i < n; ++i)
     for (int64_t l = 0; l < 8; ++l) {
@@ -430,22 +424,22 @@ template <typename T> void lanesMaskSelectsKeepEveryBit(DType t) {
     ASSERT_TRUE(src.isOk()) << src.status().message();
     const std::string v = t == DType::Float32 ? "float8" : "double8";
     EXPECT_EQ(src->find("as_" + v + "(") != std::string::npos, masks) << *src;
-    EXPECT_EQ(src->find(" ? vload8(0, x + (8 * i)) : vload8(0, y + (8 * i))") !=
-                  std::string::npos,
-              true)
-        << *src; // c ? x : y keeps ?:
-    EXPECT_EQ(src->find(" ? ") != std::string::npos, true) << *src;
-    std::vector<Bytes> out = runModule(m, {{"n", n}}, {bytes(x), bytes(y)}, o);
+    // c ? x : y keeps ?:
+    EXPECT_NE(src->find(" ? vload8(0, x + (8 * i)) : vload8(0, y + (8 * i))"),
+              std::string::npos)
+        << *src;
+    EXPECT_NE(src->find(" ? "), std::string::npos) << *src;
+    std::vector<Bytes> out = runModule(m, {{"n", n}}, {toBytes(x), toBytes(y)}, o);
     ASSERT_EQ(out.size(), 3u);
-    EXPECT_EQ(out[0], bytes(a)) << "c ? x : 0";
-    EXPECT_EQ(out[1], bytes(bb)) << "c ? 0 : x";
-    EXPECT_EQ(out[2], bytes(c)) << "c ? x : y";
+    EXPECT_EQ(out[0], toBytes(a)) << "c ? x : 0";
+    EXPECT_EQ(out[1], toBytes(bb)) << "c ? 0 : x";
+    EXPECT_EQ(out[2], toBytes(c)) << "c ? x : y";
   }
 }
 
 TEST(CLRun, LaneMaskSelectsKeepEveryBit) {
-  lanesMaskSelectsKeepEveryBit<float>(DType::Float32);
-  lanesMaskSelectsKeepEveryBit<double>(DType::Float64);
+  laneMaskSelectsKeepEveryBit<float>(DType::Float32);
+  laneMaskSelectsKeepEveryBit<double>(DType::Float64);
 }
 
 } // namespace

@@ -1364,7 +1364,8 @@ def ort_departures(model, values):
             x64 = x.astype(np.float64)
             mean = x64.mean(axis=axes, keepdims=True)
             var = ((x64 - mean) ** 2).mean(axis=axes, keepdims=True)
-            exact = (x64 - mean) / np.sqrt(var + eps)
+            normalized = (x64 - mean) / np.sqrt(var + eps)
+            exact = normalized
             scale = values.get(node.input[1]) if len(node.input) > 1 else None
             bias = values.get(node.input[2]) if len(node.input) > 2 and node.input[2] else None
             if scale is not None:
@@ -1390,8 +1391,7 @@ def ort_departures(model, values):
                     d32 = x32 - m32
                     v32 = (d32 * d32).mean(axis=axes, keepdims=True, dtype=np.float32)
                     n32 = (d32 / np.sqrt(v32 + np.float32(eps))).astype(np.float64)
-                    n64 = (x64 - mean) / np.sqrt(var + eps)
-                    apart = ~np.isclose(n32, n64, rtol=1e-3, atol=1e-4, equal_nan=True)
+                    apart = ~np.isclose(n32, normalized, rtol=1e-3, atol=1e-4, equal_nan=True)
                 if np.any(apart):
                     return "LayerNormalization of float64 in float32 statistics (stash_type 1)"
         if node.op_type == "Sigmoid":
