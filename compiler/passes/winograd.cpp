@@ -37,11 +37,29 @@ Value *floatConstant(Graph &g, const std::string &name,
 /// 0.69-0.70 -> 0.58 ms a convolution, ResNet-50's 0.69-0.71 -> 0.61-0.64
 /// (kernel_profile.py, 5 rounds), and is even at batch 8 (ResNet-18
 /// layer1 5.9-6.3 -> 5.3-6.6 ms; device busy 84.0 / 90.6 -> 85.3 / 86.2
-/// in two alternated pairs). And the 7 x 7 maps (16 tiles an image) lost
-/// inside ResNet-18 at batch 1: U, 16 / 9 the weight's size (16.8 MB for
-/// 512 channels), is streamed for 16 rows of tiles.
+/// in two alternated pairs).
 constexpr int64_t kMinChannels = 64;
-constexpr int64_t kMinTiles = 49;
+
+/// The tiles of an output map (2 x 2 outputs each) below which the direct
+/// convolution stays, by the profile's vector registers.
+///
+/// With 32 (AVX-512), the 7 x 7 maps (16 tiles an image) lost inside
+/// ResNet-18 at batch 1 on that VM: U, 16 / 9 the weight's size (16.8 MB
+/// for 512 channels), is streamed for 16 rows of tiles, and the direct
+/// convolution's 7 x 32 tiles (14 accumulators) run well; so 49 tiles
+/// (maps of 13 x 13 and up).
+///
+/// With 16 (AVX2), a 7-pixel row of a direct convolution holds one vector
+/// of output channels per pixel (7 x 16 would need 17 registers): 7
+/// accumulators, one FMA latency apart, 8 loads for 7 FMAs. ResNet-50's
+/// layer4 3 x 3s ran at 128 GFLOP/s so (14.3 ms at batch 8, ONNX Runtime's
+/// 10.3) on a Zen 3 VM (stop 76), and as Winograd in 7.8 ms with the
+/// transforms (1.16 against 2.0 at batch 1). Whole models, alternated
+/// (ab_models.cpp): ResNet-18 0.881 at batch 1 and 0.884 at batch 8,
+/// ResNet-50 0.945 and 0.957. So 16 tiles (maps of 7 x 7 and up).
+int64_t minTiles(const DeviceProfile &profile) {
+  return profile.vectorRegisters >= 32 ? 49 : 16;
+}
 
 bool allEqual(const std::vector<int64_t> &v, int64_t x) {
   for (int64_t e : v)
@@ -50,8 +68,9 @@ bool allEqual(const std::vector<int64_t> &v, int64_t x) {
   return true;
 }
 
-/// Whether \p conv is eligible (winograd.h) for channel blocks of \p block.
-bool eligible(const Node &conv, int64_t block) {
+/// Whether \p conv is eligible (winograd.h) for channel blocks of \p block
+/// with \p tiles or more tiles of 2 x 2 outputs an image.
+bool eligible(const Node &conv, int64_t block, int64_t tiles) {
   if (conv.op() != OpKind::Conv || conv.outputs().size() != 1 ||
       conv.numInputs() < 2)
     return false;
@@ -62,8 +81,8 @@ bool eligible(const Node &conv, int64_t block) {
       xt.rank() != 4 || wt.rank() != 4 || ot.rank() != 4 || !wt.isStatic() ||
       !isFoldable(w))
     return false;
-  if (bias && (bias->type().dtype != DType::Float32 ||
-               bias->type().rank() != 1))
+  if (bias &&
+      (bias->type().dtype != DType::Float32 || bias->type().rank() != 1))
     return false;
   const std::vector<int64_t> wd = wt.staticDims();
   int64_t c = 0, h = 0, wdt = 0, ho = 0, wo = 0;
@@ -77,7 +96,7 @@ bool eligible(const Node &conv, int64_t block) {
     return false;
   return block > 0 && c % block == 0 && wd[0] % block == 0 &&
          c >= kMinChannels && wd[0] >= kMinChannels &&
-         ((ho + 1) / 2) * ((wo + 1) / 2) >= kMinTiles;
+         ((ho + 1) / 2) * ((wo + 1) / 2) >= tiles;
 }
 
 void rewrite(Graph &g, Node *conv, int64_t block) {
@@ -110,11 +129,11 @@ void rewrite(Graph &g, Node *conv, int64_t block) {
                   {gw, floatConstant(g, p + "Gt", {3, 4}, gt)}, {co, c, 4, 4})
                  ->output(0);
   // [Co / B, B, C, 16] -> [16, Co / B, C, B].
-  Value *split =
-      node(OpKind::Reshape, "u_split",
-           {u, g.addShapeConstant(p + "u_split_shape", {co / block, block, c, 16})},
-           {co / block, block, c, 16})
-          ->output(0);
+  Value *split = node(OpKind::Reshape, "u_split",
+                      {u, g.addShapeConstant(p + "u_split_shape",
+                                             {co / block, block, c, 16})},
+                      {co / block, block, c, 16})
+                     ->output(0);
   Node *packed =
       node(OpKind::Transpose, "u_packed", {split}, {16, co / block, c, block});
   packed->setAttr("perm",
@@ -129,8 +148,8 @@ void rewrite(Graph &g, Node *conv, int64_t block) {
   // The result keeps the Conv's value name (a graph output is named by it).
   const std::string outName = out->name();
   out->setName(p + "replaced");
-  Node *wc = g.addNodeBefore(conv, OpKind::WinogradConv, conv->name(), in,
-                             {outName});
+  Node *wc =
+      g.addNodeBefore(conv, OpKind::WinogradConv, conv->name(), in, {outName});
   wc->setAttr("pads", Attribute{conv->intsAttr("pads"), std::nullopt});
   wc->output(0)->setType(out->type());
   g.replaceAllUsesWith(out, wc->output(0));
@@ -138,10 +157,11 @@ void rewrite(Graph &g, Node *conv, int64_t block) {
 
 } // namespace
 
-int rewriteWinograd(Graph &g, int64_t block) {
+int rewriteWinograd(Graph &g, int64_t block, const DeviceProfile &profile) {
+  const int64_t tiles = minTiles(profile);
   std::vector<Node *> todo;
   for (const auto &n : g.nodes())
-    if (eligible(*n, block))
+    if (eligible(*n, block, tiles))
       todo.push_back(n.get());
   for (Node *conv : todo)
     rewrite(g, conv, block);

@@ -43,15 +43,20 @@
 /// Eligible: a one-group float32 Conv over [N, C, H, W] with a 3 x 3
 /// weight computable at load, strides and dilations 1, static C, H and W,
 /// C and Co multiples of the channel block B (so that the three kernels and
-/// their neighbours stay channel-blocked). N may be symbolic.
+/// their neighbours stay channel-blocked), 64 or more of each, and an
+/// output map of 16 or more tiles of 2 x 2 (7 x 7 and up) on profiles of
+/// 16 vector registers, 49 or more (13 x 13 and up) on those of 32. N may
+/// be symbolic.
 #pragma once
 
+#include "compiler/schedule/device_profile.h"
 #include "ir/graph.h"
 
 namespace aotc {
 
 /// Rewrites every eligible Conv of \p g for channel blocks of \p block
-/// (channelBlock(); 0: none, nothing rewritten); returns how many.
-int rewriteWinograd(Graph &g, int64_t block);
+/// (channelBlock(); 0: none, nothing rewritten) whose output map has enough
+/// tiles for \p profile (winograd.cpp, minTiles); returns how many.
+int rewriteWinograd(Graph &g, int64_t block, const DeviceProfile &profile);
 
 } // namespace aotc

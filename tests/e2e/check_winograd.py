@@ -8,10 +8,13 @@ convolutions, Relu and a residual sum fused into the output transform, a
 GlobalAveragePool after); a Fire module (Winograd outputs read by
 Concats on either side of a 1 x 1 branch and by a ceil_mode MaxPool); odd maps (17 x 15 in, asymmetric pads [2, 1, 0, 2],
 160 output channels, no bias, a Winograd result that is a graph output, then
-one with pads 0), so the last tile row or column is half outside; and
+one with pads 0), so the last tile row or column is half outside; small maps
+(ResNet's layer4 block over 7 x 7, 16 tiles an image; 8 x 7 in to 7 x 7
+with the last tile row and column half outside; 8 x 5 out, 12 tiles); and
 convolutions the pass must leave direct (stride 2, dilation 2, two groups,
-32 channels, a 7 x 7 map, a 5 x 5 kernel). Under zen5-avx512 (channel blocks
-of 32) and generic-avx2 (16):
+32 channels, a 5 x 5 kernel). Under zen5-avx512 (channel blocks of 32, 32
+vector registers: maps of 49 or more tiles) and generic-avx2 (16, 16
+registers: 16 or more tiles; winograd.cpp, minTiles):
   - the rewrite happened exactly where eligible (aotc.WinogradConv nodes in
     --emit graph), and not with --no-winograd;
   - random inputs at batch 1, 3 and 0 match ONNX Runtime;
@@ -49,7 +52,14 @@ rng = np.random.default_rng(56)
 tmp = tempfile.mkdtemp()
 checks = Checks("winograd")
 fail = checks.fail
-PROFILES = {"zen5": ["--device-profile", "zen5-avx512"], "avx2": ["--device-profile", "generic-avx2"]}
+# Each profile's flags and the fewest 2 x 2 tiles of an output map it
+# rewrites (winograd.cpp, minTiles).
+PROFILES = {"zen5": (["--device-profile", "zen5-avx512"], 49),
+            "avx2": (["--device-profile", "generic-avx2"], 16)}
+
+
+def tiles(oh, ow):
+    return ((oh + 1) // 2) * ((ow + 1) // 2)
 
 
 def run_aotc(args):
@@ -65,7 +75,7 @@ def basic_block():
     y = n.op("Relu", [n.op("Add", [b, s])])
     n.output(y)
     n.output(n.op("GlobalAveragePool", [y]))
-    return n.model(), 2
+    return n.model(), [tiles(14, 14)] * 2
 
 
 def odd_maps():
@@ -77,7 +87,7 @@ def odd_maps():
     n.output(a)
     r = n.op("Sigmoid", [a])
     n.output(n.conv(r, 160, 128, k=3, pads=[0, 0, 0, 0]))
-    return n.model(), 2
+    return n.model(), [tiles(17, 16), tiles(15, 14)]
 
 
 def layer1():
@@ -86,7 +96,7 @@ def layer1():
     n = Net("layer1", 64, (16, 16), rng)
     a = n.op("Relu", [n.conv("x", 64, 64, k=3)])
     n.output(n.op("Relu", [n.op("Add", [n.conv(a, 64, 64, k=3), "x"])]))
-    return n.model(), 2
+    return n.model(), [tiles(16, 16)] * 2
 
 
 def fire():
@@ -106,11 +116,33 @@ def fire():
     f3 = n.conv(s, 64, 64, k=3)
     n.output(n.op("Relu", [n.op("Concat", [f3, e1], axis=1)]))
     n.output(n.op("MaxPool", [f3], kernel_shape=[3, 3], strides=[2, 2], ceil_mode=1))
-    return n.model(), 2
+    return n.model(), [tiles(16, 16)] * 2
+
+
+def small_maps():
+    """ResNet's layer4 block over 7 x 7: conv3x3 -> Relu -> conv3x3 -> + x
+    -> Relu, 16 tiles an image (2 eligible)."""
+    n = Net("small", 128, (7, 7), rng)
+    a = n.op("Relu", [n.conv("x", 128, 128, k=3)])
+    n.output(n.op("Relu", [n.op("Add", [n.conv(a, 128, 128, k=3), "x"])]))
+    return n.model(), [tiles(7, 7)] * 2
+
+
+def small_odd():
+    """8 x 7 in: pads [0, 1, 1, 1] -> 7 x 7 (the last tile row and column
+    half outside) read by a GlobalAveragePool and an output; pads [1, 0, 1,
+    0] -> 8 x 5, 12 tiles, direct on both profiles (2 eligible)."""
+    n = Net("smallodd", 96, (8, 7), rng)
+    b = n.conv("x", 96, 128, k=3, pads=[0, 1, 1, 1])
+    n.output(b)
+    n.output(n.op("GlobalAveragePool", [b]))
+    n.output(n.conv("x", 96, 128, k=3, bias=False, pads=[1, 0, 1, 0]))
+    return n.model(), [tiles(7, 7), tiles(8, 5)]
 
 
 def left_direct():
-    """Convolutions the pass leaves alone (0 rewritten)."""
+    """Convolutions the pass leaves alone (none eligible); the 7 x 7 map
+    after the MaxPool is small_maps'."""
     n = Net("direct", 128, (14, 14), rng)
     n.output(n.conv("x", 128, 128, k=3, stride=2))
     d = n.fresh("c")
@@ -121,9 +153,8 @@ def left_direct():
     n.output(n.conv("x", 128, 128, k=3, group=2))
     small = n.conv("x", 128, 32)
     n.output(n.conv(small, 32, 32, k=3))
-    n.output(n.conv(n.op("MaxPool", ["x"], kernel_shape=[2, 2], strides=[2, 2]), 128, 128, k=3))
     n.output(n.conv("x", 128, 128, k=5))
-    return n.model(), 0
+    return n.model(), []
 
 
 def random_graph(k):
@@ -139,13 +170,13 @@ def random_graph(k):
     x, c = "x", cin
     if r.random() < 0.5:
         x = n.op("Relu", [n.conv(x, c, c)])
-    rewritten = 0
+    rewritten = []
     for _ in range(int(r.integers(1, 3))):
         co = int(r.choice([64, 96, 128, 160]))
         pads = [int(p) for p in r.integers(0, 3, size=4)] if r.random() < 0.4 else [1, 1, 1, 1]
         y = n.conv(x, c, co, k=3, bias=bool(r.random() < 0.7), pads=pads)
         oh, ow = hw[0] + pads[0] + pads[2] - 2, hw[1] + pads[1] + pads[3] - 2
-        rewritten += ((oh + 1) // 2) * ((ow + 1) // 2) >= 49
+        rewritten.append(tiles(oh, ow))
         epi = r.choice(["relu", "clip", "residual", "sigmoid", "none"])
         if epi == "relu":
             y = n.op("Relu", [y])
@@ -218,13 +249,14 @@ def compare_nonfinite(tag, m, refs, x, rtol=2e-4):
 # epilogues, consumers, pads and channel counts around the transforms.
 RANDOM = [lambda k=k: random_graph(k) for k in range(8)]
 
-for make in (basic_block, odd_maps, layer1, fire, left_direct, *RANDOM):
-    proto, expected = make()
+for make in (basic_block, odd_maps, layer1, fire, small_maps, small_odd, left_direct, *RANDOM):
+    proto, eligible = make()
     mname = proto.graph.name
     path = os.path.join(tmp, mname + ".onnx")
     onnx.save(proto, path)
-    for pname, pflags in PROFILES.items():
+    for pname, (pflags, min_tiles) in PROFILES.items():
         tag = f"{mname}/{pname}"
+        expected = sum(t >= min_tiles for t in eligible)
         try:
             graph = run_aotc([path, "--emit", "graph"] + pflags)
             plain = run_aotc([path, "--emit", "graph", "--no-winograd"] + pflags)
