@@ -193,6 +193,14 @@ std::optional<Range> boundsOfRaw(const Expr &e, const RangeEnv &env) {
       return std::nullopt;
     if (x && x->min >= 0 && x->max < y->min)
       return *x;
+    // A range within one period of a single divisor: its remainders in
+    // order (a single value's remainder: evaluate() of (3 * x) mod 2 at one
+    // x, which simplifies to x mod 2).
+    if (x && y->min == y->max) {
+      const int64_t q = floorDivInt(x->min, y->min);
+      if (q == floorDivInt(x->max, y->min))
+        return Range{x->min - q * y->min, x->max - q * y->min};
+    }
     // Where a stays inside its type (a value that wrapped is not g*x + k).
     if (y->min == y->max && x && x->min > scalar::minOf(b->a.type()) &&
         x->max < scalar::maxOf(b->a.type()))

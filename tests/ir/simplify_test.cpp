@@ -388,3 +388,50 @@ TEST(Simplify, BranchConditionsNarrowTheirVariable) {
       << text;
   EXPECT_NE(text.find(", (u + 2)] = 4"), std::string::npos) << text;
 }
+
+namespace {
+
+// evaluate() at one value of each Var gives a value for every floor
+// division and remainder of a multiple of it (it gave none for (3 * x) mod 2
+// at x outside [0, 1]: the bounds of x mod 2 were [0, 1] for any x).
+TEST(Simplify, EvaluateRemaindersAtOneValue) {
+  auto floorDivRef = [](int64_t a, int64_t d) {
+    return a / d - (a % d != 0 && (a < 0) != (d < 0));
+  };
+  for (int64_t k : {1, 3, 5}) {
+    for (int64_t d : {2, 3, 16}) {
+      for (int64_t x = -40; x <= 40; ++x) {
+        const int64_t a = k * x + 7;
+        auto q = evaluate(floorDiv(v("x") * k + 7, d), {{v("x"), x}});
+        auto r = evaluate(mod(v("x") * k + 7, Expr(d)), {{v("x"), x}});
+        ASSERT_TRUE(q.has_value() && r.has_value())
+            << k << " " << d << " " << x;
+        EXPECT_EQ(*q, floorDivRef(a, d)) << k << " " << d << " " << x;
+        EXPECT_EQ(*r, a - d * floorDivRef(a, d)) << k << " " << d << " " << x;
+      }
+    }
+  }
+}
+
+// The bounds of a remainder over a range within one period of its divisor
+// are the range shifted; across a period boundary, the whole period.
+TEST(Simplify, RemainderBoundsWithinOnePeriod) {
+  RangeEnv e;
+  e.set(v("i"), Range{17, 30});
+  auto r = boundsOf(mod(v("i"), Expr(16)), e);
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->min, 1);
+  EXPECT_EQ(r->max, 14);
+  e.set(v("j"), Range{-5, -2});
+  r = boundsOf(mod(v("j"), Expr(16)), e);
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->min, 11);
+  EXPECT_EQ(r->max, 14);
+  e.set(v("k"), Range{15, 17});
+  r = boundsOf(mod(v("k"), Expr(16)), e);
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->min, 0);
+  EXPECT_EQ(r->max, 15);
+}
+
+} // namespace
