@@ -291,6 +291,9 @@ Expected<CompileResult> compileModel(const CompileOptions &opts) {
       (opts.fuseAttention == CompileOptions::Fuse::On ||
        (opts.fuseAttention == CompileOptions::Fuse::Auto &&
         opts.schedule.profile.family == "gpu"));
+  lowerOpts.subsampleStridedPointwiseConvs =
+      opts.subsampleStrided && opts.schedule.registerTiling &&
+      opts.schedule.profile.family != "gpu";
   auto lowered = timer.run("lowering",
                            [&] { return lowerGraph(*graph, lowerOpts); });
   if (!lowered)

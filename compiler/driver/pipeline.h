@@ -46,6 +46,11 @@ struct CompileOptions {
   /// not finite; `--no-winograd` keeps them direct (rounded as the direct
   /// form is).
   bool winograd = true;
+  /// With register tiling on a CPU profile: a 1 x 1 convolution of stride
+  /// above 1 (a ResNet downsampling) runs at stride 1 over a copy of the
+  /// pixels it reads (LowerOptions::subsampleStridedPointwiseConvs);
+  /// `--no-subsample-strided` reads them in place.
+  bool subsampleStrided = true;
   /// Kernels whose OpenCL code is identical share one function of the
   /// program (codegen/opencl/share_kernels.h; `--no-share-kernels` prints
   /// one per kernel).

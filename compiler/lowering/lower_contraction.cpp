@@ -243,6 +243,41 @@ int zeroPaddedCopy(LowerCtx &ctx, const Value *x,
 
 namespace {
 
+/// subsampledCopy's def, new.
+int newSubsampledCopy(LowerCtx &ctx, const Value *x,
+                      const std::vector<int64_t> &strides,
+                      const std::vector<Expr> &dims) {
+  const TensorType &xt = x->type();
+  TensorDef sd;
+  sd.kind = TensorDef::Kind::Pointwise;
+  sd.name = x->name() + "_subsampled";
+  sd.dtype = xt.dtype;
+  std::vector<Expr> si = ctx.idxVars(xt.rank());
+  std::vector<Expr> src = {si[0], si[1]};
+  sd.shape = {xt.dims[0], xt.dims[1]};
+  for (size_t k = 0; k < dims.size(); ++k) {
+    sd.shape.push_back(dims[k]);
+    src.push_back(si[2 + k] * Expr(strides[k]));
+  }
+  sd.body = ctx.read(ctx.defOf(x), src);
+  sd.materialize = true;
+  return ctx.add(std::move(sd));
+}
+
+} // namespace
+
+int subsampledCopy(LowerCtx &ctx, const Value *x,
+                   const std::vector<int64_t> &strides,
+                   const std::vector<Expr> &dims) {
+  std::string key = "subsampled";
+  for (int64_t st : strides)
+    key += " " + std::to_string(st);
+  return ctx.copyOf(x, key,
+                    [&] { return newSubsampledCopy(ctx, x, strides, dims); });
+}
+
+namespace {
+
 Status lowerConv(const Node &n, LowerCtx &ctx) {
   const Value *x = n.input(0), *w = n.input(1), *bias = n.input(2);
   const Value *out = n.output(0);
@@ -291,11 +326,25 @@ Status lowerConv(const Node &n, LowerCtx &ctx) {
       paddedDims.push_back(inSpatial[k] + Expr(pads[k] + pads[s + k]));
     xdef = zeroPaddedCopy(ctx, x, begins, paddedDims);
   }
+  // A strided 1 x 1 convolution over a copy of the pixels it reads
+  // (LowerOptions::subsampleStridedPointwiseConvs), at stride 1.
+  std::vector<int64_t> step = strides;
+  bool pointwise = group == 1 && !padded, strided = false;
+  for (int k = 0; k < s; ++k) {
+    pointwise &= kernel[k] == 1;
+    strided |= strides[k] > 1;
+  }
+  if (ctx.options().subsampleStridedPointwiseConvs && pointwise && strided) {
+    std::vector<Expr> outSpatial(out->type().dims.begin() + 2,
+                                 out->type().dims.end());
+    xdef = subsampledCopy(ctx, x, strides, outSpatial);
+    step.assign(s, 1);
+  }
   TensorDef d = contraction(out);
   d.reduceExtents.push_back(cg);
   for (int k = 0; k < s; ++k) {
     Expr r = ctx.rvar(1 + k);
-    xi.push_back(o[2 + k] * Expr(strides[k]) + r * Expr(dil[k]));
+    xi.push_back(o[2 + k] * Expr(step[k]) + r * Expr(dil[k]));
     wi.push_back(r);
     d.reduceExtents.push_back(Expr(kernel[k]));
   }

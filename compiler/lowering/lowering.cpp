@@ -90,6 +90,14 @@ int LowerCtx::addError(std::string message) {
   return static_cast<int>(out_.errors.size()) - 1;
 }
 
+int LowerCtx::copyOf(const Value *v, const std::string &key,
+                     const std::function<int()> &make) {
+  auto [it, added] = copies_.try_emplace({v, key}, -1);
+  if (added)
+    it->second = make();
+  return it->second;
+}
+
 Expr declaredSymbol(const LowerCtx &ctx, const Node &n,
                     const Expr &definition) {
   const Symbol *s = ctx.graph().findDerivedSymbol(definition);

@@ -124,6 +124,12 @@ struct LowerOptions {
   /// (TensorDef::attention); off: each op lowered alone (the naive kernels,
   /// the reference, and `aotc compile --no-fuse-attention`).
   bool fuseAttention = false;
+  /// A 1 x 1 Conv of stride above 1 without padding (ResNet's downsampling)
+  /// reads a materialized copy of the pixels it reads (subsampledCopy) and
+  /// runs at stride 1 over it: its pixels then merge into one dimension
+  /// (collapse_dims.h) and its register tiles read neighbouring pixels.
+  /// On CPU-style targets with register tiles (pipeline.cpp).
+  bool subsampleStridedPointwiseConvs = false;
 };
 
 /// Lowers every node reachable from the outputs. Fails with an error naming
@@ -193,11 +199,18 @@ public:
   /// the numbers a kernel records) and returns its IndexCheck code.
   int addError(std::string message);
 
+  /// The def of a copy of \p v that several lowerings may read (two
+  /// strided 1 x 1 convolutions of one input read one subsampled copy):
+  /// the one made under \p key, else \p make's, remembered.
+  int copyOf(const Value *v, const std::string &key,
+             const std::function<int()> &make);
+
 private:
   const Graph &graph_;
   LoweredGraph &out_;
   LowerOptions opts_;
   std::map<const Value *, int> valueDefs_;
+  std::map<std::pair<const Value *, std::string>, int> copies_;
   std::string currentOp_;
 };
 
@@ -227,6 +240,12 @@ Status lowerResize(const Node &n, LowerCtx &ctx);
 Status lowerScatterND(const Node &n, LowerCtx &ctx);
 Status lowerScatterElements(const Node &n, LowerCtx &ctx);
 Status lowerDataDependent(const Node &n, LowerCtx &ctx);
+/// A strided 1 x 1 Conv's copy of the pixels of \p x [N, C, spatial...]
+/// that it reads (a materialized pointwise def; returns its id): element p
+/// of size \p dims[k] is x's p * \p strides[k].
+int subsampledCopy(LowerCtx &ctx, const Value *x,
+                   const std::vector<int64_t> &strides,
+                   const std::vector<Expr> &dims);
 /// A Conv's zero-padded copy of \p x [N, C, spatial...] (a materialized
 /// pointwise def; returns its id): spatial element p of padded size
 /// \p paddedDims[k] is x's p - \p begins[k] where that is inside x, else 0.

@@ -77,7 +77,8 @@ int runCli(int argc, char **argv) {
                     "planned for its sizes");
   bool noMergeMatMuls = false, noShareKernels = false, noSplitK = false,
        noChannelBlocks = false, noPadChannels = false, noPaddedStores = false,
-       noInPlace = false, noChainKernels = false, noPersistentKernels = false;
+       noInPlace = false, noChainKernels = false, noPersistentKernels = false,
+       noSubsampleStrided = false;
   bool narrowIndices = false, wideIndices = false;
   compile->add_flag("--narrow-indices", narrowIndices,
                     "compute a kernel's index math in 32 bits where its "
@@ -146,6 +147,10 @@ int runCli(int argc, char **argv) {
                     "CPU profiles: keep every convolution direct, rounded as "
                     "ONNX Runtime's and the naive kernels' are")
       ->excludes("--winograd");
+  compile->add_flag("--no-subsample-strided", noSubsampleStrided,
+                    "CPU profiles: run a 1 x 1 convolution of stride above 1 "
+                    "over its input in place instead of at stride 1 over a "
+                    "copy of the pixels it reads");
   compile->add_flag("--no-pad-channels", noPadChannels,
                     "CPU profiles: keep convolution channel counts that the "
                     "channel block does not divide (24, 144) in NCHW instead "
@@ -315,6 +320,7 @@ int runCli(int argc, char **argv) {
     copts.channelBlocks = !noChannelBlocks;
     copts.padChannels = !noPadChannels;
     copts.winograd = !noWinograd;
+    copts.subsampleStrided = !noSubsampleStrided;
     copts.indexBits = narrowIndices ? CompileOptions::IndexBits::Narrow
                       : wideIndices ? CompileOptions::IndexBits::Wide
                                     : CompileOptions::IndexBits::Auto;

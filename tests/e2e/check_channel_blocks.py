@@ -507,12 +507,15 @@ def random_cnn(seed):
     return h.make_model(g, opset_imports=[h.make_opsetid("", 17)]), c0, hw
 
 
-# Strided 1 x 1 convolutions (ResNet's downsamplings) whose output channel blocks run
-# inside the pixel tiles (register_tile.cpp, skipsRowPixels): more outputs per pixel
-# than inputs, odd maps (partial pixel tiles), batches 0, 1 and 3, 8 and 16 lanes;
-# with and without a residual sum in the strided convolution's epilogue (which keeps
-# the dimension order). The emitted OpenCL must show the blocks innermost where no
-# residual is read, or the check does not reach that order.
+# Strided 1 x 1 convolutions (ResNet's downsamplings), by default at stride 1 over a
+# copy of the pixels they read (lower_contraction.cpp, subsampledCopy: its kernel is
+# named *_subsampled), and read in place (--no-subsample-strided) with their output
+# channel blocks inside the pixel tiles (register_tile.cpp, skipsRowPixels): more
+# outputs per pixel than inputs, odd maps (partial pixel tiles, a copy whose last
+# pixel is the input's last but one), batches 0, 1 and 3, 8 and 16 lanes; with and
+# without a residual sum in the strided convolution's epilogue (which keeps the
+# dimension order in place). The emitted OpenCL must show the copy, and in place the
+# blocks innermost where no residual is read, or the check does not reach that order.
 def strided_downsampling(c1, c2, hw, residual):
     out = [(s_ + 1) // 2 for s_ in hw]
     nodes = [h.make_node("Conv", ["x", "w1"], ["c1"], kernel_shape=[1, 1]),
@@ -543,21 +546,28 @@ for i, (c1, c2, hw, residual) in enumerate([(16, 64, [9, 13], False), (32, 96, [
     path4 = os.path.join(tmp, f"strided_{i}.onnx")
     onnx.save(proto4, path4)
     sess4 = ort.InferenceSession(proto4.SerializeToString(), providers=["CPUExecutionProvider"])
-    for lanes in ("8", "16"):
+    for lanes, in_place in [(l, p) for l in ("8", "16") for p in (True, False)]:
         flags = ["--vector-lanes", lanes, "--no-persistent-kernels", "--no-chain-kernels"]
-        tag = f"strided downsampling {c1}->{c2} {hw} residual {residual} lanes {lanes}"
+        flags += ["--no-subsample-strided"] if in_place else []
+        tag = (f"strided downsampling {c1}->{c2} {hw} residual {residual} lanes {lanes}"
+               f"{' in place' if in_place else ''}")
         cl = subprocess.run([aotc, "compile", path4, "--emit", "cl"] + flags,
                             capture_output=True, text=True).stdout
-        # The downsampling's kernel, k1_t (its Relu t), and its first work-item index:
-        # the channel block i1 innermost, or the pixel tiles (t3).
-        kernels = [k for k in re.split(r"\n__kernel void ", cl)[1:] if k.startswith("k1_t(")]
-        first = re.search(r"const long (\w+) = gid0 % \d+;", kernels[0]) if kernels else None
-        inside = bool(first) and first.group(1) == "i1"
         checks += 1
-        if inside == residual:
-            fail(f"{tag}: channel blocks inside the pixel tiles: {inside}")
-        inside_seen += inside
-        model = compiled(path4, os.path.join(tmp, f"strided_{i}_{lanes}.so"), flags, tag)
+        copies = len(re.findall(r"\n__kernel void k\d+_\w*_subsampled\(", cl))
+        if copies != (0 if in_place else 1):
+            fail(f"{tag}: {copies} subsampled copies")
+        if in_place:
+            # The downsampling's kernel, k1_t (its Relu t), and its first work-item
+            # index: the channel block i1 innermost, or the pixel tiles (t3).
+            kernels = [k for k in re.split(r"\n__kernel void ", cl)[1:] if k.startswith("k1_t(")]
+            first = re.search(r"const long (\w+) = gid0 % \d+;", kernels[0]) if kernels else None
+            inside = bool(first) and first.group(1) == "i1"
+            checks += 1
+            if inside == residual:
+                fail(f"{tag}: channel blocks inside the pixel tiles: {inside}")
+            inside_seen += inside
+        model = compiled(path4, os.path.join(tmp, f"strided_{i}_{lanes}_{in_place}.so"), flags, tag)
         if model is None:
             continue
         for n in (0, 1, 3):
