@@ -179,9 +179,11 @@ def cases():
                     f32, ["n", 64, hw, hw],
                     [{"x": [n, 64, hw, hw], "w1": [64, 64, 3, 3], "w": [64, 64, 3, 3], "bias": [64]}
                      for n in (0, 1, 3)], True))
-    # A 1 x 1 convolution of stride 2 over blocked channels (64 steps, rows
-    # two pixels apart): a strided convolution takes zen5-avx512's
-    # convolution budget at any length (14 x 32 over the 28 output columns).
+    # A 1 x 1 convolution of stride 2 over blocked channels (64 steps): it
+    # runs at stride 1 over a copy of the pixels it reads (subsampledCopy),
+    # its 784 pixels merged, tiled as any 1 x 1 convolution (8 x 32 under
+    # zen5-avx512; read in place, --no-subsample-strided, its rows two
+    # pixels apart took the convolution budget, 14 x 32).
     out.append(("conv_chain_1x1_stride2",
                 [helper.make_node("Conv", ["x", "w1"], ["h"], kernel_shape=[1, 1]),
                  helper.make_node("Relu", ["h"], ["r"]),
@@ -243,7 +245,9 @@ def cases():
     # convolution of stride 1 reads and stores h and w as one dimension of
     # h*w, here with a residual Add (a second buffer viewed merged) and a
     # Relu on odd maps, and a channel bias broadcast as [c, 1, 1] (merged
-    # along h, w only); a stride of 2 along h keeps h and w apart.
+    # along h, w only); with a stride of 2 along h it reads a copy of the
+    # pixels it reads at stride 1 (lower_contraction.cpp, subsampledCopy),
+    # merged the same way.
     for name, h, w, sh in (("conv1x1_residual_7x5", 7, 5, 1), ("conv1x1_stride2h_residual", 13, 5, 2)):
         ho = (h - 1) // sh + 1
         out.append((name,
@@ -328,8 +332,7 @@ PREFETCHED = {"conv_chain_c256_const", "conv_chain_next_slice"}
 
 # Cases whose blocked convolution zen5-avx512 and generic-avx512 tile 14 x
 # 32 (their convolution budget of 28 accumulators; generic-avx2 has none).
-WIDE_CONV_TILE = {"conv_chain_3x3_w28_const", "conv_chain_3x3_w14_const",
-                  "conv_chain_1x1_stride2_const"}
+WIDE_CONV_TILE = {"conv_chain_3x3_w28_const", "conv_chain_3x3_w14_const"}
 
 # Cases with a convolution whose output channel blocks run outside the
 # batch (a large weight: register_tile.cpp, weightOuterDims), checked in
@@ -395,7 +398,8 @@ MERGED = {
     "conv_1x1": [("in0: f32[n,16,81]", True)],
     "conv1x1_residual_7x5": [("in0: f32[n,12,35]", True), ("in2: f32[n,24,35]", True),
                              ("out0: out f32[n,24,35]", True)],
-    "conv1x1_stride2h_residual": [("in0: f32[n,12,13,5]", True), ("in2: f32[n,24,7,5]", True)],
+    "conv1x1_stride2h_residual": [("in0: f32[(12 * n),13,5]", True), ("f32[n,12,35]", True),
+                                  ("in2: f32[n,24,35]", True), ("out0: out f32[n,24,35]", True)],
     "conv_dense": [("out0: out f32[n,12,16,16]", True), ("in0: f32[(5 * n),16,16]", True)],
 }
 
