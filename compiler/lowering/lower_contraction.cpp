@@ -329,12 +329,12 @@ Status lowerConv(const Node &n, LowerCtx &ctx) {
   // A strided 1 x 1 convolution over a copy of the pixels it reads
   // (LowerOptions::subsampleStridedPointwiseConvs), at stride 1.
   std::vector<int64_t> step = strides;
-  bool pointwise = group == 1 && !padded, strided = false;
+  bool oneByOne = group == 1 && !padded, strided = false;
   for (int k = 0; k < s; ++k) {
-    pointwise &= kernel[k] == 1;
+    oneByOne &= kernel[k] == 1;
     strided |= strides[k] > 1;
   }
-  if (ctx.options().subsampleStridedPointwiseConvs && pointwise && strided) {
+  if (ctx.options().subsampleStridedPointwiseConvs && oneByOne && strided) {
     std::vector<Expr> outSpatial(out->type().dims.begin() + 2,
                                  out->type().dims.end());
     xdef = subsampledCopy(ctx, x, strides, outSpatial);
