@@ -329,7 +329,7 @@ Status lowerConv(const Node &n, LowerCtx &ctx) {
   // A strided 1 x 1 convolution over a copy of the pixels it reads
   // (LowerOptions::subsampleStridedPointwiseConvs), at stride 1.
   std::vector<int64_t> step = strides;
-  bool oneByOne = group == 1 && !padded, strided = false;
+  bool oneByOne = !padded, strided = false;
   for (int k = 0; k < s; ++k) {
     oneByOne &= kernel[k] == 1;
     strided |= strides[k] > 1;

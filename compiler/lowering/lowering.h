@@ -124,7 +124,7 @@ struct LowerOptions {
   /// (TensorDef::attention); off: each op lowered alone (the naive kernels,
   /// the reference, and `aotc compile --no-fuse-attention`).
   bool fuseAttention = false;
-  /// A 1 x 1 Conv of stride above 1 without padding (ResNet's downsampling)
+  /// A 1 x 1 Conv of stride above 1 (ResNet's downsampling; any group)
   /// reads a materialized copy of the pixels it reads (subsampledCopy) and
   /// runs at stride 1 over it: its pixels then merge into one dimension
   /// (collapse_dims.h) and its register tiles read neighbouring pixels.
