@@ -212,22 +212,36 @@ Expected<std::vector<int64_t>> spatialPads(const Node &n, size_t spatialRank) {
   return pads;
 }
 
+namespace {
+
+/// A Conv's materialized copy of \p x [N, C, spatial...] over spatial sizes
+/// \p dims, named after x with \p suffix; its body is the caller's.
+TensorDef pixelCopy(const Value *x, const std::string &suffix,
+                    const std::vector<Expr> &dims) {
+  const TensorType &xt = x->type();
+  TensorDef d;
+  d.kind = TensorDef::Kind::Pointwise;
+  d.name = x->name() + suffix;
+  d.dtype = xt.dtype;
+  d.shape = {xt.dims[0], xt.dims[1]};
+  d.shape.insert(d.shape.end(), dims.begin(), dims.end());
+  d.materialize = true;
+  return d;
+}
+
+} // namespace
+
 int zeroPaddedCopy(LowerCtx &ctx, const Value *x,
                    const std::vector<int64_t> &begins,
                    const std::vector<Expr> &paddedDims) {
   const TensorType &xt = x->type();
   const int s = xt.rank() - 2;
-  TensorDef pd;
-  pd.kind = TensorDef::Kind::Pointwise;
-  pd.name = x->name() + "_padded";
-  pd.dtype = xt.dtype;
+  TensorDef pd = pixelCopy(x, "_padded", paddedDims);
   std::vector<Expr> pi = ctx.idxVars(xt.rank());
   std::vector<Expr> src = {pi[0], pi[1]};
   Expr inside;
-  pd.shape = {xt.dims[0], xt.dims[1]};
   for (int k = 0; k < s; ++k) {
     const Expr &in = xt.dims[2 + k];
-    pd.shape.push_back(paddedDims[k]);
     Expr pos = pi[2 + k] - Expr(begins[k]);
     // Clamped into the input: the read is in bounds whatever the select
     // picks, so it is made before the select (speculate_loads.cpp).
@@ -237,34 +251,8 @@ int zeroPaddedCopy(LowerCtx &ctx, const Value *x,
   }
   pd.body = Select::make(inside, ctx.read(ctx.defOf(x), src),
                          literal(xt.dtype, 0));
-  pd.materialize = true;
   return ctx.add(std::move(pd));
 }
-
-namespace {
-
-/// subsampledCopy's def, new.
-int newSubsampledCopy(LowerCtx &ctx, const Value *x,
-                      const std::vector<int64_t> &strides,
-                      const std::vector<Expr> &dims) {
-  const TensorType &xt = x->type();
-  TensorDef sd;
-  sd.kind = TensorDef::Kind::Pointwise;
-  sd.name = x->name() + "_subsampled";
-  sd.dtype = xt.dtype;
-  std::vector<Expr> si = ctx.idxVars(xt.rank());
-  std::vector<Expr> src = {si[0], si[1]};
-  sd.shape = {xt.dims[0], xt.dims[1]};
-  for (size_t k = 0; k < dims.size(); ++k) {
-    sd.shape.push_back(dims[k]);
-    src.push_back(si[2 + k] * Expr(strides[k]));
-  }
-  sd.body = ctx.read(ctx.defOf(x), src);
-  sd.materialize = true;
-  return ctx.add(std::move(sd));
-}
-
-} // namespace
 
 int subsampledCopy(LowerCtx &ctx, const Value *x,
                    const std::vector<int64_t> &strides,
@@ -272,8 +260,15 @@ int subsampledCopy(LowerCtx &ctx, const Value *x,
   std::string key = "subsampled";
   for (int64_t st : strides)
     key += " " + std::to_string(st);
-  return ctx.copyOf(x, key,
-                    [&] { return newSubsampledCopy(ctx, x, strides, dims); });
+  return ctx.copyOf(x, key, [&] {
+    TensorDef sd = pixelCopy(x, "_subsampled", dims);
+    std::vector<Expr> si = ctx.idxVars(x->type().rank());
+    std::vector<Expr> src = {si[0], si[1]};
+    for (size_t k = 0; k < dims.size(); ++k)
+      src.push_back(si[2 + k] * Expr(strides[k]));
+    sd.body = ctx.read(ctx.defOf(x), src);
+    return ctx.add(std::move(sd));
+  });
 }
 
 namespace {

@@ -1291,9 +1291,9 @@ std::vector<int> sharedRowDims(const ReductionNest &nest, const WeightDims &w,
 /// (its second-innermost index; the innermost, the channels of a pixel,
 /// does not depend on \p m) more than one apart between neighbouring
 /// outputs, with no reduction index in that row index: a strided 1 x 1
-/// convolution read in place, which skips the pixels between (by default
-/// one without padding or groups reads a copy of its pixels at stride 1,
-/// LowerOptions::subsampleStridedPointwiseConvs; --no-subsample-strided). (A window along the row,
+/// convolution read in place, which skips the pixels between (on CPU
+/// profiles only with --no-subsample-strided: by default it reads a copy
+/// of its pixels at stride 1, LowerOptions::subsampleStridedPointwiseConvs). (A window along the row,
 /// a 3 x 3 at stride 2, reads them all: ResNet-50's layer2.0 and layer3.0
 /// 3 x 3s gained nothing with their blocks inside, -5% to +8%.)
 bool skipsRowPixels(const TermReads &reads, int m) {
