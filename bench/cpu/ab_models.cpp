@@ -15,14 +15,18 @@
 // 68 were 1.3-2x slower so, not back to back).
 //
 // DIMS: the shape of the model's one float32 input, comma separated
-// ("1,3,224,224"); filled with values in [-0.5, 0.5). Both models run on the
-// CPU device (AOTC_DEVICE to change it).
+// ("1,3,224,224"); filled with values in [-0.5, 0.5). With the prefix "i64:"
+// ("i64:1,128") the input is int64, filled with values in [0, 1000) (token
+// ids of BERT and GPT-2). Both models run on the CPU device (AOTC_DEVICE to
+// change it). The input and the outputs start on 256-byte boundaries, so
+// that the runtime uses them in place, as the benchmark's worker does.
 #include "aotc/aotc_runtime.h"
 
 #include <dlfcn.h>
 
 #include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -32,6 +36,15 @@
 #include <vector>
 
 namespace {
+
+// Storage of \p nbytes starting on a 256-byte boundary, where the runtime
+// uses a host tensor in place instead of copying it (runtime/src/host_io.h),
+// as the benchmark's worker and a careful C host align theirs.
+void *aligned(std::vector<char> &storage, uint64_t nbytes) {
+  storage.resize(nbytes + 256);
+  const auto at = reinterpret_cast<uintptr_t>(storage.data());
+  return storage.data() + ((256 - at % 256) % 256);
+}
 
 struct Loaded {
   decltype(&aotc_container_run) run = nullptr;
@@ -50,8 +63,8 @@ bool load(const char *path, const aotc_tensor_t &input, Loaded &out) {
       dlsym(h, "aotc_container_create"));
   auto numOutputs = reinterpret_cast<decltype(&aotc_container_num_outputs)>(
       dlsym(h, "aotc_container_num_outputs"));
-  auto lastError = reinterpret_cast<decltype(&aotc_last_error)>(
-      dlsym(h, "aotc_last_error"));
+  auto lastError =
+      reinterpret_cast<decltype(&aotc_last_error)>(dlsym(h, "aotc_last_error"));
   out.run = reinterpret_cast<decltype(&aotc_container_run)>(
       dlsym(h, "aotc_container_run"));
   aotc_container_options_t options;
@@ -78,9 +91,8 @@ bool load(const char *path, const aotc_tensor_t &input, Loaded &out) {
     uint64_t elements = 1;
     for (int32_t d = 0; d < t.rank; ++d)
       elements *= static_cast<uint64_t>(t.shape[d]);
-    out.storage[i].resize(std::max<uint64_t>(1, elements * 8));
-    t.data = out.storage[i].data();
-    t.nbytes = out.storage[i].size();
+    t.nbytes = std::max<uint64_t>(1, elements * 8);
+    t.data = aligned(out.storage[i], t.nbytes);
   }
   if (out.run(out.container, &input, 1, out.outputs.data(), n) != AOTC_OK) {
     std::fprintf(stderr, "ab_models: %s: %s\n", path, lastError());
@@ -106,21 +118,32 @@ int main(int argc, char **argv) {
   const int gapMs = argc == 7 ? std::atoi(argv[6]) : 0;
   aotc_tensor_t input{};
   input.dtype = AOTC_DTYPE_FLOAT32;
+  char *dims = argv[5];
+  const bool ids = std::strncmp(dims, "i64:", 4) == 0;
+  if (ids) {
+    input.dtype = AOTC_DTYPE_INT64;
+    dims += 4;
+  }
   uint64_t elements = 1;
-  for (char *p = std::strtok(argv[5], ","); p && input.rank < AOTC_MAX_RANK;
+  for (char *p = std::strtok(dims, ","); p && input.rank < AOTC_MAX_RANK;
        p = std::strtok(nullptr, ","))
-    elements *= static_cast<uint64_t>(input.shape[input.rank++] = std::atoll(p));
+    elements *=
+        static_cast<uint64_t>(input.shape[input.rank++] = std::atoll(p));
   if (blocks < 1 || runs < 1 || input.rank == 0) {
     std::fprintf(stderr, "ab_models: BLOCKS and RUNS >= 1, DIMS a shape\n");
     return 2;
   }
-  std::vector<float> data(elements);
+  std::vector<char> storage;
+  input.nbytes = elements * (ids ? sizeof(int64_t) : sizeof(float));
+  input.data = aligned(storage, input.nbytes);
   std::mt19937 gen(1);
   std::uniform_real_distribution<float> dist(-0.5f, 0.5f);
-  for (float &v : data)
-    v = dist(gen);
-  input.data = data.data();
-  input.nbytes = elements * sizeof(float);
+  for (uint64_t i = 0; i < elements; ++i)
+    if (ids)
+      static_cast<int64_t *>(input.data)[i] =
+          static_cast<int64_t>(gen() % 1000);
+    else
+      static_cast<float *>(input.data)[i] = dist(gen);
   Loaded m[2];
   if (!load(argv[1], input, m[0]) || !load(argv[2], input, m[1]))
     return 1;
@@ -134,8 +157,7 @@ int main(int argc, char **argv) {
         if (gapMs > 0)
           std::this_thread::sleep_for(std::chrono::milliseconds(gapMs));
         auto a = std::chrono::steady_clock::now();
-        if (m[which].run(m[which].container, &input, 1,
-                         m[which].outputs.data(),
+        if (m[which].run(m[which].container, &input, 1, m[which].outputs.data(),
                          m[which].outputs.size()) != AOTC_OK) {
           std::fprintf(stderr, "ab_models: a run of %s failed\n",
                        argv[1 + which]);
