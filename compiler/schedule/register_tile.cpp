@@ -230,9 +230,9 @@ double stepCycles(const std::vector<Operand> &loads, int64_t tm, int64_t tn,
 }
 
 /// Estimated cycles per output element and reduction step of the tiles of
-/// \p tm x \p cols elements along an M of \p extentM (0: symbolic, assumed
-/// large): whole tiles, then the rows left over as one narrower tile (a
-/// static M) or, where M is symbolic and planned at \p extentM
+/// \p tm x \p cols elements along an M of \p extentM: whole tiles, then
+/// the rows left over as one narrower tile (a static M) or, where M is
+/// symbolic and planned at \p extentM
 /// (\p plannedM), as 1 x cols tiles, which is how registerTiledNest
 /// computes the rows past a symbolic M's last whole tile (each row then
 /// streams the operand shared along M once more: the MLP's 6 x 64 tiles
@@ -243,7 +243,7 @@ double perOutput(const std::vector<Operand> &loads, int64_t extentM,
     return stepCycles(loads, rows, cols, lanes) /
            static_cast<double>(rows * cols);
   };
-  if (extentM <= 0 || extentM % tm == 0)
+  if (extentM % tm == 0)
     return per(tm);
   double whole = static_cast<double>(extentM - extentM % tm) /
                  static_cast<double>(extentM);
@@ -1026,14 +1026,13 @@ RegisterTile chooseRegisterTile(const ReductionNest &nest,
     // BERT-base's 1,024 x 768 x 3072 GEMM with its GELU took 4.05 ms in
     // 4 x 24 tiles against 4.5 in 6 x 16 at a batch of 1
     // (kernel_profile.py, alternated).
-    bool plannedM = false;
-    if (m >= 0 && !staticM) {
+    const bool plannedM = m >= 0 && !staticM;
+    if (plannedM) {
       const int64_t rows = plannedExtent(nest.shape[m], symbolsAt);
       extentM = rows <= kMaxPlannedRows
                     ? plannedExtent(nest.shape[m],
                                     std::max<int64_t>(symbolsAt, kPlannedBatch))
                     : rows;
-      plannedM = true;
     }
     // An operand packed in panels along M (a convolution weight packed for
     // its output channels, read by a tile whose rows are those channels) is
@@ -1049,11 +1048,12 @@ RegisterTile chooseRegisterTile(const ReductionNest &nest,
     if (m >= 0 && lanes > 1)
       for (const Operand &o : classifyLoads(term, idx, -1, m, lanes, ranges))
         panelsAlongM |= o.n && o.panel;
+    // (Along M, extentM is the static or the planned extent.)
     if (m >= 0)
       for (int64_t tm : {2, 4, 6, 8, 12})
-        if (!(staticM || plannedM) || tm <= extentM)
+        if (tm <= extentM)
           tms.push_back(tm);
-    if ((staticM || plannedM) && extentM > 1 && extentM < 12 &&
+    if (m >= 0 && extentM > 1 && extentM < 12 &&
         std::find(tms.begin(), tms.end(), extentM) == tms.end())
       tms.push_back(extentM); // one tile of all 7 rows of a 7 x 7 map
     // Rows that divide a static M leave no narrower last tile: 7 for the
@@ -1301,9 +1301,10 @@ std::vector<int> sharedRowDims(const ReductionNest &nest, const WeightDims &w,
 /// outputs, with no reduction index in that row index: a strided 1 x 1
 /// convolution read in place, which skips the pixels between (on CPU
 /// profiles only with --no-subsample-strided: by default it reads a copy
-/// of its pixels at stride 1, LowerOptions::subsampleStridedPointwiseConvs). (A window along the row,
-/// a 3 x 3 at stride 2, reads them all: ResNet-50's layer2.0 and layer3.0
-/// 3 x 3s gained nothing with their blocks inside, -5% to +8%.)
+/// of its pixels at stride 1, LowerOptions::subsampleStridedPointwiseConvs).
+/// (A window along the row, a 3 x 3 at stride 2, reads them all:
+/// ResNet-50's layer2.0 and layer3.0 3 x 3s gained nothing with their
+/// blocks inside, -5% to +8%.)
 bool skipsRowPixels(const TermReads &reads, int m) {
   if (m < 0)
     return false;
