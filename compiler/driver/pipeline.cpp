@@ -12,6 +12,7 @@
 #include "compiler/passes/pack_weights.h"
 #include "compiler/passes/pad_channels.h"
 #include "compiler/passes/winograd.h"
+#include "compiler/schedule/row_panels.h"
 
 #include "codegen/opencl/cl_printer.h"
 #include "codegen/opencl/share_kernels.h"
@@ -294,6 +295,15 @@ Expected<CompileResult> compileModel(const CompileOptions &opts) {
   lowerOpts.subsampleStridedPointwiseConvs =
       opts.subsampleStrided && opts.schedule.registerTiling &&
       opts.schedule.profile.family != "gpu";
+  // Large GEMMs read their activation in panels of their tile's rows
+  // (row_panels.h).
+  if (opts.rowPanels && opts.schedule.registerTiling &&
+      opts.schedule.profile.family != "gpu") {
+    const DeviceProfile profile = opts.schedule.profile;
+    lowerOpts.rowPanel = [profile](int64_t m, int64_t n, int64_t k, DType t) {
+      return gemmRowPanel(profile, m, n, k, t);
+    };
+  }
   auto lowered = timer.run("lowering",
                            [&] { return lowerGraph(*graph, lowerOpts); });
   if (!lowered)

@@ -51,6 +51,10 @@ struct CompileOptions {
   /// pixels it reads (LowerOptions::subsampleStridedPointwiseConvs);
   /// `--no-subsample-strided` reads them in place.
   bool subsampleStrided = true;
+  /// With register tiling on a CPU profile: a large GEMM's activation read
+  /// through a copy in panels of its tile's rows (row_panels.h);
+  /// `--no-row-panels` reads it in place.
+  bool rowPanels = true;
   /// Kernels whose OpenCL code is identical share one function of the
   /// program (codegen/opencl/share_kernels.h; `--no-share-kernels` prints
   /// one per kernel).

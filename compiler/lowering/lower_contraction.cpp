@@ -4,6 +4,7 @@
 /// that epilogue.
 #include "compiler/lowering/lowering.h"
 #include "ir/einsum.h"
+#include "ir/simplify.h"
 
 #include <algorithm>
 #include <map>
@@ -27,6 +28,81 @@ TensorDef contraction(const Value *out) {
   d.combiner = Combiner::Sum;
   d.rereadsInputs = true;
   return d;
+}
+
+/// Whether def \p id is a constant or a view of one (a weight that
+/// compiler/passes/pack_weights.h packed, read through its views).
+bool constantOrView(const LowerCtx &ctx, int id) {
+  while (id >= 0) {
+    const TensorDef &d = ctx.def(id);
+    if (d.kind == TensorDef::Kind::Constant)
+      return true;
+    const std::vector<int> reads = accessedDefs(d);
+    if (!d.isView || reads.size() != 1)
+      return false;
+    id = reads[0];
+  }
+  return false;
+}
+
+/// The rows per panel of the copy through which contraction \p n reads its
+/// A [batch..., M, K] (\p transA: [K, M]) by a constant B [K, N]
+/// (LowerOptions::rowPanel), or 0: A read in place.
+int64_t rowPanelOf(const Node &n, const LowerCtx &ctx, bool transA,
+                   bool transB) {
+  const Value *a = n.input(0), *b = n.input(1);
+  const int ra = a->type().rank();
+  if (!ctx.options().rowPanel || ra < 2 || b->type().rank() != 2 ||
+      ctx.def(ctx.defOf(a)).kind == TensorDef::Kind::Constant ||
+      !constantOrView(ctx, ctx.defOf(b)))
+    return 0;
+  int64_t m, k, cols;
+  if (!a->type().dims[ra - (transA ? 1 : 2)].isConst(m) ||
+      !a->type().dims[ra - (transA ? 2 : 1)].isConst(k) ||
+      !b->type().dims[transB ? 0 : 1].isConst(cols))
+    return 0;
+  return ctx.options().rowPanel(m, cols, k, a->type().dtype);
+}
+
+/// The copy of \p a [batch..., M, K] (\p transA: [batch..., K, M]) in
+/// panels [batch..., ceil(M / rows), K, rows]: element (b..., p, k, r) is
+/// A's row p * rows + r at k, the rows past M repeating its last (read by
+/// no output).
+int rowPanelCopy(LowerCtx &ctx, const Value *a, int64_t rows, bool transA) {
+  const std::string key =
+      "row panels " + std::to_string(rows) + (transA ? " transposed" : "");
+  return ctx.copyOf(a, key, [&] {
+    const TensorType &at = a->type();
+    const int ra = at.rank();
+    const Expr m = at.dims[ra - (transA ? 1 : 2)],
+               k = at.dims[ra - (transA ? 2 : 1)];
+    TensorDef d;
+    d.kind = TensorDef::Kind::Pointwise;
+    d.name = a->name() + "_rows";
+    d.dtype = at.dtype;
+    d.shape.assign(at.dims.begin(), at.dims.end() - 2);
+    d.shape.push_back(simplify(floorDiv(m + Expr(rows - 1), Expr(rows))));
+    d.shape.push_back(k);
+    d.shape.push_back(Expr(rows));
+    d.materialize = true;
+    std::vector<Expr> i = ctx.idxVars(ra + 1);
+    std::vector<Expr> src(i.begin(), i.begin() + (ra - 2));
+    Expr row = minExpr(i[ra - 2] * Expr(rows) + i[ra], m - Expr(1));
+    src.push_back(transA ? i[ra - 1] : row);
+    src.push_back(transA ? row : i[ra - 1]);
+    d.body = ctx.readValue(a, src);
+    return ctx.add(std::move(d));
+  });
+}
+
+/// The read of A's row \p row at \p k through its panel copy of \p rows
+/// rows per panel, at batch index \p batch.
+Expr rowPanelRead(LowerCtx &ctx, const Value *a, int64_t rows, bool transA,
+                  std::vector<Expr> batch, const Expr &row, const Expr &k) {
+  batch.push_back(floorDiv(row, Expr(rows)));
+  batch.push_back(k);
+  batch.push_back(mod(row, Expr(rows)));
+  return ctx.read(rowPanelCopy(ctx, a, rows, transA), batch);
 }
 
 Status lowerMatMul(const Node &n, LowerCtx &ctx) {
@@ -58,7 +134,12 @@ Status lowerMatMul(const Node &n, LowerCtx &ctx) {
   }
   TensorDef d = contraction(out);
   d.reduceExtents = {a->type().dims[ra - 1]};
-  d.body = bin(BinOp::Mul, ctx.readValue(a, ai), ctx.readValue(b, bi));
+  // A large A through its copy in panels of the tile's rows (row_panels.h).
+  Expr aRead = ctx.readValue(a, ai);
+  if (const int64_t rows = rowPanelOf(n, ctx, false, false); rows > 0)
+    aRead = rowPanelRead(ctx, a, rows, false,
+                         std::vector<Expr>(ai.begin(), ai.end() - 2), o[nb], k);
+  d.body = bin(BinOp::Mul, aRead, ctx.readValue(b, bi));
   ctx.bind(out, ctx.add(std::move(d)));
   return Status::ok();
 }
@@ -72,9 +153,12 @@ Status lowerGemm(const Node &n, LowerCtx &ctx) {
   Expr i = ctx.idx(0), j = ctx.idx(1), k = ctx.rvar(0);
   TensorDef d = contraction(out);
   d.reduceExtents = {a->type().dims[transA ? 0 : 1]};
+  // A large A through its copy in panels of the tile's rows (row_panels.h).
+  const int64_t rows = rowPanelOf(n, ctx, transA, transB);
   d.body = bin(BinOp::Mul,
-               ctx.readValue(a, transA ? std::vector<Expr>{k, i}
-                                       : std::vector<Expr>{i, k}),
+               rows > 0 ? rowPanelRead(ctx, a, rows, transA, {}, i, k)
+                        : ctx.readValue(a, transA ? std::vector<Expr>{k, i}
+                                                  : std::vector<Expr>{i, k}),
                ctx.readValue(b, transB ? std::vector<Expr>{j, k}
                                        : std::vector<Expr>{k, j}));
   Expr acc = ctx.acc(t);

@@ -130,6 +130,12 @@ struct LowerOptions {
   /// (collapse_dims.h) and its register tiles read neighbouring pixels.
   /// On CPU-style targets with register tiles (pipeline.cpp).
   bool subsampleStridedPointwiseConvs = false;
+  /// The rows per panel in which a MatMul or Gemm of static sizes M x N x K
+  /// by a constant B reads its A (element type t) through a materialized
+  /// copy [batch..., ceil(M / rows), K, rows] (lower_contraction.cpp), or 0
+  /// (A read in place); unset: every A in place. On CPU-style targets with
+  /// register tiles, compiler/schedule/row_panels.h (pipeline.cpp).
+  std::function<int64_t(int64_t m, int64_t n, int64_t k, DType t)> rowPanel;
 };
 
 /// Lowers every node reachable from the outputs. Fails with an error naming

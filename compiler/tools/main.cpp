@@ -78,7 +78,7 @@ int runCli(int argc, char **argv) {
   bool noMergeMatMuls = false, noShareKernels = false, noSplitK = false,
        noChannelBlocks = false, noPadChannels = false, noPaddedStores = false,
        noInPlace = false, noChainKernels = false, noPersistentKernels = false,
-       noSubsampleStrided = false;
+       noSubsampleStrided = false, noRowPanels = false;
   bool narrowIndices = false, wideIndices = false;
   compile->add_flag("--narrow-indices", narrowIndices,
                     "compute a kernel's index math in 32 bits where its "
@@ -151,6 +151,10 @@ int runCli(int argc, char **argv) {
                     "CPU profiles: run a 1 x 1 convolution of stride above 1 "
                     "over its input in place instead of at stride 1 over a "
                     "copy of the pixels it reads");
+  compile->add_flag("--no-row-panels", noRowPanels,
+                    "CPU profiles: read a large GEMM's activation (4 MiB or "
+                    "more) in place instead of through a copy in panels of "
+                    "its register tile's rows");
   compile->add_flag("--no-pad-channels", noPadChannels,
                     "CPU profiles: keep convolution channel counts that the "
                     "channel block does not divide (24, 144) in NCHW instead "
@@ -321,6 +325,7 @@ int runCli(int argc, char **argv) {
     copts.padChannels = !noPadChannels;
     copts.winograd = !noWinograd;
     copts.subsampleStrided = !noSubsampleStrided;
+    copts.rowPanels = !noRowPanels;
     copts.indexBits = narrowIndices ? CompileOptions::IndexBits::Narrow
                       : wideIndices ? CompileOptions::IndexBits::Wide
                                     : CompileOptions::IndexBits::Auto;

@@ -1,0 +1,29 @@
+/// \file
+/// Row panels of a large GEMM's activation. A CPU register tile of tm
+/// rows reads, at each reduction step, one element of each of its rows of
+/// A [M, K]: tm streams K elements apart, which the hardware prefetchers
+/// and the TLB serve worse as K and M grow (at 4096 x 4096, 16 KB apart
+/// over 64 MB). Where A is large, the lowering reads it through a copy in
+/// panels [ceil(M / tm), K, tm] (lower_contraction.cpp, rowPanelCopy):
+/// then a tile's rows are one contiguous stream. The copy is one pass over
+/// A per run; the GEMM rereads A once per tile column (N / tn times).
+#pragma once
+
+#include "compiler/schedule/device_profile.h"
+#include "ir/dtype.h"
+
+#include <cstdint>
+
+namespace aotc {
+
+/// The rows per panel of the copy of A [m, k] of element type \p t that a
+/// GEMM by a constant B [k, n] (packed in panels of the vector lanes,
+/// compiler/passes/pack_weights.h) reads on \p target: the rows of the
+/// register tile chooseRegisterTile gives that GEMM, so that each tile
+/// reads one panel; 0 where A stays in place (a GPU profile, a float type
+/// other than float32, or an A below kMinRowPanelBytes or an N below
+/// kMinRowPanelColumns, where the copy costs what it saves).
+int64_t gemmRowPanel(const DeviceProfile &target, int64_t m, int64_t n,
+                     int64_t k, DType t);
+
+} // namespace aotc

@@ -1,0 +1,196 @@
+#!/usr/bin/env python3
+"""Row panels of a large GEMM's activation (compiler/schedule/row_panels.h,
+lower_contraction.cpp's rowPanelCopy) against ONNX Runtime.
+
+A MatMul or Gemm by a constant B whose A holds 4 MiB or more and whose N is
+256 or more reads A through a copy [batch..., ceil(M / h), K, h], h the rows
+of the register tile the heuristic gives that GEMM. Cases: sizes that leave
+a last panel partly past M (1027, 1030 and 1025 rows for tiles of 6 and 8),
+odd K and N; a batched MatMul with a symbolic batch (1, 2 and 0); Gemm with
+transA (A read by columns), with transB, alpha, beta and a bias; a producer
+(Tanh) fused into the copy; a bias and Relu fused into the GEMM's store;
+and the cases that must keep A in place: 1 MiB of A, an N of 200, a B that
+is not constant, `--no-row-panels`.
+
+Under generic-avx2, generic-avx512 and zen5-avx512:
+  - a copy `<A>_rows` exists exactly where it should (`--emit=lowered`), and
+    its panel height h is the rows of the contraction's tile
+    (`--emit=kernel-configs`): 6, 6 and 8 where N is a multiple of 64 (6 x
+    16, 6 x 64 and 8 x 32 tiles); the other N pick other tiles (4 x 24,
+    12 x 8, 12 x 16, 12 x 32), so the cases cover panels of 4, 6, 8 and 12;
+  - every output element is written (the output buffer starts as NaN) and
+    matches ONNX Runtime.
+Under generic-avx2 the contraction also runs tiles that straddle the panels
+(tm 4 and 5 over h = 6, given by --kernel-configs), checked the same way.
+
+Usage: check_row_panels.py AOTC    (prints "row panels ok")
+"""
+import json
+import os
+import re
+import sys
+import tempfile
+
+import numpy as np
+import onnxruntime as ort
+from onnx import TensorProto as T
+from onnx import helper as h
+from onnx import numpy_helper as nh
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bench", "gpu"))
+from aotc_ctypes import Model  # noqa: E402
+from e2e_graphs import Checks  # noqa: E402
+from e2e_graphs import run_aotc as compile_aotc  # noqa: E402
+
+aotc = sys.argv[1]
+rng = np.random.default_rng(78)
+tmp = tempfile.mkdtemp()
+checks = Checks("row panels")
+fail = checks.fail
+PROFILES = ["generic-avx2", "generic-avx512", "zen5-avx512"]
+# The register tile's rows of the GEMMs whose N is a multiple of 64 (a
+# heuristic change must keep panels and tiles alike, and shows here).
+ROWS_OF = {"producer": {"generic-avx2": 6, "generic-avx512": 6, "zen5-avx512": 8}}
+
+
+def const(name, shape):
+    return nh.from_array((rng.standard_normal(shape) / np.sqrt(shape[0])).astype(np.float32), name)
+
+
+def model(nodes, inputs, out_shape, inits):
+    g = h.make_graph(nodes, "row_panels",
+                     [h.make_tensor_value_info(n, T.FLOAT, s) for n, s in inputs],
+                     [h.make_tensor_value_info("y", T.FLOAT, out_shape)], inits)
+    return h.make_model(g, opset_imports=[h.make_opsetid("", 17)])
+
+
+def cases():
+    """(name, model, feeds per run, panels expected)."""
+    out = []
+    mm = h.make_node("MatMul", ["a", "b"], ["mm"])
+    # MatMul + bias + Relu: 1027 rows (171 panels of 6 and 1 row, 128 of 8
+    # and 3), K 1031, N 300.
+    m, k, n = 1027, 1031, 300
+    out.append(("matmul", model([mm, h.make_node("Add", ["mm", "c"], ["s"]),
+                                 h.make_node("Relu", ["s"], ["y"])],
+                                [("a", [m, k])], [m, n], [const("b", [k, n]), const("c", [n])]),
+                [{"a": [m, k]}], True))
+    # A batched MatMul over a symbolic batch.
+    m, k, n = 1030, 1024, 260
+    out.append(("batched", model([h.make_node("MatMul", ["a", "b"], ["y"])],
+                                 [("a", ["batch", m, k])], ["batch", m, n], [const("b", [k, n])]),
+                [{"a": [b, m, k]} for b in (1, 2, 0)], True))
+    # Gemm reading A [K, M] transposed, alpha and beta with a bias.
+    m, k, n = 1030, 1024, 270
+    out.append(("gemm_trans_a", model([h.make_node("Gemm", ["a", "b", "c"], ["y"], transA=1,
+                                                   alpha=0.5, beta=2.0)],
+                                      [("a", [k, m])], [m, n], [const("b", [k, n]), const("c", [n])]),
+                [{"a": [k, m]}], True))
+    # Gemm with B [N, K] (transB).
+    m, k, n = 1025, 1024, 280
+    out.append(("gemm_trans_b", model([h.make_node("Gemm", ["a", "b", "c"], ["y"], transB=1)],
+                                      [("a", [m, k])], [m, n], [const("b", [n, k]), const("c", [n])]),
+                [{"a": [m, k]}], True))
+    # A producer fused into the copy.
+    m, k, n = 1024, 1029, 256
+    out.append(("producer", model([h.make_node("Tanh", ["x"], ["a"]),
+                                   h.make_node("MatMul", ["a", "b"], ["y"])],
+                                  [("x", [m, k])], [m, n], [const("b", [k, n])]),
+                [{"x": [m, k]}], True))
+    # In place: 1 MiB of A, an N of 200, a B given at run time.
+    for name, (m, k, n) in (("small_a", (512, 512, 512)), ("narrow_n", (1100, 1024, 200))):
+        out.append((name, model([h.make_node("MatMul", ["a", "b"], ["y"])],
+                                [("a", [m, k])], [m, n], [const("b", [k, n])]),
+                    [{"a": [m, k]}], False))
+    m, k, n = 1027, 1024, 300
+    out.append(("input_b", model([h.make_node("MatMul", ["a", "b"], ["y"])],
+                                 [("a", [m, k]), ("b", [k, n])], [m, n], []),
+                [{"a": [m, k], "b": [k, n]}], False))
+    return out
+
+
+def panel_rows(path, flags):
+    """The panel heights of the copies in --emit=lowered."""
+    text = compile_aotc(aotc, [path, "--emit=lowered"] + flags)
+    return [int(x) for x in re.findall(r"_rows: f32\[[^\]]*,(\d+)\] = pointwise", text)]
+
+
+def contraction(path, flags):
+    kernels = json.loads(compile_aotc(aotc, [path, "--emit=kernel-configs"] + flags))["kernels"]
+    found = [(k, c) for k, c in kernels.items() if c["template"] == "contraction"]
+    return found[0] if len(found) == 1 else (None, kernels)
+
+
+def check_runs(tag, path, proto, flags, feeds):
+    # A path of its own: dlopen returns a library loaded from the same path.
+    so = os.path.join(tmp, f"m{checks.count}.so")
+    try:
+        compile_aotc(aotc, [path, "-o", so] + flags)
+    except RuntimeError as e:
+        fail(f"{tag}: {e}")
+        return
+    m = Model(so, device="cpu")
+    sess = ort.InferenceSession(proto.SerializeToString())
+    for shapes in feeds:
+        inputs = {name: rng.standard_normal(s).astype(np.float32) for name, s in shapes.items()}
+        ref = sess.run(None, inputs)[0]
+        # The output buffer starts as NaN: an element not written stays so.
+        buf = np.full(max(ref.nbytes, 1), 0xFF, dtype=np.uint8)
+        got = m.run([inputs[i.name] for i in proto.graph.input], out_buffers=[buf])[0]
+        checks.check()
+        if got.shape != ref.shape:
+            fail(f"{tag} {shapes}: shape {got.shape}, expected {ref.shape}")
+            continue
+        if ref.size == 0:
+            continue
+        err = float(np.abs(got.astype(np.float64) - ref).max()) / max(1.0, float(np.abs(ref).max()))
+        if not np.isfinite(got).all() or err > 2e-4:
+            fail(f"{tag} {shapes}: {int((~np.isfinite(got)).sum())} elements not finite, "
+                 f"relative error {err:.3g}")
+
+
+def main():
+    for name, proto, feeds, panels in cases():
+        path = os.path.join(tmp, f"{name}.onnx")
+        with open(path, "wb") as f:
+            f.write(proto.SerializeToString())
+        for profile in PROFILES:
+            flags = ["--device-profile", profile]
+            tag = f"{name} {profile}"
+            rows = panel_rows(path, flags)
+            kernel, c = contraction(path, flags)
+            checks.check()
+            if kernel is None:
+                fail(f"{tag}: not one contraction kernel: {c}")
+                continue
+            checks.check()
+            want = [c["tm"]] if panels and c["m"] >= 0 else []
+            if panels and name in ROWS_OF:
+                want = [ROWS_OF[name][profile]]
+            if rows != want or (panels and [c["tm"]] != want):
+                fail(f"{tag}: panel copies of {rows} rows under a tile {c}, expected {want}")
+            check_runs(tag, path, proto, flags, feeds)
+            if profile == "generic-avx2" and panels:
+                # Tiles that straddle the panels.
+                for tm in (4, 5):
+                    kc = os.path.join(tmp, "kc.json")
+                    with open(kc, "w") as f:
+                        json.dump({"kernels": {kernel: dict(c, tm=tm)}}, f)
+                    given = flags + ["--kernel-configs", kc]
+                    _, got = contraction(path, given)
+                    checks.check()
+                    if got.get("tm") != tm:
+                        fail(f"{tag}: given tm {tm}, compiled {got}")
+                    check_runs(f"{tag} tm {tm}", path, proto, given, feeds)
+        # Off: A in place.
+        if panels:
+            flags = ["--no-row-panels"]
+            checks.check()
+            if panel_rows(path, flags):
+                fail(f"{name}: --no-row-panels still copies A")
+            check_runs(f"{name} --no-row-panels", path, proto, flags, feeds)
+    checks.done()
+
+
+if __name__ == "__main__":
+    main()
