@@ -28,10 +28,10 @@ struct DeviceProfile {
   /// 1 (a GPU's scalar lanes: no explicit vectors, no panels).
   int64_t vectorLanes = 8;
   /// Vector registers: a tile's accumulators leave room for the operands
-  /// (16 -> 12 accumulators, 32 -> 14; register_tile.cpp).
+  /// (16 -> 12 accumulators, 32 -> 14; tile_choice.cpp).
   int64_t vectorRegisters = 16;
   /// The vector registers a register tile's accumulators may take; 0: from
-  /// vectorRegisters (16 -> 12, 32 -> 14; register_tile.cpp). Zen 5 runs
+  /// vectorRegisters (16 -> 12, 32 -> 14; tile_choice.cpp). Zen 5 runs
   /// 8 x 32 GEMM tiles (16 accumulators) faster than 6 x 32 (14 at most):
   /// BERT-base 62.9 -> 56.5 ms at batch 1 (docs/PERFORMANCE.md), where an
   /// AVX-512 Xeon ran 8 x 32 slower (2026-11-25; gemm_1024 7.6 against 7.4
@@ -41,7 +41,7 @@ struct DeviceProfile {
   /// a channel-blocked convolution (each row's input within two vectors of
   /// the next) over a long reduction; 0: accumulatorVectors. Zen 5 runs 3 x 3
   /// convolutions 3-9% faster in 14 x 32 tiles (28 accumulators) than in
-  /// 8 x 32, where GEMM tiles of more than 16 are slower (register_tile.cpp);
+  /// 8 x 32, where GEMM tiles of more than 16 are slower (tile_choice.cpp);
   /// an AVX-512 Xeon 9-22% faster than in 7 x 32 (stop 47).
   int64_t convAccumulatorVectors = 0;
   /// The accumulator budget of a tile over a long reduction (128 steps and

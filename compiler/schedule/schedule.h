@@ -363,7 +363,7 @@ Stmt attentionKernel(const AttentionNest &nest, int keyLanes,
 /// The keys per block the heuristic picks for \p target.
 int attentionKeyLanes(const DeviceProfile &target);
 
-/// The tile for \p nest on \p target (register_tile.cpp), planned with
+/// The tile for \p nest on \p target (tile_choice.cpp), planned with
 /// the symbols of its sizes at \p symbolsAt (plannedExtent); n = -1 when
 /// tiling does not pay.
 RegisterTile chooseRegisterTile(const ReductionNest &nest,
