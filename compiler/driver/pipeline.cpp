@@ -300,8 +300,10 @@ Expected<CompileResult> compileModel(const CompileOptions &opts) {
   if (opts.rowPanels && opts.schedule.registerTiling &&
       opts.schedule.profile.family != "gpu") {
     const DeviceProfile profile = opts.schedule.profile;
-    lowerOpts.rowPanel = [profile](int64_t m, int64_t n, int64_t k, DType t) {
-      return gemmRowPanel(profile, m, n, k, t);
+    const bool always = opts.rowPanelsAlways;
+    lowerOpts.rowPanel = [profile, always](int64_t m, int64_t n, int64_t k,
+                                           DType t) {
+      return gemmRowPanel(profile, m, n, k, t, always);
     };
   }
   auto lowered = timer.run("lowering",

@@ -55,6 +55,9 @@ struct CompileOptions {
   /// through a copy in panels of its tile's rows (row_panels.h);
   /// `--no-row-panels` reads it in place.
   bool rowPanels = true;
+  /// Row panels for every GEMM that may take them, whatever its size
+  /// (`--row-panels-always`: for tests; the fuzzer's graphs are small).
+  bool rowPanelsAlways = false;
   /// Kernels whose OpenCL code is identical share one function of the
   /// program (codegen/opencl/share_kernels.h; `--no-share-kernels` prints
   /// one per kernel).

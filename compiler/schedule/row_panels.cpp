@@ -25,9 +25,12 @@ constexpr int64_t kMinRowPanelColumns = 256;
 } // namespace
 
 int64_t gemmRowPanel(const DeviceProfile &target, int64_t m, int64_t n,
-                     int64_t k, DType t) {
+                     int64_t k, DType t, bool anySize) {
   if (target.family == "gpu" || t != DType::Float32 || m <= 0 || k <= 0 ||
-      m * k * dtypeSize(t) < kMinRowPanelBytes || n < kMinRowPanelColumns)
+      n <= 0)
+    return 0;
+  if (!anySize &&
+      (m * k * dtypeSize(t) < kMinRowPanelBytes || n < kMinRowPanelColumns))
     return 0;
   // The GEMM as its kernel's nest reads it (A by rows, B in panels of the
   // lanes), for the heuristic's tile.
@@ -55,7 +58,8 @@ int64_t gemmRowPanel(const DeviceProfile &target, int64_t m, int64_t n,
     return Store::make("y", at, v);
   };
   const RegisterTile tile = chooseRegisterTile(nest, target, 1);
-  return tile.m == 0 && tile.n == 1 && tile.tm > 1 && tile.tm < m ? tile.tm : 0;
+  return tile.m == 0 && tile.n == 1 && tile.tm > 1 && tile.tm <= m ? tile.tm
+                                                                   : 0;
 }
 
 } // namespace aotc

@@ -22,8 +22,10 @@ namespace aotc {
 /// register tile chooseRegisterTile gives that GEMM, so that each tile
 /// reads one panel; 0 where A stays in place (a GPU profile, a float type
 /// other than float32, or an A below kMinRowPanelBytes or an N below
-/// kMinRowPanelColumns, where the copy costs what it saves).
+/// kMinRowPanelColumns, where the copy costs what it saves). With
+/// \p anySize, those two sizes do not count (`aotc compile
+/// --row-panels-always`: the fuzzer's small graphs take the panels too).
 int64_t gemmRowPanel(const DeviceProfile &target, int64_t m, int64_t n,
-                     int64_t k, DType t);
+                     int64_t k, DType t, bool anySize = false);
 
 } // namespace aotc

@@ -75,6 +75,7 @@ std::string runCase(const std::string &dir, const TestArgs &args,
   if (args.narrowIndices)
     co.indexBits = CompileOptions::IndexBits::Narrow;
   co.winograd = !args.noWinograd;
+  co.rowPanelsAlways = args.rowPanelsAlways;
   auto profile = resolveDeviceProfile(args.deviceProfile);
   if (!profile)
     return "compile: " + profile.status().message();

@@ -43,6 +43,8 @@ struct TestArgs {
   bool fuseAttention = false; ///< compile as `aotc compile --fuse-attention`
   bool narrowIndices = false; ///< compile as `aotc compile --narrow-indices`
   bool noWinograd = false; ///< compile as `aotc compile --no-winograd`
+  /// compile as `aotc compile --row-panels-always`
+  bool rowPanelsAlways = false;
   /// compile as `aotc compile --device-profile`
   std::string deviceProfile = "generic-avx2";
   /// compile as `aotc compile --kernel-configs` (every case: the names are

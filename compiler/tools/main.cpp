@@ -78,7 +78,7 @@ int runCli(int argc, char **argv) {
   bool noMergeMatMuls = false, noShareKernels = false, noSplitK = false,
        noChannelBlocks = false, noPadChannels = false, noPaddedStores = false,
        noInPlace = false, noChainKernels = false, noPersistentKernels = false,
-       noSubsampleStrided = false, noRowPanels = false;
+       noSubsampleStrided = false, noRowPanels = false, rowPanelsAlways = false;
   bool narrowIndices = false, wideIndices = false;
   compile->add_flag("--narrow-indices", narrowIndices,
                     "compute a kernel's index math in 32 bits where its "
@@ -155,6 +155,12 @@ int runCli(int argc, char **argv) {
                     "CPU profiles: read a large GEMM's activation (4 MiB or "
                     "more) in place instead of through a copy in panels of "
                     "its register tile's rows");
+  compile
+      ->add_flag("--row-panels-always", rowPanelsAlways,
+                 "CPU profiles: read every GEMM's activation through "
+                 "panels of its tile's rows where they apply, whatever "
+                 "its size (for tests)")
+      ->excludes("--no-row-panels");
   compile->add_flag("--no-pad-channels", noPadChannels,
                     "CPU profiles: keep convolution channel counts that the "
                     "channel block does not divide (24, 144) in NCHW instead "
@@ -267,6 +273,8 @@ int runCli(int argc, char **argv) {
                  "only)");
   test->add_flag("--no-winograd", targs.noWinograd,
                  "compile the cases as aotc compile --no-winograd");
+  test->add_flag("--row-panels-always", targs.rowPanelsAlways,
+                 "compile the cases as aotc compile --row-panels-always");
   test->add_option("--device-profile", targs.deviceProfile,
                    "compile the cases as aotc compile --device-profile");
   test->add_option("--kernel-configs", targs.kernelConfigs,
@@ -326,6 +334,7 @@ int runCli(int argc, char **argv) {
     copts.winograd = !noWinograd;
     copts.subsampleStrided = !noSubsampleStrided;
     copts.rowPanels = !noRowPanels;
+    copts.rowPanelsAlways = rowPanelsAlways;
     copts.indexBits = narrowIndices ? CompileOptions::IndexBits::Narrow
                       : wideIndices ? CompileOptions::IndexBits::Wide
                                     : CompileOptions::IndexBits::Auto;

@@ -10,7 +10,9 @@ odd K and N; a batched MatMul with a symbolic batch (1, 2 and 0); Gemm with
 transA (A read by columns), with transB, alpha, beta and a bias; a producer
 (Tanh) fused into the copy; a bias and Relu fused into the GEMM's store;
 and the cases that must keep A in place: 1 MiB of A, an N of 200, a B that
-is not constant, `--no-row-panels`.
+is not constant, `--no-row-panels`; the first two take panels under
+`--row-panels-always` (as the fuzzer compiles with `run_fuzz.py
+--row-panels-always`).
 
 Under generic-avx2, generic-avx512 and zen5-avx512:
   - a copy `<A>_rows` exists exactly where it should (`--emit=lowered`), and
@@ -182,6 +184,16 @@ def main():
                     if got.get("tm") != tm:
                         fail(f"{tag}: given tm {tm}, compiled {got}")
                     check_runs(f"{tag} tm {tm}", path, proto, given, feeds)
+        # --row-panels-always: the small and narrow GEMMs take panels too
+        # (the fuzzer's graphs compile so).
+        if name in ("small_a", "narrow_n"):
+            flags = ["--row-panels-always"]
+            kernel, c = contraction(path, flags)
+            checks.check()
+            if panel_rows(path, flags) != [c.get("tm")]:
+                fail(f"{name}: --row-panels-always made panels of {panel_rows(path, flags)} "
+                     f"rows under a tile {c}")
+            check_runs(f"{name} --row-panels-always", path, proto, flags, feeds)
         # Off: A in place.
         if panels:
             flags = ["--no-row-panels"]

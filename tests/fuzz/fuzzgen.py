@@ -1010,6 +1010,36 @@ def op_shared_weights(b):
     return x
 
 
+def op_const_gemms(b):
+    """--gemms only: one to three MatMuls or Gemms by constant weights in a
+    chain over a float32 value of the pool (its last two dims as A's [M,
+    K]; a Gemm's A rank 2, maybe transposed, maybe with transB and a bias),
+    a Relu or Tanh between: the GEMMs whose A a compile with
+    --row-panels-always reads through panels of its tile's rows
+    (compiler/schedule/row_panels.h)."""
+    x = b.pick(["f32"], lambda t: t.rank >= 2 and t.shape[-1] >= 1)
+    for _ in range(int(b.rng.integers(1, 4))):
+        n = int(b.rng.choice([1, 3, 8, 17, 33]))
+        if x.rank == 2 and b.rng.random() < 0.5:
+            ta, tb = int(b.rng.integers(0, 2)), int(b.rng.integers(0, 2))
+            m, k = (x.shape[1], x.shape[0]) if ta else x.shape
+            w = b.new_const("f32", [n, k] if tb else [k, n],
+                            value=b.rng.normal(0.0, 1.0 / np.sqrt(max(k, 1)),
+                                               (n, k) if tb else (k, n)))
+            ins = [x, w]
+            if b.rng.random() < 0.5:
+                ins.append(b.new_const("f32", [n]))
+            x = b.node("Gemm", ins, "f32", [m, n], transA=ta, transB=tb)
+        else:
+            k = x.shape[-1]
+            w = b.new_const("f32", [k, n],
+                            value=b.rng.normal(0.0, 1.0 / np.sqrt(max(k, 1)), (k, n)))
+            x = b.node("MatMul", [x, w], "f32", list(x.shape[:-1]) + [n])
+        if b.rng.random() < 0.5:
+            x = b.node(str(b.rng.choice(["Relu", "Tanh"])), [x], "f32", list(x.shape))
+    return x
+
+
 def op_einsum(b):
     """--einsum only: an Einsum over one or two operands with random labels:
     permuted, shared between the operands or not, summed or kept, a
@@ -1108,7 +1138,7 @@ OPS = [(op_binary, 6), (op_where, 1), (op_unary, 4), (op_clip, 1),
        (op_conv_transpose, 2), (op_depth_space, 1), (op_tile, 1), (op_cumsum, 1),
        (op_conv_chain, 6), (op_res_block, 3), (op_attention, 4),
        (op_shared_weights, 16), (op_einsum, 16), (op_scatter, 16),
-       (op_inverted_block, 16)]
+       (op_inverted_block, 16), (op_const_gemms, 16)]
 # Ops of --large graphs alone (weight 0 otherwise: numpy's choice then picks
 # as it did without them, so the other graphs of a seed stay the same).
 LARGE_ONLY = {op_conv_chain, op_res_block, op_attention}
@@ -1120,6 +1150,8 @@ EINSUM_ONLY = {op_einsum}
 SCATTER_ONLY = {op_scatter}
 # Ops of --inverted graphs alone (last, weight 0 otherwise).
 INVERTED_ONLY = {op_inverted_block}
+# Ops of --gemms graphs alone (last, weight 0 otherwise).
+GEMMS_ONLY = {op_const_gemms}
 
 
 # --- the graph and its reference ----------------------------------------------
@@ -1139,7 +1171,7 @@ class Case:
 
 
 def build(seed, max_ops=6, tricky_names=True, large=False, shared=False, einsum=False,
-          scatter=False, inverted=False):
+          scatter=False, inverted=False, gemms=False):
     rng = np.random.default_rng(seed)
     b = Builder(rng, tricky_names, large)
     for _ in range(int(rng.integers(1, 3))):
@@ -1150,7 +1182,8 @@ def build(seed, max_ops=6, tricky_names=True, large=False, shared=False, einsum=
                         (f in SHARED_ONLY and not shared) or
                         (f in EINSUM_ONLY and not einsum) or
                         (f in SCATTER_ONLY and not scatter) or
-                        (f in INVERTED_ONLY and not inverted) else w for f, w in OPS],
+                        (f in INVERTED_ONLY and not inverted) or
+                        (f in GEMMS_ONLY and not gemms) else w for f, w in OPS],
                        dtype=float)
     tries = 0
     while len(b.nodes) < target and tries < 200:
@@ -1431,9 +1464,10 @@ def run_reference(model, inputs):
 
 
 def make_case(seed, max_ops=6, tricky_names=True, large=False, shared=False, einsum=False,
-              scatter=False, inverted=False):
+              scatter=False, inverted=False, gemms=False):
     """A Case, or a string saying why seed gives none."""
-    built = build(seed, max_ops, tricky_names, large, shared, einsum, scatter, inverted)
+    built = build(seed, max_ops, tricky_names, large, shared, einsum, scatter, inverted,
+                  gemms)
     if built is None:
         return "no op could be built"
     model, inputs, ops, results = built

@@ -331,6 +331,7 @@ def profile_flags(args):
     none)."""
     profile = getattr(args, "device_profile", None)
     flags = ["--device-profile", profile] if profile else []
+    flags += ["--row-panels-always"] if getattr(args, "row_panels_always", False) else []
     return flags + (["--narrow-indices"] if getattr(args, "narrow_indices", False) else [])
 
 
@@ -367,7 +368,8 @@ def minimize(aotc, seed, args, env, workdir):
     """The first intermediate value whose result differs: the graph cut
     there, with its reference. Returns (case dir, class, detail) or None."""
     built = fuzzgen.build(seed, args.max_ops, not args.plain_names, args.large,
-                          args.shared_weights, args.einsum, args.scatter, args.inverted)
+                          args.shared_weights, args.einsum, args.scatter, args.inverted,
+                          args.gemms)
     if built is None:
         return None
     model, inputs, _, _ = built
@@ -438,6 +440,13 @@ def main():
     ap.add_argument("--narrow-indices", action="store_true",
                     help="compile as aotc --narrow-indices (32-bit index math where the ranges "
                          "prove it fits; the GPU profiles' default)")
+    ap.add_argument("--gemms", action="store_true",
+                    help="also chains of MatMuls and Gemms by constant weights (the GEMMs "
+                         "whose A --row-panels-always reads through panels)")
+    ap.add_argument("--row-panels-always", action="store_true",
+                    help="compile as aotc --row-panels-always (every MatMul and Gemm by a "
+                         "constant reads its A through panels of its tile's rows, whatever "
+                         "its size)")
     ap.add_argument("--check", action="store_true")
     ap.add_argument("--strict-proofs", action="store_true",
                     help="count 'unproven' graphs (the verifier's compile errors on valid "
@@ -509,7 +518,8 @@ def main():
         if args.time_budget and time.time() - start > args.time_budget:
             break
         case = fuzzgen.make_case(seed, args.max_ops, not args.plain_names, args.large,
-                                 args.shared_weights, args.einsum, args.scatter, args.inverted)
+                                 args.shared_weights, args.einsum, args.scatter, args.inverted,
+                                 args.gemms)
         if isinstance(case, str):
             skipped[case.split(":")[0]] += 1
         else:
