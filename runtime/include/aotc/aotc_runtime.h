@@ -6,7 +6,11 @@
  * the prefix aotc_). A host application dlopen()s the .so (RTLD_LOCAL, so
  * that several models can live in one process), resolves the functions with
  * dlsym() (the *_fn typedefs at the end of this file help) or links the .so
- * directly, and runs the model through an opaque container.
+ * directly, and runs the model through an opaque container. dlopen() of a
+ * path whose library is still open returns that library: a host that
+ * recompiles a model to the same path and loads it again in one process
+ * must dlclose() the old handle first (after destroying its containers), or
+ * write each build to a path of its own, else it runs the old model.
  *
  * Conventions (after IREE's runtime API):
  *  - Every fallible call returns an aotc_status_t (AOTC_OK == 0) and writes
