@@ -12,11 +12,12 @@ namespace aotc {
 namespace {
 
 /// The smallest A read through a panel copy. Measured on the 2-core Zen 3
-/// VM (ab_models.cpp, alternated blocks, stop 78): a 1024^3 GEMM (4 MiB of
-/// A) took 0.93 of its time in place with the copy, 2048^3 0.94, 4096^3
-/// 0.95; 512^3 (1 MiB) 0.98 (within the noise), and the 128-row GEMMs of
-/// BERT's shapes (0.4-1.5 MiB) 1.03-1.07: their A stays in the L2 and L3
-/// while the tiles reread it, and the copy is a pass more.
+/// VM (ab_models.cpp, alternated blocks, two sessions, stop 78): with the
+/// copy a 1024^3 GEMM (4 MiB of A) took 0.88-0.93 of its time with A in
+/// place, 2048^3 0.90-0.94, 4096^3 0.95-0.99; 512^3 (1 MiB) 0.98 (within
+/// the noise), and the 128-row GEMMs of BERT's shapes (0.4-1.5 MiB)
+/// 1.03-1.07: their A stays in the L2 and L3 while the tiles reread it, and
+/// the copy is a pass more.
 constexpr int64_t kMinRowPanelBytes = int64_t{4} << 20;
 
 /// The narrowest N: the GEMM rereads A N / tn times, the copy once.
@@ -33,8 +34,10 @@ int64_t gemmRowPanel(const DeviceProfile &target, int64_t m, int64_t n,
       (m * k * dtypeSize(t) < kMinRowPanelBytes || n < kMinRowPanelColumns))
     return 0;
   // The GEMM as its kernel's nest reads it (A by rows, B in panels of the
+  // lanes where compiler/passes/pack_weights.h packs it so: N above the
   // lanes), for the heuristic's tile.
   const int64_t lanes = std::max<int64_t>(target.vectorLanes, 1);
+  const bool panels = lanes >= 4 && n > lanes;
   ReductionNest nest;
   nest.shape = {Expr(m), Expr(n)};
   nest.accType = t;
@@ -42,13 +45,13 @@ int64_t gemmRowPanel(const DeviceProfile &target, int64_t m, int64_t n,
   nest.reduceExtents = {Expr(k)};
   nest.contraction = true;
   nest.blockedSum = true;
-  nest.term = [t, lanes](const std::vector<Expr> &at,
-                         const std::vector<Expr> &r) {
+  nest.term = [t, lanes, panels](const std::vector<Expr> &at,
+                                 const std::vector<Expr> &r) {
     Expr a = Load::make(t, "a", {at[0], r[0]});
-    Expr b = lanes >= 4 ? Load::make(t, "b",
-                                     {floorDiv(at[1], Expr(lanes)), r[0],
-                                      mod(at[1], Expr(lanes))})
-                        : Load::make(t, "b", {r[0], at[1]});
+    Expr b = panels ? Load::make(t, "b",
+                                 {floorDiv(at[1], Expr(lanes)), r[0],
+                                  mod(at[1], Expr(lanes))})
+                    : Load::make(t, "b", {r[0], at[1]});
     return Binary::make(BinOp::Mul, a, b);
   };
   nest.combine = [](const Expr &acc, const Expr &term) {
