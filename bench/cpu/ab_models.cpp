@@ -20,9 +20,7 @@
 // ids of BERT and GPT-2). Both models run on the CPU device (AOTC_DEVICE to
 // change it). The input and the outputs start on 256-byte boundaries, so
 // that the runtime uses them in place, as the benchmark's worker does.
-#include "aotc/aotc_runtime.h"
-
-#include <dlfcn.h>
+#include "open_model.h"
 
 #include <algorithm>
 #include <chrono>
@@ -54,34 +52,13 @@ struct Loaded {
 };
 
 bool load(const char *path, const aotc_tensor_t &input, Loaded &out) {
-  void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-  if (!h) {
-    std::fprintf(stderr, "ab_models: %s\n", dlerror());
+  OpenedModel m;
+  if (!openModel("ab_models", path, m))
     return false;
-  }
-  auto create = reinterpret_cast<decltype(&aotc_container_create)>(
-      dlsym(h, "aotc_container_create"));
-  auto numOutputs = reinterpret_cast<decltype(&aotc_container_num_outputs)>(
-      dlsym(h, "aotc_container_num_outputs"));
-  auto lastError =
-      reinterpret_cast<decltype(&aotc_last_error)>(dlsym(h, "aotc_last_error"));
-  out.run = reinterpret_cast<decltype(&aotc_container_run)>(
-      dlsym(h, "aotc_container_run"));
-  aotc_container_options_t options;
-  std::memset(&options, 0, sizeof options);
-  options.struct_size = sizeof options;
-  options.device = "cpu";
-  options.num_instances = 1;
-  if (const char *d = std::getenv("AOTC_DEVICE"))
-    options.device = d;
-  if (!create || !numOutputs || !out.run ||
-      create(&options, &out.container) != AOTC_OK) {
-    std::fprintf(stderr, "ab_models: %s: %s\n", path,
-                 lastError ? lastError() : "not a model");
-    return false;
-  }
+  out.run = m.run;
+  out.container = m.container;
   size_t n = 0;
-  numOutputs(out.container, &n);
+  m.numOutputs(out.container, &n);
   // A run with empty outputs sizes them (AOTC_ERROR_BUFFER_TOO_SMALL).
   out.outputs.assign(n, aotc_tensor_t{});
   out.run(out.container, &input, 1, out.outputs.data(), n);
@@ -95,7 +72,7 @@ bool load(const char *path, const aotc_tensor_t &input, Loaded &out) {
     t.data = aligned(out.storage[i], t.nbytes);
   }
   if (out.run(out.container, &input, 1, out.outputs.data(), n) != AOTC_OK) {
-    std::fprintf(stderr, "ab_models: %s: %s\n", path, lastError());
+    std::fprintf(stderr, "ab_models: %s: %s\n", path, m.lastError());
     return false;
   }
   return true;

@@ -8,9 +8,8 @@
 //   bench/cpu/huge_input.cpp -ldl /tmp/huge_input gemm_1024.so 1024 8 10
 //
 // Prints the median over BLOCKS of each placement's median of RUNS runs.
-#include "aotc/aotc_runtime.h"
+#include "open_model.h"
 
-#include <dlfcn.h>
 #include <sys/mman.h>
 
 #include <algorithm>
@@ -47,26 +46,13 @@ int main(int argc, char **argv) {
     std::fprintf(stderr, "usage: huge_input MODEL.so N BLOCKS RUNS\n");
     return 2;
   }
-  void *h = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
-  if (!h) {
-    std::fprintf(stderr, "huge_input: %s\n", dlerror());
-    return 1;
-  }
-  auto create = reinterpret_cast<decltype(&aotc_container_create)>(
-      dlsym(h, "aotc_container_create"));
-  auto run = reinterpret_cast<decltype(&aotc_container_run)>(
-      dlsym(h, "aotc_container_run"));
   const int64_t n = std::atoll(argv[2]);
   const int blocks = std::atoi(argv[3]), runs = std::atoi(argv[4]);
-  aotc_container_options_t options;
-  std::memset(&options, 0, sizeof options);
-  options.struct_size = sizeof options;
-  options.device = "cpu";
-  options.num_instances = 1;
-  aotc_container_t *c = nullptr;
-  if (!create || !run || n < 1 || blocks < 1 || runs < 1 ||
-      create(&options, &c) != AOTC_OK)
+  OpenedModel m;
+  if (n < 1 || blocks < 1 || runs < 1 || !openModel("huge_input", argv[1], m))
     return 1;
+  aotc_container_t *c = m.container;
+  const auto run = m.run;
   const size_t bytes = static_cast<size_t>(n * n) * sizeof(float);
   aotc_tensor_t in[2], out[2];
   std::mt19937 gen(1);
