@@ -45,6 +45,12 @@ bool constantOrView(const LowerCtx &ctx, int id) {
   return false;
 }
 
+/// The dims of A's rows (M) and of its steps (K) in A [batch..., M, K]
+/// (\p transA: [batch..., K, M]) of rank \p rank.
+std::pair<int, int> rowAndStepDims(int rank, bool transA) {
+  return transA ? std::pair{rank - 1, rank - 2} : std::pair{rank - 2, rank - 1};
+}
+
 /// The rows per panel of the copy through which contraction \p n reads its
 /// A [batch..., M, K] (\p transA: [K, M]) by a constant B [K, N]
 /// (LowerOptions::rowPanel), or 0: A read in place.
@@ -56,9 +62,10 @@ int64_t rowPanelOf(const Node &n, const LowerCtx &ctx, bool transA,
       ctx.def(ctx.defOf(a)).kind == TensorDef::Kind::Constant ||
       !constantOrView(ctx, ctx.defOf(b)))
     return 0;
+  const auto [rowDim, stepDim] = rowAndStepDims(ra, transA);
   int64_t m, k, cols;
-  if (!a->type().dims[ra - (transA ? 1 : 2)].isConst(m) ||
-      !a->type().dims[ra - (transA ? 2 : 1)].isConst(k) ||
+  if (!a->type().dims[rowDim].isConst(m) ||
+      !a->type().dims[stepDim].isConst(k) ||
       !b->type().dims[transB ? 0 : 1].isConst(cols))
     return 0;
   return ctx.options().rowPanel(m, cols, k, a->type().dtype);
@@ -74,8 +81,8 @@ int rowPanelCopy(LowerCtx &ctx, const Value *a, int64_t rows, bool transA) {
   return ctx.copyOf(a, key, [&] {
     const TensorType &at = a->type();
     const int ra = at.rank();
-    const Expr m = at.dims[ra - (transA ? 1 : 2)],
-               k = at.dims[ra - (transA ? 2 : 1)];
+    const auto [rowDim, stepDim] = rowAndStepDims(ra, transA);
+    const Expr m = at.dims[rowDim], k = at.dims[stepDim];
     TensorDef d;
     d.kind = TensorDef::Kind::Pointwise;
     d.name = a->name() + "_rows";

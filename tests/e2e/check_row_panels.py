@@ -41,7 +41,7 @@ from onnx import numpy_helper as nh
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bench", "gpu"))
 from aotc_ctypes import Model  # noqa: E402
-from e2e_graphs import Checks  # noqa: E402
+from e2e_graphs import Checks, expect_close  # noqa: E402
 from e2e_graphs import run_aotc as compile_aotc  # noqa: E402
 
 aotc = sys.argv[1]
@@ -139,16 +139,8 @@ def check_runs(tag, path, proto, flags, feeds):
         # The output buffer starts as NaN: an element not written stays so.
         buf = np.full(max(ref.nbytes, 1), 0xFF, dtype=np.uint8)
         got = m.run([inputs[i.name] for i in proto.graph.input], out_buffers=[buf])[0]
-        checks.check()
-        if got.shape != ref.shape:
-            fail(f"{tag} {shapes}: shape {got.shape}, expected {ref.shape}")
-            continue
-        if ref.size == 0:
-            continue
-        err = float(np.abs(got.astype(np.float64) - ref).max()) / max(1.0, float(np.abs(ref).max()))
-        if not np.isfinite(got).all() or err > 2e-4:
-            fail(f"{tag} {shapes}: {int((~np.isfinite(got)).sum())} elements not finite, "
-                 f"relative error {err:.3g}")
+        # expect_close names the feed as its "batch": the input shapes.
+        expect_close(checks, tag, [ref], [got], 2e-4, shapes)
 
 
 def main():
