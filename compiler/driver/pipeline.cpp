@@ -302,8 +302,8 @@ Expected<CompileResult> compileModel(const CompileOptions &opts) {
     const DeviceProfile profile = opts.schedule.profile;
     const bool always = opts.rowPanelsAlways;
     lowerOpts.rowPanel = [profile, always](int64_t m, int64_t n, int64_t k,
-                                           DType t) {
-      return gemmRowPanel(profile, m, n, k, t, always);
+                                           DType t, bool computed) {
+      return gemmRowPanel(profile, m, n, k, t, computed, always);
     };
   }
   auto lowered = timer.run("lowering",

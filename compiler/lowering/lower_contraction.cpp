@@ -58,9 +58,9 @@ int64_t rowPanelOf(const Node &n, const LowerCtx &ctx, bool transA,
                    bool transB) {
   const Value *a = n.input(0), *b = n.input(1);
   const int ra = a->type().rank();
+  const TensorDef::Kind ak = ctx.def(ctx.defOf(a)).kind;
   if (!ctx.options().rowPanel || ra < 2 || b->type().rank() != 2 ||
-      ctx.def(ctx.defOf(a)).kind == TensorDef::Kind::Constant ||
-      !constantOrView(ctx, ctx.defOf(b)))
+      ak == TensorDef::Kind::Constant || !constantOrView(ctx, ctx.defOf(b)))
     return 0;
   const auto [rowDim, stepDim] = rowAndStepDims(ra, transA);
   int64_t m, k, cols;
@@ -68,7 +68,8 @@ int64_t rowPanelOf(const Node &n, const LowerCtx &ctx, bool transA,
       !a->type().dims[stepDim].isConst(k) ||
       !b->type().dims[transB ? 0 : 1].isConst(cols))
     return 0;
-  return ctx.options().rowPanel(m, cols, k, a->type().dtype);
+  return ctx.options().rowPanel(m, cols, k, a->type().dtype,
+                                ak != TensorDef::Kind::Input);
 }
 
 /// The copy of \p a [batch..., M, K] (\p transA: [batch..., K, M]) in
@@ -92,6 +93,7 @@ int rowPanelCopy(LowerCtx &ctx, const Value *a, int64_t rows, bool transA) {
     d.shape.push_back(k);
     d.shape.push_back(Expr(rows));
     d.materialize = true;
+    d.layoutCopy = true;
     std::vector<Expr> i = ctx.idxVars(ra + 1);
     std::vector<Expr> src(i.begin(), i.begin() + (ra - 2));
     Expr row = minExpr(i[ra - 2] * Expr(rows) + i[ra], m - Expr(1));

@@ -65,6 +65,13 @@ struct TensorDef {
   /// Pointwise that gets a buffer whatever its consumers: a zero- or
   /// -inf-padded copy, which exists so that its reader does no bounds test.
   bool materialize = false;
+  /// Pointwise: a copy of one value in another layout for a contraction to
+  /// read (row panels, lower_contraction.cpp). A producer that other
+  /// kernels read too or that reads a reduction is materialized rather than
+  /// inlined into it (fusion.cpp): the copy walks the value in another
+  /// order than the kernel that computes it, which keeps its own fusion (a
+  /// LayerNormalization's row group, a GEMM's epilogue).
+  bool layoutCopy = false;
 
   // Reductions.
   std::vector<Expr> reduceExtents;
@@ -131,11 +138,15 @@ struct LowerOptions {
   /// On CPU-style targets with register tiles (pipeline.cpp).
   bool subsampleStridedPointwiseConvs = false;
   /// The rows per panel in which a MatMul or Gemm of static sizes M x N x K
-  /// by a constant B reads its A (element type t) through a materialized
-  /// copy [batch..., ceil(M / rows), K, rows] (lower_contraction.cpp), or 0
-  /// (A read in place); unset: every A in place. On CPU-style targets with
-  /// register tiles, compiler/schedule/row_panels.h (pipeline.cpp).
-  std::function<int64_t(int64_t m, int64_t n, int64_t k, DType t)> rowPanel;
+  /// by a constant B reads its A (element type t; \p computed: A is
+  /// computed by a kernel of the model, not a graph input) through a
+  /// materialized copy [batch..., ceil(M / rows), K, rows]
+  /// (lower_contraction.cpp), or 0 (A read in place); unset: every A in
+  /// place. On CPU-style targets with register tiles,
+  /// compiler/schedule/row_panels.h (pipeline.cpp).
+  std::function<int64_t(int64_t m, int64_t n, int64_t k, DType t,
+                        bool computed)>
+      rowPanel;
 };
 
 /// Lowers every node reachable from the outputs. Fails with an error naming

@@ -435,6 +435,9 @@ FusionPlan planFusion(const LoweredGraph &lg, const FusionOptions &opts) {
       };
 
   std::vector<int> inlinedSize(n, 0);
+  // Whether a pointwise def's code, its inlined producers with it, reads a
+  // reduction.
+  std::vector<bool> readsReduction(n, false);
   std::vector<bool> manyConsumers(n, false);
   for (size_t d = 0; d < n; ++d) {
     if (!live[d])
@@ -452,9 +455,14 @@ FusionPlan planFusion(const LoweredGraph &lg, const FusionOptions &opts) {
       break;
     }
     int size = nodeCount(def.body);
-    for (int t : accessedDefs(def.body))
-      if (plan.decisions[t] == Decision::Inline)
+    for (int t : accessedDefs(def.body)) {
+      if (plan.decisions[t] == Decision::Inline) {
         size += inlinedSize[t];
+        readsReduction[d] = readsReduction[d] || readsReduction[t];
+      }
+      readsReduction[d] =
+          readsReduction[d] || lg.defs[t].kind == TensorDef::Kind::Reduction;
+    }
     inlinedSize[d] = size;
     if (isOutput[d] || def.materialize) {
       plan.decisions[d] = Decision::Materialize;
@@ -473,6 +481,15 @@ FusionPlan planFusion(const LoweredGraph &lg, const FusionOptions &opts) {
     for (int c : eff)
       feedsContraction |= lg.defs[c].kind == TensorDef::Kind::Reduction &&
                           lg.defs[c].rereadsInputs;
+    // A layout copy (TensorDef::layoutCopy) walks its value in another
+    // order than the kernel that computes it: a value that other kernels
+    // read too (a LayerNormalization's output, also the residual's) or
+    // that is a reduction's epilogue (GELU after a GEMM) is materialized
+    // by its own kernel, whose fusion it keeps, and copied; a chain over
+    // inputs or materialized values is computed in the copy.
+    for (int c : eff)
+      feedsContraction |=
+          lg.defs[c].layoutCopy && (eff.size() > 1 || readsReduction[d]);
     bool tooBig = eff.size() > 1 && size > kMaxInlineSize;
     bool ofWindow = epilogueOfWindow(lg, static_cast<int>(d), eff, consumers,
                                      isOutput);

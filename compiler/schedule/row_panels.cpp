@@ -20,18 +20,30 @@ namespace {
 /// the copy is a pass more.
 constexpr int64_t kMinRowPanelBytes = int64_t{4} << 20;
 
+/// The smallest A read through a panel copy where a kernel of the model
+/// computes A (a LayerNormalization, a GEMM's GELU, attention's output):
+/// then A arrives spread over the cores' caches by rows as its kernel
+/// wrote it, and BERT-base's GEMMs over 128 rows a batch (384 KiB to
+/// 1.5 MiB of A at batch 1) read their panels 4-12% faster than the rows
+/// in place at batches 1 and 8 (bench/cpu/kernel_profile.py, stop 79); the
+/// model in the benchmark's harness, beside ONNX Runtime, 0.90 against
+/// 0.94 of its time at batch 1 and 0.95 against 0.99 at batch 8 (two
+/// alternated runs each). Smaller A were not measured and stay in place.
+constexpr int64_t kMinComputedRowPanelBytes = int64_t{256} << 10;
+
 /// The narrowest N: the GEMM rereads A N / tn times, the copy once.
 constexpr int64_t kMinRowPanelColumns = 256;
 
 } // namespace
 
 int64_t gemmRowPanel(const DeviceProfile &target, int64_t m, int64_t n,
-                     int64_t k, DType t, bool anySize) {
+                     int64_t k, DType t, bool computed, bool anySize) {
   if (target.family == "gpu" || t != DType::Float32 || m <= 0 || k <= 0 ||
       n <= 0)
     return 0;
-  if (!anySize &&
-      (m * k * dtypeSize(t) < kMinRowPanelBytes || n < kMinRowPanelColumns))
+  const int64_t minBytes =
+      computed ? kMinComputedRowPanelBytes : kMinRowPanelBytes;
+  if (!anySize && (m * k * dtypeSize(t) < minBytes || n < kMinRowPanelColumns))
     return 0;
   // The GEMM as its kernel's nest reads it (A by rows, B in panels of the
   // lanes where compiler/passes/pack_weights.h packs it so: N above the

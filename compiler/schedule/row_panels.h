@@ -16,16 +16,19 @@
 
 namespace aotc {
 
-/// The rows per panel of the copy of A [m, k] of element type \p t that a
-/// GEMM by a constant B [k, n] (packed in panels of the vector lanes,
-/// compiler/passes/pack_weights.h) reads on \p target: the rows of the
-/// register tile chooseRegisterTile gives that GEMM, so that each tile
-/// reads one panel; 0 where A stays in place (a GPU profile, a float type
-/// other than float32, or an A below kMinRowPanelBytes or an N below
-/// kMinRowPanelColumns, where the copy costs what it saves). With
-/// \p anySize, those two sizes do not count (`aotc compile
-/// --row-panels-always`: the fuzzer's small graphs take the panels too).
+/// The rows per panel of the copy of A [m, k] (a batch's rows) of element
+/// type \p t that a GEMM by a constant B [k, n] (packed in panels of the
+/// vector lanes, compiler/passes/pack_weights.h) reads on \p target: the
+/// rows of the register tile chooseRegisterTile gives that GEMM, so that
+/// each tile reads one panel; 0 where A stays in place (a GPU profile, a
+/// float type other than float32, or an A below kMinRowPanelBytes -- below
+/// kMinComputedRowPanelBytes where \p computed: a kernel of the model
+/// computes A -- or an N below kMinRowPanelColumns, where the copy costs
+/// what it saves). With \p anySize, those sizes do not count (`aotc
+/// compile --row-panels-always`: the fuzzer's small graphs take the panels
+/// too).
 int64_t gemmRowPanel(const DeviceProfile &target, int64_t m, int64_t n,
-                     int64_t k, DType t, bool anySize = false);
+                     int64_t k, DType t, bool computed = false,
+                     bool anySize = false);
 
 } // namespace aotc

@@ -14,6 +14,15 @@ is not constant, `--no-row-panels`; the first two take panels under
 `--row-panels-always` (as the fuzzer compiles with `run_fuzz.py
 --row-panels-always`).
 
+A that a kernel of the model computes takes panels from 256 KiB (BERT's
+GEMMs over 128 rows a batch): the in-model cases check that a computed A of
+384 KiB takes them where the same A as a graph input and a computed A of
+128 KiB do not, and that the copy keeps its producer's fusion: a
+LayerNormalization read by the GEMM and by a residual Add stays one row
+kernel (its normalization not recomputed in the copy), and a GELU after a
+GEMM stays that GEMM's epilogue (not recomputed, one erf per element, in
+the copy); each against ONNX Runtime at batches 1, 2 and 0.
+
 Under generic-avx2, generic-avx512 and zen5-avx512:
   - a copy `<A>_rows` exists exactly where it should (`--emit=lowered`), and
     its panel height h is the rows of the contraction's tile
@@ -30,6 +39,7 @@ Usage: check_row_panels.py AOTC    (prints "row panels ok")
 import json
 import os
 import re
+import subprocess
 import sys
 import tempfile
 
@@ -109,6 +119,79 @@ def cases():
                                  [("a", [m, k]), ("b", [k, n])], [m, n], []),
                 [{"a": [m, k], "b": [k, n]}], False))
     return out
+
+
+def in_model_cases():
+    """(name, model, feeds per run, panels expected, what the kernels must show)."""
+    out = []
+    # A computed A of 128 x 768 (384 KiB): panels; the same A as an input and
+    # a computed A of 64 x 512 (128 KiB): in place.
+    for name, (m, k), computed, panels in (("computed_a", (128, 768), True, True),
+                                           ("input_a", (128, 768), False, False),
+                                           ("computed_small_a", (64, 512), True, False)):
+        nodes = [h.make_node("MatMul", ["a" if computed else "x", "b"], ["y"])]
+        if computed:
+            nodes.insert(0, h.make_node("Tanh", ["x"], ["a"]))
+        out.append((name, model(nodes, [("x", [m, k])], [m, 300], [const("b", [k, 300])]),
+                    [{"x": [m, k]}], panels, None))
+    # LayerNormalization read by the GEMM and by the residual Add after it.
+    s, k = 128, 768
+    ln = h.make_node("LayerNormalization", ["x", "g", "be"], ["ln"], axis=-1, epsilon=1e-5)
+    proto = model([ln, h.make_node("MatMul", ["ln", "b"], ["mm"]),
+                   h.make_node("Add", ["mm", "ln"], ["y"])],
+                  [("x", ["batch", s, k])], ["batch", s, k],
+                  [const("g", [k]), const("be", [k]), const("b", [k, k])])
+    out.append(("layernorm", proto, [{"x": [b, s, k]} for b in (1, 2, 0)], True, "row"))
+    # GEMM + bias + GELU (the erf form), then a GEMM reading it.
+    m, k, f = 128, 256, 1024
+    gelu = [h.make_node("MatMul", ["x", "w1"], ["h0"]), h.make_node("Add", ["h0", "c1"], ["h1"]),
+            h.make_node("Div", ["h1", "sqrt2"], ["h2"]), h.make_node("Erf", ["h2"], ["h3"]),
+            h.make_node("Add", ["h3", "one"], ["h4"]), h.make_node("Mul", ["h1", "h4"], ["h5"]),
+            h.make_node("Mul", ["h5", "half"], ["a"]), h.make_node("MatMul", ["a", "w2"], ["y"])]
+    scalars = [nh.from_array(np.array(v, np.float32), n)
+               for n, v in (("sqrt2", np.sqrt(2.0)), ("one", 1.0), ("half", 0.5))]
+    proto = model(gelu, [("x", ["batch", m, k])], ["batch", m, 300],
+                  [const("w1", [k, f]), const("c1", [f]), const("w2", [f, 300])] + scalars)
+    out.append(("gelu", proto, [{"x": [b, m, k]} for b in (1, 2, 0)], True, "gelu"))
+    return out
+
+
+def kernels_of(so):
+    """{kernel: (ops, template)} from `aotc inspect`."""
+    r = subprocess.run([aotc, "inspect", so], capture_output=True, text=True, check=True)
+    ops = dict(re.findall(r"^  (k\d+\w*): (\S+) -> ", r.stdout, re.M))
+    templates = dict(re.findall(r'^  (k\d+\w*): \{.*"template":"(\w+)"', r.stdout, re.M))
+    return {k: (ops.get(k, ""), templates.get(k)) for k in templates}
+
+
+def check_in_model():
+    for name, proto, feeds, panels, shows in in_model_cases():
+        path = os.path.join(tmp, f"{name}.onnx")
+        with open(path, "wb") as f:
+            f.write(proto.SerializeToString())
+        for profile in PROFILES:
+            flags = ["--device-profile", profile]
+            tag = f"{name} {profile}"
+            rows = panel_rows(path, flags)
+            checks.check()
+            if bool(rows) != panels:
+                fail(f"{tag}: panel copies of {rows} rows, expected {'some' if panels else 'none'}")
+            so = os.path.join(tmp, f"m{checks.count}_{name}.so")
+            compile_aotc(aotc, [path, "-o", so] + flags)
+            ks = kernels_of(so)
+            if shows == "row":
+                # The normalization: one row kernel; the copy reads its output.
+                checks.check()
+                if [t for _, t in ks.values()].count("row") != 1 or any(
+                        k.endswith("_rows") and "ReduceMean" in o for k, (o, _) in ks.items()):
+                    fail(f"{tag}: the LayerNormalization is not one row kernel beside its copy: {ks}")
+            if shows == "gelu":
+                # The GELU: the first GEMM's epilogue, not the copy's.
+                checks.check()
+                erf = [t for o, t in ks.values() if "Erf" in o]
+                if erf != ["contraction"]:
+                    fail(f"{tag}: Erf computed in kernels of templates {erf}, not the GEMM's: {ks}")
+            check_runs(tag, path, proto, flags, feeds)
 
 
 def panel_rows(path, flags):
@@ -193,6 +276,7 @@ def main():
             if panel_rows(path, flags):
                 fail(f"{name}: --no-row-panels still copies A")
             check_runs(f"{name} --no-row-panels", path, proto, flags, feeds)
+    check_in_model()
     checks.done()
 
 
