@@ -435,8 +435,9 @@ FusionPlan planFusion(const LoweredGraph &lg, const FusionOptions &opts) {
       };
 
   std::vector<int> inlinedSize(n, 0);
-  // Whether a pointwise def's code, its inlined producers with it, reads a
-  // reduction.
+  // Whether a pointwise def reads a reduction, directly or through
+  // pointwise defs (inlined or not: one materialized for its many
+  // consumers may be inlined again below).
   std::vector<bool> readsReduction(n, false);
   std::vector<bool> manyConsumers(n, false);
   for (size_t d = 0; d < n; ++d) {
@@ -456,12 +457,10 @@ FusionPlan planFusion(const LoweredGraph &lg, const FusionOptions &opts) {
     }
     int size = nodeCount(def.body);
     for (int t : accessedDefs(def.body)) {
-      if (plan.decisions[t] == Decision::Inline) {
+      if (plan.decisions[t] == Decision::Inline)
         size += inlinedSize[t];
-        readsReduction[d] = readsReduction[d] || readsReduction[t];
-      }
-      readsReduction[d] =
-          readsReduction[d] || lg.defs[t].kind == TensorDef::Kind::Reduction;
+      readsReduction[d] = readsReduction[d] || readsReduction[t] ||
+                          lg.defs[t].kind == TensorDef::Kind::Reduction;
     }
     inlinedSize[d] = size;
     if (isOutput[d] || def.materialize) {

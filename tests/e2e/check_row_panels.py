@@ -20,8 +20,9 @@ GEMMs over 128 rows a batch): the in-model cases check that a computed A of
 128 KiB do not, and that the copy keeps its producer's fusion: a
 LayerNormalization read by the GEMM and by a residual Add stays one row
 kernel (its normalization not recomputed in the copy), and a GELU after a
-GEMM stays that GEMM's epilogue (not recomputed, one erf per element, in
-the copy); each against ONNX Runtime at batches 1, 2 and 0.
+GEMM, in its erf form (BERT's) and its tanh form (GPT-2's), stays that
+GEMM's epilogue (not recomputed, one erf or tanh per element, in the
+copy); each against ONNX Runtime at batches 1, 2 and 0.
 
 Under generic-avx2, generic-avx512 and zen5-avx512:
   - a copy `<A>_rows` exists exactly where it should (`--emit=lowered`), and
@@ -152,7 +153,22 @@ def in_model_cases():
                for n, v in (("sqrt2", np.sqrt(2.0)), ("one", 1.0), ("half", 0.5))]
     proto = model(gelu, [("x", ["batch", m, k])], ["batch", m, 300],
                   [const("w1", [k, f]), const("c1", [f]), const("w2", [f, 300])] + scalars)
-    out.append(("gelu", proto, [{"x": [b, m, k]} for b in (1, 2, 0)], True, "gelu"))
+    out.append(("gelu", proto, [{"x": [b, m, k]} for b in (1, 2, 0)], True, "Erf"))
+    # GELU's tanh form (GPT-2's), which reads x = MatMul + bias four times: x is
+    # materialized for its many readers and then inlined into the one kernel
+    # they end in, which must be the GEMM's, not the copy's.
+    tanh = [h.make_node("MatMul", ["x", "w1"], ["h0"]), h.make_node("Add", ["h0", "c1"], ["h1"]),
+            h.make_node("Mul", ["h1", "h1"], ["t0"]), h.make_node("Mul", ["t0", "h1"], ["t1"]),
+            h.make_node("Mul", ["t1", "c"], ["t2"]), h.make_node("Add", ["h1", "t2"], ["t3"]),
+            h.make_node("Mul", ["t3", "s"], ["t4"]), h.make_node("Tanh", ["t4"], ["t5"]),
+            h.make_node("Add", ["t5", "one"], ["t6"]), h.make_node("Mul", ["h1", "half"], ["t7"]),
+            h.make_node("Mul", ["t7", "t6"], ["a"]), h.make_node("MatMul", ["a", "w2"], ["y"])]
+    scalars = [nh.from_array(np.array(v, np.float32), n)
+               for n, v in (("c", 0.044715), ("s", np.sqrt(2 / np.pi)), ("one", 1.0),
+                            ("half", 0.5))]
+    proto = model(tanh, [("x", ["batch", m, k])], ["batch", m, 300],
+                  [const("w1", [k, f]), const("c1", [f]), const("w2", [f, 300])] + scalars)
+    out.append(("gelu_tanh", proto, [{"x": [b, m, k]} for b in (1, 2, 0)], True, "Tanh"))
     return out
 
 
@@ -185,12 +201,13 @@ def check_in_model():
                 if [t for _, t in ks.values()].count("row") != 1 or any(
                         k.endswith("_rows") and "ReduceMean" in o for k, (o, _) in ks.items()):
                     fail(f"{tag}: the LayerNormalization is not one row kernel beside its copy: {ks}")
-            if shows == "gelu":
+            if shows in ("Erf", "Tanh"):
                 # The GELU: the first GEMM's epilogue, not the copy's.
                 checks.check()
-                erf = [t for o, t in ks.values() if "Erf" in o]
-                if erf != ["contraction"]:
-                    fail(f"{tag}: Erf computed in kernels of templates {erf}, not the GEMM's: {ks}")
+                where = [t for o, t in ks.values() if shows in o]
+                if where != ["contraction"]:
+                    fail(f"{tag}: {shows} computed in kernels of templates {where}, "
+                         f"not the GEMM's: {ks}")
             check_runs(tag, path, proto, flags, feeds)
 
 
