@@ -3,10 +3,12 @@
 /// rows reads, at each reduction step, one element of each of its rows of
 /// A [M, K]: tm streams K elements apart, which the hardware prefetchers
 /// and the TLB serve worse as K and M grow (at 4096 x 4096, 16 KB apart
-/// over 64 MB). Where A is large, the lowering reads it through a copy in
-/// panels [ceil(M / tm), K, tm] (lower_contraction.cpp, rowPanelCopy):
-/// then a tile's rows are one contiguous stream. The copy is one pass over
-/// A per run; the GEMM rereads A once per tile column (N / tn times).
+/// over 64 MB), and worse when the kernel before just wrote A by rows
+/// over the cores. Where A is large enough, the lowering reads it through
+/// a copy in panels [ceil(M / tm), K, tm] (lower_contraction.cpp,
+/// rowPanelCopy): then a tile's rows are one contiguous stream. The copy
+/// is one pass over A per run; the GEMM rereads A once per tile column
+/// (N / tn times).
 #pragma once
 
 #include "compiler/schedule/device_profile.h"

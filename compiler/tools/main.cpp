@@ -153,8 +153,9 @@ int runCli(int argc, char **argv) {
                     "copy of the pixels it reads");
   compile->add_flag("--no-row-panels", noRowPanels,
                     "CPU profiles: read a large GEMM's activation (4 MiB or "
-                    "more) in place instead of through a copy in panels of "
-                    "its register tile's rows");
+                    "more, 256 KiB or more when the model computes it) in "
+                    "place instead of through a copy in panels of its "
+                    "register tile's rows");
   compile
       ->add_flag("--row-panels-always", rowPanelsAlways,
                  "CPU profiles: read every GEMM's activation through "

@@ -2,8 +2,8 @@
 """Row panels of a large GEMM's activation (compiler/schedule/row_panels.h,
 lower_contraction.cpp's rowPanelCopy) against ONNX Runtime.
 
-A MatMul or Gemm by a constant B whose A holds 4 MiB or more and whose N is
-256 or more reads A through a copy [batch..., ceil(M / h), K, h], h the rows
+A MatMul or Gemm by a constant B whose A (a graph input) holds 4 MiB or more
+and whose N is 256 or more reads A through a copy [batch..., ceil(M / h), K, h], h the rows
 of the register tile the heuristic gives that GEMM. Cases: sizes that leave
 a last panel partly past M (1027, 1030 and 1025 rows for tiles of 6 and 8),
 odd K and N; a batched MatMul with a symbolic batch (1, 2 and 0); Gemm with
