@@ -477,18 +477,18 @@ FusionPlan planFusion(const LoweredGraph &lg, const FusionOptions &opts) {
     std::vector<int> eff;
     effective(static_cast<int>(d), eff);
     bool feedsContraction = false;
-    for (int c : eff)
-      feedsContraction |= lg.defs[c].kind == TensorDef::Kind::Reduction &&
-                          lg.defs[c].rereadsInputs;
     // A layout copy (TensorDef::layoutCopy) walks its value in another
     // order than the kernel that computes it: a value that other kernels
     // read too (a LayerNormalization's output, also the residual's) or
     // that is a reduction's epilogue (GELU after a GEMM) is materialized
     // by its own kernel, whose fusion it keeps, and copied; a chain over
     // inputs or materialized values is computed in the copy.
-    for (int c : eff)
+    for (int c : eff) {
+      const TensorDef &cd = lg.defs[c];
       feedsContraction |=
-          lg.defs[c].layoutCopy && (eff.size() > 1 || readsReduction[d]);
+          (cd.kind == TensorDef::Kind::Reduction && cd.rereadsInputs) ||
+          (cd.layoutCopy && (eff.size() > 1 || readsReduction[d]));
+    }
     bool tooBig = eff.size() > 1 && size > kMaxInlineSize;
     bool ofWindow = epilogueOfWindow(lg, static_cast<int>(d), eff, consumers,
                                      isOutput);
