@@ -30,19 +30,23 @@ TensorDef contraction(const Value *out) {
   return d;
 }
 
+/// The def that def \p id (0 or more) reads through its views (each a view
+/// of one def): \p id itself where it is no such view.
+int viewSource(const LowerCtx &ctx, int id) {
+  for (;;) {
+    const TensorDef &d = ctx.def(id);
+    const std::vector<int> reads = accessedDefs(d);
+    if (!d.isView || reads.size() != 1)
+      return id;
+    id = reads[0];
+  }
+}
+
 /// Whether def \p id is a constant or a view of one (a weight that
 /// compiler/passes/pack_weights.h packed, read through its views).
 bool constantOrView(const LowerCtx &ctx, int id) {
-  while (id >= 0) {
-    const TensorDef &d = ctx.def(id);
-    if (d.kind == TensorDef::Kind::Constant)
-      return true;
-    const std::vector<int> reads = accessedDefs(d);
-    if (!d.isView || reads.size() != 1)
-      return false;
-    id = reads[0];
-  }
-  return false;
+  return id >= 0 &&
+         ctx.def(viewSource(ctx, id)).kind == TensorDef::Kind::Constant;
 }
 
 /// The dims of A's rows (M) and of its steps (K) in A [batch..., M, K]
@@ -58,9 +62,9 @@ int64_t rowPanelOf(const Node &n, const LowerCtx &ctx, bool transA,
                    bool transB) {
   const Value *a = n.input(0), *b = n.input(1);
   const int ra = a->type().rank();
-  const TensorDef::Kind ak = ctx.def(ctx.defOf(a)).kind;
   if (!ctx.options().rowPanel || ra < 2 || b->type().rank() != 2 ||
-      ak == TensorDef::Kind::Constant || !constantOrView(ctx, ctx.defOf(b)))
+      ctx.def(ctx.defOf(a)).kind == TensorDef::Kind::Constant ||
+      !constantOrView(ctx, ctx.defOf(b)))
     return 0;
   const auto [rowDim, stepDim] = rowAndStepDims(ra, transA);
   int64_t m, k, cols;
@@ -68,8 +72,12 @@ int64_t rowPanelOf(const Node &n, const LowerCtx &ctx, bool transA,
       !a->type().dims[stepDim].isConst(k) ||
       !b->type().dims[transB ? 0 : 1].isConst(cols))
     return 0;
+  // Computed by a kernel of the model: not a graph input (or a constant)
+  // read in place through views (a Reshape of the input).
+  const TensorDef::Kind source = ctx.def(viewSource(ctx, ctx.defOf(a))).kind;
   return ctx.options().rowPanel(m, cols, k, a->type().dtype,
-                                ak != TensorDef::Kind::Input);
+                                source != TensorDef::Kind::Input &&
+                                    source != TensorDef::Kind::Constant);
 }
 
 /// The copy of \p a [batch..., M, K] (\p transA: [batch..., K, M]) in

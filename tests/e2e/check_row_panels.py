@@ -16,8 +16,8 @@ is not constant, `--no-row-panels`; the first two take panels under
 
 A that a kernel of the model computes takes panels from 256 KiB (BERT's
 GEMMs over 128 rows a batch): the in-model cases check that a computed A of
-384 KiB takes them where the same A as a graph input and a computed A of
-128 KiB do not, and that the copy keeps its producer's fusion: a
+384 KiB takes them where the same A as a graph input (also read through a
+Reshape, a view of it) and a computed A of 128 KiB do not, and that the copy keeps its producer's fusion: a
 LayerNormalization read by the GEMM and by a residual Add stays one row
 kernel (its normalization not recomputed in the copy), and a GELU after a
 GEMM, in its erf form (BERT's) and its tanh form (GPT-2's), stays that
@@ -125,16 +125,24 @@ def cases():
 def in_model_cases():
     """(name, model, feeds per run, panels expected, what the kernels must show)."""
     out = []
-    # A computed A of 128 x 768 (384 KiB): panels; the same A as an input and
-    # a computed A of 64 x 512 (128 KiB): in place.
-    for name, (m, k), computed, panels in (("computed_a", (128, 768), True, True),
-                                           ("input_a", (128, 768), False, False),
-                                           ("computed_small_a", (64, 512), True, False)):
-        nodes = [h.make_node("MatMul", ["a" if computed else "x", "b"], ["y"])]
-        if computed:
+    # A computed A of 128 x 768 (384 KiB): panels; the same A as an input, as
+    # a Reshape of the input (a view: still the input, read in place) and a
+    # computed A of 64 x 512 (128 KiB): in place.
+    for name, (m, k), producer, panels in (("computed_a", (128, 768), "Tanh", True),
+                                           ("input_a", (128, 768), None, False),
+                                           ("reshaped_input_a", (128, 768), "Reshape", False),
+                                           ("computed_small_a", (64, 512), "Tanh", False)):
+        nodes = [h.make_node("MatMul", ["a" if producer else "x", "b"], ["y"])]
+        inits = [const("b", [k, 300])]
+        x_shape = [m, k]
+        if producer == "Tanh":
             nodes.insert(0, h.make_node("Tanh", ["x"], ["a"]))
-        out.append((name, model(nodes, [("x", [m, k])], [m, 300], [const("b", [k, 300])]),
-                    [{"x": [m, k]}], panels, None))
+        elif producer == "Reshape":
+            nodes.insert(0, h.make_node("Reshape", ["x", "shape"], ["a"]))
+            inits.append(nh.from_array(np.array([m, k], np.int64), "shape"))
+            x_shape = [m * k]
+        out.append((name, model(nodes, [("x", x_shape)], [m, 300], inits),
+                    [{"x": x_shape}], panels, None))
     # LayerNormalization read by the GEMM and by the residual Add after it.
     s, k = 128, 768
     ln = h.make_node("LayerNormalization", ["x", "g", "be"], ["ln"], axis=-1, epsilon=1e-5)
@@ -143,32 +151,36 @@ def in_model_cases():
                   [("x", ["batch", s, k])], ["batch", s, k],
                   [const("g", [k]), const("be", [k]), const("b", [k, k])])
     out.append(("layernorm", proto, [{"x": [b, s, k]} for b in (1, 2, 0)], True, "row"))
-    # GEMM + bias + GELU (the erf form), then a GEMM reading it.
-    m, k, f = 128, 256, 1024
-    gelu = [h.make_node("MatMul", ["x", "w1"], ["h0"]), h.make_node("Add", ["h0", "c1"], ["h1"]),
-            h.make_node("Div", ["h1", "sqrt2"], ["h2"]), h.make_node("Erf", ["h2"], ["h3"]),
-            h.make_node("Add", ["h3", "one"], ["h4"]), h.make_node("Mul", ["h1", "h4"], ["h5"]),
-            h.make_node("Mul", ["h5", "half"], ["a"]), h.make_node("MatMul", ["a", "w2"], ["y"])]
-    scalars = [nh.from_array(np.array(v, np.float32), n)
-               for n, v in (("sqrt2", np.sqrt(2.0)), ("one", 1.0), ("half", 0.5))]
-    proto = model(gelu, [("x", ["batch", m, k])], ["batch", m, 300],
-                  [const("w1", [k, f]), const("c1", [f]), const("w2", [f, 300])] + scalars)
-    out.append(("gelu", proto, [{"x": [b, m, k]} for b in (1, 2, 0)], True, "Erf"))
-    # GELU's tanh form (GPT-2's), which reads x = MatMul + bias four times: x is
+
+    def gelu_between_gemms(name, gelu, scalars, op):
+        """x [batch, 128, 256] -> MatMul + bias (h1) -> \p gelu (nodes from h1
+        to a, reading the scalar constants \p scalars) -> MatMul: the GELU,
+        computed by \p op, must stay the first GEMM's epilogue."""
+        m, k, f = 128, 256, 1024
+        nodes = ([h.make_node("MatMul", ["x", "w1"], ["h0"]),
+                  h.make_node("Add", ["h0", "c1"], ["h1"])] + gelu
+                 + [h.make_node("MatMul", ["a", "w2"], ["y"])])
+        inits = [const("w1", [k, f]), const("c1", [f]), const("w2", [f, 300])]
+        inits += [nh.from_array(np.array(v, np.float32), n) for n, v in scalars]
+        proto = model(nodes, [("x", ["batch", m, k])], ["batch", m, 300], inits)
+        out.append((name, proto, [{"x": [b, m, k]} for b in (1, 2, 0)], True, op))
+
+    # The erf form (BERT's).
+    gelu_between_gemms("gelu", [
+        h.make_node("Div", ["h1", "sqrt2"], ["h2"]), h.make_node("Erf", ["h2"], ["h3"]),
+        h.make_node("Add", ["h3", "one"], ["h4"]), h.make_node("Mul", ["h1", "h4"], ["h5"]),
+        h.make_node("Mul", ["h5", "half"], ["a"])],
+        [("sqrt2", np.sqrt(2.0)), ("one", 1.0), ("half", 0.5)], "Erf")
+    # The tanh form (GPT-2's), which reads x = MatMul + bias four times: x is
     # materialized for its many readers and then inlined into the one kernel
     # they end in, which must be the GEMM's, not the copy's.
-    tanh = [h.make_node("MatMul", ["x", "w1"], ["h0"]), h.make_node("Add", ["h0", "c1"], ["h1"]),
-            h.make_node("Mul", ["h1", "h1"], ["t0"]), h.make_node("Mul", ["t0", "h1"], ["t1"]),
-            h.make_node("Mul", ["t1", "c"], ["t2"]), h.make_node("Add", ["h1", "t2"], ["t3"]),
-            h.make_node("Mul", ["t3", "s"], ["t4"]), h.make_node("Tanh", ["t4"], ["t5"]),
-            h.make_node("Add", ["t5", "one"], ["t6"]), h.make_node("Mul", ["h1", "half"], ["t7"]),
-            h.make_node("Mul", ["t7", "t6"], ["a"]), h.make_node("MatMul", ["a", "w2"], ["y"])]
-    scalars = [nh.from_array(np.array(v, np.float32), n)
-               for n, v in (("c", 0.044715), ("s", np.sqrt(2 / np.pi)), ("one", 1.0),
-                            ("half", 0.5))]
-    proto = model(tanh, [("x", ["batch", m, k])], ["batch", m, 300],
-                  [const("w1", [k, f]), const("c1", [f]), const("w2", [f, 300])] + scalars)
-    out.append(("gelu_tanh", proto, [{"x": [b, m, k]} for b in (1, 2, 0)], True, "Tanh"))
+    gelu_between_gemms("gelu_tanh", [
+        h.make_node("Mul", ["h1", "h1"], ["t0"]), h.make_node("Mul", ["t0", "h1"], ["t1"]),
+        h.make_node("Mul", ["t1", "c"], ["t2"]), h.make_node("Add", ["h1", "t2"], ["t3"]),
+        h.make_node("Mul", ["t3", "s"], ["t4"]), h.make_node("Tanh", ["t4"], ["t5"]),
+        h.make_node("Add", ["t5", "one"], ["t6"]), h.make_node("Mul", ["h1", "half"], ["t7"]),
+        h.make_node("Mul", ["t7", "t6"], ["a"])],
+        [("c", 0.044715), ("s", np.sqrt(2 / np.pi)), ("one", 1.0), ("half", 0.5)], "Tanh")
     return out
 
 
@@ -180,11 +192,17 @@ def kernels_of(so):
     return {k: (ops.get(k, ""), templates.get(k)) for k in templates}
 
 
+def model_file(name, proto):
+    """\p proto written to a file of the temporary folder; its path."""
+    path = os.path.join(tmp, f"{name}.onnx")
+    with open(path, "wb") as f:
+        f.write(proto.SerializeToString())
+    return path
+
+
 def check_in_model():
     for name, proto, feeds, panels, shows in in_model_cases():
-        path = os.path.join(tmp, f"{name}.onnx")
-        with open(path, "wb") as f:
-            f.write(proto.SerializeToString())
+        path = model_file(name, proto)
         for profile in PROFILES:
             flags = ["--device-profile", profile]
             tag = f"{name} {profile}"
@@ -192,8 +210,9 @@ def check_in_model():
             checks.check()
             if bool(rows) != panels:
                 fail(f"{tag}: panel copies of {rows} rows, expected {'some' if panels else 'none'}")
-            so = os.path.join(tmp, f"m{checks.count}_{name}.so")
-            compile_aotc(aotc, [path, "-o", so] + flags)
+            so = check_runs(tag, path, proto, flags, feeds)
+            if so is None:
+                continue
             ks = kernels_of(so)
             if shows == "row":
                 # The normalization: one row kernel; the copy reads its output.
@@ -208,7 +227,6 @@ def check_in_model():
                 if where != ["contraction"]:
                     fail(f"{tag}: {shows} computed in kernels of templates {where}, "
                          f"not the GEMM's: {ks}")
-            check_runs(tag, path, proto, flags, feeds)
 
 
 def panel_rows(path, flags):
@@ -224,13 +242,15 @@ def contraction(path, flags):
 
 
 def check_runs(tag, path, proto, flags, feeds):
+    """Compiles \p path with \p flags and checks its runs on \p feeds against
+    ONNX Runtime; the .so's path (None where it did not compile)."""
     # A path of its own: dlopen returns a library loaded from the same path.
     so = os.path.join(tmp, f"m{checks.count}.so")
     try:
         compile_aotc(aotc, [path, "-o", so] + flags)
     except RuntimeError as e:
         fail(f"{tag}: {e}")
-        return
+        return None
     m = Model(so, device="cpu")
     sess = ort.InferenceSession(proto.SerializeToString())
     for shapes in feeds:
@@ -241,13 +261,12 @@ def check_runs(tag, path, proto, flags, feeds):
         got = m.run([inputs[i.name] for i in proto.graph.input], out_buffers=[buf])[0]
         # expect_close names the feed as its "batch": the input shapes.
         expect_close(checks, tag, [ref], [got], 2e-4, shapes)
+    return so
 
 
 def main():
     for name, proto, feeds, panels in cases():
-        path = os.path.join(tmp, f"{name}.onnx")
-        with open(path, "wb") as f:
-            f.write(proto.SerializeToString())
+        path = model_file(name, proto)
         for profile in PROFILES:
             flags = ["--device-profile", profile]
             tag = f"{name} {profile}"
