@@ -410,14 +410,18 @@ constexpr int64_t kPrefetchLineFloats = 16;
 constexpr int64_t kDefaultCacheBytes = int64_t{32} << 20;
 
 /// The M tiles per group of a CPU tile \p t over tile counts \p extents,
-/// where the rows of all M tiles take more than half the last-level cache
-/// (t.cacheBytes) and there are several N tiles: the most tiles whose rows
-/// take at most a quarter of it (at least 2), or a divisor of the M tiles
-/// down to half of that (every group whole); 0 for no groups (symbolic
-/// extents, rows that fit). Without a divisor the last group is partial
-/// and its missing tiles' work-items do nothing (registerTiledNest):
-/// gemm_4096's 683 M tiles of 6 rows (a prime) under generic-avx512 ran
-/// ungrouped before stop 48.
+/// where the rows of all M tiles take more than a quarter of the
+/// last-level cache (t.cacheBytes) and there are several N tiles: the most
+/// tiles whose rows take at most an eighth of it (at least 2), or a
+/// divisor of the M tiles down to half of that (every group whole); 0 for
+/// no groups (symbolic extents, rows that fit). Without a divisor the last
+/// group is partial and its missing tiles' work-items do nothing
+/// (registerTiledNest): gemm_4096's 683 M tiles of 6 rows (a prime) under
+/// generic-avx512 ran ungrouped before stop 48. On a Zen 5 with 32 MB of
+/// L3 (stop 80, kernel_profile.py), gemm_2048's 16 MB of rows ran
+/// ungrouped at 43.3 ms, in groups of 8 MB at 39.9 and of 4 MB at 35.5
+/// (2 MB 35.6, 1 MB 36.6); gemm_4096 in groups of 4 MB no slower than of
+/// 8 MB (285 against 322 ms in the same rounds).
 int64_t rowGroup(const ReductionNest &nest, const RegisterTile &t,
                  const std::vector<Expr> &extents) {
   int64_t tilesM = 0, tilesN = 0;
@@ -426,7 +430,7 @@ int64_t rowGroup(const ReductionNest &nest, const RegisterTile &t,
       !extents[t.n].isConst(tilesN) || tilesN < 2)
     return 0;
   const int64_t groupBytes =
-      (t.cacheBytes > 0 ? t.cacheBytes : kDefaultCacheBytes) / 4;
+      (t.cacheBytes > 0 ? t.cacheBytes : kDefaultCacheBytes) / 8;
   const int64_t tileBytes = t.tm * steps * dtypeSize(nest.accType);
   if (tilesM * tileBytes <= 2 * groupBytes)
     return 0;

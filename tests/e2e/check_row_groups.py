@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
 """Register tiles in row groups (register_tile.cpp, rowGroup): on CPU
 profiles, where the operand read along M is larger than the caches hold
-(more than 16 MB along the whole reduction), the M tiles run in groups
-whose rows fit (8 MB), each group's tiles innermost and the N tiles around
-them (gemm_4096: 376 -> 294 ms here). Checked against ONNX Runtime:
+(more than 8 MB along the whole reduction), the M tiles run in groups
+whose rows fit (4 MB), each group's tiles innermost and the N tiles around
+them (gemm_4096: 376 -> 294 ms here; groups of 8 MB above 16 MB until stop
+80, when gemm_2048 went 53.7 -> 34.7 ms on a Zen 5). Checked against ONNX
+Runtime:
 
   - A[2016, 4096] x const B[4096, 96] + bias, Relu: 32 MB of A, grouped
     in whole groups (252 M tiles of 8 under generic-avx512, in 8 x 48
@@ -16,11 +18,13 @@ them (gemm_4096: 376 -> 294 ms here). Checked against ONNX Runtime:
     grouped with a partial last group, whose missing tiles' work-items do
     nothing (the kernel tests its tile against the count; these were left
     ungrouped before stop 48);
+  - A[768, 4096] x B: 12 MB of rows, grouped under zen5-avx512 (they were
+    not before stop 80, when groups began above 16 MB);
   - A[96, 4096] x B: its rows fit, no groups.
 
 The threshold is the device's last-level cache (DeviceProfile::cacheBytes,
-0 in the built-ins: 32 MB; groups above half of it, of a quarter of it):
-generic-avx512 with a 1 GB cache ("big-cache") leaves the 2016 rows
+0 in the built-ins: 32 MB; groups above a quarter of it, of an eighth of
+it): generic-avx512 with a 1 GB cache ("big-cache") leaves the 2016 rows
 ungrouped (an AVX-512 Xeon with 480 MB ran gemm_4096 13% slower grouped),
 with a 2 MB one ("small-cache") groups the 96 rows (1.5 MB) in pairs of
 tiles; both run against ONNX Runtime too.
@@ -86,6 +90,7 @@ def main():
                                    "generic-avx2": "whole", big: False}),
                            (2056, {"zen5-avx512": "partial"}),
                            (2008, {"generic-avx512": "partial"}),
+                           (768, {"zen5-avx512": "whole"}),
                            (96, {"zen5-avx512": False, "generic-avx2": False,
                                  small: "whole"})):
             mo = model(m, rng)
