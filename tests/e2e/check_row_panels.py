@@ -30,6 +30,11 @@ Under generic-avx2, generic-avx512 and zen5-avx512:
     (`--emit=kernel-configs`): 6, 6 and 8 where N is a multiple of 64 (6 x
     16, 6 x 64 and 8 x 32 tiles); the other N pick other tiles (4 x 24,
     12 x 8, 12 x 16, 12 x 32), so the cases cover panels of 4, 6, 8 and 12;
+  - the copy runs tiles of several K indices (the largest divisor of K up
+    to 16: 16 for K 1024, 7 for 1029, none for the prime 1031), each
+    reading tm contiguous elements of each of its h rows and storing one
+    contiguous tm x h block (a transposing copy; one element a work-item,
+    8 scalar loads h rows apart, took 2.2-2.6 times as long, stop 80);
   - every output element is written (the output buffer starts as NaN) and
     matches ONNX Runtime.
 Under generic-avx2 the contraction also runs tiles that straddle the panels
@@ -64,6 +69,12 @@ PROFILES = ["generic-avx2", "generic-avx512", "zen5-avx512"]
 # The register tile's rows of the GEMMs whose N is a multiple of 64 (a
 # heuristic change must keep panels and tiles alike, and shows here).
 ROWS_OF = {"producer": {"generic-avx2": 6, "generic-avx512": 6, "zen5-avx512": 8}}
+# K of each case that takes panels (copy_tile_rows). gemm_trans_a's copy
+# reads A by columns through the last panel's clamped row index (1030 rows
+# in panels of 6 or 8), which does not vectorize along the panel: one
+# element a work-item (K of 1 here).
+K_OF = {"matmul": 1031, "batched": 1024, "gemm_trans_a": 1, "gemm_trans_b": 1024,
+        "producer": 1029}
 
 
 def const(name, shape):
@@ -241,6 +252,21 @@ def contraction(path, flags):
     return found[0] if len(found) == 1 else (None, kernels)
 
 
+def copy_rows(path, flags):
+    """The (m, tm) of each panel copy's kernel: the copy [..., P, K, h]
+    runs tiles of tm indices of K (m its dimension), each storing a
+    contiguous tm x h block."""
+    kernels = json.loads(compile_aotc(aotc, [path, "--emit=kernel-configs"] + flags))["kernels"]
+    return [(c.get("m"), c.get("tm")) for k, c in kernels.items()
+            if k.endswith("_rows") and c["template"] == "pointwise"]
+
+
+def copy_tile_rows(k):
+    """The K indices a copy's tile should cover: the largest divisor of K
+    up to 16 (tile_choice.cpp, pointwiseRows; 1 for a prime K)."""
+    return max(d for d in range(1, 17) if k % d == 0)
+
+
 def check_runs(tag, path, proto, flags, feeds):
     """Compiles \p path with \p flags and checks its runs on \p feeds against
     ONNX Runtime; the .so's path (None where it did not compile)."""
@@ -282,6 +308,17 @@ def main():
                 want = [ROWS_OF[name][profile]]
             if rows != want or (panels and [c["tm"]] != want):
                 fail(f"{tag}: panel copies of {rows} rows under a tile {c}, expected {want}")
+            if panels:
+                # The copy in tiles of several K indices (rows of A read
+                # contiguously, a block stored contiguously: a transposing
+                # copy, tile_choice.cpp's columnOfVectors), not where K is
+                # a prime (matmul's 1031).
+                checks.check()
+                rank = len(feeds[0][next(iter(feeds[0]))]) + 1
+                tk = copy_tile_rows(K_OF[name])
+                want_copy = [(rank - 2, tk) if tk > 1 else (-1, 1)]
+                if copy_rows(path, flags) != want_copy:
+                    fail(f"{tag}: copy tiles (m, tm) {copy_rows(path, flags)}, expected {want_copy}")
             check_runs(tag, path, proto, flags, feeds)
             if profile == "generic-avx2" and panels:
                 # Tiles that straddle the panels.
