@@ -9,18 +9,22 @@ Models:
     T, T, B] is a pointwise kernel whose row is a channel block), and a
     residual block of two;
   - a Transpose scaled, shifted and clamped over [n, 5, 13, 7] (dimensions
-    that do not collapse into one), with a symbolic batch.
+    that do not collapse into one), with a symbolic batch;
+  - a Transpose scaled and shifted, [n, 8, 40] to [n, 40, 8]: each stored
+    row of 8 reads the input 40 apart, the rows before it read it
+    contiguously (a transposing copy, tile_choice.cpp's columnOfVectors).
 Under zen5-avx512, generic-avx512 and generic-avx2:
   - the heuristic tiles the Winograd input transforms in rows (m = 3, tm
-    dividing the tile count) and leaves every other pointwise kernel (the
-    output transforms, which divide their column index, the Transpose's)
-    one row;
+    dividing the tile count), the transposing copy in rows of 10 of the 40
+    (m = 1), and leaves every other pointwise kernel (the output
+    transforms, which divide their column index, the clamped Transpose's,
+    which selects on its column) one row;
   - every pointwise kernel with the heuristic's configuration compiles to it
     and matches ONNX Runtime at batch 1, 3 and 0;
   - the output rank of each is read from the refusal of a tile dimension it
     does not have (m = 40), which must be refused.
 Under zen5-avx512, the pointwise kernels of the 15 x 15 convolution and of
-the Transpose also run variants given by --kernel-configs (rows of 3 or 5
+the Transposes also run variants given by --kernel-configs (rows of 3 or 5
 along each other dimension, which leave partial tiles; rows of 1 and 7
 columns; m and n exchanged), each checked to compile to exactly that
 configuration (--emit=kernel-configs) and against ONNX Runtime.
@@ -76,6 +80,21 @@ def transpose_affine():
              h.make_node("Min", ["r", "two"], ["y"])]
     g = h.make_graph(nodes, "transpose_affine", [x],
                      [h.make_tensor_value_info("y", T.FLOAT, ["n", 13, 7, 5])], [s, b, two])
+    return h.make_model(g, opset_imports=[h.make_opsetid("", 14)])
+
+
+def transpose_rows():
+    """Transpose(x, [0, 2, 1]) * s + b over [n, 8, 40]: each output row of 8
+    reads x 40 apart, but 40 consecutive rows read x's rows contiguously (a
+    transposing copy, tile_choice.cpp's columnOfVectors)."""
+    x = h.make_tensor_value_info("x", T.FLOAT, ["n", 8, 40])
+    s = nh.from_array(rng.standard_normal(8).astype(np.float32), "s")
+    b = nh.from_array(rng.standard_normal(8).astype(np.float32), "b")
+    nodes = [h.make_node("Transpose", ["x"], ["t"], perm=[0, 2, 1]),
+             h.make_node("Mul", ["t", "s"], ["m"]),
+             h.make_node("Add", ["m", "b"], ["y"])]
+    g = h.make_graph(nodes, "transpose_rows", [x],
+                     [h.make_tensor_value_info("y", T.FLOAT, ["n", 40, 8])], [s, b])
     return h.make_model(g, opset_imports=[h.make_opsetid("", 14)])
 
 
@@ -139,7 +158,8 @@ def main():
     models = [("wino14", winograd_conv(14), ["--winograd"]),
               ("wino15", winograd_conv(15), ["--winograd"]),
               ("block", winograd_block(), ["--winograd"]),
-              ("transpose", transpose_affine(), [])]
+              ("transpose", transpose_affine(), []),
+              ("transpose_rows", transpose_rows(), [])]
     count = 0
     for name, proto, extra in models:
         path = os.path.join(tmp, f"{name}.onnx")
@@ -165,6 +185,11 @@ def main():
                     checks.check()
                     if tiles % c["tm"] != 0 or c["m"] != 3:
                         fail(f"{name} {profile}: {k} rows {c}, expected m 3 and tm dividing {tiles}")
+            elif name == "transpose_rows":
+                # Rows of the index before the stored row: 10 of 40 (the
+                # largest divisor up to 16).
+                if [(c["m"], c["tm"]) for c in rows.values()] != [(1, 10)] or len(heuristic) != 1:
+                    fail(f"{name} {profile}: expected one kernel in rows m 1, tm 10: {heuristic}")
             elif rows:
                 fail(f"{name} {profile}: rows where none apply: {rows}")
             for kernel, c in heuristic.items():
@@ -175,7 +200,7 @@ def main():
                 # The variants of two models under one profile; the
                 # heuristic's alone otherwise (the variants' code differs
                 # in lanes only across profiles).
-                if profile != PROFILES[0] or name not in ("wino15", "transpose"):
+                if profile != PROFILES[0] or name not in ("wino15", "transpose", "transpose_rows"):
                     vs = [c]
                 for v in vs:
                     count += 1
