@@ -262,7 +262,8 @@ Expected<CompileResult> compileModel(const CompileOptions &opts) {
         dumpGraph("pad-channels", *graph);
       // 3 x 3 convolutions as Winograd F(2x2, 3x3) where asked (winograd.h).
       if (opts.winograd &&
-          rewriteWinograd(*graph, convBlock, opts.schedule.profile))
+          rewriteWinograd(*graph, convBlock, opts.schedule.profile,
+                          opts.winogradAtOutputs))
         dumpGraph("winograd", *graph);
       packWeights(*graph, opts.schedule.profile.vectorLanes, convBlock);
       dumpGraph("pack-weights", *graph);

@@ -46,6 +46,10 @@ struct CompileOptions {
   /// not finite; `--no-winograd` keeps them direct (rounded as the direct
   /// form is).
   bool winograd = true;
+  /// Winograd also for a convolution whose result leaves the channel
+  /// blocks at once (winograd.h, rewriteWinograd's \p atOutputs):
+  /// `--winograd`; by default such a convolution stays direct.
+  bool winogradAtOutputs = false;
   /// With register tiling on a CPU profile: a 1 x 1 convolution of stride
   /// above 1 (a ResNet downsampling) runs at stride 1 over a copy of the
   /// pixels it reads (LowerOptions::subsampleStridedPointwiseConvs);

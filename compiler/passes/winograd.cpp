@@ -5,6 +5,7 @@
 #include "compiler/passes/fold_program.h"
 
 #include <cstring>
+#include <set>
 
 namespace aotc {
 
@@ -99,6 +100,31 @@ bool eligible(const Node &conv, int64_t block, int64_t tiles) {
          ((ho + 1) / 2) * ((wo + 1) / 2) >= tiles;
 }
 
+/// Whether \p v, a convolution's result, leaves the channel blocks at once
+/// (winograd.h): it is a graph output, or every node that reads it, and
+/// every node that reads those in turn, is element-wise (Relu, a residual
+/// Add, ...), so the values end in graph outputs (or nowhere) without a
+/// convolution, pool, Concat or other op that would keep them blocked.
+bool leavesBlocksAtOnce(const Graph &g, const Value *v) {
+  if (g.isOutput(v))
+    return true;
+  std::vector<const Value *> todo = {v};
+  std::set<const Value *> seen;
+  while (!todo.empty()) {
+    const Value *x = todo.back();
+    todo.pop_back();
+    if (!seen.insert(x).second)
+      continue;
+    for (const Node *u : x->users()) {
+      if (opFamily(u->op()) != OpFamily::Elementwise)
+        return false;
+      for (const Value *o : u->outputs())
+        todo.push_back(o);
+    }
+  }
+  return true;
+}
+
 void rewrite(Graph &g, Node *conv, int64_t block) {
   Value *x = conv->input(0), *w = conv->input(1), *out = conv->output(0);
   Value *bias = conv->numInputs() > 2 ? conv->input(2) : nullptr;
@@ -157,11 +183,13 @@ void rewrite(Graph &g, Node *conv, int64_t block) {
 
 } // namespace
 
-int rewriteWinograd(Graph &g, int64_t block, const DeviceProfile &profile) {
+int rewriteWinograd(Graph &g, int64_t block, const DeviceProfile &profile,
+                    bool atOutputs) {
   const int64_t tiles = minTiles(profile);
   std::vector<Node *> todo;
   for (const auto &n : g.nodes())
-    if (eligible(*n, block, tiles))
+    if (eligible(*n, block, tiles) &&
+        (atOutputs || !leavesBlocksAtOnce(g, n->output(0))))
       todo.push_back(n.get());
   for (Node *conv : todo)
     rewrite(g, conv, block);

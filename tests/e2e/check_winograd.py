@@ -16,7 +16,11 @@ convolutions the pass must leave direct (stride 2, dilation 2, two groups,
 vector registers: maps of 49 or more tiles) and generic-avx2 (16, 16
 registers: 16 or more tiles; winograd.cpp, minTiles):
   - the rewrite happened exactly where eligible (aotc.WinogradConv nodes in
-    --emit graph), and not with --no-winograd;
+    --emit graph) under --winograd, which every compile below uses, and not
+    with --no-winograd; by default not where the result leaves the
+    channel blocks at once (a graph output, or read only through
+    element-wise ops that end in graph outputs: odd_maps' and small_odd's
+    two, layer1's and small_maps' second; winograd.h, stop 80);
   - random inputs at batch 1, 3 and 0 match ONNX Runtime;
   - inputs with an infinity, a NaN and a huge value (1e30) in one channel
     of one pixel each (at a corner, an edge and inside) give the direct
@@ -249,6 +253,14 @@ def compare_nonfinite(tag, m, refs, x, rtol=2e-4):
 # epilogues, consumers, pads and channel counts around the transforms.
 RANDOM = [lambda k=k: random_graph(k) for k in range(8)]
 
+# Per hand-made model, for each eligible convolution in order, whether its
+# result leaves the channel blocks at once (a graph output, or read only
+# through element-wise ops that end in graph outputs: winograd.h): the
+# default keeps those direct, `--winograd` (every other compile here)
+# rewrites them too.
+LEAVES = {"block": [False, False], "odd": [True, True], "layer1": [False, True],
+          "fire": [False, False], "small": [False, True], "smallodd": [True, True]}
+
 for make in (basic_block, odd_maps, layer1, fire, small_maps, small_odd, left_direct, *RANDOM):
     proto, eligible = make()
     mname = proto.graph.name
@@ -257,9 +269,18 @@ for make in (basic_block, odd_maps, layer1, fire, small_maps, small_odd, left_di
     for pname, (pflags, min_tiles) in PROFILES.items():
         tag = f"{mname}/{pname}"
         expected = sum(t >= min_tiles for t in eligible)
+        if mname in LEAVES:
+            # The default: not where the result leaves the blocks at once.
+            want = sum(t >= min_tiles and not leaves for t, leaves in zip(eligible, LEAVES[mname]))
+            default = run_aotc([path, "--emit", "graph"] + pflags).count("= aotc.WinogradConv(")
+            checks.check()
+            if default != want:
+                fail(f"{tag}: {default} convolutions rewritten by default, expected {want}")
+        direct_flags = list(pflags)
+        pflags = pflags + ["--winograd"]
         try:
             graph = run_aotc([path, "--emit", "graph"] + pflags)
-            plain = run_aotc([path, "--emit", "graph", "--no-winograd"] + pflags)
+            plain = run_aotc([path, "--emit", "graph", "--no-winograd"] + direct_flags)
             so = os.path.join(tmp, f"{mname}_{pname}.so")
             run_aotc([path, "-o", so] + pflags)
         except RuntimeError as e:
@@ -281,7 +302,7 @@ for make in (basic_block, odd_maps, layer1, fire, small_maps, small_odd, left_di
         pools = any(nd.op_type == "MaxPool" for nd in proto.graph.node)
         x = nonfinite_input(proto)
         so_direct = os.path.join(tmp, f"{mname}_{pname}_direct.so")
-        run_aotc([path, "-o", so_direct, "--no-winograd"] + pflags)
+        run_aotc([path, "-o", so_direct, "--no-winograd"] + direct_flags)
         compare_nonfinite(tag + " non-finite against --no-winograd", m,
                           Model(so_direct, device="cpu").run([x]), x)
         if not pools:
