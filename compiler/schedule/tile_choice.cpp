@@ -304,12 +304,12 @@ constexpr size_t kMaxRowElement = 300;
 void chooseNextSlice(const ReductionNest &nest, RegisterTile &t,
                      const DeviceProfile &target);
 
-/// Whether pointwise \p nest's element stores, along its innermost index,
-/// a vector of \p lanes elements (vectorizeLanes): a row of them is then
-/// row / lanes copies of its code.
-bool rowOfVectors(const ReductionNest &nest, int64_t lanes) {
+/// Whether pointwise \p nest's element value, with its index \p back
+/// places from the end (1: the innermost) taken as the lane, is a vector of
+/// \p lanes elements (vectorizeLanes).
+bool vectorsAlong(const ReductionNest &nest, int back, int64_t lanes) {
   const int rank = static_cast<int>(nest.shape.size());
-  if (lanes < 4 || rank < 1)
+  if (lanes < 4 || rank < back)
     return false;
   std::vector<Expr> at;
   for (int k = 0; k < rank; ++k)
@@ -318,7 +318,7 @@ bool rowOfVectors(const ReductionNest &nest, int64_t lanes) {
   setStaticRanges(ranges, at, nest.shape);
   Expr lane = Var::make("lane");
   ranges.set(lane, Range{0, lanes - 1});
-  at[rank - 1] = lane;
+  at[rank - back] = lane;
   VarBindings lets;
   const Stmt element = nest.finish(at, Expr());
   const Store *st = storeUnderLets(element, lets);
@@ -327,31 +327,22 @@ bool rowOfVectors(const ReductionNest &nest, int64_t lanes) {
              .defined();
 }
 
+/// Whether pointwise \p nest's element stores, along its innermost index,
+/// a vector of \p lanes elements: a row of them is then row / lanes copies
+/// of its code.
+bool rowOfVectors(const ReductionNest &nest, int64_t lanes) {
+  return vectorsAlong(nest, 1, lanes);
+}
+
 /// Whether pointwise \p nest's value, where its element stores along its
 /// innermost index do not vectorize (rowOfVectors), reads vectors of
-/// \p lanes along the index before it (vectorizeLanes with that index as
-/// the lane): a transposing copy, such as a GEMM's row-panel copy
-/// ([panels, K, rows] from A[M, K]: each stored element reads a row of A,
-/// the rows `K` apart), whose tile of several of those indices reads each
-/// row contiguously and stores one contiguous block.
+/// \p lanes along the index before it: a transposing copy, such as a
+/// GEMM's row-panel copy ([panels, K, rows] from A[M, K]: each stored
+/// element reads a row of A, the rows `K` apart), whose tile of several of
+/// those indices reads each row contiguously and stores one contiguous
+/// block.
 bool columnOfVectors(const ReductionNest &nest, int64_t lanes) {
-  const int rank = static_cast<int>(nest.shape.size());
-  if (lanes < 4 || rank < 2)
-    return false;
-  std::vector<Expr> at;
-  for (int k = 0; k < rank; ++k)
-    at.push_back(Var::make("i" + std::to_string(k)));
-  RangeEnv ranges;
-  setStaticRanges(ranges, at, nest.shape);
-  Expr lane = Var::make("lane");
-  ranges.set(lane, Range{0, lanes - 1});
-  at[rank - 2] = lane;
-  VarBindings lets;
-  const Stmt element = nest.finish(at, Expr());
-  const Store *st = storeUnderLets(element, lets);
-  return st && lets.empty() &&
-         vectorizeLanes(st->value, lane, static_cast<int>(lanes), ranges)
-             .defined();
+  return vectorsAlong(nest, 2, lanes);
 }
 
 /// The most expression nodes (an element's distinct nodes times its
