@@ -21,7 +21,16 @@ import os
 import sys
 import time
 
-import numpy as np
+# NumPy's OpenBLAS starts a worker thread per further CPU when NumPy is imported, and that
+# thread spins (sched_yield) for a while before it sleeps. On this 2-CPU VM it was still
+# spinning when a small model's first run began, 40 ms after the import: gemm_512's first
+# run took 1.06-6.15 ms in 20 fresh processes (a third over 2 ms; the spinning thread ran
+# 2.9-4.0 ms of the first two runs while PoCL's two threads waited 1-5 ms for a CPU, from
+# /proc/self/task/*/schedstat), and 1.06-1.16 ms in every process with this set. The
+# worker's NumPy only moves arrays; no measured system uses its BLAS.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+import numpy as np  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
