@@ -65,6 +65,7 @@ json profileObject(const DeviceProfile &p) {
               {"long_accumulator_vectors", p.longAccumulatorVectors},
               {"tile_columns", p.tileColumns},
               {"cache_bytes", p.cacheBytes},
+              {"row_panels", p.rowPanels},
               {"compute_units", p.computeUnits},
               {"local_mem_bytes", p.localMemBytes},
               {"max_work_group_size", p.maxWorkGroupSize}};
@@ -236,6 +237,7 @@ Expected<DeviceProfile> builtinDeviceProfile(const std::string &name) {
     p.vectorRegisters = 32;
     p.accumulatorVectors = 16;
     p.convAccumulatorVectors = 28;
+    p.rowPanels = false;
     return p;
   }
   if (name == "generic-gpu") {
@@ -262,7 +264,7 @@ Expected<DeviceProfile> parseDeviceProfile(const std::string &text) {
       {"name", "family", "vector_lanes", "vector_registers",
        "accumulator_vectors", "conv_accumulator_vectors",
        "long_accumulator_vectors", "tile_columns", "cache_bytes",
-       "compute_units",
+       "row_panels", "compute_units",
        "local_mem_bytes", "max_work_group_size"},
       where));
   DeviceProfile p;
@@ -294,6 +296,11 @@ Expected<DeviceProfile> parseDeviceProfile(const std::string &text) {
                      ", expected 0 (32) or a power of 2 up to 64");
   AOTC_RETURN_IF_ERROR(
       readInt(j, "cache_bytes", 0, int64_t{1} << 40, where, p.cacheBytes));
+  if (auto it = j.find("row_panels"); it != j.end()) {
+    if (!it->is_boolean())
+      return makeError(where, ": 'row_panels' must be true or false");
+    p.rowPanels = it->get<bool>();
+  }
   AOTC_RETURN_IF_ERROR(
       readInt(j, "compute_units", 0, 1 << 20, where, p.computeUnits));
   AOTC_RETURN_IF_ERROR(

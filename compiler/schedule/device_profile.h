@@ -64,6 +64,16 @@ struct DeviceProfile {
   /// 480 MB (stop 48), where A stays in the cache anyway. `--vector-lanes
   /// host` and `aotc devices --profile cpu` read it from the host.
   int64_t cacheBytes = 0;
+  /// A large GEMM's activation may be read through a copy in panels of its
+  /// register tile's rows (row_panels.cpp, from 4 MiB of a graph input and
+  /// 256 KiB of an activation the model computes). Measured on the Zen 3
+  /// VM the copy made such GEMMs 4-12% faster (stops 78-79); on Zen 5,
+  /// whose L1 holds a tile's 8 rows of A apart without conflicts (48 KiB,
+  /// 12 ways, against 32 KiB and 8), it made every one of them the same or
+  /// slower (gemm_1024 to gemm_4096 2-5%, BERT-base 5% at batch 1 and 9%
+  /// at batch 8, GPT-2 4% at batch 8; stop 81), so zen5-avx512 reads A in
+  /// place. `--row-panels-always` makes copies whatever this says.
+  bool rowPanels = true;
   int64_t computeUnits = 0;      ///< 0: not known
   int64_t localMemBytes = 0;     ///< 0: not known
   int64_t maxWorkGroupSize = 0;  ///< 0: not known
@@ -77,7 +87,8 @@ int explicitVectorLanes(const DeviceProfile &p);
 /// default), "generic-avx512" (16 lanes, 32 registers; 24 accumulator
 /// vectors over long reductions, 28 for convolutions, tiles up to 64
 /// columns: measured on an AVX-512 Xeon), "zen5-avx512" (16 lanes, 32
-/// registers, 16 accumulator vectors, 28 for convolutions: AMD Zen 5),
+/// registers, 16 accumulator vectors, 28 for convolutions, no row panels:
+/// AMD Zen 5),
 /// "generic-gpu" (1 lane). Error for another name.
 Expected<DeviceProfile> builtinDeviceProfile(const std::string &name);
 

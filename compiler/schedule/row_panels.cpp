@@ -43,7 +43,8 @@ int64_t gemmRowPanel(const DeviceProfile &target, int64_t m, int64_t n,
     return 0;
   const int64_t minBytes =
       computed ? kMinComputedRowPanelBytes : kMinRowPanelBytes;
-  if (!anySize && (m * k * dtypeSize(t) < minBytes || n < kMinRowPanelColumns))
+  if (!anySize && (!target.rowPanels || m * k * dtypeSize(t) < minBytes ||
+                   n < kMinRowPanelColumns))
     return 0;
   // The GEMM as its kernel's nest reads it (A by rows, B in panels of the
   // lanes where compiler/passes/pack_weights.h packs it so: N above the

@@ -23,10 +23,12 @@ namespace aotc {
 /// vector lanes, compiler/passes/pack_weights.h) reads on \p target: the
 /// rows of the register tile chooseRegisterTile gives that GEMM, so that
 /// each tile reads one panel; 0 where A stays in place (a GPU profile, a
+/// profile without row panels (DeviceProfile::rowPanels: zen5-avx512), a
 /// float type other than float32, or an A below kMinRowPanelBytes -- below
 /// kMinComputedRowPanelBytes where \p computed: a kernel of the model
 /// computes A -- or an N below kMinRowPanelColumns, where the copy costs
-/// what it saves). With \p anySize, those sizes do not count (`aotc
+/// what it saves). With \p anySize, those sizes and the profile's choice
+/// do not count (`aotc
 /// compile --row-panels-always`: the fuzzer's small graphs take the panels
 /// too).
 int64_t gemmRowPanel(const DeviceProfile &target, int64_t m, int64_t n,

@@ -24,7 +24,11 @@ GEMM, in its erf form (BERT's) and its tanh form (GPT-2's), stays that
 GEMM's epilogue (not recomputed, one erf or tanh per element, in the
 copy); each against ONNX Runtime at batches 1, 2 and 0.
 
-Under generic-avx2, generic-avx512 and zen5-avx512:
+zen5-avx512 reads A in place (DeviceProfile::rowPanels; on Zen 5 the copies
+made every such GEMM the same or slower, stop 81): under it every case has
+no copy by default and runs so, and the cases that take panels elsewhere are
+checked under --row-panels-always as well. Under generic-avx2, generic-avx512
+and (with --row-panels-always) zen5-avx512:
   - a copy `<A>_rows` exists exactly where it should (`--emit=lowered`), and
     its panel height h is the rows of the contraction's tile
     (`--emit=kernel-configs`): 6, 6 and 8 where N is a multiple of 64 (6 x
@@ -66,6 +70,10 @@ tmp = tempfile.mkdtemp()
 checks = Checks("row panels")
 fail = checks.fail
 PROFILES = ["generic-avx2", "generic-avx512", "zen5-avx512"]
+# Whether a profile's GEMMs take panels by default (DeviceProfile::rowPanels):
+# zen5-avx512's read A in place; there every case must have no copy, and the
+# cases that take panels elsewhere are checked under --row-panels-always.
+TAKES_PANELS = {"generic-avx2": True, "generic-avx512": True, "zen5-avx512": False}
 # The register tile's rows of the GEMMs whose N is a multiple of 64 (a
 # heuristic change must keep panels and tiles alike, and shows here).
 ROWS_OF = {"producer": {"generic-avx2": 6, "generic-avx512": 6, "zen5-avx512": 8}}
@@ -211,12 +219,28 @@ def model_file(name, proto):
     return path
 
 
+def profile_flags(tag, path, proto, profile, feeds, panels):
+    """The flags under which a case is checked on \p profile, and its tag:
+    the profile's own, or where the profile takes no panels (checked here:
+    no copy, and the runs) but the case does elsewhere, --row-panels-always
+    as well."""
+    flags = ["--device-profile", profile]
+    if TAKES_PANELS[profile]:
+        return flags, tag
+    checks.check()
+    if panel_rows(path, flags):
+        fail(f"{tag}: panel copies of {panel_rows(path, flags)} rows under a profile without row panels")
+    if not panels:
+        return flags, tag
+    check_runs(f"{tag} in place", path, proto, flags, feeds)
+    return flags + ["--row-panels-always"], f"{tag} --row-panels-always"
+
+
 def check_in_model():
     for name, proto, feeds, panels, shows in in_model_cases():
         path = model_file(name, proto)
         for profile in PROFILES:
-            flags = ["--device-profile", profile]
-            tag = f"{name} {profile}"
+            flags, tag = profile_flags(f"{name} {profile}", path, proto, profile, feeds, panels)
             rows = panel_rows(path, flags)
             checks.check()
             if bool(rows) != panels:
@@ -294,8 +318,7 @@ def main():
     for name, proto, feeds, panels in cases():
         path = model_file(name, proto)
         for profile in PROFILES:
-            flags = ["--device-profile", profile]
-            tag = f"{name} {profile}"
+            flags, tag = profile_flags(f"{name} {profile}", path, proto, profile, feeds, panels)
             rows = panel_rows(path, flags)
             kernel, c = contraction(path, flags)
             checks.check()

@@ -25,8 +25,13 @@ TEST(DeviceProfile, BuiltinsRoundTripThroughJson) {
     EXPECT_EQ(back->longAccumulatorVectors, p->longAccumulatorVectors);
     EXPECT_EQ(back->tileColumns, p->tileColumns);
     EXPECT_EQ(back->cacheBytes, p->cacheBytes);
+    EXPECT_EQ(back->rowPanels, p->rowPanels);
     EXPECT_EQ(p->cacheBytes, 0); // built-ins do not know the cache
   }
+  // Zen 5 reads large GEMMs' A in place; the others through row panels.
+  EXPECT_FALSE(builtinDeviceProfile("zen5-avx512")->rowPanels);
+  EXPECT_TRUE(builtinDeviceProfile("generic-avx512")->rowPanels);
+  EXPECT_TRUE(builtinDeviceProfile("generic-avx2")->rowPanels);
   EXPECT_EQ(builtinDeviceProfile("generic-avx512")->accumulatorVectors, 0);
   EXPECT_EQ(builtinDeviceProfile("zen5-avx512")->accumulatorVectors, 16);
   EXPECT_EQ(builtinDeviceProfile("zen5-avx512")->convAccumulatorVectors, 28);
@@ -54,6 +59,16 @@ TEST(DeviceProfile, FieldsLeftOutKeepDefaults) {
   EXPECT_EQ(p->vectorLanes, 16);
   EXPECT_EQ(p->vectorRegisters, 16);
   EXPECT_EQ(p->computeUnits, 64);
+  EXPECT_TRUE(p->rowPanels);
+}
+
+TEST(DeviceProfile, RowPanelsRoundTrip) {
+  auto p = parseDeviceProfile(R"({"vector_lanes": 16, "row_panels": false})");
+  ASSERT_TRUE(p) << p.status().message();
+  EXPECT_FALSE(p->rowPanels);
+  auto back = parseDeviceProfile(deviceProfileJson(*p));
+  ASSERT_TRUE(back) << back.status().message();
+  EXPECT_FALSE(back->rowPanels);
 }
 
 TEST(DeviceProfile, CacheSizeRoundTrips) {
