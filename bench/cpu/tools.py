@@ -54,10 +54,11 @@ def aotc_compile(aotc, onnx_path, so_path, timeout, flags=()):
 
 def compiled_kernels(text):
     """The model's kernels and launches from `aotc compile`'s summary line ("wrote m.so (65 kernels
-    in 4 launches, 13 more in the folding program ...)" or "(1 kernels, ..."): the kernels a run
+    in 4 launches, 13 more in the folding program ...)", "(3 kernels in 1 launch, ..." or "(1
+    kernels, ..."): the kernels a run
     executes, not `aotc inspect`'s table, which since persistent kernels (stop 69) also counts
     each persistent kernel, its parts and the folding program's kernels."""
-    m = re.search(r"\((\d+) kernels(?: in (\d+) launches)?", text)
+    m = re.search(r"\((\d+) kernels(?: in (\d+) launch(?:es)?)?", text)
     if not m:
         return {}
     kernels = int(m.group(1))
