@@ -38,8 +38,14 @@ Value *floatConstant(Graph &g, const std::string &name,
 /// 0.69-0.70 -> 0.58 ms a convolution, ResNet-50's 0.69-0.71 -> 0.61-0.64
 /// (kernel_profile.py, 5 rounds), and is even at batch 8 (ResNet-18
 /// layer1 5.9-6.3 -> 5.3-6.6 ms; device busy 84.0 / 90.6 -> 85.3 / 86.2
-/// in two alternated pairs).
+/// in two alternated pairs). A profile may start higher
+/// (DeviceProfile::winogradMinChannels: zen5-avx512's 128).
 constexpr int64_t kMinChannels = 64;
+
+int64_t minChannels(const DeviceProfile &profile) {
+  return profile.winogradMinChannels > 0 ? profile.winogradMinChannels
+                                         : kMinChannels;
+}
 
 /// The tiles of an output map (2 x 2 outputs each) below which the direct
 /// convolution stays, by the profile's vector registers.
@@ -70,8 +76,10 @@ bool allEqual(const std::vector<int64_t> &v, int64_t x) {
 }
 
 /// Whether \p conv is eligible (winograd.h) for channel blocks of \p block
-/// with \p tiles or more tiles of 2 x 2 outputs an image.
-bool eligible(const Node &conv, int64_t block, int64_t tiles) {
+/// with \p tiles or more tiles of 2 x 2 outputs an image and \p channels
+/// or more input and output channels.
+bool eligible(const Node &conv, int64_t block, int64_t tiles,
+              int64_t channels) {
   if (conv.op() != OpKind::Conv || conv.outputs().size() != 1 ||
       conv.numInputs() < 2)
     return false;
@@ -96,7 +104,7 @@ bool eligible(const Node &conv, int64_t block, int64_t tiles) {
       conv.intsAttr("pads").size() != 4)
     return false;
   return block > 0 && c % block == 0 && wd[0] % block == 0 &&
-         c >= kMinChannels && wd[0] >= kMinChannels &&
+         c >= channels && wd[0] >= channels &&
          ((ho + 1) / 2) * ((wo + 1) / 2) >= tiles;
 }
 
@@ -185,10 +193,10 @@ void rewrite(Graph &g, Node *conv, int64_t block) {
 
 int rewriteWinograd(Graph &g, int64_t block, const DeviceProfile &profile,
                     bool atOutputs) {
-  const int64_t tiles = minTiles(profile);
+  const int64_t tiles = minTiles(profile), channels = minChannels(profile);
   std::vector<Node *> todo;
   for (const auto &n : g.nodes())
-    if (eligible(*n, block, tiles) &&
+    if (eligible(*n, block, tiles, channels) &&
         (atOutputs || !leavesBlocksAtOnce(g, n->output(0))))
       todo.push_back(n.get());
   for (Node *conv : todo)

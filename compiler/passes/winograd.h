@@ -43,7 +43,8 @@
 /// Eligible: a one-group float32 Conv over [N, C, H, W] with a 3 x 3
 /// weight computable at load, strides and dilations 1, static C, H and W,
 /// C and Co multiples of the channel block B (so that the three kernels and
-/// their neighbours stay channel-blocked), 64 or more of each, and an
+/// their neighbours stay channel-blocked), 64 or more of each (the
+/// profile's winograd_min_channels where set: 128 on zen5-avx512), and an
 /// output map of 16 or more tiles of 2 x 2 (7 x 7 and up) on profiles of
 /// 16 vector registers, 49 or more (13 x 13 and up) on those of 32. N may
 /// be symbolic. By default not where the result leaves the channel blocks

@@ -66,6 +66,7 @@ json profileObject(const DeviceProfile &p) {
               {"tile_columns", p.tileColumns},
               {"cache_bytes", p.cacheBytes},
               {"row_panels", p.rowPanels},
+              {"winograd_min_channels", p.winogradMinChannels},
               {"compute_units", p.computeUnits},
               {"local_mem_bytes", p.localMemBytes},
               {"max_work_group_size", p.maxWorkGroupSize}};
@@ -238,6 +239,7 @@ Expected<DeviceProfile> builtinDeviceProfile(const std::string &name) {
     p.accumulatorVectors = 16;
     p.convAccumulatorVectors = 28;
     p.rowPanels = false;
+    p.winogradMinChannels = 128;
     return p;
   }
   if (name == "generic-gpu") {
@@ -264,7 +266,7 @@ Expected<DeviceProfile> parseDeviceProfile(const std::string &text) {
       {"name", "family", "vector_lanes", "vector_registers",
        "accumulator_vectors", "conv_accumulator_vectors",
        "long_accumulator_vectors", "tile_columns", "cache_bytes",
-       "row_panels", "compute_units",
+       "row_panels", "winograd_min_channels", "compute_units",
        "local_mem_bytes", "max_work_group_size"},
       where));
   DeviceProfile p;
@@ -301,6 +303,8 @@ Expected<DeviceProfile> parseDeviceProfile(const std::string &text) {
       return makeError(where, ": 'row_panels' must be true or false");
     p.rowPanels = it->get<bool>();
   }
+  AOTC_RETURN_IF_ERROR(readInt(j, "winograd_min_channels", 0, 1 << 20, where,
+                               p.winogradMinChannels));
   AOTC_RETURN_IF_ERROR(
       readInt(j, "compute_units", 0, 1 << 20, where, p.computeUnits));
   AOTC_RETURN_IF_ERROR(

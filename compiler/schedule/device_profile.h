@@ -74,6 +74,14 @@ struct DeviceProfile {
   /// at batch 8, GPT-2 4% at batch 8; stop 81), so zen5-avx512 reads A in
   /// place. `--row-panels-always` makes copies whatever this says.
   bool rowPanels = true;
+  /// The fewest input and output channels of a 3 x 3 convolution rewritten
+  /// as Winograd F(2x2, 3x3) (winograd.cpp); 0: 64. Zen 5 runs the 64-channel
+  /// ones over 56 x 56 (ResNet's layer1) faster direct: their 64-step GEMMs
+  /// ran at 240-390 GFLOP/s beside transforms of 1-2 ms each at batch 8,
+  /// 6.5 ms for layer1.0's where ONNX Runtime's direct one took 3.3; without
+  /// them ResNet-50 took 0.962 of the time at batch 8 and 0.973 at batch 1,
+  /// ResNet-18 0.933 and 0.956 (stop 81). So zen5-avx512 starts at 128.
+  int64_t winogradMinChannels = 0;
   int64_t computeUnits = 0;      ///< 0: not known
   int64_t localMemBytes = 0;     ///< 0: not known
   int64_t maxWorkGroupSize = 0;  ///< 0: not known
@@ -87,8 +95,8 @@ int explicitVectorLanes(const DeviceProfile &p);
 /// default), "generic-avx512" (16 lanes, 32 registers; 24 accumulator
 /// vectors over long reductions, 28 for convolutions, tiles up to 64
 /// columns: measured on an AVX-512 Xeon), "zen5-avx512" (16 lanes, 32
-/// registers, 16 accumulator vectors, 28 for convolutions, no row panels:
-/// AMD Zen 5),
+/// registers, 16 accumulator vectors, 28 for convolutions, no row panels,
+/// Winograd from 128 channels: AMD Zen 5),
 /// "generic-gpu" (1 lane). Error for another name.
 Expected<DeviceProfile> builtinDeviceProfile(const std::string &name);
 

@@ -139,7 +139,8 @@ int runCli(int argc, char **argv) {
   bool winograd = false, noWinograd = false;
   compile->add_flag("--winograd", winograd,
                     "CPU profiles: stride-1 3 x 3 convolutions of 64 or more "
-                    "channels as Winograd F(2x2, 3x3), 16 products per input "
+                    "channels (the profile's winograd_min_channels where set: "
+                    "128 on zen5-avx512) as Winograd F(2x2, 3x3), 16 products per input "
                     "channel and 2 x 2 outputs instead of 36; where a value "
                     "of the transforms is not finite, the direct sum "
                     "(rounding differs from the direct form's). The default "

@@ -13,8 +13,11 @@ one with pads 0), so the last tile row or column is half outside; small maps
 with the last tile row and column half outside; 8 x 5 out, 12 tiles); and
 convolutions the pass must leave direct (stride 2, dilation 2, two groups,
 32 channels, a 5 x 5 kernel). Under zen5-avx512 (channel blocks of 32, 32
-vector registers: maps of 49 or more tiles) and generic-avx2 (16, 16
-registers: 16 or more tiles; winograd.cpp, minTiles):
+vector registers: maps of 49 or more tiles; 128 or more channels, its
+winograd_min_channels, so layer1's and fire's 64-channel convolutions stay
+direct), zen5-64 (the same with 64 channels, a JSON profile: those run as
+Winograd in its 32-register kernels) and generic-avx2 (16, 16 registers: 16
+or more tiles, 64 or more channels; winograd.cpp, minTiles, minChannels):
   - the rewrite happened exactly where eligible (aotc.WinogradConv nodes in
     --emit graph) under --winograd, which every compile below uses, and not
     with --no-winograd; by default not where the result leaves the
@@ -36,7 +39,9 @@ registers: 16 or more tiles; winograd.cpp, minTiles):
     by the folding program and follows updates.
 Usage: check_winograd.py AOTC
 """
+import json
 import os
+import subprocess
 import sys
 import tempfile
 
@@ -56,10 +61,21 @@ rng = np.random.default_rng(56)
 tmp = tempfile.mkdtemp()
 checks = Checks("winograd")
 fail = checks.fail
-# Each profile's flags and the fewest 2 x 2 tiles of an output map it
-# rewrites (winograd.cpp, minTiles).
-PROFILES = {"zen5": (["--device-profile", "zen5-avx512"], 49),
-            "avx2": (["--device-profile", "generic-avx2"], 16)}
+# Each profile's flags, the fewest 2 x 2 tiles of an output map it rewrites
+# (winograd.cpp, minTiles) and the fewest input and output channels
+# (DeviceProfile::winogradMinChannels: 128 on zen5-avx512, 64 by default).
+# "zen5-64" is zen5-avx512 with the default 64 (a JSON profile), so that its
+# 32-register kernels still run the 64-channel convolutions.
+ZEN5_64 = os.path.join(tmp, "zen5-64.json")
+_zen5 = json.loads(subprocess.run([aotc, "devices", "--profile", "zen5-avx512"], capture_output=True,
+                                  text=True, check=True).stdout)
+if _zen5.get("winograd_min_channels") != 128:
+    checks.fail(f"zen5-avx512's winograd_min_channels: {_zen5.get('winograd_min_channels')}, expected 128")
+with open(ZEN5_64, "w") as f:
+    json.dump(dict(_zen5, name="zen5-64", winograd_min_channels=64), f)
+PROFILES = {"zen5": (["--device-profile", "zen5-avx512"], 49, 128),
+            "zen5-64": (["--device-profile", ZEN5_64], 49, 64),
+            "avx2": (["--device-profile", "generic-avx2"], 16, 64)}
 
 
 def tiles(oh, ow):
@@ -79,7 +95,7 @@ def basic_block():
     y = n.op("Relu", [n.op("Add", [b, s])])
     n.output(y)
     n.output(n.op("GlobalAveragePool", [y]))
-    return n.model(), [tiles(14, 14)] * 2
+    return n.model(), [(tiles(14, 14), 128)] * 2
 
 
 def odd_maps():
@@ -91,7 +107,7 @@ def odd_maps():
     n.output(a)
     r = n.op("Sigmoid", [a])
     n.output(n.conv(r, 160, 128, k=3, pads=[0, 0, 0, 0]))
-    return n.model(), [tiles(17, 16), tiles(15, 14)]
+    return n.model(), [(tiles(17, 16), 128), (tiles(15, 14), 128)]
 
 
 def layer1():
@@ -100,7 +116,7 @@ def layer1():
     n = Net("layer1", 64, (16, 16), rng)
     a = n.op("Relu", [n.conv("x", 64, 64, k=3)])
     n.output(n.op("Relu", [n.op("Add", [n.conv(a, 64, 64, k=3), "x"])]))
-    return n.model(), [tiles(16, 16)] * 2
+    return n.model(), [(tiles(16, 16), 64)] * 2
 
 
 def fire():
@@ -120,7 +136,7 @@ def fire():
     f3 = n.conv(s, 64, 64, k=3)
     n.output(n.op("Relu", [n.op("Concat", [f3, e1], axis=1)]))
     n.output(n.op("MaxPool", [f3], kernel_shape=[3, 3], strides=[2, 2], ceil_mode=1))
-    return n.model(), [tiles(16, 16)] * 2
+    return n.model(), [(tiles(16, 16), 64)] * 2
 
 
 def small_maps():
@@ -129,7 +145,7 @@ def small_maps():
     n = Net("small", 128, (7, 7), rng)
     a = n.op("Relu", [n.conv("x", 128, 128, k=3)])
     n.output(n.op("Relu", [n.op("Add", [n.conv(a, 128, 128, k=3), "x"])]))
-    return n.model(), [tiles(7, 7)] * 2
+    return n.model(), [(tiles(7, 7), 128)] * 2
 
 
 def small_odd():
@@ -141,7 +157,7 @@ def small_odd():
     n.output(b)
     n.output(n.op("GlobalAveragePool", [b]))
     n.output(n.conv("x", 96, 128, k=3, bias=False, pads=[1, 0, 1, 0]))
-    return n.model(), [tiles(7, 7), tiles(8, 5)]
+    return n.model(), [(tiles(7, 7), 96), (tiles(8, 5), 96)]
 
 
 def left_direct():
@@ -180,7 +196,7 @@ def random_graph(k):
         pads = [int(p) for p in r.integers(0, 3, size=4)] if r.random() < 0.4 else [1, 1, 1, 1]
         y = n.conv(x, c, co, k=3, bias=bool(r.random() < 0.7), pads=pads)
         oh, ow = hw[0] + pads[0] + pads[2] - 2, hw[1] + pads[1] + pads[3] - 2
-        rewritten.append(tiles(oh, ow))
+        rewritten.append((tiles(oh, ow), min(c, co)))
         epi = r.choice(["relu", "clip", "residual", "sigmoid", "none"])
         if epi == "relu":
             y = n.op("Relu", [y])
@@ -266,12 +282,13 @@ for make in (basic_block, odd_maps, layer1, fire, small_maps, small_odd, left_di
     mname = proto.graph.name
     path = os.path.join(tmp, mname + ".onnx")
     onnx.save(proto, path)
-    for pname, (pflags, min_tiles) in PROFILES.items():
+    for pname, (pflags, min_tiles, min_channels) in PROFILES.items():
         tag = f"{mname}/{pname}"
-        expected = sum(t >= min_tiles for t in eligible)
+        expected = sum(t >= min_tiles and ch >= min_channels for t, ch in eligible)
         if mname in LEAVES:
             # The default: not where the result leaves the blocks at once.
-            want = sum(t >= min_tiles and not leaves for t, leaves in zip(eligible, LEAVES[mname]))
+            want = sum(t >= min_tiles and ch >= min_channels and not leaves
+                       for (t, ch), leaves in zip(eligible, LEAVES[mname]))
             default = run_aotc([path, "--emit", "graph"] + pflags).count("= aotc.WinogradConv(")
             checks.check()
             if default != want:
