@@ -103,9 +103,8 @@ bool eligible(const Node &conv, int64_t block, int64_t tiles,
       !allEqual(conv.intsAttr("dilations"), 1) ||
       conv.intsAttr("pads").size() != 4)
     return false;
-  return block > 0 && c % block == 0 && wd[0] % block == 0 &&
-         c >= channels && wd[0] >= channels &&
-         ((ho + 1) / 2) * ((wo + 1) / 2) >= tiles;
+  return block > 0 && c % block == 0 && wd[0] % block == 0 && c >= channels &&
+         wd[0] >= channels && ((ho + 1) / 2) * ((wo + 1) / 2) >= tiles;
 }
 
 /// Whether \p v, a convolution's result, leaves the channel blocks at once

@@ -137,17 +137,18 @@ int runCli(int argc, char **argv) {
                     "kernel (per-kernel times in `aotc run --profile` need "
                     "it)");
   bool winograd = false, noWinograd = false;
-  compile->add_flag("--winograd", winograd,
-                    "CPU profiles: stride-1 3 x 3 convolutions of 64 or more "
-                    "channels (the profile's winograd_min_channels where set: "
-                    "128 on zen5-avx512) as Winograd F(2x2, 3x3), 16 products per input "
-                    "channel and 2 x 2 outputs instead of 36; where a value "
-                    "of the transforms is not finite, the direct sum "
-                    "(rounding differs from the direct form's). The default "
-                    "does so except where a convolution's result leaves the "
-                    "channel blocks at once (a graph output, or read only "
-                    "through element-wise ops that end in graph outputs), "
-                    "which it runs direct; this flag rewrites those too");
+  compile->add_flag(
+      "--winograd", winograd,
+      "CPU profiles: stride-1 3 x 3 convolutions of 64 or more "
+      "channels (the profile's winograd_min_channels where set: "
+      "128 on zen5-avx512) as Winograd F(2x2, 3x3), 16 products per input "
+      "channel and 2 x 2 outputs instead of 36; where a value "
+      "of the transforms is not finite, the direct sum "
+      "(rounding differs from the direct form's). The default "
+      "does so except where a convolution's result leaves the "
+      "channel blocks at once (a graph output, or read only "
+      "through element-wise ops that end in graph outputs), "
+      "which it runs direct; this flag rewrites those too");
   compile->add_flag("--no-winograd", noWinograd,
                     "CPU profiles: keep every convolution direct, rounded as "
                     "ONNX Runtime's and the naive kernels' are")
