@@ -62,6 +62,8 @@ json profileObject(const DeviceProfile &p) {
               {"vector_registers", p.vectorRegisters},
               {"accumulator_vectors", p.accumulatorVectors},
               {"conv_accumulator_vectors", p.convAccumulatorVectors},
+              {"short_conv_accumulator_vectors",
+               p.shortConvAccumulatorVectors},
               {"long_accumulator_vectors", p.longAccumulatorVectors},
               {"tile_columns", p.tileColumns},
               {"cache_bytes", p.cacheBytes},
@@ -238,6 +240,7 @@ Expected<DeviceProfile> builtinDeviceProfile(const std::string &name) {
     p.vectorRegisters = 32;
     p.accumulatorVectors = 16;
     p.convAccumulatorVectors = 28;
+    p.shortConvAccumulatorVectors = 8;
     p.rowPanels = false;
     p.winogradMinChannels = 128;
     return p;
@@ -266,7 +269,8 @@ Expected<DeviceProfile> parseDeviceProfile(const std::string &text) {
                 {"name", "family", "vector_lanes", "vector_registers",
                  "accumulator_vectors", "conv_accumulator_vectors",
                  "long_accumulator_vectors", "tile_columns", "cache_bytes",
-                 "row_panels", "winograd_min_channels", "compute_units",
+                 "row_panels", "winograd_min_channels",
+       "short_conv_accumulator_vectors", "compute_units",
                  "local_mem_bytes", "max_work_group_size"},
                 where));
   DeviceProfile p;
@@ -292,6 +296,8 @@ Expected<DeviceProfile> parseDeviceProfile(const std::string &text) {
                                p.convAccumulatorVectors));
   AOTC_RETURN_IF_ERROR(readInt(j, "long_accumulator_vectors", 0, 64, where,
                                p.longAccumulatorVectors));
+  AOTC_RETURN_IF_ERROR(readInt(j, "short_conv_accumulator_vectors", 0, 64,
+                               where, p.shortConvAccumulatorVectors));
   AOTC_RETURN_IF_ERROR(readInt(j, "tile_columns", 0, 64, where, p.tileColumns));
   if (p.tileColumns & (p.tileColumns - 1))
     return makeError(where, ": 'tile_columns' is ", p.tileColumns,

@@ -44,6 +44,13 @@ struct DeviceProfile {
   /// 8 x 32, where GEMM tiles of more than 16 are slower (tile_choice.cpp);
   /// an AVX-512 Xeon 9-22% faster than in 7 x 32 (stop 47).
   int64_t convAccumulatorVectors = 0;
+  /// The accumulator budget of a tile whose rows are neighbouring pixels of
+  /// a channel-blocked convolution over a short reduction (64 steps or
+  /// fewer: a 1 x 1 convolution of up to 64 input channels); 0: the common
+  /// budget. Zen 5 ran ResNet-50's 64 -> 256 expansions with their residual
+  /// 16-29% faster in 4 x 32 tiles (8 accumulators) than in 8 x 32 at batch
+  /// 8 (stop 81; tile_choice.cpp).
+  int64_t shortConvAccumulatorVectors = 0;
   /// The accumulator budget of a tile over a long reduction (128 steps and
   /// more), where its stores and epilogue weigh little; 0: accumulatorVectors.
   /// An AVX-512 Xeon runs GEMMs in 6 x 64 tiles (24 accumulators) 8-15%
@@ -95,8 +102,8 @@ int explicitVectorLanes(const DeviceProfile &p);
 /// default), "generic-avx512" (16 lanes, 32 registers; 24 accumulator
 /// vectors over long reductions, 28 for convolutions, tiles up to 64
 /// columns: measured on an AVX-512 Xeon), "zen5-avx512" (16 lanes, 32
-/// registers, 16 accumulator vectors, 28 for convolutions, no row panels,
-/// Winograd from 128 channels: AMD Zen 5),
+/// registers, 16 accumulator vectors, 28 for convolutions, 8 for those of
+/// short reductions, no row panels, Winograd from 128 channels: AMD Zen 5),
 /// "generic-gpu" (1 lane). Error for another name.
 Expected<DeviceProfile> builtinDeviceProfile(const std::string &name);
 

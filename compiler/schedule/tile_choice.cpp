@@ -44,6 +44,11 @@ struct Operand {
   /// along their (second-innermost) index, where constant (a strided
   /// convolution's 2), else 0.
   int64_t rowStep = 0;
+  /// Of adjacent rows: the elements the innermost index spans, and the
+  /// load's indices (a channel-blocked activation [n, C/B, h, w, B] has 4
+  /// or 5 and spans B, one or two vectors).
+  int64_t innerSpan = 0;
+  size_t rank = 0;
   /// A panel's columns: the lanes, or twice them (a convolution weight
   /// packed for channel blocks of two vectors, channel_blocks.h).
   int64_t panelWidth = 0;
@@ -92,6 +97,8 @@ std::vector<Operand> classifyLoads(const Expr &e, const std::vector<Expr> &idx,
         o.adjacentRows = usesVar(row, mv) && !usesVar(last, mv) && span &&
                          span->max - span->min < 2 * lanes;
         if (o.adjacentRows) {
+          o.innerSpan = span->max - span->min + 1;
+          o.rank = op->indices.size();
           Expr next = substitute(row, VarBindings{{mvar, mvar + Expr(1)}});
           int64_t step = 0;
           if (simplify(next - row).isConst(step) && step > 0)
@@ -148,11 +155,25 @@ constexpr int64_t kConvBudgetMinSteps = 576;
 /// epilogue weighs more beside 64 steps) 10-13% slower.
 constexpr int64_t kLongBudgetMinSteps = 128;
 
+/// The reduction steps up to which a tile over adjacent rows (not strided)
+/// takes the profile's short convolution budget (shortConvAccumulatorVectors):
+/// a 1 x 1 convolution of up to 64 input channels. On Zen 5 (stop 81,
+/// kernel_profile.py, 3 alternated rounds, --kernel-configs) ResNet-50's
+/// 64 -> 256 expansions with their residual took 3.7-3.9 ms a pair in 4 x
+/// 32 tiles against 4.4-5.5 in 8 x 32 at batch 8 (0.50-0.56 against 0.59
+/// at batch 1), its 64 -> 64 and 64 -> 256 without a residual 3-7% less.
+constexpr int64_t kShortConvBudgetMaxSteps = 64;
+
 /// The accumulator budget of a tile over \p steps reduction steps (0:
 /// symbolic) whose operands read per row are \p loads: the profile's
 /// convolution budget where those all read adjacent rows (a channel-blocked
 /// convolution's pixels) over kConvBudgetMinSteps or more, or the rows are
-/// strided; its long budget over kLongBudgetMinSteps or more where the tile
+/// strided; its short convolution budget where they read adjacent rows, not
+/// strided, over kShortConvBudgetMaxSteps or fewer, of a convolution over
+/// channel blocks (its rows' operand [n, C/B, pixels..., B] with B one or
+/// two vectors, channel_blocks.h; a GEMM over few columns of A reads adjacent
+/// rows too, and was not measured); its long budget over
+/// kLongBudgetMinSteps or more where the tile
 /// stores along the innermost dimension (\p innerN; ResNet-50's stem into
 /// NCHW, its N the output channels a plane apart, took 1.07 ms in 12 x 32
 /// tiles against 0.92 in 7 x 32 on an AVX-512 Xeon); else
@@ -160,18 +181,26 @@ constexpr int64_t kLongBudgetMinSteps = 128;
 int64_t tileBudget(const DeviceProfile &target,
                    const std::vector<Operand> &loads, int64_t steps,
                    bool innerN) {
-  bool perRow = false, adjacent = true, strided = true;
-  for (const Operand &o : loads)
+  bool perRow = false, adjacent = true, strided = true, blocked = false;
+  const int64_t lanes = explicitVectorLanes(target);
+  for (const Operand &o : loads) {
     if (o.m && !o.n) {
       perRow = true;
       adjacent &= o.adjacentRows;
       strided &= o.rowStep >= 2;
     }
+    blocked |= o.m && !o.n && o.adjacentRows && o.rank >= 4 && lanes > 0 &&
+               (o.innerSpan == lanes || o.innerSpan == 2 * lanes);
+  }
   int64_t budget = accumulatorVectors(target);
   if (innerN && (steps == 0 || steps >= kLongBudgetMinSteps))
     budget = std::max(budget, target.longAccumulatorVectors);
   if (perRow && adjacent && (steps >= kConvBudgetMinSteps || strided))
     budget = std::max(budget, target.convAccumulatorVectors);
+  else if (perRow && adjacent && !strided && blocked && steps > 0 &&
+           steps <= kShortConvBudgetMaxSteps &&
+           target.shortConvAccumulatorVectors > 0)
+    budget = std::min(budget, target.shortConvAccumulatorVectors);
   return budget;
 }
 /// Cycles of each reduction step that do not depend on the tile: loop

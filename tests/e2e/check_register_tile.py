@@ -41,6 +41,7 @@ Usage: check_register_tile.py AOTC [--profiles-only]    (prints "register tile o
 import json
 import os
 import re
+import subprocess
 import sys
 import tempfile
 
@@ -187,9 +188,10 @@ def cases():
                      for n in (0, 1, 3)], True))
     # A 1 x 1 convolution of stride 2 over blocked channels (64 steps): it
     # runs at stride 1 over a copy of the pixels it reads (subsampledCopy),
-    # its 784 pixels merged, tiled as any 1 x 1 convolution (8 x 32 under
-    # zen5-avx512; read in place, --no-subsample-strided, its rows two
-    # pixels apart took the convolution budget, 14 x 32).
+    # its 784 pixels merged, tiled as any 1 x 1 convolution of 64 steps (4 x
+    # 32 under zen5-avx512, its short convolution budget; read in place,
+    # --no-subsample-strided, its rows two pixels apart took the
+    # convolution budget, 14 x 32).
     out.append(("conv_chain_1x1_stride2",
                 [helper.make_node("Conv", ["x", "w1"], ["h"], kernel_shape=[1, 1]),
                  helper.make_node("Relu", ["h"], ["r"]),
@@ -339,6 +341,12 @@ PREFETCHED = {"conv_chain_c256_const", "conv_chain_next_slice"}
 # Cases whose blocked convolution zen5-avx512 and generic-avx512 tile 14 x
 # 32 (their convolution budget of 28 accumulators; generic-avx2 has none).
 WIDE_CONV_TILE = {"conv_chain_3x3_w28_const", "conv_chain_3x3_w14_const"}
+
+# Cases with a blocked convolution over 64 reduction steps or fewer (a 1 x 1
+# of up to 64 input channels) that zen5-avx512 tiles 4 x 32: its short
+# convolution budget of 8 accumulators (short_conv_accumulator_vectors;
+# generic-avx512 has none and tiles them taller).
+SHORT_CONV_TILE = {"conv_chain_1x1_stride2_const"}
 
 # Cases with a convolution whose output channel blocks run outside the
 # batch (a large weight: register_tile.cpp, weightOuterDims), checked in
@@ -726,6 +734,12 @@ def main():
     # the Loop IR checks and configuration variants (about 1,000 more aotc
     # processes); scripts/ci_extra.sh runs it so under ASan.
     profiles_only = "--profiles-only" in sys.argv[2:]
+    # zen5-avx512 without its short convolution budget (SHORT_CONV_TILE).
+    zen5_plain = os.path.join(tempfile.mkdtemp(), "zen5-plain.json")
+    zen5 = json.loads(subprocess.run([aotc, "devices", "--profile", "zen5-avx512"], capture_output=True,
+                                     text=True, check=True).stdout)
+    with open(zen5_plain, "w") as f:
+        json.dump(dict(zen5, name="zen5-plain", short_conv_accumulator_vectors=0), f)
     rng = np.random.default_rng(20261125)
     failures = []
     with tempfile.TemporaryDirectory() as tmp:
@@ -798,6 +812,16 @@ def main():
                 if wide != (name in WIDE_CONV_TILE):
                     failures.append(f"{name}: expected {'a' if name in WIDE_CONV_TILE else 'no'} "
                                     f"14 x 32 tile under {profile}, got {got}")
+                if profile == "zen5-avx512":
+                    # The kernels whose tile the short budget changes: those
+                    # that zen5-avx512 without it (a JSON copy) tiles otherwise.
+                    plain, _ = emitted_configs(aotc, case, env, ("--device-profile", zen5_plain))
+                    changed = {k: c for k, c in (got or {}).items() if (plain or {}).get(k) != c}
+                    if bool(changed) != (name in SHORT_CONV_TILE) or any(
+                            (c.get("tm"), c.get("tn")) != (4, 32) for c in changed.values()):
+                        failures.append(f"{name}: expected {'4 x 32 tiles' if name in SHORT_CONV_TILE else 'no tile'} "
+                                        f"from zen5-avx512's short convolution budget, got {changed} "
+                                        f"(without it {plain})")
                 if profile != "generic-avx512":
                     continue
                 looped = {k for k, c in (got or {}).items() if "row_loop" in c}

@@ -27,6 +27,8 @@ TEST(DeviceProfile, BuiltinsRoundTripThroughJson) {
     EXPECT_EQ(back->cacheBytes, p->cacheBytes);
     EXPECT_EQ(back->rowPanels, p->rowPanels);
     EXPECT_EQ(back->winogradMinChannels, p->winogradMinChannels);
+    EXPECT_EQ(back->shortConvAccumulatorVectors,
+              p->shortConvAccumulatorVectors);
     EXPECT_EQ(p->cacheBytes, 0); // built-ins do not know the cache
   }
   // Zen 5 reads large GEMMs' A in place; the others through row panels.
@@ -36,6 +38,10 @@ TEST(DeviceProfile, BuiltinsRoundTripThroughJson) {
   // Zen 5 keeps 64-channel 3 x 3 convolutions direct; the others' 0 is 64.
   EXPECT_EQ(builtinDeviceProfile("zen5-avx512")->winogradMinChannels, 128);
   EXPECT_EQ(builtinDeviceProfile("generic-avx512")->winogradMinChannels, 0);
+  EXPECT_EQ(builtinDeviceProfile("zen5-avx512")->shortConvAccumulatorVectors,
+            8);
+  EXPECT_EQ(
+      builtinDeviceProfile("generic-avx512")->shortConvAccumulatorVectors, 0);
   EXPECT_EQ(builtinDeviceProfile("generic-avx512")->accumulatorVectors, 0);
   EXPECT_EQ(builtinDeviceProfile("zen5-avx512")->accumulatorVectors, 16);
   EXPECT_EQ(builtinDeviceProfile("zen5-avx512")->convAccumulatorVectors, 28);
