@@ -62,8 +62,7 @@ json profileObject(const DeviceProfile &p) {
               {"vector_registers", p.vectorRegisters},
               {"accumulator_vectors", p.accumulatorVectors},
               {"conv_accumulator_vectors", p.convAccumulatorVectors},
-              {"short_conv_accumulator_vectors",
-               p.shortConvAccumulatorVectors},
+              {"short_conv_accumulator_vectors", p.shortConvAccumulatorVectors},
               {"long_accumulator_vectors", p.longAccumulatorVectors},
               {"tile_columns", p.tileColumns},
               {"cache_bytes", p.cacheBytes},
@@ -264,15 +263,14 @@ std::string deviceProfileJson(const DeviceProfile &p, bool pretty) {
 Expected<DeviceProfile> parseDeviceProfile(const std::string &text) {
   AOTC_ASSIGN_OR_RETURN(json j, parseObject(text, "device profile"));
   const std::string where = "device profile";
-  AOTC_RETURN_IF_ERROR(
-      checkKeys(j,
-                {"name", "family", "vector_lanes", "vector_registers",
-                 "accumulator_vectors", "conv_accumulator_vectors",
-                 "long_accumulator_vectors", "tile_columns", "cache_bytes",
-                 "row_panels", "winograd_min_channels",
-       "short_conv_accumulator_vectors", "compute_units",
-                 "local_mem_bytes", "max_work_group_size"},
-                where));
+  AOTC_RETURN_IF_ERROR(checkKeys(
+      j,
+      {"name", "family", "vector_lanes", "vector_registers",
+       "accumulator_vectors", "conv_accumulator_vectors",
+       "long_accumulator_vectors", "tile_columns", "cache_bytes", "row_panels",
+       "winograd_min_channels", "short_conv_accumulator_vectors",
+       "compute_units", "local_mem_bytes", "max_work_group_size"},
+      where));
   DeviceProfile p;
   if (auto it = j.find("name"); it != j.end()) {
     if (!it->is_string())

@@ -40,8 +40,8 @@ TEST(DeviceProfile, BuiltinsRoundTripThroughJson) {
   EXPECT_EQ(builtinDeviceProfile("generic-avx512")->winogradMinChannels, 0);
   EXPECT_EQ(builtinDeviceProfile("zen5-avx512")->shortConvAccumulatorVectors,
             8);
-  EXPECT_EQ(
-      builtinDeviceProfile("generic-avx512")->shortConvAccumulatorVectors, 0);
+  EXPECT_EQ(builtinDeviceProfile("generic-avx512")->shortConvAccumulatorVectors,
+            0);
   EXPECT_EQ(builtinDeviceProfile("generic-avx512")->accumulatorVectors, 0);
   EXPECT_EQ(builtinDeviceProfile("zen5-avx512")->accumulatorVectors, 16);
   EXPECT_EQ(builtinDeviceProfile("zen5-avx512")->convAccumulatorVectors, 28);
