@@ -44,11 +44,10 @@ struct Operand {
   /// along their (second-innermost) index, where constant (a strided
   /// convolution's 2), else 0.
   int64_t rowStep = 0;
-  /// Of adjacent rows: the elements the innermost index spans, and the
-  /// load's indices (a channel-blocked activation [n, C/B, h, w, B] has 4
-  /// or 5 and spans B, one or two vectors).
-  int64_t innerSpan = 0;
-  size_t rank = 0;
+  /// Of adjacent rows: the load has 4 or more indices and its innermost
+  /// spans one or two vectors, as a channel-blocked activation [n, C/B, h,
+  /// w, B] does (channel_blocks.h; a GEMM's A over few columns has 2 or 3).
+  bool channelBlockRows = false;
   /// A panel's columns: the lanes, or twice them (a convolution weight
   /// packed for channel blocks of two vectors, channel_blocks.h).
   int64_t panelWidth = 0;
@@ -97,8 +96,9 @@ std::vector<Operand> classifyLoads(const Expr &e, const std::vector<Expr> &idx,
         o.adjacentRows = usesVar(row, mv) && !usesVar(last, mv) && span &&
                          span->max - span->min < 2 * lanes;
         if (o.adjacentRows) {
-          o.innerSpan = span->max - span->min + 1;
-          o.rank = op->indices.size();
+          const int64_t width = span->max - span->min + 1;
+          o.channelBlockRows = op->indices.size() >= 4 && lanes >= 4 &&
+                               (width == lanes || width == 2 * lanes);
           Expr next = substitute(row, VarBindings{{mvar, mvar + Expr(1)}});
           int64_t step = 0;
           if (simplify(next - row).isConst(step) && step > 0)
@@ -182,16 +182,13 @@ int64_t tileBudget(const DeviceProfile &target,
                    const std::vector<Operand> &loads, int64_t steps,
                    bool innerN) {
   bool perRow = false, adjacent = true, strided = true, blocked = false;
-  const int64_t lanes = explicitVectorLanes(target);
-  for (const Operand &o : loads) {
+  for (const Operand &o : loads)
     if (o.m && !o.n) {
       perRow = true;
       adjacent &= o.adjacentRows;
       strided &= o.rowStep >= 2;
+      blocked |= o.channelBlockRows;
     }
-    blocked |= o.m && !o.n && o.adjacentRows && o.rank >= 4 && lanes > 0 &&
-               (o.innerSpan == lanes || o.innerSpan == 2 * lanes);
-  }
   int64_t budget = accumulatorVectors(target);
   if (innerN && (steps == 0 || steps >= kLongBudgetMinSteps))
     budget = std::max(budget, target.longAccumulatorVectors);
