@@ -41,7 +41,6 @@ Usage: check_register_tile.py AOTC [--profiles-only]    (prints "register tile o
 import json
 import os
 import re
-import subprocess
 import sys
 import tempfile
 
@@ -51,6 +50,7 @@ from onnx import TensorProto, helper, numpy_helper
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fuzz"))
 import run_fuzz  # noqa: E402
+from e2e_graphs import profile_variant  # noqa: E402
 
 ONNX_TYPE = {np.float32: TensorProto.FLOAT, np.float64: TensorProto.DOUBLE,
              np.int32: TensorProto.INT32}
@@ -736,10 +736,7 @@ def main():
     profiles_only = "--profiles-only" in sys.argv[2:]
     # zen5-avx512 without its short convolution budget (SHORT_CONV_TILE).
     zen5_plain = os.path.join(tempfile.mkdtemp(), "zen5-plain.json")
-    zen5 = json.loads(subprocess.run([aotc, "devices", "--profile", "zen5-avx512"], capture_output=True,
-                                     text=True, check=True).stdout)
-    with open(zen5_plain, "w") as f:
-        json.dump(dict(zen5, name="zen5-plain", short_conv_accumulator_vectors=0), f)
+    profile_variant(aotc, "zen5-avx512", zen5_plain, name="zen5-plain", short_conv_accumulator_vectors=0)
     rng = np.random.default_rng(20261125)
     failures = []
     with tempfile.TemporaryDirectory() as tmp:

@@ -33,7 +33,6 @@ Every output element is compared (the inputs are random, never zeros).
 
 Usage: check_row_groups.py AOTC    (prints "row groups ok")
 """
-import json
 import os
 import re
 import subprocess
@@ -46,6 +45,7 @@ from onnx import TensorProto, helper, numpy_helper
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fuzz"))
 import run_fuzz  # noqa: E402
+from e2e_graphs import profile_variant  # noqa: E402
 
 K, N = 4096, 96
 PROFILES = ("generic-avx2", "generic-avx512", "zen5-avx512", "generic-gpu")
@@ -74,13 +74,9 @@ def main():
         profiles = list(PROFILES)
         # generic-avx512 as `aotc devices --profile` prints it, with a cache
         # of 1 GB and of 2 MB.
-        base = subprocess.run([aotc, "devices", "--profile", "generic-avx512"],
-                              capture_output=True, text=True, env=env, check=True)
         for label, size in (("big-cache", 1 << 30), ("small-cache", 2 << 20)):
-            profile = dict(json.loads(base.stdout), name=label, cache_bytes=size)
             path = os.path.join(tmp, f"{label}.json")
-            with open(path, "w") as f:
-                json.dump(profile, f)
+            profile_variant(aotc, "generic-avx512", path, env=env, name=label, cache_bytes=size)
             profiles.append(path)
         big, small = profiles[-2], profiles[-1]
         dirs = []

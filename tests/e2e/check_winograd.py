@@ -39,9 +39,7 @@ or more tiles, 64 or more channels; winograd.cpp, minTiles, minChannels):
     by the folding program and follows updates.
 Usage: check_winograd.py AOTC
 """
-import json
 import os
-import subprocess
 import sys
 import tempfile
 
@@ -52,7 +50,7 @@ from onnx import numpy_helper as nh
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bench", "gpu"))
 from aotc_ctypes import Model  # noqa: E402
 from compiled_model import with_weights  # noqa: E402
-from e2e_graphs import Checks, Net, net_feeds  # noqa: E402
+from e2e_graphs import Checks, Net, net_feeds, profile_variant  # noqa: E402
 from e2e_graphs import compare_ort as compare_with_ort  # noqa: E402
 from e2e_graphs import run_aotc as compile_aotc  # noqa: E402
 
@@ -67,12 +65,9 @@ fail = checks.fail
 # "zen5-64" is zen5-avx512 with the default 64 (a JSON profile), so that its
 # 32-register kernels still run the 64-channel convolutions.
 ZEN5_64 = os.path.join(tmp, "zen5-64.json")
-_zen5 = json.loads(subprocess.run([aotc, "devices", "--profile", "zen5-avx512"], capture_output=True,
-                                  text=True, check=True).stdout)
+_zen5 = profile_variant(aotc, "zen5-avx512", ZEN5_64, name="zen5-64", winograd_min_channels=64)
 if _zen5.get("winograd_min_channels") != 128:
     checks.fail(f"zen5-avx512's winograd_min_channels: {_zen5.get('winograd_min_channels')}, expected 128")
-with open(ZEN5_64, "w") as f:
-    json.dump(dict(_zen5, name="zen5-64", winograd_min_channels=64), f)
 PROFILES = {"zen5": (["--device-profile", "zen5-avx512"], 49, 128),
             "zen5-64": (["--device-profile", ZEN5_64], 49, 64),
             "avx2": (["--device-profile", "generic-avx2"], 16, 64)}

@@ -4,9 +4,12 @@ check_in_place.py, check_chain_kernels.py): the count of checks and failures
 each script reports, aotc compile as a subprocess, random feeds and the
 comparison of a run's outputs with ONNX Runtime's or bit for bit with
 another build's, a
-small ONNX graph builder whose weights are random initializers, and cold
-program caches (ColdCaches: check_prebuild.py, check_parallel_build.py)."""
+small ONNX graph builder whose weights are random initializers, cold
+program caches (ColdCaches: check_prebuild.py, check_parallel_build.py), and
+device profiles derived from a built-in one (profile_variant:
+check_winograd.py, check_register_tile.py, check_row_groups.py)."""
 import atexit
+import json
 import os
 import shutil
 import subprocess
@@ -98,6 +101,18 @@ def run_aotc(aotc, args):
     if r.returncode != 0:
         raise RuntimeError(r.stderr.strip())
     return r.stdout
+
+
+def profile_variant(aotc, base, path, env=None, **fields):
+    """`aotc devices --profile BASE` with \p fields replaced, written as JSON
+    to \p path (for `--device-profile PATH`); returns BASE's own profile as
+    a dict."""
+    r = subprocess.run([aotc, "devices", "--profile", base], capture_output=True, text=True,
+                       env=env, check=True)
+    profile = json.loads(r.stdout)
+    with open(path, "w") as f:
+        json.dump(dict(profile, **fields), f)
+    return profile
 
 
 def net_feeds(proto, rng, batches=(1, 3, 0)):
