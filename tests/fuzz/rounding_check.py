@@ -87,13 +87,41 @@ def main():
          detail(cast, 1, -1, 0, 1), False),
         ("a Cast of an input's exact -1.0", data, detail(0, 0, 0, -1, 1), False),
     ]
+    # A ConvTranspose with groups, which ONNX's reference cannot run (it
+    # broadcasts a group's 2 output channels into 1): rounding_bounds has no
+    # bound for it and the mismatch stays wrong; the campaign of seed 120501
+    # stopped there with a ValueError instead.
+    xt = helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [1, 4, 4, 5])
+    wt = helper.make_tensor_value_info("w", onnx.TensorProto.FLOAT, [4, 2, 3, 3])
+    yt = helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, [1, 4, 6, 7])
+    rng = np.random.default_rng(1)
+    grouped = fuzzgen.Case(helper.make_model(
+        helper.make_graph([helper.make_node("ConvTranspose", ["x", "w"], ["y"], group=2)],
+                          "grouped", [xt, wt], [yt]),
+        opset_imports=[helper.make_opsetid("", 17)]),
+        [rng.standard_normal((1, 4, 4, 5)).astype(np.float32),
+         rng.standard_normal((4, 2, 3, 3)).astype(np.float32)], None, ["ConvTranspose"])
+    checks += [
+        ("a grouped ConvTranspose ONNX's reference cannot run", grouped,
+         detail(0, 3, 1.5, 1.0, 0.5), False),
+    ]
     failed = 0
+    # Seed 126359: LayerNormalization over Exp values up to 4.7e30, whose
+    # squares pass FLT_MAX; ONNX Runtime's E[x^2] - E[x]^2 gives inf - inf =
+    # NaN everywhere, the ONNX function (two passes in float32) an infinite
+    # variance, so the bias, as aotc. The generator skips the case as a
+    # departure of ONNX Runtime's instead of calling aotc wrong.
+    skipped = fuzzgen.make_case(126359)
+    ok = isinstance(skipped, str) and "LayerNormalization" in skipped
+    failed += not ok
+    print("%s: seed 126359 skipped as ONNX Runtime's departure (%s)"
+          % ("ok" if ok else "FAIL", skipped if isinstance(skipped, str) else "made"))
     for what, c, d, excused in checks:
         got = run_fuzz.rounding_only(c, d) is not None
         ok = got == excused
         failed += not ok
         print("%s: %s (excused: %s, expected %s)" % ("ok" if ok else "FAIL", what, got, excused))
-    print("%d checks, %d failed" % (len(checks), failed))
+    print("%d checks, %d failed" % (len(checks) + 1, failed))
     return 1 if failed else 0
 
 
