@@ -28,7 +28,13 @@ def main():
         path, _, dims = arg.partition(":")
         fixed = dict(kv.split("=") for kv in dims.split(",") if kv)
         proto = onnx.load(path)
-        name = os.path.splitext(os.path.basename(path))[0] + "_" + \
+        # tests/models/NAME/model.onnx: the folder names it (every such
+        # file is model.onnx, and one name per .so keeps a second from
+        # loading the first's library).
+        stem = os.path.splitext(os.path.basename(path))[0]
+        if stem == "model":
+            stem = os.path.basename(os.path.dirname(os.path.abspath(path)))
+        name = stem + "_" + \
             ("gpu" if "generic-gpu" in os.environ.get("AOTC_COMPILE_FLAGS", "") else "cpu")
         model, _ = compiled_model.compile_model(aotc, tmp, name, proto)
         inits = {i.name for i in proto.graph.initializer}
