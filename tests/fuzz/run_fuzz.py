@@ -85,6 +85,9 @@ SUMS = ("Conv", "ConvTranspose", "MatMul", "Gemm")
 # is more than --atol. A missing or wrong term moves the sum by about one
 # term, sum |terms| / K, hundreds of times more.
 ROUNDING_UNITS = 16
+# Units of rounding of exp (OpenCL allows 3 ulp, ORT's approximations more)
+# and the division, relative to a Softmax's result.
+EXP_UNITS = 8
 WRONG_DETAIL = re.compile(r"output (\d+): element (\d+): got (\S+), expected (\S+) "
                           r"\(worst \|error\| (\S+)\)")
 
@@ -114,8 +117,9 @@ def run_node(model, node, inputs):
 def rounding_bounds(model, values):
     """Per float value of \p model, an elementwise bound on how far float
     rounding in any order of its sums may move it from the exact result,
-    where the graph up to it is made of contractions (SUMS), Add, Sub, Relu,
-    MaxPool (the fuzzer's conv chains), Sin and Cos; other values have none.
+    where the graph up to it is made of contractions (SUMS), Add, Sub, Mul,
+    Relu, MaxPool (the fuzzer's conv chains), Sin, Cos and Softmax (its
+    attention); other values have none.
     A contraction adds ROUNDING_UNITS units of its terms' magnitude (the node
     over the absolute values of its inputs) and carries its operands' bounds
     as independent errors (the root of the node over their squares); Add
@@ -161,6 +165,26 @@ def rounding_bounds(model, values):
         elif node.op_type in ("Add", "Sub") and len(ins) == 2:
             b = np.broadcast_to(bounds[ins[0]], y.shape) + np.broadcast_to(bounds[ins[1]], y.shape)
             bounds[out] = b + unit * np.abs(y.astype(np.float64))
+        elif node.op_type == "Mul" and len(ins) == 2:
+            # |a db + b da| plus a unit of the result.
+            a, b = (np.abs(values[n].astype(np.float64)) for n in ins)
+            bounds[out] = (a * bounds[ins[1]] + b * bounds[ins[0]] +
+                           unit * np.abs(y.astype(np.float64)))
+        elif node.op_type == "Softmax":
+            # dp_i = p_i (dx_i - sum_j p_j dx_j): at most p_i (B_i + the
+            # row's largest B), plus EXP_UNITS units of p_i for exp and the
+            # division (seed 8222197, --large: attention whose two top
+            # logits of 188 tie within 0.8; a 31-term dot product's rounding
+            # of 7e-5 moved an output by 6e-4, as NumPy's float32 in the
+            # same order does).
+            opset = next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), 13)
+            axis = next((a.i for a in node.attribute if a.name == "axis"), -1 if opset >= 13 else 1)
+            nd = y.ndim
+            axes = ((axis % nd,) if opset >= 13 else tuple(range(axis % nd, nd))) if nd else ()
+            p = np.abs(y.astype(np.float64))
+            b = np.broadcast_to(bounds[ins[0]], y.shape).astype(np.float64)
+            row = b.max(axis=axes, keepdims=True) if axes else b
+            bounds[out] = p * (b + row) + EXP_UNITS * unit * p
         elif node.op_type == "Relu":
             bounds[out] = np.broadcast_to(bounds[ins[0]], y.shape)
         elif node.op_type in ("Sin", "Cos"):
