@@ -138,14 +138,14 @@ Status lowerMatMul(const Node &n, LowerCtx &ctx) {
   if (ra == 1) {
     ai = {k};
   } else {
-    ai = matMulBatchIndex(a->type().dims, outBatch, outBatchIdx);
+    ai = matMulBatchIndex(a->type().dims, outBatch, outBatchIdx, ctx.env());
     ai.push_back(o[nb]);
     ai.push_back(k);
   }
   if (rb == 1) {
     bi = {k};
   } else {
-    bi = matMulBatchIndex(b->type().dims, outBatch, outBatchIdx);
+    bi = matMulBatchIndex(b->type().dims, outBatch, outBatchIdx, ctx.env());
     bi.push_back(k);
     bi.push_back(o[ro - 1]);
   }

@@ -64,7 +64,8 @@ Expr LowerCtx::readBroadcast(int id, const std::vector<Expr> &outShape,
   AOTC_CHECK(off >= 0, "broadcast of " << d.name << " to a lower rank");
   std::vector<Expr> in;
   for (int k = 0; k < d.rank(); ++k)
-    in.push_back(broadcastIndex(d.shape[k], outShape[off + k], outIdx[off + k]));
+    in.push_back(
+        broadcastIndex(d.shape[k], outShape[off + k], outIdx[off + k], env()));
   return read(id, in);
 }
 
@@ -355,23 +356,25 @@ void forEachExpr(TensorDef &d, const std::function<void(Expr &)> &f) {
 
 std::vector<Expr> matMulBatchIndex(const std::vector<Expr> &dims,
                                    const std::vector<Expr> &outDims,
-                                   const std::vector<Expr> &outIdx) {
+                                   const std::vector<Expr> &outIdx,
+                                   const RangeEnv &env) {
   std::vector<Expr> idx;
   size_t nb = dims.size() - 2, onb = outIdx.size();
   for (size_t k = 0; k < nb; ++k) {
     size_t o = onb - nb + k;
-    idx.push_back(broadcastIndex(dims[k], outDims[o], outIdx[o]));
+    idx.push_back(broadcastIndex(dims[k], outDims[o], outIdx[o], env));
   }
   return idx;
 }
 
-Expr broadcastIndex(const Expr &dim, const Expr &outDim, const Expr &outIdx) {
+Expr broadcastIndex(const Expr &dim, const Expr &outDim, const Expr &outIdx,
+                    const RangeEnv &env) {
   int64_t c;
   if (dim.isConstValue(1) && !outDim.isConstValue(1))
     return Expr(0);
-  if (!dim.isConst(c) && outDim.isConst(c) && c >= 2)
-    return minExpr(outIdx, dim - Expr(1));
-  return outIdx;
+  if (dim.isConst(c) || proveEqual(dim, outDim, env))
+    return outIdx;
+  return minExpr(outIdx, dim - Expr(1));
 }
 
 RangeEnv defRanges(const LoweredGraph &lg, const TensorDef &d) {

@@ -278,17 +278,21 @@ Expected<bool> lowerFusedAttention(const Node &n, LowerCtx &ctx);
 
 /// The index into a dimension of size \p dim of an operand broadcast to a
 /// result dimension of size \p outDim, read at \p outIdx: 0 where dim is
-/// 1 (and outDim is not); min(outIdx, dim - 1) where dim is symbolic and
-/// outDim a constant of 2 or more, which shape inference let be dim or 1 at
-/// run time (broadcastShapes: the run checks that it is one of them).
-Expr broadcastIndex(const Expr &dim, const Expr &outDim, const Expr &outIdx);
+/// 1 (and outDim is not); outIdx where dim is a constant or provably
+/// outDim; otherwise min(outIdx, dim - 1): a symbolic dim that shape
+/// inference let be outDim or 1 at run time (against a constant of 2 or
+/// more, or another symbolic dim, whose result is then derived per run;
+/// broadcastShapes: the run checks that it is one of them).
+Expr broadcastIndex(const Expr &dim, const Expr &outDim, const Expr &outIdx,
+                    const RangeEnv &env);
 
 /// The index of a MatMul operand's batch dimensions (\p dims, all but its
 /// last two) read by a result of batch dimensions \p outDims at \p outIdx:
 /// right-aligned, each dimension by broadcastIndex.
 std::vector<Expr> matMulBatchIndex(const std::vector<Expr> &dims,
                                    const std::vector<Expr> &outDims,
-                                   const std::vector<Expr> &outIdx);
+                                   const std::vector<Expr> &outIdx,
+                                   const RangeEnv &env);
 
 /// The explicit pads of a Conv or pooling node: the begin pad of each spatial
 /// dim, then the end pad of each.

@@ -164,16 +164,31 @@ Expected<std::vector<Expr>> broadcastShapes(const Context &c, const Node &n,
           logicalAnd(cmp(BinOp::GE, s, Expr(1)),
                      logicalOr(cmp(BinOp::EQ, s, k), cmp(BinOp::EQ, s, Expr(1)))),
           cannot() + printExpr(s) + " must equal " + printExpr(k) + " or 1");
+    } else if (constX || constY) {
+      // A symbolic dim against 0: the result is empty, and the symbolic dim
+      // must be 0 or 1.
+      const Expr &s = constX ? y : x;
+      out[i] = Expr(0);
+      c.graph.addAssumption(logicalOr(cmp(BinOp::EQ, s, Expr(0)),
+                                      cmp(BinOp::EQ, s, Expr(1))),
+                            cannot() + printExpr(s) + " must equal 0 or 1");
     } else {
-      // Both symbolic (or against 0): the code is compiled for the two dims
-      // being equal (a dim that is 1 only at run time would need another
-      // kernel), and the run checks it.
-      out[i] = constY ? y : x;
-      c.graph.addAssumption(cmp(BinOp::EQ, x, y),
-                            cannot() + printExpr(x) + " must equal " +
-                                printExpr(y) +
-                                " (a dim that is 1 only at run time is not "
-                                "broadcast)");
+      // Two symbolic dims, either of which may be 1 at run time (a Slice's
+      // length, d floordiv 3; seeds 13157, 8220239 were refused when
+      // this was compiled for equal dims only): the result is y where x is
+      // 1, else x, a size the wrapper derives once per run, and each
+      // operand is read at min(i, dim - 1) (broadcastIndex), which is i
+      // where its dim is the result's and 0 where it is 1. The run checks
+      // that the dims are equal or one of them is 1.
+      out[i] = deriveSymbol(
+          c, n.output(0)->name() + "_b" + std::to_string(i),
+          simplifyDim(c, Select::make(cmp(BinOp::EQ, x, Expr(1)), y, x)));
+      c.graph.addAssumption(
+          logicalOr(cmp(BinOp::EQ, x, y),
+                    logicalOr(cmp(BinOp::EQ, x, Expr(1)),
+                              cmp(BinOp::EQ, y, Expr(1)))),
+          cannot() + printExpr(x) + " and " + printExpr(y) +
+              " must be equal or one of them 1");
     }
   }
   return out;
