@@ -253,12 +253,15 @@ Expected<bool> lowerFusedAttention(const Node &n, LowerCtx &ctx) {
   // output's.
   std::vector<Expr> outBatch(od.begin(), od.end() - 2);
   std::vector<Expr> outBatchIdx(o.begin(), o.end() - 2);
-  std::vector<Expr> sIdx = matMulBatchIndex(sd, outBatch, outBatchIdx, ctx.env());
+  std::vector<Expr> sIdx =
+      matMulBatchIndex(sd, outBatch, outBatchIdx, ctx.env());
   std::vector<Expr> sBatch(sd.begin(), sd.end() - 2);
-  std::vector<Expr> ai = matMulBatchIndex(a->type().dims, sBatch, sIdx, ctx.env());
+  std::vector<Expr> ai =
+      matMulBatchIndex(a->type().dims, sBatch, sIdx, ctx.env());
   ai.push_back(q);
   ai.push_back(depth);
-  std::vector<Expr> bi = matMulBatchIndex(b->type().dims, sBatch, sIdx, ctx.env());
+  std::vector<Expr> bi =
+      matMulBatchIndex(b->type().dims, sBatch, sIdx, ctx.env());
   bi.push_back(depth);
   bi.push_back(key);
   sIdx.push_back(q);
@@ -272,7 +275,8 @@ Expected<bool> lowerFusedAttention(const Node &n, LowerCtx &ctx) {
   d.combiner = Combiner::Sum;
   d.rereadsInputs = true;
   d.reduceExtents = {sd.back()};
-  std::vector<Expr> vi = matMulBatchIndex(v->type().dims, outBatch, outBatchIdx, ctx.env());
+  std::vector<Expr> vi =
+      matMulBatchIndex(v->type().dims, outBatch, outBatchIdx, ctx.env());
   vi.push_back(key);
   vi.push_back(o[ro - 1]);
   d.body = ctx.readValue(v, vi);

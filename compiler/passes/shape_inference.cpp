@@ -169,9 +169,9 @@ Expected<std::vector<Expr>> broadcastShapes(const Context &c, const Node &n,
       // must be 0 or 1.
       const Expr &s = constX ? y : x;
       out[i] = Expr(0);
-      c.graph.addAssumption(logicalOr(cmp(BinOp::EQ, s, Expr(0)),
-                                      cmp(BinOp::EQ, s, Expr(1))),
-                            cannot() + printExpr(s) + " must equal 0 or 1");
+      c.graph.addAssumption(
+          logicalOr(cmp(BinOp::EQ, s, Expr(0)), cmp(BinOp::EQ, s, Expr(1))),
+          cannot() + printExpr(s) + " must equal 0 or 1");
     } else {
       // Two symbolic dims, either of which may be 1 at run time (a Slice's
       // length, d floordiv 3; seeds 13157, 8220239 were refused when
@@ -183,12 +183,11 @@ Expected<std::vector<Expr>> broadcastShapes(const Context &c, const Node &n,
       out[i] = deriveSymbol(
           c, n.output(0)->name() + "_b" + std::to_string(i),
           simplifyDim(c, Select::make(cmp(BinOp::EQ, x, Expr(1)), y, x)));
-      c.graph.addAssumption(
-          logicalOr(cmp(BinOp::EQ, x, y),
-                    logicalOr(cmp(BinOp::EQ, x, Expr(1)),
-                              cmp(BinOp::EQ, y, Expr(1)))),
-          cannot() + printExpr(x) + " and " + printExpr(y) +
-              " must be equal or one of them 1");
+      c.graph.addAssumption(logicalOr(cmp(BinOp::EQ, x, y),
+                                      logicalOr(cmp(BinOp::EQ, x, Expr(1)),
+                                                cmp(BinOp::EQ, y, Expr(1)))),
+                            cannot() + printExpr(x) + " and " + printExpr(y) +
+                                " must be equal or one of them 1");
     }
   }
   return out;
