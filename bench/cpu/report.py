@@ -243,7 +243,11 @@ def limits_text(results):
             f"float lanes): FP32 FMA peak **{l['fma_gflops']:.0f} GFLOP/s on {l['threads']} threads** "
             f"({l['fma_gflops_1t']:.0f} on 1); copy bandwidth (memcpy, read + write counted) "
             f"**{l['copy_gbs_median']:.1f} GB/s on {l['threads']} threads** (median; best "
-            f"{l['copy_gbs_best']:.1f}; 1 thread {l['copy_gbs_1t_median']:.1f}).")
+            f"{l['copy_gbs_best']:.1f}; 1 thread {l['copy_gbs_1t_median']:.1f})"
+            + (f"; read bandwidth (a vector sum over 256 MiB, what a kernel that only streams "
+               f"its weights can reach) **{l['read_gbs_median']:.1f} GB/s on {l['threads']} "
+               f"threads** (best {l['read_gbs_best']:.1f})" if "read_gbs_median" in l else "")
+            + ".")
 
 
 # --------------------------------------------------------------------------------------------

@@ -86,7 +86,7 @@ def iree_compile(venv_bin, onnx_path, work, timeout):
 
 
 def machine_limits(work, threads):
-    """Builds and runs bench/cpu/limits.c (FMA peak on 1 and N threads, copy bandwidth)."""
+    """Builds and runs bench/cpu/limits.c (FMA peak on 1 and N threads, copy and read bandwidth)."""
     exe = os.path.join(work, "limits")
     cc = os.environ.get("CC", "cc")
     r = timed([cc, "-O3", "-march=native", "-pthread", os.path.join(HERE, "limits.c"), "-o", exe])
