@@ -5,6 +5,7 @@
 
 #include <cctype>
 #include <cmath>
+#include <limits>
 #include <optional>
 #include <string>
 
@@ -353,11 +354,19 @@ Status lowerElementwise(const Node &n, LowerCtx &ctx) {
   case OpKind::Clip: {
     Expr x = operand(n, 0, ctx);
     Expr lo, hi;
-    // Opset 11 made min and max inputs; before, optional attributes.
-    lo = n.hasAttr("min") ? literal(outT, n.floatAttr("min"))
-                          : scalarOperand(n, 1, ctx, Expr());
-    hi = n.hasAttr("max") ? literal(outT, n.floatAttr("max"))
-                          : scalarOperand(n, 2, ctx, Expr());
+    // Opset 11 made min and max inputs; before, attributes. At opsets 6-10
+    // an absent one is its default, the lowest and the largest float
+    // (an infinity is clamped to them: ONNX's reference and ONNX Runtime);
+    // at 1-5 and from 11 an absent bound clamps nothing.
+    const int64_t opset = ctx.graph().opsetVersion;
+    const bool attrDefaults = opset >= 6 && opset <= 10;
+    const double fmax = std::numeric_limits<float>::max();
+    lo = n.hasAttr("min")  ? literal(outT, n.floatAttr("min"))
+         : attrDefaults    ? literal(outT, -fmax)
+                           : scalarOperand(n, 1, ctx, Expr());
+    hi = n.hasAttr("max")  ? literal(outT, n.floatAttr("max"))
+         : attrDefaults    ? literal(outT, fmax)
+                           : scalarOperand(n, 2, ctx, Expr());
     Expr v = x;
     if (lo.defined())
       v = Select::make(bin(BinOp::LT, v, lo), lo, v);
