@@ -174,10 +174,10 @@ class Builder:
             shape[i] = int(rng.choice([1, 2, 3, 5]))
         return shape
 
-    def new_input(self, dt, shape):
+    def new_input(self, dt, shape, sym_prob=0.35):
         sym = []
         for d in shape:
-            if (d > 1 or (d == 1 and self.symbolic_ones)) and self.rng.random() < 0.35:
+            if (d > 1 or (d == 1 and self.symbolic_ones)) and self.rng.random() < sym_prob:
                 if d not in self.params:
                     self.params[d] = self.name("d")
                 sym.append(self.params[d])
@@ -277,6 +277,19 @@ def op_binary(b):
         shape = broadcast(shape, d.shape)
         return b.node(op, [a, c, d], out_dt, shape)
     return b.node(op, [a, c], out_dt, shape)
+
+
+def op_symbolic_broadcast(b):
+    """An element-wise op between a value and a new input of its shape with
+    some dims 1, nearly every dim declared symbolic (--symbolic-ones): where
+    the value's dim is symbolic too, the broadcast is between two symbolic
+    dims, one of them 1 at run time (compiled since stop 82)."""
+    a = b.pick(FLOATS, lambda t: len(t.shape) >= 1)
+    shape = [1 if b.rng.random() < 0.5 else d for d in a.shape]
+    y = b.new_input(a.dt, shape, sym_prob=0.9)
+    op = b.rng.choice(["Add", "Sub", "Mul", "Max", "Min"])
+    ins = [a, y] if b.rng.random() < 0.5 else [y, a]
+    return b.node(op, ins, a.dt, broadcast(a.shape, y.shape))
 
 
 def op_where(b):
@@ -1143,7 +1156,7 @@ OPS = [(op_binary, 6), (op_where, 1), (op_unary, 4), (op_clip, 1),
        (op_conv_transpose, 2), (op_depth_space, 1), (op_tile, 1), (op_cumsum, 1),
        (op_conv_chain, 6), (op_res_block, 3), (op_attention, 4),
        (op_shared_weights, 16), (op_einsum, 16), (op_scatter, 16),
-       (op_inverted_block, 16), (op_const_gemms, 16)]
+       (op_inverted_block, 16), (op_const_gemms, 16), (op_symbolic_broadcast, 6)]
 # Ops of --large graphs alone (weight 0 otherwise: numpy's choice then picks
 # as it did without them, so the other graphs of a seed stay the same).
 LARGE_ONLY = {op_conv_chain, op_res_block, op_attention}
@@ -1157,6 +1170,8 @@ SCATTER_ONLY = {op_scatter}
 INVERTED_ONLY = {op_inverted_block}
 # Ops of --gemms graphs alone (last, weight 0 otherwise).
 GEMMS_ONLY = {op_const_gemms}
+# --symbolic-ones graphs alone.
+SYMBOLIC_ONES_ONLY = {op_symbolic_broadcast}
 
 
 # --- the graph and its reference ----------------------------------------------
@@ -1188,7 +1203,8 @@ def build(seed, max_ops=6, tricky_names=True, large=False, shared=False, einsum=
                         (f in EINSUM_ONLY and not einsum) or
                         (f in SCATTER_ONLY and not scatter) or
                         (f in INVERTED_ONLY and not inverted) or
-                        (f in GEMMS_ONLY and not gemms) else w for f, w in OPS],
+                        (f in GEMMS_ONLY and not gemms) or
+                        (f in SYMBOLIC_ONES_ONLY and not symbolic_ones) else w for f, w in OPS],
                        dtype=float)
     tries = 0
     while len(b.nodes) < target and tries < 200:
