@@ -468,7 +468,7 @@ def main():
     log(f"machine limits ({args.threads} threads)")
     limits = tools.machine_limits(args.work, args.threads)
     log(f"FMA peak {limits['fma_gflops']:.0f} GFLOP/s ({limits['isa']}), copy {limits['copy_gbs_median']:.1f} GB/s, "
-        f"read {limits.get('read_gbs_median', 0):.1f} GB/s")
+        f"read {limits['read_gbs_median']:.1f} GB/s")
 
     import onnxruntime
     import iree.compiler.version as iree_version

@@ -30,6 +30,13 @@ def detail(out, element, got, expected, worst):
             "(worst |error| %f)" % (out, element, got, expected, worst))
 
 
+def made(seed, output, **kw):
+    """The generator's case of \p seed and the index of its output named \p output."""
+    case = fuzzgen.make_case(seed, 6, True, **kw)
+    assert not isinstance(case, str), case
+    return case, [o.name for o in case.model.graph.output].index(output)
+
+
 def main():
     case = fuzzgen.make_case(674036, 6, True, large=True, einsum=True, scatter=True)
     chain = fuzzgen.make_case(676132, 6, True, large=True)
@@ -60,9 +67,7 @@ def main():
     # Seed 20261621: Cast(Tanh(SpaceToDepth(w)), to=int8), where ONNX
     # Runtime's Tanh gives -1 for tanh(-8.194887) = -0.99999985 (element 0);
     # element 1's float is -0.313.
-    tanh = fuzzgen.make_case(20261621, 6, True)
-    assert not isinstance(tanh, str), tanh
-    cast = [o.name for o in tanh.model.graph.output].index("t15")
+    tanh, cast = made(20261621, "t15")
     # A Cast of an input holding -1.0 exactly: the float is data, held
     # exactly by both systems, so 0 for -1 is wrong.
     x = helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [2])
@@ -74,9 +79,7 @@ def main():
         [np.array([-1.0, 0.5], np.float32)], None, ["Cast"])
     # Seed 20272536 (--large): Cos of a ConvTranspose sum of 23889.9, whose
     # last unit (0.002) moves the cosine by 0.0018.
-    cos = fuzzgen.make_case(20272536, 6, True, large=True)
-    assert not isinstance(cos, str), cos
-    cos_out = [o.name for o in cos.model.graph.output].index("t18")
+    cos, cos_out = made(20272536, "t18", large=True)
     checks += [
         ("a Cos of a sum that moved by one unit", cos,
          detail(cos_out, 20, 0.336217, 0.334377, 0.001899), True),
@@ -106,9 +109,7 @@ def main():
     # logits (188.09, 188.88) nearly tie; the 31-term dot products' rounding
     # in a sequential fma order (aotc's; NumPy's float32 in that order gives
     # the same) moves an output by 6e-4, through Mul and Softmax.
-    attention = fuzzgen.make_case(8222197, 6, True, large=True)
-    assert not isinstance(attention, str), attention
-    att = [o.name for o in attention.model.graph.output].index("a.b")
+    attention, att = made(8222197, "a.b", large=True)
     checks += [
         ("attention whose top logits tie, at aotc's error", attention,
          detail(att, 249, 0.0342467, 0.0340926, 0.000395), True),
