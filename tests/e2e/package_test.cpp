@@ -4,6 +4,7 @@
 // updates); the manifest says what the compile knows; `aotc run` and `aotc
 // inspect` take packages; and every malformed, corrupt, truncated or
 // foreign package is a clean aotc::Error that names the problem.
+#include "expect_refusal.h"
 #include "model_test_util.h"
 
 #include <aotc/model_desc.h>
@@ -242,19 +243,16 @@ void expectRejected(const std::vector<RawEntry> &entries,
   std::string path =
       built().dir + "/crafted" + std::to_string(counter++) + ".aotpkg";
   writeFile(path, rawZip(entries));
-  try {
-    if (load)
-      aotc::Model::loadPackage(path, deviceOptions());
-    else
-      pkg::Package::open(path);
-    ADD_FAILURE() << "accepted: " << message;
-  } catch (const aotc::Error &e) {
-    EXPECT_EQ(e.status(), status) << e.what();
-    EXPECT_NE(std::string(e.what()).find(message), std::string::npos)
-        << "message: " << e.what() << "\nexpected to contain: " << message;
-    EXPECT_NE(std::string(e.what()).find(path), std::string::npos)
-        << "the message names the package: " << e.what();
-  }
+  // The message also names the package.
+  EXPECT_TRUE(refused(
+      [&] {
+        if (load)
+          aotc::Model::loadPackage(path, deviceOptions());
+        else
+          pkg::Package::open(path);
+      },
+      {message, path}, status))
+      << "accepted: " << message;
 }
 
 /// The manifest of \p entries, edited by \p edit.
@@ -405,13 +403,9 @@ TEST(PackageManifest, ProgramBinariesRoundTripAndMayBeAbsent) {
   auto expectRefused = [&](const nlohmann::ordered_json &binaries,
                            const std::string &message) {
     j["device"]["program_binaries"] = binaries;
-    try {
-      pkg::Manifest::fromJson(j.dump(), "bad");
-      ADD_FAILURE() << "accepted: " << binaries.dump();
-    } catch (const aotc::Error &e) {
-      EXPECT_NE(std::string(e.what()).find(message), std::string::npos)
-          << e.what();
-    }
+    EXPECT_TRUE(
+        refused([&] { pkg::Manifest::fromJson(j.dump(), "bad"); }, {message}))
+        << "accepted: " << binaries.dump();
   };
   expectRefused("dev A", "field 'device.program_binaries' is not an array");
   expectRefused(nlohmann::ordered_json::array({{{"description", "x"}}}),
@@ -472,13 +466,10 @@ TEST_F(Package, CliRunsAndInspectsPackages) {
 }
 
 TEST_F(Package, PlainLoadOfAPackageSaysHowToLoadIt) {
-  try {
-    aotc::Model::load(built().sidePkg, deviceOptions());
-    FAIL() << "loaded a package as a .so";
-  } catch (const aotc::Error &e) {
-    EXPECT_EQ(e.status(), AOTC_ERROR_INVALID_ARGUMENT);
-    EXPECT_NE(std::string(e.what()).find("loadPackage"), std::string::npos);
-  }
+  EXPECT_TRUE(
+      refused([&] { aotc::Model::load(built().sidePkg, deviceOptions()); },
+              {"loadPackage"}, AOTC_ERROR_INVALID_ARGUMENT))
+      << "loaded a package as a .so";
 }
 
 TEST_F(Package, RejectsBadEntryNames) {
@@ -630,13 +621,9 @@ TEST_F(Package, RejectsTruncatedAndForeignFiles) {
                              const std::string &message) {
     std::string path = dir + "/" + name;
     writeFile(path, data);
-    try {
-      aotc::Model::loadPackage(path, deviceOptions());
-      ADD_FAILURE() << "accepted " << name;
-    } catch (const aotc::Error &e) {
-      EXPECT_NE(std::string(e.what()).find(message), std::string::npos)
-          << name << ": " << e.what();
-    }
+    EXPECT_TRUE(refused(
+        [&] { aotc::Model::loadPackage(path, deviceOptions()); }, {message}))
+        << "accepted " << name;
   };
   // Cut anywhere: no end record, or entries past the end.
   for (size_t cut : {size_t{0}, size_t{10}, size_t{4096}, bytes.size() / 2,
@@ -649,12 +636,10 @@ TEST_F(Package, RejectsTruncatedAndForeignFiles) {
   std::string bad = bytes;
   bad[bad.size() - 3] = '\x7f'; // the top byte of its offset
   expectOpenFails("cdoffset.aotpkg", bad, "central directory");
-  try {
-    pkg::Package::open(dir + "/does-not-exist.aotpkg");
-    ADD_FAILURE() << "opened a missing file";
-  } catch (const aotc::Error &e) {
-    EXPECT_EQ(e.status(), AOTC_ERROR_NOT_FOUND);
-  }
+  EXPECT_TRUE(
+      refused([&] { pkg::Package::open(dir + "/does-not-exist.aotpkg"); }, {},
+              AOTC_ERROR_NOT_FOUND))
+      << "opened a missing file";
 }
 
 TEST_F(Package, RandomCorruptionsAreCleanErrors) {
@@ -726,14 +711,9 @@ TEST_F(Package, WeightsFromADescriptorAreCheckedLikeTheSideFile) {
   }
   auto expectFails = [&](aotc::ModelOptions opts, const std::string &so,
                          const std::string &message) {
-    try {
-      aotc::Model::load(so, opts);
-      ADD_FAILURE() << "loaded with bad weights: " << message;
-    } catch (const aotc::Error &e) {
-      EXPECT_EQ(e.status(), AOTC_ERROR_INVALID_ARGUMENT) << e.what();
-      EXPECT_NE(std::string(e.what()).find(message), std::string::npos)
-          << e.what();
-    }
+    EXPECT_TRUE(refused([&] { aotc::Model::load(so, opts); }, {message},
+                        AOTC_ERROR_INVALID_ARGUMENT))
+        << "loaded with bad weights: " << message;
   };
   aotc::ModelOptions past = o;
   past.weightsOffset = 8;

@@ -2,6 +2,7 @@
 // 64 bits somewhere in the model (here near 2^62) is refused with an error
 // naming the size, the symbol and the input that bound it, instead of
 // wrapping the arena to 0 bytes and letting the device run off its end.
+#include "expect_refusal.h"
 #include "model_test_util.h"
 
 #include <gtest/gtest.h>
@@ -26,19 +27,14 @@ TEST(SizeCheck, HugeSymbolValuesAreRefusedNotWrapped) {
   EXPECT_EQ(ok[0].toVector<float>(), std::vector<float>(12, 0.0f));
 
   for (int64_t n : {int64_t{4611686018427387904}, int64_t{1} << 61}) {
-    try {
-      m.outputShapes({aotc::HostTensor(AOTC_DTYPE_FLOAT32, {n, 0})});
-      ADD_FAILURE() << "n = " << n << " was accepted";
-    } catch (const aotc::Error &e) {
-      std::string msg = e.what();
-      EXPECT_EQ(e.status(), AOTC_ERROR_INVALID_ARGUMENT);
-      EXPECT_NE(msg.find("the size of output 'y' [n,4] overflows 64 bits"),
-                std::string::npos)
-          << msg;
-      EXPECT_NE(msg.find("n = " + std::to_string(n) + " (input 'x' dim 0)"),
-                std::string::npos)
-          << msg;
-    }
+    EXPECT_TRUE(refused(
+        [&] {
+          m.outputShapes({aotc::HostTensor(AOTC_DTYPE_FLOAT32, {n, 0})});
+        },
+        {"the size of output 'y' [n,4] overflows 64 bits",
+         "n = " + std::to_string(n) + " (input 'x' dim 0)"},
+        AOTC_ERROR_INVALID_ARGUMENT))
+        << "n = " << n << " was accepted";
   }
   // The container still works.
   EXPECT_EQ(m.run({aotc::HostTensor(AOTC_DTYPE_FLOAT32, {1, 0})})[0].numel(),
@@ -100,19 +96,16 @@ TEST(SizeCheck, SymbolicDimBroadcastAgainstAConstantAtRunTime) {
     }
   }
   for (int64_t n : {3, 0, 5}) {
-    try {
-      m.run({aotc::HostTensor::fromVector({n}, std::vector<float>(n, 1.0f)),
-             aotc::HostTensor::fromVector({4}, y),
-             aotc::HostTensor::fromVector({1, 2, 3}, std::vector<float>(6)),
-             aotc::HostTensor::fromVector({5, 3, 2}, b)});
-      ADD_FAILURE() << "x of " << n << " elements was accepted";
-    } catch (const aotc::Error &e) {
-      std::string msg = e.what();
-      EXPECT_NE(msg.find("node 'adder' (Add): cannot broadcast shapes [n] "
-                         "and [4]: dim n must equal 4 or 1"),
-                std::string::npos)
-          << msg;
-    }
+    EXPECT_TRUE(refused(
+        [&] {
+          m.run({aotc::HostTensor::fromVector({n}, std::vector<float>(n, 1.0f)),
+                 aotc::HostTensor::fromVector({4}, y),
+                 aotc::HostTensor::fromVector({1, 2, 3}, std::vector<float>(6)),
+                 aotc::HostTensor::fromVector({5, 3, 2}, b)});
+        },
+        {"node 'adder' (Add): cannot broadcast shapes [n] "
+         "and [4]: dim n must equal 4 or 1"}))
+        << "x of " << n << " elements was accepted";
   }
 }
 
@@ -181,19 +174,17 @@ TEST(SizeCheck, TwoSymbolicDimsBroadcastEitherWayAtRunTime) {
   }
   // Neither equal nor 1: refused, naming the node and both dims.
   for (auto [n, mm] : {std::pair<int64_t, int64_t>{3, 4}, {0, 2}, {2, 0}}) {
-    try {
-      m.run({aotc::HostTensor::fromVector({n}, std::vector<float>(n, 1.0f)),
-             aotc::HostTensor::fromVector({mm}, std::vector<float>(mm, 1.0f)),
-             aotc::HostTensor::fromVector({1, 2, 3}, std::vector<float>(6)),
-             aotc::HostTensor::fromVector({1, 3, 2}, std::vector<float>(6))});
-      ADD_FAILURE() << n << " against " << mm << " was accepted";
-    } catch (const aotc::Error &e) {
-      std::string msg = e.what();
-      EXPECT_NE(msg.find("node 'adder' (Add): cannot broadcast shapes [n] "
-                         "and [m]: dim n and m must be equal or one of them 1"),
-                std::string::npos)
-          << msg;
-    }
+    EXPECT_TRUE(refused(
+        [&] {
+          m.run(
+              {aotc::HostTensor::fromVector({n}, std::vector<float>(n, 1.0f)),
+               aotc::HostTensor::fromVector({mm}, std::vector<float>(mm, 1.0f)),
+               aotc::HostTensor::fromVector({1, 2, 3}, std::vector<float>(6)),
+               aotc::HostTensor::fromVector({1, 3, 2}, std::vector<float>(6))});
+        },
+        {"node 'adder' (Add): cannot broadcast shapes [n] "
+         "and [m]: dim n and m must be equal or one of them 1"}))
+        << n << " against " << mm << " was accepted";
   }
 }
 
@@ -217,17 +208,14 @@ TEST(SizeCheck, DepthToSpaceOverSymbolicChannelsChecksThemAtRunTime) {
   EXPECT_EQ(out[0].toVector<float>(),
             (std::vector<float>{1, 3, 5, 7, 2, 4, 6, 8}));
   for (int64_t ch : {6, 1}) {
-    try {
-      m.run({aotc::HostTensor::fromVector({1, ch, 1, 1},
-                                          std::vector<float>(ch, 1.0f))});
-      ADD_FAILURE() << ch << " channels were accepted";
-    } catch (const aotc::Error &e) {
-      std::string msg = e.what();
-      EXPECT_NE(msg.find("node 'd2s' (DepthToSpace): the channels of input 0 "
-                         "('x') (c) must be divisible by blocksize^2 = 4"),
-                std::string::npos)
-          << msg;
-    }
+    EXPECT_TRUE(refused(
+        [&] {
+          m.run({aotc::HostTensor::fromVector({1, ch, 1, 1},
+                                              std::vector<float>(ch, 1.0f))});
+        },
+        {"node 'd2s' (DepthToSpace): the channels of input 0 "
+         "('x') (c) must be divisible by blocksize^2 = 4"}))
+        << ch << " channels were accepted";
   }
 }
 
