@@ -61,7 +61,7 @@ TEST(IndexCheck, OutOfRangeIndexIsAnErrorNamingTheNode) {
          "index " + std::to_string(bad) + " is out of range",
          "axis 0 of size 3"},
         AOTC_ERROR_INVALID_ARGUMENT))
-        << "index " << bad << " was accepted";
+        << "index " << bad;
     // The container is still usable.
     auto out = m.run({aotc::HostTensor::fromVector({3, 4}, w),
                       aotc::HostTensor::fromVector<int64_t>({1}, {1})});
@@ -130,7 +130,7 @@ TEST(IndexCheck, Int32IndicesAndConstantIndices) {
         k.run({aotc::HostTensor::fromVector({3, 4}, w)});
       },
       {"index 5 is out of range"}))
-      << "constant index 5 was accepted";
+      << "constant index 5";
 }
 
 } // namespace
@@ -168,7 +168,7 @@ TEST(IndexCheck, GatherNDRowsWrapAndOutOfRangeIsAnError) {
         {"node 'pick_nd' (GatherND)",
          "index " + std::to_string(bad) +
              " is out of range for data dim 1 of size 4"}))
-        << "index " << bad << " was accepted";
+        << "index " << bad;
   }
 }
 
@@ -211,7 +211,7 @@ TEST(IndexCheck, GatherElementsOverSymbolicDimsChecksThemAtRunTime) {
       },
       {"node 'pick_el' (GatherElements): dim 1 of",
        "must not exceed the data's"}))
-      << "indices wider than the data were accepted";
+      << "indices wider than the data";
   // An index out of range along the axis is still an error, and the
   // container stays usable.
   EXPECT_THROW(m.run({aotc::HostTensor::fromVector({3, 4}, w),

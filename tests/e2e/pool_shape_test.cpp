@@ -131,7 +131,7 @@ TEST(ShapeChecks, SqueezedSymbolicDimMustBeOne) {
       {"node 'squeezer' (Squeeze): dim 0 of input 0 ('x') "
        "(n) must be 1 to be squeezed",
        "n = 2 (input 'x' dim 0)"}))
-      << "a squeezed dim of 2 was accepted";
+      << "a squeezed dim of 2";
 }
 
 TEST(ShapeChecks, WindowMustFitASymbolicInput) {
@@ -151,7 +151,7 @@ TEST(ShapeChecks, WindowMustFitASymbolicInput) {
         m.run({aotc::HostTensor(AOTC_DTYPE_FLOAT32, {1, 1, 2, 4})});
       },
       {"node 'conv' (Conv): spatial dim 0"}))
-      << "a 2-row input to a 3x3 window was accepted";
+      << "a 2-row input to a 3x3 window";
 }
 
 TEST(ShapeChecks, ReshapeKeepsTheElementCount) {

@@ -34,7 +34,7 @@ TEST(SizeCheck, HugeSymbolValuesAreRefusedNotWrapped) {
         {"the size of output 'y' [n,4] overflows 64 bits",
          "n = " + std::to_string(n) + " (input 'x' dim 0)"},
         AOTC_ERROR_INVALID_ARGUMENT))
-        << "n = " << n << " was accepted";
+        << "n = " << n;
   }
   // The container still works.
   EXPECT_EQ(m.run({aotc::HostTensor(AOTC_DTYPE_FLOAT32, {1, 0})})[0].numel(),
@@ -105,7 +105,7 @@ TEST(SizeCheck, SymbolicDimBroadcastAgainstAConstantAtRunTime) {
         },
         {"node 'adder' (Add): cannot broadcast shapes [n] "
          "and [4]: dim n must equal 4 or 1"}))
-        << "x of " << n << " elements was accepted";
+        << "x of " << n << " elements";
   }
 }
 
@@ -184,7 +184,7 @@ TEST(SizeCheck, TwoSymbolicDimsBroadcastEitherWayAtRunTime) {
         },
         {"node 'adder' (Add): cannot broadcast shapes [n] "
          "and [m]: dim n and m must be equal or one of them 1"}))
-        << n << " against " << mm << " was accepted";
+        << n << " against " << mm;
   }
 }
 
@@ -215,7 +215,7 @@ TEST(SizeCheck, DepthToSpaceOverSymbolicChannelsChecksThemAtRunTime) {
         },
         {"node 'd2s' (DepthToSpace): the channels of input 0 "
          "('x') (c) must be divisible by blocksize^2 = 4"}))
-        << ch << " channels were accepted";
+        << ch << " channels";
   }
 }
 

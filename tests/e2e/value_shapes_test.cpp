@@ -66,7 +66,7 @@ TEST(ValueShapes, ReshapeAndSliceReadTheirValuesAtRunTime) {
                  aotc::HostTensor::fromVector<int64_t>({1}, {0})});
         },
         {"node 'reshape_node' (Reshape)"}, AOTC_ERROR_INVALID_ARGUMENT))
-        << "shape " << bad[0] << "," << bad[1] << " accepted";
+        << "shape " << bad[0] << "," << bad[1];
   }
 }
 
@@ -95,7 +95,7 @@ TEST(ValueShapes, OutputShapesReadTheValues) {
                aotc::HostTensor::fromVector<int64_t>({1}, {-1})});
       },
       {"node 'tile_node' (Tile)"}))
-      << "negative repeats accepted";
+      << "negative repeats";
 }
 
 TEST(ValueShapes, BranchingSizesAreComputedOncePerRun) {
@@ -202,8 +202,7 @@ TEST(ValueShapes, PadsGivenAtRunTime) {
                  aotc::HostTensor::fromVector<int64_t>({4}, bad)});
         },
         {"node 'pad_node' (Pad): reflect pads"}, AOTC_ERROR_INVALID_ARGUMENT))
-        << "pads " << bad[0] << "," << bad[1] << "," << bad[2] << "," << bad[3]
-        << " accepted";
+        << "pads " << bad[0] << "," << bad[1] << "," << bad[2] << "," << bad[3];
   }
 }
 
@@ -249,7 +248,7 @@ TEST(ValueShapes, WrapPadsRepeatWhatCroppingKeeps) {
                aotc::HostTensor::fromVector<int64_t>({4}, {0, -6, 0, 2})});
       },
       {"nothing is left to pad from"}))
-      << "wrap of an emptied dim accepted";
+      << "wrap of an emptied dim";
 }
 
 } // namespace
