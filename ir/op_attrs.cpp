@@ -175,6 +175,8 @@ const std::map<OpKind, std::vector<D>> &table() {
                      OpKind::ReduceLogSumExp})
       m[k] = reduceAttrs(18);
     m[OpKind::Trilu] = {defInt("upper", 1)};
+    m[OpKind::EyeLike] = {optional("dtype", AttrKind::Int), defInt("k", 0)};
+    m[OpKind::OneHot] = {defInt("axis", -1)};
     m[OpKind::CumSum] = {defInt("exclusive", 0), defInt("reverse", 0)};
     m[OpKind::Hardmax] = {softmaxAxis};
     m[OpKind::LpNormalization] = {defInt("axis", -1), defInt("p", 2)};

@@ -460,6 +460,9 @@ Status lowerShapeOp(const Node &n, LowerCtx &ctx) {
     return lowerRange(n, ctx);
   case OpKind::Resize:
     return lowerResize(n, ctx);
+  case OpKind::EyeLike:
+  case OpKind::OneHot:
+    return lowerGenerate(n, ctx);
   case OpKind::Trilu: {
     // Keeps x where column - row >= k (upper) or <= k (lower); k is read at
     // run time.

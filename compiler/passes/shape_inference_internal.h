@@ -1,6 +1,7 @@
 /// \file
 /// Shared helpers of the shape inference pass and the per-family entry points
-/// (shape_inference_{elementwise,nn,tensor,resize,data_dependent}.cpp). Not a public header.
+/// (shape_inference_{elementwise,nn,tensor,resize,generate,data_dependent}.cpp).
+/// Not a public header.
 #pragma once
 
 #include "ir/graph.h"
@@ -87,6 +88,8 @@ Status inferElementwise(Context &c, Node &n);
 Status inferNN(Context &c, Node &n);
 Status inferTensorOp(Context &c, Node &n);
 Status inferResize(Context &c, Node &n);
+/// EyeLike and OneHot (shape_inference_generate.cpp).
+Status inferGenerate(Context &c, Node &n);
 Status inferDataDependent(Context &c, Node &n);
 
 } // namespace shape_inference

@@ -1105,6 +1105,9 @@ Status inferTensorOp(Context &c, Node &n) {
     return inferRange(c, n);
   case OpKind::Resize:
     return inferResize(c, n);
+  case OpKind::EyeLike:
+  case OpKind::OneHot:
+    return inferGenerate(c, n);
   case OpKind::Trilu: {
     const TensorType &x = inputType(n, 0);
     if (x.rank() < 2)

@@ -34,6 +34,8 @@ bool readsSizes(OpKind op, size_t i) {
     return i == 1; // axes
   case OpKind::TopK:
     return i == 1; // k
+  case OpKind::OneHot:
+    return i == 1; // depth
   default:
     return false;
   }
@@ -41,10 +43,12 @@ bool readsSizes(OpKind op, size_t i) {
 
 /// True if operand \p i of \p n reads a float input's values as sizes:
 /// a Resize's scales (input 1 in opset 10, 2 after), a float Range's
-/// bounds.
+/// bounds, a float OneHot's depth.
 bool readsFloatSizes(const Node &n, size_t i, int64_t opset) {
   if (n.op() == OpKind::Resize)
     return i == (opset > 0 && opset < 11 ? 1u : 2u);
+  if (n.op() == OpKind::OneHot)
+    return i == 1; // depth, truncated
   return n.op() == OpKind::Range && i <= 2;
 }
 

@@ -1146,6 +1146,52 @@ def op_scatter(b):
     return b.node("ScatterND", ins, x.dt, list(x.shape), reduction=red)
 
 
+# (indices, values, depth) dtypes of OneHot that ONNX Runtime 1.20 has a
+# kernel for.
+ONE_HOT_TYPES = [("i64", "f32", "i64"), ("i64", "i64", "i64"), ("f32", "f32", "f32"),
+                 ("f32", "i64", "i64"), ("i64", "f32", "f32"), ("i64", "i32", "f32"),
+                 ("i32", "f32", "i32"), ("i32", "f32", "f32")]
+
+
+def op_generate(b):
+    """--generators only: OneHot or EyeLike. OneHot's indices are a tensor of
+    the graph (integers anywhere in their type's range: most name no class)
+    or a new leaf of indices in [-depth - 2, depth + 2) (floats integral:
+    ONNX Runtime compares a fraction as a float where ONNX truncates it), a
+    constant depth, and a constant [off, on]; no dim of 0 (ONNX Runtime 1.20
+    crashed on empty indices). EyeLike of a rank-2 tensor of the graph, its
+    diagonal k in [-3, 3], with or without a dtype."""
+    if b.rng.random() < 0.6:
+        idt, vdt, ddt = ONE_HOT_TYPES[int(b.rng.integers(len(ONE_HOT_TYPES)))]
+        depth = int(b.rng.integers(1, 9))
+        try:
+            if idt == "f32" or b.rng.random() < 0.4:
+                raise Skip()
+            idx = b.pick([idt], lambda t: 0 not in t.shape and t.rank <= 3)
+        except Skip:
+            shape = [d for d in b.random_shape(max_rank=3) if d != 0]
+            v = b.rng.integers(-depth - 2, depth + 2, size=shape if shape else None)
+            if b.rng.random() < 0.5:
+                idx = b.new_input(idt, shape)
+                idx.value = np.asarray(v, dtype=DTYPES[idt][1]).reshape(shape)
+            else:
+                idx = b.new_const(idt, shape, v)
+        dshape = [] if b.rng.random() < 0.5 else [1]
+        d = b.new_const(ddt, dshape, depth)
+        vals = b.new_const(vdt, [2])
+        axis = int(b.rng.integers(-idx.rank - 1, idx.rank + 1))
+        shape = list(idx.shape)
+        shape.insert(axis % (idx.rank + 1), depth)
+        return b.node("OneHot", [idx, d, vals], vdt, shape, axis=axis)
+    x = b.pick(["f32", "i64", "i32"], lambda t: t.rank == 2)
+    attrs = {"k": int(b.rng.integers(-3, 4))}
+    dt = x.dt
+    if b.rng.random() < 0.5:
+        dt = str(b.rng.choice(["f32", "f64", "i64", "i32"]))
+        attrs["dtype"] = DTYPES[dt][0]
+    return b.node("EyeLike", [x], dt, list(x.shape), **attrs)
+
+
 OPS = [(op_binary, 6), (op_where, 1), (op_unary, 4), (op_clip, 1),
        (op_cast, 3), (op_matmul, 2), (op_gemm, 1), (op_conv, 2), (op_pool, 2),
        (op_softmax, 1), (op_reduce, 2), (op_batchnorm, 1), (op_reshape, 2),
@@ -1156,7 +1202,8 @@ OPS = [(op_binary, 6), (op_where, 1), (op_unary, 4), (op_clip, 1),
        (op_conv_transpose, 2), (op_depth_space, 1), (op_tile, 1), (op_cumsum, 1),
        (op_conv_chain, 6), (op_res_block, 3), (op_attention, 4),
        (op_shared_weights, 16), (op_einsum, 16), (op_scatter, 16),
-       (op_inverted_block, 16), (op_const_gemms, 16), (op_symbolic_broadcast, 6)]
+       (op_inverted_block, 16), (op_const_gemms, 16), (op_symbolic_broadcast, 6),
+       (op_generate, 6)]
 # Ops of --large graphs alone (weight 0 otherwise: numpy's choice then picks
 # as it did without them, so the other graphs of a seed stay the same).
 LARGE_ONLY = {op_conv_chain, op_res_block, op_attention}
@@ -1172,6 +1219,8 @@ INVERTED_ONLY = {op_inverted_block}
 GEMMS_ONLY = {op_const_gemms}
 # --symbolic-ones graphs alone.
 SYMBOLIC_ONES_ONLY = {op_symbolic_broadcast}
+# --generators graphs alone.
+GENERATORS_ONLY = {op_generate}
 
 
 # --- the graph and its reference ----------------------------------------------
@@ -1191,7 +1240,7 @@ class Case:
 
 
 def build(seed, max_ops=6, tricky_names=True, large=False, shared=False, einsum=False,
-          scatter=False, inverted=False, gemms=False, symbolic_ones=False):
+          scatter=False, inverted=False, gemms=False, symbolic_ones=False, generators=False):
     rng = np.random.default_rng(seed)
     b = Builder(rng, tricky_names, large, symbolic_ones)
     for _ in range(int(rng.integers(1, 3))):
@@ -1204,7 +1253,8 @@ def build(seed, max_ops=6, tricky_names=True, large=False, shared=False, einsum=
                         (f in SCATTER_ONLY and not scatter) or
                         (f in INVERTED_ONLY and not inverted) or
                         (f in GEMMS_ONLY and not gemms) or
-                        (f in SYMBOLIC_ONES_ONLY and not symbolic_ones) else w for f, w in OPS],
+                        (f in SYMBOLIC_ONES_ONLY and not symbolic_ones) or
+                        (f in GENERATORS_ONLY and not generators) else w for f, w in OPS],
                        dtype=float)
     tries = 0
     while len(b.nodes) < target and tries < 200:
@@ -1506,10 +1556,11 @@ def run_reference(model, inputs):
 
 
 def make_case(seed, max_ops=6, tricky_names=True, large=False, shared=False, einsum=False,
-              scatter=False, inverted=False, gemms=False, symbolic_ones=False):
+              scatter=False, inverted=False, gemms=False, symbolic_ones=False,
+              generators=False):
     """A Case, or a string saying why seed gives none."""
     built = build(seed, max_ops, tricky_names, large, shared, einsum, scatter, inverted,
-                  gemms, symbolic_ones)
+                  gemms, symbolic_ones, generators)
     if built is None:
         return "no op could be built"
     model, inputs, ops, results = built
