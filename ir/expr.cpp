@@ -675,6 +675,19 @@ private:
       if (l->type == DType::BFloat16) // the bits, shifted into floats
         return "as_float" + n + "(convert_uint" + n + "(vload" + n + "(0, " +
                l->buffer + " + " + print(l->indices[0]) + ")) << 16)";
+      if (l->type == DType::Float16 && l->lanes > 4) {
+        // Four halves at a time: PoCL's vload_half8 and vload_half16 read
+        // their 16 or 32 bytes as an aligned vector, and a load whose value
+        // the kernel keeps in a register (x * x) became vmovdqa, which
+        // faulted at an element index that is not a multiple of 8 (an LRN
+        // over [n, 5, 4, 5], tests/e2e/check_lrn.py). Loads of 8 bytes have
+        // no alignment to fault on.
+        std::string at = print(l->indices[0]), s = "((float" + n + ")(";
+        for (int k = 0; k < l->lanes; k += 4)
+          s += std::string(k ? ", " : "") + "vload_half4(0, " + l->buffer +
+               " + " + (k ? "(" + at + ") + " + std::to_string(k) : at) + ")";
+        return s + "))";
+      }
       return (l->type == DType::Float16 ? "vload_half" : "vload") + n + "(0, " +
              l->buffer + " + " + print(l->indices[0]) + ")";
     }

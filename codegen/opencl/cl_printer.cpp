@@ -890,6 +890,18 @@ Status KernelPrinter::printStore(const Store *st) {
     if (!isFloat(vt))
       return error("vector store of a non-float into '" + st->buffer + "'");
     std::string n = std::to_string(lanes);
+    if (half && lanes > 4) {
+      // Four halves at a time, as float16 vector loads are printed (ir/
+      // expr.cpp: PoCL's vstore_half8/16 assume their vector's alignment).
+      line("{");
+      line("  const float" + n + " aotc_h = " + val + ";");
+      for (int k = 0; k < lanes; k += 4)
+        line("  vstore_half4_rte(aotc_h.s" +
+             std::string("0123456789abcdef").substr(k, 4) + ", 0, " + b->ident +
+             " + " + (k ? "(" + idx + ") + " + std::to_string(k) : idx) + ");");
+      line("}");
+      return Status::ok();
+    }
     line((half ? "vstore_half" + n + "_rte(" : "vstore" + n + "(") + val +
          ", 0, " + b->ident + " + " + idx + ");");
     return Status::ok();

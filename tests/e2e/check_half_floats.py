@@ -355,7 +355,9 @@ def vector_kernels(t):
     by vector loads of the 16-bit weights: a regression to scalar
     accumulators (or to the naive kernel) would pass the value checks."""
     tag = "bfloat16" if t == T.BFLOAT16 else "float16"
-    load = r"vload_half(8|16)\(" if t == T.FLOAT16 else r"as_float(8|16)\(convert_uint(8|16)\(vload(8|16)\("
+    # float16: 8 or 16 lanes read four halves at a time (ir/expr.cpp: PoCL's
+    # vload_half8/16 assume their vector's alignment).
+    load = r"\(float(8|16)\)\(vload_half4\(" if t == T.FLOAT16 else r"as_float(8|16)\(convert_uint(8|16)\(vload(8|16)\("
     for name, build, _, _, _ in CASES:
         if not name.startswith("vector_"):
             continue
