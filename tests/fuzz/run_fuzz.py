@@ -50,7 +50,10 @@ BAD = ("WRONG", "ERROR", "CRASH")
 
 
 def write_case(path, model, inputs, outputs):
-    os.makedirs(os.path.join(path, "test_data_set_0"), exist_ok=True)
+    # A folder from an earlier run (--keep DIR again, other flags) may hold
+    # more inputs or outputs than this case has: aotc test would read them.
+    shutil.rmtree(path, ignore_errors=True)
+    os.makedirs(os.path.join(path, "test_data_set_0"))
     onnx.save(model, os.path.join(path, "model.onnx"))
     for i, v in enumerate(inputs):
         with open(os.path.join(path, "test_data_set_0", "input_%d.pb" % i), "wb") as f:
