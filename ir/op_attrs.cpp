@@ -180,6 +180,9 @@ const std::map<OpKind, std::vector<D>> &table() {
     m[OpKind::CumSum] = {defInt("exclusive", 0), defInt("reverse", 0)};
     m[OpKind::Hardmax] = {softmaxAxis};
     m[OpKind::LpNormalization] = {defInt("axis", -1), defInt("p", 2)};
+    m[OpKind::LRN] = {required("size", AttrKind::Int),
+                      defFloat("alpha", 0.0001), defFloat("beta", 0.75),
+                      defFloat("bias", 1.0)};
     for (OpKind k : {OpKind::ArgMax, OpKind::ArgMin})
       m[k] = {defInt("axis", 0), defInt("keepdims", 1),
               impliedInt("select_last_index", 0, 12)};

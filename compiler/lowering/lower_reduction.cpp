@@ -817,6 +817,8 @@ Status lowerReduction(const Node &n, LowerCtx &ctx) {
   case OpKind::Hardmax:
   case OpKind::LpNormalization:
     return lowerAxisNormalize(n, ctx);
+  case OpKind::LRN:
+    return lowerLRN(n, ctx);
   case OpKind::MaxPool:
   case OpKind::AveragePool:
   case OpKind::GlobalMaxPool:

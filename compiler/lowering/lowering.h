@@ -253,6 +253,8 @@ Status lowerContraction(const Node &n, LowerCtx &ctx);
 Status lowerReduction(const Node &n, LowerCtx &ctx);
 Status lowerShapeOp(const Node &n, LowerCtx &ctx);
 Status lowerResize(const Node &n, LowerCtx &ctx);
+/// LRN (lower_lrn.cpp).
+Status lowerLRN(const Node &n, LowerCtx &ctx);
 /// EyeLike and OneHot (lower_generate.cpp).
 Status lowerGenerate(const Node &n, LowerCtx &ctx);
 /// ScatterND, ScatterElements and Scatter (lower_scatter.cpp).

@@ -625,6 +625,21 @@ Status inferNN(Context &c, Node &n) {
     return inferNormalization(c, n);
   case OpKind::InstanceNormalization:
     return inferInstanceNorm(c, n);
+  case OpKind::LRN: {
+    // Across channels: x is [N, C, ...].
+    const TensorType &x = inputType(n, 0);
+    AOTC_RETURN_IF_ERROR(requireFloat(n, 0));
+    if (x.rank() < 2)
+      return makeError(n.describe(), ": ", inputLabel(n, 0),
+                       " must have rank 2 or more ([N, C, ...]), got ",
+                       x.str());
+    if (n.intAttr("size") < 1)
+      return makeError(n.describe(),
+                       ": attribute 'size' must be positive, got ",
+                       n.intAttr("size"));
+    setResult(c, n, 0, x.dtype, x.dims);
+    return Status::ok();
+  }
   case OpKind::Hardmax:
   case OpKind::LpNormalization: {
     const TensorType &x = inputType(n, 0);
