@@ -177,6 +177,16 @@ const std::map<OpKind, std::vector<D>> &table() {
     m[OpKind::Trilu] = {defInt("upper", 1)};
     m[OpKind::EyeLike] = {optional("dtype", AttrKind::Int), defInt("k", 0)};
     m[OpKind::OneHot] = {defInt("axis", -1)};
+    // Quantization: per axis from opset 13, blocked and output_dtype from
+    // 21 (DequantizeLinear's output_dtype from 23), precision from 25;
+    // saturate applies to float8 only, which aotc refuses.
+    m[OpKind::QuantizeLinear] = {
+        defInt("axis", 1, 13), defInt("saturate", 1, 19),
+        defInt("block_size", 0, 21), defInt("output_dtype", 0, 21),
+        defInt("precision", 0, 25)};
+    m[OpKind::DequantizeLinear] = {defInt("axis", 1, 13),
+                                   defInt("block_size", 0, 21),
+                                   defInt("output_dtype", 0, 23)};
     m[OpKind::CumSum] = {defInt("exclusive", 0), defInt("reverse", 0)};
     m[OpKind::Hardmax] = {softmaxAxis};
     m[OpKind::LpNormalization] = {defInt("axis", -1), defInt("p", 2)};

@@ -463,6 +463,9 @@ Status lowerShapeOp(const Node &n, LowerCtx &ctx) {
   case OpKind::EyeLike:
   case OpKind::OneHot:
     return lowerGenerate(n, ctx);
+  case OpKind::QuantizeLinear:
+  case OpKind::DequantizeLinear:
+    return lowerQuantize(n, ctx);
   case OpKind::Trilu: {
     // Keeps x where column - row >= k (upper) or <= k (lower); k is read at
     // run time.

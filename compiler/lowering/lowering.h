@@ -257,6 +257,8 @@ Status lowerResize(const Node &n, LowerCtx &ctx);
 Status lowerLRN(const Node &n, LowerCtx &ctx);
 /// EyeLike and OneHot (lower_generate.cpp).
 Status lowerGenerate(const Node &n, LowerCtx &ctx);
+/// QuantizeLinear and DequantizeLinear (lower_quantize.cpp).
+Status lowerQuantize(const Node &n, LowerCtx &ctx);
 /// ScatterND, ScatterElements and Scatter (lower_scatter.cpp).
 Status lowerScatterND(const Node &n, LowerCtx &ctx);
 Status lowerScatterElements(const Node &n, LowerCtx &ctx);

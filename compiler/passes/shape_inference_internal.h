@@ -90,6 +90,8 @@ Status inferTensorOp(Context &c, Node &n);
 Status inferResize(Context &c, Node &n);
 /// EyeLike and OneHot (shape_inference_generate.cpp).
 Status inferGenerate(Context &c, Node &n);
+/// QuantizeLinear and DequantizeLinear (shape_inference_quantize.cpp).
+Status inferQuantize(Context &c, Node &n);
 Status inferDataDependent(Context &c, Node &n);
 
 } // namespace shape_inference

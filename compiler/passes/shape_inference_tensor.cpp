@@ -1108,6 +1108,9 @@ Status inferTensorOp(Context &c, Node &n) {
   case OpKind::EyeLike:
   case OpKind::OneHot:
     return inferGenerate(c, n);
+  case OpKind::QuantizeLinear:
+  case OpKind::DequantizeLinear:
+    return inferQuantize(c, n);
   case OpKind::Trilu: {
     const TensorType &x = inputType(n, 0);
     if (x.rank() < 2)

@@ -1192,6 +1192,49 @@ def op_generate(b):
     return b.node("EyeLike", [x], dt, list(x.shape), **attrs)
 
 
+def op_quantize(b):
+    """--quantize only: QuantizeLinear of a graph input or constant to uint8
+    or int8, per tensor (a scale of shape [] or [1]) or per axis, with a zero
+    point or none, mostly followed by the DequantizeLinear of the same scale
+    and zero point (fake quantization, as QDQ models have it); or
+    DequantizeLinear of an int8 or uint8 tensor of the graph. x is exact data
+    because a quotient x / scale near a rounding boundary moves a whole step
+    for an ulp of difference upstream, which the comparison would call wrong."""
+    rng = b.rng
+    if rng.random() < 0.2:
+        q = b.pick(["i8", "u8"], lambda t: t.rank <= 4)
+        x = None
+    else:
+        x = b.pick(["f32"], lambda t: t.kind in ("input", "const") and t.rank <= 4)
+        q = None
+    t = x if x is not None else q
+    per_axis = t.rank > 0 and rng.random() < 0.5
+    attrs = {}
+    if per_axis:
+        axis = int(rng.integers(-t.rank, t.rank))
+        sshape = [t.shape[axis]]
+        attrs["axis"] = axis
+    else:
+        sshape = [] if rng.random() < 0.5 else [1]
+    # Powers of two (quotients tie exactly) and others.
+    sv = np.where(rng.random(sshape) < 0.5, 2.0 ** rng.integers(-4, 4, sshape),
+                  rng.uniform(0.01, 2.0, sshape))
+    scale = b.new_const("f32", sshape, sv)
+    qdt = q.dt if q is not None else str(rng.choice(["u8", "i8"]))
+    zp = None
+    if rng.random() < 0.7 or (q is not None and qdt == "i8"):
+        zp = b.new_const(qdt, sshape)
+    if q is None:
+        if zp is None:
+            qdt = "u8"
+        q = b.node("QuantizeLinear", [x, scale, zp] if zp is not None else [x, scale],
+                   qdt, list(x.shape), **attrs)
+        if rng.random() < 0.25:
+            return q
+    return b.node("DequantizeLinear", [q, scale, zp] if zp is not None else [q, scale],
+                  "f32", list(q.shape), **attrs)
+
+
 OPS = [(op_binary, 6), (op_where, 1), (op_unary, 4), (op_clip, 1),
        (op_cast, 3), (op_matmul, 2), (op_gemm, 1), (op_conv, 2), (op_pool, 2),
        (op_softmax, 1), (op_reduce, 2), (op_batchnorm, 1), (op_reshape, 2),
@@ -1203,7 +1246,7 @@ OPS = [(op_binary, 6), (op_where, 1), (op_unary, 4), (op_clip, 1),
        (op_conv_chain, 6), (op_res_block, 3), (op_attention, 4),
        (op_shared_weights, 16), (op_einsum, 16), (op_scatter, 16),
        (op_inverted_block, 16), (op_const_gemms, 16), (op_symbolic_broadcast, 6),
-       (op_generate, 6)]
+       (op_generate, 6), (op_quantize, 16)]
 # Ops of --large graphs alone (weight 0 otherwise: numpy's choice then picks
 # as it did without them, so the other graphs of a seed stay the same).
 LARGE_ONLY = {op_conv_chain, op_res_block, op_attention}
@@ -1221,6 +1264,8 @@ GEMMS_ONLY = {op_const_gemms}
 SYMBOLIC_ONES_ONLY = {op_symbolic_broadcast}
 # --generators graphs alone.
 GENERATORS_ONLY = {op_generate}
+# --quantize graphs alone.
+QUANTIZE_ONLY = {op_quantize}
 
 
 # --- the graph and its reference ----------------------------------------------
@@ -1240,7 +1285,8 @@ class Case:
 
 
 def build(seed, max_ops=6, tricky_names=True, large=False, shared=False, einsum=False,
-          scatter=False, inverted=False, gemms=False, symbolic_ones=False, generators=False):
+          scatter=False, inverted=False, gemms=False, symbolic_ones=False, generators=False,
+          quantize=False):
     rng = np.random.default_rng(seed)
     b = Builder(rng, tricky_names, large, symbolic_ones)
     for _ in range(int(rng.integers(1, 3))):
@@ -1254,7 +1300,8 @@ def build(seed, max_ops=6, tricky_names=True, large=False, shared=False, einsum=
                         (f in INVERTED_ONLY and not inverted) or
                         (f in GEMMS_ONLY and not gemms) or
                         (f in SYMBOLIC_ONES_ONLY and not symbolic_ones) or
-                        (f in GENERATORS_ONLY and not generators) else w for f, w in OPS],
+                        (f in GENERATORS_ONLY and not generators) or
+                        (f in QUANTIZE_ONLY and not quantize) else w for f, w in OPS],
                        dtype=float)
     tries = 0
     while len(b.nodes) < target and tries < 200:
@@ -1557,10 +1604,10 @@ def run_reference(model, inputs):
 
 def make_case(seed, max_ops=6, tricky_names=True, large=False, shared=False, einsum=False,
               scatter=False, inverted=False, gemms=False, symbolic_ones=False,
-              generators=False):
+              generators=False, quantize=False):
     """A Case, or a string saying why seed gives none."""
     built = build(seed, max_ops, tricky_names, large, shared, einsum, scatter, inverted,
-                  gemms, symbolic_ones, generators)
+                  gemms, symbolic_ones, generators, quantize)
     if built is None:
         return "no op could be built"
     model, inputs, ops, results = built

@@ -402,7 +402,7 @@ def minimize(aotc, seed, args, env, workdir):
     there, with its reference. Returns (case dir, class, detail) or None."""
     built = fuzzgen.build(seed, args.max_ops, not args.plain_names, args.large,
                           args.shared_weights, args.einsum, args.scatter, args.inverted,
-                          args.gemms, args.symbolic_ones, args.generators)
+                          args.gemms, args.symbolic_ones, args.generators, args.quantize)
     if built is None:
         return None
     model, inputs, _, _ = built
@@ -476,6 +476,9 @@ def main():
     ap.add_argument("--generators", action="store_true",
                     help="also OneHot (indices from the graph or new, a constant depth) and "
                          "EyeLike")
+    ap.add_argument("--quantize", action="store_true",
+                    help="also QuantizeLinear of inputs and constants (per tensor or per axis, "
+                         "uint8 or int8) and DequantizeLinear, mostly as QDQ pairs")
     ap.add_argument("--symbolic-ones", action="store_true",
                     help="inputs' dims of 1 may be declared symbolic too, so that broadcasts "
                          "meet a symbolic dim that is 1 at run time against another symbolic dim")
@@ -558,7 +561,8 @@ def main():
             break
         case = fuzzgen.make_case(seed, args.max_ops, not args.plain_names, args.large,
                                  args.shared_weights, args.einsum, args.scatter, args.inverted,
-                                 args.gemms, args.symbolic_ones, args.generators)
+                                 args.gemms, args.symbolic_ones, args.generators,
+                                 args.quantize)
         if isinstance(case, str):
             skipped[case.split(":")[0]] += 1
         else:

@@ -1,0 +1,488 @@
+#!/usr/bin/env python3
+"""QuantizeLinear and DequantizeLinear against a NumPy model of ONNX's
+definitions and, where it has a kernel for the types, ONNX Runtime, on the
+tiled, naive and GPU-profile kernels.
+
+QuantizeLinear: x of float32, float16, bfloat16 and int32; per tensor (a
+scalar or a one-element scale), per axis (every axis, negative ones too) and
+blocked (block sizes that divide the dim and ones that leave a partial last
+block); uint8, int8, uint16 and int16 from the zero point, from output_dtype,
+or uint8 with neither; opsets 10, 13, 19, 21 and 25 (a float16 scale for a
+float32 x and the precision attribute at 25); values that tie (x / scale an
+odd multiple of 0.5, rounded to even), saturate on both sides, infinities and
+NaN (the lowest value, as ONNX's reference and ONNX Runtime give); a
+symbolic batch run at 0, 1 and 5. DequantizeLinear: every integer type with
+values and zero points at its limits, scales of float32, float16 and
+bfloat16, output_dtype at opset 23. A QDQ model (int8 weights per output
+channel into a MatMul, its activations quantized and dequantized) against
+ONNX Runtime. Shapes that do not match, dtypes aotc lacks and per-axis
+scales before opset 13 are refused at compile time naming the node.
+Usage: check_quantize.py AOTC
+"""
+import os
+import sys
+import tempfile
+
+import numpy as np
+import onnxruntime as ort
+from onnx import TensorProto as T
+from onnx import helper as h
+from onnx import numpy_helper as nh
+
+from compiled_model import compile_model
+from aotc_ctypes import BF16  # noqa: E402  bfloat16 as its bits (compiled_model put bench/gpu on the path)
+
+aotc = sys.argv[1]
+rng = np.random.default_rng(84)
+tmp = tempfile.mkdtemp()
+failed = 0
+runs = 0
+count = 0
+NP = {T.FLOAT: np.float32, T.FLOAT16: np.float16, T.INT32: np.int32, T.INT8: np.int8,
+      T.UINT8: np.uint8, T.INT16: np.int16, T.UINT16: np.uint16}
+QTYPES = [T.UINT8, T.INT8, T.UINT16, T.INT16]
+VARIANTS = [("tiled", ""), ("naive", "--naive-kernels"), ("gpu", "--device-profile generic-gpu")]
+
+
+def report(ok, what):
+    global failed
+    failed += not ok
+    print(f"{'ok  ' if ok else 'FAIL'} {what}")
+
+
+# bfloat16 as float32 values whose low 16 bits are zero, and as its bits.
+def bf16_round(x):
+    """x (float32) rounded to bfloat16 (nearest even), as float32."""
+    u = np.asarray(x, np.float32).view(np.uint32).astype(np.uint64)
+    r = ((u + 0x7fff + ((u >> 16) & 1)) >> 16 << 16).astype(np.uint32).view(np.float32)
+    return np.where(np.isnan(x), x, r).astype(np.float32)
+
+
+def as_bf16(x):
+    return (bf16_round(x).view(np.uint32) >> 16).astype(np.uint16).view(BF16)
+
+
+def from_bf16(b):
+    return (np.asarray(b).view(np.uint16).astype(np.uint32) << 16).view(np.float32)
+
+
+def rounded_to(t, x):
+    """float32 x rounded to dtype t (an ONNX code) and read back as float32."""
+    x = np.asarray(x, np.float32)
+    if t == T.FLOAT16:
+        with np.errstate(over="ignore"):
+            return x.astype(np.float16).astype(np.float32)
+    if t == T.BFLOAT16:
+        return bf16_round(x)
+    return x
+
+
+def values_of(t, a):
+    """A float32 array as the feed for an input of dtype t."""
+    if t == T.BFLOAT16:
+        return as_bf16(a)
+    with np.errstate(over="ignore"):  # 1e30 as float16 is inf
+        return np.asarray(a).astype(NP[t])
+
+
+def as_f32(t, a):
+    return from_bf16(a) if t == T.BFLOAT16 else np.asarray(a).astype(np.float32)
+
+
+def expand(v, shape, mode, axis, block):
+    """The scale (or zero point) element of every x element."""
+    if mode == "tensor":
+        return np.full(shape, np.asarray(v).reshape(-1)[0], np.asarray(v).dtype)
+    if mode == "axis":
+        return np.asarray(v).reshape([1] * axis + [-1] + [1] * (len(shape) - axis - 1)) \
+            * np.ones(shape, np.asarray(v).dtype)
+    rep = np.repeat(v, block, axis=axis)
+    return np.take(rep, range(shape[axis]), axis=axis)
+
+
+def quantize_ref(x, xt, s, st, z, qt, mode, axis, block, precision):
+    """ONNX's QuantizeLinear: x / scale in the precision (rounded to it),
+    rounded half to even, plus the zero point, saturated; NaN gives the
+    lowest value."""
+    p = precision or st
+    xs = rounded_to(p, as_f32(xt, x))
+    ss = rounded_to(p, expand(as_f32(st, s), xs.shape, mode, axis, block))
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        q = np.rint(rounded_to(p, xs / ss)).astype(np.float64)
+    if z is not None:
+        q = q + expand(z, xs.shape, mode, axis, block).astype(np.float64)
+    info = np.iinfo(NP[qt])
+    q = np.where(np.isnan(q), info.min, np.clip(q, info.min, info.max))
+    return q.astype(NP[qt])
+
+
+def dequantize_ref(x, s, st, z, outt, mode, axis, block):
+    d = x.astype(np.int64)
+    if z is not None:
+        d = d - expand(z, x.shape, mode, axis, block).astype(np.int64)
+    y = d.astype(np.float32) * expand(as_f32(st, s), x.shape, mode, axis, block)
+    return rounded_to(outt, y)
+
+
+def layout(rank):
+    """A random granularity for an x of this rank, its scale shape."""
+    mode = rng.choice(["tensor", "axis", "blocked"] if rank > 0 else ["tensor"])
+    dims = [int(rng.choice([0, 1, 2, 3, 5, 7])) for _ in range(rank)]
+    axis = int(rng.integers(-rank, rank)) if rank else 0
+    a = axis % rank if rank else 0
+    if mode == "tensor":
+        return "tensor", dims, axis, 0, ([] if rng.random() < 0.5 else [1])
+    if dims[a] == 0:
+        dims[a] = 4
+    if mode == "axis":
+        return "axis", dims, axis, 0, [dims[a]]
+    block = int(rng.choice([1, 2, 3, 4]))
+    sdims = list(dims)
+    sdims[a] = -(-dims[a] // block)
+    return "blocked", dims, axis, block, sdims
+
+
+def x_values(xt, shape, scale_f32, mode, axis, block):
+    """Values that tie, saturate and overflow, with infinities and NaN."""
+    if xt == T.INT32:
+        v = rng.integers(-70000, 70000, shape)
+        if v.size:
+            v.flat[0] = np.iinfo(np.int32).max
+        return v.astype(np.int32)
+    s = expand(scale_f32, shape, mode, axis, block).astype(np.float64)
+    k = rng.integers(-300, 300, shape)
+    tie = rng.random(shape) < 0.4
+    v = np.where(tie, (k + 0.5) * s, rng.uniform(-300, 300, shape) * s)
+    if v.size:
+        special = [np.nan, np.inf, -np.inf, 1e30, -1e30]
+        for i in rng.choice(v.size, size=min(v.size, 3), replace=False):
+            v.flat[i] = special[int(rng.integers(len(special)))]
+    return v.astype(np.float32)
+
+
+def scale_values(st, sshape):
+    # Powers of two (ties stay exact) and others.
+    v = np.where(rng.random(sshape) < 0.5, 2.0 ** rng.integers(-3, 3, sshape),
+                 rng.uniform(0.05, 3.0, sshape))
+    return rounded_to(st, np.asarray(v, np.float32).reshape(sshape))
+
+
+def q_model(name, opset, xt, st, qt, xshape, sshape, axis, block, zp, attrs):
+    inputs = [h.make_tensor_value_info("x", xt, xshape)]
+    inits = []
+    ins = ["x", "scale"]
+    inputs.append(h.make_tensor_value_info("scale", st, sshape))
+    if zp:
+        inputs.append(h.make_tensor_value_info("zero_point", qt, sshape))
+        ins.append("zero_point")
+    a = dict(attrs)
+    if opset >= 13:
+        a["axis"] = axis
+    if block:
+        a["block_size"] = block
+    node = h.make_node("QuantizeLinear", ins, ["y"], name="quantize", **a)
+    return h.make_model(h.make_graph([node], name, inputs,
+                                     [h.make_tensor_value_info("y", qt, xshape)],
+                                     initializer=inits),
+                        opset_imports=[h.make_opsetid("", opset)])
+
+
+def try_ort(proto):
+    try:
+        return ort.InferenceSession(proto.SerializeToString(), providers=["CPUExecutionProvider"])
+    except Exception:  # noqa: BLE001 - no ONNX Runtime kernel for these types or opset
+        return None
+
+
+def check_quantize(variant, k):
+    global runs, count
+    opset = [10, 13, 19, 21, 25][k % 5]
+    xt = [T.FLOAT, T.FLOAT16, T.BFLOAT16, T.INT32][(k // 5) % 4]
+    if xt == T.INT32 and opset not in (10, 13, 25):
+        xt = T.FLOAT  # x and scale share a type at opsets 19-24
+    if xt in (T.FLOAT16, T.BFLOAT16) and opset < 19:
+        xt = T.FLOAT
+    st = xt if opset >= 19 and xt != T.INT32 else T.FLOAT
+    precision = 0
+    if opset == 25 and xt == T.FLOAT and k % 2:
+        st = T.FLOAT16  # x and scale of different types, divided in float16
+    if opset == 25 and k % 3 == 0:
+        precision = [T.FLOAT, T.FLOAT16, T.BFLOAT16][k % 9 // 3]
+    rank = int(rng.integers(0 if opset >= 13 else 1, 5))
+    mode, dims, axis, block, sshape = layout(rank)
+    if opset < 13:
+        mode, sshape, block = "tensor", [], 0
+    if opset < 21 and mode == "blocked":
+        mode, block, sshape = "axis", 0, [dims[axis % rank]]
+    qt = QTYPES[k % 4] if opset >= 21 or k % 4 < 2 else T.UINT8
+    zp_kind = ["zero_point", "none", "output_dtype"][k % 3] if opset >= 21 else \
+        ["zero_point", "none"][k % 2]
+    if zp_kind == "none":
+        qt = T.UINT8
+    attrs = {}
+    if zp_kind == "output_dtype":
+        attrs["output_dtype"] = qt
+    if precision:
+        attrs["precision"] = precision
+    symbolic = rank > 0 and rng.random() < 0.5 and (mode == "tensor" or axis % rank != 0)
+    xshape = (["batch"] + dims[1:]) if symbolic else dims
+    # A blocked scale has x's dims but the axis's: the batch too.
+    blocked_batch = symbolic and mode == "blocked"
+    name = f"quantize_{variant}_{k}"
+    proto = q_model(name, opset, xt, st, qt, xshape,
+                    (["batch"] + sshape[1:]) if blocked_batch else sshape, axis, block,
+                    zp_kind == "zero_point", attrs)
+    try:
+        m, _ = compile_model(aotc, tmp, name, proto)
+    except RuntimeError as e:
+        report(False, f"{name}: {str(e)[:300]}")
+        return
+    count += 1
+    sess = try_ort(proto) if xt == T.FLOAT and st == T.FLOAT else None
+    for batch in ([0, 1, 5] if symbolic else [None]):
+        shape = ([batch] + dims[1:]) if symbolic else dims
+        srun = ([batch] + sshape[1:]) if blocked_batch else sshape
+        s32 = scale_values(st, srun)
+        x32 = x_values(xt, shape, s32, mode, axis % max(rank, 1), block)
+        info = np.iinfo(NP[qt])
+        z = rng.integers(info.min, int(info.max) + 1, srun).astype(NP[qt]) \
+            if zp_kind == "zero_point" else None
+        if z is not None and z.size:
+            z.flat[0] = [info.min, info.max, 0][k % 3]
+        feeds = [values_of(xt, x32), values_of(st, s32)] + ([z] if z is not None else [])
+        got = m.run(feeds)[0]
+        runs += 1
+        want = quantize_ref(feeds[0], xt, feeds[1], st, z, qt, mode, axis % max(rank, 1),
+                            block, precision)
+        ok = got.shape == want.shape and got.dtype == want.dtype and np.array_equal(got, want)
+        what = (f"{name} opset {opset} x {T.DataType.Name(xt)}{list(shape)} scale "
+                f"{T.DataType.Name(st)}{sshape} {mode} axis {axis} block {block} -> "
+                f"{T.DataType.Name(qt)} ({zp_kind}) precision {precision}")
+        # ONNX Runtime 1.20 takes a blocked scale of one element or none
+        # for a per-tensor one and refuses its block_size.
+        if sess is not None and (s32.size > 1 or mode != "blocked"):
+            names = [i.name for i in sess.get_inputs()]
+            ref = sess.run(None, dict(zip(names, feeds)))[0]
+            # ONNX Runtime 1.20 wraps a 16-bit quantization of a quotient
+            # beyond int32 (1e30, inf: 0 for u16) where ONNX saturates.
+            if qt in (T.UINT16, T.INT16):
+                with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+                    big = ~(np.abs(feeds[0] / expand(s32, shape, mode, axis % max(rank, 1), block))
+                            < 2.0 ** 31) & ~np.isnan(feeds[0])
+                ref = np.where(big, got, ref)
+            if not np.array_equal(ref, got):
+                ok = False
+                bad = np.argwhere(ref != got)[:3]
+                what += (f"; ONNX Runtime gives {ref[tuple(bad.T)]} for {got[tuple(bad.T)]} at "
+                         f"{bad.tolist()}, x {np.asarray(feeds[0])[tuple(bad.T)]}")
+            what += " (and ONNX Runtime)"
+        if not ok and got.shape == want.shape:
+            bad = np.argwhere(got != want)[:3]
+            what += f"; first differences at {bad.tolist()}: got {got[tuple(bad.T)]}, " \
+                    f"want {want[tuple(bad.T)]}"
+        report(ok, what)
+
+
+def dq_model(name, opset, xt, st, xshape, sshape, axis, block, zp, outt):
+    inputs = [h.make_tensor_value_info("x", xt, xshape),
+              h.make_tensor_value_info("scale", st, sshape)]
+    ins = ["x", "scale"]
+    if zp:
+        inputs.append(h.make_tensor_value_info("zero_point", xt, sshape))
+        ins.append("zero_point")
+    a = {}
+    if opset >= 13:
+        a["axis"] = axis
+    if block:
+        a["block_size"] = block
+    if outt != st:
+        a["output_dtype"] = outt
+    node = h.make_node("DequantizeLinear", ins, ["y"], name="dequantize", **a)
+    return h.make_model(h.make_graph([node], name, inputs,
+                                     [h.make_tensor_value_info("y", outt, xshape)]),
+                        opset_imports=[h.make_opsetid("", opset)])
+
+
+def check_dequantize(variant, k):
+    global runs, count
+    opset = [10, 13, 19, 21, 23][k % 5]
+    xt = [T.UINT8, T.INT8, T.INT32, T.UINT16, T.INT16][(k // 5) % 5]
+    if opset < 21 and xt in (T.UINT16, T.INT16):
+        xt = T.INT8
+    st = [T.FLOAT, T.FLOAT16, T.BFLOAT16][k % 3] if opset >= 19 else T.FLOAT
+    outt = st
+    if opset >= 23 and k % 2:
+        outt = [T.FLOAT, T.FLOAT16, T.BFLOAT16][(k // 2) % 3]
+    rank = int(rng.integers(0 if opset >= 13 else 1, 5))
+    mode, dims, axis, block, sshape = layout(rank)
+    if opset < 13:
+        mode, sshape, block = "tensor", [], 0
+    if opset < 21 and mode == "blocked":
+        mode, block, sshape = "axis", 0, [dims[axis % rank]]
+    zp = xt != T.INT32 or k % 2 == 0
+    symbolic = rank > 0 and rng.random() < 0.5 and (mode == "tensor" or axis % rank != 0)
+    xshape = (["batch"] + dims[1:]) if symbolic else dims
+    blocked_batch = symbolic and mode == "blocked"
+    name = f"dequantize_{variant}_{k}"
+    proto = dq_model(name, opset, xt, st, xshape,
+                     (["batch"] + sshape[1:]) if blocked_batch else sshape, axis, block, zp, outt)
+    try:
+        m, _ = compile_model(aotc, tmp, name, proto)
+    except RuntimeError as e:
+        report(False, f"{name}: {str(e)[:300]}")
+        return
+    count += 1
+    sess = try_ort(proto) if st != T.BFLOAT16 else None
+    info = np.iinfo(NP[xt])
+    for batch in ([0, 1, 5] if symbolic else [None]):
+        shape = ([batch] + dims[1:]) if symbolic else dims
+        x = rng.integers(info.min, int(info.max) + 1, shape, dtype=np.int64).astype(NP[xt])
+        if x.size:
+            x.flat[0], x.flat[-1] = info.min, info.max
+        srun = ([batch] + sshape[1:]) if blocked_batch else sshape
+        s32 = scale_values(st, srun)
+        z = None
+        if zp:
+            z = rng.integers(info.min, int(info.max) + 1, srun, dtype=np.int64).astype(NP[xt]) \
+                if xt != T.INT32 else np.zeros(srun, np.int32)
+            if z.size and xt != T.INT32:
+                z.flat[0] = [info.min, info.max][k % 2]
+        feeds = [x, values_of(st, s32)] + ([z] if z is not None else [])
+        got = m.run(feeds)[0]
+        runs += 1
+        want = dequantize_ref(x, feeds[1], st, z, outt, mode, axis % max(rank, 1), block)
+        got32 = as_f32(outt, got)
+        ok = got32.shape == want.shape and np.array_equal(got32, want, equal_nan=True)
+        what = (f"{name} opset {opset} x {T.DataType.Name(xt)}{list(shape)} scale "
+                f"{T.DataType.Name(st)}{sshape} {mode} axis {axis} block {block} zero point "
+                f"{zp} -> {T.DataType.Name(outt)}")
+        if sess is not None:
+            names = [i.name for i in sess.get_inputs()]
+            ref = sess.run(None, dict(zip(names, feeds)))[0]
+            ok &= np.array_equal(np.asarray(ref).astype(np.float32), got32)
+            what += " (and ONNX Runtime)"
+        if not ok and got32.shape == want.shape:
+            bad = np.argwhere(got32 != want)[:3]
+            what += f"; first differences at {bad.tolist()}: got {got32[tuple(bad.T)]}, " \
+                    f"want {want[tuple(bad.T)]}"
+        report(ok, what)
+
+
+def check_qdq_matmul():
+    """int8 weights per output channel, activations through uint8 and back,
+    into a MatMul with a bias and Relu: ONNX Runtime runs the same model."""
+    global runs, count
+    w = rng.integers(-127, 128, (37, 19)).astype(np.int8)
+    ws = rng.uniform(0.001, 0.02, 19).astype(np.float32)
+    inits = [nh.from_array(w, "w_q"), nh.from_array(ws, "w_scale"),
+             nh.from_array(np.zeros(19, np.int8), "w_zp"),
+             nh.from_array(np.array(0.05, np.float32), "a_scale"),
+             nh.from_array(np.array(128, np.uint8), "a_zp"),
+             nh.from_array(rng.standard_normal(19).astype(np.float32), "bias")]
+    nodes = [h.make_node("QuantizeLinear", ["x", "a_scale", "a_zp"], ["xq"], name="q_act"),
+             h.make_node("DequantizeLinear", ["xq", "a_scale", "a_zp"], ["xd"], name="dq_act"),
+             h.make_node("DequantizeLinear", ["w_q", "w_scale", "w_zp"], ["wd"], axis=1,
+                         name="dq_weight"),
+             h.make_node("MatMul", ["xd", "wd"], ["mm"], name="matmul"),
+             h.make_node("Add", ["mm", "bias"], ["pre"], name="bias"),
+             h.make_node("Relu", ["pre"], ["y"], name="relu")]
+    proto = h.make_model(h.make_graph(nodes, "qdq_matmul",
+                                      [h.make_tensor_value_info("x", T.FLOAT, ["batch", 37])],
+                                      [h.make_tensor_value_info("y", T.FLOAT, ["batch", 19])],
+                                      initializer=inits),
+                         opset_imports=[h.make_opsetid("", 13)])
+    for variant, flags in VARIANTS:
+        os.environ["AOTC_COMPILE_FLAGS"] = flags
+        name = f"qdq_matmul_{variant}"
+        m, _ = compile_model(aotc, tmp, name, proto)
+        count += 1
+        sess = try_ort(proto)
+        for batch in (0, 1, 6):
+            x = (rng.standard_normal((batch, 37)) * 4).astype(np.float32)
+            got = m.run([x])[0]
+            runs += 1
+            ref = sess.run(None, {"x": x})[0]
+            xd = (np.clip(np.rint(x / np.float32(0.05)) + 128, 0, 255) - 128) * np.float32(0.05)
+            want = np.maximum(xd.astype(np.float32) @ (w.astype(np.float32) * ws) +
+                              from_init(inits[5]), 0)
+            ok = got.shape == ref.shape and np.allclose(got, ref, rtol=1e-5, atol=1e-5) and \
+                np.allclose(got, want, rtol=1e-5, atol=1e-5)
+            report(ok, f"{name} batch {batch} against ONNX Runtime and NumPy "
+                       f"(max diff {np.abs(got - ref).max() if got.size else 0:.2e})")
+    os.environ["AOTC_COMPILE_FLAGS"] = ""
+
+
+def from_init(t):
+    return nh.to_array(t)
+
+
+def expect_compile_refusal(name, proto, fragment):
+    try:
+        compile_model(aotc, tmp, name, proto)
+        report(False, f"{name}: compiled")
+    except RuntimeError as e:
+        report(fragment in str(e), f"{name} refused: {str(e)[:200]}")
+
+
+def check_refusals():
+    node = "node 'quantize' (QuantizeLinear)"
+    expect_compile_refusal("q_scale_length", q_model(
+        "q_scale_length", 13, T.FLOAT, T.FLOAT, T.UINT8, [2, 3], [4], 1, 0, True, {}),
+        f"{node}: the scale's length and dim 1 of the input differ: 4 vs 3")
+    expect_compile_refusal("q_axis_opset10", q_model(
+        "q_axis_opset10", 10, T.FLOAT, T.FLOAT, T.UINT8, [2, 3], [3], 1, 0, True, {}),
+        f"{node}: input 1 ('scale') (scale) must have one element before opset 13")
+    expect_compile_refusal("q_axis_range", q_model(
+        "q_axis_range", 13, T.FLOAT, T.FLOAT, T.UINT8, [2, 3], [3], 2, 0, True, {}),
+        f"{node}: axis 2 is out of range for an input of rank 2")
+    expect_compile_refusal("q_blocked_scale", q_model(
+        "q_blocked_scale", 21, T.FLOAT, T.FLOAT, T.INT8, [4, 5], [4, 2], 1, 2, True, {}),
+        f"{node}: dim 1 of the scale and ceil(dim / block_size) of the input differ: 2 vs 3")
+    expect_compile_refusal("q_blocked_rank", q_model(
+        "q_blocked_rank", 21, T.FLOAT, T.FLOAT, T.INT8, [4, 5], [3], 1, 2, True, {}),
+        f"{node}: input 1 ('scale') (scale) of blocked quantization must have the input's rank")
+    expect_compile_refusal("q_dtype_mismatch", q_model(
+        "q_dtype_mismatch", 21, T.FLOAT, T.FLOAT, T.INT8, [4], [], 0, 0, True,
+        {"output_dtype": T.UINT8}),
+        f"{node}: output_dtype u8 differs from the zero point's dtype i8")
+    expect_compile_refusal("q_to_float", q_model(
+        "q_to_float", 21, T.FLOAT, T.FLOAT, T.FLOAT, [4], [], 0, 0, False,
+        {"output_dtype": T.FLOAT}),
+        f"{node}: quantization to f32 is not supported")
+    expect_compile_refusal("q_double", q_model(
+        "q_double", 25, T.DOUBLE, T.FLOAT, T.UINT8, [4], [], 0, 0, True, {}),
+        f"{node}: input 0 ('x') must be f32, f16, bf16 or i32, got f64")
+    expect_compile_refusal("q_int32_scale", q_model(
+        "q_int32_scale", 25, T.INT32, T.INT32, T.UINT8, [4], [], 0, 0, True, {}),
+        f"{node}: input 1 ('scale') (scale) must be f32, f16 or bf16, got i32")
+    expect_compile_refusal("q_precision", q_model(
+        "q_precision", 25, T.FLOAT, T.FLOAT, T.UINT8, [4], [], 0, 0, True,
+        {"precision": T.DOUBLE}),
+        f"{node}: attribute 'precision': f64 is not supported")
+    bad_zp = h.make_model(h.make_graph(
+        [h.make_node("QuantizeLinear", ["x", "scale", "zero_point"], ["y"], name="quantize",
+                     axis=0)], "q_zp_shape",
+        [h.make_tensor_value_info("x", T.FLOAT, [3, 2]),
+         h.make_tensor_value_info("scale", T.FLOAT, [3]),
+         h.make_tensor_value_info("zero_point", T.UINT8, [2])],
+        [h.make_tensor_value_info("y", T.UINT8, [3, 2])]),
+        opset_imports=[h.make_opsetid("", 13)])
+    expect_compile_refusal("q_zp_shape", bad_zp,
+                           f"{node}: dim 0 of the zero point and of the scale differ: 2 vs 3")
+    dq = "node 'dequantize' (DequantizeLinear)"
+    expect_compile_refusal("dq_float_x", dq_model(
+        "dq_float_x", 21, T.FLOAT, T.FLOAT, [4], [], 0, 0, False, T.FLOAT),
+        f"{dq}: input 0 ('x') must be u8, i8, u16, i16 or i32, got f32")
+
+
+for variant, flags in VARIANTS:
+    os.environ["AOTC_COMPILE_FLAGS"] = flags
+    for k in range(40):
+        check_quantize(variant, k)
+    for k in range(30):
+        check_dequantize(variant, k)
+os.environ["AOTC_COMPILE_FLAGS"] = ""
+check_qdq_matmul()
+check_refusals()
+print(f"quantize: {count} models, {runs} runs, {failed} failed")
+sys.exit(1 if failed else 0)
