@@ -469,6 +469,17 @@ Status Importer::importNode(const onnx::NodeProto &node, int index) {
     return error(desc, ": training-mode outputs (running mean/var) are not "
                        "supported");
 
+  if (op == OpKind::MatMulInteger || op == OpKind::QLinearMatMul) {
+    if (outputs.size() != 1)
+      return error(desc, ": expected one output");
+    auto y = expandQuantizedMatMul(*graph_, op, name, desc, inputs, outputs[0],
+                                   onnxTypes_);
+    if (!y)
+      return withOrigin(y.status());
+    Value *v = y.take();
+    values_[v->name()] = v;
+    return Status::ok();
+  }
   Node *n = graph_->addNode(op, name, inputs, outputs);
   for (const onnx::AttributeProto &a : node.attribute()) {
     auto attr = convertAttribute(a);
@@ -579,6 +590,10 @@ Expected<std::unique_ptr<Graph>> Importer::run() {
   graph_->opsetVersion = opset_;
   AOTC_RETURN_IF_ERROR(importInitializers());
   AOTC_RETURN_IF_ERROR(importInputs());
+  // ONNX's inference runs before the nodes are imported (a few imports read
+  // the type of a value a node computes), but its error is reported after
+  // aotc's inference, whose errors name the node.
+  Status onnxInference = runOnnxShapeInference();
   for (int i = 0; i < g.node_size(); ++i)
     AOTC_RETURN_IF_ERROR(importNode(g.node(i), i));
   AOTC_RETURN_IF_ERROR(importOutputs());
@@ -598,7 +613,7 @@ Expected<std::unique_ptr<Graph>> Importer::run() {
       return error("output '", v->name(), "' has rank ", v->type().rank(),
                    "; inputs and outputs can have at most ", kMaxIORank,
                    " dims");
-  AOTC_RETURN_IF_ERROR(runOnnxShapeInference());
+  AOTC_RETURN_IF_ERROR(onnxInference);
   AOTC_RETURN_IF_ERROR(crossCheckTypes());
   AOTC_RETURN_IF_ERROR(
       withOrigin(graph_->verify().withContext("internal error")));

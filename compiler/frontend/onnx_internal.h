@@ -9,8 +9,10 @@
 
 #include <onnx/onnx_pb.h>
 
+#include <map>
 #include <string>
 #include <utility>
+#include <vector>
 
 namespace aotc {
 namespace onnx_import {
@@ -46,6 +48,18 @@ Status checkAttributeNames(OpKind op, const onnx::NodeProto &node,
 /// Checks attribute values that aotc supports only in part (3-D convolution,
 /// unknown auto_pad, training-mode BatchNormalization, unsupported dtypes).
 Status checkAttributeValues(const Node &n, int64_t opset);
+
+/// MatMulInteger or QLinearMatMul (\p op) named \p name (\p desc in
+/// errors), added to \p g as the ops ONNX defines it by
+/// (expand_quantized_matmul.cpp); returns the value named \p output.
+/// \p onnxTypes: ONNX's inferred types, for the rank of a computed zero
+/// point or scale.
+Expected<Value *>
+expandQuantizedMatMul(Graph &g, OpKind op, const std::string &name,
+                      const std::string &desc,
+                      const std::vector<Value *> &inputs,
+                      const std::string &output,
+                      const std::map<std::string, onnx::TypeProto> &onnxTypes);
 
 /// Fills the symbolic data of a small (<= 64 elements) 0-D/1-D integer
 /// constant.

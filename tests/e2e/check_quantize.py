@@ -17,7 +17,11 @@ bfloat16, output_dtype at opset 23. A QDQ model (int8 weights per output
 channel into a MatMul, its activations quantized and dequantized) against
 ONNX Runtime. Shapes that do not match, dtypes aotc lacks and per-axis
 scales before opset 13 are refused at compile time naming the node.
-Usage: check_quantize.py AOTC
+MatMulInteger (exact int32, zero points none, scalar, per row and per
+column, batched) and QLinearMatMul (per-column scales, uint8 and int8 out)
+against NumPy and ONNX Runtime; the int8 QLinearMatMul node tests whose
+stored outputs wrap where ONNX saturates, against ONNX Runtime.
+Usage: check_quantize.py AOTC [ONNX_NODE_TEST_DIR]
 """
 import os
 import sys
@@ -412,6 +416,211 @@ def check_qdq_matmul():
     os.environ["AOTC_COMPILE_FLAGS"] = ""
 
 
+def integer_matmul_inputs(k):
+    """Random operands of an integer matrix product: A [batch..., M, K] of
+    uint8 or int8 (its zero point none, a scalar or one per row), B [K, N]
+    or batched (none, a scalar or one per column), values at the limits."""
+    at, bt = [(np.uint8, np.int8), (np.int8, np.int8), (np.uint8, np.uint8),
+              (np.int8, np.uint8)][k % 4]
+    m, kk, n = [(1, 1, 1), (3, 5, 7), (17, 33, 9), (8, 64, 16), (5, 300, 3)][k % 5]
+    batch = [[], [2], [2, 3]][k % 3]
+    a = rng.integers(np.iinfo(at).min, int(np.iinfo(at).max) + 1, batch + [m, kk]).astype(at)
+    b_batch = batch if k % 2 else []
+    b = rng.integers(np.iinfo(bt).min, int(np.iinfo(bt).max) + 1, b_batch + [kk, n]).astype(bt)
+    a.flat[0], b.flat[0] = np.iinfo(at).min, np.iinfo(bt).min
+    azp = [None, np.array(np.iinfo(at).max, at),
+           rng.integers(np.iinfo(at).min, int(np.iinfo(at).max) + 1, [m]).astype(at)][k % 3]
+    if azp is not None and azp.ndim == 1 and batch:
+        azp = None  # per row of a 2-D A only
+    bzp = [rng.integers(np.iinfo(bt).min, int(np.iinfo(bt).max) + 1, [n]).astype(bt), None,
+           np.array(np.iinfo(bt).min, bt)][k % 3]
+    return a, b, azp, bzp
+
+
+def centred(x, zp, rows):
+    x = x.astype(np.int64)
+    if zp is None:
+        return x
+    return x - (zp.astype(np.int64).reshape(-1, 1) if rows and zp.ndim == 1 else zp.astype(np.int64))
+
+
+def int_onnx(name, nodes, inputs, outputs, inits, opset):
+    return h.make_model(h.make_graph(nodes, name, inputs, outputs, initializer=inits),
+                        opset_imports=[h.make_opsetid("", opset)])
+
+
+def check_matmul_integer(variant, k):
+    """MatMulInteger: exact int32 against NumPy in int64, and ONNX Runtime."""
+    global runs, count
+    a, b, azp, bzp = integer_matmul_inputs(k)
+    name = f"matmul_integer_{variant}_{k}"
+    t = {np.dtype(np.uint8): T.UINT8, np.dtype(np.int8): T.INT8}
+    ins = ["a", "b", "a_zero_point" if azp is not None else "",
+           "b_zero_point" if bzp is not None else ""]
+    while ins[-1] == "":
+        ins.pop()
+    inits = [nh.from_array(z, nm) for z, nm in ((azp, "a_zero_point"), (bzp, "b_zero_point"))
+             if z is not None]
+    ashape = ["batch"] + list(a.shape[1:]) if a.ndim > 2 else list(a.shape)
+    out_shape = list(np.broadcast_shapes(a.shape[:-2], b.shape[:-2])) + [a.shape[-2], b.shape[-1]]
+    oshape = ["batch"] + out_shape[1:] if a.ndim > 2 else out_shape
+    proto = int_onnx(name, [h.make_node("MatMulInteger", ins, ["y"], name="mmi")],
+                     [h.make_tensor_value_info("a", t[a.dtype], ashape),
+                      h.make_tensor_value_info("b", t[b.dtype], list(b.shape))],
+                     [h.make_tensor_value_info("y", T.INT32, oshape)], inits, 10)
+    m, _ = compile_model(aotc, tmp, name, proto)
+    count += 1
+    got = m.run([a, b])[0]
+    runs += 1
+    want = (centred(a, azp, True) @ centred(b, bzp, False)).astype(np.int32)
+    ok = got.shape == want.shape and got.dtype == np.int32 and np.array_equal(got, want)
+    what = f"{name} A {a.dtype}{list(a.shape)} zp {None if azp is None else list(azp.shape)} " \
+           f"B {b.dtype}{list(b.shape)} zp {None if bzp is None else list(bzp.shape)}"
+    sess = try_ort(proto)
+    if sess is not None:
+        try:
+            ref = sess.run(None, {"a": a, "b": b})[0]
+            ok &= np.array_equal(ref, got)
+            what += " (and ONNX Runtime)"
+        except Exception:  # noqa: BLE001 - ONNX Runtime lacks the combination
+            pass
+    report(ok, what)
+
+
+def qlinear_ref(a, a_scale, azp, b, b_scale, bzp, y_scale, yzp):
+    """ONNX's QLinearMatMul with QuantizeLinear's saturation: the multiplier
+    a_scale * b_scale / y_scale in float32, the product in float32."""
+    c = (centred(a, azp, True) @ centred(b, bzp, False)).astype(np.float32)
+    asc = a_scale.reshape(-1, 1) if a_scale.ndim == 1 and a_scale.size > 1 else a_scale
+    mult = (asc.astype(np.float32) * b_scale.astype(np.float32)) / y_scale.astype(np.float32)
+    d = np.rint((c * mult).astype(np.float32)).astype(np.float64) + yzp.astype(np.float64)
+    info = np.iinfo(yzp.dtype)
+    return np.clip(d, info.min, info.max).astype(yzp.dtype)
+
+
+def check_qlinear_matmul(variant, k):
+    global runs, count
+    a, b, azp, bzp = integer_matmul_inputs(k)
+    azp = azp if azp is not None else np.array(0, a.dtype)
+    bzp = bzp if bzp is not None else np.array(0, b.dtype)
+    if a.ndim > 2 or b.ndim > 2:
+        azp = azp.reshape([]) if azp.size == 1 else np.array(azp.flat[0], a.dtype)
+    a_scale = np.array(rng.uniform(0.001, 0.05), np.float32)
+    b_scale = (rng.uniform(0.001, 0.05, [b.shape[-1]]) if k % 2 else
+               np.array(rng.uniform(0.001, 0.05))).astype(np.float32)
+    if bzp.ndim == 1 and b_scale.ndim == 0:
+        b_scale = np.full(bzp.shape, b_scale, np.float32)
+    if b_scale.ndim == 1 and bzp.ndim == 0:
+        bzp = np.full(b_scale.shape, bzp, b.dtype)
+    yt = [np.uint8, np.int8][k % 2]
+    yzp = np.array(rng.integers(np.iinfo(yt).min // 2, np.iinfo(yt).max // 2), yt)
+    y_scale = np.array(rng.uniform(0.01, 0.5), np.float32)
+    name = f"qlinear_matmul_{variant}_{k}"
+    t = {np.dtype(np.uint8): T.UINT8, np.dtype(np.int8): T.INT8}
+    inits = [nh.from_array(v, nm) for v, nm in
+             ((a_scale, "a_scale"), (azp, "a_zero_point"), (b_scale, "b_scale"),
+              (bzp, "b_zero_point"), (y_scale, "y_scale"), (yzp, "y_zero_point"))]
+    out_shape = list(np.broadcast_shapes(a.shape[:-2], b.shape[:-2])) + [a.shape[-2], b.shape[-1]]
+    proto = int_onnx(name, [h.make_node("QLinearMatMul",
+                                        ["a", "a_scale", "a_zero_point", "b", "b_scale",
+                                         "b_zero_point", "y_scale", "y_zero_point"], ["y"],
+                                        name="qmm")],
+                     [h.make_tensor_value_info("a", t[a.dtype], list(a.shape)),
+                      h.make_tensor_value_info("b", t[b.dtype], list(b.shape))],
+                     [h.make_tensor_value_info("y", t[np.dtype(yt)], out_shape)], inits, 21)
+    m, _ = compile_model(aotc, tmp, name, proto)
+    count += 1
+    got = m.run([a, b])[0]
+    runs += 1
+    want = qlinear_ref(a, a_scale, azp, b, b_scale, bzp, y_scale, yzp)
+    ok = got.shape == want.shape and got.dtype == want.dtype and np.array_equal(got, want)
+    what = f"{name} A {a.dtype}{list(a.shape)} B {b.dtype}{list(b.shape)} b_scale " \
+           f"{list(b_scale.shape)} -> {np.dtype(yt)}"
+    sess = try_ort(proto)
+    if sess is not None:
+        try:
+            ref = sess.run(None, {"a": a, "b": b})[0]
+            ok &= np.array_equal(ref, got)
+            what += " (and ONNX Runtime)"
+        except Exception:  # noqa: BLE001 - ONNX Runtime lacks the combination
+            pass
+    report(ok, what)
+
+
+def check_departed_node_tests(node_dir):
+    """The int8 QLinearMatMul node tests whose stored outputs wrap
+    (tests/e2e/onnx_node_departures.txt): aotc gives ONNX Runtime's
+    saturated results on their inputs."""
+    import glob
+    import onnx
+    global runs, count
+    for case in ("test_qlinearmatmul_2D_int8_float32", "test_qlinearmatmul_3D_int8_float32",
+                 "test_qlinearmatmul_2D_int8_float16", "test_qlinearmatmul_3D_int8_float16"):
+        d = os.path.join(node_dir, case)
+        proto = onnx.load(os.path.join(d, "model.onnx"))
+        m, _ = compile_model(aotc, tmp, "departed_" + case, proto)
+        count += 1
+        feeds = [nh.to_array(onnx.load_tensor(f))
+                 for f in sorted(glob.glob(os.path.join(d, "test_data_set_0", "input_*.pb")))]
+        stored = nh.to_array(onnx.load_tensor(os.path.join(d, "test_data_set_0", "output_0.pb")))
+        got = m.run(feeds)[0]
+        runs += 1
+        sess = try_ort(proto)
+        ref = sess.run(None, {i.name: v for i, v in zip(sess.get_inputs(), feeds)})[0]
+        report(np.array_equal(got, ref) and not np.array_equal(got, stored),
+               f"{case}: ONNX Runtime's saturated result, not the stored wrapped one "
+               f"({int(np.sum(got != stored))} elements differ from it)")
+
+
+def check_dynamic_quantization():
+    """ONNX Runtime's dynamic quantization of a MatMul: DynamicQuantizeLinear
+    of the activations (its zero point a computed scalar), MatMulInteger by
+    int8 weights, the product scaled back; and a per-row zero point that a
+    node computes (its rank from ONNX's inference)."""
+    global runs, count
+    w = rng.integers(-127, 128, (48, 10)).astype(np.int8)
+    inits = [nh.from_array(w, "w_q"), nh.from_array(np.array(0, np.int8), "w_zp"),
+             nh.from_array(np.array(0.02, np.float32), "w_scale")]
+    nodes = [h.make_node("DynamicQuantizeLinear", ["x"], ["xq", "x_scale", "x_zp"], name="dql"),
+             h.make_node("MatMulInteger", ["xq", "w_q", "x_zp", "w_zp"], ["acc"], name="mmi"),
+             h.make_node("Cast", ["acc"], ["acc_f"], to=T.FLOAT, name="cast"),
+             h.make_node("Mul", ["x_scale", "w_scale"], ["scale"], name="scale"),
+             h.make_node("Mul", ["acc_f", "scale"], ["y"], name="rescale")]
+    proto = h.make_model(h.make_graph(nodes, "dynamic_quantized_matmul",
+                                      [h.make_tensor_value_info("x", T.FLOAT, ["batch", 48])],
+                                      [h.make_tensor_value_info("y", T.FLOAT, ["batch", 10])],
+                                      initializer=inits),
+                         opset_imports=[h.make_opsetid("", 13)])
+    m, _ = compile_model(aotc, tmp, "dynamic_quantized_matmul", proto)
+    count += 1
+    sess = try_ort(proto)
+    for batch in (1, 5):
+        x = (rng.standard_normal((batch, 48)) * 3).astype(np.float32)
+        got = m.run([x])[0]
+        runs += 1
+        ref = sess.run(None, {"x": x})[0]
+        report(got.shape == ref.shape and np.allclose(got, ref, rtol=1e-6, atol=1e-6),
+               f"dynamic_quantized_matmul batch {batch} against ONNX Runtime "
+               f"(max diff {np.abs(got - ref).max():.2e})")
+    computed_zp = h.make_model(h.make_graph(
+        [h.make_node("Identity", ["zp_in"], ["zp"], name="copy"),
+         h.make_node("MatMulInteger", ["a", "b", "zp"], ["y"], name="mmi")], "mmi_computed_zp",
+        [h.make_tensor_value_info("a", T.UINT8, [3, 4]),
+         h.make_tensor_value_info("b", T.UINT8, [4, 2]),
+         h.make_tensor_value_info("zp_in", T.UINT8, [3])],
+        [h.make_tensor_value_info("y", T.INT32, [3, 2])]),
+        opset_imports=[h.make_opsetid("", 13)])
+    m, _ = compile_model(aotc, tmp, "mmi_computed_zp", computed_zp)
+    count += 1
+    a = rng.integers(0, 256, (3, 4)).astype(np.uint8)
+    b = rng.integers(0, 256, (4, 2)).astype(np.uint8)
+    zp = np.array([0, 255, 17], np.uint8)
+    got = m.run([a, b, zp])[0]
+    runs += 1
+    want = (centred(a, zp, True) @ b.astype(np.int64)).astype(np.int32)
+    report(np.array_equal(got, want), "MatMulInteger by a per-row zero point a node computes")
+
+
 def from_init(t):
     return nh.to_array(t)
 
@@ -469,6 +678,20 @@ def check_refusals():
         opset_imports=[h.make_opsetid("", 13)])
     expect_compile_refusal("q_zp_shape", bad_zp,
                            f"{node}: dim 0 of the zero point and of the scale differ: 2 vs 3")
+    inits = [nh.from_array(np.array(v, dt), nm) for v, dt, nm in
+             ((0.1, np.float32, "sa"), (3, np.uint8, "za"), (0.2, np.float32, "sb"),
+              (4, np.uint8, "zb"), (0.5, np.float32, "sy"))]
+    inits.append(nh.from_array(np.array([1, 2], np.uint8), "zy"))
+    two_y_zp = h.make_model(h.make_graph(
+        [h.make_node("QLinearMatMul", ["a", "sa", "za", "b", "sb", "zb", "sy", "zy"], ["y"],
+                     name="qmm")], "qmm_two_y_zp",
+        [h.make_tensor_value_info("a", T.UINT8, [3, 4]),
+         h.make_tensor_value_info("b", T.UINT8, [4, 2])],
+        [h.make_tensor_value_info("y", T.UINT8, [3, 2])], initializer=inits),
+        opset_imports=[h.make_opsetid("", 13)])
+    expect_compile_refusal("qmm_two_y_zp", two_y_zp,
+                           "node 'qmm' (QLinearMatMul): y_zero_point must be a constant or graph "
+                           "input of one element")
     dq = "node 'dequantize' (DequantizeLinear)"
     expect_compile_refusal("dq_float_x", dq_model(
         "dq_float_x", 21, T.FLOAT, T.FLOAT, [4], [], 0, 0, False, T.FLOAT),
@@ -481,8 +704,14 @@ for variant, flags in VARIANTS:
         check_quantize(variant, k)
     for k in range(30):
         check_dequantize(variant, k)
+    for k in range(15):
+        check_matmul_integer(variant, k)
+        check_qlinear_matmul(variant, k)
 os.environ["AOTC_COMPILE_FLAGS"] = ""
+if len(sys.argv) > 2:
+    check_departed_node_tests(sys.argv[2])
 check_qdq_matmul()
+check_dynamic_quantization()
 check_refusals()
 print(f"quantize: {count} models, {runs} runs, {failed} failed")
 sys.exit(1 if failed else 0)

@@ -1,0 +1,154 @@
+/// \file
+/// MatMulInteger and QLinearMatMul, imported as the Graph IR ops ONNX defines
+/// them by (see onnx_internal.h):
+///   MatMulInteger:  Y = (A - a_zero_point) @ (B - b_zero_point), in int32
+///   QLinearMatMul:  Y = QuantizeLinear(float(C) * (a_scale * b_scale /
+///                   y_scale), 1, y_zero_point) with C the MatMulInteger of
+///                   a and b by their zero points
+/// The multiplier is one float32 product and quotient, as ONNX Runtime
+/// computes it, and QuantizeLinear rounds half to even and saturates. A zero
+/// point or scale of A is a scalar, a vector of A's rows (A of rank 2: read
+/// as a column, [M, 1]) or [..., M, 1]; one of B a scalar, a vector of B's
+/// columns or [..., 1, N]: both broadcast as they are but A's vector. Such
+/// a per-row vector is told apart from a scalar by its rank: its type where
+/// it is a constant or graph input, ONNX's inference where a node computes
+/// it (DynamicQuantizeLinear's zero point, in ONNX Runtime's dynamic
+/// quantization).
+#include "compiler/frontend/onnx_internal.h"
+
+#include <cstring>
+
+namespace aotc {
+namespace onnx_import {
+
+namespace {
+
+class Expander {
+public:
+  Expander(Graph &g, std::string name, std::string desc, std::string out,
+           const std::map<std::string, onnx::TypeProto> &onnxTypes)
+      : g_(g), name_(std::move(name)), desc_(std::move(desc)),
+        out_(std::move(out)), onnxTypes_(onnxTypes) {}
+
+  /// A node of \p op over \p in, its result named after the ONNX output.
+  Value *node(OpKind op, const std::string &what,
+              const std::vector<Value *> &in) {
+    Node *n = g_.addNode(op, name_ + "#" + what, in, {out_ + "#" + what});
+    return n->output(0);
+  }
+  Value *cast(Value *v, DType to, const std::string &what) {
+    Value *c = node(OpKind::Cast, what, {v});
+    c->producer()->setAttr(
+        "to", Attribute{static_cast<int64_t>(to), std::nullopt});
+    return c;
+  }
+
+  /// \p v (a zero point or scale of A) as a column where it is a vector
+  /// of more than one element, so that it broadcasts along A's rows.
+  Expected<Value *> rowsAsColumn(Value *v, const char *label) {
+    // A constant's or graph input's type is known at import; a computed
+    // value's (DynamicQuantizeLinear's zero point) is ONNX's inference's.
+    int rank = -1;
+    int64_t n = -1;
+    if (!v->producer()) {
+      const TensorType &t = v->type();
+      rank = t.rank();
+      if (rank == 1 && !t.dims[0].isConst(n))
+        n = -1;
+    } else if (auto it = onnxTypes_.find(v->name());
+               it != onnxTypes_.end() && it->second.has_tensor_type() &&
+               it->second.tensor_type().has_shape()) {
+      const onnx::TensorShapeProto &s = it->second.tensor_type().shape();
+      rank = s.dim_size();
+      if (rank == 1 && s.dim(0).has_dim_value())
+        n = s.dim(0).dim_value();
+    }
+    if (rank < 0)
+      return makeError(desc_, ": the rank of ", label,
+                       " is not known at compile time (it tells a per-row "
+                       "vector from a scalar)");
+    if (rank != 1 || n == 1)
+      return v;
+    return node(OpKind::Reshape, std::string(label) + "_column",
+                {v, g_.addShapeConstant(out_ + "#" + label + "_column_shape",
+                                        {-1, 1})});
+  }
+
+  /// \p x - \p zeroPoint in int32 (x alone where there is none).
+  Expected<Value *> centred(Value *x, Value *zeroPoint, bool rows,
+                            const char *label) {
+    Value *x32 = cast(x, DType::Int32, std::string(label) + "_i32");
+    if (!zeroPoint)
+      return x32;
+    Value *z = zeroPoint;
+    if (rows) {
+      AOTC_ASSIGN_OR_RETURN(
+          z, rowsAsColumn(z, (std::string(label) + "_zero_point").c_str()));
+    }
+    Value *z32 = cast(z, DType::Int32, std::string(label) + "_zero_point_i32");
+    return node(OpKind::Sub, std::string(label) + "_centred", {x32, z32});
+  }
+
+  Graph &g_;
+  std::string name_, desc_, out_;
+  const std::map<std::string, onnx::TypeProto> &onnxTypes_;
+};
+
+} // namespace
+
+Expected<Value *>
+expandQuantizedMatMul(Graph &g, OpKind op, const std::string &name,
+                      const std::string &desc,
+                      const std::vector<Value *> &inputs,
+                      const std::string &output,
+                      const std::map<std::string, onnx::TypeProto> &onnxTypes) {
+  auto in = [&](size_t i) -> Value * {
+    return i < inputs.size() ? inputs[i] : nullptr;
+  };
+  Expander e(g, name, desc, output, onnxTypes);
+  if (op == OpKind::MatMulInteger) {
+    AOTC_ASSIGN_OR_RETURN(Value * a, e.centred(in(0), in(2), true, "a"));
+    AOTC_ASSIGN_OR_RETURN(Value * b, e.centred(in(1), in(3), false, "b"));
+    return g.addNode(OpKind::MatMul, name, {a, b}, {output})->output(0);
+  }
+  // QLinearMatMul: a, a_scale, a_zero_point, b, b_scale, b_zero_point,
+  // y_scale, y_zero_point (all eight present).
+  for (size_t i = 0; i < 8; ++i)
+    if (!in(i))
+      return makeError(desc, ": input ", i, " is missing");
+  AOTC_ASSIGN_OR_RETURN(Value * a, e.centred(in(0), in(2), true, "a"));
+  AOTC_ASSIGN_OR_RETURN(Value * b, e.centred(in(3), in(5), false, "b"));
+  Value *c = e.node(OpKind::MatMul, "product_i32", {a, b});
+  AOTC_ASSIGN_OR_RETURN(Value * aScale, e.rowsAsColumn(in(1), "a_scale"));
+  // The scales in float32 (float16 and bfloat16 ones widened exactly).
+  Value *scales =
+      e.node(OpKind::Mul, "scales",
+             {e.cast(aScale, DType::Float32, "a_scale_f32"),
+              e.cast(in(4), DType::Float32, "b_scale_f32")});
+  Value *multiplier = e.node(
+      OpKind::Div, "multiplier",
+      {scales, e.cast(in(6), DType::Float32, "y_scale_f32")});
+  Value *scaled = e.node(OpKind::Mul, "scaled",
+                         {e.cast(c, DType::Float32, "product"), multiplier});
+  // Quantized by a scale of 1 of the zero point's shape ([] or [1]).
+  const Value *yZero = in(7);
+  int64_t n;
+  if (yZero->producer() || yZero->type().rank() > 1 ||
+      (yZero->type().rank() == 1 &&
+       !(yZero->type().dims[0].isConst(n) && n == 1)))
+    return makeError(desc, ": y_zero_point must be a constant or graph input "
+                           "of one element (per-tensor output quantization)");
+  std::vector<uint8_t> one(sizeof(float));
+  const float unit = 1.0f;
+  std::memcpy(one.data(), &unit, sizeof unit);
+  Value *unitScale = g.addConstant(
+      output + "#unit_scale", TensorType{DType::Float32, yZero->type().dims},
+      TensorData::fromBytes(std::move(one)), "", /*folded=*/true);
+  return g
+      .addNode(OpKind::QuantizeLinear, name, {scaled, unitScale, in(7)},
+               {output})
+      ->output(0);
+}
+
+} // namespace onnx_import
+} // namespace aotc
