@@ -81,13 +81,27 @@ Expected<FoldProgram> extractFoldProgram(Graph &g) {
   // Foldable nodes, in one pass over the topological order (isFoldable
   // alone would walk every node's ancestors again), and those of them that
   // read a weight tensor, directly or through another.
-  std::set<const Node *> foldable, readsWeights;
-  auto inputFoldable = [&](const Value *in) {
+  // A node is computable at load when its inputs are; it is foldable when
+  // its results are also not known at compile time (symbolicData: those
+  // stay in the main graph, where kernels read them as literals). A
+  // foldable node may read a computable one (a weight minus a zero point
+  // cast to int32): the program then computes that one too.
+  std::set<const Node *> computable, foldable, readsWeights;
+  auto inputComputable = [&](const Value *in) {
     return in->isConstant() ? isFoldable(in)
-                            : in->producer() && foldable.count(in->producer());
+                            : in->producer() && computable.count(in->producer());
   };
   for (const auto &n : nodes) {
-    if (!foldableNode(*n, inputFoldable))
+    bool ins = !n->inputs().empty();
+    for (const Value *in : n->inputs())
+      ins &= !in || inputComputable(in);
+    bool static_ = true;
+    for (const Value *out : n->outputs())
+      static_ &= out->type().isStatic();
+    if (!ins || !static_)
+      continue;
+    computable.insert(n.get());
+    if (!foldableNode(*n, inputComputable))
       continue;
     foldable.insert(n.get());
     for (const Value *in : n->inputs())

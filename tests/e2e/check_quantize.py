@@ -593,6 +593,13 @@ def check_dynamic_quantization():
                          opset_imports=[h.make_opsetid("", 13)])
     m, _ = compile_model(aotc, tmp, "dynamic_quantized_matmul", proto)
     count += 1
+    # The weights minus their zero point, in int32, are computed at load
+    # (the folding program), not in every run.
+    import subprocess
+    shown = subprocess.run([aotc, "inspect", os.path.join(tmp, "dynamic_quantized_matmul.so")],
+                           capture_output=True, text=True).stdout
+    report("folding: Cast+Sub -> i32[48,10]" in shown,
+           "the centred int8 weights are computed by the folding program")
     sess = try_ort(proto)
     for batch in (1, 5):
         x = (rng.standard_normal((batch, 48)) * 3).astype(np.float32)
@@ -602,6 +609,22 @@ def check_dynamic_quantization():
         report(got.shape == ref.shape and np.allclose(got, ref, rtol=1e-6, atol=1e-6),
                f"dynamic_quantized_matmul batch {batch} against ONNX Runtime "
                f"(max diff {np.abs(got - ref).max():.2e})")
+    # New int8 weights while the model is loaded: the folding program
+    # recomputes the centred copy from them.
+    w2 = rng.integers(-127, 128, w.shape).astype(np.int8)
+    m.update_constants({"w_q": w2}, validate_full=False)
+    inits2 = [nh.from_array(w2, "w_q")] + inits[1:]
+    proto2 = h.make_model(h.make_graph(nodes, "dynamic_quantized_matmul_2", proto.graph.input,
+                                       proto.graph.output, initializer=inits2),
+                          opset_imports=[h.make_opsetid("", 13)])
+    x = (rng.standard_normal((3, 48)) * 3).astype(np.float32)
+    got = m.run([x])[0]
+    runs += 1
+    ref = try_ort(proto2).run(None, {"x": x})[0]
+    old = sess.run(None, {"x": x})[0]
+    report(np.allclose(got, ref, rtol=1e-6, atol=1e-6) and not np.allclose(got, old),
+           "dynamic_quantized_matmul after its int8 weights are updated, against ONNX Runtime "
+           "with the new weights")
     computed_zp = h.make_model(h.make_graph(
         [h.make_node("Identity", ["zp_in"], ["zp"], name="copy"),
          h.make_node("MatMulInteger", ["a", "b", "zp"], ["y"], name="mmi")], "mmi_computed_zp",
