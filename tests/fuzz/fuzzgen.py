@@ -1197,10 +1197,28 @@ def op_quantize(b):
     or int8, per tensor (a scale of shape [] or [1]) or per axis, with a zero
     point or none, mostly followed by the DequantizeLinear of the same scale
     and zero point (fake quantization, as QDQ models have it); or
-    DequantizeLinear of an int8 or uint8 tensor of the graph. x is exact data
+    DequantizeLinear of an int8 or uint8 tensor of the graph; or MatMulInteger
+    of an int8/uint8 matrix of the graph by constant weights. x is exact data
     because a quotient x / scale near a rounding boundary moves a whole step
     for an ulp of difference upstream, which the comparison would call wrong."""
     rng = b.rng
+    if rng.random() < 0.15:
+        # MatMulInteger of an int8/uint8 matrix of the graph by constant
+        # weights, the zero points scalars (ONNX Runtime's kernel takes no
+        # other A zero point) or one per column of B.
+        try:
+            a = b.pick(["i8", "u8"], lambda t: t.rank == 2)
+        except Skip:
+            a = b.new_input(str(rng.choice(["i8", "u8"])), b.random_shape(rank=2))
+        n = int(rng.choice([1, 3, 8, 17]))
+        bdt = str(rng.choice(["i8", "u8"]))
+        w = b.new_const(bdt, [a.shape[1], n])
+        ins = [a, w]
+        if rng.random() < 0.7:
+            ins.append(b.new_const(a.dt, []))
+            if rng.random() < 0.6:
+                ins.append(b.new_const(bdt, [] if rng.random() < 0.5 else [n]))
+        return b.node("MatMulInteger", ins, "i32", [a.shape[0], n])
     if rng.random() < 0.2:
         q = b.pick(["i8", "u8"], lambda t: t.rank <= 4)
         x = None
