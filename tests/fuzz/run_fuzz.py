@@ -52,7 +52,10 @@ BAD = ("WRONG", "ERROR", "CRASH")
 def write_case(path, model, inputs, outputs):
     # A folder from an earlier run (--keep DIR again, other flags) may hold
     # more inputs or outputs than this case has: aotc test would read them.
-    shutil.rmtree(path, ignore_errors=True)
+    # Only the data set written here is replaced: callers that gather several
+    # sets in one case (check_register_tile.py, check_row_kernels.py) rename
+    # each away before writing the next.
+    shutil.rmtree(os.path.join(path, "test_data_set_0"), ignore_errors=True)
     os.makedirs(os.path.join(path, "test_data_set_0"))
     onnx.save(model, os.path.join(path, "model.onnx"))
     for i, v in enumerate(inputs):
