@@ -27,17 +27,32 @@ bool isView(OpKind op) {
   }
 }
 
-/// A node with inputs, all foldable by \p inputFoldable, and results of
-/// static shapes that no shape arithmetic reads.
-template <typename InputFoldable>
-bool foldableNode(const Node &n, InputFoldable inputFoldable) {
+/// A node with inputs, all computable by \p inputComputable, and results of
+/// static shapes.
+template <typename InputComputable>
+bool computableNode(const Node &n, InputComputable inputComputable) {
   for (const Value *in : n.inputs())
-    if (in && !inputFoldable(in))
+    if (in && !inputComputable(in))
       return false;
   for (const Value *out : n.outputs())
-    if (!out->type().isStatic() || out->symbolicData().has_value())
+    if (!out->type().isStatic())
       return false;
   return !n.inputs().empty();
+}
+
+/// Whether shape arithmetic knows a result of \p n at compile time (it
+/// stays in the main graph, where kernels read it as a literal).
+bool resultKnownAtCompileTime(const Node &n) {
+  for (const Value *out : n.outputs())
+    if (out->symbolicData().has_value())
+      return true;
+  return false;
+}
+
+/// A computable node whose results are not known at compile time.
+template <typename InputFoldable>
+bool foldableNode(const Node &n, InputFoldable inputFoldable) {
+  return computableNode(n, inputFoldable) && !resultKnownAtCompileTime(n);
 }
 
 } // namespace
@@ -78,30 +93,22 @@ bool isWeightTensor(const Value *v) {
 Expected<FoldProgram> extractFoldProgram(Graph &g) {
   FoldProgram out;
   const auto &nodes = g.nodes();
-  // Foldable nodes, in one pass over the topological order (isFoldable
-  // alone would walk every node's ancestors again), and those of them that
-  // read a weight tensor, directly or through another.
-  // A node is computable at load when its inputs are; it is foldable when
-  // its results are also not known at compile time (symbolicData: those
-  // stay in the main graph, where kernels read them as literals). A
-  // foldable node may read a computable one (a weight minus a zero point
-  // cast to int32): the program then computes that one too.
+  // Computable and foldable nodes, in one pass over the topological order
+  // (isFoldable alone would walk every node's ancestors again), and the
+  // foldable ones that read a weight tensor, directly or through another.
+  // A foldable node may read a computable one whose result is known at
+  // compile time (a weight minus a zero point cast to int32): the program
+  // then computes that one too.
   std::set<const Node *> computable, foldable, readsWeights;
   auto inputComputable = [&](const Value *in) {
     return in->isConstant() ? isFoldable(in)
                             : in->producer() && computable.count(in->producer());
   };
   for (const auto &n : nodes) {
-    bool ins = !n->inputs().empty();
-    for (const Value *in : n->inputs())
-      ins &= !in || inputComputable(in);
-    bool static_ = true;
-    for (const Value *out : n->outputs())
-      static_ &= out->type().isStatic();
-    if (!ins || !static_)
+    if (!computableNode(*n, inputComputable))
       continue;
     computable.insert(n.get());
-    if (!foldableNode(*n, inputComputable))
+    if (resultKnownAtCompileTime(*n))
       continue;
     foldable.insert(n.get());
     for (const Value *in : n->inputs())

@@ -38,6 +38,15 @@ Expected<DType> dtypeAttr(const Node &n, const char *name) {
   return t;
 }
 
+/// Fails unless the scale (input 1) is f32, f16 or bf16.
+Status requireScale(const Node &n) {
+  DType t = inputType(n, 1).dtype;
+  if (!isScale(t))
+    return makeError(n.describe(), ": ", inputLabel(n, 1),
+                     " (scale) must be f32, f16 or bf16, got ", dtypeName(t));
+  return Status::ok();
+}
+
 enum Granularity : int64_t { kPerTensor = 0, kPerAxis = 1, kBlocked = 2 };
 
 /// The granularity of the scale (input 1), checked against x (input 0) and
@@ -116,15 +125,12 @@ Status inferGranularity(Context &c, Node &n) {
 
 Status inferQuantizeLinear(Context &c, Node &n) {
   const TensorType &x = inputType(n, 0);
-  DType xT = x.dtype, sT = inputType(n, 1).dtype;
+  DType xT = x.dtype;
   if (!isScale(xT) && xT != DType::Int32)
     return makeError(n.describe(), ": ", inputLabel(n, 0),
                      " must be f32, f16, bf16 or i32, got ",
                      dtypeName(xT));
-  if (!isScale(sT))
-    return makeError(n.describe(), ": ", inputLabel(n, 1),
-                     " (scale) must be f32, f16 or bf16, got ",
-                     dtypeName(sT));
+  AOTC_RETURN_IF_ERROR(requireScale(n));
   DType outT = DType::UInt8;
   bool haveDtype = n.intAttr("output_dtype") != 0;
   if (haveDtype) {
@@ -155,7 +161,7 @@ Status inferQuantizeLinear(Context &c, Node &n) {
 
 Status inferDequantizeLinear(Context &c, Node &n) {
   const TensorType &x = inputType(n, 0);
-  DType xT = x.dtype, sT = inputType(n, 1).dtype;
+  DType xT = x.dtype;
   if (!isQuantized(xT) && xT != DType::Int32)
     return makeError(n.describe(), ": ", inputLabel(n, 0),
                      " must be u8, i8, u16, i16 or i32, got ",
@@ -163,11 +169,8 @@ Status inferDequantizeLinear(Context &c, Node &n) {
   if (n.input(2)) {
     AOTC_RETURN_IF_ERROR(requireSameDType(n, 0, 2));
   }
-  if (!isScale(sT))
-    return makeError(n.describe(), ": ", inputLabel(n, 1),
-                     " (scale) must be f32, f16 or bf16, got ",
-                     dtypeName(sT));
-  DType outT = sT;
+  AOTC_RETURN_IF_ERROR(requireScale(n));
+  DType outT = inputType(n, 1).dtype;
   if (n.intAttr("output_dtype") != 0) {
     AOTC_ASSIGN_OR_RETURN(outT, dtypeAttr(n, "output_dtype"));
     if (!isScale(outT))

@@ -8,31 +8,18 @@ default attributes and others (bias 2, beta 0.5 and 1.3). A size below 1 and
 an input of rank 1 are refused at compile time, naming the node.
 Usage: check_lrn.py AOTC
 """
-import os
 import sys
-import tempfile
 
 import numpy as np
 import onnxruntime as ort
 from onnx import TensorProto as T
 from onnx import helper as h
 
-from compiled_model import compile_model
+from op_checks import VARIANTS, Tally
 
-aotc = sys.argv[1]
+tally = Tally(sys.argv[1], "lrn")
 rng = np.random.default_rng(84)
-tmp = tempfile.mkdtemp()
-failed = 0
-runs = 0
-count = 0
 NP = {T.FLOAT: np.float32, T.DOUBLE: np.float64, T.FLOAT16: np.float16}
-VARIANTS = [("tiled", ""), ("naive", "--naive-kernels"), ("gpu", "--device-profile generic-gpu")]
-
-
-def report(ok, what):
-    global failed
-    failed += not ok
-    print(f"{'ok  ' if ok else 'FAIL'} {what}")
 
 
 def lrn_ref(x, size, alpha, beta, bias):
@@ -55,7 +42,6 @@ def model(name, t, shape, attrs):
 
 
 def check(variant, k):
-    global runs, count
     t = [T.FLOAT, T.FLOAT, T.DOUBLE, T.FLOAT16][k % 4]
     size = int(rng.integers(1, 8))
     rank = int(rng.integers(2, 6))
@@ -69,19 +55,16 @@ def check(variant, k):
     name = f"lrn_{variant}_{k}"
     shape = (["n"] if symbolic else [2]) + [channels] + spatial
     proto = model(name, t, shape, attrs)
-    try:
-        m, _ = compile_model(aotc, tmp, name, proto)
-    except RuntimeError as e:
-        report(False, f"{name}: {str(e)[:300]}")
+    m = tally.compile(name, proto)
+    if m is None:
         return
-    count += 1
     # ONNX Runtime 1.20's LRN: float and float16, rank 4, odd sizes only.
     sess = ort.InferenceSession(proto.SerializeToString(), providers=["CPUExecutionProvider"]) \
         if t != T.DOUBLE and rank == 4 and size % 2 else None
     for batch in ([0, 1, 3] if symbolic else [2]):
         x = (rng.standard_normal([batch, channels] + spatial) * rng.choice([1.0, 10.0])).astype(NP[t])
         got = m.run([x])[0]
-        runs += 1
+        tally.runs += 1
         want = lrn_ref(x, size, attrs.get("alpha", 1e-4), attrs.get("beta", 0.75),
                        attrs.get("bias", 1.0))
         tol = {T.FLOAT: 1e-5, T.DOUBLE: 1e-12, T.FLOAT16: 2e-3}[t]
@@ -93,25 +76,16 @@ def check(variant, k):
             ok &= np.allclose(ref.astype(np.float64), got.astype(np.float64), rtol=max(tol, 1e-4),
                               atol=max(tol, 1e-4))
             what += " (and ONNX Runtime)"
-        report(ok, what)
-
-
-def refused(name, proto, fragment):
-    try:
-        compile_model(aotc, tmp, name, proto)
-        report(False, f"{name}: compiled")
-    except RuntimeError as e:
-        report(fragment in str(e), f"{name} refused: {str(e)[:200]}")
+        tally.report(ok, what)
 
 
 for variant, flags in VARIANTS:
-    os.environ["AOTC_COMPILE_FLAGS"] = flags
+    tally.set_variant(flags)
     for k in range(16):
         check(variant, k)
-os.environ["AOTC_COMPILE_FLAGS"] = ""
-refused("lrn_size_0", model("lrn_size_0", T.FLOAT, [1, 3, 2], {"size": 0}),
+tally.set_variant("")
+tally.expect_compile_refusal("lrn_size_0", model("lrn_size_0", T.FLOAT, [1, 3, 2], {"size": 0}),
         "node 'norm' (LRN): attribute 'size' must be positive, got 0")
-refused("lrn_rank_1", model("lrn_rank_1", T.FLOAT, [3], {"size": 3}),
+tally.expect_compile_refusal("lrn_rank_1", model("lrn_rank_1", T.FLOAT, [3], {"size": 3}),
         "node 'norm' (LRN): input 0 ('x') must have rank 2 or more")
-print(f"lrn: {count} models, {runs} runs, {failed} failed")
-sys.exit(1 if failed else 0)
+tally.finish()

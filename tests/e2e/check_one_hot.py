@@ -19,32 +19,20 @@ from -7 to 7 (off the matrix too), every dtype attribute aotc has, and none
 Usage: check_one_hot.py AOTC
 """
 import sys
-import tempfile
 
 import numpy as np
-import onnxruntime as ort
 from onnx import TensorProto as T
 from onnx import helper as h
 from onnx import numpy_helper as nh
 
 from compiled_model import compile_model
+from op_checks import VARIANTS, Tally, ort_session
 
-aotc = sys.argv[1]
+tally = Tally(sys.argv[1], "one hot")
 rng = np.random.default_rng(83)
-tmp = tempfile.mkdtemp()
-failed = 0
-runs = 0
-count = 0
 NP = {T.FLOAT: np.float32, T.DOUBLE: np.float64, T.FLOAT16: np.float16, T.INT32: np.int32,
       T.INT64: np.int64, T.INT8: np.int8, T.UINT8: np.uint8, T.BOOL: np.bool_,
       T.INT16: np.int16, T.UINT16: np.uint16, T.UINT32: np.uint32}
-VARIANTS = [("tiled", ""), ("naive", "--naive-kernels"), ("gpu", "--device-profile generic-gpu")]
-
-
-def report(ok, what):
-    global failed
-    failed += not ok
-    print(f"{'ok  ' if ok else 'FAIL'} {what}")
 
 
 def one_hot_ref(idx, depth, axis, off, on, dtype):
@@ -104,7 +92,6 @@ def value_pair(vtype):
 
 
 def check_one_hot(variant, flags, k):
-    global runs, count
     itype = [T.INT64, T.INT32, T.INT8, T.UINT8, T.FLOAT, T.DOUBLE][k % 6]
     vtype = [T.FLOAT, T.INT64, T.INT32, T.FLOAT16, T.BOOL][k % 5]
     rank = int(rng.integers(0, 4))
@@ -118,17 +105,10 @@ def check_one_hot(variant, flags, k):
     depth_kind = kinds[int(rng.integers(len(kinds)))]
     name = f"one_hot_{variant}_{k}"
     proto = one_hot_model(name, itype, ishape, depth_kind, vtype, axis, depth)
-    try:
-        m, _ = compile_model(aotc, tmp, name, proto)
-    except RuntimeError as e:
-        report(False, f"{name}: {str(e)[:300]}")
+    m = tally.compile(name, proto)
+    if m is None:
         return
-    count += 1
-    sess = None
-    try:
-        sess = ort.InferenceSession(proto.SerializeToString(), providers=["CPUExecutionProvider"])
-    except Exception:  # noqa: BLE001 - no ONNX Runtime kernel for these types
-        pass
+    sess = ort_session(proto)
     for batch in ([0, 1, 5] if symbolic else [None]):
         shape = ([batch] + dims[1:]) if symbolic else dims
         idx = index_values(itype, shape, depth)
@@ -139,7 +119,7 @@ def check_one_hot(variant, flags, k):
             feeds.append(np.array(given, NP[depth_kind[1]]).reshape(depth_kind[2]))
         feeds.append(vals)
         got = m.run(feeds)[0]
-        runs += 1
+        tally.runs += 1
         want = one_hot_ref(idx, depth, axis, vals[0], vals[1], NP[vtype])
         ok = got.shape == want.shape and np.array_equal(got, want)
         what = f"{name} {variant} indices {idx.dtype}{list(shape)} axis {axis} depth {depth} " \
@@ -153,43 +133,34 @@ def check_one_hot(variant, flags, k):
             ref = sess.run(None, dict(zip(names, feeds)))[0]
             ok &= np.array_equal(ref, got)
             what += " (and ONNX Runtime)"
-        report(ok, what)
+        tally.report(ok, what)
 
 
 def expect_run_refusal(m, feeds, fragment, what):
-    global runs
-    runs += 1
+    tally.runs += 1
     try:
         m.run(feeds)
-        report(False, f"{what}: accepted")
+        tally.report(False, f"{what}: accepted")
     except RuntimeError as e:
-        report(fragment in str(e), f"{what} refused: {str(e)[:200]}")
-
-
-def expect_compile_refusal(name, proto, fragment):
-    try:
-        compile_model(aotc, tmp, name, proto)
-        report(False, f"{name}: compiled")
-    except RuntimeError as e:
-        report(fragment in str(e), f"{name} refused: {str(e)[:200]}")
+        tally.report(fragment in str(e), f"{what} refused: {str(e)[:200]}")
 
 
 def check_one_hot_refusals():
     idx = np.array([0, 2, -1], np.int64)
     vals = np.array([0.0, 1.0], np.float32)
-    m, _ = compile_model(aotc, tmp, "one_hot_given_depth", one_hot_model(
+    m, _ = compile_model(tally.aotc, tally.tmp, "one_hot_given_depth", one_hot_model(
         "one_hot_given_depth", T.INT64, [3], ("input", T.INT64, []), T.FLOAT, -1, 0))
     for bad in (0, -3):
         expect_run_refusal(m, [idx, np.array(bad, np.int64), vals],
                            "node 'one_hot' (OneHot): depth must be positive",
                            f"depth {bad} given at run time")
     got = m.run([idx, np.array(4, np.int64), vals])[0]
-    report(np.array_equal(got, one_hot_ref(idx, 4, -1, 0.0, 1.0, np.float32)),
+    tally.report(np.array_equal(got, one_hot_ref(idx, 4, -1, 0.0, 1.0, np.float32)),
            "the same model runs again after the refusals")
-    expect_compile_refusal("one_hot_depth_0", one_hot_model(
+    tally.expect_compile_refusal("one_hot_depth_0", one_hot_model(
         "one_hot_depth_0", T.INT64, [3], ("const", T.INT64), T.FLOAT, -1, 0),
         "node 'one_hot' (OneHot): depth must be positive, got 0")
-    expect_compile_refusal("one_hot_axis", one_hot_model(
+    tally.expect_compile_refusal("one_hot_axis", one_hot_model(
         "one_hot_axis", T.INT64, [3], ("const", T.INT64), T.FLOAT, 2, 4),
         "node 'one_hot' (OneHot): axis 2 is out of range")
     three = h.make_model(h.make_graph(
@@ -199,7 +170,7 @@ def check_one_hot_refusals():
         [h.make_tensor_value_info("y", T.FLOAT, [3, 4])],
         initializer=[nh.from_array(np.array([4], np.int64), "depth")]),
         opset_imports=[h.make_opsetid("", 11)])
-    expect_compile_refusal("one_hot_three_values", three, "must have two elements")
+    tally.expect_compile_refusal("one_hot_three_values", three, "must have two elements")
     from_data = h.make_model(h.make_graph(
         [h.make_node("ReduceMax", ["indices"], ["depth"], keepdims=0, name="most"),
          h.make_node("OneHot", ["indices", "depth", "values"], ["y"], name="one_hot")], "from_data",
@@ -207,12 +178,11 @@ def check_one_hot_refusals():
          h.make_tensor_value_info("values", T.FLOAT, [2])],
         [h.make_tensor_value_info("y", T.FLOAT, [3, "d"])]),
         opset_imports=[h.make_opsetid("", 13)])
-    expect_compile_refusal("one_hot_depth_from_data", from_data,
+    tally.expect_compile_refusal("one_hot_depth_from_data", from_data,
                            "(depth) must be known at compile time or given by a graph input")
 
 
 def check_eye_like(variant, k):
-    global runs, count
     dtypes = [None, T.FLOAT, T.DOUBLE, T.FLOAT16, T.INT64, T.INT32, T.INT16, T.INT8, T.UINT8,
               T.UINT16, T.UINT32, T.BOOL]
     dt = dtypes[k % len(dtypes)]
@@ -231,39 +201,29 @@ def check_eye_like(variant, k):
         [h.make_tensor_value_info("x", xtype, ["rows" if symbolic else rows, cols])],
         [h.make_tensor_value_info("y", out_type, ["rows" if symbolic else rows, cols])]),
         opset_imports=[h.make_opsetid("", 13)])
-    try:
-        m, _ = compile_model(aotc, tmp, name, proto)
-    except RuntimeError as e:
-        report(False, f"{name}: {str(e)[:300]}")
+    m = tally.compile(name, proto)
+    if m is None:
         return
-    count += 1
-    sess = None
-    try:
-        sess = ort.InferenceSession(proto.SerializeToString(), providers=["CPUExecutionProvider"])
-    except Exception:  # noqa: BLE001 - no ONNX Runtime kernel for the type
-        pass
+    sess = ort_session(proto)
     for r in ([0, 1, 5] if symbolic else [rows]):
         x = (rng.standard_normal((r, cols)) * 10).astype(NP[xtype])
         got = m.run([x])[0]
-        runs += 1
+        tally.runs += 1
         want = np.eye(r, cols, diag, dtype=NP[out_type])
         ok = got.shape == want.shape and got.dtype == want.dtype and np.array_equal(got, want)
         what = f"{name} {variant} [{r}, {cols}] k {diag} dtype {NP[out_type].__name__}"
         if sess is not None:
             ok &= np.array_equal(sess.run(None, {"x": x})[0], got)
             what += " (and ONNX Runtime)"
-        report(ok, what)
+        tally.report(ok, what)
 
-
-import os  # noqa: E402
 
 for variant, flags in VARIANTS:
-    os.environ["AOTC_COMPILE_FLAGS"] = flags
+    tally.set_variant(flags)
     for k in range(24):
         check_one_hot(variant, flags, k)
     for k in range(12):
         check_eye_like(variant, k)
-os.environ["AOTC_COMPILE_FLAGS"] = ""
+tally.set_variant("")
 check_one_hot_refusals()
-print(f"one hot: {count} models, {runs} runs, {failed} failed")
-sys.exit(1 if failed else 0)
+tally.finish()

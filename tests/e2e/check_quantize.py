@@ -23,35 +23,28 @@ against NumPy and ONNX Runtime; the int8 QLinearMatMul node tests whose
 stored outputs wrap where ONNX saturates, against ONNX Runtime.
 Usage: check_quantize.py AOTC [ONNX_NODE_TEST_DIR]
 """
+import glob
 import os
+import subprocess
 import sys
-import tempfile
 
 import numpy as np
-import onnxruntime as ort
+import onnx
 from onnx import TensorProto as T
 from onnx import helper as h
 from onnx import numpy_helper as nh
 
 from compiled_model import compile_model
 from aotc_ctypes import BF16  # noqa: E402  bfloat16 as its bits (compiled_model put bench/gpu on the path)
+from op_checks import VARIANTS, Tally, ort_session
 
-aotc = sys.argv[1]
+tally = Tally(sys.argv[1], "quantize")
+aotc, tmp = tally.aotc, tally.tmp
 rng = np.random.default_rng(84)
-tmp = tempfile.mkdtemp()
-failed = 0
-runs = 0
-count = 0
 NP = {T.FLOAT: np.float32, T.FLOAT16: np.float16, T.INT32: np.int32, T.INT8: np.int8,
       T.UINT8: np.uint8, T.INT16: np.int16, T.UINT16: np.uint16}
+ONNX_TYPE = {np.dtype(v): k for k, v in NP.items()}
 QTYPES = [T.UINT8, T.INT8, T.UINT16, T.INT16]
-VARIANTS = [("tiled", ""), ("naive", "--naive-kernels"), ("gpu", "--device-profile generic-gpu")]
-
-
-def report(ok, what):
-    global failed
-    failed += not ok
-    print(f"{'ok  ' if ok else 'FAIL'} {what}")
 
 
 # bfloat16 as float32 values whose low 16 bits are zero, and as its bits.
@@ -191,15 +184,21 @@ def q_model(name, opset, xt, st, qt, xshape, sshape, axis, block, zp, attrs):
                         opset_imports=[h.make_opsetid("", opset)])
 
 
-def try_ort(proto):
+def ort_check(proto, feeds, got):
+    """(equal, what to add to the report) of ONNX Runtime's result beside
+    aotc's where ONNX Runtime runs the model; (True, "") where it lacks the
+    combination of types or zero points."""
+    sess = ort_session(proto)
+    if sess is None:
+        return True, ""
     try:
-        return ort.InferenceSession(proto.SerializeToString(), providers=["CPUExecutionProvider"])
-    except Exception:  # noqa: BLE001 - no ONNX Runtime kernel for these types or opset
-        return None
+        ref = sess.run(None, feeds)[0]
+    except Exception:  # noqa: BLE001 - ONNX Runtime lacks the combination
+        return True, ""
+    return np.array_equal(ref, got), " (and ONNX Runtime)"
 
 
 def check_quantize(variant, k):
-    global runs, count
     opset = [10, 13, 19, 21, 25][k % 5]
     xt = [T.FLOAT, T.FLOAT16, T.BFLOAT16, T.INT32][(k // 5) % 4]
     if xt == T.INT32 and opset not in (10, 13, 25):
@@ -236,13 +235,10 @@ def check_quantize(variant, k):
     proto = q_model(name, opset, xt, st, qt, xshape,
                     (["batch"] + sshape[1:]) if blocked_batch else sshape, axis, block,
                     zp_kind == "zero_point", attrs)
-    try:
-        m, _ = compile_model(aotc, tmp, name, proto)
-    except RuntimeError as e:
-        report(False, f"{name}: {str(e)[:300]}")
+    m = tally.compile(name, proto)
+    if m is None:
         return
-    count += 1
-    sess = try_ort(proto) if xt == T.FLOAT and st == T.FLOAT else None
+    sess = ort_session(proto) if xt == T.FLOAT and st == T.FLOAT else None
     for batch in ([0, 1, 5] if symbolic else [None]):
         shape = ([batch] + dims[1:]) if symbolic else dims
         srun = ([batch] + sshape[1:]) if blocked_batch else sshape
@@ -255,7 +251,7 @@ def check_quantize(variant, k):
             z.flat[0] = [info.min, info.max, 0][k % 3]
         feeds = [values_of(xt, x32), values_of(st, s32)] + ([z] if z is not None else [])
         got = m.run(feeds)[0]
-        runs += 1
+        tally.runs += 1
         want = quantize_ref(feeds[0], xt, feeds[1], st, z, qt, mode, axis % max(rank, 1),
                             block, precision)
         ok = got.shape == want.shape and got.dtype == want.dtype and np.array_equal(got, want)
@@ -284,7 +280,7 @@ def check_quantize(variant, k):
             bad = np.argwhere(got != want)[:3]
             what += f"; first differences at {bad.tolist()}: got {got[tuple(bad.T)]}, " \
                     f"want {want[tuple(bad.T)]}"
-        report(ok, what)
+        tally.report(ok, what)
 
 
 def dq_model(name, opset, xt, st, xshape, sshape, axis, block, zp, outt):
@@ -308,7 +304,6 @@ def dq_model(name, opset, xt, st, xshape, sshape, axis, block, zp, outt):
 
 
 def check_dequantize(variant, k):
-    global runs, count
     opset = [10, 13, 19, 21, 23][k % 5]
     xt = [T.UINT8, T.INT8, T.INT32, T.UINT16, T.INT16][(k // 5) % 5]
     if opset < 21 and xt in (T.UINT16, T.INT16):
@@ -330,13 +325,10 @@ def check_dequantize(variant, k):
     name = f"dequantize_{variant}_{k}"
     proto = dq_model(name, opset, xt, st, xshape,
                      (["batch"] + sshape[1:]) if blocked_batch else sshape, axis, block, zp, outt)
-    try:
-        m, _ = compile_model(aotc, tmp, name, proto)
-    except RuntimeError as e:
-        report(False, f"{name}: {str(e)[:300]}")
+    m = tally.compile(name, proto)
+    if m is None:
         return
-    count += 1
-    sess = try_ort(proto) if st != T.BFLOAT16 else None
+    sess = ort_session(proto) if st != T.BFLOAT16 else None
     info = np.iinfo(NP[xt])
     for batch in ([0, 1, 5] if symbolic else [None]):
         shape = ([batch] + dims[1:]) if symbolic else dims
@@ -353,7 +345,7 @@ def check_dequantize(variant, k):
                 z.flat[0] = [info.min, info.max][k % 2]
         feeds = [x, values_of(st, s32)] + ([z] if z is not None else [])
         got = m.run(feeds)[0]
-        runs += 1
+        tally.runs += 1
         want = dequantize_ref(x, feeds[1], st, z, outt, mode, axis % max(rank, 1), block)
         got32 = as_f32(outt, got)
         ok = got32.shape == want.shape and np.array_equal(got32, want, equal_nan=True)
@@ -369,13 +361,12 @@ def check_dequantize(variant, k):
             bad = np.argwhere(got32 != want)[:3]
             what += f"; first differences at {bad.tolist()}: got {got32[tuple(bad.T)]}, " \
                     f"want {want[tuple(bad.T)]}"
-        report(ok, what)
+        tally.report(ok, what)
 
 
 def check_qdq_matmul():
     """int8 weights per output channel, activations through uint8 and back,
     into a MatMul with a bias and Relu: ONNX Runtime runs the same model."""
-    global runs, count
     w = rng.integers(-127, 128, (37, 19)).astype(np.int8)
     ws = rng.uniform(0.001, 0.02, 19).astype(np.float32)
     inits = [nh.from_array(w, "w_q"), nh.from_array(ws, "w_scale"),
@@ -396,24 +387,24 @@ def check_qdq_matmul():
                                       initializer=inits),
                          opset_imports=[h.make_opsetid("", 13)])
     for variant, flags in VARIANTS:
-        os.environ["AOTC_COMPILE_FLAGS"] = flags
+        tally.set_variant(flags)
         name = f"qdq_matmul_{variant}"
         m, _ = compile_model(aotc, tmp, name, proto)
-        count += 1
-        sess = try_ort(proto)
+        tally.models += 1
+        sess = ort_session(proto)
         for batch in (0, 1, 6):
             x = (rng.standard_normal((batch, 37)) * 4).astype(np.float32)
             got = m.run([x])[0]
-            runs += 1
+            tally.runs += 1
             ref = sess.run(None, {"x": x})[0]
             xd = (np.clip(np.rint(x / np.float32(0.05)) + 128, 0, 255) - 128) * np.float32(0.05)
             want = np.maximum(xd.astype(np.float32) @ (w.astype(np.float32) * ws) +
-                              from_init(inits[5]), 0)
+                              nh.to_array(inits[5]), 0)
             ok = got.shape == ref.shape and np.allclose(got, ref, rtol=1e-5, atol=1e-5) and \
                 np.allclose(got, want, rtol=1e-5, atol=1e-5)
-            report(ok, f"{name} batch {batch} against ONNX Runtime and NumPy "
+            tally.report(ok, f"{name} batch {batch} against ONNX Runtime and NumPy "
                        f"(max diff {np.abs(got - ref).max() if got.size else 0:.2e})")
-    os.environ["AOTC_COMPILE_FLAGS"] = ""
+    tally.set_variant("")
 
 
 def integer_matmul_inputs(k):
@@ -451,10 +442,8 @@ def int_onnx(name, nodes, inputs, outputs, inits, opset):
 
 def check_matmul_integer(variant, k):
     """MatMulInteger: exact int32 against NumPy in int64, and ONNX Runtime."""
-    global runs, count
     a, b, azp, bzp = integer_matmul_inputs(k)
     name = f"matmul_integer_{variant}_{k}"
-    t = {np.dtype(np.uint8): T.UINT8, np.dtype(np.int8): T.INT8}
     ins = ["a", "b", "a_zero_point" if azp is not None else "",
            "b_zero_point" if bzp is not None else ""]
     while ins[-1] == "":
@@ -465,26 +454,19 @@ def check_matmul_integer(variant, k):
     out_shape = list(np.broadcast_shapes(a.shape[:-2], b.shape[:-2])) + [a.shape[-2], b.shape[-1]]
     oshape = ["batch"] + out_shape[1:] if a.ndim > 2 else out_shape
     proto = int_onnx(name, [h.make_node("MatMulInteger", ins, ["y"], name="mmi")],
-                     [h.make_tensor_value_info("a", t[a.dtype], ashape),
-                      h.make_tensor_value_info("b", t[b.dtype], list(b.shape))],
+                     [h.make_tensor_value_info("a", ONNX_TYPE[a.dtype], ashape),
+                      h.make_tensor_value_info("b", ONNX_TYPE[b.dtype], list(b.shape))],
                      [h.make_tensor_value_info("y", T.INT32, oshape)], inits, 10)
     m, _ = compile_model(aotc, tmp, name, proto)
-    count += 1
+    tally.models += 1
     got = m.run([a, b])[0]
-    runs += 1
+    tally.runs += 1
     want = (centred(a, azp, True) @ centred(b, bzp, False)).astype(np.int32)
     ok = got.shape == want.shape and got.dtype == np.int32 and np.array_equal(got, want)
     what = f"{name} A {a.dtype}{list(a.shape)} zp {None if azp is None else list(azp.shape)} " \
            f"B {b.dtype}{list(b.shape)} zp {None if bzp is None else list(bzp.shape)}"
-    sess = try_ort(proto)
-    if sess is not None:
-        try:
-            ref = sess.run(None, {"a": a, "b": b})[0]
-            ok &= np.array_equal(ref, got)
-            what += " (and ONNX Runtime)"
-        except Exception:  # noqa: BLE001 - ONNX Runtime lacks the combination
-            pass
-    report(ok, what)
+    same, note = ort_check(proto, {"a": a, "b": b}, got)
+    tally.report(ok and same, what + note)
 
 
 def qlinear_ref(a, a_scale, azp, b, b_scale, bzp, y_scale, yzp):
@@ -499,7 +481,6 @@ def qlinear_ref(a, a_scale, azp, b, b_scale, bzp, y_scale, yzp):
 
 
 def check_qlinear_matmul(variant, k):
-    global runs, count
     a, b, azp, bzp = integer_matmul_inputs(k)
     azp = azp if azp is not None else np.array(0, a.dtype)
     bzp = bzp if bzp is not None else np.array(0, b.dtype)
@@ -516,7 +497,6 @@ def check_qlinear_matmul(variant, k):
     yzp = np.array(rng.integers(np.iinfo(yt).min // 2, np.iinfo(yt).max // 2), yt)
     y_scale = np.array(rng.uniform(0.01, 0.5), np.float32)
     name = f"qlinear_matmul_{variant}_{k}"
-    t = {np.dtype(np.uint8): T.UINT8, np.dtype(np.int8): T.INT8}
     inits = [nh.from_array(v, nm) for v, nm in
              ((a_scale, "a_scale"), (azp, "a_zero_point"), (b_scale, "b_scale"),
               (bzp, "b_zero_point"), (y_scale, "y_scale"), (yzp, "y_zero_point"))]
@@ -525,49 +505,39 @@ def check_qlinear_matmul(variant, k):
                                         ["a", "a_scale", "a_zero_point", "b", "b_scale",
                                          "b_zero_point", "y_scale", "y_zero_point"], ["y"],
                                         name="qmm")],
-                     [h.make_tensor_value_info("a", t[a.dtype], list(a.shape)),
-                      h.make_tensor_value_info("b", t[b.dtype], list(b.shape))],
-                     [h.make_tensor_value_info("y", t[np.dtype(yt)], out_shape)], inits, 21)
+                     [h.make_tensor_value_info("a", ONNX_TYPE[a.dtype], list(a.shape)),
+                      h.make_tensor_value_info("b", ONNX_TYPE[b.dtype], list(b.shape))],
+                     [h.make_tensor_value_info("y", ONNX_TYPE[np.dtype(yt)], out_shape)], inits, 21)
     m, _ = compile_model(aotc, tmp, name, proto)
-    count += 1
+    tally.models += 1
     got = m.run([a, b])[0]
-    runs += 1
+    tally.runs += 1
     want = qlinear_ref(a, a_scale, azp, b, b_scale, bzp, y_scale, yzp)
     ok = got.shape == want.shape and got.dtype == want.dtype and np.array_equal(got, want)
     what = f"{name} A {a.dtype}{list(a.shape)} B {b.dtype}{list(b.shape)} b_scale " \
            f"{list(b_scale.shape)} -> {np.dtype(yt)}"
-    sess = try_ort(proto)
-    if sess is not None:
-        try:
-            ref = sess.run(None, {"a": a, "b": b})[0]
-            ok &= np.array_equal(ref, got)
-            what += " (and ONNX Runtime)"
-        except Exception:  # noqa: BLE001 - ONNX Runtime lacks the combination
-            pass
-    report(ok, what)
+    same, note = ort_check(proto, {"a": a, "b": b}, got)
+    tally.report(ok and same, what + note)
 
 
 def check_departed_node_tests(node_dir):
     """The int8 QLinearMatMul node tests whose stored outputs wrap
     (tests/e2e/onnx_node_departures.txt): aotc gives ONNX Runtime's
     saturated results on their inputs."""
-    import glob
-    import onnx
-    global runs, count
     for case in ("test_qlinearmatmul_2D_int8_float32", "test_qlinearmatmul_3D_int8_float32",
                  "test_qlinearmatmul_2D_int8_float16", "test_qlinearmatmul_3D_int8_float16"):
         d = os.path.join(node_dir, case)
         proto = onnx.load(os.path.join(d, "model.onnx"))
         m, _ = compile_model(aotc, tmp, "departed_" + case, proto)
-        count += 1
+        tally.models += 1
         feeds = [nh.to_array(onnx.load_tensor(f))
                  for f in sorted(glob.glob(os.path.join(d, "test_data_set_0", "input_*.pb")))]
         stored = nh.to_array(onnx.load_tensor(os.path.join(d, "test_data_set_0", "output_0.pb")))
         got = m.run(feeds)[0]
-        runs += 1
-        sess = try_ort(proto)
+        tally.runs += 1
+        sess = ort_session(proto)
         ref = sess.run(None, {i.name: v for i, v in zip(sess.get_inputs(), feeds)})[0]
-        report(np.array_equal(got, ref) and not np.array_equal(got, stored),
+        tally.report(np.array_equal(got, ref) and not np.array_equal(got, stored),
                f"{case}: ONNX Runtime's saturated result, not the stored wrapped one "
                f"({int(np.sum(got != stored))} elements differ from it)")
 
@@ -577,7 +547,6 @@ def check_dynamic_quantization():
     of the activations (its zero point a computed scalar), MatMulInteger by
     int8 weights, the product scaled back; and a per-row zero point that a
     node computes (its rank from ONNX's inference)."""
-    global runs, count
     w = rng.integers(-127, 128, (48, 10)).astype(np.int8)
     inits = [nh.from_array(w, "w_q"), nh.from_array(np.array(0, np.int8), "w_zp"),
              nh.from_array(np.array(0.02, np.float32), "w_scale")]
@@ -592,21 +561,20 @@ def check_dynamic_quantization():
                                       initializer=inits),
                          opset_imports=[h.make_opsetid("", 13)])
     m, _ = compile_model(aotc, tmp, "dynamic_quantized_matmul", proto)
-    count += 1
+    tally.models += 1
     # The weights minus their zero point, in int32, are computed at load
     # (the folding program), not in every run.
-    import subprocess
     shown = subprocess.run([aotc, "inspect", os.path.join(tmp, "dynamic_quantized_matmul.so")],
                            capture_output=True, text=True).stdout
-    report("folding: Cast+Sub -> i32[48,10]" in shown,
+    tally.report("folding: Cast+Sub -> i32[48,10]" in shown,
            "the centred int8 weights are computed by the folding program")
-    sess = try_ort(proto)
+    sess = ort_session(proto)
     for batch in (1, 5):
         x = (rng.standard_normal((batch, 48)) * 3).astype(np.float32)
         got = m.run([x])[0]
-        runs += 1
+        tally.runs += 1
         ref = sess.run(None, {"x": x})[0]
-        report(got.shape == ref.shape and np.allclose(got, ref, rtol=1e-6, atol=1e-6),
+        tally.report(got.shape == ref.shape and np.allclose(got, ref, rtol=1e-6, atol=1e-6),
                f"dynamic_quantized_matmul batch {batch} against ONNX Runtime "
                f"(max diff {np.abs(got - ref).max():.2e})")
     # New int8 weights while the model is loaded: the folding program
@@ -619,10 +587,10 @@ def check_dynamic_quantization():
                           opset_imports=[h.make_opsetid("", 13)])
     x = (rng.standard_normal((3, 48)) * 3).astype(np.float32)
     got = m.run([x])[0]
-    runs += 1
-    ref = try_ort(proto2).run(None, {"x": x})[0]
+    tally.runs += 1
+    ref = ort_session(proto2).run(None, {"x": x})[0]
     old = sess.run(None, {"x": x})[0]
-    report(np.allclose(got, ref, rtol=1e-6, atol=1e-6) and not np.allclose(got, old),
+    tally.report(np.allclose(got, ref, rtol=1e-6, atol=1e-6) and not np.allclose(got, old),
            "dynamic_quantized_matmul after its int8 weights are updated, against ONNX Runtime "
            "with the new weights")
     computed_zp = h.make_model(h.make_graph(
@@ -634,60 +602,48 @@ def check_dynamic_quantization():
         [h.make_tensor_value_info("y", T.INT32, [3, 2])]),
         opset_imports=[h.make_opsetid("", 13)])
     m, _ = compile_model(aotc, tmp, "mmi_computed_zp", computed_zp)
-    count += 1
+    tally.models += 1
     a = rng.integers(0, 256, (3, 4)).astype(np.uint8)
     b = rng.integers(0, 256, (4, 2)).astype(np.uint8)
     zp = np.array([0, 255, 17], np.uint8)
     got = m.run([a, b, zp])[0]
-    runs += 1
+    tally.runs += 1
     want = (centred(a, zp, True) @ b.astype(np.int64)).astype(np.int32)
-    report(np.array_equal(got, want), "MatMulInteger by a per-row zero point a node computes")
-
-
-def from_init(t):
-    return nh.to_array(t)
-
-
-def expect_compile_refusal(name, proto, fragment):
-    try:
-        compile_model(aotc, tmp, name, proto)
-        report(False, f"{name}: compiled")
-    except RuntimeError as e:
-        report(fragment in str(e), f"{name} refused: {str(e)[:200]}")
+    tally.report(np.array_equal(got, want), "MatMulInteger by a per-row zero point a node computes")
 
 
 def check_refusals():
     node = "node 'quantize' (QuantizeLinear)"
-    expect_compile_refusal("q_scale_length", q_model(
+    tally.expect_compile_refusal("q_scale_length", q_model(
         "q_scale_length", 13, T.FLOAT, T.FLOAT, T.UINT8, [2, 3], [4], 1, 0, True, {}),
         f"{node}: the scale's length and dim 1 of the input differ: 4 vs 3")
-    expect_compile_refusal("q_axis_opset10", q_model(
+    tally.expect_compile_refusal("q_axis_opset10", q_model(
         "q_axis_opset10", 10, T.FLOAT, T.FLOAT, T.UINT8, [2, 3], [3], 1, 0, True, {}),
         f"{node}: input 1 ('scale') (scale) must have one element before opset 13")
-    expect_compile_refusal("q_axis_range", q_model(
+    tally.expect_compile_refusal("q_axis_range", q_model(
         "q_axis_range", 13, T.FLOAT, T.FLOAT, T.UINT8, [2, 3], [3], 2, 0, True, {}),
         f"{node}: axis 2 is out of range for an input of rank 2")
-    expect_compile_refusal("q_blocked_scale", q_model(
+    tally.expect_compile_refusal("q_blocked_scale", q_model(
         "q_blocked_scale", 21, T.FLOAT, T.FLOAT, T.INT8, [4, 5], [4, 2], 1, 2, True, {}),
         f"{node}: dim 1 of the scale and ceil(dim / block_size) of the input differ: 2 vs 3")
-    expect_compile_refusal("q_blocked_rank", q_model(
+    tally.expect_compile_refusal("q_blocked_rank", q_model(
         "q_blocked_rank", 21, T.FLOAT, T.FLOAT, T.INT8, [4, 5], [3], 1, 2, True, {}),
         f"{node}: input 1 ('scale') (scale) of blocked quantization must have the input's rank")
-    expect_compile_refusal("q_dtype_mismatch", q_model(
+    tally.expect_compile_refusal("q_dtype_mismatch", q_model(
         "q_dtype_mismatch", 21, T.FLOAT, T.FLOAT, T.INT8, [4], [], 0, 0, True,
         {"output_dtype": T.UINT8}),
         f"{node}: output_dtype u8 differs from the zero point's dtype i8")
-    expect_compile_refusal("q_to_float", q_model(
+    tally.expect_compile_refusal("q_to_float", q_model(
         "q_to_float", 21, T.FLOAT, T.FLOAT, T.FLOAT, [4], [], 0, 0, False,
         {"output_dtype": T.FLOAT}),
         f"{node}: quantization to f32 is not supported")
-    expect_compile_refusal("q_double", q_model(
+    tally.expect_compile_refusal("q_double", q_model(
         "q_double", 25, T.DOUBLE, T.FLOAT, T.UINT8, [4], [], 0, 0, True, {}),
         f"{node}: input 0 ('x') must be f32, f16, bf16 or i32, got f64")
-    expect_compile_refusal("q_int32_scale", q_model(
+    tally.expect_compile_refusal("q_int32_scale", q_model(
         "q_int32_scale", 25, T.INT32, T.INT32, T.UINT8, [4], [], 0, 0, True, {}),
         f"{node}: input 1 ('scale') (scale) must be f32, f16 or bf16, got i32")
-    expect_compile_refusal("q_precision", q_model(
+    tally.expect_compile_refusal("q_precision", q_model(
         "q_precision", 25, T.FLOAT, T.FLOAT, T.UINT8, [4], [], 0, 0, True,
         {"precision": T.DOUBLE}),
         f"{node}: attribute 'precision': f64 is not supported")
@@ -699,7 +655,7 @@ def check_refusals():
          h.make_tensor_value_info("zero_point", T.UINT8, [2])],
         [h.make_tensor_value_info("y", T.UINT8, [3, 2])]),
         opset_imports=[h.make_opsetid("", 13)])
-    expect_compile_refusal("q_zp_shape", bad_zp,
+    tally.expect_compile_refusal("q_zp_shape", bad_zp,
                            f"{node}: dim 0 of the zero point and of the scale differ: 2 vs 3")
     inits = [nh.from_array(np.array(v, dt), nm) for v, dt, nm in
              ((0.1, np.float32, "sa"), (3, np.uint8, "za"), (0.2, np.float32, "sb"),
@@ -712,17 +668,17 @@ def check_refusals():
          h.make_tensor_value_info("b", T.UINT8, [4, 2])],
         [h.make_tensor_value_info("y", T.UINT8, [3, 2])], initializer=inits),
         opset_imports=[h.make_opsetid("", 13)])
-    expect_compile_refusal("qmm_two_y_zp", two_y_zp,
+    tally.expect_compile_refusal("qmm_two_y_zp", two_y_zp,
                            "node 'qmm' (QLinearMatMul): y_zero_point must be a constant or graph "
                            "input of one element")
     dq = "node 'dequantize' (DequantizeLinear)"
-    expect_compile_refusal("dq_float_x", dq_model(
+    tally.expect_compile_refusal("dq_float_x", dq_model(
         "dq_float_x", 21, T.FLOAT, T.FLOAT, [4], [], 0, 0, False, T.FLOAT),
         f"{dq}: input 0 ('x') must be u8, i8, u16, i16 or i32, got f32")
 
 
 for variant, flags in VARIANTS:
-    os.environ["AOTC_COMPILE_FLAGS"] = flags
+    tally.set_variant(flags)
     for k in range(40):
         check_quantize(variant, k)
     for k in range(30):
@@ -730,11 +686,10 @@ for variant, flags in VARIANTS:
     for k in range(15):
         check_matmul_integer(variant, k)
         check_qlinear_matmul(variant, k)
-os.environ["AOTC_COMPILE_FLAGS"] = ""
+tally.set_variant("")
 if len(sys.argv) > 2:
     check_departed_node_tests(sys.argv[2])
 check_qdq_matmul()
 check_dynamic_quantization()
 check_refusals()
-print(f"quantize: {count} models, {runs} runs, {failed} failed")
-sys.exit(1 if failed else 0)
+tally.finish()
