@@ -89,22 +89,21 @@ Expr FloatImm::make(double v, DType t) {
 }
 Expr Var::make(const std::string &hint, DType t, int lanes) {
   static std::atomic<uint64_t> next{1};
-  AOTC_CHECK(lanes == 1 ||
-                 (isVectorWidth(lanes) && (isFloat(t) || t == DType::Bool)),
+  AOTC_CHECK(lanes == 1 || isVectorWidth(lanes),
              "vector variable of " << lanes << " x " << dtypeName(t));
   return Expr(std::make_shared<Var>(t, hint, next.fetch_add(1), lanes));
 }
 
 Expr Broadcast::make(Expr value, int lanes) {
   AOTC_CHECK(value.defined() && value.lanes() == 1 && isVectorWidth(lanes) &&
-                 isFloat(value.type()),
+                 value.type() != DType::Bool,
              "broadcast to " << lanes << " lanes");
   return Expr(std::make_shared<Broadcast>(std::move(value), lanes));
 }
 
 Expr VectorLoad::make(DType t, const std::string &buffer,
                       std::vector<Expr> indices, int lanes, int stride) {
-  AOTC_CHECK(isVectorWidth(lanes) && (isFloat(t) || t == DType::Bool) &&
+  AOTC_CHECK(isVectorWidth(lanes) &&
                  !indices.empty(),
              "vector load of " << lanes << " x " << dtypeName(t));
   AOTC_CHECK(allowsStride(t, stride),
@@ -181,7 +180,8 @@ Expr Select::make(Expr c, Expr t, Expr f) {
 Expr Cast::make(DType t, Expr v) {
   if (v.type() == t)
     return v;
-  AOTC_CHECK(v.lanes() == 1, "cast of a vector");
+  // A vector converts lane by lane (convert_T<n>); the code printer lowers
+  // only the conversions C defines exactly (vectorize.cpp makes no other).
   // Constants fold with the semantics of scalar_ops.h.
   if (const IntImm *i = v.as<IntImm>()) {
     if (!isFloat(t))
@@ -593,6 +593,11 @@ private:
         return std::string(dtypeName(c->type)) + "(" + print(c->value) + ")";
       if (c->type == DType::Bool)
         return "((" + print(c->value) + ") != 0)";
+      if (c->lanes > 1) {
+        AOTC_CHECK(d_ == PrintDialect::OpenCL, "vector printed as C++");
+        return "convert_" + typeName(c->type) + std::to_string(c->lanes) +
+               "(" + print(c->value) + ")";
+      }
       return "((" + typeName(c->type) + ")(" + print(c->value) + "))";
     }
     case ExprKind::Call: {

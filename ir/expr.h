@@ -175,7 +175,8 @@ struct Select : ExprNode {
 
 struct Cast : ExprNode {
   static constexpr ExprKind kKind = ExprKind::Cast;
-  Cast(DType t, Expr v) : ExprNode(kKind, t), value(std::move(v)) {}
+  Cast(DType t, Expr v)
+      : ExprNode(kKind, t, v.lanes()), value(std::move(v)) {}
   Expr value;
   static Expr make(DType t, Expr v);
 };
@@ -254,9 +255,9 @@ struct VectorLoad : ExprNode {
         stride(s) {}
   std::string buffer;
   std::vector<Expr> indices;
-  /// A load of float lanes, or of Bool lanes: a mask that selects between
-  /// float32 vectors (printed as int lanes, -1 where true, as a vector
-  /// comparison gives).
+  /// A load of float or integer lanes, or of Bool lanes: a mask that
+  /// selects between float32 vectors (printed as int lanes, -1 where true,
+  /// as a vector comparison gives).
   /// Lane k reads the last index plus stride * k: 1 (contiguous) or 2 (the
   /// even elements of a row: a stride-2 convolution's window, printed as
   /// two contiguous loads and their even/odd halves; float32/float64 only).

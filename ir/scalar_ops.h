@@ -189,5 +189,18 @@ inline double toFloat(DType to, int64_t v, DType from) {
 /// True if \p v is a value of integer type \p t.
 inline bool fits(DType t, int64_t v) { return v >= minOf(t) && v <= maxOf(t); }
 
+/// Whether a vector of \p from converts to \p to lane by lane in plain
+/// OpenCL C (convert_T<n>) with these semantics: between float32 and
+/// float64, integers to them, integers to integers that hold every value.
+inline bool exactVectorCast(DType from, DType to) {
+  auto plainFloat = [](DType t) {
+    return t == DType::Float32 || t == DType::Float64;
+  };
+  if (plainFloat(to))
+    return plainFloat(from) || isInteger(from);
+  return isInteger(from) && isInteger(to) && minOf(to) <= minOf(from) &&
+         maxOf(to) >= maxOf(from);
+}
+
 } // namespace scalar
 } // namespace aotc

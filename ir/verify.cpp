@@ -2,6 +2,8 @@
 /// The Loop IR verifier (verify.h).
 #include "ir/verify.h"
 
+#include "ir/scalar_ops.h"
+
 #include "ir/bounds.h"
 #include "ir/in_place.h"
 
@@ -323,14 +325,19 @@ Status KernelVerifier::expr(const Expr &e) {
     if (b->a.type() != b->b.type())
       return fail(std::string("operands of ") + binOpName(b->op) + " are " +
                   dtypeName(b->a.type()) + " and " + dtypeName(b->b.type()));
-    // Vectors: float arithmetic and comparisons, and the logic of lane
-    // conditions (a vector max's `v > acc | isnan(v)`).
+    // Vectors: float arithmetic and comparisons, integer sums, differences
+    // and products (wrapping), and the logic of lane conditions (a vector
+    // max's `v > acc | isnan(v)`).
     bool vectorLogic = b->a.type() == DType::Bool &&
                        (b->op == BinOp::And || b->op == BinOp::Or);
+    bool vectorInt = isIntegral(b->type) &&
+                     (b->op == BinOp::Add || b->op == BinOp::Sub ||
+                      b->op == BinOp::Mul);
     if (b->a.lanes() != b->b.lanes() || b->lanes != b->a.lanes() ||
-        (b->lanes > 1 && !isFloat(b->a.type()) && !vectorLogic) ||
+        (b->lanes > 1 && !isFloat(b->a.type()) && !vectorLogic &&
+         !vectorInt) ||
         (b->lanes > 1 && !isFloat(b->type) && !isComparison(b->op) &&
-         !vectorLogic))
+         !vectorLogic && !vectorInt))
       return fail(std::string("operands of ") + binOpName(b->op) + " have " +
                   std::to_string(b->a.lanes()) + " and " +
                   std::to_string(b->b.lanes()) + " lanes");
@@ -389,8 +396,13 @@ Status KernelVerifier::expr(const Expr &e) {
     prover_.release(mark);
     return st;
   }
-  case ExprKind::Cast:
-    return expr(e.as<Cast>()->value);
+  case ExprKind::Cast: {
+    const Cast *c = e.as<Cast>();
+    if (c->lanes > 1 && !scalar::exactVectorCast(c->value.type(), c->type))
+      return fail(std::string("vector conversion from ") +
+                  dtypeName(c->value.type()) + " to " + dtypeName(c->type));
+    return expr(c->value);
+  }
   case ExprKind::Call:
     for (const Expr &a : e.as<Call>()->args)
       AOTC_RETURN_IF_ERROR(expr(a));
@@ -420,8 +432,8 @@ Status KernelVerifier::expr(const Expr &e) {
   }
   case ExprKind::Broadcast: {
     const Broadcast *b = e.as<Broadcast>();
-    if (b->value.lanes() != 1 || !isFloat(b->type))
-      return fail("broadcast of a vector or non-float");
+    if (b->value.lanes() != 1 || b->type == DType::Bool)
+      return fail("broadcast of a vector or a bool");
     return expr(b->value);
   }
   case ExprKind::VectorLoad: {

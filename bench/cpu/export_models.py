@@ -247,6 +247,8 @@ def export(model, path, keep_names=False):
         save(gemm(model.name, model.seed, **params), path)
     elif kind == "conv":
         save(conv(model.name, model.seed, **params), path)
+    elif kind == "quantize":
+        sys.exit(f"export_models: {model.name} is made by run.py from {params['source']}.onnx")
     else:
         export_torch(model, path, keep_names)
 
@@ -260,7 +262,7 @@ def main():
     ap.add_argument("names", nargs="*", help="models (default: all)")
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
-    for name in args.names or [m.name for m in registry.MODELS]:
+    for name in args.names or [m.name for m in registry.MODELS if m.export[0] != "quantize"]:
         if name not in registry.BY_NAME:
             sys.exit(f"export_models: unknown model {name!r}")
         path = os.path.join(args.out, name + ".onnx")

@@ -56,6 +56,12 @@ MODELS = [
     _conv("conv_mv2_dw112", "MobileNetV2 depthwise 3x3, 32ch, 112x112", 32, 32, 3, 1, 1, 112, 32, 14),
     _conv("conv_mv2_dw14", "MobileNetV2 depthwise 3x3, 384ch, 14x14", 384, 384, 3, 1, 1, 14, 384, 15),
     _net("mlp", "MLP 1024-4096-4096-1000, ReLU", [Input("x", ["batch", 1024], "float32")], 21),
+    # The MLP's weights by ONNX Runtime's dynamic quantization (int8 weights,
+    # DynamicQuantizeLinear + MatMulInteger per layer): made from mlp.onnx by
+    # run.py (quantize_dynamic needs onnxruntime, which the exporter's Python
+    # lacks).
+    Model("mlp_int8", "net", "the MLP by ONNX Runtime's quantize_dynamic (int8 weights, MatMulInteger)",
+          [Input("x", ["batch", 1024], "float32")], None, 21, ("quantize", dict(source="mlp"))),
     _net("resnet18", "torchvision ResNet-18, 224x224", IMAGE, 22),
     _net("resnet50", "torchvision ResNet-50, 224x224", IMAGE, 23),
     _net("mobilenet_v2", "torchvision MobileNetV2, 224x224", IMAGE, 24),

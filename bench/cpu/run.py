@@ -460,10 +460,22 @@ def main():
         args.aotc_original, args.aotc = args.aotc, snap
     missing = [n for n in names if n not in args.user_paths and
                not os.path.exists(os.path.join(args.models_dir, n + ".onnx"))]
-    if missing:
-        log("exporting " + ", ".join(missing))
+    quantized = [n for n in missing if registry.BY_NAME[n].export[0] == "quantize"]
+    exported = [n for n in missing if n not in quantized]
+    exported += [registry.BY_NAME[n].export[1]["source"] for n in quantized
+                 if not os.path.exists(os.path.join(args.models_dir,
+                                                    registry.BY_NAME[n].export[1]["source"] + ".onnx"))]
+    if exported:
+        log("exporting " + ", ".join(exported))
         subprocess.run(["/usr/bin/python3", os.path.join(HERE, "export_models.py"), "--out", args.models_dir,
-                        *missing], check=True)
+                        *sorted(set(exported))], check=True)
+    for n in quantized:
+        # ONNX Runtime's dynamic quantization of the float model, as its
+        # users make one (int8 weights, symmetric: zero points 0).
+        from onnxruntime.quantization import QuantType, quantize_dynamic
+        source = os.path.join(args.models_dir, registry.BY_NAME[n].export[1]["source"] + ".onnx")
+        log(f"quantizing {os.path.basename(source)} -> {n}.onnx")
+        quantize_dynamic(source, os.path.join(args.models_dir, n + ".onnx"), weight_type=QuantType.QInt8)
 
     log(f"machine limits ({args.threads} threads)")
     limits = tools.machine_limits(args.work, args.threads)

@@ -270,12 +270,18 @@ Expr lowerIntBinary(const Binary *op, const Expr &a, const Expr &b,
     const char *name = op->op == BinOp::Add   ? "aotc_add_"
                        : op->op == BinOp::Sub ? "aotc_sub_"
                                               : "aotc_mul_";
-    return helper(std::string(name) + suffix(t), t, {a, b}, used);
+    // On vectors (an integer sum's accumulators and terms, vectorize.cpp):
+    // the helper of their width, aotc_add_i16 (vectorHelperDefinition).
+    std::string lanes =
+        a.lanes() > 1 ? std::to_string(a.lanes()) : std::string();
+    return helper(std::string(name) + suffix(t) + lanes, t, {a, b}, used);
   }
   case BinOp::Div:
+    AOTC_CHECK(a.lanes() == 1, "integer division of vectors");
     return helper(std::string("aotc_div_") + suffix(t), t, {a, b}, used);
   case BinOp::FloorDiv:
   case BinOp::Mod: {
+    AOTC_CHECK(a.lanes() == 1, "integer floor division of vectors");
     auto rb = boundsOf(b, env);
     if (nonNegative(a, env) && rb && rb->min >= 1)
       return plain();
@@ -306,6 +312,13 @@ Expr lowerCast(DType to, const Expr &v, const RangeEnv &env, ClHelpers &used) {
                         {lowerCast(DType::Float32, v, env, used)}, used);
   if (from == to || isFloat(to) || to == DType::Bool)
     return Cast::make(to, v);
+  if (v.lanes() > 1) {
+    // vectorize.cpp makes only the conversions C defines exactly.
+    AOTC_CHECK(scalar::exactVectorCast(from, to), "vector conversion from "
+                                              << dtypeName(from) << " to "
+                                              << dtypeName(to));
+    return Cast::make(to, v);
+  }
   if (isFloat(from)) {
     Expr l = helper(from == DType::Float64 ? "aotc_f2l_d" : "aotc_f2l_f",
                     DType::Int64, {v}, used);
@@ -314,7 +327,7 @@ Expr lowerCast(DType to, const Expr &v, const RangeEnv &env, ClHelpers &used) {
   // Integer (or bool) to integer: widening and unsigned targets are exact
   // in C (conversion to unsigned is modulo 2^bits); a signed narrowing
   // wraps through the helper.
-  if (to == DType::Int64 || !isSigned(to))
+  if (to == DType::Int64 || !isSigned(to) || scalar::exactVectorCast(from, to))
     return Cast::make(to, v);
   auto r = boundsOf(v, env);
   if (r && r->min >= scalar::minOf(to) && r->max <= scalar::maxOf(to))
@@ -342,6 +355,32 @@ Expr lowerBitwiseCall(const Call *op, std::vector<Expr> args,
   return helper(name, op->type, std::move(args), used);
 }
 
+namespace {
+
+/// The definition of a wrapping vector helper, `aotc_add_i16` (T16
+/// lanes computed in the unsigned type), or "" if \p name is none.
+std::string vectorHelperDefinition(const std::string &name) {
+  static const char *const kOps[][2] = {
+      {"add", "+"}, {"sub", "-"}, {"mul", "*"}};
+  static const char *const kTypes[][3] = {
+      {"c", "char", "uchar"},  {"uc", "uchar", "uchar"}, {"s", "short", "ushort"},
+      {"us", "ushort", "ushort"}, {"i", "int", "uint"},  {"ui", "uint", "uint"},
+      {"l", "long", "ulong"}};
+  for (const auto &op : kOps)
+    for (const auto &ty : kTypes)
+      for (int lanes : {2, 4, 8, 16}) {
+        const std::string n = std::to_string(lanes);
+        if (name != std::string("aotc_") + op[0] + "_" + ty[0] + n)
+          continue;
+        const std::string t = ty[1] + n, u = ty[2] + n;
+        return t + " " + name + "(" + t + " a, " + t + " b) { return as_" +
+               t + "(as_" + u + "(a) " + op[1] + " as_" + u + "(b)); }\n";
+      }
+  return "";
+}
+
+} // namespace
+
 std::string clHelperDefinitions(const ClHelpers &used) {
   ClHelpers all = used;
   if (all.count("aotc_check_index") || all.count("aotc_check_index_wrap"))
@@ -350,6 +389,8 @@ std::string clHelperDefinitions(const ClHelpers &used) {
   for (const HelperDef &h : kHelpers)
     if (all.count(h.name))
       out += h.text;
+  for (const std::string &name : all)
+    out += vectorHelperDefinition(name);
   return out;
 }
 

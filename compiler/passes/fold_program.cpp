@@ -2,6 +2,8 @@
 /// The folding program's extraction (see fold_program.h).
 #include "compiler/passes/fold_program.h"
 
+#include "ir/scalar_ops.h"
+
 #include <functional>
 #include <map>
 #include <set>
@@ -90,6 +92,47 @@ bool isWeightTensor(const Value *v) {
   return numel > 1;
 }
 
+namespace {
+
+/// Whether \p v is an integer value of fewer bits than \p wide.
+bool narrowerInteger(const Value *v, DType wide) {
+  const DType t = v->type().dtype;
+  return scalar::isInteger(t) && scalar::isInteger(wide) &&
+         dtypeSize(t) < dtypeSize(wide);
+}
+
+/// Whether \p v is a weight tensor, or views of one (its panels,
+/// pack_weights.h).
+bool weightOrItsView(const Value *v) {
+  while (v && !v->isConstant() && v->producer() &&
+         isView(v->producer()->op()))
+    v = v->producer()->input(0);
+  return isWeightTensor(v);
+}
+
+/// Whether \p n is a widening of a weight of a narrower integer type (a
+/// Cast), or such a widening plus or minus a scalar the compiler knows
+/// (MatMulInteger's B cast to int32 less its zero point).
+bool widensWeight(const Node &n) {
+  if (n.outputs().size() != 1)
+    return false;
+  const DType wide = n.output(0)->type().dtype;
+  auto castOfWeight = [&](const Node *p) {
+    return p && p->op() == OpKind::Cast && p->inputs().size() == 1 &&
+           weightOrItsView(p->input(0)) && narrowerInteger(p->input(0), wide);
+  };
+  if (n.op() == OpKind::Cast)
+    return castOfWeight(&n);
+  if (n.op() != OpKind::Sub && n.op() != OpKind::Add)
+    return false;
+  const Value *scalar = n.input(1);
+  return n.input(0) && castOfWeight(n.input(0)->producer()) && scalar &&
+         scalar->symbolicData().has_value() &&
+         scalar->symbolicData()->size() == 1;
+}
+
+} // namespace
+
 Expected<FoldProgram> extractFoldProgram(Graph &g) {
   FoldProgram out;
   const auto &nodes = g.nodes();
@@ -117,10 +160,25 @@ Expected<FoldProgram> extractFoldProgram(Graph &g) {
         readsWeights.insert(n.get());
   }
   // Which of them the program computes, deciding from the graph's end
-  // (consumers first).
-  std::set<const Node *> inProgram;
+  // (consumers first). A widening of an integer weight that only
+  // contractions read, directly or through another widening, stays in the
+  // main graph: their kernels widen the narrow weight as they read it
+  // (fusion.cpp), a quarter of the bytes of the int32 copy the program
+  // would make of an int8 weight.
+  std::set<const Node *> inProgram, widenedInKernels;
   for (auto it = nodes.rbegin(); it != nodes.rend(); ++it) {
     const Node &n = **it;
+    if (widensWeight(n)) {
+      bool onlyContractions = !n.output(0)->users().empty() &&
+                              !g.isOutput(n.output(0));
+      for (const Node *u : n.output(0)->users())
+        onlyContractions &=
+            u->op() == OpKind::MatMul || widenedInKernels.count(u) != 0;
+      if (onlyContractions) {
+        widenedInKernels.insert(&n);
+        continue;
+      }
+    }
     bool outputOfGraph = false, marked = false, consumed = false,
          allConsumersIn = true;
     for (const Value *o : n.outputs()) {

@@ -3,6 +3,7 @@
 #include "compiler/passes/pack_weights.h"
 
 #include "compiler/passes/fold_program.h"
+#include "ir/scalar_ops.h"
 
 #include <cstring>
 #include <map>
@@ -331,6 +332,25 @@ Node *transposedConstant(const Value *b) {
   return t;
 }
 
+/// The Cast that makes \p b from a packable rank-2 integer constant of a
+/// narrower type, directly or less (or plus) a scalar known at compile
+/// time (MatMulInteger's B cast to int32 less its zero point), or null.
+Node *widenedInteger(const Value *b) {
+  Node *p = b->producer();
+  if (p && (p->op() == OpKind::Sub || p->op() == OpKind::Add) &&
+      p->inputs().size() == 2 && p->input(1)->symbolicData().has_value() &&
+      p->input(1)->symbolicData()->size() == 1)
+    p = p->input(0)->producer();
+  if (!p || p->op() != OpKind::Cast || b->type().rank() != 2)
+    return nullptr;
+  const Value *w = p->input(0);
+  const DType from = w->type().dtype, to = b->type().dtype;
+  if (!packable(w) || w->type().rank() != 2 || !scalar::isInteger(from) ||
+      !scalar::isInteger(to) || dtypeSize(from) >= dtypeSize(to))
+    return nullptr;
+  return p;
+}
+
 /// The constant right operand B of a MatMul (rank 2, [k, n]) or of a Gemm
 /// ([k, n], or [n, k] with transB = 1) as panels P[ceil(n / L), k, L] (the
 /// last one padded with zero columns when L does not divide n: GPT-2's
@@ -350,6 +370,14 @@ bool packRightOperand(Graph &g, PackCache &cache, Node &n, int64_t lanes) {
   const int input = holder == &n ? 1 : 0;
   if (!holder) {
     Value *b = n.input(1);
+    if (Node *cast = widenedInteger(b)) {
+      // Its narrow weight in panels, which the widening reads through
+      // views (fold_program.cpp leaves the widening to the kernel).
+      if (lanes < 4 || cast->input(0)->type().staticDims()[1] <= lanes)
+        return false;
+      replaceByPacked(g, cache, *cast, 0, {1, 0, 2}, 1, lanes);
+      return true;
+    }
     if (!(packable(b) || computedWeight(b)) || b->type().rank() != 2)
       return false;
     if (lanes >= 4 && b->type().staticDims()[1] > lanes) {

@@ -6,7 +6,8 @@
 /// one that a contraction reads along its N but that reads its source with
 /// a stride there (layoutForContraction);
 /// pointwise defs are inlined unless they are outputs, feed a contraction
-/// (which would recompute them per read), have more than two consumers
+/// (which would recompute them per read; a narrow integer read and widened
+/// is inlined there too), have more than two consumers
 /// (unless they are small and those consumers all end in one kernel), grow
 /// too large when inlined, or are computed from one reduction alone and
 /// read by a window that reads each element more than once (they become
@@ -19,6 +20,7 @@
 /// one work-item per row (a row group, row_reduction.cpp).
 #include "compiler/schedule/schedule.h"
 
+#include "ir/scalar_ops.h"
 #include "ir/visitor.h"
 
 #include <map>
@@ -103,6 +105,25 @@ bool readsAtIdentity(const LoweredGraph &lg, const Expr &e, int r,
   v.rowAxis = &rowAxis;
   v.visit(e);
   return v.ok;
+}
+
+/// True if \p body (a def's value, its producers inlined) reads one
+/// element of an integer tensor and widens it, plus or minus a literal (an
+/// int8 weight cast to int32 less its zero point: MatMulInteger's B,
+/// fold_program.cpp). A contraction that reads it computes it per read, a
+/// conversion that the load does (vpmovsxbd), instead of reading a buffer
+/// of the wide values, four times the bytes.
+bool widensNarrowRead(const Expr &body) {
+  Expr e = body;
+  if (const Binary *b = e.as<Binary>();
+      b && (b->op == BinOp::Add || b->op == BinOp::Sub) && b->b.as<IntImm>())
+    e = b->a;
+  const Cast *c = e.as<Cast>();
+  if (!c || !c->value.as<Access>())
+    return false;
+  const DType from = c->value.type();
+  return scalar::isInteger(from) && scalar::isInteger(c->type) &&
+         dtypeSize(from) < dtypeSize(c->type);
 }
 
 constexpr int kMaxInlineSize = 400;
@@ -483,10 +504,13 @@ FusionPlan planFusion(const LoweredGraph &lg, const FusionOptions &opts) {
     // that is a reduction's epilogue (GELU after a GEMM) is materialized
     // by its own kernel, whose fusion it keeps, and copied; a chain over
     // inputs or materialized values is computed in the copy.
+    const bool widensRead =
+        widensNarrowRead(inlineProducers(lg, plan, def.body));
     for (int c : eff) {
       const TensorDef &cd = lg.defs[c];
       feedsContraction |=
-          (cd.kind == TensorDef::Kind::Reduction && cd.rereadsInputs) ||
+          (cd.kind == TensorDef::Kind::Reduction && cd.rereadsInputs &&
+           !widensRead) ||
           (cd.layoutCopy && (eff.size() > 1 || readsReduction[d]));
     }
     bool tooBig = eff.size() > 1 && size > kMaxInlineSize;

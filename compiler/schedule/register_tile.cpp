@@ -171,17 +171,35 @@ int64_t tileWeightBytes(const ReductionNest &nest, const RegisterTile &t) {
   return weight;
 }
 
-bool isFloatSum(const ReductionNest &nest) {
-  // float16 and bfloat16 values are computed in float (their loads
-  // widen, their stores round): their sums accumulate in float vectors.
-  if (!nest.term || !isFloat32Valued(nest.accType))
-    return false;
+namespace {
+
+/// Whether \p nest's combine is acc + term.
+bool combinesBySum(const ReductionNest &nest) {
   Expr acc = Var::make("acc", nest.accType), term = Var::make("t", nest.accType);
   Expr sum = nest.combine(acc, term); // held: b points into it
   const Binary *b = sum.as<Binary>();
   return b && b->op == BinOp::Add &&
          ((b->a.sameAs(acc) && b->b.sameAs(term)) ||
           (b->a.sameAs(term) && b->b.sameAs(acc)));
+}
+
+} // namespace
+
+bool isFloatSum(const ReductionNest &nest) {
+  // float16 and bfloat16 values are computed in float (their loads
+  // widen, their stores round): their sums accumulate in float vectors.
+  return nest.term && isFloat32Valued(nest.accType) && combinesBySum(nest);
+}
+
+bool isIntegerSum(const ReductionNest &nest) {
+  return nest.term &&
+         (nest.accType == DType::Int32 || nest.accType == DType::UInt32 ||
+          nest.accType == DType::Int64) &&
+         combinesBySum(nest);
+}
+
+bool isVectorCombine(const ReductionNest &nest) {
+  return isFloatVectorCombine(nest) || isIntegerSum(nest);
 }
 
 bool isFloatVectorCombine(const ReductionNest &nest) {
@@ -803,8 +821,9 @@ Stmt registerTiledNest(const ReductionNest &nest, const RegisterTile &t,
   // one scalar accumulator per element.
   bool vectorSum = t.vectorLanes >= 4 && isFloatSum(nest);
   // Max and min (pooling) accumulate in vectors too, by their own
-  // lane-wise combine.
-  bool vectorAcc = t.vectorLanes >= 4 && isFloatVectorCombine(nest);
+  // lane-wise combine, and so do integer sums (MatMulInteger), by their
+  // wrapping add (aotc_add_i16).
+  bool vectorAcc = t.vectorLanes >= 4 && isVectorCombine(nest);
   // A row of \p cols pointwise elements. Where the element selects between
   // an in-bounds read and a constant by comparisons of its indices (a
   // padded copy), the row first tests whether every lane takes the read

@@ -259,6 +259,13 @@ std::vector<int64_t> staticExtents(const ReductionNest &nest);
 /// or a combine that is lane-wise over the accumulator and the term (max
 /// and min with their NaN test).
 bool isFloatVectorCombine(const ReductionNest &nest);
+/// True if \p nest is a wrapping sum of a 32- or 64-bit integer type
+/// (MatMulInteger's int32 products): combine(acc, term) is acc + term,
+/// which accumulates in integer vectors lane by lane (aotc_add_i16).
+bool isIntegerSum(const ReductionNest &nest);
+/// isFloatVectorCombine or isIntegerSum: the accumulators a register tile
+/// may keep in vectors.
+bool isVectorCombine(const ReductionNest &nest);
 
 /// The size a heuristic plans \p extent for: its value with every symbol
 /// at \p symbolsAt (1: the smallest batch, so `128 * batch`, a merged

@@ -2,6 +2,7 @@
 /// Explicit vectors from scalar Loop IR expressions (see vectorize.h).
 #include "compiler/schedule/vectorize.h"
 
+#include "ir/scalar_ops.h"
 #include "ir/visitor.h"
 
 #include <set>
@@ -61,7 +62,7 @@ Expr vectorizeLanes(const Expr &e, const Expr &lane, int lanes,
   switch (e.kind()) {
   case ExprKind::Load: {
     const Load *l = e.as<Load>();
-    if (!(isFloat(l->type) || l->type == DType::Bool) || l->indices.empty())
+    if (l->indices.empty())
       return Expr();
     // Lane by lane (the lane below its last value), the last index steps
     // by one and the others stay: plain rows and aligned panels alike.
@@ -85,9 +86,15 @@ Expr vectorizeLanes(const Expr &e, const Expr &lane, int lanes,
   }
   case ExprKind::Binary: {
     const Binary *b = e.as<Binary>();
-    if (!isFloat(b->type) ||
-        !(b->op == BinOp::Add || b->op == BinOp::Sub || b->op == BinOp::Mul ||
-          b->op == BinOp::Div || b->op == BinOp::Min || b->op == BinOp::Max))
+    // Integers: the wrapping sum, difference and product (an integer
+    // contraction's term, printed as aotc_mul_i16 and the like).
+    const bool intArith =
+        scalar::isInteger(b->type) &&
+        (b->op == BinOp::Add || b->op == BinOp::Sub || b->op == BinOp::Mul);
+    if (!intArith &&
+        (!isFloat(b->type) ||
+         !(b->op == BinOp::Add || b->op == BinOp::Sub || b->op == BinOp::Mul ||
+           b->op == BinOp::Div || b->op == BinOp::Min || b->op == BinOp::Max)))
       return Expr();
     Expr x = vectorizeLanes(b->a, lane, lanes, ranges, vectors);
     Expr y = vectorizeLanes(b->b, lane, lanes, ranges, vectors);
@@ -114,6 +121,17 @@ Expr vectorizeLanes(const Expr &e, const Expr &lane, int lanes,
       args.push_back(widen(v));
     }
     return Call::make(c->type, c->name, args);
+  }
+  case ExprKind::Cast: {
+    // The conversions plain OpenCL C does exactly (convert_int16 of a
+    // char16: an int8 weight read by an int32 contraction).
+    const Cast *c = e.as<Cast>();
+    if (!scalar::exactVectorCast(c->value.type(), c->type))
+      return Expr();
+    Expr v = vectorizeLanes(c->value, lane, lanes, ranges, vectors);
+    if (!v.defined())
+      return Expr();
+    return Cast::make(c->type, widen(v));
   }
   case ExprKind::FiniteOrSum: {
     // The value as a vector; the sum stays scalar, lane k of it its body

@@ -19,12 +19,14 @@ ONNX Runtime. Shapes that do not match, dtypes aotc lacks and per-axis
 scales before opset 13 are refused at compile time naming the node.
 MatMulInteger (exact int32, zero points none, scalar, per row and per
 column, batched) and QLinearMatMul (per-column scales, uint8 and int8 out)
-against NumPy and ONNX Runtime; the int8 QLinearMatMul node tests whose
+against NumPy and ONNX Runtime, and by constant int8 and uint8 weights (read
+narrow, in panels; updated while loaded); the int8 QLinearMatMul node tests whose
 stored outputs wrap where ONNX saturates, against ONNX Runtime.
 Usage: check_quantize.py AOTC [ONNX_NODE_TEST_DIR]
 """
 import glob
 import os
+import re
 import subprocess
 import sys
 
@@ -562,12 +564,15 @@ def check_dynamic_quantization():
                          opset_imports=[h.make_opsetid("", 13)])
     m, _ = compile_model(aotc, tmp, "dynamic_quantized_matmul", proto)
     tally.models += 1
-    # The weights minus their zero point, in int32, are computed at load
-    # (the folding program), not in every run.
+    # The int8 weights are read by the kernel in panels of the vector
+    # lanes (10 columns padded to 16), widened as they are loaded: no int32
+    # copy computed at load or in a run.
     shown = subprocess.run([aotc, "inspect", os.path.join(tmp, "dynamic_quantized_matmul.so")],
                            capture_output=True, text=True).stdout
-    tally.report("folding: Cast+Sub -> i32[48,10]" in shown,
-           "the centred int8 weights are computed by the folding program")
+    tally.report("packed from initializer 'w_q'" in shown and
+                 re.search(r"int8\[\d+,48,\d+\]", shown) is not None and
+                 "i32[48,10]" not in shown,
+                 "the int8 weights are packed in int8 panels, not widened to an int32 copy")
     sess = ort_session(proto)
     for batch in (1, 5):
         x = (rng.standard_normal((batch, 48)) * 3).astype(np.float32)
@@ -610,6 +615,63 @@ def check_dynamic_quantization():
     tally.runs += 1
     want = (centred(a, zp, True) @ b.astype(np.int64)).astype(np.int32)
     tally.report(np.array_equal(got, want), "MatMulInteger by a per-row zero point a node computes")
+
+
+def check_constant_integer_weights(variant):
+    """MatMulInteger by constant weights, which the kernels read in their
+    narrow type (int8 or uint8 panels, widened as they are loaded; not a
+    folded int32 copy): N below, at and above the vector lanes, one that
+    leaves a partial panel, K odd; weight zero points none, a scalar (also
+    nonzero) and per column (that one folded as before); a symbolic batch
+    run at 0, 1 and 5; the weights updated while loaded (their panels
+    repacked). Exact against NumPy in int64."""
+    cases = [(np.int8, None, 3, 7), (np.int8, 0, 33, 10), (np.uint8, 131, 17, 33),
+             (np.int8, -128, 64, 64), (np.uint8, "column", 9, 24), (np.int8, 5, 1, 8),
+             (np.uint8, None, 300, 40)]
+    for at, (bt, zp, k, n) in zip([np.uint8, np.int8] * 4, cases):
+        name = f"mmi_const_{variant}_{np.dtype(bt).name}_{k}x{n}"
+        b = rng.integers(np.iinfo(bt).min, int(np.iinfo(bt).max) + 1, (k, n)).astype(bt)
+        b.flat[0], b.flat[-1] = np.iinfo(bt).min, np.iinfo(bt).max
+        bzp = None if zp is None else (
+            rng.integers(np.iinfo(bt).min, int(np.iinfo(bt).max) + 1, [n]).astype(bt)
+            if zp == "column" else np.array(zp, bt))
+        azp = np.array(np.iinfo(at).max // 2 + 3, at)
+        inits = [nh.from_array(b, "w"), nh.from_array(azp, "a_zp")]
+        ins = ["a", "w", "a_zp"]
+        if bzp is not None:
+            inits.append(nh.from_array(bzp, "w_zp"))
+            ins.append("w_zp")
+        proto = int_onnx(name, [h.make_node("MatMulInteger", ins, ["y"], name="mmi")],
+                         [h.make_tensor_value_info("a", ONNX_TYPE[np.dtype(at)], ["batch", k])],
+                         [h.make_tensor_value_info("y", T.INT32, ["batch", n])], inits, 10)
+        m = tally.compile(name, proto)
+        if m is None:
+            continue
+        if variant == "tiled":
+            # The kernel reads the narrow weight: no int32 copy of it in the
+            # model (a per-column zero point still makes one).
+            shown = subprocess.run([aotc, "inspect", os.path.join(tmp, name + ".so")],
+                                   capture_output=True, text=True).stdout
+            wide = f"i32[{k},{n}]" in shown or f"int32[{k},{n}]" in shown
+            tally.report(wide == (zp == "column"),
+                         f"{name}: an int32 copy of the weights {'is' if wide else 'is not'} "
+                         f"made (zero point {zp})")
+        for batch in (0, 1, 5):
+            a = rng.integers(np.iinfo(at).min, int(np.iinfo(at).max) + 1, (batch, k)).astype(at)
+            if batch:
+                a.flat[0] = np.iinfo(at).min
+            got = m.run([a])[0]
+            tally.runs += 1
+            want = (centred(a, azp, True) @ centred(b, bzp, False)).astype(np.int32)
+            tally.report(got.shape == want.shape and np.array_equal(got, want),
+                         f"{name} batch {batch} zero point {zp}")
+        b2 = rng.integers(np.iinfo(bt).min, int(np.iinfo(bt).max) + 1, (k, n)).astype(bt)
+        m.update_constants({"w": b2}, validate_full=False)
+        a = rng.integers(np.iinfo(at).min, int(np.iinfo(at).max) + 1, (3, k)).astype(at)
+        got = m.run([a])[0]
+        tally.runs += 1
+        want = (centred(a, azp, True) @ centred(b2, bzp, False)).astype(np.int32)
+        tally.report(np.array_equal(got, want), f"{name} after its weights are updated")
 
 
 def check_refusals():
@@ -686,6 +748,7 @@ for variant, flags in VARIANTS:
     for k in range(15):
         check_matmul_integer(variant, k)
         check_qlinear_matmul(variant, k)
+    check_constant_integer_weights(variant)
 tally.set_variant("")
 if len(sys.argv) > 2:
     check_departed_node_tests(sys.argv[2])
