@@ -47,12 +47,16 @@ protected:
   Expr mutateVectorLoad(const VectorLoad *op, const Expr &self) override {
     Expr e = IRMutator::mutateVectorLoad(op, self);
     auto it = unproven_.find(op);
-    if (it == unproven_.end() || !isFloat(op->type))
+    if (it == unproven_.end() || op->type == DType::Bool)
       return e;
     const VectorLoad *l = e.as<VectorLoad>();
     std::vector<Expr> idx = l->indices;
     Expr cond = guard(l->buffer, idx, it->second, l->lanes, l->stride);
-    Expr zero = Broadcast::make(FloatImm::make(0.0, l->type), l->lanes);
+    // (An integer vector: an int8 weight read by an integer contraction,
+    // vectorize.cpp; its zero is selected by the scalar condition.)
+    Expr zero = Broadcast::make(isFloat(l->type) ? FloatImm::make(0.0, l->type)
+                                                 : IntImm::make(0, l->type),
+                                l->lanes);
     return Select::make(
         cond, VectorLoad::make(l->type, l->buffer, idx, l->lanes, l->stride),
         zero);
