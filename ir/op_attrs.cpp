@@ -145,6 +145,10 @@ const std::map<OpKind, std::vector<D>> &table() {
                                   defString("reduction", "none", 16)};
     m[OpKind::Scatter] = {defInt("axis", 0)};
     m[OpKind::Conv] = windowAttrs(true, false);
+    // Imported as a Conv of the centred inputs (expand_quantized_matmul.cpp),
+    // which takes these attributes.
+    m[OpKind::ConvInteger] = windowAttrs(true, false);
+    m[OpKind::QLinearConv] = windowAttrs(true, false);
     // ConvTranspose: Conv's window attributes (kernel_shape from W's dims)
     // plus output_padding and output_shape.
     m[OpKind::ConvTranspose] = windowAttrs(true, false);

@@ -1,7 +1,12 @@
 /// \file
-/// MatMulInteger and QLinearMatMul, imported as the Graph IR ops ONNX defines
-/// them by (see onnx_internal.h):
+/// MatMulInteger, QLinearMatMul, ConvInteger and QLinearConv, imported as
+/// the Graph IR ops ONNX defines them by (see onnx_internal.h):
 ///   MatMulInteger:  Y = (A - a_zero_point) @ (B - b_zero_point), in int32
+///   ConvInteger:    Y = Conv(X - x_zero_point, W - w_zero_point), in int32
+///                   (w's zero point one or one per output channel); the
+///                   padding of the centred X is 0, X's zero point
+///   QLinearConv:    as QLinearMatMul, of that Conv plus the int32 bias,
+///                   w's scale one or one per output channel
 ///   QLinearMatMul:  Y = QuantizeLinear(float(C) * (a_scale * b_scale /
 ///                   y_scale), 1, y_zero_point) with C the MatMulInteger of
 ///                   a and b by their zero points
@@ -43,11 +48,11 @@ public:
     return c;
   }
 
-  /// \p v (a zero point or scale of A) as a column where it is a vector
-  /// of more than one element, so that it broadcasts along A's rows.
-  Expected<Value *> rowsAsColumn(Value *v, const char *label) {
-    // A constant's or graph input's type is known at import; a computed
-    // value's (DynamicQuantizeLinear's zero point) is ONNX's inference's.
+  /// \p v's rank (-1 where it is not known) and, for a vector, its
+  /// length (-1 where not static). A constant's or graph input's type is
+  /// known at import; a computed value's (DynamicQuantizeLinear's zero
+  /// point) is ONNX's inference's.
+  std::pair<int, int64_t> rankAndLength(const Value *v) const {
     int rank = -1;
     int64_t n = -1;
     if (!v->producer()) {
@@ -63,6 +68,13 @@ public:
       if (rank == 1 && s.dim(0).has_dim_value())
         n = s.dim(0).dim_value();
     }
+    return {rank, n};
+  }
+
+  /// \p v (a zero point or scale of A) as a column where it is a vector
+  /// of more than one element, so that it broadcasts along A's rows.
+  Expected<Value *> rowsAsColumn(Value *v, const char *label) {
+    auto [rank, n] = rankAndLength(v);
     if (rank < 0)
       return makeError(desc_, ": the rank of ", label,
                        " is not known at compile time (it tells a per-row "
@@ -87,6 +99,40 @@ public:
     }
     Value *z32 = cast(z, DType::Int32, std::string(label) + "_zero_point_i32");
     return node(OpKind::Sub, std::string(label) + "_centred", {x32, z32});
+  }
+
+  /// QuantizeLinear(float(\p c) * (\p aScale * \p bScale / \p yScale), 1,
+  /// \p yZero): the multiplier one float32 product and quotient, as ONNX
+  /// Runtime computes it; the result named out_.
+  Expected<Value *> requantize(Value *c, Value *aScale, Value *bScale,
+                               Value *yScale, Value *yZero) {
+    // The scales in float32 (float16 and bfloat16 ones widened exactly).
+    Value *scales = node(OpKind::Mul, "scales",
+                         {cast(aScale, DType::Float32, "a_scale_f32"),
+                          cast(bScale, DType::Float32, "b_scale_f32")});
+    Value *multiplier =
+        node(OpKind::Div, "multiplier",
+             {scales, cast(yScale, DType::Float32, "y_scale_f32")});
+    Value *scaled = node(OpKind::Mul, "scaled",
+                         {cast(c, DType::Float32, "product"), multiplier});
+    // Quantized by a scale of 1 of the zero point's shape ([] or [1]).
+    int64_t n;
+    if (yZero->producer() || yZero->type().rank() > 1 ||
+        (yZero->type().rank() == 1 &&
+         !(yZero->type().dims[0].isConst(n) && n == 1)))
+      return makeError(desc_, ": y_zero_point must be a constant or graph "
+                              "input of one element (per-tensor output "
+                              "quantization)");
+    std::vector<uint8_t> one(sizeof(float));
+    const float unit = 1.0f;
+    std::memcpy(one.data(), &unit, sizeof unit);
+    Value *unitScale = g_.addConstant(
+        out_ + "#unit_scale", TensorType{DType::Float32, yZero->type().dims},
+        TensorData::fromBytes(std::move(one)), "", /*folded=*/true);
+    return g_
+        .addNode(OpKind::QuantizeLinear, name_, {scaled, unitScale, yZero},
+                 {out_})
+        ->output(0);
   }
 
   Graph &g_;
@@ -120,34 +166,73 @@ expandQuantizedMatMul(Graph &g, OpKind op, const std::string &name,
   AOTC_ASSIGN_OR_RETURN(Value * b, e.centred(in(3), in(5), false, "b"));
   Value *c = e.node(OpKind::MatMul, "product_i32", {a, b});
   AOTC_ASSIGN_OR_RETURN(Value * aScale, e.rowsAsColumn(in(1), "a_scale"));
-  // The scales in float32 (float16 and bfloat16 ones widened exactly).
-  Value *scales =
-      e.node(OpKind::Mul, "scales",
-             {e.cast(aScale, DType::Float32, "a_scale_f32"),
-              e.cast(in(4), DType::Float32, "b_scale_f32")});
-  Value *multiplier = e.node(
-      OpKind::Div, "multiplier",
-      {scales, e.cast(in(6), DType::Float32, "y_scale_f32")});
-  Value *scaled = e.node(OpKind::Mul, "scaled",
-                         {e.cast(c, DType::Float32, "product"), multiplier});
-  // Quantized by a scale of 1 of the zero point's shape ([] or [1]).
-  const Value *yZero = in(7);
-  int64_t n;
-  if (yZero->producer() || yZero->type().rank() > 1 ||
-      (yZero->type().rank() == 1 &&
-       !(yZero->type().dims[0].isConst(n) && n == 1)))
-    return makeError(desc, ": y_zero_point must be a constant or graph input "
-                           "of one element (per-tensor output quantization)");
-  std::vector<uint8_t> one(sizeof(float));
-  const float unit = 1.0f;
-  std::memcpy(one.data(), &unit, sizeof unit);
-  Value *unitScale = g.addConstant(
-      output + "#unit_scale", TensorType{DType::Float32, yZero->type().dims},
-      TensorData::fromBytes(std::move(one)), "", /*folded=*/true);
-  return g
-      .addNode(OpKind::QuantizeLinear, name, {scaled, unitScale, in(7)},
-               {output})
-      ->output(0);
+  return e.requantize(c, aScale, in(4), in(6), in(7));
+}
+
+Expected<Value *>
+expandQuantizedConv(Graph &g, OpKind op, const std::string &name,
+                    const std::string &desc, const std::vector<Value *> &inputs,
+                    const std::string &output,
+                    const std::vector<std::pair<std::string, Attribute>> &attrs,
+                    int64_t opset,
+                    const std::map<std::string, onnx::TypeProto> &onnxTypes) {
+  auto in = [&](size_t i) -> Value * {
+    return i < inputs.size() ? inputs[i] : nullptr;
+  };
+  Expander e(g, name, desc, output, onnxTypes);
+  const bool qlinear = op == OpKind::QLinearConv;
+  if (qlinear)
+    for (size_t i = 0; i < 8; ++i)
+      if (!in(i))
+        return makeError(desc, ": input ", i, " is missing");
+  Value *x = in(0), *w = in(qlinear ? 3 : 1);
+  Value *xZero = in(2), *wZero = in(qlinear ? 5 : 3);
+  // (The ranks of x and w are checked with the Conv's shapes; here w's
+  // tells how a per-channel zero point or scale broadcasts.)
+  const int rank = e.rankAndLength(w).first;
+  if (rank < 3)
+    return makeError(desc, ": the weight's rank ",
+                     rank < 0 ? std::string("is not known at compile time")
+                              : std::to_string(rank) + " is below 3");
+  // x's zero point is one value (ONNX requires a scalar); w's one or one
+  // per output channel, [M] as [M, 1, ...] along the weight's dims.
+  auto oneValue = [&](const Value *v) {
+    auto [r, n] = e.rankAndLength(v);
+    return r == 0 || (r == 1 && n == 1);
+  };
+  if (xZero && !oneValue(xZero))
+    return makeError(desc, ": x_zero_point must be one value");
+  auto perChannel = [&](Value *v, int dims, const char *label)
+      -> Expected<Value *> {
+    if (!v || oneValue(v))
+      return v;
+    if (e.rankAndLength(v).first != 1)
+      return makeError(desc, ": ", label, " must be one value or one per "
+                       "output channel");
+    std::vector<int64_t> shape(dims, 1);
+    shape[0] = -1;
+    return e.node(OpKind::Reshape, std::string(label) + "_channels",
+                  {v, g.addShapeConstant(output + "#" + label + "_shape",
+                                         shape)});
+  };
+  AOTC_ASSIGN_OR_RETURN(Value * wZeroCh, perChannel(wZero, rank, "w_zero_point"));
+  AOTC_ASSIGN_OR_RETURN(Value * xc, e.centred(x, xZero, false, "x"));
+  AOTC_ASSIGN_OR_RETURN(Value * wc, e.centred(w, wZeroCh, false, "w"));
+  std::vector<Value *> convIn = {xc, wc};
+  if (qlinear && in(8))
+    convIn.push_back(in(8)); // the int32 bias, added before requantizing
+  Node *conv = g.addNode(OpKind::Conv, qlinear ? name + "#product_i32" : name,
+                         convIn,
+                         {qlinear ? output + "#product_i32" : output});
+  for (const auto &[attrName, attr] : attrs)
+    conv->setAttr(attrName, attr);
+  AOTC_RETURN_IF_ERROR(checkAttributeValues(*conv, opset));
+  if (!qlinear)
+    return conv->output(0);
+  // y = QuantizeLinear(float(conv) * x_scale * w_scale / y_scale): w's
+  // scale per output channel along the result's dim 1.
+  AOTC_ASSIGN_OR_RETURN(Value * wScale, perChannel(in(4), rank - 1, "w_scale"));
+  return e.requantize(conv->output(0), in(1), wScale, in(6), in(7));
 }
 
 } // namespace onnx_import

@@ -480,6 +480,24 @@ Status Importer::importNode(const onnx::NodeProto &node, int index) {
     values_[v->name()] = v;
     return Status::ok();
   }
+  if (op == OpKind::ConvInteger || op == OpKind::QLinearConv) {
+    if (outputs.size() != 1)
+      return error(desc, ": expected one output");
+    std::vector<std::pair<std::string, Attribute>> attrs;
+    for (const onnx::AttributeProto &a : node.attribute()) {
+      auto attr = convertAttribute(a);
+      if (!attr)
+        return withOrigin(attr.status().withContext(desc));
+      attrs.emplace_back(a.name(), attr.take());
+    }
+    auto y = expandQuantizedConv(*graph_, op, name, desc, inputs, outputs[0],
+                                 attrs, opset_, onnxTypes_);
+    if (!y)
+      return withOrigin(y.status());
+    Value *v = y.take();
+    values_[v->name()] = v;
+    return Status::ok();
+  }
   Node *n = graph_->addNode(op, name, inputs, outputs);
   for (const onnx::AttributeProto &a : node.attribute()) {
     auto attr = convertAttribute(a);

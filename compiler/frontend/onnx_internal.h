@@ -61,6 +61,18 @@ expandQuantizedMatMul(Graph &g, OpKind op, const std::string &name,
                       const std::string &output,
                       const std::map<std::string, onnx::TypeProto> &onnxTypes);
 
+/// ConvInteger or QLinearConv (\p op), the same way: a Conv in int32 of
+/// the inputs less their zero points, with \p attrs (the node's: pads,
+/// strides, dilations, group, kernel_shape, auto_pad); QLinearConv's
+/// result (plus its int32 bias) requantized as QLinearMatMul's.
+Expected<Value *>
+expandQuantizedConv(Graph &g, OpKind op, const std::string &name,
+                    const std::string &desc, const std::vector<Value *> &inputs,
+                    const std::string &output,
+                    const std::vector<std::pair<std::string, Attribute>> &attrs,
+                    int64_t opset,
+                    const std::map<std::string, onnx::TypeProto> &onnxTypes);
+
 /// Fills the symbolic data of a small (<= 64 elements) 0-D/1-D integer
 /// constant.
 void setConstantSymbolicData(Value *v);
