@@ -61,8 +61,12 @@ MODELS = [
     # run.py (quantize_dynamic needs onnxruntime, which the exporter's Python
     # lacks).
     Model("mlp_int8", "net", "the MLP by ONNX Runtime's quantize_dynamic (int8 weights, MatMulInteger)",
-          [Input("x", ["batch", 1024], "float32")], None, 21, ("quantize", dict(source="mlp"))),
+          [Input("x", ["batch", 1024], "float32")], None, 21,
+          ("quantize", dict(source="mlp", weights="QInt8"))),
     _net("resnet18", "torchvision ResNet-18, 224x224", IMAGE, 22),
+    # uint8 weights: ONNX Runtime 1.20 has no ConvInteger for int8 ones.
+    Model("resnet18_uint8", "net", "ResNet-18 by ONNX Runtime's quantize_dynamic (uint8 weights, "
+          "ConvInteger)", IMAGE, None, 22, ("quantize", dict(source="resnet18", weights="QUInt8"))),
     _net("resnet50", "torchvision ResNet-50, 224x224", IMAGE, 23),
     _net("mobilenet_v2", "torchvision MobileNetV2, 224x224", IMAGE, 24),
     _net("bert_base", f"BERT-base encoder, seq {SEQ}, last hidden state",

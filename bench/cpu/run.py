@@ -471,11 +471,12 @@ def main():
                         *sorted(set(exported))], check=True)
     for n in quantized:
         # ONNX Runtime's dynamic quantization of the float model, as its
-        # users make one (int8 weights, symmetric: zero points 0).
+        # users make one (int8 weights are symmetric: zero points 0).
         from onnxruntime.quantization import QuantType, quantize_dynamic
         source = os.path.join(args.models_dir, registry.BY_NAME[n].export[1]["source"] + ".onnx")
         log(f"quantizing {os.path.basename(source)} -> {n}.onnx")
-        quantize_dynamic(source, os.path.join(args.models_dir, n + ".onnx"), weight_type=QuantType.QInt8)
+        quantize_dynamic(source, os.path.join(args.models_dir, n + ".onnx"),
+                         weight_type=QuantType[registry.BY_NAME[n].export[1]["weights"]])
 
     log(f"machine limits ({args.threads} threads)")
     limits = tools.machine_limits(args.work, args.threads)

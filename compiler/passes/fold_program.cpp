@@ -161,7 +161,7 @@ Expected<FoldProgram> extractFoldProgram(Graph &g) {
   }
   // Which of them the program computes, deciding from the graph's end
   // (consumers first). A widening of an integer weight that only
-  // contractions read, directly or through another widening, stays in the
+  // contractions (MatMul, Conv) read, directly or through another widening, stays in the
   // main graph: their kernels widen the narrow weight as they read it
   // (fusion.cpp), a quarter of the bytes of the int32 copy the program
   // would make of an int8 weight.
@@ -172,8 +172,9 @@ Expected<FoldProgram> extractFoldProgram(Graph &g) {
       bool onlyContractions = !n.output(0)->users().empty() &&
                               !g.isOutput(n.output(0));
       for (const Node *u : n.output(0)->users())
-        onlyContractions &=
-            u->op() == OpKind::MatMul || widenedInKernels.count(u) != 0;
+        onlyContractions &= u->op() == OpKind::MatMul ||
+                            u->op() == OpKind::Conv ||
+                            widenedInKernels.count(u) != 0;
       if (onlyContractions) {
         widenedInKernels.insert(&n);
         continue;

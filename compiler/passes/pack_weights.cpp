@@ -263,6 +263,27 @@ void replaceByPacked(Graph &g, PackCache &cache, Node &n, int input,
   n.replaceInput(input, result);
 }
 
+/// The Cast that makes \p b from a packable integer constant of a narrower
+/// type and of \p b's rank, directly or less (or plus) a scalar known at
+/// compile time (MatMulInteger's B or ConvInteger's W cast to int32 less
+/// its zero point), or null.
+Node *widenedInteger(const Value *b) {
+  Node *p = b->producer();
+  if (p && (p->op() == OpKind::Sub || p->op() == OpKind::Add) &&
+      p->inputs().size() == 2 && p->input(1)->symbolicData().has_value() &&
+      p->input(1)->symbolicData()->size() == 1)
+    p = p->input(0)->producer();
+  if (!p || p->op() != OpKind::Cast)
+    return nullptr;
+  const Value *w = p->input(0);
+  const DType from = w->type().dtype, to = b->type().dtype;
+  if (!packable(w) || w->type().rank() != b->type().rank() ||
+      !scalar::isInteger(from) ||
+      !scalar::isInteger(to) || dtypeSize(from) >= dtypeSize(to))
+    return nullptr;
+  return p;
+}
+
 /// Conv with one group: W[co, ci, k...] as panels P[co / L, ci, k..., L]
 /// when L divides co (each tile of output channels streams one panel), else
 /// W'[ci, k..., co]; for channel blocks of B (\p block > 0) that divide
@@ -270,7 +291,15 @@ void replaceByPacked(Graph &g, PackCache &cache, Node &n, int input,
 /// channel blocks, P[c / B, 1, k..., B].
 bool packConv(Graph &g, PackCache &cache, Node &n, int64_t lanes,
               int64_t block) {
-  Value *w = n.input(1);
+  // The weight's reader: the Conv, or the Cast that widens a narrow
+  // integer weight (ConvInteger's), whose own input is packed then.
+  Node *holder = &n;
+  int input = 1;
+  if (Node *cast = widenedInteger(n.input(1))) {
+    holder = cast;
+    input = 0;
+  }
+  Value *w = holder->input(input);
   if (!(packable(w) || computedWeight(w)) || w->type().rank() < 3)
     return false;
   int r = w->type().rank();
@@ -282,7 +311,7 @@ bool packConv(Graph &g, PackCache &cache, Node &n, int64_t lanes,
     for (int k = 2; k <= r; ++k)
       perm.push_back(k);
     perm.push_back(1);
-    replaceByPacked(g, cache, n, 1, perm, 0, width);
+    replaceByPacked(g, cache, *holder, input, perm, 0, width);
     return true;
   };
   if (n.intAttr("group") != 1) {
@@ -304,7 +333,7 @@ bool packConv(Graph &g, PackCache &cache, Node &n, int64_t lanes,
       perm.push_back(k);
     perm.push_back(2);
     perm.push_back(1);
-    replaceByPacked(g, cache, n, 1, perm, 0, block);
+    replaceByPacked(g, cache, *holder, input, perm, 0, block);
     return true;
   }
   if (lanes >= 4 && co % lanes == 0 && co > lanes)
@@ -312,7 +341,7 @@ bool packConv(Graph &g, PackCache &cache, Node &n, int64_t lanes,
   for (int k = 1; k < r; ++k)
     perm.push_back(k);
   perm.push_back(0);
-  replaceByPacked(g, cache, n, 1, perm, -1, 0);
+  replaceByPacked(g, cache, *holder, input, perm, -1, 0);
   return true;
 }
 
@@ -330,25 +359,6 @@ Node *transposedConstant(const Value *b) {
       return nullptr;
   }
   return t;
-}
-
-/// The Cast that makes \p b from a packable rank-2 integer constant of a
-/// narrower type, directly or less (or plus) a scalar known at compile
-/// time (MatMulInteger's B cast to int32 less its zero point), or null.
-Node *widenedInteger(const Value *b) {
-  Node *p = b->producer();
-  if (p && (p->op() == OpKind::Sub || p->op() == OpKind::Add) &&
-      p->inputs().size() == 2 && p->input(1)->symbolicData().has_value() &&
-      p->input(1)->symbolicData()->size() == 1)
-    p = p->input(0)->producer();
-  if (!p || p->op() != OpKind::Cast || b->type().rank() != 2)
-    return nullptr;
-  const Value *w = p->input(0);
-  const DType from = w->type().dtype, to = b->type().dtype;
-  if (!packable(w) || w->type().rank() != 2 || !scalar::isInteger(from) ||
-      !scalar::isInteger(to) || dtypeSize(from) >= dtypeSize(to))
-    return nullptr;
-  return p;
 }
 
 /// The constant right operand B of a MatMul (rank 2, [k, n]) or of a Gemm
@@ -370,7 +380,7 @@ bool packRightOperand(Graph &g, PackCache &cache, Node &n, int64_t lanes) {
   const int input = holder == &n ? 1 : 0;
   if (!holder) {
     Value *b = n.input(1);
-    if (Node *cast = widenedInteger(b)) {
+    if (Node *cast = b->type().rank() == 2 ? widenedInteger(b) : nullptr) {
       // Its narrow weight in panels, which the widening reads through
       // views (fold_program.cpp leaves the widening to the kernel).
       if (lanes < 4 || cast->input(0)->type().staticDims()[1] <= lanes)

@@ -108,18 +108,24 @@ bool readsAtIdentity(const LoweredGraph &lg, const Expr &e, int r,
 }
 
 /// True if \p body (a def's value, its producers inlined) reads one
-/// element of an integer tensor and widens it, plus or minus a literal (an
+/// element of an integer weight or input and widens it, plus or minus a literal (an
 /// int8 weight cast to int32 less its zero point: MatMulInteger's B,
 /// fold_program.cpp). A contraction that reads it computes it per read, a
 /// conversion that the load does (vpmovsxbd), instead of reading a buffer
 /// of the wide values, four times the bytes.
-bool widensNarrowRead(const Expr &body) {
+bool widensNarrowRead(const LoweredGraph &lg, const Expr &body) {
   Expr e = body;
   if (const Binary *b = e.as<Binary>();
       b && (b->op == BinOp::Add || b->op == BinOp::Sub) && b->b.as<IntImm>())
     e = b->a;
   const Cast *c = e.as<Cast>();
-  if (!c || !c->value.as<Access>())
+  const Access *a = c ? c->value.as<Access>() : nullptr;
+  // Of a weight or input: a value a kernel computes would be computed
+  // again per read (ConvInteger's activations, quantized by the kernel
+  // before: their QuantizeLinear was repeated for each of a 3 x 3
+  // window's reads).
+  if (!a || (lg.defs[a->tensor].kind != TensorDef::Kind::Constant &&
+             lg.defs[a->tensor].kind != TensorDef::Kind::Input))
     return false;
   const DType from = c->value.type();
   return scalar::isInteger(from) && scalar::isInteger(c->type) &&
@@ -505,7 +511,7 @@ FusionPlan planFusion(const LoweredGraph &lg, const FusionOptions &opts) {
     // by its own kernel, whose fusion it keeps, and copied; a chain over
     // inputs or materialized values is computed in the copy.
     const bool widensRead =
-        widensNarrowRead(inlineProducers(lg, plan, def.body));
+        widensNarrowRead(lg, inlineProducers(lg, plan, def.body));
     for (int c : eff) {
       const TensorDef &cd = lg.defs[c];
       feedsContraction |=

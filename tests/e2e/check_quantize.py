@@ -637,6 +637,17 @@ def check_conv_integer(variant, k):
                              inputs, proto.graph.output,
                              [i for i in inits if i.name not in ("x_zero_point", "w_zero_point")] +
                              [nh.from_array(x_zp, "x_zp0"), nh.from_array(w_zp, "w_zp0")], 10)
+    if variant == "tiled" and const_w:
+        # A weight whose zero point is one value is read narrow (in panels
+        # of its own dtype where the convolution packs it); one per
+        # channel is folded into an int32 copy at load.
+        shown = subprocess.run([aotc, "inspect", os.path.join(tmp, name + ".so")],
+                               capture_output=True, text=True).stdout
+        wide = any("int32[" in line and "folding program" in line for line in shown.splitlines())
+        per_channel = wzp is not None and wzp.ndim == 1
+        tally.report(wide == per_channel,
+                     f"{name}: {'an int32 copy of the weights' if wide else 'the weights read narrow'} "
+                     f"(zero point {None if wzp is None else list(wzp.shape)})")
     sess = ort_session(ort_proto)
     for batch in (0, 1, 3):
         x = rng.integers(np.iinfo(xt).min, int(np.iinfo(xt).max) + 1,
