@@ -1198,10 +1198,34 @@ def op_quantize(b):
     point or none, mostly followed by the DequantizeLinear of the same scale
     and zero point (fake quantization, as QDQ models have it); or
     DequantizeLinear of an int8 or uint8 tensor of the graph; or MatMulInteger
-    of an int8/uint8 matrix of the graph by constant weights. x is exact data
+    of an int8/uint8 matrix of the graph by constant weights; or ConvInteger
+    of a uint8 tensor by constant uint8 weights. x is exact data
     because a quotient x / scale near a rounding boundary moves a whole step
     for an ulp of difference upstream, which the comparison would call wrong."""
     rng = b.rng
+    if rng.random() < 0.1:
+        # ConvInteger of a uint8 tensor of the graph (or a new input) by
+        # constant uint8 weights (ONNX Runtime's only kernel), groups,
+        # pads and strides as op_conv's; both zero points or none (ONNX
+        # Runtime 1.20 crashed given w's alone).
+        try:
+            x = b.pick(["u8"], lambda t: t.rank in (3, 4) and t.shape[1] > 0 and
+                       all(d > 0 for d in t.shape[2:]))
+        except Skip:
+            x = b.new_input("u8", [int(rng.choice([0, 1, 2])), int(rng.choice([1, 3, 4, 16]))] +
+                            [int(rng.choice([1, 5, 8, 9])) for _ in range(int(rng.choice([1, 2])))])
+        c = x.shape[1]
+        g = int(rng.choice([k for k in (1, 2, 3) if c % k == 0]))
+        m = g * int(rng.choice([1, 2, 3, 8]))
+        k = [int(rng.choice([1, 2, 3])) for _ in range(x.rank - 2)]
+        attrs, sp = window_attrs(b, x, k, allow_ceil=False)
+        attrs.pop("ceil_mode", None)
+        if g > 1:
+            attrs["group"] = g
+        ins = [x, b.new_const("u8", [m, c // g] + k)]
+        if rng.random() < 0.7:
+            ins += [b.new_const("u8", []), b.new_const("u8", [])]
+        return b.node("ConvInteger", ins, "i32", [x.shape[0], m] + sp, **attrs)
     if rng.random() < 0.15:
         # MatMulInteger of an int8/uint8 matrix of the graph by constant
         # weights, the zero points scalars (ONNX Runtime's kernel takes no
