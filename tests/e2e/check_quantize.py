@@ -46,7 +46,7 @@ aotc, tmp = tally.aotc, tally.tmp
 rng = np.random.default_rng(84)
 NP = {T.FLOAT: np.float32, T.FLOAT16: np.float16, T.INT32: np.int32, T.INT8: np.int8,
       T.UINT8: np.uint8, T.INT16: np.int16, T.UINT16: np.uint16}
-ONNX_TYPE = {np.dtype(v): k for k, v in NP.items()}
+ONNX_TYPE = {np.dtype(v): k for k, v in list(NP.items()) + [(T.INT64, np.int64), (T.UINT32, np.uint32)]}
 QTYPES = [T.UINT8, T.INT8, T.UINT16, T.INT16]
 
 
@@ -901,6 +901,33 @@ def check_dynamic_quantized_models():
     tally.set_variant("")
 
 
+def check_wrapping_integer_matmul(variant):
+    """MatMul of int64, int32 and uint32 by constant weights, values over
+    the whole range: the register tile sums integers in vectors
+    (aotc_add_l16, ...), whose products and sums must wrap as the scalar
+    ones do (NumPy in uint64, cast back)."""
+    for dt in (np.int64, np.int32, np.uint32):
+        info = np.iinfo(dt)
+        for k, n in ((37, 45), (64, 16), (5, 3)):
+            name = f"wrapping_matmul_{variant}_{np.dtype(dt).name}_{k}x{n}"
+            w = rng.integers(info.min, info.max, (k, n), dtype=dt, endpoint=True)
+            proto = h.make_model(h.make_graph(
+                [h.make_node("MatMul", ["x", "w"], ["y"], name="mm")], name,
+                [h.make_tensor_value_info("x", ONNX_TYPE[np.dtype(dt)], ["b", k])],
+                [h.make_tensor_value_info("y", ONNX_TYPE[np.dtype(dt)], ["b", n])],
+                initializer=[nh.from_array(w, "w")]), opset_imports=[h.make_opsetid("", 13)])
+            m = tally.compile(name, proto)
+            if m is None:
+                continue
+            for b in (0, 1, 7):
+                x = rng.integers(info.min, info.max, (b, k), dtype=dt, endpoint=True)
+                got = m.run([x])[0]
+                tally.runs += 1
+                want = (x.astype(np.uint64) @ w.astype(np.uint64)).astype(dt)
+                tally.report(got.shape == want.shape and np.array_equal(got, want),
+                             f"{name} batch {b}")
+
+
 def check_refusals():
     node = "node 'quantize' (QuantizeLinear)"
     tally.expect_compile_refusal("q_scale_length", q_model(
@@ -978,6 +1005,7 @@ for variant, flags in VARIANTS:
     check_constant_integer_weights(variant)
     for k in range(12):
         check_conv_integer(variant, k)
+    check_wrapping_integer_matmul(variant)
 tally.set_variant("")
 if len(sys.argv) > 2:
     check_departed_node_tests(sys.argv[2])
