@@ -469,18 +469,8 @@ Status Importer::importNode(const onnx::NodeProto &node, int index) {
     return error(desc, ": training-mode outputs (running mean/var) are not "
                        "supported");
 
-  if (op == OpKind::MatMulInteger || op == OpKind::QLinearMatMul) {
-    if (outputs.size() != 1)
-      return error(desc, ": expected one output");
-    auto y = expandQuantizedMatMul(*graph_, op, name, desc, inputs, outputs[0],
-                                   onnxTypes_);
-    if (!y)
-      return withOrigin(y.status());
-    Value *v = y.take();
-    values_[v->name()] = v;
-    return Status::ok();
-  }
-  if (op == OpKind::ConvInteger || op == OpKind::QLinearConv) {
+  if (op == OpKind::MatMulInteger || op == OpKind::QLinearMatMul ||
+      op == OpKind::ConvInteger || op == OpKind::QLinearConv) {
     if (outputs.size() != 1)
       return error(desc, ": expected one output");
     std::vector<std::pair<std::string, Attribute>> attrs;
@@ -490,8 +480,11 @@ Status Importer::importNode(const onnx::NodeProto &node, int index) {
         return withOrigin(attr.status().withContext(desc));
       attrs.emplace_back(a.name(), attr.take());
     }
-    auto y = expandQuantizedConv(*graph_, op, name, desc, inputs, outputs[0],
-                                 attrs, opset_, onnxTypes_);
+    auto y = op == OpKind::ConvInteger || op == OpKind::QLinearConv
+                 ? expandQuantizedConv(*graph_, op, name, desc, inputs,
+                                       outputs[0], attrs, opset_, onnxTypes_)
+                 : expandQuantizedMatMul(*graph_, op, name, desc, inputs,
+                                         outputs[0], onnxTypes_);
     if (!y)
       return withOrigin(y.status());
     Value *v = y.take();

@@ -35,17 +35,9 @@ std::optional<double> constantScalar(const Value *v) {
   if (!v || !v->isConstant() || v->overridable() || !v->data().defined() ||
       (!v->onnxName().empty() && !v->folded()))
     return std::nullopt;
-  const TensorType &t = v->type();
-  int64_t numel = 1;
-  for (const Expr &d : t.dims) {
-    int64_t e;
-    if (!d.isConst(e))
-      return std::nullopt;
-    numel *= e;
-  }
-  if (numel != 1)
+  if (!v->type().numel().isConstValue(1))
     return std::nullopt;
-  return tensorDataFloat(v->data(), t.dtype, 0);
+  return tensorDataFloat(v->data(), v->type().dtype, 0);
 }
 
 /// The reciprocal of a float divisor known at compile time (a scalar that
@@ -257,10 +249,7 @@ Status lowerElementwise(const Node &n, LowerCtx &ctx) {
     // where an ulp of the scale moves whole steps (ONNX Runtime's
     // dynamically quantized ResNet-18: 234 of the first block's 200,704
     // uint8 activations one step apart, the logits 0.6%).
-    int64_t elems = 1, e;
-    for (const Expr &d : out->type().dims)
-      elems = d.isConst(e) ? elems * e : 2;
-    if (n.op() == OpKind::Div && elems != 1)
+    if (n.op() == OpKind::Div && !out->type().numel().isConstValue(1))
       if (Expr r = reciprocalOfConstant(n.input(1), outT); r.defined()) {
         op = BinOp::Mul; // a * (1 / c): see reciprocalOfConstant
         b = r;

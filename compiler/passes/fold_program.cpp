@@ -92,14 +92,24 @@ bool isWeightTensor(const Value *v) {
   return numel > 1;
 }
 
-namespace {
-
-/// Whether \p v is an integer value of fewer bits than \p wide.
-bool narrowerInteger(const Value *v, DType wide) {
-  const DType t = v->type().dtype;
-  return scalar::isInteger(t) && scalar::isInteger(wide) &&
-         dtypeSize(t) < dtypeSize(wide);
+Node *integerWidening(const Value *v) {
+  Node *p = v->producer();
+  if (p && (p->op() == OpKind::Sub || p->op() == OpKind::Add) &&
+      p->inputs().size() == 2 && p->input(0) && p->input(1) &&
+      p->input(1)->symbolicData().has_value() &&
+      p->input(1)->symbolicData()->size() == 1)
+    p = p->input(0)->producer();
+  if (!p || p->op() != OpKind::Cast || p->inputs().size() != 1 ||
+      !p->input(0))
+    return nullptr;
+  const DType from = p->input(0)->type().dtype, to = v->type().dtype;
+  return scalar::isInteger(from) && scalar::isInteger(to) &&
+                 dtypeSize(from) < dtypeSize(to)
+             ? p
+             : nullptr;
 }
+
+namespace {
 
 /// Whether \p v is a weight tensor, or views of one (its panels,
 /// pack_weights.h).
@@ -110,25 +120,13 @@ bool weightOrItsView(const Value *v) {
   return isWeightTensor(v);
 }
 
-/// Whether \p n is a widening of a weight of a narrower integer type (a
-/// Cast), or such a widening plus or minus a scalar the compiler knows
-/// (MatMulInteger's B cast to int32 less its zero point).
+/// Whether \p n widens a weight (or views of one, its panels) of a
+/// narrower integer type: integerWidening.
 bool widensWeight(const Node &n) {
   if (n.outputs().size() != 1)
     return false;
-  const DType wide = n.output(0)->type().dtype;
-  auto castOfWeight = [&](const Node *p) {
-    return p && p->op() == OpKind::Cast && p->inputs().size() == 1 &&
-           weightOrItsView(p->input(0)) && narrowerInteger(p->input(0), wide);
-  };
-  if (n.op() == OpKind::Cast)
-    return castOfWeight(&n);
-  if (n.op() != OpKind::Sub && n.op() != OpKind::Add)
-    return false;
-  const Value *scalar = n.input(1);
-  return n.input(0) && castOfWeight(n.input(0)->producer()) && scalar &&
-         scalar->symbolicData().has_value() &&
-         scalar->symbolicData()->size() == 1;
+  const Node *cast = integerWidening(n.output(0));
+  return cast && weightOrItsView(cast->input(0));
 }
 
 } // namespace

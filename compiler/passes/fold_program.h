@@ -40,6 +40,14 @@ bool isFoldable(const Value *v);
 /// program: merge_matmuls.h, split_k.h), else 0.
 int64_t foldableMatrixColumns(const Value *w, int64_t k);
 
+/// The Cast that widens an integer value to \p v's wider integer type, \p v
+/// being that Cast or the Cast plus or minus a scalar the compiler knows
+/// (MatMulInteger's B or ConvInteger's W cast to int32 less its zero
+/// point); null otherwise. What the Cast reads is the caller's to check
+/// (a weight: kernels widen it as they load it, fold_program.cpp,
+/// pack_weights.cpp).
+Node *integerWidening(const Value *v);
+
 struct FoldProgram {
   /// The program: its constants are the weights it reads (initializers
   /// keep their ONNX names), its outputs are the computed values.

@@ -263,25 +263,14 @@ void replaceByPacked(Graph &g, PackCache &cache, Node &n, int input,
   n.replaceInput(input, result);
 }
 
-/// The Cast that makes \p b from a packable integer constant of a narrower
-/// type and of \p b's rank, directly or less (or plus) a scalar known at
-/// compile time (MatMulInteger's B or ConvInteger's W cast to int32 less
-/// its zero point), or null.
+/// The Cast that widens a packable integer constant of \p b's rank to
+/// \p b (integerWidening: MatMulInteger's B or ConvInteger's W), or null.
 Node *widenedInteger(const Value *b) {
-  Node *p = b->producer();
-  if (p && (p->op() == OpKind::Sub || p->op() == OpKind::Add) &&
-      p->inputs().size() == 2 && p->input(1)->symbolicData().has_value() &&
-      p->input(1)->symbolicData()->size() == 1)
-    p = p->input(0)->producer();
-  if (!p || p->op() != OpKind::Cast)
-    return nullptr;
-  const Value *w = p->input(0);
-  const DType from = w->type().dtype, to = b->type().dtype;
-  if (!packable(w) || w->type().rank() != b->type().rank() ||
-      !scalar::isInteger(from) ||
-      !scalar::isInteger(to) || dtypeSize(from) >= dtypeSize(to))
-    return nullptr;
-  return p;
+  Node *p = integerWidening(b);
+  return p && packable(p->input(0)) &&
+                 p->input(0)->type().rank() == b->type().rank()
+             ? p
+             : nullptr;
 }
 
 /// Conv with one group: W[co, ci, k...] as panels P[co / L, ci, k..., L]
