@@ -1633,7 +1633,15 @@ def ort_departures(model, values):
                     d32 = x32 - m32
                     v32 = (d32 * d32).mean(axis=axes, keepdims=True, dtype=np.float32)
                     n32 = (d32 / np.sqrt(v32 + np.float32(eps))).astype(np.float64)
-                    apart = ~np.isclose(n32, normalized, rtol=1e-3, atol=1e-4, equal_nan=True)
+                    # Compared as outputs, after the scale (seed 8620269:
+                    # float32 statistics of LogSoftmax values -1.6 +- 1e-3
+                    # moved the normalized values by 5e-4, a scale of about
+                    # 20 the output by 0.01).
+                    if scale is not None:
+                        n32 = n32 * scale.astype(np.float64)
+                    if bias is not None:
+                        n32 = n32 + bias.astype(np.float64)
+                    apart = ~np.isclose(n32, exact, rtol=5e-4, atol=5e-5, equal_nan=True)
                 if np.any(apart):
                     return "LayerNormalization of float64 in float32 statistics (stash_type 1)"
         if node.op_type == "Sigmoid":
