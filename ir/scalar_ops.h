@@ -202,5 +202,20 @@ inline bool exactVectorCast(DType from, DType to) {
          maxOf(to) >= maxOf(from);
 }
 
+/// Whether a vector of \p from converts to \p to lane by lane in the
+/// generated OpenCL C with these semantics: the exact conversions
+/// (exactVectorCast); an integer narrowing (convert_T<n> keeps the low
+/// bits, as wrap does); a float32 or float64 to an integer (fromFloat:
+/// truncated, saturated at 64 bits, NaN 0, then the low bits), which the
+/// code printer writes as aotc_f2l_f<n> (convert_long<n>_sat) and a
+/// narrowing.
+inline bool vectorCast(DType from, DType to) {
+  if (exactVectorCast(from, to))
+    return true;
+  if (!isInteger(to))
+    return false;
+  return isInteger(from) || from == DType::Float32 || from == DType::Float64;
+}
+
 } // namespace scalar
 } // namespace aotc

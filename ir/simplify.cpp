@@ -765,6 +765,11 @@ private:
 
   Expr simplifyBinary(const Expr &e) {
     auto *b = e.as<Binary>();
+    // Integer vectors (a quantized row's wrapping differences, an integer
+    // contraction's sums): operands only. The linear forms below are of
+    // scalars (their coefficients multiply a term).
+    if (e.lanes() > 1 && isIntType(b->type))
+      return Binary::make(b->op, simplify(b->a), simplify(b->b));
     if ((b->op == BinOp::Add || b->op == BinOp::Sub) && isIntType(b->type)) {
       Linear l;
       l.type = b->type;

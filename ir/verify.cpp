@@ -398,7 +398,7 @@ Status KernelVerifier::expr(const Expr &e) {
   }
   case ExprKind::Cast: {
     const Cast *c = e.as<Cast>();
-    if (c->lanes > 1 && !scalar::exactVectorCast(c->value.type(), c->type))
+    if (c->lanes > 1 && !scalar::vectorCast(c->value.type(), c->type))
       return fail(std::string("vector conversion from ") +
                   dtypeName(c->value.type()) + " to " + dtypeName(c->type));
     return expr(c->value);
@@ -473,8 +473,8 @@ Status KernelVerifier::stmt(const Stmt &s) {
     if (st->value.lanes() == 1)
       return access(st->buffer, st->indices, st->value.type(), true, st);
     // A vector store: every lane proven (or guarded), like VectorLoad.
-    if (!isFloat(st->value.type()) || st->indices.empty())
-      return fail("vector store of a non-float into '" + st->buffer + "'");
+    if (st->value.type() == DType::Bool || st->indices.empty())
+      return fail("vector store of bools into '" + st->buffer + "'");
     std::vector<Expr> last = st->indices;
     last.back() = last.back() + Expr(st->value.lanes() - 1);
     return vectorAccess(st->buffer, st->indices, last, st->value.type(), true,

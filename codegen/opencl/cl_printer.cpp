@@ -887,8 +887,8 @@ Status KernelPrinter::printStore(const Store *st) {
     val = "aotc_bf16_bits" + n + "(" + val + ")";
   }
   if (int lanes = st->value.lanes(); lanes > 1) {
-    if (!isFloat(vt))
-      return error("vector store of a non-float into '" + st->buffer + "'");
+    if (vt == DType::Bool)
+      return error("vector store of bools into '" + st->buffer + "'");
     std::string n = std::to_string(lanes);
     if (half && lanes > 4) {
       // Four halves at a time, as float16 vector loads are printed (ir/

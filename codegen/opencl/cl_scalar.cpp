@@ -313,10 +313,20 @@ Expr lowerCast(DType to, const Expr &v, const RangeEnv &env, ClHelpers &used) {
   if (from == to || isFloat(to) || to == DType::Bool)
     return Cast::make(to, v);
   if (v.lanes() > 1) {
-    // vectorize.cpp makes only the conversions C defines exactly.
-    AOTC_CHECK(scalar::exactVectorCast(from, to), "vector conversion from "
-                                              << dtypeName(from) << " to "
-                                              << dtypeName(to));
+    // vectorize.cpp makes only the conversions of scalar::vectorCast: a
+    // float to an integer saturates at 64 bits, as aotc_f2l_f does
+    // (aotc_f2l_f16: convert_long16_sat, NaN 0), then keeps the low bits
+    // (convert_T<n> of an integer, as the scalar wrap).
+    AOTC_CHECK(scalar::vectorCast(from, to), "vector conversion from "
+                                                 << dtypeName(from) << " to "
+                                                 << dtypeName(to));
+    if (isFloat(from)) {
+      Expr l = helper(std::string(from == DType::Float64 ? "aotc_f2l_d"
+                                                         : "aotc_f2l_f") +
+                          std::to_string(v.lanes()),
+                      DType::Int64, {v}, used);
+      return to == DType::Int64 ? l : Cast::make(to, l);
+    }
     return Cast::make(to, v);
   }
   if (isFloat(from)) {
@@ -366,6 +376,15 @@ std::string vectorHelperDefinition(const std::string &name) {
       {"c", "char", "uchar"},  {"uc", "uchar", "uchar"}, {"s", "short", "ushort"},
       {"us", "ushort", "ushort"}, {"i", "int", "uint"},  {"ui", "uint", "uint"},
       {"l", "long", "ulong"}};
+  for (int lanes : {2, 4, 8, 16})
+    for (const char *f : {"f", "d"})
+      if (name == std::string("aotc_f2l_") + f + std::to_string(lanes)) {
+        // Truncated, saturated, NaN 0: OpenCL's _sat conversion of a float
+        // to an integer (rounding toward zero by default), as aotc_f2l_f.
+        const std::string n = std::to_string(lanes);
+        return "long" + n + " " + name + "(" + (*f == 'f' ? "float" : "double") +
+               n + " x) { return convert_long" + n + "_sat(x); }\n";
+      }
   for (const auto &op : kOps)
     for (const auto &ty : kTypes)
       for (int lanes : {2, 4, 8, 16}) {

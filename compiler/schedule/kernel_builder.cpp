@@ -595,9 +595,19 @@ Expected<Kernel> buildKernel(const LoweredGraph &lg, const FusionPlan &plan,
         return g.status().withContext("kernel '" + name + "'");
       grouped = std::move(*g);
       s = grouped.body;
+    } else if (tile.n >= 0) {
+      s = registerTiledNest(nest, tile, nullptr, &privates);
+    } else if (Stmt v = nest.shape.empty() && !nest.contraction
+                            ? vectorStage(nest, {}, tile.vectorLanes, lg.env)
+                            : Stmt();
+               v.defined()) {
+      // A reduction to one value (a dynamic quantization's ReduceMin and
+      // ReduceMax over a whole activation): one work-item, its innermost
+      // loop in vectors. Scalar, ResNet-18's took 0.30 ms for 200k floats.
+      s = v;
+      config.lanes = tile.vectorLanes;
     } else {
-      s = tile.n >= 0 ? registerTiledNest(nest, tile, nullptr, &privates)
-                      : untiledNest(nest);
+      s = untiledNest(nest);
     }
   }
   s = simplify(s, lg.env);

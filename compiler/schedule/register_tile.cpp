@@ -844,37 +844,49 @@ Stmt registerTiledNest(const ReductionNest &nest, const RegisterTile &t,
       return generic;
     // Without a select on the indices the whole row is its interior.
     Expr inside = rowInteriorCondition(st->value, lane, cols, ranges);
-    Expr value = inside.defined() ? assumeRowInterior(st->value, ranges)
-                                  : st->value;
     int widest = std::max(4, std::min(16, t.vectorLanes));
-    std::vector<Stmt> row;
-    bool anyVector = false;
-    for (int64_t c0 = 0; c0 < cols;) {
-      int w = groupWidth(c0, cols, widest);
-      Expr l = Var::make("lane");
-      VarBindings at{{lane, Expr(c0) + l}};
-      std::vector<Expr> indices;
-      for (const Expr &i : st->indices)
-        indices.push_back(substitute(i, at));
-      if (Stmt v = vectorStore(st->buffer, indices, substitute(value, at), l,
-                               w, ranges);
-          v.defined()) {
-        row.push_back(v);
-        anyVector = true;
-      } else {
-        for (int k = 0; k < w; ++k) {
-          VarBindings one{{lane, Expr(c0 + k)}};
-          std::vector<Expr> idx;
-          for (const Expr &i : st->indices)
-            idx.push_back(substitute(i, one));
-          row.push_back(Store::make(st->buffer, idx, substitute(value, one)));
+    // The row of \p value in groups of lanes: vectors where they store
+    // contiguously and \p value vectorizes, else element by element;
+    // \p anyVector tells whether a group is a vector.
+    auto vectorRow = [&](const Expr &value, bool &anyVector) -> Stmt {
+      std::vector<Stmt> row;
+      anyVector = false;
+      for (int64_t c0 = 0; c0 < cols;) {
+        int w = groupWidth(c0, cols, widest);
+        Expr l = Var::make("lane");
+        VarBindings at{{lane, Expr(c0) + l}};
+        std::vector<Expr> indices;
+        for (const Expr &i : st->indices)
+          indices.push_back(substitute(i, at));
+        if (Stmt v = vectorStore(st->buffer, indices, substitute(value, at),
+                                 l, w, ranges);
+            v.defined()) {
+          row.push_back(v);
+          anyVector = true;
+        } else {
+          for (int k = 0; k < w; ++k) {
+            VarBindings one{{lane, Expr(c0 + k)}};
+            std::vector<Expr> idx;
+            for (const Expr &i : st->indices)
+              idx.push_back(substitute(i, one));
+            row.push_back(Store::make(st->buffer, idx, substitute(value, one)));
+          }
         }
+        c0 += w;
       }
-      c0 += w;
+      return Block::make(row);
+    };
+    bool anyVector = false;
+    if (!inside.defined()) {
+      Stmt v = vectorRow(st->value, anyVector);
+      return anyVector ? v : generic;
     }
-    if (!inside.defined())
-      return anyVector ? Block::make(row) : generic;
-    return IfThenElse::make(inside, Block::make(row), generic);
+    Stmt interior = vectorRow(assumeRowInterior(st->value, ranges), anyVector);
+    // A border row (a padding's rows of a channel-blocked copy: the
+    // selects on the pixel's indices hold or fail for every lane) is
+    // vectors too where the element's selects do not read the lane.
+    Stmt border = vectorRow(st->value, anyVector);
+    return IfThenElse::make(inside, interior, anyVector ? border : generic);
   };
   auto tile = [&](const std::vector<Expr> &origin, int64_t rows,
                   int64_t cols) {

@@ -21,22 +21,18 @@
 
 namespace aotc {
 
-namespace {
-
-/// One reduction of the row at \p row with its innermost loop as vectors
-/// of \p lanes: a vector accumulator over the whole groups of lanes, a
-/// scalar one over the rest, then the lanes combined into the scalar one.
-/// Undefined where that does not apply (scalar stage, short or symbolic
-/// innermost extent, a term that does not vectorize, a sum long enough to
-/// need blocking).
 Stmt vectorStage(const ReductionNest &stage, const std::vector<Expr> &row,
                  int lanes, const RangeEnv &ranges,
-                 const std::string &saveTo = "") {
+                 const std::string &saveTo) {
   size_t n = stage.reduceExtents.size();
   int64_t extent, terms = staticTerms(stage.reduceExtents);
+  // At most kSumBlock static terms (a sum is not blocked here), except
+  // for a lane-wise max or min, which any number of terms, in any order,
+  // leaves exact.
+  const bool anyTerms = !isFloatSum(stage) && isFloatVectorCombine(stage);
   if (lanes < 4 || !stage.term || n == 0 || !isFloat(stage.accType) ||
       !stage.reduceExtents[n - 1].isConst(extent) || extent < lanes ||
-      terms < 0 || terms > kSumBlock)
+      (!anyTerms && (terms < 0 || terms > kSumBlock)))
     return Stmt();
   std::vector<Expr> rvars;
   for (size_t k = 0; k < n; ++k)
@@ -106,6 +102,8 @@ Stmt vectorStage(const ReductionNest &stage, const std::vector<Expr> &row,
   return LocalDecl::make(vacc, Broadcast::make(stage.init, lanes),
                          LocalDecl::make(acc, stage.init, Block::make({body, tail})));
 }
+
+namespace {
 
 /// The most elements of a row whose stage term is kept for the output
 /// (termReuse): 16 KB, in L1 beside the row.

@@ -327,6 +327,20 @@ struct RowNest {
   std::function<Stmt(const std::vector<Expr> &idx)> store;
 };
 
+/// One reduction at output index \p row (row_reduction.cpp) with its
+/// innermost loop as vectors of \p lanes: a vector accumulator over the
+/// whole groups of lanes, a scalar one over the rest, then the lanes
+/// combined (in a tree) into the scalar one, and \p stage's finish.
+/// Undefined where that does not apply: a scalar stage, a short or
+/// symbolic innermost extent, a term that does not vectorize, a sum (or
+/// any combine but a lane-wise max or min, which stay exact in any order)
+/// of more than kSumBlock or symbolic terms. With \p saveTo, each term is
+/// also stored in that private array at its reduction index (a row
+/// kernel's termReuse).
+Stmt vectorStage(const ReductionNest &stage, const std::vector<Expr> &row,
+                 int lanes, const RangeEnv &ranges,
+                 const std::string &saveTo = "");
+
 /// The kernel body of \p nest: one work-item per row; the stages'
 /// innermost loops and the row's stores as vectors of \p lanes where they
 /// vectorize (0: scalar). \p vectorized (if given) tells whether any did.

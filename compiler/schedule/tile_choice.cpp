@@ -348,7 +348,8 @@ bool vectorsAlong(const ReductionNest &nest, int back, int64_t lanes) {
   VarBindings lets;
   const Stmt element = nest.finish(at, Expr());
   const Store *st = storeUnderLets(element, lets);
-  return st && lets.empty() &&
+  // (A bool stores element by element: vectorStore takes values only.)
+  return st && lets.empty() && st->value.type() != DType::Bool &&
          vectorizeLanes(st->value, lane, static_cast<int>(lanes), ranges)
              .defined();
 }

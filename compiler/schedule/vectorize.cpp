@@ -12,7 +12,8 @@ namespace aotc {
 bool isLanewiseBuiltin(const std::string &name) {
   static const std::set<std::string> names = {
       "exp", "log", "sqrt", "erf", "tanh", "fabs", "floor", "ceil",
-      "sin", "cos", "fma", "fmin", "fmax", "log1p", "expm1", "rsqrt"};
+      "sin", "cos", "fma", "fmin", "fmax", "log1p", "expm1", "rsqrt",
+      "rint", "trunc", "round"};
   return names.count(name) > 0;
 }
 
@@ -33,6 +34,29 @@ bool reciprocalIsNormal(const Expr &d) {
   const Call *c = d.as<Call>();
   return c && c->name == "sqrt";
 }
+
+/// The bits of each lane of the mask that vector condition \p c gives in
+/// OpenCL C (a float32 comparison or isnan: an int vector, -1 or 0; their
+/// logic keeps it), 0 where unknown. A vector select's arms must have
+/// elements of that size.
+int maskBits(const Expr &c) {
+  if (const Binary *b = c.as<Binary>()) {
+    if (isComparison(b->op))
+      return isFloat(b->a.type()) ? 8 * dtypeSize(b->a.type()) : 0;
+    if (b->op == BinOp::And || b->op == BinOp::Or) {
+      const int x = maskBits(b->a);
+      return x == maskBits(b->b) ? x : 0;
+    }
+    return 0;
+  }
+  if (const Call *k = c.as<Call>())
+    if (k->name == "isnan" && k->args.size() == 1 && isFloat(k->args[0].type()))
+      return 8 * dtypeSize(k->args[0].type());
+  return 0;
+}
+
+/// A value a vector may hold lane by lane (not a bool: those are masks).
+bool vectorValue(DType t) { return isFloat(t) || scalar::isInteger(t); }
 
 } // namespace
 
@@ -86,6 +110,27 @@ Expr vectorizeLanes(const Expr &e, const Expr &lane, int lanes,
   }
   case ExprKind::Binary: {
     const Binary *b = e.as<Binary>();
+    // The logic of lane conditions, both of them lane by lane (a
+    // quantization's `(x < lo) | isnan(x)`): masks of one width.
+    if ((b->op == BinOp::And || b->op == BinOp::Or) &&
+        b->a.type() == DType::Bool) {
+      Expr x = vectorizeLanes(b->a, lane, lanes, ranges, vectors);
+      Expr y = vectorizeLanes(b->b, lane, lanes, ranges, vectors);
+      if (!x.defined() || !y.defined() || x.lanes() != lanes ||
+          y.lanes() != lanes)
+        return Expr();
+      Expr r = Binary::make(b->op, x, y);
+      return maskBits(r) ? r : Expr();
+    }
+    // Float comparisons: a lane condition (a select's, or an operand of
+    // the logic above).
+    if (isComparison(b->op) && isFloat(b->a.type())) {
+      Expr x = vectorizeLanes(b->a, lane, lanes, ranges, vectors);
+      Expr y = vectorizeLanes(b->b, lane, lanes, ranges, vectors);
+      if (!x.defined() || !y.defined())
+        return Expr();
+      return Binary::make(b->op, widen(x), widen(y));
+    }
     // Integers: the wrapping sum, difference and product (an integer
     // contraction's term, printed as aotc_mul_i16 and the like).
     const bool intArith =
@@ -111,6 +156,14 @@ Expr vectorizeLanes(const Expr &e, const Expr &lane, int lanes,
   }
   case ExprKind::Call: {
     const Call *c = e.as<Call>();
+    // isnan of a float vector: a lane condition (an int mask in OpenCL C).
+    if (c->name == "isnan" && c->args.size() == 1 &&
+        isFloat(c->args[0].type())) {
+      Expr v = vectorizeLanes(c->args[0], lane, lanes, ranges, vectors);
+      if (!v.defined())
+        return Expr();
+      return Call::make(DType::Bool, "isnan", {widen(v)});
+    }
     if (!isFloat(c->type) || !isLanewiseBuiltin(c->name))
       return Expr();
     std::vector<Expr> args;
@@ -123,10 +176,13 @@ Expr vectorizeLanes(const Expr &e, const Expr &lane, int lanes,
     return Call::make(c->type, c->name, args);
   }
   case ExprKind::Cast: {
-    // The conversions plain OpenCL C does exactly (convert_int16 of a
-    // char16: an int8 weight read by an int32 contraction).
+    // The conversions that OpenCL C does lane by lane as the scalar ones
+    // (scalar::vectorCast): convert_int16 of a char16 (an int8 weight read
+    // by an int32 contraction), an integer narrowing (the low bits), a
+    // float to an integer (a quantization's rounded value to uint8,
+    // through aotc_f2l_f16).
     const Cast *c = e.as<Cast>();
-    if (!scalar::exactVectorCast(c->value.type(), c->type))
+    if (!scalar::vectorCast(c->value.type(), c->type))
       return Expr();
     Expr v = vectorizeLanes(c->value, lane, lanes, ranges, vectors);
     if (!v.defined())
@@ -148,31 +204,31 @@ Expr vectorizeLanes(const Expr &e, const Expr &lane, int lanes,
     const Select *sel = e.as<Select>();
     Expr cond = sel->cond;
     bool maskLoad = false;
+    int bits = 0; // the lane condition's mask bits; 0: a scalar condition
     if (variesByLane(cond)) {
-      // A comparison of float vectors selects lane by lane (a Clip or a
-      // ReLU of a vector, or of an accumulator: OpenCL's ?: on a vector
-      // condition); so does a vector of bools loaded from memory (a Where
-      // on a mask), between float32 vectors.
-      const Binary *c = cond.as<Binary>();
+      // A lane condition selects lane by lane (OpenCL's ?: on a vector
+      // condition): a float comparison, isnan and their logic (a Clip or
+      // a ReLU of a vector, or of an accumulator; a quantization's
+      // saturation), between arms whose elements have the mask's size; so
+      // does a vector of bools loaded from memory (a Where on a mask),
+      // between float32 vectors.
       if (cond.as<Load>() && cond.type() == DType::Bool) {
         cond = vectorizeLanes(cond, lane, lanes, ranges, vectors);
         if (!cond.defined())
           return Expr();
         maskLoad = true;
       } else {
-        if (!c || !isComparison(c->op) || !isFloat(c->a.type()))
+        cond = vectorizeLanes(cond, lane, lanes, ranges, vectors);
+        if (!cond.defined() || cond.lanes() != lanes ||
+            !(bits = maskBits(cond)))
           return Expr();
-        Expr x = vectorizeLanes(c->a, lane, lanes, ranges, vectors);
-        Expr y = vectorizeLanes(c->b, lane, lanes, ranges, vectors);
-        if (!x.defined() || !y.defined())
-          return Expr();
-        cond = Binary::make(c->op, widen(x), widen(y));
       }
     }
     Expr t = vectorizeLanes(sel->trueValue, lane, lanes, ranges, vectors);
     Expr f = vectorizeLanes(sel->falseValue, lane, lanes, ranges, vectors);
-    if (!t.defined() || !f.defined() || !isFloat(t.type()) ||
-        (maskLoad && t.type() != DType::Float32))
+    if (!t.defined() || !f.defined() || !vectorValue(t.type()) ||
+        (maskLoad && t.type() != DType::Float32) ||
+        (bits && 8 * dtypeSize(t.type()) != bits))
       return Expr();
     return Select::make(cond, widen(t), widen(f));
   }
@@ -192,7 +248,7 @@ Stmt vectorStore(const std::string &buffer, const std::vector<Expr> &indices,
                  const Expr &value, const Expr &lane, int width,
                  const RangeEnv &ranges,
                  const std::map<uint64_t, Expr> &vectors) {
-  if (width < 2 || !isFloat(value.type()))
+  if (width < 2 || !vectorValue(value.type()))
     return Stmt();
   RangeEnv env = ranges;
   env.set(lane, Range{0, width - 2});

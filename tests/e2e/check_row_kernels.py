@@ -167,12 +167,14 @@ def cases():
                                                   ("bb", f64, [4])],
                 [("y", f64, ["b", 4, 3, 5, 6])], [{"x": [b, 4, 3, 5, 6], "g": [4], "bb": [4]} for b in (1, 2)],
                 1, 0, False, inorm_ref))  # three row axes: scalar loops
-    # Integers: x - max(x) per row (no wrap: both int32), scalar loops.
+    # Integers: x - max(x) per row (no wrap: both int32): the max in a
+    # scalar loop, the row's differences stored as int vectors (8 lanes and
+    # the remainder).
     out.append(("int32_minus_rowmax", 17,
                 [helper.make_node("ReduceMax", ["x"], ["m"], axes=[-1]),
                  helper.make_node("Sub", ["x", "m"], ["y"])],
                 [("x", i32, ["b", 19])], [("y", i32, ["b", 19])], [{"x": [b, 19]} for b in (1, 3)],
-                1, 0, False, None))
+                1, 8, False, None))
     # Long rows: on GPU profiles their reductions run as work-group
     # reductions (compiler/schedule/group_reduce.cpp): BERT's LayerNorm
     # width; an integer max of 200 (not a multiple of the group); a float64
@@ -185,7 +187,7 @@ def cases():
                 [helper.make_node("ReduceMax", ["x"], ["m"], axes=[-1]),
                  helper.make_node("Sub", ["x", "m"], ["y"])],
                 [("x", i32, ["b", 200])], [("y", i32, ["b", 200])], [{"x": [b, 200]} for b in (1, 3)],
-                1, 0, False, None))
+                1, 8, False, None))
     out.append(("sum_two_axes_f64", 17,
                 [helper.make_node("Constant", [], ["ax"],
                                   value=numpy_helper.from_array(np.array([1, 2], np.int64), "ax")),

@@ -280,56 +280,86 @@ TEST(IntSemantics, UnaryOpsAndCastsBetweenIntegerTypes) {
   }
 }
 
+/// The documented result of a float (or double) \p x cast to an integer
+/// of \p to: NaN -> 0; truncated toward zero; saturated to int64; wrapped
+/// to the width.
+int64_t floatToInteger(const IntType &to, double x) {
+  i128 v;
+  if (std::isnan(x))
+    v = 0;
+  else if (x >= 9.2233720368547758e18)
+    v = std::numeric_limits<int64_t>::max();
+  else if (x < -9.2233720368547758e18)
+    v = std::numeric_limits<int64_t>::min();
+  else
+    v = static_cast<int64_t>(std::trunc(x));
+  return reduce(to, v);
+}
+
 TEST(IntSemantics, FloatToIntegerHasOneDocumentedResult) {
-  // NaN -> 0; truncate toward zero; saturate to int64; wrap to the width.
-  const std::vector<float> xs = {-2.7f,
-                                 2.7f,
-                                 -0.5f,
-                                 255.9f,
-                                 256.0f,
-                                 -129.0f,
-                                 1e10f,
-                                 -1e10f,
-                                 3e19f,
-                                 -3e19f,
-                                 std::numeric_limits<float>::infinity(),
-                                 -std::numeric_limits<float>::infinity(),
-                                 std::numeric_limits<float>::quiet_NaN()};
+  // Each value where a rule or a width changes: the halves, the int8 to
+  // int32 limits and one past them, 2^31 and 2^63 (exact in float) and
+  // their neighbours, infinities, NaN, a denormal, -0. 41 of them, in
+  // rows of 16 stored as vectors of 8 or 16 (the profile's lanes;
+  // aotc_f2l_f16: convert_long16_sat, then the low bits) and a remainder
+  // of 9 (a vector of 8 and a scalar), every element asserted.
+  const float inf = std::numeric_limits<float>::infinity();
+  const std::vector<float> xs = {
+      -2.7f, 2.7f, -0.5f, 0.5f, -0.0f, 1e-40f, 255.9f, 256.0f, -129.0f,
+      127.5f, -128.5f, 32767.9f, -32769.0f, 65535.5f, 65536.0f, 1e10f, -1e10f,
+      2147483648.0f, -2147483648.0f, 2147483520.0f, -2147483904.0f,
+      4294967296.0f, 4294967040.0f, 3e19f, -3e19f, 9.223372e18f,
+      9223372036854775808.0f, -9223372036854775808.0f, 9.2233731e18f,
+      -9.2233731e18f, 1e38f, -1e38f, inf, -inf,
+      std::numeric_limits<float>::quiet_NaN(), -std::numeric_limits<float>::quiet_NaN(),
+      1.0f, -1.0f, 200.49f, -200.51f, 12345678.0f};
   int64_t n = static_cast<int64_t>(xs.size());
-  ModelBuilder mb("f2i");
-  mb.input("x", onnx::TensorProto::FLOAT, {n});
-  for (const IntType &to : kTypes) {
-    std::string name = std::string("to_") + to.name;
-    ModelBuilder::attrInt(mb.node("Cast", {"x"}, {name}), "to", to.onnx);
-    mb.output(name, to.onnx, {n});
-  }
-  ModelBuilder::attrInt(mb.node("Cast", {"x"}, {"to_bool"}), "to",
-                        onnx::TensorProto::BOOL);
-  mb.output("to_bool", onnx::TensorProto::BOOL, {n});
-  Compiled c = compileModel(mb.bytes());
-  ASSERT_EQ(c.exitCode, 0) << c.output;
-  aotc::Model m = loadModel(c.soPath);
-  auto out = m.run({aotc::HostTensor::fromVector({n}, xs)});
-  for (size_t k = 0; k < std::size(kTypes); ++k) {
-    std::vector<int64_t> got = valuesOf(out[k]);
-    for (int64_t i = 0; i < n; ++i) {
-      float x = xs[i];
-      i128 v;
-      if (std::isnan(x))
-        v = 0;
-      else if (x >= 9.2233720368547758e18f)
-        v = std::numeric_limits<int64_t>::max();
-      else if (x < -9.2233720368547758e18f)
-        v = std::numeric_limits<int64_t>::min();
-      else
-        v = static_cast<int64_t>(std::trunc(x));
-      EXPECT_EQ(got[i], reduce(kTypes[k], v))
-          << "Cast<" << kTypes[k].name << ">(" << x << ")";
+  for (int lanes : {8, 16})
+  for (bool dbl : {false, true}) {
+    SCOPED_TRACE(std::string(dbl ? "double" : "float") + ", " +
+                 std::to_string(lanes) + " lanes");
+    const std::string profile = "--vector-lanes " + std::to_string(lanes);
+    const int32_t fromType =
+        dbl ? onnx::TensorProto::DOUBLE : onnx::TensorProto::FLOAT;
+    ModelBuilder mb(dbl ? "d2i" : "f2i");
+    mb.input("x", fromType, {n});
+    for (const IntType &to : kTypes) {
+      std::string name = std::string("to_") + to.name;
+      ModelBuilder::attrInt(mb.node("Cast", {"x"}, {name}), "to", to.onnx);
+      mb.output(name, to.onnx, {n});
     }
+    ModelBuilder::attrInt(mb.node("Cast", {"x"}, {"to_bool"}), "to",
+                          onnx::TensorProto::BOOL);
+    mb.output("to_bool", onnx::TensorProto::BOOL, {n});
+    // The kernels under test are the vector ones.
+    Compiled cl = compileModel(mb.bytes(), profile + " --emit=cl");
+    ASSERT_EQ(cl.exitCode, 0) << cl.output;
+    EXPECT_NE(cl.output.find(std::string(dbl ? "aotc_f2l_d" : "aotc_f2l_f") +
+                             std::to_string(lanes) + "("),
+              std::string::npos)
+        << "the casts are no longer vectors";
+    Compiled c = compileModel(mb.bytes(), profile);
+    ASSERT_EQ(c.exitCode, 0) << c.output;
+    aotc::Model m = loadModel(c.soPath);
+    aotc::HostTensor in(dbl ? AOTC_DTYPE_FLOAT64 : AOTC_DTYPE_FLOAT32, {n});
+    for (int64_t i = 0; i < n; ++i) {
+      if (dbl)
+        in.data<double>()[i] = xs[i];
+      else
+        in.data<float>()[i] = xs[i];
+    }
+    auto out = m.run({in});
+    for (size_t k = 0; k < std::size(kTypes); ++k) {
+      std::vector<int64_t> got = valuesOf(out[k]);
+      for (int64_t i = 0; i < n; ++i)
+        EXPECT_EQ(got[i], floatToInteger(kTypes[k], xs[i]))
+            << (dbl ? "double " : "float ") << "Cast<" << kTypes[k].name
+            << ">(" << xs[i] << ") at " << i;
+    }
+    std::vector<int64_t> b = valuesOf(out[std::size(kTypes)]);
+    for (int64_t i = 0; i < n; ++i)
+      EXPECT_EQ(b[i], xs[i] != 0.0f ? 1 : 0) << "Cast<bool>(" << xs[i] << ")";
   }
-  std::vector<int64_t> b = valuesOf(out[std::size(kTypes)]);
-  for (int64_t i = 0; i < n; ++i)
-    EXPECT_EQ(b[i], xs[i] != 0.0f ? 1 : 0) << "Cast<bool>(" << xs[i] << ")";
 }
 
 TEST(IntSemantics, FusedChainsKeepTheWidth) {
