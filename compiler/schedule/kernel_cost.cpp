@@ -1,9 +1,10 @@
 /// \file
-/// Work estimates of each kernel, for profiles: how many floating-point
+/// Work estimates of each kernel, for profiles: how many arithmetic
 /// operations one launch performs and how many bytes of buffers it touches.
 ///
 /// Operations are counted in the Loop IR as the kernel will execute them:
-/// every floating-point arithmetic operator or math call in a stored,
+/// every floating-point arithmetic operator or math call, and every integer
+/// sum, difference or product of data (exprFlops), in a stored,
 /// assigned or bound value, times the extents of the loops around it (an
 /// `fma` counts 2, a comparison 0). A branch whose condition reads only
 /// enclosing loops of constant range counts each arm for the iterations that
@@ -27,14 +28,22 @@ namespace aotc {
 
 namespace {
 
-/// Floating-point operations in one evaluation of an expression (an
-/// operation on a vector counts once per lane).
+/// Arithmetic operations in one evaluation of an expression (an operation
+/// on a vector counts once per lane): floating-point ones, and the integer
+/// arithmetic of data narrower than the index type (an int32 contraction's
+/// products and sums, a quantization's differences), not the int64 index
+/// arithmetic.
 int64_t exprFlops(const Expr &e) {
   struct V : IRVisitor {
     int64_t n = 0;
     void visitBinary(const Binary *op) override {
-      if (isFloat(op->type) && !isComparison(op->op) && op->op != BinOp::And &&
-          op->op != BinOp::Or)
+      const bool arith = !isComparison(op->op) && op->op != BinOp::And &&
+                         op->op != BinOp::Or;
+      const bool data = isFloat(op->type) ||
+                        (op->type != DType::Int64 && op->type != DType::Bool &&
+                         (op->op == BinOp::Add || op->op == BinOp::Sub ||
+                          op->op == BinOp::Mul));
+      if (arith && data)
         n += op->lanes;
       IRVisitor::visitBinary(op);
     }

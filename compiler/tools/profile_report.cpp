@@ -189,7 +189,7 @@ void printProfileTable(const std::vector<ProfiledRun> &runs,
   }
   std::printf("%-*s  %-*s %6s %10s %10s %6s %9s %8s", static_cast<int>(labelW),
               "kernel", static_cast<int>(whatW), "computes", "calls",
-              "total ms", "mean ms", "share", "GFLOP/s", "GB/s");
+              "total ms", "mean ms", "share", "GOP/s", "GB/s");
   bool pct = peak.gflops > 0 && peak.gbytesPerSecond > 0;
   if (pct)
     std::printf(" %7s %7s", "%flops", "%bw");
