@@ -20,6 +20,7 @@
 /// it (DynamicQuantizeLinear's zero point, in ONNX Runtime's dynamic
 /// quantization).
 #include "compiler/frontend/onnx_internal.h"
+#include "ir/scalar_ops.h"
 
 #include <cstring>
 
@@ -46,6 +47,18 @@ public:
     c->producer()->setAttr(
         "to", Attribute{static_cast<int64_t>(to), std::nullopt});
     return c;
+  }
+
+  /// Whether \p v is an integer constant whose every element is 0.
+  static bool allZero(const Value *v) {
+    if (!v->isConstant() || !v->data().defined() ||
+        !scalar::isInteger(v->type().dtype))
+      return false;
+    const TensorData &d = v->data();
+    for (int64_t i = 0; i < d.size(); ++i)
+      if (d.data()[i] != 0)
+        return false;
+    return true;
   }
 
   /// \p v's rank (-1 where it is not known) and, for a vector, its
@@ -86,12 +99,24 @@ public:
                                         {-1, 1})});
   }
 
-  /// \p x - \p zeroPoint in int32 (x alone where there is none).
+  /// \p x - \p zeroPoint in int32 (x alone where there is none, or where
+  /// it is a constant of zeros: ONNX Runtime's per-channel quantization of
+  /// int8 weights is symmetric, one zero point of 0 per column or output
+  /// channel; the weight is then read as it is, narrow (fold_program.cpp,
+  /// pack_weights.cpp), where a vector of zero points would be folded into
+  /// an int32 copy. Such a zero point is frozen: the kernels no longer
+  /// read it, so an update of it is refused by name).
   Expected<Value *> centred(Value *x, Value *zeroPoint, bool rows,
                             const char *label) {
     Value *x32 = cast(x, DType::Int32, std::string(label) + "_i32");
     if (!zeroPoint)
       return x32;
+    if (allZero(zeroPoint)) {
+      g_.freezeInitializer(zeroPoint,
+                           "read at compile time: its values are all 0, so "
+                           "the kernels read the quantized values without it");
+      return x32;
+    }
     Value *z = zeroPoint;
     if (rows) {
       AOTC_ASSIGN_OR_RETURN(

@@ -796,14 +796,14 @@ def check_constant_integer_weights(variant):
     repacked). Exact against NumPy in int64."""
     cases = [(np.int8, None, 3, 7), (np.int8, 0, 33, 10), (np.uint8, 131, 17, 33),
              (np.int8, -128, 64, 64), (np.uint8, "column", 9, 24), (np.int8, 5, 1, 8),
-             (np.uint8, None, 300, 40)]
+             (np.uint8, None, 300, 40), (np.int8, "zeros", 20, 48)]
     for at, (bt, zp, k, n) in zip([np.uint8, np.int8] * 4, cases):
         name = f"mmi_const_{variant}_{np.dtype(bt).name}_{k}x{n}"
         b = rng.integers(np.iinfo(bt).min, int(np.iinfo(bt).max) + 1, (k, n)).astype(bt)
         b.flat[0], b.flat[-1] = np.iinfo(bt).min, np.iinfo(bt).max
         bzp = None if zp is None else (
             rng.integers(np.iinfo(bt).min, int(np.iinfo(bt).max) + 1, [n]).astype(bt)
-            if zp == "column" else np.array(zp, bt))
+            if zp == "column" else np.zeros([n], bt) if zp == "zeros" else np.array(zp, bt))
         azp = np.array(np.iinfo(at).max // 2 + 3, at)
         inits = [nh.from_array(b, "w"), nh.from_array(azp, "a_zp")]
         ins = ["a", "w", "a_zp"]
@@ -834,6 +834,16 @@ def check_constant_integer_weights(variant):
             want = (centred(a, azp, True) @ centred(b, bzp, False)).astype(np.int32)
             tally.report(got.shape == want.shape and np.array_equal(got, want),
                          f"{name} batch {batch} zero point {zp}")
+        if zp == "zeros":
+            # A zero point of zeros per column (symmetric per-channel
+            # quantization) is dropped at compile time: an update of it is
+            # refused by name, never ignored.
+            try:
+                m.update_constants({"w_zp": np.ones([n], bt)}, validate_full=False)
+                tally.report(False, f"{name}: an update of its all-zero zero point was accepted")
+            except Exception as e:  # noqa: BLE001 (the binding's error)
+                tally.report("cannot be updated" in str(e),
+                             f"{name}: the update of its all-zero zero point refused: {e}")
         b2 = rng.integers(np.iinfo(bt).min, int(np.iinfo(bt).max) + 1, (k, n)).astype(bt)
         m.update_constants({"w": b2}, validate_full=False)
         a = rng.integers(np.iinfo(at).min, int(np.iinfo(at).max) + 1, (3, k)).astype(at)
@@ -874,13 +884,20 @@ def check_dynamic_quantized_models():
                                   f"values equal to ONNX Runtime's in {60 - mismatched}")
     here = os.path.dirname(os.path.abspath(__file__))
     # (ONNX Runtime 1.20 has no ConvInteger for int8 weights.)
-    for model, wtype in (("cnn_small", QuantType.QUInt8), ("mlp_gelu", QuantType.QInt8),
-                         ("mlp_gelu", QuantType.QUInt8)):
+    # per_channel: one scale and zero point per column or output channel
+    # (int8 weights: symmetric, their zero points all 0, which the kernels
+    # drop and read the weights narrow; uint8: asymmetric).
+    for model, wtype, per_channel in (("cnn_small", QuantType.QUInt8, False),
+                                      ("mlp_gelu", QuantType.QInt8, False),
+                                      ("mlp_gelu", QuantType.QUInt8, False),
+                                      ("mlp_gelu", QuantType.QInt8, True),
+                                      ("cnn_small", QuantType.QUInt8, True)):
         src = os.path.join(here, "..", "models", model, "model.onnx")
-        dst = os.path.join(tmp, f"{model}_dyn_{wtype.name}.onnx")
-        quantize_dynamic(src, dst, weight_type=wtype)
+        pc = "_per_channel" if per_channel else ""
+        dst = os.path.join(tmp, f"{model}_dyn_{wtype.name}{pc}.onnx")
+        quantize_dynamic(src, dst, weight_type=wtype, per_channel=per_channel)
         proto = onnx.load(dst)
-        name = f"{model}_dynamic_{wtype.name}"
+        name = f"{model}_dynamic_{wtype.name}{pc}"
         for variant, flags in VARIANTS:
             tally.set_variant(flags)
             m = tally.compile(f"{name}_{variant}", proto)
