@@ -178,8 +178,9 @@ Expected<std::vector<Expr>> windowDims(Context &c, Node &n,
       } else {
         return makeError(n.describe(), ": auto_pad '", autoPad,
                          "' with stride ", s,
-                         " needs a static input size, spatial dim ", i, " is ",
-                         printExpr(in));
+                         " needs a static input size; spatial dim ", i,
+                         " is symbolic (", printExpr(in),
+                         "): its padding would depend on it");
       }
       int64_t small = total / 2, big = total - small;
       pads[i] = autoPad == "SAME_UPPER" ? small : big;

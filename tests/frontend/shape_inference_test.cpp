@@ -263,7 +263,8 @@ agraph (float[batch, 4, len] x, float[6, 4, 3] k) => (float[batch, 6, len] y) {
 }
 )")),
             "<text>: node 'y' (Conv): auto_pad 'SAME_UPPER' with stride 2 "
-            "needs a static input size, spatial dim 0 is len");
+            "needs a static input size; spatial dim 0 is symbolic (len): its "
+            "padding would depend on it");
 }
 
 TEST(ShapeInference, Pooling) {
