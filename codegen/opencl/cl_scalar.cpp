@@ -320,14 +320,26 @@ Expr lowerCast(DType to, const Expr &v, const RangeEnv &env, ClHelpers &used) {
     AOTC_CHECK(scalar::vectorCast(from, to), "vector conversion from "
                                                  << dtypeName(from) << " to "
                                                  << dtypeName(to));
+    const std::string lanes = std::to_string(v.lanes());
     if (isFloat(from)) {
       Expr l = helper(std::string(from == DType::Float64 ? "aotc_f2l_d"
                                                          : "aotc_f2l_f") +
-                          std::to_string(v.lanes()),
+                          lanes,
                       DType::Int64, {v}, used);
-      return to == DType::Int64 ? l : Cast::make(to, l);
+      return lowerCast(to, l, env, used);
     }
-    return Cast::make(to, v);
+    if (scalar::exactVectorCast(from, to) || !isSigned(to))
+      return Cast::make(to, v);
+    // A signed narrowing: to the unsigned type of the width (modulo, as
+    // C defines it), then its bits as the signed type (C leaves a signed
+    // out-of-range conversion to the implementation): aotc_as_c16.
+    const DType u = to == DType::Int8    ? DType::UInt8
+                    : to == DType::Int16 ? DType::UInt16
+                                         : DType::UInt32;
+    AOTC_CHECK(to == DType::Int8 || to == DType::Int16 || to == DType::Int32,
+               "vector narrowing to " << dtypeName(to));
+    return helper(std::string("aotc_as_") + suffix(to) + lanes, to,
+                  {Cast::make(u, v)}, used);
   }
   if (isFloat(from)) {
     Expr l = helper(from == DType::Float64 ? "aotc_f2l_d" : "aotc_f2l_f",
@@ -376,6 +388,16 @@ std::string vectorHelperDefinition(const std::string &name) {
       {"c", "char", "uchar"},  {"uc", "uchar", "uchar"}, {"s", "short", "ushort"},
       {"us", "ushort", "ushort"}, {"i", "int", "uint"},  {"ui", "uint", "uint"},
       {"l", "long", "ulong"}};
+  static const char *const kSigned[][3] = {
+      {"c", "char", "uchar"}, {"s", "short", "ushort"}, {"i", "int", "uint"}};
+  for (int lanes : {2, 4, 8, 16})
+    for (const auto &ty : kSigned)
+      if (name == std::string("aotc_as_") + ty[0] + std::to_string(lanes)) {
+        // The bits of an unsigned vector as the signed type of its width.
+        const std::string n = std::to_string(lanes);
+        return std::string(ty[1]) + n + " " + name + "(" + ty[2] + n +
+               " x) { return as_" + ty[1] + n + "(x); }\n";
+      }
   for (int lanes : {2, 4, 8, 16})
     for (const char *f : {"f", "d"})
       if (name == std::string("aotc_f2l_") + f + std::to_string(lanes)) {
