@@ -7,7 +7,9 @@ term (1316 / 576), nor with a large error elsewhere, nor for an integer
 output. Seed 676132 (`--large`): Relu(Conv + x) at 0.0215, where the Conv's
 -182.469 and x's 182.491 cancel, is excused at aotc's error (1.7e-4) and
 not at one term's. Seed 20261621: a Cast to int8 of a Tanh whose float
-ONNX Runtime rounds to -1 is excused, a Cast of an exact input is not.
+ONNX Runtime rounds to -1 is excused, a Cast of an exact input is not;
+seed 8711831: Less(Tanh(x), x) where ONNX Runtime's tanh is one unit below
+x (the correctly rounded one is x) is excused, two inputs a unit apart not.
 Seed 20272536 (`--large`): a Cos of a ConvTranspose sum of 23889.9 is
 excused at one unit of the sum, not at 0.5. Seed 8222197 (`--large`):
 attention whose top logits nearly tie is excused at aotc's 6e-4, not at 0.01.
@@ -90,6 +92,29 @@ def main():
         ("a Cast of a float far from an integer (-0.313)", tanh,
          detail(cast, 1, -1, 0, 1), False),
         ("a Cast of an input's exact -1.0", data, detail(0, 0, 0, -1, 1), False),
+    ]
+    # Seed 8711831 (`--large --symbolic-ones`): Less(Tanh(x), x) at x =
+    # 2.2094532e-4, whose correctly rounded tanh is x itself (aotc: false)
+    # and ONNX Runtime's one unit below (true). Built by hand; a comparison
+    # of two inputs one unit apart is data, decided exactly by both.
+    def compare(name, nodes, feeds):
+        ins = [helper.make_tensor_value_info(k, onnx.TensorProto.FLOAT, list(v.shape))
+               for k, v in feeds.items()]
+        out = helper.make_tensor_value_info("y", onnx.TensorProto.BOOL, None)
+        return fuzzgen.Case(helper.make_model(
+            helper.make_graph(nodes, name, ins, [out]),
+            opset_imports=[helper.make_opsetid("", 17)]),
+            list(feeds.values()), None, [n.op_type for n in nodes])
+    x = np.array([2.2094532e-4, 0.5], np.float32)
+    tanh_less = compare("tanh_less", [helper.make_node("Tanh", ["x"], ["t"]),
+                                      helper.make_node("Less", ["t", "x"], ["y"])], {"x": x})
+    data_less = compare("data_less", [helper.make_node("Less", ["x", "z"], ["y"])],
+                        {"x": x, "z": np.nextafter(x, np.float32(1))})
+    checks += [
+        ("Less(Tanh(x), x) where tanh(x) rounds to x", tanh_less, detail(0, 0, 0, 1, 1), True),
+        ("Less(Tanh(x), x) where they are far apart (x = 0.5)", tanh_less,
+         detail(0, 1, 0, 1, 1), False),
+        ("Less of two inputs one unit apart", data_less, detail(0, 0, 0, 1, 1), False),
     ]
     # A ConvTranspose with groups, which ONNX's reference cannot run (it
     # broadcasts a group's 2 output channels into 1): rounding_bounds has no
