@@ -2,6 +2,8 @@
 /// MatMulInteger, QLinearMatMul, ConvInteger and QLinearConv, imported as
 /// the Graph IR ops ONNX defines them by (see onnx_internal.h):
 ///   MatMulInteger:  Y = (A - a_zero_point) @ (B - b_zero_point), in int32
+///                   (b's zero points one per column: (A - a_zero_point) @ B
+///                   less the rows' sums times them, productByColumns)
 ///   ConvInteger:    Y = Conv(X - x_zero_point, W - w_zero_point), in int32
 ///                   (w's zero point one or one per output channel); the
 ///                   padding of the centred X is 0, X's zero point
@@ -126,6 +128,36 @@ public:
     return node(OpKind::Sub, std::string(label) + "_centred", {x32, z32});
   }
 
+  /// Whether \p zeroPoint, B's, is one per column (a vector of more than
+  /// one element, or of a length not known) that is not a constant of
+  /// zeros (centred drops those).
+  bool perColumn(const Value *zeroPoint) const {
+    if (!zeroPoint || allZero(zeroPoint))
+      return false;
+    auto [rank, n] = rankAndLength(zeroPoint);
+    return rank == 1 && n != 1;
+  }
+
+  /// \p a @ (\p b - \p zeroPoint) in int32 for B's zero points one per
+  /// column, as a @ b - rowsum(a) * zeroPoint, named \p name with output
+  /// \p output: the same sum of products modulo 2^32 (int32's wrapping
+  /// arithmetic distributes), with B read as it is (narrow, in panels
+  /// where it is a constant) where B less a zero point per column would
+  /// be folded into an int32 copy of it (4 bytes a weight).
+  Value *productByColumns(Value *a, Value *b, Value *zeroPoint,
+                          const std::string &name, const std::string &output) {
+    Value *product = node(OpKind::MatMul, "product_by_columns",
+                          {a, cast(b, DType::Int32, "b_i32")});
+    Value *rows = node(OpKind::ReduceSum, "a_row_sums",
+                       {a, g_.addShapeConstant(out_ + "#a_row_sums_axes", {-1})});
+    rows->producer()->setAttr("keepdims", Attribute{int64_t{1}, std::nullopt});
+    Value *correction =
+        node(OpKind::Mul, "zero_point_correction",
+             {rows, cast(zeroPoint, DType::Int32, "b_zero_point_i32")});
+    return g_.addNode(OpKind::Sub, name, {product, correction}, {output})
+        ->output(0);
+  }
+
   /// QuantizeLinear(float(\p c) * (\p aScale * \p bScale / \p yScale), 1,
   /// \p yZero): the multiplier one float32 product and quotient, as ONNX
   /// Runtime computes it; the result named out_.
@@ -179,6 +211,8 @@ expandQuantizedMatMul(Graph &g, OpKind op, const std::string &name,
   Expander e(g, name, desc, output, onnxTypes);
   if (op == OpKind::MatMulInteger) {
     AOTC_ASSIGN_OR_RETURN(Value * a, e.centred(in(0), in(2), true, "a"));
+    if (e.perColumn(in(3)))
+      return e.productByColumns(a, in(1), in(3), name, output);
     AOTC_ASSIGN_OR_RETURN(Value * b, e.centred(in(1), in(3), false, "b"));
     return g.addNode(OpKind::MatMul, name, {a, b}, {output})->output(0);
   }
@@ -188,8 +222,14 @@ expandQuantizedMatMul(Graph &g, OpKind op, const std::string &name,
     if (!in(i))
       return makeError(desc, ": input ", i, " is missing");
   AOTC_ASSIGN_OR_RETURN(Value * a, e.centred(in(0), in(2), true, "a"));
-  AOTC_ASSIGN_OR_RETURN(Value * b, e.centred(in(3), in(5), false, "b"));
-  Value *c = e.node(OpKind::MatMul, "product_i32", {a, b});
+  Value *c;
+  if (e.perColumn(in(5))) {
+    c = e.productByColumns(a, in(3), in(5), name + "#product_i32",
+                           output + "#product_i32");
+  } else {
+    AOTC_ASSIGN_OR_RETURN(Value * b, e.centred(in(3), in(5), false, "b"));
+    c = e.node(OpKind::MatMul, "product_i32", {a, b});
+  }
   AOTC_ASSIGN_OR_RETURN(Value * aScale, e.rowsAsColumn(in(1), "a_scale"));
   return e.requantize(c, aScale, in(4), in(6), in(7));
 }
