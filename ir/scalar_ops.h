@@ -189,13 +189,15 @@ inline double toFloat(DType to, int64_t v, DType from) {
 /// True if \p v is a value of integer type \p t.
 inline bool fits(DType t, int64_t v) { return v >= minOf(t) && v <= maxOf(t); }
 
+/// A float type OpenCL C computes in as itself (not float16/bfloat16).
+inline bool plainFloat(DType t) {
+  return t == DType::Float32 || t == DType::Float64;
+}
+
 /// Whether a vector of \p from converts to \p to lane by lane in plain
 /// OpenCL C (convert_T<n>) with these semantics: between float32 and
 /// float64, integers to them, integers to integers that hold every value.
 inline bool exactVectorCast(DType from, DType to) {
-  auto plainFloat = [](DType t) {
-    return t == DType::Float32 || t == DType::Float64;
-  };
   if (plainFloat(to))
     return plainFloat(from) || isInteger(from);
   return isInteger(from) && isInteger(to) && minOf(to) <= minOf(from) &&
@@ -214,7 +216,7 @@ inline bool vectorCast(DType from, DType to) {
     return true;
   if (!isInteger(to))
     return false;
-  return isInteger(from) || from == DType::Float32 || from == DType::Float64;
+  return isInteger(from) || plainFloat(from);
 }
 
 } // namespace scalar

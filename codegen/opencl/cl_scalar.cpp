@@ -388,11 +388,10 @@ std::string vectorHelperDefinition(const std::string &name) {
       {"c", "char", "uchar"},  {"uc", "uchar", "uchar"}, {"s", "short", "ushort"},
       {"us", "ushort", "ushort"}, {"i", "int", "uint"},  {"ui", "uint", "uint"},
       {"l", "long", "ulong"}};
-  static const char *const kSigned[][3] = {
-      {"c", "char", "uchar"}, {"s", "short", "ushort"}, {"i", "int", "uint"}};
   for (int lanes : {2, 4, 8, 16})
-    for (const auto &ty : kSigned)
-      if (name == std::string("aotc_as_") + ty[0] + std::to_string(lanes)) {
+    for (const auto &ty : kTypes)
+      if (std::string(ty[1]) != ty[2] && // a signed type
+          name == std::string("aotc_as_") + ty[0] + std::to_string(lanes)) {
         // The bits of an unsigned vector as the signed type of its width.
         const std::string n = std::to_string(lanes);
         return std::string(ty[1]) + n + " " + name + "(" + ty[2] + n +
