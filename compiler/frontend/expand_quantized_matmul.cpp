@@ -51,6 +51,19 @@ public:
     return c;
   }
 
+  /// Whether \p v is int8 or uint8: a constant's or graph input's type is
+  /// known at import, a computed value's (DynamicQuantizeLinear's) is
+  /// ONNX's inference's.
+  bool isByte(const Value *v) const {
+    if (!v->producer())
+      return v->type().dtype == DType::Int8 || v->type().dtype == DType::UInt8;
+    auto it = onnxTypes_.find(v->name());
+    if (it == onnxTypes_.end() || !it->second.has_tensor_type())
+      return false;
+    int t = it->second.tensor_type().elem_type();
+    return t == onnx::TensorProto::INT8 || t == onnx::TensorProto::UINT8;
+  }
+
   /// Whether \p v is an integer constant whose every element is 0.
   static bool allZero(const Value *v) {
     if (!v->isConstant() || !v->data().defined() ||
@@ -110,22 +123,40 @@ public:
   /// read it, so an update of it is refused by name).
   Expected<Value *> centred(Value *x, Value *zeroPoint, bool rows,
                             const char *label) {
-    Value *x32 = cast(x, DType::Int32, std::string(label) + "_i32");
+    // A computed 8-bit x (DynamicQuantizeLinear's) less an 8-bit zero
+    // point is in [-255, 255]: it is computed and stored in int16 and
+    // widened where the contraction reads it (fusion.cpp's storesNarrow),
+    // so that its kernel sees both factors fit in 16 bits
+    // (register_tile.cpp's pairProduct) and reads half the bytes. A graph
+    // input or a constant is read as it is and widened in the
+    // contraction's loads, where the kernel sees the same.
+    const bool narrow = x->producer() && isByte(x) &&
+                        (!zeroPoint || isByte(zeroPoint));
+    const DType wide = narrow ? DType::Int16 : DType::Int32;
+    const char *suffix = narrow ? "_i16" : "_i32";
+    Value *xw = cast(x, wide, std::string(label) + suffix);
+    auto widened = [&](Value *v) {
+      return narrow ? cast(v, DType::Int32, std::string(label) + "_centred")
+                    : v;
+    };
     if (!zeroPoint)
-      return x32;
+      return widened(xw);
     if (allZero(zeroPoint)) {
       g_.freezeInitializer(zeroPoint,
                            "read at compile time: its values are all 0, so "
                            "the kernels read the quantized values without it");
-      return x32;
+      return widened(xw);
     }
     Value *z = zeroPoint;
     if (rows) {
       AOTC_ASSIGN_OR_RETURN(
           z, rowsAsColumn(z, (std::string(label) + "_zero_point").c_str()));
     }
-    Value *z32 = cast(z, DType::Int32, std::string(label) + "_zero_point_i32");
-    return node(OpKind::Sub, std::string(label) + "_centred", {x32, z32});
+    Value *zw = cast(z, wide, std::string(label) + "_zero_point" + suffix);
+    Value *d = node(OpKind::Sub,
+                    std::string(label) + (narrow ? "_centred16" : "_centred"),
+                    {xw, zw});
+    return widened(d);
   }
 
   /// Whether \p zeroPoint, B's, is one per column (a vector of more than

@@ -4,6 +4,7 @@
 /// that epilogue.
 #include "compiler/lowering/lowering.h"
 #include "ir/einsum.h"
+#include "ir/scalar_ops.h"
 #include "ir/simplify.h"
 
 #include <algorithm>
@@ -350,8 +351,42 @@ int zeroPaddedCopy(LowerCtx &ctx, const Value *x,
     inside = logicalAnd(inside, logicalAnd(cmp(BinOp::GE, pos, Expr(0)),
                                            cmp(BinOp::LT, pos, in)));
   }
-  pd.body = Select::make(inside, ctx.read(ctx.defOf(x), src),
-                         literal(xt.dtype, 0));
+  // x an integer widened from a narrower one where it is read (an int16
+  // activation less its zero point read as int32 by ConvInteger,
+  // expand_quantized_matmul.cpp): the copy pads the narrow values and the
+  // convolution widens them as it reads (fusion.cpp's widensNarrowRead),
+  // half the bytes, and factors its kernel sees fit in 16 bits.
+  const int xd = ctx.defOf(x);
+  const TensorDef &xdef = ctx.def(xd);
+  const Cast *widen = xdef.kind == TensorDef::Kind::Pointwise && !xdef.isView
+                          ? xdef.body.as<Cast>()
+                          : nullptr;
+  const Access *narrow = widen ? widen->value.as<Access>() : nullptr;
+  if (narrow && scalar::isInteger(widen->type) &&
+      scalar::isInteger(narrow->type) &&
+      dtypeSize(narrow->type) < dtypeSize(widen->type) &&
+      narrow->indices.size() == pi.size()) {
+    bool identity = true;
+    for (size_t k = 0; k < pi.size(); ++k)
+      identity = identity && narrow->indices[k].sameAs(
+                                 ctx.idxVars(xt.rank())[k]);
+    if (identity) {
+      const DType from = narrow->type;
+      const int source = narrow->tensor;
+      pd.dtype = from;
+      pd.name += "16";
+      pd.body = Select::make(inside, ctx.read(source, src), literal(from, 0));
+      const int padded = ctx.add(std::move(pd));
+      TensorDef wd;
+      wd.kind = TensorDef::Kind::Pointwise;
+      wd.name = x->name() + "_padded";
+      wd.dtype = xt.dtype;
+      wd.shape = ctx.def(padded).shape;
+      wd.body = Cast::make(xt.dtype, ctx.read(padded, pi));
+      return ctx.add(std::move(wd));
+    }
+  }
+  pd.body = Select::make(inside, ctx.read(xd, src), literal(xt.dtype, 0));
   return ctx.add(std::move(pd));
 }
 

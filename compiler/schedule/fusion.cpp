@@ -113,7 +113,8 @@ bool readsAtIdentity(const LoweredGraph &lg, const Expr &e, int r,
 /// fold_program.cpp). A contraction that reads it computes it per read, a
 /// conversion that the load does (vpmovsxbd), instead of reading a buffer
 /// of the wide values, four times the bytes.
-bool widensNarrowRead(const LoweredGraph &lg, const Expr &body) {
+bool widensNarrowRead(const LoweredGraph &lg, const FusionPlan &plan,
+                      const Expr &body) {
   Expr e = body;
   if (const Binary *b = e.as<Binary>();
       b && (b->op == BinOp::Add || b->op == BinOp::Sub) && b->b.as<IntImm>())
@@ -124,8 +125,24 @@ bool widensNarrowRead(const LoweredGraph &lg, const Expr &body) {
   // again per read (ConvInteger's activations, quantized by the kernel
   // before: their QuantizeLinear was repeated for each of a 3 x 3
   // window's reads).
+  // Or of a value materialized narrow for this read (storesNarrow).
   if (!a || (lg.defs[a->tensor].kind != TensorDef::Kind::Constant &&
-             lg.defs[a->tensor].kind != TensorDef::Kind::Input))
+             lg.defs[a->tensor].kind != TensorDef::Kind::Input &&
+             plan.decisions[a->tensor] != FusionPlan::Decision::Materialize))
+    return false;
+  const DType from = c->value.type();
+  return scalar::isInteger(from) && scalar::isInteger(c->type) &&
+         dtypeSize(from) < dtypeSize(c->type);
+}
+
+/// True if \p body, a def's own value (its producers not inlined), is an
+/// integer of pointwise def \p d read at one element and widened (an
+/// int16 activation less its zero point, read by a quantized contraction
+/// as int32: expand_quantized_matmul.cpp).
+bool widensRead(const LoweredGraph &lg, const Expr &body, int d) {
+  const Cast *c = body.as<Cast>();
+  const Access *a = c ? c->value.as<Access>() : nullptr;
+  if (!a || a->tensor != d)
     return false;
   const DType from = c->value.type();
   return scalar::isInteger(from) && scalar::isInteger(c->type) &&
@@ -461,6 +478,51 @@ FusionPlan planFusion(const LoweredGraph &lg, const FusionOptions &opts) {
         }
       };
 
+  // Whether pointwise def d is a narrow integer whose every consumer is a
+  // widening read of it (widensRead) that feeds contractions only.
+  // (A value of constants alone, a weight's packed view, is left to the
+  // folding program and the packing.)
+  std::vector<int8_t> ofConstants(n, -1);
+  std::function<bool(int)> constantsOnly = [&](int d) {
+    if (ofConstants[d] < 0) {
+      const TensorDef &def = lg.defs[d];
+      bool only = def.kind == TensorDef::Kind::Constant;
+      if (def.kind == TensorDef::Kind::Pointwise ||
+          def.kind == TensorDef::Kind::Reduction) {
+        only = true;
+        for (int t : accessedDefs(def))
+          only = only && constantsOnly(t);
+      }
+      ofConstants[d] = only ? 1 : 0;
+    }
+    return ofConstants[d] == 1;
+  };
+  auto storesNarrow = [&](int d) {
+    const TensorDef &def = lg.defs[d];
+    if (def.isView || def.layoutCopy || !scalar::isInteger(def.dtype) ||
+        dtypeSize(def.dtype) >= 4 || constantsOnly(d))
+      return false;
+    std::vector<int> eff;
+    effective(d, eff);
+    if (eff.empty())
+      return false;
+    for (int c : eff) {
+      const TensorDef &cd = lg.defs[c];
+      if (cd.kind != TensorDef::Kind::Pointwise || isOutput[c] ||
+          !widensRead(lg, cd.body, d))
+        return false;
+      std::vector<int> readers;
+      effective(c, readers);
+      if (readers.empty())
+        return false;
+      for (int r : readers)
+        if (lg.defs[r].kind != TensorDef::Kind::Reduction ||
+            !lg.defs[r].rereadsInputs)
+          return false;
+    }
+    return true;
+  };
+
   std::vector<int> inlinedSize(n, 0);
   // Whether a pointwise def reads a reduction, directly or through
   // pointwise defs (inlined or not: one materialized for its many
@@ -494,6 +556,15 @@ FusionPlan planFusion(const LoweredGraph &lg, const FusionOptions &opts) {
       plan.decisions[d] = Decision::Materialize;
       continue;
     }
+    // A narrow integer that only widening reads feeding contractions
+    // consume is stored narrow (the reads widen it as they load: half or
+    // a quarter of the bytes, and a contraction that sees 16-bit factors
+    // multiplies them in pairs, register_tile.cpp), not stored wide by
+    // each reader's kernel.
+    if (storesNarrow(static_cast<int>(d))) {
+      plan.decisions[d] = Decision::Materialize;
+      continue;
+    }
     if (def.isView) {
       plan.decisions[d] =
           layoutForContraction(lg, plan, static_cast<int>(d), consumers[d])
@@ -511,7 +582,7 @@ FusionPlan planFusion(const LoweredGraph &lg, const FusionOptions &opts) {
     // by its own kernel, whose fusion it keeps, and copied; a chain over
     // inputs or materialized values is computed in the copy.
     const bool widensRead =
-        widensNarrowRead(lg, inlineProducers(lg, plan, def.body));
+        widensNarrowRead(lg, plan, inlineProducers(lg, plan, def.body));
     for (int c : eff) {
       const TensorDef &cd = lg.defs[c];
       feedsContraction |=
