@@ -413,6 +413,11 @@ Expr ExprRewriter::mutateCall(const Call *op, const Expr &self) {
   }
   if (Expr bitwise = lowerBitwiseCall(op, args, used_); bitwise.defined())
     return bitwise;
+  if (op->name == "aotc_dot2") { // register_tile.cpp's pairProduct
+    std::string name = "aotc_dot2_i" + std::to_string(op->lanes);
+    used_.insert(name);
+    return Call::make(op->type, name, args);
+  }
   if (Expr math = lowerMathCall(op, args, p_.ownMath(), used_); math.defined())
     return math;
   return changed ? Call::make(op->type, op->name, args) : self;

@@ -212,6 +212,37 @@ const HelperDef kHelpers[] = {
    "  uint u = as_uint(x);\n"
    "  return isnan(x) ? x : as_float(((u + 0x7fffu + ((u >> 16) & 1u)) >> 16) << 16);\n"
    "}\n"},
+  // Two steps of an int32 sum of products of 16-bit values at once
+  // (register_tile.cpp's pairProduct): a0 * b0 + a1 * b1 lane by lane,
+  // modulo 2^32. On x86 CPUs with AVX-512BW (16 lanes) or AVX2 (8) one
+  // vpmaddwd over the two steps' lanes interleaved as shorts (exact: every
+  // factor fits in int16, and vpmaddwd's one overflow, -32768 squared
+  // twice, wraps as the int32 sum does); elsewhere the plain products.
+  {"aotc_dot2_i16",
+   "#if defined(__clang__) && defined(__AVX512BW__)\n"
+   "typedef short aotc_short32 __attribute__((ext_vector_type(32)));\n"
+   "int16 aotc_dot2_i16(int16 a0, int16 b0, int16 a1, int16 b1) {\n"
+   "  aotc_short32 x = __builtin_shufflevector(convert_short16(a0), convert_short16(a1), 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23, 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);\n"
+   "  aotc_short32 y = __builtin_shufflevector(convert_short16(b0), convert_short16(b1), 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23, 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);\n"
+   "  return __builtin_ia32_pmaddwd512(x, y);\n"
+   "}\n"
+   "#else\n"
+   "int16 aotc_dot2_i16(int16 a0, int16 b0, int16 a1, int16 b1) {\n"
+   "  return as_int16(as_uint16(a0) * as_uint16(b0) + as_uint16(a1) * as_uint16(b1));\n"
+   "}\n"
+   "#endif\n"},
+  {"aotc_dot2_i8",
+   "#if defined(__clang__) && defined(__AVX2__)\n"
+   "int8 aotc_dot2_i8(int8 a0, int8 b0, int8 a1, int8 b1) {\n"
+   "  short16 x = __builtin_shufflevector(convert_short8(a0), convert_short8(a1), 0, 8, 1, 9, 2, 10, 3, 11, 4, 12, 5, 13, 6, 14, 7, 15);\n"
+   "  short16 y = __builtin_shufflevector(convert_short8(b0), convert_short8(b1), 0, 8, 1, 9, 2, 10, 3, 11, 4, 12, 5, 13, 6, 14, 7, 15);\n"
+   "  return __builtin_ia32_pmaddwd256(x, y);\n"
+   "}\n"
+   "#else\n"
+   "int8 aotc_dot2_i8(int8 a0, int8 b0, int8 a1, int8 b1) {\n"
+   "  return as_int8(as_uint8(a0) * as_uint8(b0) + as_uint8(a1) * as_uint8(b1));\n"
+   "}\n"
+   "#endif\n"},
   // A prefetch hint (Prefetch statements, CPU tiles): clang's builtin where
   // the OpenCL compiler is clang (PoCL: prefetcht0; OpenCL's own
   // prefetch() is a no-op there), else OpenCL's.
