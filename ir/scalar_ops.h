@@ -186,6 +186,12 @@ inline double toFloat(DType to, int64_t v, DType from) {
   return d;
 }
 
+/// Whether a cast from integer \p from to integer \p to makes it wider
+/// (more bytes): what a load of narrow integers widens as it reads them.
+inline bool widensInteger(DType from, DType to) {
+  return isInteger(from) && isInteger(to) && dtypeSize(from) < dtypeSize(to);
+}
+
 /// True if \p v is a value of integer type \p t.
 inline bool fits(DType t, int64_t v) { return v >= minOf(t) && v <= maxOf(t); }
 

@@ -362,29 +362,23 @@ int zeroPaddedCopy(LowerCtx &ctx, const Value *x,
                           ? xdef.body.as<Cast>()
                           : nullptr;
   const Access *narrow = widen ? widen->value.as<Access>() : nullptr;
-  if (narrow && scalar::isInteger(widen->type) &&
-      scalar::isInteger(narrow->type) &&
-      dtypeSize(narrow->type) < dtypeSize(widen->type) &&
-      narrow->indices.size() == pi.size()) {
-    bool identity = true;
-    for (size_t k = 0; k < pi.size(); ++k)
-      identity = identity && narrow->indices[k].sameAs(
-                                 ctx.idxVars(xt.rank())[k]);
-    if (identity) {
-      const DType from = narrow->type;
-      const int source = narrow->tensor;
-      pd.dtype = from;
-      pd.name += "16";
-      pd.body = Select::make(inside, ctx.read(source, src), literal(from, 0));
-      const int padded = ctx.add(std::move(pd));
-      TensorDef wd;
-      wd.kind = TensorDef::Kind::Pointwise;
-      wd.name = x->name() + "_padded";
-      wd.dtype = xt.dtype;
-      wd.shape = ctx.def(padded).shape;
-      wd.body = Cast::make(xt.dtype, ctx.read(padded, pi));
-      return ctx.add(std::move(wd));
-    }
+  if (narrow && scalar::widensInteger(narrow->type, widen->type) &&
+      std::equal(pi.begin(), pi.end(), narrow->indices.begin(),
+                 narrow->indices.end(),
+                 [](const Expr &a, const Expr &b) { return a.sameAs(b); })) {
+    const DType from = narrow->type;
+    const int source = narrow->tensor;
+    pd.dtype = from;
+    pd.name += "16";
+    pd.body = Select::make(inside, ctx.read(source, src), literal(from, 0));
+    const int padded = ctx.add(std::move(pd));
+    TensorDef wd;
+    wd.kind = TensorDef::Kind::Pointwise;
+    wd.name = x->name() + "_padded";
+    wd.dtype = xt.dtype;
+    wd.shape = ctx.def(padded).shape;
+    wd.body = Cast::make(xt.dtype, ctx.read(padded, pi));
+    return ctx.add(std::move(wd));
   }
   pd.body = Select::make(inside, ctx.read(xd, src), literal(xt.dtype, 0));
   return ctx.add(std::move(pd));

@@ -103,10 +103,7 @@ Node *integerWidening(const Value *v) {
       !p->input(0))
     return nullptr;
   const DType from = p->input(0)->type().dtype, to = v->type().dtype;
-  return scalar::isInteger(from) && scalar::isInteger(to) &&
-                 dtypeSize(from) < dtypeSize(to)
-             ? p
-             : nullptr;
+  return scalar::widensInteger(from, to) ? p : nullptr;
 }
 
 namespace {

@@ -107,6 +107,14 @@ bool readsAtIdentity(const LoweredGraph &lg, const Expr &e, int r,
   return v.ok;
 }
 
+/// The element \p e reads, where \p e is one element of a def, an integer,
+/// widened (a cast to a wider integer of an Access); else null.
+const Access *widenedAccess(const Expr &e) {
+  const Cast *c = e.as<Cast>();
+  const Access *a = c ? c->value.as<Access>() : nullptr;
+  return a && scalar::widensInteger(a->type, c->type) ? a : nullptr;
+}
+
 /// True if \p body (a def's value, its producers inlined) reads one
 /// element of an integer weight or input and widens it, plus or minus a literal (an
 /// int8 weight cast to int32 less its zero point: MatMulInteger's B,
@@ -119,34 +127,15 @@ bool widensNarrowRead(const LoweredGraph &lg, const FusionPlan &plan,
   if (const Binary *b = e.as<Binary>();
       b && (b->op == BinOp::Add || b->op == BinOp::Sub) && b->b.as<IntImm>())
     e = b->a;
-  const Cast *c = e.as<Cast>();
-  const Access *a = c ? c->value.as<Access>() : nullptr;
+  const Access *a = widenedAccess(e);
   // Of a weight or input: a value a kernel computes would be computed
   // again per read (ConvInteger's activations, quantized by the kernel
   // before: their QuantizeLinear was repeated for each of a 3 x 3
   // window's reads).
   // Or of a value materialized narrow for this read (storesNarrow).
-  if (!a || (lg.defs[a->tensor].kind != TensorDef::Kind::Constant &&
-             lg.defs[a->tensor].kind != TensorDef::Kind::Input &&
-             plan.decisions[a->tensor] != FusionPlan::Decision::Materialize))
-    return false;
-  const DType from = c->value.type();
-  return scalar::isInteger(from) && scalar::isInteger(c->type) &&
-         dtypeSize(from) < dtypeSize(c->type);
-}
-
-/// True if \p body, a def's own value (its producers not inlined), is an
-/// integer of pointwise def \p d read at one element and widened (an
-/// int16 activation less its zero point, read by a quantized contraction
-/// as int32: expand_quantized_matmul.cpp).
-bool widensRead(const LoweredGraph &lg, const Expr &body, int d) {
-  const Cast *c = body.as<Cast>();
-  const Access *a = c ? c->value.as<Access>() : nullptr;
-  if (!a || a->tensor != d)
-    return false;
-  const DType from = c->value.type();
-  return scalar::isInteger(from) && scalar::isInteger(c->type) &&
-         dtypeSize(from) < dtypeSize(c->type);
+  return a && (lg.defs[a->tensor].kind == TensorDef::Kind::Constant ||
+               lg.defs[a->tensor].kind == TensorDef::Kind::Input ||
+               plan.decisions[a->tensor] == FusionPlan::Decision::Materialize);
 }
 
 constexpr int kMaxInlineSize = 400;
@@ -479,7 +468,9 @@ FusionPlan planFusion(const LoweredGraph &lg, const FusionOptions &opts) {
       };
 
   // Whether pointwise def d is a narrow integer whose every consumer is a
-  // widening read of it (widensRead) that feeds contractions only.
+  // widening read of it (its own body, producers not inlined: an int16
+  // activation less its zero point read as int32 by a quantized
+  // contraction, expand_quantized_matmul.cpp) that feeds contractions only.
   // (A value of constants alone, a weight's packed view, is left to the
   // folding program and the packing.)
   std::vector<int8_t> ofConstants(n, -1);
@@ -508,8 +499,9 @@ FusionPlan planFusion(const LoweredGraph &lg, const FusionOptions &opts) {
       return false;
     for (int c : eff) {
       const TensorDef &cd = lg.defs[c];
-      if (cd.kind != TensorDef::Kind::Pointwise || isOutput[c] ||
-          !widensRead(lg, cd.body, d))
+      const Access *read = widenedAccess(cd.body);
+      if (cd.kind != TensorDef::Kind::Pointwise || isOutput[c] || !read ||
+          read->tensor != d)
         return false;
       std::vector<int> readers;
       effective(c, readers);

@@ -32,12 +32,12 @@
 #include "compiler/schedule/tile_loops.h"
 #include "compiler/schedule/vectorize.h"
 
-#include <optional>
-
+#include "ir/scalar_ops.h"
 #include "ir/status.h"
 #include "ir/visitor.h"
 
 #include <algorithm>
+#include <optional>
 #include <map>
 #include <set>
 
@@ -427,20 +427,11 @@ std::optional<std::pair<int64_t, int64_t>> smallRange(const Expr &e) {
   if (const IntImm *i = e.as<IntImm>())
     return std::make_pair(i->value, i->value);
   if (const Cast *c = e.as<Cast>()) {
-    switch (c->value.type()) {
-    case DType::Bool:
-      return std::make_pair<int64_t, int64_t>(0, 1);
-    case DType::Int8:
-      return std::make_pair<int64_t, int64_t>(-128, 127);
-    case DType::UInt8:
-      return std::make_pair<int64_t, int64_t>(0, 255);
-    case DType::Int16:
-      return std::make_pair<int64_t, int64_t>(-32768, 32767);
-    case DType::UInt16:
-      return std::make_pair<int64_t, int64_t>(0, 65535);
-    default:
+    const DType from = c->value.type();
+    if (from != DType::Bool &&
+        !(scalar::isInteger(from) && dtypeSize(from) <= 2))
       return std::nullopt;
-    }
+    return std::make_pair(scalar::minOf(from), scalar::maxOf(from));
   }
   const Binary *b = e.as<Binary>();
   if (!b || (b->op != BinOp::Add && b->op != BinOp::Sub))
