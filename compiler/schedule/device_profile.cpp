@@ -149,7 +149,7 @@ Expected<KernelConfig> configFrom(const json &j, const std::string &where) {
       readInt(j, "prefetch_next", 0, 1, where, prefetchNext));
   c.prefetchNext = prefetchNext == 1;
   int64_t unroll = 1;
-  AOTC_RETURN_IF_ERROR(readInt(j, "unroll", 1, 2, where, unroll));
+  AOTC_RETURN_IF_ERROR(readInt(j, "unroll", 1, kMaxWholeUnroll, where, unroll));
   c.unroll = static_cast<int>(unroll);
   int64_t indexBits = 0;
   AOTC_RETURN_IF_ERROR(readInt(j, "index_bits", 0, 64, where, indexBits));

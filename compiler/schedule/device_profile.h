@@ -114,6 +114,10 @@ std::string deviceProfileJson(const DeviceProfile &p, bool pretty = false);
 /// an error naming it.
 Expected<DeviceProfile> parseDeviceProfile(const std::string &json);
 
+/// The longest innermost reduction loop a CPU tile runs unrolled whole
+/// (RegisterTile::unroll, KernelConfig::unroll): a 7 x 7 window's row.
+constexpr int kMaxWholeUnroll = 7;
+
 /// The configuration of one kernel's template.
 struct KernelConfig {
   /// The kernel family: pointwise (no reduction), reduction (no operand
@@ -159,7 +163,8 @@ struct KernelConfig {
   /// (RegisterTile::prefetchNext).
   bool prefetchNext = false;
   /// A CPU tile's innermost reduction loop takes this many steps an
-  /// iteration (RegisterTile::unroll). 1: none.
+  /// iteration (RegisterTile::unroll): 1 (none), 2, or the loop's whole
+  /// extent up to kMaxWholeUnroll.
   int unroll = 1;
   /// Index math in 32 or 64 bits (codegen/opencl/index_width.h), whatever
   /// the compile's default; 32 must be provable. 0: the default.

@@ -332,12 +332,23 @@ Stmt reductionLoops(const ReductionNest &nest, const std::vector<Expr> &rvars,
       s = For::make(rvars[k], Expr(0), ext[k], ForKind::Serial, 0, s);
     return s;
   };
-  // All loops, the innermost \p unroll steps an iteration where it can.
+  // All loops, the innermost \p unroll steps an iteration where it can
+  // (all of them, without the loop, where \p unroll is its extent).
   auto plain = [&]() {
     int64_t e = 0;
     if (unroll <= 1 || n == 0 || !ext[n - 1].isConst(e) || e % unroll != 0 ||
-        e < 2 * unroll)
+        (e < 2 * unroll && e != unroll))
       return wrap(Block::make(updates(accs, rvars)), 0, n);
+    if (e == unroll) { // the whole loop, its steps side by side
+      std::vector<Stmt> body;
+      for (int k = 0; k < unroll; ++k) {
+        std::vector<Expr> r = rvars;
+        r[n - 1] = Expr(k);
+        for (Stmt &s : updates(accs, r))
+          body.push_back(std::move(s));
+      }
+      return wrap(Block::make(body), 0, n - 1);
+    }
     const Var *inner = rvars[n - 1].as<Var>();
     Expr step = Var::make(inner ? inner->name + "u" : std::string("ru"));
     std::vector<Stmt> body;
@@ -1360,8 +1371,8 @@ Stmt registerTiledNest(const ReductionNest &nest, const RegisterTile &t,
 }
 
 std::string unrollProblem(const ReductionNest &nest, const RegisterTile &t) {
-  if (t.unroll < 1 || t.unroll > 2)
-    return "unroll is 1 or 2";
+  if (t.unroll < 1 || t.unroll > kMaxWholeUnroll)
+    return "unroll is 1 to " + std::to_string(kMaxWholeUnroll);
   if (t.unroll == 1)
     return {};
   if (t.m < 0 || t.n < 0 || t.groupM > 0 || t.groupReduce > 0 ||
@@ -1371,9 +1382,10 @@ std::string unrollProblem(const ReductionNest &nest, const RegisterTile &t) {
   int64_t e = 0;
   if (!nest.term || nest.reduceExtents.empty() ||
       !nest.reduceExtents.back().isConst(e) || e % t.unroll != 0 ||
-      e < 2 * t.unroll)
-    return "the innermost reduction loop's extent must be static, a "
-           "multiple of unroll and at least twice it";
+      (e < 2 * t.unroll && e != t.unroll) || (t.unroll > 2 && e != t.unroll))
+    return "the innermost reduction loop's extent must be static and equal "
+           "to unroll (the whole loop) or, for unroll 2, a multiple of it at "
+           "least twice it";
   const int64_t steps = staticSteps(nest);
   if (nest.blockedSum && (steps == 0 || steps > kSumBlock))
     return "a float sum of more than " + std::to_string(kSumBlock) +

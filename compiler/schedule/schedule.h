@@ -243,7 +243,9 @@ struct RegisterTile {
   /// compute instead of in a burst at each slice's start.
   bool prefetchNext = false;
   /// A CPU tile's innermost reduction loop runs this many steps an
-  /// iteration (its body repeated, unrollProblem): 1 or 2.
+  /// iteration (its body repeated, unrollProblem): 1, 2, or the loop's
+  /// whole static extent up to kMaxWholeUnroll (no loop left: a window's
+  /// steps side by side, their shared loads merged).
   int unroll = 1;
   /// The device's last-level cache (DeviceProfile::cacheBytes; 0: 32 MB),
   /// which decides the row groups of a CPU tile (register_tile.cpp).
@@ -413,7 +415,8 @@ std::string rowLoopProblem(const ReductionNest &nest, const RegisterTile &t);
 /// Why \p t cannot run \p nest's innermost reduction loop t.unroll steps
 /// an iteration (empty: it can): a register tile along m and n without
 /// work-groups or a row loop, over a static innermost extent that t.unroll
-/// divides at least twice, whose sum is not split in blocks.
+/// divides at least twice or equals (a whole unroll, at most
+/// kMaxWholeUnroll), whose sum is not split in blocks.
 std::string unrollProblem(const ReductionNest &nest, const RegisterTile &t);
 
 /// Why \p t's work-items, in a CPU's order (a last-level cache of

@@ -471,6 +471,63 @@ constexpr int64_t kUnrollSpareRegisters = 3;
 /// accumulators that leaves kUnrollSpareRegisters, so it never unrolls.
 constexpr int64_t kUnrollMinAccumulators = 12;
 
+/// Whether an operand of \p nest's term that a tile reads in vectors along
+/// output dimension \p n slides along output dimension \p m with the
+/// innermost reduction step: one of its indices uses both \p m and that
+/// step (a depthwise convolution's input, a window row over the pixels that
+/// a tile's rows are, read a vector of channels at a time). Not an operand
+/// the tile broadcasts (a dense convolution's input pixels, shared by its
+/// output channels).
+bool vectorWindowAlongRows(const ReductionNest &nest, int m, int n) {
+  std::vector<Expr> idx, r;
+  for (size_t k = 0; k < nest.shape.size(); ++k)
+    idx.push_back(Var::make("i" + std::to_string(k)));
+  for (size_t k = 0; k < nest.reduceExtents.size(); ++k)
+    r.push_back(Var::make("r" + std::to_string(k)));
+  struct V : IRVisitor {
+    const Var *row = nullptr, *column = nullptr, *step = nullptr;
+    bool found = false;
+    void visitLoad(const Load *op) override {
+      bool slides = false, vector = false;
+      for (const Expr &i : op->indices) {
+        slides |= usesVar(i, row) && usesVar(i, step);
+        vector |= usesVar(i, column);
+      }
+      found |= slides && vector;
+      IRVisitor::visitLoad(op);
+    }
+  } v;
+  v.row = idx[m].as<Var>();
+  v.column = idx[n].as<Var>();
+  v.step = r.back().as<Var>();
+  v.visit(nest.term(idx, r));
+  return v.found;
+}
+
+/// Sets \p t.unroll to the innermost reduction loop's whole extent (2 to
+/// kMaxWholeUnroll) where an operand's window slides along the tile's rows
+/// with that loop (vectorWindowAlongRows): a depthwise convolution's 3 taps
+/// of a row over 7 pixels. Unrolled, the step that reads pixel p + 1 at tap k
+/// and the one that reads pixel p at tap k + 1 load the same vector, which
+/// LLVM then loads once: 9 loads of each vector column a row instead of
+/// 21. Returns whether it did. Measured on the Intel VM (stop 88,
+/// ab_models, both orders): MobileNetV2's depthwise convolutions (all 17)
+/// so took the model 3% less at batch 1 and 4% less at batch 8; the
+/// 144-channel 56 x 56 one 1.52 -> 1.25 ms at batch 8.
+bool chooseWholeUnroll(const ReductionNest &nest, RegisterTile &t) {
+  int64_t e = 0;
+  if (t.m < 0 || t.n < 0 || t.tm < 2 || !nest.term ||
+      nest.reduceExtents.empty() || !nest.reduceExtents.back().isConst(e) ||
+      e < 2 || e > kMaxWholeUnroll || !vectorWindowAlongRows(nest, t.m, t.n))
+    return false;
+  RegisterTile u = t;
+  u.unroll = static_cast<int>(e);
+  if (!unrollProblem(nest, u).empty())
+    return false;
+  t.unroll = u.unroll;
+  return true;
+}
+
 /// Sets \p t.unroll to 2 for a CPU contraction tile whose accumulators,
 /// operand vectors and broadcast element leave kUnrollSpareRegisters of the
 /// target's vector registers free (unrollProblem permitting). Each step of
@@ -485,6 +542,8 @@ constexpr int64_t kUnrollMinAccumulators = 12;
 void chooseUnroll(const ReductionNest &nest, RegisterTile &t,
                   const DeviceProfile &target) {
   if (target.family == "gpu" || !nest.contraction || t.vectorLanes < 8)
+    return;
+  if (chooseWholeUnroll(nest, t))
     return;
   const int64_t vectors = vectorOps(t.tn, t.vectorLanes);
   if (t.tm * vectors < kUnrollMinAccumulators ||

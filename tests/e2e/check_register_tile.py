@@ -28,8 +28,10 @@ groups, a row tile of 16 lanes, M and N exchanged so that N may be
 strided, no tiling; every kind runs across the cases), each checked
 to be the one compiled (`--emit=kernel-configs`) and against ONNX Runtime;
 every fourth tiled kernel also unrolled (two reduction steps an iteration),
-or refused with the reason. Under generic-avx512 the UNROLLED cases must be
-unrolled by the heuristic, and no tile beyond its register budget.
+every tiled convolution also unrolled whole over 3 steps, or refused with
+the reason. Under generic-avx512 the UNROLLED cases must be unrolled by the
+heuristic, and no tile beyond its register budget; the WHOLE_UNROLLED cases'
+depthwise convolutions unrolled whole, and no other.
 
 The direct convolutions' tiles are what this test checks: every compile and
 `aotc test` here runs with `--no-winograd` (Winograd, the default for
@@ -231,6 +233,24 @@ def cases():
                 f32, ["n", 256, 9, 9],
                 [{"x": [n, 32, 9, 9], "w1": [128, 32, 1, 1], "w": [256, 128, 3, 3], "bias": [256]}
                  for n in (0, 1, 3)], True))
+    # A depthwise 3 x 3 convolution between blocked activations (between
+    # two 1 x 1 convolutions, of 64 channels in blocks) over 15 x 15 (tiles
+    # of 7 pixels leave one), at stride 1 and 2: the CPU tiles run its row
+    # of taps unrolled whole (WHOLE_UNROLLED), MobileNetV2's.
+    for stride in (1, 2):
+        ho = (15 + 2 - 3) // stride + 1
+        out.append((f"conv_chain_depthwise{'_stride2' if stride == 2 else ''}",
+                    [helper.make_node("Conv", ["x", "w1"], ["h"], kernel_shape=[1, 1]),
+                     helper.make_node("Relu", ["h"], ["r"]),
+                     helper.make_node("Conv", ["r", "w", "bias"], ["t"], pads=[1] * 4, group=64,
+                                      strides=[stride, stride], kernel_shape=[3, 3]),
+                     helper.make_node("Relu", ["t"], ["depthwise"]),
+                     helper.make_node("Conv", ["depthwise", "w2"], ["y"], kernel_shape=[1, 1])],
+                    [("x", f32, ["n", 32, 15, 15]), ("w1", f32, [64, 32, 1, 1]),
+                     ("w", f32, [64, 1, 3, 3]), ("bias", f32, [64]), ("w2", f32, [32, 64, 1, 1])],
+                    f32, ["n", 32, ho, ho],
+                    [{"x": [n, 32, 15, 15], "w1": [64, 32, 1, 1], "w": [64, 1, 3, 3], "bias": [64],
+                      "w2": [32, 64, 1, 1]} for n in (0, 1, 3)], True))
     # Convolutions the GPU profile runs as work-group tiles of their GEMM
     # view (compiler/schedule/gemm_view.cpp: output channels by every pixel
     # of every image; 64 input channels, a multiple of the staged block, go
@@ -346,7 +366,8 @@ WIDE_CONV_TILE = {"conv_chain_3x3_w28_const", "conv_chain_3x3_w14_const"}
 # of up to 64 input channels) that zen5-avx512 tiles 4 x 32: its short
 # convolution budget of 8 accumulators (short_conv_accumulator_vectors;
 # generic-avx512 has none and tiles them taller).
-SHORT_CONV_TILE = {"conv_chain_1x1_stride2_const"}
+SHORT_CONV_TILE = {"conv_chain_1x1_stride2_const", "conv_chain_depthwise_const",
+                   "conv_chain_depthwise_stride2_const"}
 
 # Cases with a convolution whose output channel blocks run outside the
 # batch (a large weight: register_tile.cpp, weightOuterDims), checked in
@@ -385,6 +406,16 @@ TOKEN_TILES = {"matmul_tokens": (4, 16), "matmul_tokens_const": (4, 24)}
 # beyond that budget may (14 x 32: 31 registers).
 UNROLLED = {"matmul_batch_k160_const", "matmul_128x96x160_const", "matmul_wide_k160_const"}
 UNROLLED_LOOP = re.compile(r"for \(long r[0-9]+u = 0; r[0-9]+u < [0-9]+; \+\+r[0-9]+u\)")
+
+# Cases whose depthwise convolution generic-avx512 runs with its row of 3
+# taps unrolled whole (tile_choice.cpp, chooseWholeUnroll: the input, read
+# in vectors of channels, slides along the tile's pixels with the taps;
+# unroll 3, no loop left over them). No other case may: a dense
+# convolution's input pixels are broadcast, not shared by whole vectors,
+# and the NCHW depthwise ones (conv_depthwise*) tile along the pixels,
+# where the taps slide along N.
+WHOLE_UNROLLED = {"conv_chain_depthwise", "conv_chain_depthwise_stride2",
+                  "conv_chain_depthwise_const", "conv_chain_depthwise_stride2_const"}
 
 
 def tile_registers(c, lanes=16):
@@ -485,7 +516,8 @@ GROUP_TILES = [(4, 4, 2, 4, 4, 1), (2, 8, 4, 4, 4, 1), (4, 4, 4, 8, 8, 1), (8, 4
                (1, 8, 1, 4, 8, 2), (1, 4, 1, 8, 4, 8)]
 # Contractions whose term is not one operand along M times one along N (a
 # grouped or depthwise convolution's input depends on its output channel):
-# a work-group tile is refused with the reason.
+# a work-group tile is refused with the reason. (And the kernel of the
+# depthwise convolution of conv_chain_depthwise*, named for its output.)
 GROUP_REFUSED = ("conv_grouped", "conv_depthwise")
 
 
@@ -571,6 +603,9 @@ NEXT_SLICE_SHAPE = ("prefetch_next: no dimension the weight reads",
 
 # What the compiler says of an unrolled reduction loop (RegisterTile::unroll)
 # that the kernel does not admit (register_tile.cpp, unrollProblem).
+WHOLE_UNROLL_SHAPE = ("unroll 3: the innermost reduction loop's extent must be static",
+                      "unroll 3: it needs a register tile along m and n",
+                      "unroll 3: a float sum of more than")
 UNROLL_SHAPE = ("unroll 2: the innermost reduction loop's extent must be static",
                 "unroll 2: it needs a register tile along m and n",
                 "unroll 2: a float sum of more than")
@@ -597,6 +632,7 @@ def check_config_variants(aotc, dirs, env, tmp, rng):
     row_loops = 0
     next_slices = 0
     unrolls = 0
+    whole_unrolls = 0
     unroll_turn = [0]
 
     def check(case, kernel, v, flags=(), refusal=None):
@@ -639,7 +675,7 @@ def check_config_variants(aotc, dirs, env, tmp, rng):
             # reduction loops or more; the others are refused by name.
             if name.startswith("conv_chain") and c["m"] >= 0 and c["n"] >= 0:
                 for d in (k for k in (2, 1, 3) if k not in (c["m"], c["n"])):
-                    v = dict({k: x for k, x in c.items() if k != "prefetch_next"},
+                    v = dict({k: x for k, x in c.items() if k not in ("prefetch_next", "unroll")},
                              row_loop=d, row_block=1, template="contraction")
                     why = refused_for_shape(aotc, case, kernel, v, env, tmp, ROW_LOOP_SHAPE)
                     if why is None:
@@ -663,9 +699,17 @@ def check_config_variants(aotc, dirs, env, tmp, rng):
             unroll_turn[0] += tiled
             if tiled and unroll_turn[0] % 4 == 0:
                 unrolls += admitted(dict(c, unroll=2, template="contraction"), UNROLL_SHAPE)
+            # A whole unroll of 3 steps (RegisterTile::unroll) over the
+            # heuristic's tile of every tiled convolution that does not
+            # have one: a dense convolution's row of 3 taps where it is the
+            # innermost loop (NCHW), refused by name elsewhere.
+            if tiled and name.startswith("conv") and c.get("unroll") != 3:
+                whole_unrolls += admitted(dict(c, unroll=3, template="contraction"),
+                                          WHOLE_UNROLL_SHAPE)
             for v in todo:
                 v = dict(v, template="contraction")
-                refused = "group_m" in v and name.startswith(GROUP_REFUSED)
+                refused = "group_m" in v and (name.startswith(GROUP_REFUSED) or
+                                              kernel.endswith("_depthwise"))
                 check(case, kernel, v, refusal="not a product of one operand" if refused else None)
     # The row loop's own configurations on a case whose heuristic picks
     # it (generic-avx512): blocks of one to three of its four reduction
@@ -712,11 +756,14 @@ def check_config_variants(aotc, dirs, env, tmp, rng):
         failures.append(f"the GPU heuristic did not view {sorted(want - viewed)} as GEMMs")
     print(f"kernel-configs variants: {runs} compiled and checked, {group_runs} of them "
           f"work-group tiles, {row_loops} row loops, {next_slices} next slice prefetches "
-          f"({len(viewed)} cases with GEMM views), {unrolls} unrolled reduction loops")
+          f"({len(viewed)} cases with GEMM views), {unrolls} unrolled reduction loops, "
+          f"{whole_unrolls} given whole unrolls")
     if row_loops < 6:
         failures.append(f"only {row_loops} row loop variants ran")
     if next_slices < 3:
         failures.append(f"only {next_slices} next slice variants ran")
+    if whole_unrolls < 3:
+        failures.append(f"only {whole_unrolls} whole unroll variants ran")
     if unrolls < 8:
         failures.append(f"only {unrolls} unrolled variants ran")
     if len(_kinds_drawn) < 4:
@@ -849,8 +896,14 @@ def main():
                 if (name in UNROLLED) != bool(unrolled) and name in UNROLLED:
                     failures.append(f"{name}: expected an unrolled reduction loop under "
                                     f"generic-avx512, got {got}")
-                if any(tile_registers(c) > 29 or c.get("unroll") != 2 for c in unrolled.values()):
+                if any(tile_registers(c) > 29 for c in unrolled.values() if c.get("unroll") == 2):
                     failures.append(f"{name}: unrolled beyond the register budget: {unrolled}")
+                whole = {k: c for k, c in unrolled.items() if c.get("unroll") != 2}
+                if bool(whole) != (name in WHOLE_UNROLLED) or any(
+                        c.get("unroll") != 3 for c in whole.values()):
+                    failures.append(f"{name}: expected {'a' if name in WHOLE_UNROLLED else 'no'} "
+                                    f"reduction loop of 3 steps unrolled whole under "
+                                    f"generic-avx512, got {got}")
                 if name in UNROLLED:
                     cl = run_fuzz.run_tool([aotc, "compile", os.path.join(case, "model.onnx"),
                                             "--emit=cl", "--device-profile", profile], env=env)
