@@ -339,25 +339,18 @@ Stmt reductionLoops(const ReductionNest &nest, const std::vector<Expr> &rvars,
     if (unroll <= 1 || n == 0 || !ext[n - 1].isConst(e) || e % unroll != 0 ||
         (e < 2 * unroll && e != unroll))
       return wrap(Block::make(updates(accs, rvars)), 0, n);
-    if (e == unroll) { // the whole loop, its steps side by side
-      std::vector<Stmt> body;
-      for (int k = 0; k < unroll; ++k) {
-        std::vector<Expr> r = rvars;
-        r[n - 1] = Expr(k);
-        for (Stmt &s : updates(accs, r))
-          body.push_back(std::move(s));
-      }
-      return wrap(Block::make(body), 0, n - 1);
-    }
+    const bool whole = e == unroll; // the steps side by side, no loop
     const Var *inner = rvars[n - 1].as<Var>();
     Expr step = Var::make(inner ? inner->name + "u" : std::string("ru"));
     std::vector<Stmt> body;
     for (int k = 0; k < unroll; ++k) {
       std::vector<Expr> r = rvars;
-      r[n - 1] = Expr(unroll) * step + Expr(k);
+      r[n - 1] = whole ? Expr(k) : Expr(unroll) * step + Expr(k);
       for (Stmt &s : updates(accs, r))
         body.push_back(std::move(s));
     }
+    if (whole)
+      return wrap(Block::make(body), 0, n - 1);
     return wrap(For::make(step, Expr(0), Expr(e / unroll), ForKind::Serial, 0,
                           Block::make(body)),
                 0, n - 1);
@@ -1382,7 +1375,7 @@ std::string unrollProblem(const ReductionNest &nest, const RegisterTile &t) {
   int64_t e = 0;
   if (!nest.term || nest.reduceExtents.empty() ||
       !nest.reduceExtents.back().isConst(e) || e % t.unroll != 0 ||
-      (e < 2 * t.unroll && e != t.unroll) || (t.unroll > 2 && e != t.unroll))
+      (e != t.unroll && (t.unroll > 2 || e < 2 * t.unroll)))
     return "the innermost reduction loop's extent must be static and equal "
            "to unroll (the whole loop) or, for unroll 2, a multiple of it at "
            "least twice it";

@@ -479,29 +479,14 @@ constexpr int64_t kUnrollMinAccumulators = 12;
 /// the tile broadcasts (a dense convolution's input pixels, shared by its
 /// output channels).
 bool vectorWindowAlongRows(const ReductionNest &nest, int m, int n) {
-  std::vector<Expr> idx, r;
-  for (size_t k = 0; k < nest.shape.size(); ++k)
-    idx.push_back(Var::make("i" + std::to_string(k)));
-  for (size_t k = 0; k < nest.reduceExtents.size(); ++k)
-    r.push_back(Var::make("r" + std::to_string(k)));
-  struct V : IRVisitor {
-    const Var *row = nullptr, *column = nullptr, *step = nullptr;
-    bool found = false;
-    void visitLoad(const Load *op) override {
-      bool slides = false, vector = false;
-      for (const Expr &i : op->indices) {
-        slides |= usesVar(i, row) && usesVar(i, step);
-        vector |= usesVar(i, column);
-      }
-      found |= slides && vector;
-      IRVisitor::visitLoad(op);
-    }
-  } v;
-  v.row = idx[m].as<Var>();
-  v.column = idx[n].as<Var>();
-  v.step = r.back().as<Var>();
-  v.visit(nest.term(idx, r));
-  return v.found;
+  const TermReads reads = termReads(nest);
+  const Var *row = reads.idx[m].as<Var>(), *step = reads.r.back().as<Var>();
+  for (size_t l = 0; l < reads.indices.size(); ++l)
+    if (reads.uses[l][n])
+      for (const Expr &i : reads.indices[l])
+        if (usesVar(i, row) && usesVar(i, step))
+          return true;
+  return false;
 }
 
 /// Sets \p t.unroll to the innermost reduction loop's whole extent (2 to
