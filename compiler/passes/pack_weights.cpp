@@ -3,6 +3,7 @@
 #include "compiler/passes/pack_weights.h"
 
 #include "compiler/passes/fold_program.h"
+#include "compiler/schedule/device_profile.h"
 #include "ir/scalar_ops.h"
 
 #include <cstring>
@@ -306,12 +307,14 @@ bool packConv(Graph &g, PackCache &cache, Node &n, int64_t lanes,
   if (n.intAttr("group") != 1) {
     // A depthwise convolution over blocked channels reads, per window
     // step, one weight of each channel of a block.
-    if (block <= 0 || n.intAttr("group") != co || ci != 1 || co % block != 0)
+    const int64_t b = channelBlockFor(co, block);
+    if (b == 0 || n.intAttr("group") != co || ci != 1)
       return false;
-    return panels(block);
+    return panels(b);
   }
   std::vector<int> perm;
-  if (block > 0 && co % block == 0 && ci % block == 0) {
+  if (const int64_t b = channelBlockFor(co, block);
+      b > 0 && channelBlockFor(ci, block) > 0) {
     // Channel-blocked (the schedule's channel_blocks.h): its reduction
     // runs over input-channel blocks, the window, then the channels of a
     // block, innermost. View [co / B, B, ci, k...] as P[co / B, k..., ci,
@@ -322,7 +325,7 @@ bool packConv(Graph &g, PackCache &cache, Node &n, int64_t lanes,
       perm.push_back(k);
     perm.push_back(2);
     perm.push_back(1);
-    replaceByPacked(g, cache, *holder, input, perm, 0, block);
+    replaceByPacked(g, cache, *holder, input, perm, 0, b);
     return true;
   }
   if (lanes >= 4 && co % lanes == 0 && co > lanes)

@@ -221,6 +221,15 @@ int explicitVectorLanes(const DeviceProfile &p) {
                             : 0;
 }
 
+int64_t channelBlockFor(int64_t channels, int64_t block) {
+  if (block <= 0 || channels <= 0)
+    return 0;
+  if (channels % block == 0)
+    return block;
+  const int64_t vector = block / 2;
+  return vector >= 8 && channels % vector == 0 ? vector : 0;
+}
+
 Expected<DeviceProfile> builtinDeviceProfile(const std::string &name) {
   DeviceProfile p;
   if (name == "generic-avx2")

@@ -98,6 +98,14 @@ struct DeviceProfile {
 /// up to 16 (OpenCL's widest), or 0 below 4 (a GPU profile: none).
 int explicitVectorLanes(const DeviceProfile &p);
 
+/// The channel block of a rank-4 value of \p channels channels, where the
+/// target's block is \p block (channel_blocks.h's channelBlock): \p block
+/// where it divides them, else one vector (half of it, at least 8) where
+/// that does, else 0 (the value keeps NCHW). The schedule's layouts, the
+/// padding of channels to blocks and the weights packed for them all
+/// follow it.
+int64_t channelBlockFor(int64_t channels, int64_t block);
+
 /// The built-in profiles: "generic-avx2" (8 lanes, 16 registers, the
 /// default), "generic-avx512" (16 lanes, 32 registers; 24 accumulator
 /// vectors over long reductions, 28 for convolutions, tiles up to 64

@@ -524,8 +524,9 @@ def op_conv(b):
     m = g * int(b.rng.choice([1, 2, 3]))
     if b.large and g == 1 and b.rng.random() < 0.5:
         # Channel counts that the CPU channel blocks (16, 32) do not divide
-        # and that aotc pads to whole blocks (pad_channels.h), and whole ones.
-        m = int(b.rng.choice([12, 24, 31, 48, 32]))
+        # and that aotc pads to whole blocks or to one vector's multiple
+        # (pad_channels.h: 40 -> 48 in blocks of 16, 72 -> 80), and whole ones.
+        m = int(b.rng.choice([12, 24, 31, 40, 48, 72, 32]))
     k = [int(b.rng.choice([1, 2, 3])) for _ in range(x.rank - 2)]
     attrs, sp = window_attrs(b, x, k, allow_ceil=False)
     w = b.new_const(x.dt, [m, c // g] + k)
@@ -564,7 +565,7 @@ def op_conv_chain(b):
     then activations, a depthwise Conv, a residual Add or Sub, a residual
     block around a 3 x 3 Conv, and a dense Conv that reads the padded
     channels."""
-    m = int(b.rng.choice([12, 24, 31, 48]))
+    m = int(b.rng.choice([12, 24, 31, 40, 48, 72]))
     small = [t for t in b.pool if t.dt == "f32" and t.rank == 4 and t.shape[1] > 0 and
              all(d > 0 for d in t.shape[2:]) and
              max(t.shape[0], 1) * max(m, t.shape[1]) * t.shape[2] * t.shape[3] <= LARGE_ELEMENTS]
