@@ -62,18 +62,32 @@ Expr replaceAll(const Expr &e, const Expr &from, const Expr &to) {
   return r.mutate(e);
 }
 
-/// \p b broadcast to \p lanes where it is a scalar.
-Expr widen(const Expr &b, int lanes) {
-  return b.lanes() == lanes ? b : Broadcast::make(b, lanes);
+/// True where any lane of condition \p c is (a scalar: \p c).
+Expr anyLane(const Expr &c) {
+  if (c.lanes() == 1)
+    return c;
+  Expr any;
+  for (int l = 0; l < c.lanes(); ++l)
+    any = logicalOr(any, Lane::make(c, l));
+  return any;
 }
 
-/// The conjunction of \p a and \p b (either undefined: the other), a
-/// scalar widened to the other's lanes.
+/// The conjunction of conditions \p a and \p b (either undefined: the
+/// other). Of different lanes (a scalar and a vector select's condition:
+/// a pixel inside the padding and a mask of channels), each is reduced to
+/// any of its lanes first: a Bool does not broadcast, and the guard is
+/// read as any of its lanes (expand), where any(s && v) is s && any(v).
 Expr both(const Expr &a, const Expr &b) {
-  if (!a.defined() || !b.defined())
+  if (!a.defined() || !b.defined() || a.lanes() == b.lanes())
     return logicalAnd(a, b);
-  int lanes = std::max(a.lanes(), b.lanes());
-  return logicalAnd(widen(a, lanes), widen(b, lanes));
+  return logicalAnd(anyLane(a), anyLane(b));
+}
+
+/// The disjunction of \p a and \p b, as both() for different lanes.
+Expr either(const Expr &a, const Expr &b) {
+  if (!a.defined() || !b.defined() || a.lanes() == b.lanes())
+    return logicalOr(a, b);
+  return logicalOr(anyLane(a), anyLane(b));
 }
 
 /// Where \p value reads \p target: the disjunction of the select
@@ -111,10 +125,8 @@ Expr pathCondition(const Expr &value, const Expr &target) {
         always = true;
       else if (!guard.defined())
         guard = path;
-      else if (!structurallyEqual(guard, path)) {
-        int lanes = std::max(guard.lanes(), path.lanes());
-        guard = logicalOr(widen(guard, lanes), widen(path, lanes));
-      }
+      else if (!structurallyEqual(guard, path))
+        guard = either(guard, path);
       return self;
     }
   } paths;
@@ -196,12 +208,8 @@ private:
       // a condition of several lanes (a vector select's) as any of them, as
       // the value's own lanes are read together.
       Expr guard = pathCondition(value, e);
-      if (guard.defined() && guard.lanes() > 1) {
-        Expr any;
-        for (int l = 0; l < guard.lanes(); ++l)
-          any = logicalOr(any, Lane::make(guard, l));
-        guard = any;
-      }
+      if (guard.defined())
+        guard = anyLane(guard);
       lets.emplace_back(v, guard.defined()
                                ? Select::make(guard, f->value, zero)
                                : f->value);
