@@ -188,6 +188,20 @@ def cases():
                     f32, ["n", 64, hw, hw],
                     [{"x": [n, 64, hw, hw], "w1": [64, 64, 3, 3], "w": [64, 64, 3, 3], "bias": [64]}
                      for n in (0, 1, 3)], True))
+    # A 1 x 1 convolution of 640 -> 64 channels over a 7 x 7 map (640
+    # steps, the convolution budget): generic-avx512 and zen5-avx512 tile
+    # its 49 pixels 14 x 32, three tiles and one of 7 (HALF_LAST_TILE;
+    # tile_choice.cpp: it ties with 7 x 32 and reads less per output).
+    out.append(("conv_chain_1x1_w7",
+                [helper.make_node("Conv", ["x", "w1"], ["h"], kernel_shape=[1, 1]),
+                 helper.make_node("Relu", ["h"], ["r"]),
+                 helper.make_node("Conv", ["r", "w", "bias"], ["t"], kernel_shape=[1, 1]),
+                 helper.make_node("Relu", ["t"], ["y"])],
+                [("x", f32, ["n", 32, 7, 7]), ("w1", f32, [640, 32, 1, 1]),
+                 ("w", f32, [64, 640, 1, 1]), ("bias", f32, [64])],
+                f32, ["n", 64, 7, 7],
+                [{"x": [n, 32, 7, 7], "w1": [640, 32, 1, 1], "w": [64, 640, 1, 1], "bias": [64]}
+                 for n in (0, 1, 3)], True))
     # A 1 x 1 convolution of stride 2 over blocked channels (64 steps): it
     # runs at stride 1 over a copy of the pixels it reads (subsampledCopy),
     # its 784 pixels merged, tiled as any 1 x 1 convolution of 64 steps (4 x
@@ -360,7 +374,13 @@ PREFETCHED = {"conv_chain_c256_const", "conv_chain_next_slice"}
 
 # Cases whose blocked convolution zen5-avx512 and generic-avx512 tile 14 x
 # 32 (their convolution budget of 28 accumulators; generic-avx2 has none).
-WIDE_CONV_TILE = {"conv_chain_3x3_w28_const", "conv_chain_3x3_w14_const"}
+WIDE_CONV_TILE = {"conv_chain_3x3_w28_const", "conv_chain_3x3_w14_const", "conv_chain_1x1_w7_const"}
+
+# Of those, the cases whose 14 x 32 tile leaves a last tile of 7 pixels
+# (49 merged pixels of a 7 x 7 map): checked in the OpenCL C, a tile of 14
+# pixels under a test that it is whole, and 7 rows after it.
+HALF_LAST_TILE = {"conv_chain_1x1_w7_const"}
+HALF_LAST_TEST = re.compile(r"if \(\(\(14 \* [it][0-9]+\) \+ 14\) <= 49\)")
 
 # Cases with a blocked convolution over 64 reduction steps or fewer (a 1 x 1
 # of up to 64 input channels) that zen5-avx512 tiles 4 x 32: its short
@@ -856,6 +876,12 @@ def main():
                 if wide != (name in WIDE_CONV_TILE):
                     failures.append(f"{name}: expected {'a' if name in WIDE_CONV_TILE else 'no'} "
                                     f"14 x 32 tile under {profile}, got {got}")
+                if name in HALF_LAST_TILE:
+                    cl = run_fuzz.run_tool([aotc, "compile", os.path.join(case, "model.onnx"),
+                                            "--emit=cl", "--device-profile", profile], env=env)
+                    if not HALF_LAST_TEST.search(cl.stdout):
+                        failures.append(f"{name}: no whole-tile test of 14 of the 49 pixels "
+                                        f"under {profile}")
                 if profile == "zen5-avx512":
                     # The kernels whose tile the short budget changes: those
                     # that zen5-avx512 without it (a JSON copy) tiles otherwise.
