@@ -884,11 +884,12 @@ RegisterTile chooseRegisterTile(const ReductionNest &nest,
         // (7 broadcasts and 2 weight vectors for 14 FMAs against 14 and 2
         // for 28, and each weight slice read 4 times a map instead of 7).
         // On an AVX-512 Xeon (stop 89, --kernel-configs, per kernel):
-        // MobileNetV2's 160 -> 960 and 320 -> 1280 convolutions 8-9% faster
-        // at batch 1 and 7-9% at batch 8, ResNet-50's 2048 -> 512 ones
-        // 10% at batch 8, the rest of their 7 x 7 convolutions within
-        // noise; the model 1.3% faster at batch 1 and 0.9% at 8
-        // (ab_models, both orders).
+        // MobileNetV2's 960 -> 320 projection 8-9% faster at batch 1 and
+        // 7-9% at batch 8 (its 320 -> 1280 layer too, given 14 rows: 320
+        // steps are outside the budget), ResNet-50's 2048 -> 512 ones 10%
+        // at batch 8, its 3 x 3 and 512 -> 2048 ones on 7 x 7 within
+        // noise; MobileNetV2 1.5-1.9% faster at batch 1 (ab_models, both
+        // orders), at batch 8 within the harness's order bias.
         int64_t accumulators = tm * vectorOps(tn, lanes);
         bool beyond = accumulators > accumulatorVectors(target);
         bool divides = staticM && extentM % tm == 0;
