@@ -9,10 +9,13 @@
 /// read padded copies of their inputs (two kernels of their own), 0.95 of
 /// the model's 2.8 ms at batch 1.
 ///
-/// padChannels gives such a region B-multiple channel counts: each
-/// one-group Conv whose C output channels B does not divide, when
-/// ceil(C / B) x B is at most 4/3 C (24 -> 32, 144 -> 160), computes
-/// ceil(C / B) x B channels, the added ones with zero weights and zero
+/// padChannels gives such a region counts that have a channel block
+/// (channelBlockFor: B, else one vector, B / 2): each one-group Conv whose
+/// C output channels B does not divide computes P channels, P whole blocks
+/// where they add at most C / 8 (144 -> 160 in blocks of 32), else the
+/// least count a vector divides (24 -> 32 with AVX-512's 32; with AVX2's
+/// 16, 24 is not padded: blocks of 8), where P is at most 4/3 C; the
+/// added channels with zero weights and zero
 /// bias, and a Where on a constant mask sets them to exactly 0 (computed,
 /// they are 0 x input: NaN where the input holds an infinity; a Relu would
 /// keep that NaN while it makes the valid channels finite, and the next
