@@ -155,8 +155,8 @@ private:
     for (const auto &n : g_.nodes()) {
       if (!isDenseConv2d(*n))
         continue;
-      int64_t c = channelsOf(n->output(0));
-      if (c > 0 && padTo(c) != c && padTo(c) * 3 <= c * 4)
+      const int64_t c = channelsOf(n->output(0)), p = c > 0 ? padTo(c) : 0;
+      if (p != c && p * 3 <= c * 4)
         candidates.insert(n.get());
     }
     // A region (a connected part: a value with the region values it is

@@ -72,22 +72,17 @@ Expr anyLane(const Expr &c) {
   return any;
 }
 
-/// The conjunction of conditions \p a and \p b (either undefined: the
-/// other). Of different lanes (a scalar and a vector select's condition:
-/// a pixel inside the padding and a mask of channels), each is reduced to
-/// any of its lanes first: a Bool does not broadcast, and the guard is
-/// read as any of its lanes (expand), where any(s && v) is s && any(v).
-Expr both(const Expr &a, const Expr &b) {
+/// Conditions \p a and \p b joined by \p op (logicalAnd or logicalOr;
+/// either undefined: the other). Of different lanes (a scalar and a vector
+/// select's condition: a pixel inside the padding and a mask of channels),
+/// each is reduced to any of its lanes first: a Bool does not broadcast,
+/// and the guard is read as any of its lanes (expand), where any(s && v)
+/// is s && any(v) and any(s || v) is s || any(v).
+Expr joined(const Expr &a, const Expr &b,
+            Expr (*op)(const Expr &, const Expr &)) {
   if (!a.defined() || !b.defined() || a.lanes() == b.lanes())
-    return logicalAnd(a, b);
-  return logicalAnd(anyLane(a), anyLane(b));
-}
-
-/// The disjunction of \p a and \p b, as both() for different lanes.
-Expr either(const Expr &a, const Expr &b) {
-  if (!a.defined() || !b.defined() || a.lanes() == b.lanes())
-    return logicalOr(a, b);
-  return logicalOr(anyLane(a), anyLane(b));
+    return op(a, b);
+  return op(anyLane(a), anyLane(b));
 }
 
 /// Where \p value reads \p target: the disjunction of the select
@@ -111,9 +106,9 @@ Expr pathCondition(const Expr &value, const Expr &target) {
         return self;
       }
       Expr outer = path;
-      path = both(outer, op->cond);
+      path = joined(outer, op->cond, logicalAnd);
       mutate(op->trueValue);
-      path = both(outer, Not::make(op->cond));
+      path = joined(outer, Not::make(op->cond), logicalAnd);
       mutate(op->falseValue);
       path = outer;
       return self;
@@ -126,7 +121,7 @@ Expr pathCondition(const Expr &value, const Expr &target) {
       else if (!guard.defined())
         guard = path;
       else if (!structurallyEqual(guard, path))
-        guard = either(guard, path);
+        guard = joined(guard, path, logicalOr);
       return self;
     }
   } paths;
