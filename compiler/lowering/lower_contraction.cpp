@@ -426,7 +426,9 @@ Status lowerConv(const Node &n, LowerCtx &ctx) {
   if (!w->type().dims[0].isConst(m) || m % group != 0)
     return makeError(n.describe(),
                      ": output channels must be static and divisible by group");
-  Expr cg = w->type().dims[1]; // input channels per group
+  // Input channels per group: the weight's, which may be fewer than the
+  // input's (ops.def: the first ones are read).
+  Expr cg = w->type().dims[1];
   std::vector<Expr> o = ctx.idxVars(out->type().rank());
   // The input channel: group g's slice (none to pick with one group, so the
   // input does not depend on the output channel, which register tiling

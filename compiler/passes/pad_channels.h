@@ -27,7 +27,10 @@
 /// channel stays 0 x finite + 0) and sums or differences of two padded
 /// values. A one-group Conv reading a padded value reads the added channels
 /// with zero weights (its weight padded along its input channels), so its
-/// reduction runs over whole blocks. Every other reader, and the graph's
+/// reduction runs over whole blocks; except a 1 x 1 one whose input is a
+/// single block (24 of 32), which keeps its weight and reduces over the
+/// valid channels alone (ops.def: a Conv reads the first channels of a
+/// wider input), a quarter fewer FMAs there. Every other reader, and the graph's
 /// outputs, read the first C channels through a Slice (a view). The padded
 /// weights are Pad nodes over the weights: the folding program computes
 /// them at load and again when a weight is updated.

@@ -335,9 +335,21 @@ private:
            d.reduceExtents[k].isConst(e) && e % block == 0;
   }
 
+  /// Whether \p channel, read by \p d, is its reduction variable k over
+  /// the first channels of a single block of \p block: a 1 x 1 Conv that
+  /// reads only the valid channels of a padded block (pad_channels.h, 24
+  /// of 32). Its loop stays whole (no split), its reads of the block's
+  /// lanes simplify to the channel itself.
+  bool withinOneBlock(const TensorDef &d, size_t k, const Expr &channel,
+                      int64_t block) const {
+    int64_t e;
+    return block > 0 && isVar(channel, lg_.vars.rvar(static_cast<int>(k))) &&
+           d.reduceExtents[k].isConst(e) && e < block;
+  }
+
   /// Whether reader \p r reads channel-aligned: its index 1 is its own
   /// channel, or one of its reduction variables over whole blocks of the
-  /// def read.
+  /// def read, or over part of its one block.
   bool alignedRead(const TensorDef &r, const Read &read) const {
     if (read.indices.size() != 4)
       return false;
@@ -345,7 +357,8 @@ private:
       return true;
     const int64_t block = blockOf(static_cast<size_t>(read.tensor));
     for (size_t k = 0; k < r.reduceExtents.size(); ++k)
-      if (overWholeBlocks(r, k, read.indices[1], block))
+      if (overWholeBlocks(r, k, read.indices[1], block) ||
+          withinOneBlock(r, k, read.indices[1], block))
         return true;
     return false;
   }

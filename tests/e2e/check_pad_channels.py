@@ -9,7 +9,9 @@ edges (a graph output inside the region, a GlobalAveragePool, a Concat and a
 grouped convolution reading it, a 3 x 3 convolution as the padded one). Under
 zen5-avx512 (blocks of 32) and generic-avx2 (blocks of 16):
   - the padding happened where it should, to the counts it should
-    (aotc_padc_ nodes in --emit graph, EXPECTED below), and not under
+    (aotc_padc_ nodes in --emit graph, EXPECTED below), the 1 x 1
+    convolutions reading one padded block reduce over its valid channels
+    alone (--emit lowered, EXPECTED), and not under
     --no-pad-channels; the counts it leaves alone are blocked by one
     vector (--emit lowered): whole blocks where they add at most 1/8
     (144 -> 160 in blocks of 32), else one vector's multiple (24 -> 32 in
@@ -121,13 +123,22 @@ def compare_nonfinite(tag, padded, unpadded, proto):
             fail(f"{tag}: output {k}: NaN/inf pattern same: {same}, finite values close: {close}")
 
 
-# Per model and profile: the padded counts, and lowered shapes that show
-# the blocks of what is not padded.
+# Per model and profile: the padded counts, lowered shapes that show the
+# blocks of what is not padded, and how many times each convolution
+# reduction appears in --emit lowered. A 1 x 1 convolution reading a padded
+# value of one block reduces over its valid channels alone (24 of 32 under
+# zen5: [24,1,1]; 31 of 32: [31,1,1]); over two blocks or more, over whole
+# blocks with zero weights for the added channels (31 of 32 in blocks of 16
+# under generic-avx2: [2,1,1,16]; 144 of 160: [5,1,1,32]).
 EXPECTED = {
-    ("mbv2", "zen5"): ({32, 160}, ["f32[n,1,13,11,32]", "f32[n,5,13,11,32]"]),
-    ("mbv2", "avx2"): (set(), ["f32[n,3,13,11,8]", "f32[n,9,13,11,16]"]),
-    ("odd", "zen5"): ({32}, ["f32[n,1,9,7,32]", "f32[n,3,9,7,16]"]),
-    ("odd", "avx2"): ({32}, ["f32[n,2,9,7,16]", "f32[n,3,9,7,16]"]),
+    ("mbv2", "zen5"): ({32, 160}, ["f32[n,1,13,11,32]", "f32[n,5,13,11,32]"],
+                       {"[24,1,1]": 4, "[5,1,1,32]": 3, "[1,1,1,32]": 0}),
+    ("mbv2", "avx2"): (set(), ["f32[n,3,13,11,8]", "f32[n,9,13,11,16]"],
+                       {"[9,1,1,16]": 3}),
+    ("odd", "zen5"): ({32}, ["f32[n,1,9,7,32]", "f32[n,3,9,7,16]"],
+                      {"[31,1,1]": 1, "[1,1,1,32]": 0}),
+    ("odd", "avx2"): ({32}, ["f32[n,2,9,7,16]", "f32[n,3,9,7,16]"],
+                      {"[2,1,1,16]": 1, "[31,1,1]": 0}),
 }
 
 for mname, proto in {"mbv2": mobilenet_block(), "odd": odd_channels()}.items():
@@ -147,7 +158,7 @@ for mname, proto in {"mbv2": mobilenet_block(), "odd": odd_channels()}.items():
             fail(f"{tag}: compile: {e}")
             continue
         checks.check()
-        want, shapes = EXPECTED[(mname, pname)]
+        want, shapes, sums = EXPECTED[(mname, pname)]
         got = {int(c) for c in re.findall(r"%aotc_padc_\S+_unmasked: f32\[\w+,(\d+),", graph)}
         if got != want:
             fail(f"{tag}: channels padded to {sorted(got)}, expected {sorted(want)}")
@@ -156,6 +167,10 @@ for mname, proto in {"mbv2": mobilenet_block(), "odd": odd_channels()}.items():
         for shape in shapes:
             if shape not in lowered:
                 fail(f"{tag}: no def of shape {shape} in --emit lowered")
+        for extents, count in sums.items():
+            got_sums = lowered.count("= sum(r in " + extents + ")")
+            if got_sums != count:
+                fail(f"{tag}: {got_sums} reductions over {extents} in --emit lowered, expected {count}")
         if "aotc_padc_" in plain:
             fail(f"{tag}: --no-pad-channels padded")
         m, m_plain = Model(so, device="cpu"), Model(so_plain, device="cpu")
