@@ -523,6 +523,18 @@ void Graph::freezeInitializer(const Value *v, const std::string &reason) {
   frozen_.emplace(v->onnxName(), reason); // the first reason stays
 }
 
+bool Graph::isFixedConstant(const Value *v) const {
+  if (!v || !v->isConstant() || v->overridable() || v->computedAtLoad() ||
+      !v->data().defined())
+    return false;
+  if (!v->onnxName().empty() && !v->folded())
+    return frozen_.count(v->onnxName()) > 0; // an initializer
+  for (const FoldRecipe &r : folds_)
+    if (r.target == v) // a packed copy of an initializer
+      return frozen_.count(r.source) > 0;
+  return true;
+}
+
 void Graph::addAssumption(Expr holds, std::string message) {
   for (const Assumption &a : assumptions_)
     if (structurallyEqual(a.holds, holds))

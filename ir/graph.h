@@ -376,6 +376,12 @@ public:
   const std::map<std::string, std::string> &frozenInitializers() const {
     return frozen_;
   }
+  /// Whether \p v is a constant whose value no update or run can change,
+  /// known at compile time: a Constant node's or a folded value (not a
+  /// packed copy of an updatable initializer), a frozen initializer; not
+  /// one a run may override or the folding program computes. Code may hold
+  /// its value itself.
+  bool isFixedConstant(const Value *v) const;
   /// A folded constant that is a permutation of an ONNX initializer
   /// (a packed weight): the runtime recomputes it when the initializer is
   /// updated.

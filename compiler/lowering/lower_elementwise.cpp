@@ -21,23 +21,28 @@ Expr bin(BinOp op, const Expr &a, const Expr &b) {
   return Binary::make(op, a, b);
 }
 
-/// Reads input \p i of \p n broadcast to the output's shape.
-Expr operand(const Node &n, size_t i, LowerCtx &ctx) {
-  const TensorType &out = n.output(0)->type();
-  return ctx.readBroadcast(ctx.defOf(n.input(i)), out.dims,
-                           ctx.idxVars(out.rank()));
-}
-
-/// The value of a one-element constant that no caller can replace (a
-/// Constant node's or a folded value, not an initializer, which
+/// The value of a one-element constant that no caller can replace
+/// (Graph::isFixedConstant: not an updatable initializer, which
 /// aotc_container_update_constants may change), or nothing.
-std::optional<double> constantScalar(const Value *v) {
-  if (!v || !v->isConstant() || v->overridable() || !v->data().defined() ||
-      (!v->onnxName().empty() && !v->folded()))
-    return std::nullopt;
-  if (!v->type().numel().isConstValue(1))
+std::optional<double> constantScalar(const Value *v, const LowerCtx &ctx) {
+  if (!ctx.graph().isFixedConstant(v) || !v->type().numel().isConstValue(1))
     return std::nullopt;
   return tensorDataFloat(v->data(), v->type().dtype, 0);
+}
+
+/// Reads input \p i of \p n broadcast to the output's shape; a float
+/// scalar no update can change (constantScalar: a Constant node's, a
+/// folded one) is a literal instead of a load, so that the kernel takes no
+/// buffer for it (PoCL's 1,024 bytes of arguments a launch held
+/// MobileNetV2's persistent kernels to 7 while 70 of their buffers were the
+/// 0 and 6 of its ReLU6s) and its arithmetic folds.
+Expr operand(const Node &n, size_t i, LowerCtx &ctx) {
+  const TensorType &out = n.output(0)->type();
+  const Value *v = n.input(i);
+  if (isFloat(v->type().dtype))
+    if (std::optional<double> c = constantScalar(v, ctx))
+      return literal(v->type().dtype, *c);
+  return ctx.readBroadcast(ctx.defOf(v), out.dims, ctx.idxVars(out.rank()));
 }
 
 /// The reciprocal of a float divisor known at compile time (a scalar that
@@ -50,8 +55,8 @@ std::optional<double> constantScalar(const Value *v) {
 /// 10-16 cycles on the CPUs aotc targets, a multiplication 0.5; GELU's
 /// x / sqrt(2) and attention's scores / 8 divide every element. Undefined
 /// otherwise (the division stays).
-Expr reciprocalOfConstant(const Value *v, DType t) {
-  std::optional<double> c = constantScalar(v);
+Expr reciprocalOfConstant(const Value *v, DType t, const LowerCtx &ctx) {
+  std::optional<double> c = constantScalar(v, ctx);
   if (!c || (t != DType::Float32 && t != DType::Float64))
     return Expr();
   const int maxExp = t == DType::Float32 ? 126 : 1022;
@@ -64,11 +69,15 @@ Expr reciprocalOfConstant(const Value *v, DType t) {
   return literal(t, r);
 }
 
-/// A scalar (0-d or single-element) optional input, or \p def when omitted.
+/// A scalar (0-d or single-element) optional input, or \p def when omitted;
+/// a literal where operand() would give one.
 Expr scalarOperand(const Node &n, size_t i, LowerCtx &ctx, Expr def) {
   const Value *v = n.input(i);
   if (!v)
     return def;
+  if (isFloat(v->type().dtype))
+    if (std::optional<double> c = constantScalar(v, ctx))
+      return literal(v->type().dtype, *c);
   std::vector<Expr> zeros(v->type().rank(), Expr(0));
   return ctx.readValue(v, zeros);
 }
@@ -250,7 +259,7 @@ Status lowerElementwise(const Node &n, LowerCtx &ctx) {
     // dynamically quantized ResNet-18: 234 of the first block's 200,704
     // uint8 activations one step apart, the logits 0.6%).
     if (n.op() == OpKind::Div && !out->type().numel().isConstValue(1))
-      if (Expr r = reciprocalOfConstant(n.input(1), outT); r.defined()) {
+      if (Expr r = reciprocalOfConstant(n.input(1), outT, ctx); r.defined()) {
         op = BinOp::Mul; // a * (1 / c): see reciprocalOfConstant
         b = r;
       }
@@ -316,7 +325,7 @@ Status lowerElementwise(const Node &n, LowerCtx &ctx) {
     // multiplied out: the same value as pow (x * x is correctly rounded;
     // x * x * x is within the 16 ulp OpenCL allows pow) at a fraction of its
     // cost (about 400 cycles per element through PoCL's pow).
-    if (auto e = constantScalar(n.input(1)); e && isFloat(a.type()) &&
+    if (auto e = constantScalar(n.input(1), ctx); e && isFloat(a.type()) &&
                                                 (*e == 1 || *e == 2 || *e == 3)) {
       Expr v = a;
       for (double k = 1; k < *e; ++k)
@@ -359,6 +368,8 @@ Status lowerElementwise(const Node &n, LowerCtx &ctx) {
     const int64_t opset = ctx.graph().opsetVersion;
     const bool attrDefaults = opset >= 6 && opset <= 10;
     const double fmax = std::numeric_limits<float>::max();
+    // A float bound given as a constant is a literal (scalarOperand: shape
+    // inference froze it).
     lo = n.hasAttr("min")  ? literal(outT, n.floatAttr("min"))
          : attrDefaults    ? literal(outT, -fmax)
                            : scalarOperand(n, 1, ctx, Expr());

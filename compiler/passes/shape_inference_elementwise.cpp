@@ -347,6 +347,16 @@ Status inferElementwise(Context &c, Node &n) {
           !inputType(n, i).numel().isConstValue(1))
         return makeError(n.describe(), ": ", inputLabel(n, i),
                          " must be a scalar, got ", inputType(n, i).str());
+      // A float bound given as a constant is compiled into the code as a
+      // literal (lower_elementwise.cpp): no buffer argument for it (two per
+      // ReLU6 were 70 of MobileNetV2's kernel arguments, which PoCL's 1,024
+      // bytes a launch cut into 7 persistent launches instead of 4), and the
+      // clamp against an immediate. Its initializer no longer takes updates.
+      if (isFloat(inputType(n, i).dtype) && n.input(i)->isConstant())
+        c.graph.freezeInitializer(n.input(i),
+                                  std::string("read at compile time as the ") +
+                                      (i == 1 ? "min" : "max") + " of " +
+                                      n.describe());
     }
     setResult(c, n, 0, x.dtype, x.dims);
     return Status::ok();

@@ -21,6 +21,7 @@
 #include <fstream>
 #include <functional>
 #include <map>
+#include <set>
 #include <chrono>
 #include <cmath>
 #include <thread>
@@ -358,6 +359,64 @@ TEST(ConstantsConv, PackedConvWeightsFollowUpdates) {
   EXPECT_EQ(m.run({in})[0].toVector<float>(), want2);
   EXPECT_EQ(m.extractConstants().at("w").toVector<float>(), w2);
   EXPECT_EQ(m.extractConstants(true).at("w").toVector<float>(), w1);
+}
+
+TEST(ConstantsClip, FloatBoundsAreCompiledInAndRefuseUpdates) {
+  // y = Clip(x + w, lo, hi), lo and hi initializers: the kernel holds -0.5
+  // and 0.75 as literals (no buffer for them), so the initializers are
+  // frozen, and an update of one is refused with the reason; w still takes
+  // updates.
+  std::vector<float> w = {0.25f, -1.5f, 2.0f, 0.0f, -0.125f};
+  ModelBuilder mb("clip_bounds");
+  mb.input("x", onnx::TensorProto::FLOAT, {"N", 5});
+  mb.initializerF32("w", {5}, w);
+  mb.initializerF32("lo", {}, {-0.5f});
+  mb.initializerF32("hi", {}, {0.75f});
+  mb.node("Add", {"x", "w"}, {"s"}, "add");
+  mb.node("Clip", {"s", "lo", "hi"}, {"y"}, "clip");
+  mb.output("y", onnx::TensorProto::FLOAT, {"N", 5});
+  Compiled c = compileModel(mb.bytes());
+  ASSERT_EQ(c.exitCode, 0) << c.output;
+  aotc::Model m = loadModel(c.soPath);
+  // The kernel reads w alone: lo and hi have no buffer.
+  std::set<std::string> names;
+  for (const aotc::ConstantInfo &ci : m.constants()) {
+    names.insert(ci.onnxName);
+    if (ci.onnxName == "w") {
+      EXPECT_TRUE(ci.updatable);
+    }
+  }
+  EXPECT_EQ(names, (std::set<std::string>{"w"}));
+  std::vector<float> x(3 * 5);
+  for (size_t i = 0; i < x.size(); ++i)
+    x[i] = std::sin(1.7f * static_cast<float>(i)) * 2.0f;
+  auto in = aotc::HostTensor::fromVector({3, 5}, x);
+  auto expect = [&](const std::vector<float> &weights) {
+    std::vector<float> y(x.size());
+    for (size_t i = 0; i < x.size(); ++i)
+      y[i] = std::min(std::max(x[i] + weights[i % 5], -0.5f), 0.75f);
+    return y;
+  };
+  std::vector<float> before = m.run({in})[0].toVector<float>();
+  EXPECT_EQ(before, expect(w));
+  std::string refused = messageOf([&] {
+    m.updateConstants({{"lo", aotc::HostTensor::fromVector<float>({}, {0.0f})}});
+  });
+  EXPECT_NE(refused.find("initializer 'lo' cannot be updated: read at "
+                         "compile time as the min of node 'clip' (Clip)"),
+            std::string::npos)
+      << refused;
+  refused = messageOf([&] {
+    m.updateConstants({{"hi", aotc::HostTensor::fromVector<float>({}, {9.0f})}});
+  });
+  EXPECT_NE(refused.find("initializer 'hi' cannot be updated: read at "
+                         "compile time as the max of node 'clip' (Clip)"),
+            std::string::npos)
+      << refused;
+  EXPECT_EQ(m.run({in})[0].toVector<float>(), before);
+  std::vector<float> w2 = {-0.25f, 1.0f, 0.5f, -2.0f, 0.375f};
+  m.updateConstants({{"w", aotc::HostTensor::fromVector<float>({5}, w2)}});
+  EXPECT_EQ(m.run({in})[0].toVector<float>(), expect(w2));
 }
 
 TEST(ConstantsPadded, PaddedPanelsFollowUpdates) {

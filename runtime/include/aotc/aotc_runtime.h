@@ -448,7 +448,8 @@ AOTC_API aotc_status_t aotc_run_wait(aotc_run_t *run);
  *
  * Updatable constants are the model's ONNX initializers (name: the
  * initializer's name), except those whose values the compiler compiled into
- * the code (small integer shape data, Resize scales, float Range bounds;
+ * the code (small integer shape data, Resize scales, float Range bounds,
+ * a Clip's float min and max;
  * aotc_container_constant_updatable says which and why). A weight the
  * compiler packed for its kernels is updatable: the update also rewrites
  * the packed copy. Constants computed at compile time (folded, packed
