@@ -163,12 +163,17 @@ struct LoopModule {
     std::string function = {};
     /// The kernels it runs.
     int parts() const { return last - first + 1; }
-    /// Bytes of counters a group of \p parts kernels uses: a claim and a
-    /// done counter per part and one exit counter, each on its own line.
+    /// Bytes of counters a group of \p parts kernels uses: per part a
+    /// done counter and a claim counter for each of kClaimRanges ranges of
+    /// its work-items; one exit counter; each on its own line.
     static int64_t counterBytes(int parts) {
-      return (2 * int64_t{parts} + 1) * kCounterStride;
+      return ((1 + kClaimRanges) * int64_t{parts} + 1) * kCounterStride;
     }
     static constexpr int64_t kCounterStride = 64;
+    /// The ranges a part's work-items are split into, at most: work-group
+    /// w claims from range w mod min(groups, kClaimRanges) first, then
+    /// from the others (persistent_kernels.h).
+    static constexpr int64_t kClaimRanges = 8;
   };
   std::vector<Persistent> persistent;
   int64_t counterBytes = 0;

@@ -669,13 +669,20 @@ Status KernelPrinter::printPersistent(int g,
     return error("a function per part is missing");
   for (const char *id :
        {"aotc_counters_base", "aotc_counters_off", "aotc_c", "aotc_g", "aotc_n",
-        "aotc_next", "aotc_done", "aotc_t", "aotc_left", "aotc_k", "aotc_i"})
+        "aotc_next", "aotc_done", "aotc_t", "aotc_left", "aotc_k", "aotc_i",
+        "aotc_r", "aotc_w", "aotc_s", "aotc_q", "aotc_lo", "aotc_size",
+        "aotc_ran"})
     namer_.reserve(id);
   for (const std::string &f : functions)
     namer_.reserve(f);
   counters_ = true;
   AOTC_RETURN_IF_ERROR(declareParams());
+  const int64_t ranges = LoopModule::Persistent::kClaimRanges;
+  const int64_t stride = LoopModule::Persistent::kCounterStride / 4;
   line("const long aotc_g = get_num_groups(0);");
+  // The ranges of each part's work-items, and this work-group's own.
+  line("const long aotc_r = min(aotc_g, " + std::to_string(ranges) + "L);");
+  line("const long aotc_w = (long)get_group_id(0) % aotc_r;");
   for (int i = 0; i < parts; ++i) {
     const Kernel &k = m_.kernels.at(static_cast<size_t>(p.first + i));
     // The part's work-items over the symbols (lets above its Parallel loops
@@ -694,37 +701,50 @@ Status KernelPrinter::printPersistent(int g,
       AOTC_ASSIGN_OR_RETURN(when, expr(k.launchIf, "launch condition"));
     }
     AOTC_ASSIGN_OR_RETURN(std::string args, partCallArgs(k));
-    const std::string next = std::to_string(2 * i * 16);
-    const std::string done = std::to_string((2 * i + 1) * 16);
+    const int64_t base = i * (1 + ranges) * stride;
+    const std::string done = std::to_string(base);
     line("// Part " + std::to_string(i) + (canonical_ ? "" : ": " + k.name));
     line(when.empty() ? "{" : "if (" + when + ") {");
     ++indent_;
     line("const long aotc_n = " + n + ";");
-    line("volatile __global int *aotc_next = aotc_c + " + next + ";");
     line("volatile __global int *aotc_done = aotc_c + " + done + ";");
+    line("int aotc_ran = 0;");
+    // Its own range first, then the others' (persistent_kernels.h).
+    line("for (long aotc_s = 0; aotc_s < aotc_r; ++aotc_s) {");
+    ++indent_;
+    line("const long aotc_q = (aotc_w + aotc_s) % aotc_r;");
+    line("const long aotc_lo = aotc_n * aotc_q / aotc_r;");
+    line("const long aotc_size = aotc_n * (aotc_q + 1) / aotc_r - aotc_lo;");
+    line("volatile __global int *aotc_next = aotc_c + " +
+         std::to_string(base + stride) + " + " + std::to_string(stride) +
+         " * aotc_q;");
     line("for (;;) {");
     ++indent_;
     line("const int aotc_t = aotc_counter_load(aotc_next);");
-    line("const long aotc_left = aotc_n - aotc_t;");
+    line("const long aotc_left = aotc_size - aotc_t;");
     line("if (aotc_left <= 0) break;");
-    // Guided: a quarter of what is left over two work-groups.
-    line("const int aotc_k = (int)max(aotc_left / (2 * aotc_g), 1L);");
+    // Guided: a quarter of what is left of the range.
+    line("const int aotc_k = (int)max(aotc_left / 4, 1L);");
     line("if (aotc_counter_claim(aotc_next, aotc_t, aotc_t + aotc_k) != "
          "aotc_t) continue;");
-    line("for (int aotc_i = aotc_t; aotc_i < aotc_t + aotc_k; ++aotc_i)");
-    line("  " + functions[i] + "(" + args + "(long)aotc_i);");
-    line("aotc_counter_add(aotc_done, aotc_k);");
+    line("for (long aotc_i = aotc_lo + aotc_t; aotc_i < aotc_lo + aotc_t + "
+         "aotc_k; ++aotc_i)");
+    line("  " + functions[i] + "(" + args + "aotc_i);");
+    line("aotc_ran += aotc_k;");
     --indent_;
     line("}");
+    --indent_;
+    line("}");
+    line("aotc_counter_add(aotc_done, aotc_ran);");
     line("while (aotc_counter_load(aotc_done) < aotc_n) {}");
     --indent_;
     line("}");
   }
   // The last work-group out zeroes the counters for the next launch.
-  const std::string exitAt = std::to_string(2 * parts * 16);
+  const std::string exitAt = std::to_string(parts * (1 + ranges) * stride);
   line("if (aotc_counter_add(aotc_c + " + exitAt + ", 1) == (int)aotc_g - 1)");
   line("  for (int aotc_i = 0; aotc_i <= " + exitAt +
-       "; aotc_i += 16) aotc_c[aotc_i] = 0;");
+       "; aotc_i += " + std::to_string(stride) + ") aotc_c[aotc_i] = 0;");
   out += "__kernel void " + (canonical_ ? kCanonicalName : k_.name) + "(";
   out += params_.empty() ? "void" : "\n" + params_;
   out += ") {\n" + body_ + "}\n";

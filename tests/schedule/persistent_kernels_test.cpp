@@ -61,8 +61,10 @@ TEST(PersistentKernels, ConsecutiveKernelsRunAsOne) {
   EXPECT_EQ(p.first, 0);
   EXPECT_EQ(p.last, 2);
   EXPECT_EQ(p.counterOffset, 0);
-  // A claim and a done counter per part and an exit counter, 64 bytes each.
-  EXPECT_EQ(f.m.counterBytes, 7 * 64);
+  // A done counter and 8 claim counters (one per range) per part and an
+  // exit counter, 64 bytes each.
+  EXPECT_EQ(LoopModule::Persistent::kClaimRanges, 8);
+  EXPECT_EQ(f.m.counterBytes, (3 * 9 + 1) * 64);
   ASSERT_EQ(f.m.launches().size(), 1u);
   EXPECT_EQ(f.m.launches()[0].group, 0);
   EXPECT_EQ(message(verifyModule(f.m)), "ok");
@@ -83,8 +85,8 @@ TEST(PersistentKernels, ASyncPointEndsAGroup) {
   EXPECT_EQ(f.m.persistent[0].last, 1);
   EXPECT_EQ(f.m.persistent[1].first, 2);
   EXPECT_EQ(f.m.persistent[1].last, 4);
-  EXPECT_EQ(f.m.persistent[1].counterOffset, 5 * 64);
-  EXPECT_EQ(f.m.counterBytes, 5 * 64 + 7 * 64);
+  EXPECT_EQ(f.m.persistent[1].counterOffset, (2 * 9 + 1) * 64);
+  EXPECT_EQ(f.m.counterBytes, (2 * 9 + 1) * 64 + (3 * 9 + 1) * 64);
 }
 
 TEST(PersistentKernels, AWorkGroupKernelRunsOnItsOwn) {
@@ -186,15 +188,15 @@ TEST(PersistentKernels, TheVerifierRefusesBadGroups) {
   }
   {
     Fixture f(6);
-    f.m.persistent = {{"p0_a", 0, 2, 0}, {"p1_b", 2, 4, 5 * 64}};
-    f.m.counterBytes = 10 * 64; // overlapping groups
+    f.m.persistent = {{"p0_a", 0, 2, 0}, {"p1_b", 2, 4, (3 * 9 + 1) * 64}};
+    f.m.counterBytes = 2 * (3 * 9 + 1) * 64; // overlapping groups
     EXPECT_NE(message(verifyModule(f.m)).find("after the last group's"),
               std::string::npos);
   }
   {
     Fixture f(4);
     f.m.persistent = {{"k1_step", 0, 2, 0}}; // named like a kernel
-    f.m.counterBytes = 7 * 64;
+    f.m.counterBytes = (3 * 9 + 1) * 64;
     EXPECT_NE(message(verifyModule(f.m)).find("named like another kernel"),
               std::string::npos);
   }
