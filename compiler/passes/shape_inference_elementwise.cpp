@@ -352,7 +352,10 @@ Status inferElementwise(Context &c, Node &n) {
       // ReLU6 were 70 of MobileNetV2's kernel arguments, which PoCL's 1,024
       // bytes a launch cut into 7 persistent launches instead of 4), and the
       // clamp against an immediate. Its initializer no longer takes updates.
-      if (isFloat(inputType(n, i).dtype) && n.input(i)->isConstant())
+      // Not a default a run may replace (an initializer the graph also
+      // lists as an input): that one stays a buffer, and updatable.
+      if (isFloat(inputType(n, i).dtype) && n.input(i)->isConstant() &&
+          !n.input(i)->overridable())
         c.graph.freezeInitializer(n.input(i),
                                   std::string("read at compile time as the ") +
                                       (i == 1 ? "min" : "max") + " of " +
