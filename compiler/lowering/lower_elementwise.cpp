@@ -30,18 +30,26 @@ std::optional<double> constantScalar(const Value *v, const LowerCtx &ctx) {
   return tensorDataFloat(v->data(), v->type().dtype, 0);
 }
 
-/// Reads input \p i of \p n broadcast to the output's shape; a float
-/// scalar no update can change (constantScalar: a Constant node's, a
-/// folded one) is a literal instead of a load, so that the kernel takes no
-/// buffer for it (PoCL's 1,024 bytes of arguments a launch held
-/// MobileNetV2's persistent kernels to 7 while 70 of their buffers were the
-/// 0 and 6 of its ReLU6s) and its arithmetic folds.
+/// \p v as a literal where it is a float scalar no update can change
+/// (constantScalar: a Constant node's, a folded one, a frozen initializer),
+/// else undefined. A literal instead of a load: the kernel takes no buffer
+/// for it (PoCL's 1,024 bytes of arguments a launch held MobileNetV2's
+/// persistent kernels to 7 while 70 of their buffers were the 0 and 6 of
+/// its ReLU6s) and its arithmetic folds.
+Expr fixedLiteral(const Value *v, const LowerCtx &ctx) {
+  if (!isFloat(v->type().dtype))
+    return Expr();
+  std::optional<double> c = constantScalar(v, ctx);
+  return c ? literal(v->type().dtype, *c) : Expr();
+}
+
+/// Reads input \p i of \p n broadcast to the output's shape (a literal
+/// where fixedLiteral gives one).
 Expr operand(const Node &n, size_t i, LowerCtx &ctx) {
   const TensorType &out = n.output(0)->type();
   const Value *v = n.input(i);
-  if (isFloat(v->type().dtype))
-    if (std::optional<double> c = constantScalar(v, ctx))
-      return literal(v->type().dtype, *c);
+  if (Expr c = fixedLiteral(v, ctx); c.defined())
+    return c;
   return ctx.readBroadcast(ctx.defOf(v), out.dims, ctx.idxVars(out.rank()));
 }
 
@@ -70,14 +78,13 @@ Expr reciprocalOfConstant(const Value *v, DType t, const LowerCtx &ctx) {
 }
 
 /// A scalar (0-d or single-element) optional input, or \p def when omitted;
-/// a literal where operand() would give one.
+/// a literal where fixedLiteral gives one.
 Expr scalarOperand(const Node &n, size_t i, LowerCtx &ctx, Expr def) {
   const Value *v = n.input(i);
   if (!v)
     return def;
-  if (isFloat(v->type().dtype))
-    if (std::optional<double> c = constantScalar(v, ctx))
-      return literal(v->type().dtype, *c);
+  if (Expr c = fixedLiteral(v, ctx); c.defined())
+    return c;
   std::vector<Expr> zeros(v->type().rank(), Expr(0));
   return ctx.readValue(v, zeros);
 }

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 
 namespace aotc {
 
@@ -326,30 +327,31 @@ private:
            !(d.shape[2].isConst(h) && d.shape[3].isConst(w) && h * w == 1);
   }
 
+  /// The static extent of \p d's reduction variable k where \p channel,
+  /// read by \p d, is that variable; else nothing.
+  std::optional<int64_t> channelLoop(const TensorDef &d, size_t k,
+                                     const Expr &channel) const {
+    int64_t e = 0;
+    if (!isVar(channel, lg_.vars.rvar(static_cast<int>(k))) ||
+        !d.reduceExtents[k].isConst(e))
+      return std::nullopt;
+    return e;
+  }
+
   /// Whether \p channel, read by \p d, is its reduction variable k over
   /// whole blocks of \p block.
   bool overWholeBlocks(const TensorDef &d, size_t k, const Expr &channel,
                        int64_t block) const {
-    int64_t e;
-    return block > 0 && isVar(channel, lg_.vars.rvar(static_cast<int>(k))) &&
-           d.reduceExtents[k].isConst(e) && e % block == 0;
-  }
-
-  /// Whether \p channel, read by \p d, is its reduction variable k over
-  /// the first channels of a single block of \p block: a 1 x 1 Conv that
-  /// reads only the valid channels of a padded block (pad_channels.h, 24
-  /// of 32). Its loop stays whole (no split), its reads of the block's
-  /// lanes simplify to the channel itself.
-  bool withinOneBlock(const TensorDef &d, size_t k, const Expr &channel,
-                      int64_t block) const {
-    int64_t e;
-    return block > 0 && isVar(channel, lg_.vars.rvar(static_cast<int>(k))) &&
-           d.reduceExtents[k].isConst(e) && e < block;
+    const std::optional<int64_t> e = channelLoop(d, k, channel);
+    return block > 0 && e && *e % block == 0;
   }
 
   /// Whether reader \p r reads channel-aligned: its index 1 is its own
   /// channel, or one of its reduction variables over whole blocks of the
-  /// def read, or over part of its one block.
+  /// def read, or over the first channels of a single block (a 1 x 1 Conv
+  /// that reads only the valid channels of a padded block, pad_channels.h,
+  /// 24 of 32: its loop stays whole, no split, and its reads of the
+  /// block's lanes simplify to the channel itself).
   bool alignedRead(const TensorDef &r, const Read &read) const {
     if (read.indices.size() != 4)
       return false;
@@ -357,8 +359,8 @@ private:
       return true;
     const int64_t block = blockOf(static_cast<size_t>(read.tensor));
     for (size_t k = 0; k < r.reduceExtents.size(); ++k)
-      if (overWholeBlocks(r, k, read.indices[1], block) ||
-          withinOneBlock(r, k, read.indices[1], block))
+      if (const std::optional<int64_t> e = channelLoop(r, k, read.indices[1]);
+          block > 0 && e && (*e % block == 0 || *e < block))
         return true;
     return false;
   }
