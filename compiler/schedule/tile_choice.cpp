@@ -323,6 +323,51 @@ RegisterTile gpuTile(const ReductionNest &nest, int m, int n, bool vectorN) {
 constexpr int64_t kPrefetchMinSteps = 128;
 constexpr int64_t kPrefetchMinRows = 196;
 
+/// The rows of the map that a tile's M walks, for the prefetch threshold:
+/// M's planned extent times the static extents of the output dimensions
+/// before it that the rows' operand reads and no operand along N (a
+/// weight) reads. A channel-blocked 3 x 3 convolution's M is its width,
+/// and its height counts too ([n, C/B, h, w, B]: 28 x 28 rows, not 28);
+/// its output channel blocks (read by the weight) and a symbolic batch do
+/// not. ResNet-50's 3 x 3 convolutions of stride 2 at batch 8
+/// (kernel_profile.py, both orders): layer2.0's over 28 x 28 6.7-6.8 ->
+/// 6.0 ms with prefetches, layer3.0's over 14 x 14 6.2 -> 5.9, layer4.0's
+/// over 7 x 7 (below the threshold) 7.0 -> 6.9.
+int64_t mapRows(const ReductionNest &nest, int m, int n,
+                const std::vector<Expr> &idx, const std::vector<Expr> &r,
+                int64_t symbolsAt) {
+  int64_t rows = plannedExtent(nest.shape[m], symbolsAt);
+  struct V : IRVisitor {
+    std::vector<std::vector<const Var *>> loads;
+    void visitLoad(const Load *op) override {
+      loads.push_back({});
+      for (const Expr &i : op->indices)
+        for (const Expr &x : freeVars(i))
+          loads.back().push_back(x.as<Var>());
+      IRVisitor::visitLoad(op);
+    }
+  } v;
+  v.visit(nest.term(idx, r));
+  auto reads = [](const std::vector<const Var *> &vars, const Expr &x) {
+    return std::find(vars.begin(), vars.end(), x.as<Var>()) != vars.end();
+  };
+  for (int d = 0; d < m; ++d) {
+    int64_t e = 0;
+    if (d == n || !nest.shape[d].isConst(e) || e <= 1)
+      continue;
+    bool byRows = false, byColumns = false;
+    for (const auto &vars : v.loads) {
+      if (!reads(vars, idx[d]))
+        continue;
+      byRows |= reads(vars, idx[m]) && !reads(vars, idx[n]);
+      byColumns |= reads(vars, idx[n]);
+    }
+    if (byRows && !byColumns)
+      rows *= e;
+  }
+  return rows;
+}
+
 /// A CPU tile plans a symbolic M of at most kMaxPlannedRows rows a batch
 /// (its symbols at 1) at a batch of kPlannedBatch; a larger one as a large
 /// extent.
@@ -958,9 +1003,25 @@ RegisterTile chooseRegisterTile(const ReductionNest &nest,
   // channels padded, pad_channels.h) at batch 8 took 0.73 ms instead of
   // 2.1, the model 5% less at batch 1 and 8; ResNet-50's four 128 -> 512
   // expansions it adds: the model 1% less at batch 1, the same at 8.
+  //
+  // A tile whose M is a row of a larger map (a 3 x 3 convolution's width)
+  // counts the map's rows where its channels (the outermost and innermost
+  // reduction loops: blocks by lanes, without the window) are
+  // kPrefetchMinSteps or more (mapRows); with 64, ResNet-18's 64 -> 128
+  // of stride 2 over 28 x 28 took 3% more, and ResNet's stem, of 3
+  // channels, the same.
+  auto channelSteps = [&] {
+    int64_t outer = 0, inner = 0;
+    if (!nest.reduceExtents.front().isConst(outer) ||
+        !nest.reduceExtents.back().isConst(inner))
+      return int64_t{0};
+    return outer * inner;
+  };
   if (t.m >= 0 && t.tm > 1 && nest.reduceExtents.size() >= 2 &&
       staticSteps(nest) >= kPrefetchMinSteps &&
-      plannedExtent(nest.shape[t.m], symbolsAt) >= kPrefetchMinRows)
+      (plannedExtent(nest.shape[t.m], symbolsAt) >= kPrefetchMinRows ||
+       (channelSteps() >= kPrefetchMinSteps &&
+        mapRows(nest, t.m, t.n, idx, r, symbolsAt) >= kPrefetchMinRows)))
     t.prefetch = 1;
   chooseRowLoop(nest, t, symbolsAt);
   chooseNextSlice(nest, t, target);

@@ -188,6 +188,22 @@ def cases():
                     f32, ["n", 64, hw, hw],
                     [{"x": [n, 64, hw, hw], "w1": [64, 64, 3, 3], "w": [64, 64, 3, 3], "bias": [64]}
                      for n in (0, 1, 3)], True))
+    # A 3 x 3 convolution of stride 2, 128 -> 128 channels, from 56 x 56 to
+    # 28 x 28 (ResNet-50's layer2.0): its tile's M is a row of 28 pixels,
+    # but the map it walks is 784 rows over 128 channels, so CPU tiles
+    # prefetch their next tile's rows (PREFETCHED; tile_choice.cpp,
+    # mapRows). conv_chain_3x3_w28's 64 channels do not.
+    out.append(("conv_chain_3x3_stride2",
+                [helper.make_node("Conv", ["x", "w1"], ["h"], kernel_shape=[1, 1]),
+                 helper.make_node("Relu", ["h"], ["r"]),
+                 helper.make_node("Conv", ["r", "w", "bias"], ["t"], pads=[1] * 4, strides=[2, 2],
+                                  kernel_shape=[3, 3]),
+                 helper.make_node("Relu", ["t"], ["y"])],
+                [("x", f32, ["n", 32, 56, 56]), ("w1", f32, [128, 32, 1, 1]),
+                 ("w", f32, [128, 128, 3, 3]), ("bias", f32, [128])],
+                f32, ["n", 128, 28, 28],
+                [{"x": [n, 32, 56, 56], "w1": [128, 32, 1, 1], "w": [128, 128, 3, 3], "bias": [128]}
+                 for n in (0, 1, 2)], True))
     # A 1 x 1 convolution of 640 -> 64 channels over a 7 x 7 map (640
     # steps, the convolution budget): generic-avx512 and zen5-avx512 tile
     # its 49 pixels 14 x 32, three tiles and one of 7 (HALF_LAST_TILE;
@@ -370,11 +386,12 @@ SCALAR_F32 = {"matmul_n3_k4", "conv_chain_3x3_w28", "conv_chain_3x3_w14"}
 # configuration and aotc_prefetch in the OpenCL C.
 # (With its weights as inputs, conv_chain_c256 keeps NCHW: channel blocks
 # need weights packed at compile time.)
-PREFETCHED = {"conv_chain_c256_const", "conv_chain_next_slice"}
+PREFETCHED = {"conv_chain_c256_const", "conv_chain_next_slice", "conv_chain_3x3_stride2_const"}
 
 # Cases whose blocked convolution zen5-avx512 and generic-avx512 tile 14 x
 # 32 (their convolution budget of 28 accumulators; generic-avx2 has none).
-WIDE_CONV_TILE = {"conv_chain_3x3_w28_const", "conv_chain_3x3_w14_const", "conv_chain_1x1_w7_const"}
+WIDE_CONV_TILE = {"conv_chain_3x3_w28_const", "conv_chain_3x3_w14_const", "conv_chain_1x1_w7_const",
+                  "conv_chain_3x3_stride2_const"}
 
 # Of those, the cases whose 14 x 32 tile leaves a last tile of 7 pixels
 # (49 merged pixels of a 7 x 7 map): checked in the OpenCL C, a tile of 14
