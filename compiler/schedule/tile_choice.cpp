@@ -513,14 +513,26 @@ void pointwiseRows(const ReductionNest &nest, RegisterTile &t,
 
 /// The vector registers a CPU tile that runs two reduction steps an
 /// iteration leaves beyond its accumulators, its operand's vectors and its
-/// broadcast element (chooseUnroll).
-constexpr int64_t kUnrollSpareRegisters = 3;
+/// broadcast element (chooseUnroll): 1, so a 3 x 3 convolution's 14 x 32
+/// tiles (31 registers) unroll. Stop 53 kept them (3 spare) for one
+/// that took 4.92 -> 5.16 ms unrolled; stop 91 measured the opposite on
+/// the same Intel VM (kernel_profile.py, both orders, ResNet-50 at batch
+/// 8): its 3 x 3s of stride 2 with their row prefetches 6.0-6.2 -> 5.7-5.9
+/// ms, layer4.0's 1 x 1 of stride 2 over 14 x 32 tiles 5.9 -> 5.5-5.7,
+/// layer4's 7 x 7 1 x 1s 1-2% less, layer3's 14 x 32 1 x 1s alike;
+/// ResNet-18's layer3.0 3 x 3 2.9-3.1 -> 2.8.
+constexpr int64_t kUnrollSpareRegisters = 1;
 
 /// The fewest accumulator vectors of a tile that chooseUnroll unrolls: the
 /// smallest measured (MobileNetV2's 12 x 16 tiles; ResNet-50's 7 x 32,
-/// 14, ran 5-7% faster). A 16-register target (AVX2) has no tile of 12
-/// accumulators that leaves kUnrollSpareRegisters, so it never unrolls.
+/// 14, ran 5-7% faster).
 constexpr int64_t kUnrollMinAccumulators = 12;
+
+/// The fewest vector registers of a target whose tiles chooseUnroll
+/// unrolls: AVX-512's 32, where it was measured (a 16-register target's
+/// tile of 12 accumulators, its operand and broadcast leave one free, and
+/// was not).
+constexpr int64_t kUnrollMinRegisters = 32;
 
 /// Whether an operand of \p nest's term that a tile reads in vectors along
 /// output dimension \p n slides along output dimension \p m with the
@@ -573,8 +585,8 @@ bool chooseWholeUnroll(const ReductionNest &nest, RegisterTile &t) {
 /// the loop's part once (stop 53, clbench, minimum of 360 launches on an
 /// AVX-512 Xeon): ResNet-50's 128 -> 128 1 x 1 convolution over 28 x 28
 /// at batch 8 in 12 x 32 tiles (27 registers) 2.50-2.54 -> 2.37-2.39 ms,
-/// BERT's 128 x 768 x 3072 GEMM in 6 x 64 tiles (29) 1.81 -> 1.76; but a
-/// 3 x 3 convolution's 14 x 32 tiles (31) 4.92 -> 5.16.
+/// BERT's 128 x 768 x 3072 GEMM in 6 x 64 tiles (29) 1.81 -> 1.76; and
+/// 14 x 32 tiles (31; kUnrollSpareRegisters).
 void chooseUnroll(const ReductionNest &nest, RegisterTile &t,
                   const DeviceProfile &target) {
   if (target.family == "gpu" || !nest.contraction || t.vectorLanes < 8)
@@ -582,7 +594,8 @@ void chooseUnroll(const ReductionNest &nest, RegisterTile &t,
   if (chooseWholeUnroll(nest, t))
     return;
   const int64_t vectors = vectorOps(t.tn, t.vectorLanes);
-  if (t.tm * vectors < kUnrollMinAccumulators ||
+  if (target.vectorRegisters < kUnrollMinRegisters ||
+      t.tm * vectors < kUnrollMinAccumulators ||
       t.tm * vectors + vectors + 1 >
           target.vectorRegisters - kUnrollSpareRegisters)
     return;
