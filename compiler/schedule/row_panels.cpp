@@ -29,16 +29,7 @@ constexpr int64_t kMinRowPanelBytes = int64_t{4} << 20;
 /// model in the benchmark's harness, beside ONNX Runtime, 0.90 against
 /// 0.94 of its time at batch 1 and 0.95 against 0.99 at batch 8 (two
 /// alternated runs each). Smaller A were not measured and stay in place.
-/// On 16-register profiles only: on the 2-core AVX-512 Intel VM (stop 91,
-/// ab_models, both orders, 32-register profiles) the copies lost: BERT-base
-/// took 5% more with them at batch 8 (their copies 17 ms a run, its fc2
-/// GEMMs 10 ms more, not less) and 0.7% more at batch 1, GPT-2 5-7% and
-/// 0.8%; there a computed A takes kMinRowPanelBytes like any other.
 constexpr int64_t kMinComputedRowPanelBytes = int64_t{256} << 10;
-
-/// The fewest vector registers of a profile on which a computed A takes
-/// kMinRowPanelBytes, not kMinComputedRowPanelBytes.
-constexpr int64_t kComputedInPlaceRegisters = 32;
 
 /// The narrowest N: the GEMM rereads A N / tn times, the copy once.
 constexpr int64_t kMinRowPanelColumns = 256;
@@ -51,9 +42,7 @@ int64_t gemmRowPanel(const DeviceProfile &target, int64_t m, int64_t n,
       n <= 0)
     return 0;
   const int64_t minBytes =
-      computed && target.vectorRegisters < kComputedInPlaceRegisters
-          ? kMinComputedRowPanelBytes
-          : kMinRowPanelBytes;
+      computed ? kMinComputedRowPanelBytes : kMinRowPanelBytes;
   if (!anySize && (!target.rowPanels || m * k * dtypeSize(t) < minBytes ||
                    n < kMinRowPanelColumns))
     return 0;

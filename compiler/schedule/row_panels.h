@@ -26,7 +26,7 @@ namespace aotc {
 /// profile without row panels (DeviceProfile::rowPanels: zen5-avx512), a
 /// float type other than float32, or an A below kMinRowPanelBytes -- below
 /// kMinComputedRowPanelBytes where \p computed: a kernel of the model
-/// computes A, on a profile of fewer than 32 vector registers -- or an N below kMinRowPanelColumns, where the copy costs
+/// computes A -- or an N below kMinRowPanelColumns, where the copy costs
 /// what it saves). With \p anySize, those sizes and the profile's choice
 /// do not count (`aotc
 /// compile --row-panels-always`: the fuzzer's small graphs take the panels

@@ -15,9 +15,7 @@ is not constant, `--no-row-panels`; the first two take panels under
 --row-panels-always`).
 
 A that a kernel of the model computes takes panels from 256 KiB (BERT's
-GEMMs over 128 rows a batch) on 16-register profiles (generic-avx2; on
-32-register ones from 4 MiB, as any A, and the in-model cases are checked
-there as under zen5-avx512 below): the in-model cases check that a computed A of
+GEMMs over 128 rows a batch): the in-model cases check that a computed A of
 384 KiB takes them where the same A as a graph input (also read through a
 Reshape, a view of it) and a computed A of 128 KiB do not, and that the copy keeps its producer's fusion: a
 LayerNormalization read by the GEMM and by a residual Add stays one row
@@ -76,11 +74,6 @@ PROFILES = ["generic-avx2", "generic-avx512", "zen5-avx512"]
 # zen5-avx512's read A in place; there every case must have no copy, and the
 # cases that take panels elsewhere are checked under --row-panels-always.
 TAKES_PANELS = {"generic-avx2": True, "generic-avx512": True, "zen5-avx512": False}
-# Whether a profile's GEMMs take panels of an A that a kernel of the model
-# computes below 4 MiB (row_panels.cpp, kMinComputedRowPanelBytes): only on
-# 16-register profiles (on the AVX-512 VM they lost, stop 91); elsewhere the
-# in-model cases are checked as under TAKES_PANELS False.
-TAKES_COMPUTED_PANELS = {"generic-avx2": True, "generic-avx512": False, "zen5-avx512": False}
 # The register tile's rows of the GEMMs whose N is a multiple of 64 (a
 # heuristic change must keep panels and tiles alike, and shows here).
 ROWS_OF = {"producer": {"generic-avx2": 6, "generic-avx512": 6, "zen5-avx512": 8}}
@@ -226,13 +219,13 @@ def model_file(name, proto):
     return path
 
 
-def profile_flags(tag, path, proto, profile, feeds, panels, takes=TAKES_PANELS):
+def profile_flags(tag, path, proto, profile, feeds, panels):
     """The flags under which a case is checked on \p profile, and its tag:
-    the profile's own, or where the profile takes no panels (\p takes;
-    checked here: no copy, and the runs) but the case does elsewhere,
-    --row-panels-always as well."""
+    the profile's own, or where the profile takes no panels (checked here:
+    no copy, and the runs) but the case does elsewhere, --row-panels-always
+    as well."""
     flags = ["--device-profile", profile]
-    if takes[profile]:
+    if TAKES_PANELS[profile]:
         return flags, tag
     checks.check()
     if panel_rows(path, flags):
@@ -247,8 +240,7 @@ def check_in_model():
     for name, proto, feeds, panels, shows in in_model_cases():
         path = model_file(name, proto)
         for profile in PROFILES:
-            flags, tag = profile_flags(f"{name} {profile}", path, proto, profile, feeds, panels,
-                                       TAKES_COMPUTED_PANELS)
+            flags, tag = profile_flags(f"{name} {profile}", path, proto, profile, feeds, panels)
             rows = panel_rows(path, flags)
             checks.check()
             if bool(rows) != panels:
