@@ -230,6 +230,11 @@ int64_t channelBlockFor(int64_t channels, int64_t block) {
   return vector >= 8 && channels % vector == 0 ? vector : 0;
 }
 
+bool rowPanelsForL1(int64_t l1DataBytes) {
+  constexpr int64_t kInPlaceL1Bytes = int64_t{48} << 10;
+  return l1DataBytes <= 0 || l1DataBytes < kInPlaceL1Bytes;
+}
+
 Expected<DeviceProfile> builtinDeviceProfile(const std::string &name) {
   DeviceProfile p;
   if (name == "generic-avx2")

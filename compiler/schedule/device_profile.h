@@ -79,7 +79,12 @@ struct DeviceProfile {
   /// 12 ways, against 32 KiB and 8), it made every one of them the same or
   /// slower (gemm_1024 to gemm_4096 2-5%, BERT-base 5% at batch 1 and 9%
   /// at batch 8, GPT-2 4% at batch 8; stop 81), so zen5-avx512 reads A in
-  /// place. `--row-panels-always` makes copies whatever this says.
+  /// place. An AVX-512 Xeon VM with the same L1 lost too (stop 91,
+  /// ab_models, both orders: gemm_1024 3.6%, gemm_2048 6%, gemm_4096 13%,
+  /// BERT-base 5% at batch 8 and 0.7% at batch 1, GPT-2 6% and 0.8%), so
+  /// the host's profile takes panels only where its L1 data cache is below
+  /// 48 KiB (rowPanelsForL1). `--row-panels-always` makes copies whatever
+  /// this says.
   bool rowPanels = true;
   /// The fewest input and output channels of a 3 x 3 convolution rewritten
   /// as Winograd F(2x2, 3x3) (winograd.cpp); 0: 64. Zen 5 runs the 64-channel
@@ -105,6 +110,13 @@ int explicitVectorLanes(const DeviceProfile &p);
 /// padding of channels to blocks and the weights packed for them all
 /// follow it.
 int64_t channelBlockFor(int64_t channels, int64_t block);
+
+/// Whether a CPU whose L1 data cache holds \p l1DataBytes (one core's; 0:
+/// unknown) reads large GEMM activations through row panels
+/// (DeviceProfile::rowPanels): below 48 KiB (the Zen 3 VM's 32 KiB, where
+/// they gained), or where unknown, yes; from 48 KiB (Zen 5's and the
+/// AVX-512 Xeon VM's, where they lost), no.
+bool rowPanelsForL1(int64_t l1DataBytes);
 
 /// The built-in profiles: "generic-avx2" (8 lanes, 16 registers, the
 /// default), "generic-avx512" (16 lanes, 32 registers; 24 accumulator

@@ -179,10 +179,10 @@ std::string readLine(const std::string &path) {
   return line;
 }
 
-/// The size of one instance of CPU 0's highest-level data or unified
-/// cache as sysfs describes it (what the cores that share it have), 0
-/// where sysfs does not say.
-int64_t sysfsCacheBytes() {
+/// The size of one instance of CPU 0's data or unified cache of the
+/// highest level (\p highest) or the lowest as sysfs describes it (what
+/// the cores that share it have), 0 where sysfs does not say.
+int64_t sysfsCacheBytes(bool highest = true) {
   int bestLevel = 0;
   int64_t best = 0;
   for (int i = 0; i < 16; ++i) {
@@ -195,12 +195,26 @@ int64_t sysfsCacheBytes() {
       continue;
     const int lv = std::atoi(level.c_str());
     const int64_t size = sysfsSize(readLine(d + "size"));
-    if (lv > bestLevel && size > 0) {
+    if (size > 0 && (bestLevel == 0 || (highest ? lv > bestLevel
+                                                : lv < bestLevel))) {
       bestLevel = lv;
       best = size;
     }
   }
   return best;
+}
+
+/// One core's L1 data cache in bytes (sysfs, else sysconf), 0 if the
+/// system does not say.
+int64_t hostL1DataBytes() {
+  if (int64_t sysfs = sysfsCacheBytes(/*highest=*/false); sysfs > 0)
+    return sysfs;
+#if defined(_SC_LEVEL1_DCACHE_SIZE)
+  long l1 = sysconf(_SC_LEVEL1_DCACHE_SIZE);
+  if (l1 > 0)
+    return l1;
+#endif
+  return 0;
 }
 
 /// The size of this machine's last-level CPU cache in bytes (its L3, else
@@ -229,6 +243,7 @@ int64_t hostCacheBytes() {
 DeviceProfile hostCpuProfile() {
   DeviceProfile p = *builtinDeviceProfile(hostCpuProfileName());
   p.cacheBytes = hostCacheBytes();
+  p.rowPanels = p.rowPanels && rowPanelsForL1(hostL1DataBytes());
   return p;
 }
 

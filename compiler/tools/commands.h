@@ -82,7 +82,9 @@ int devicesCommand(const std::string &profileSpec);
 /// generic-avx2 (`aotc compile --vector-lanes host`).
 std::string hostCpuProfileName();
 /// hostCpuProfileName()'s profile with this machine's last-level cache
-/// size (DeviceProfile::cacheBytes; 0 if the system does not say).
+/// size (DeviceProfile::cacheBytes; 0 if the system does not say) and
+/// without row panels where its L1 data cache is 48 KiB or more
+/// (rowPanelsForL1).
 DeviceProfile hostCpuProfile();
 /// The DeviceProfile OpenCL reports for device \p spec (as devicesCommand).
 Expected<DeviceProfile> queryDeviceProfile(const std::string &spec);

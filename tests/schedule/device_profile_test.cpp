@@ -81,6 +81,13 @@ TEST(DeviceProfile, RowPanelsRoundTrip) {
   EXPECT_FALSE(back->rowPanels);
 }
 
+TEST(DeviceProfile, RowPanelsOnlyBelowA48KiBL1) {
+  EXPECT_TRUE(rowPanelsForL1(32 << 10));  // Zen 3: the panels gained
+  EXPECT_FALSE(rowPanelsForL1(48 << 10)); // Zen 5, the AVX-512 Xeon VM
+  EXPECT_FALSE(rowPanelsForL1(64 << 10));
+  EXPECT_TRUE(rowPanelsForL1(0)); // unknown: the profile's own choice
+}
+
 TEST(DeviceProfile, CacheSizeRoundTrips) {
   auto p = parseDeviceProfile(R"({"vector_lanes": 16, "cache_bytes": 503316480})");
   ASSERT_TRUE(p) << p.status().message();
