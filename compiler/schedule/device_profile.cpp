@@ -232,7 +232,7 @@ int64_t channelBlockFor(int64_t channels, int64_t block) {
 
 bool rowPanelsForL1(int64_t l1DataBytes) {
   constexpr int64_t kInPlaceL1Bytes = int64_t{48} << 10;
-  return l1DataBytes <= 0 || l1DataBytes < kInPlaceL1Bytes;
+  return l1DataBytes < kInPlaceL1Bytes; // 0, unknown, is below
 }
 
 Expected<DeviceProfile> builtinDeviceProfile(const std::string &name) {

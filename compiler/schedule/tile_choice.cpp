@@ -331,8 +331,9 @@ constexpr int64_t kPrefetchMinRows = 196;
 /// its output channel blocks (read by the weight) and a symbolic batch do
 /// not. ResNet-50's 3 x 3 convolutions of stride 2 at batch 8
 /// (kernel_profile.py, both orders): layer2.0's over 28 x 28 6.7-6.8 ->
-/// 6.0 ms with prefetches, layer3.0's over 14 x 14 6.2 -> 5.9, layer4.0's
-/// over 7 x 7 (below the threshold) 7.0 -> 6.9.
+/// 6.0 ms with prefetches, layer3.0's over 14 x 14 6.2 -> 5.9; layer4.0's
+/// over 7 x 7 (below the threshold, given them) 7.0 -> 6.9 in one order,
+/// 7.0 -> 7.5 in the other.
 int64_t mapRows(const ReductionNest &nest, int m, int n,
                 const std::vector<Expr> &idx, const std::vector<Expr> &r,
                 int64_t symbolsAt) {
