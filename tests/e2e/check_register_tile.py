@@ -172,68 +172,52 @@ def cases():
                 f32, ["n", 40, 15, 15],
                 [{"x": [n, 32, 15, 15], "w1": [256, 32, 1, 1], "w": [40, 256, 1, 1], "bias": [40]}
                  for n in (1, 2)], True))
+    def conv_pair(name, c, mid, co, hw, k1, k, stride, batches):
+        """x [n, c, hw, hw] -> a k1 x k1 Conv to mid channels -> Relu -> a
+        k x k Conv of \p stride with a bias to co channels -> Relu (a
+        k x k Conv pads 1 where k is 3)."""
+        def attrs(kk):
+            return dict(kernel_shape=[kk, kk], **({"pads": [1] * 4} if kk == 3 else {}))
+        second = attrs(k)
+        if stride > 1:
+            second["strides"] = [stride, stride]
+        ho = (hw + (2 if k == 3 else 0) - k) // stride + 1
+        out.append((name,
+                    [helper.make_node("Conv", ["x", "w1"], ["h"], **attrs(k1)),
+                     helper.make_node("Relu", ["h"], ["r"]),
+                     helper.make_node("Conv", ["r", "w", "bias"], ["t"], **second),
+                     helper.make_node("Relu", ["t"], ["y"])],
+                    [("x", f32, ["n", c, hw, hw]), ("w1", f32, [mid, c, k1, k1]),
+                     ("w", f32, [co, mid, k, k]), ("bias", f32, [co])],
+                    f32, ["n", co, ho, ho],
+                    [{"x": [n, c, hw, hw], "w1": [mid, c, k1, k1], "w": [co, mid, k, k], "bias": [co]}
+                     for n in batches], True))
+
     # Two 3 x 3 convolutions of 64 channels over a 28 x 28 map: the first
     # stores blocks of channels that the second reads, over 576 steps,
     # where zen5-avx512's convolution budget (conv_accumulator_vectors)
     # gives 14 x 32 tiles (WIDE_CONV_TILE), 28 accumulators.
     # Over a 14 x 14 map the tile is a whole row of 14 (stop 47).
     for hw in (28, 14):
-        out.append((f"conv_chain_3x3_w{hw}",
-                    [helper.make_node("Conv", ["x", "w1"], ["h"], pads=[1] * 4, kernel_shape=[3, 3]),
-                     helper.make_node("Relu", ["h"], ["r"]),
-                     helper.make_node("Conv", ["r", "w", "bias"], ["t"], pads=[1] * 4, kernel_shape=[3, 3]),
-                     helper.make_node("Relu", ["t"], ["y"])],
-                    [("x", f32, ["n", 64, hw, hw]), ("w1", f32, [64, 64, 3, 3]),
-                     ("w", f32, [64, 64, 3, 3]), ("bias", f32, [64])],
-                    f32, ["n", 64, hw, hw],
-                    [{"x": [n, 64, hw, hw], "w1": [64, 64, 3, 3], "w": [64, 64, 3, 3], "bias": [64]}
-                     for n in (0, 1, 3)], True))
+        conv_pair(f"conv_chain_3x3_w{hw}", 64, 64, 64, hw, 3, 3, 1, (0, 1, 3))
     # A 3 x 3 convolution of stride 2, 128 -> 128 channels, from 56 x 56 to
     # 28 x 28 (ResNet-50's layer2.0): its tile's M is a row of 28 pixels,
     # but the map it walks is 784 rows over 128 channels, so CPU tiles
     # prefetch their next tile's rows (PREFETCHED; tile_choice.cpp,
     # mapRows). conv_chain_3x3_w28's 64 channels do not.
-    out.append(("conv_chain_3x3_stride2",
-                [helper.make_node("Conv", ["x", "w1"], ["h"], kernel_shape=[1, 1]),
-                 helper.make_node("Relu", ["h"], ["r"]),
-                 helper.make_node("Conv", ["r", "w", "bias"], ["t"], pads=[1] * 4, strides=[2, 2],
-                                  kernel_shape=[3, 3]),
-                 helper.make_node("Relu", ["t"], ["y"])],
-                [("x", f32, ["n", 32, 56, 56]), ("w1", f32, [128, 32, 1, 1]),
-                 ("w", f32, [128, 128, 3, 3]), ("bias", f32, [128])],
-                f32, ["n", 128, 28, 28],
-                [{"x": [n, 32, 56, 56], "w1": [128, 32, 1, 1], "w": [128, 128, 3, 3], "bias": [128]}
-                 for n in (0, 1, 2)], True))
+    conv_pair("conv_chain_3x3_stride2", 32, 128, 128, 56, 1, 3, 2, (0, 1, 2))
     # A 1 x 1 convolution of 640 -> 64 channels over a 7 x 7 map (640
     # steps, the convolution budget): generic-avx512 and zen5-avx512 tile
     # its 49 pixels 14 x 32, three tiles and one of 7 (HALF_LAST_TILE;
     # tile_choice.cpp: it ties with 7 x 32 and reads less per output).
-    out.append(("conv_chain_1x1_w7",
-                [helper.make_node("Conv", ["x", "w1"], ["h"], kernel_shape=[1, 1]),
-                 helper.make_node("Relu", ["h"], ["r"]),
-                 helper.make_node("Conv", ["r", "w", "bias"], ["t"], kernel_shape=[1, 1]),
-                 helper.make_node("Relu", ["t"], ["y"])],
-                [("x", f32, ["n", 32, 7, 7]), ("w1", f32, [640, 32, 1, 1]),
-                 ("w", f32, [64, 640, 1, 1]), ("bias", f32, [64])],
-                f32, ["n", 64, 7, 7],
-                [{"x": [n, 32, 7, 7], "w1": [640, 32, 1, 1], "w": [64, 640, 1, 1], "bias": [64]}
-                 for n in (0, 1, 3)], True))
+    conv_pair("conv_chain_1x1_w7", 32, 640, 64, 7, 1, 1, 1, (0, 1, 3))
     # A 1 x 1 convolution of stride 2 over blocked channels (64 steps): it
     # runs at stride 1 over a copy of the pixels it reads (subsampledCopy),
     # its 784 pixels merged, tiled as any 1 x 1 convolution of 64 steps (4 x
     # 32 under zen5-avx512, its short convolution budget; read in place,
     # --no-subsample-strided, its rows two pixels apart took the
     # convolution budget, 14 x 32).
-    out.append(("conv_chain_1x1_stride2",
-                [helper.make_node("Conv", ["x", "w1"], ["h"], kernel_shape=[1, 1]),
-                 helper.make_node("Relu", ["h"], ["r"]),
-                 helper.make_node("Conv", ["r", "w", "bias"], ["t"], strides=[2, 2], kernel_shape=[1, 1]),
-                 helper.make_node("Relu", ["t"], ["y"])],
-                [("x", f32, ["n", 32, 56, 56]), ("w1", f32, [64, 32, 1, 1]),
-                 ("w", f32, [64, 64, 1, 1]), ("bias", f32, [64])],
-                f32, ["n", 64, 28, 28],
-                [{"x": [n, 32, 56, 56], "w1": [64, 32, 1, 1], "w": [64, 64, 1, 1], "bias": [64]}
-                 for n in (0, 1, 3)], True))
+    conv_pair("conv_chain_1x1_stride2", 32, 64, 64, 56, 1, 1, 2, (0, 1, 3))
     # A 3 x 3 convolution of 256 -> 512 channels between blocked
     # activations over 5 x 5: its weight (4.7 MB) outweighs twice the
     # input of 8 images, so its channel blocks run outside the batch
